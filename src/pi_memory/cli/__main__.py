@@ -1,0 +1,3 @@
+from pi_memory.cli import main
+
+main()

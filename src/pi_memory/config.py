@@ -1,0 +1,205 @@
+"""Where pi-memory keeps its data and which limits apply.
+
+Resolution, first match wins:
+
+* data root: ``--dir`` given to the CLI (``override``), then ``$PI_MEMORY_DIR``, then ``dataDir`` from the
+  trusted project's ``.pi/settings.json``, then ``dataDir`` from the user's ``<agentDir>/settings.json``, then
+  ``<agentDir>/memories`` -- the folder the seed extension used, so existing ``MEMORY.md``/``USER.md`` files are
+  picked up as they are.
+* ``agentDir`` is ``$PI_CODING_AGENT_DIR``, else ``~/.pi/agent`` (the same rule pi itself uses).
+
+Settings live under the ``"pi-memory"`` key of pi's ``settings.json``::
+
+    {"pi-memory": {"dataDir": "${HOME}/notes/memory", "memoryCharLimit": 2200, "userCharLimit": 1375}}
+
+* The user file (``<agentDir>/settings.json``) is always read; ``${VAR}`` in its string values is replaced by the
+  environment variable (an unset variable makes that setting count as absent and adds a warning).
+* A project file (``<project>/.pi/settings.json``) is read only when the project is trusted, and is never
+  interpolated: a repository you clone must not be able to point your memory at a path of its choosing just by
+  shipping a settings file. Trust is recorded outside the project, in ``<agentDir>/pi-memory-trust.json``
+  (``{"trusted": ["/abs/path", ...]}``), and managed with ``pi-memory trust [PATH]`` / ``pi-memory untrust``.
+  A trusted path covers its subdirectories.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+SETTINGS_KEY = "pi-memory"
+TRUST_FILE_NAME = "pi-memory-trust.json"
+DEFAULT_MEMORY_CHAR_LIMIT = 2200
+DEFAULT_USER_CHAR_LIMIT = 1375
+DEFAULT_LOCK_TIMEOUT_S = 10.0
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class SettingsError(ValueError):
+    """A settings file could not be read or holds an invalid value; the message names the file and the key."""
+
+
+class PiMemorySettings(BaseModel):
+    """The ``"pi-memory"`` block of a pi ``settings.json`` (camelCase keys, as pi users write them)."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    data_dir: str | None = Field(default=None, alias="dataDir")
+    memory_char_limit: int | None = Field(default=None, alias="memoryCharLimit", gt=0, le=1_000_000)
+    user_char_limit: int | None = Field(default=None, alias="userCharLimit", gt=0, le=1_000_000)
+    lock_timeout_seconds: float | None = Field(default=None, alias="lockTimeoutSeconds", gt=0, le=600)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved settings. ``data_dir`` is absolute; limits are in characters (Python code points)."""
+
+    data_dir: Path
+    memory_char_limit: int = DEFAULT_MEMORY_CHAR_LIMIT
+    user_char_limit: int = DEFAULT_USER_CHAR_LIMIT
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S
+    agent_dir: Path = field(default_factory=lambda: agent_dir())
+    sources: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+def agent_dir() -> Path:
+    """pi's agent folder: ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``."""
+    env = os.environ.get("PI_CODING_AGENT_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".pi" / "agent"
+
+
+def trust_file() -> Path:
+    return agent_dir() / TRUST_FILE_NAME
+
+
+def trusted_projects() -> list[Path]:
+    """Paths the user marked as trusted (``pi-memory trust``). A missing or unreadable file means none."""
+    try:
+        data = json.loads(trust_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    items = data.get("trusted", []) if isinstance(data, dict) else []
+    return [Path(p) for p in items if isinstance(p, str)]
+
+
+def is_trusted(project: Path) -> bool:
+    project = project.resolve()
+    return any(project == t or t in project.parents for t in trusted_projects())
+
+
+def set_trust(project: Path, trusted: bool) -> list[Path]:
+    """Add or remove ``project`` in the trust file; returns the new list. Written atomically."""
+    from pi_memory.curated.files import atomic_write_text
+
+    project = project.resolve()
+    current = [p for p in trusted_projects() if p != project]
+    if trusted:
+        current.append(project)
+    path = trust_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps({"trusted": [str(p) for p in current]}, indent=2) + "\n")
+    return current
+
+
+def _read_block(path: Path) -> dict:
+    """The ``"pi-memory"`` object of one settings file; ``{}`` when the file or the key is absent."""
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"Cannot read settings file {path}: {exc}. Fix or remove the file and retry.") from exc
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise SettingsError(
+            f"Settings file {path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}). "
+            "Fix the file; pi-memory reads only its \"pi-memory\" key."
+        ) from exc
+    block = data.get(SETTINGS_KEY, {}) if isinstance(data, dict) else {}
+    if not isinstance(block, dict):
+        raise SettingsError(f'In {path}, "{SETTINGS_KEY}" must be an object, got {type(block).__name__}.')
+    return block
+
+
+def _interpolate(block: dict, warnings: list[str], path: Path) -> dict:
+    out = {}
+    for key, value in block.items():
+        if isinstance(value, str):
+            missing = [name for name in _VAR.findall(value) if name not in os.environ]
+            if missing:
+                warnings.append(
+                    f"{path}: {SETTINGS_KEY}.{key} uses unset variable(s) {', '.join(missing)}; setting ignored."
+                )
+                continue
+            value = _VAR.sub(lambda m: os.environ[m.group(1)], value)
+        out[key] = value
+    return out
+
+
+def _validate(block: dict, path: Path) -> PiMemorySettings:
+    try:
+        return PiMemorySettings.model_validate(block)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise SettingsError(f'Invalid "{SETTINGS_KEY}" settings in {path}: {problems}.') from exc
+
+
+def load_settings(cwd: Path | None = None, override_dir: Path | None = None) -> Settings:
+    """Resolve settings for a session started in ``cwd`` (default: the process's cwd).
+
+    Raises :class:`SettingsError` when a settings file exists but is malformed or holds an invalid value.
+    """
+    cwd = (cwd or Path.cwd()).resolve()
+    adir = agent_dir()
+    warnings: list[str] = []
+    sources: list[str] = []
+
+    user_path = adir / "settings.json"
+    user = _validate(_interpolate(_read_block(user_path), warnings, user_path), user_path)
+    if user.model_fields_set:
+        sources.append(str(user_path))
+
+    project = PiMemorySettings()
+    project_path = cwd / ".pi" / "settings.json"
+    if project_path.is_file() and is_trusted(cwd):
+        project = _validate(_read_block(project_path), project_path)
+        if project.model_fields_set:
+            sources.append(str(project_path))
+
+    def pick(name: str, default):
+        for layer in (project, user):
+            value = getattr(layer, name)
+            if value is not None:
+                return value
+        return default
+
+    data_dir: Path
+    if override_dir is not None:
+        data_dir = Path(override_dir)
+    elif os.environ.get("PI_MEMORY_DIR"):
+        data_dir = Path(os.environ["PI_MEMORY_DIR"])
+    elif project.data_dir:
+        data_dir = cwd / Path(project.data_dir).expanduser()
+    elif user.data_dir:
+        data_dir = Path(user.data_dir).expanduser()
+    else:
+        data_dir = adir / "memories"
+
+    return Settings(
+        data_dir=data_dir.expanduser().resolve(),
+        memory_char_limit=pick("memory_char_limit", DEFAULT_MEMORY_CHAR_LIMIT),
+        user_char_limit=pick("user_char_limit", DEFAULT_USER_CHAR_LIMIT),
+        lock_timeout=pick("lock_timeout_seconds", DEFAULT_LOCK_TIMEOUT_S),
+        agent_dir=adir,
+        sources=tuple(sources),
+        warnings=tuple(warnings),
+    )

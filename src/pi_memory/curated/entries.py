@@ -1,0 +1,176 @@
+"""The Markdown store format: ``§``-separated entries, their budget, and drift detection.
+
+Format (compatible with the seed extension and Hermes): entries joined by ``DELIMITER`` = ``"\\n§\\n"``;
+we write one trailing newline. An entry may span lines; a lone ``§`` inside text is fine, but a line that is
+exactly ``§`` would be read back as a delimiter, so content holding one is refused on write.
+
+Budget: the number of characters (Python code points) of all entries joined with the delimiter -- the
+delimiters count. Usage renders as ``"P% — cur/limit chars"`` with ``P = min(100, floor(cur/limit*100))``
+when under the limit, and the true percentage when over it.
+
+Drift (the file holds something the tool would mangle) is one of:
+
+* ``not_utf8``: the bytes are not valid UTF-8;
+* ``round_trip``: the file would not survive parse -> serialise with its meaning intact: a line that is a
+  ``§`` with stray spaces or tabs around it looks like a delimiter to a person but not to the parser, so the
+  two entries it separates would be merged on the next write. Differences of line endings (CRLF/CR), a BOM,
+  trailing newlines, whitespace around entries, blank lines and empty entries (``§`` twice in a row, a
+  trailing delimiter) lose nothing, are normalised silently on the next write and are never drift;
+* ``oversized_entry``: one entry alone is longer than the store's limit (a patch-tool or shell append with no
+  delimiter, or hand-written notes). When such a file has no delimiter at all and looks like Markdown, the
+  reason is ``plain_markdown`` and the remedy is ``pi-memory split``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+DELIMITER = "\n§\n"
+SECTION_SIGN = "§"
+
+_DELIMITER_LINE = re.compile(r"^§$", re.MULTILINE)
+_MD_STRUCTURE = re.compile(r"^\s*(#{1,6}\s|[-*+]\s|\d+[.)]\s)", re.MULTILINE)
+
+
+def normalise_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def parse(text: str) -> list[str]:
+    """Split store text into entries at every line that is exactly ``§``.
+
+    Newlines are normalised, each entry is stripped and empty pieces are dropped, so a leading or trailing
+    delimiter, or two in a row, never produce an empty entry. For a well-formed file this equals splitting on
+    ``DELIMITER``.
+    """
+    return [piece.strip() for piece in _DELIMITER_LINE.split(normalise_newlines(text)) if piece.strip()]
+
+
+def serialise(entries: list[str]) -> str:
+    """Store text for ``entries`` (``""`` when there are none)."""
+    return DELIMITER.join(entries) + "\n" if entries else ""
+
+
+def dedupe(entries: list[str]) -> list[str]:
+    """Exact duplicates removed, first copy kept, order kept."""
+    seen: set[str] = set()
+    out = []
+    for entry in entries:
+        if entry not in seen:
+            seen.add(entry)
+            out.append(entry)
+    return out
+
+
+def joined_length(entries: list[str]) -> int:
+    return len(DELIMITER.join(entries))
+
+
+def usage(current: int, limit: int) -> str:
+    """``"P% — cur/limit chars"`` (thousands separators, P floored, capped at 100 unless over budget)."""
+    pct = current * 100 // limit if limit > 0 else 100
+    if current <= limit:
+        pct = min(pct, 100)
+    return f"{pct}% — {current:,}/{limit:,} chars"
+
+
+def content_problem(content: str) -> str | None:
+    """Why ``content`` (already stripped) cannot be stored as one entry, or ``None``."""
+    if not content:
+        return "empty"
+    if any(line.strip() == SECTION_SIGN for line in content.split("\n")):
+        return "delimiter"
+    return None
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """A store file read from disk: its entries (deduplicated) and whether it has drifted."""
+
+    entries: list[str]
+    drift: str | None = None  # not_utf8 | round_trip | oversized_entry | plain_markdown
+    detail: str = ""
+    text: str = ""
+
+
+def looks_like_plain_markdown(text: str) -> bool:
+    """Hand-written notes: no delimiter anywhere, and Markdown structure or several paragraphs."""
+    norm = normalise_newlines(text).strip()
+    if DELIMITER in norm or not norm:
+        return False
+    return len(_MD_STRUCTURE.findall(norm)) >= 2 or norm.count("\n\n") >= 2
+
+
+def analyse(raw: bytes | None, limit: int) -> Analysis:
+    """Parse raw file bytes for a store of ``limit`` characters and classify drift."""
+    if raw is None:
+        return Analysis(entries=[])
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = raw.decode("utf-8", errors="replace")
+        return Analysis(
+            entries=dedupe(parse(text)),
+            drift="not_utf8",
+            detail=f"byte {exc.start} is not valid UTF-8",
+            text=text,
+        )
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    entries = parse(text)
+    hidden = next((e for e in entries if content_problem(e) == "delimiter"), None)
+    if hidden is not None:
+        norm = normalise_newlines(text)
+        line_no = norm[: norm.find(hidden)].count("\n") + 1 + next(
+            i for i, line in enumerate(hidden.split("\n")) if line.strip() == SECTION_SIGN
+        )
+        return Analysis(
+            entries=dedupe(entries),
+            drift="round_trip",
+            detail=f"line {line_no} is a '§' with extra spaces around it, which is not a valid delimiter",
+            text=text,
+        )
+    oversized = [e for e in entries if len(e) > limit]
+    if oversized:
+        reason = "plain_markdown" if looks_like_plain_markdown(text) else "oversized_entry"
+        return Analysis(
+            entries=dedupe(entries),
+            drift=reason,
+            detail=f"one entry is {len(oversized[0]):,} chars, over the store limit of {limit:,}",
+            text=text,
+        )
+    return Analysis(entries=dedupe(entries), text=text)
+
+
+def split_plain_markdown(text: str) -> list[str]:
+    """Proposed entries for hand-written notes: one per top-level list item or paragraph.
+
+    A heading is kept as a prefix of the items under it (``"Tooling: uses uv"``), so each entry stands alone.
+    Used by ``pi-memory split``; the result is shown for review before anything is written.
+    """
+    entries: list[str] = []
+    heading = ""
+    block: list[str] = []
+
+    def flush() -> None:
+        if block:
+            body = "\n".join(block).strip()
+            if body:
+                entries.append(f"{heading}: {body}" if heading else body)
+            block.clear()
+
+    for line in normalise_newlines(text).split("\n"):
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            flush()
+            heading = stripped.lstrip("#").strip()
+        elif not stripped:
+            flush()
+        elif re.match(r"^[-*+]\s|^\d+[.)]\s", stripped) and not line.startswith((" ", "\t")):
+            flush()
+            block.append(re.sub(r"^([-*+]|\d+[.)])\s+", "", stripped))
+        else:
+            block.append(line.rstrip())
+    flush()
+    return dedupe([e for e in entries if content_problem(e) is None])

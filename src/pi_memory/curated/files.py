@@ -1,0 +1,116 @@
+"""File primitives for the curated stores: cross-process lock, atomic write, drift backups.
+
+* Lock: ``filelock.FileLock`` on ``<file>.lock`` beside the store, with a timeout. The lock guards every
+  read-modify-write; readers take no lock because writers only ever publish whole files.
+* Atomic write: temp file in the same directory -> write -> flush -> fsync -> ``os.replace`` -> fsync of the
+  directory. A reader sees the old file or the new one, never a torn one. A symlinked store is written through
+  its link (the link stays a link).
+* Backups: ``<file>.bak.<unix-seconds>``; when a backup with identical bytes already exists it is reused, so a
+  drifted file refused many times does not fill the folder with copies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+
+class StoreLockedError(RuntimeError):
+    """Another process held the store's lock longer than the timeout."""
+
+    def __init__(self, lock_path: Path, timeout: float):
+        self.lock_path = lock_path
+        self.timeout = timeout
+        super().__init__(
+            f"The memory file is locked by another process (lock file {lock_path}, waited {timeout:g} s). "
+            "Another pi-memory writer is busy or stuck; retry in a moment. If no pi-memory process is running, "
+            "the lock is free on the next try (filelock releases it when its holder exits)."
+        )
+
+
+def real_path(path: Path) -> Path:
+    """Follow symlinks so writes land in the link's target; a loop raises ``OSError``."""
+    return Path(os.path.realpath(path, strict=False)) if path.is_symlink() else path
+
+
+@contextlib.contextmanager
+def locked(path: Path, timeout: float) -> Iterator[None]:
+    """Hold the cross-process lock for ``path``; raises :class:`StoreLockedError` after ``timeout`` seconds."""
+    lock_path = path.with_name(path.name + ".lock")
+    lock = FileLock(lock_path, timeout=timeout)
+    try:
+        lock.acquire()
+    except Timeout as exc:
+        raise StoreLockedError(lock_path, timeout) from exc
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def read_bytes(path: Path) -> bytes | None:
+    """The file's bytes, or ``None`` when it does not exist."""
+    try:
+        return real_path(path).read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Publish ``text`` (UTF-8) at ``path`` atomically and durably."""
+    target = real_path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        with contextlib.suppress(FileNotFoundError):
+            shutil.copymode(target, tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(target.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def backup(path: Path, raw: bytes) -> Path:
+    """Save ``raw`` as ``<path>.bak.<unix-ts>`` (reusing an identical earlier backup); returns its path."""
+    target = real_path(path)
+    for existing in sorted(target.parent.glob(target.name + ".bak.*")):
+        with contextlib.suppress(OSError):
+            if existing.stat().st_size == len(raw) and existing.read_bytes() == raw:
+                return existing
+    stamp = int(time.time())
+    candidate = target.with_name(f"{target.name}.bak.{stamp}")
+    while candidate.exists():
+        stamp += 1
+        candidate = target.with_name(f"{target.name}.bak.{stamp}")
+    fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(raw)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return candidate

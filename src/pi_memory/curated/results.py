@@ -1,0 +1,98 @@
+"""The result object every curated-memory operation returns (tools, CLI ``--json``, MCP, Python).
+
+Serialised with camelCase keys and ``None`` fields left out. A result whose JSON form exceeds
+``MAX_RESULT_BYTES`` (12 KiB, so one tool result cannot flood a context window) is shortened: list fields keep
+as many items as fit, each long item cut to a preview, and ``truncated``/``total`` say what was left out.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+MAX_RESULT_BYTES = 12 * 1024
+PREVIEW_CHARS = 80
+
+Code = Literal[
+    "ok",
+    "duplicate",
+    "empty",
+    "delimiter",
+    "threat",
+    "secret",
+    "over_limit",
+    "no_match",
+    "ambiguous",
+    "drift",
+    "locked",
+    "retry_limit",
+    "invalid_target",
+    "invalid_arguments",
+    "io_error",
+]
+
+
+class MemoryResult(BaseModel):
+    """Outcome of one operation on a curated store.
+
+    ``success`` is False when the store refused (``code`` says why, ``error`` says it for a person and an LLM).
+    ``done`` True on success and on the terminal retry-limit result: the caller must not repeat the call.
+    """
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    success: bool
+    code: Code = "ok"
+    target: str | None = None
+    done: bool | None = None
+    message: str | None = None
+    error: str | None = None
+    entry_count: int | None = None
+    usage: str | None = None
+    entries: list[str] | None = None
+    current_entries: list[str] | None = None
+    matches: list[str] | None = None
+    findings: list[str] | None = None
+    drift_backup: str | None = None
+    notice: str | None = None
+    truncated: bool | None = None
+    total: int | None = Field(default=None, description="item count of the list that was truncated")
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict, camelCase keys, capped at ``MAX_RESULT_BYTES``."""
+        data = self.model_dump(by_alias=True, exclude_none=True)
+        return cap_result(data)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+
+def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """First ``limit`` characters of ``text`` on one line, with ``...`` when cut."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit] + "..."
+
+
+def _size(data: dict) -> int:
+    return len(json.dumps(data, ensure_ascii=False).encode("utf-8"))
+
+
+def cap_result(data: dict, limit: int = MAX_RESULT_BYTES) -> dict:
+    if _size(data) <= limit:
+        return data
+    lists = [k for k in ("entries", "currentEntries", "matches") if isinstance(data.get(k), list)]
+    total = max((len(data[k]) for k in lists), default=0)
+    for key in lists:
+        data[key] = [preview(item, 400) for item in data[key]]
+    data["truncated"] = True
+    data["total"] = total
+    while _size(data) > limit and any(data[k] for k in lists):
+        longest = max(lists, key=lambda k: len(data[k]))
+        data[longest] = data[longest][:-1]
+    for key in ("error", "message", "notice"):
+        if _size(data) > limit and isinstance(data.get(key), str):
+            data[key] = preview(data[key], 2000)
+    return data

@@ -1,0 +1,42 @@
+"""What a model may be shown of a stored entry.
+
+An entry that trips the threat scanner is replaced by the blocked marker (its pattern ids plus a short
+reference hash, so two blocked entries can be told apart and removed with ``memory_remove`` by quoting the
+marker). Secrets are redacted. The raw entry stays on disk and in the live list so a person can read it with
+``pi-memory read`` and the agent can remove it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from functools import lru_cache
+
+from pi_memory import safety
+
+
+@lru_cache(maxsize=4096)
+def sanitise_entry(filename: str, entry: str) -> str:
+    """``entry`` as it may appear in a prompt or a tool result (cached: scanning is the costly part)."""
+    threats = safety.scan_threats(entry)
+    if threats:
+        ref = hashlib.sha256(entry.encode("utf-8")).hexdigest()[:8]
+        marker = safety.blocked_marker(filename, [f.id for f in threats])
+        return f"{marker[:-1]} Ref {ref}.]"
+    if safety.scan_secrets(entry):
+        return safety.redact(entry)
+    return entry
+
+
+_MARKER = re.compile(r"^\[BLOCKED: (?P<file>[\w.-]+) entry contained threat pattern\(s\): (?P<ids>[\w+, -]+?)\. .* Ref [0-9a-f]{8}\.\]$")
+
+
+def is_our_marker(line: str) -> bool:
+    """True only for a line that is exactly a marker :func:`sanitise_entry` produces (text after the ids is
+    compared with the template, so a forged ``[BLOCKED: ...`` line carrying other text is not skipped)."""
+    m = _MARKER.match(line)
+    if not m:
+        return False
+    ids = [i.strip() for i in m.group("ids").split(",")]
+    expected = safety.blocked_marker(m.group("file"), ids)[:-1]
+    return line.startswith(expected + " Ref ") and len(line) == len(expected) + len(" Ref 12345678.]")

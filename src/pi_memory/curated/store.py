@@ -1,0 +1,309 @@
+"""``MemoryStore``: the two curated Markdown stores (``memory`` -> MEMORY.md, ``user`` -> USER.md).
+
+Every mutation runs the same way: validate and scan the new content (before any lock), take the file's
+cross-process lock, re-read the file from disk, refuse if it has drifted (backup first), apply the change to the
+fresh entries, check the budget, publish atomically, release. Live lists (what ``entries()`` returns) are
+refreshed from what was written. Nothing is cached across mutations, so two processes never overwrite each
+other's acknowledged writes.
+
+Per-turn loop guard: a host calls :meth:`MemoryStore.begin_turn` when an agent run starts (one user prompt).
+After ``max_failures_per_turn`` (3) refused mutations of one store in that run, further mutations of it return
+a terminal ``retry_limit`` result without touching the file (after Hermes' runaway-retry reports, #42405).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from pi_memory import safety
+from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S, DEFAULT_MEMORY_CHAR_LIMIT, DEFAULT_USER_CHAR_LIMIT
+from pi_memory.curated import entries as fmt
+from pi_memory.curated import messages as msg
+from pi_memory.curated.files import StoreLockedError, atomic_write_text, backup, locked, read_bytes
+from pi_memory.curated.results import MemoryResult, preview
+from pi_memory.curated.sanitise import sanitise_entry
+
+TARGET_FILES = {"memory": "MEMORY.md", "user": "USER.md"}
+Target = Literal["memory", "user"]
+
+
+class Operation(BaseModel):
+    """One step of a batch (:meth:`MemoryStore.apply`)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    action: Literal["add", "replace", "remove"]
+    content: str | None = Field(default=None, description="add: the entry; replace: the new entry")
+    old_text: str | None = Field(default=None, description="replace/remove: a short unique piece of the entry")
+
+
+class _Refusal(Exception):
+    def __init__(self, result: MemoryResult):
+        self.result = result
+
+
+class MemoryStore:
+    """The curated stores under ``dir``.
+
+    ``memory_char_limit`` / ``user_char_limit``: budget in characters of all entries joined with ``\\n§\\n``.
+    ``lock_timeout``: seconds to wait for another writer before refusing with ``code="locked"``.
+    All public methods return a :class:`MemoryResult`; only programming errors raise.
+    """
+
+    def __init__(
+        self,
+        dir: Path | str,
+        memory_char_limit: int = DEFAULT_MEMORY_CHAR_LIMIT,
+        user_char_limit: int = DEFAULT_USER_CHAR_LIMIT,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S,
+        max_failures_per_turn: int = 3,
+    ):
+        self.dir = Path(dir).expanduser()
+        self.limits = {"memory": memory_char_limit, "user": user_char_limit}
+        self.lock_timeout = lock_timeout
+        self.max_failures_per_turn = max_failures_per_turn
+        self._live: dict[str, list[str]] = {"memory": [], "user": []}
+        self._drift: dict[str, fmt.Analysis | None] = {"memory": None, "user": None}
+        self._failures: dict[str, int] = {"memory": 0, "user": 0}
+
+    # ----------------------------------------------------------------- state
+    def path(self, target: str) -> Path:
+        return self.dir / TARGET_FILES[target]
+
+    def limit(self, target: str) -> int:
+        return self.limits[target]
+
+    def entries(self, target: str) -> list[str]:
+        """Live entries as last read or written by this store (raw, unsanitised)."""
+        return list(self._live[target])
+
+    def drift(self, target: str) -> fmt.Analysis | None:
+        """The drift analysis from the last load, or ``None`` when the file was clean."""
+        return self._drift[target]
+
+    def usage(self, target: str) -> str:
+        return fmt.usage(fmt.joined_length(self._live[target]), self.limits[target])
+
+    def load_from_disk(self) -> None:
+        """Read both files (creating the folder). Never raises for file content: drift is recorded instead."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        for target in TARGET_FILES:
+            self._load(target)
+
+    def _load(self, target: str) -> fmt.Analysis:
+        analysis = fmt.analyse(read_bytes(self.path(target)), self.limits[target])
+        self._live[target] = analysis.entries
+        self._drift[target] = analysis if analysis.drift else None
+        return analysis
+
+    def begin_turn(self) -> None:
+        """Start a new agent run: reset the per-store failure counters."""
+        self._failures = {t: 0 for t in TARGET_FILES}
+
+    # ------------------------------------------------------------- read side
+    def read(self, target: str, sanitised: bool = False) -> MemoryResult:
+        """Live entries from disk, count and usage. ``sanitised`` shows blocked markers instead of hostile
+        entries and redacts secrets (what a model should see)."""
+        if target not in TARGET_FILES:
+            return self._invalid_target(target)
+        analysis = self._load(target)
+        shown = [self._show(target, e, sanitised) for e in analysis.entries]
+        notice = None
+        if analysis.drift:
+            notice = msg.drift_notice(TARGET_FILES[target], target, analysis)
+        elif fmt.looks_like_plain_markdown(analysis.text) and len(analysis.entries) == 1:
+            notice = msg.plain_markdown_notice(TARGET_FILES[target], target)
+        return MemoryResult(
+            success=True,
+            target=target,
+            entries=shown,
+            entry_count=len(shown),
+            usage=self.usage(target),
+            notice=notice,
+        )
+
+    def _show(self, target: str, entry: str, sanitised: bool) -> str:
+        return sanitise_entry(TARGET_FILES[target], entry) if sanitised else entry
+
+    # ------------------------------------------------------------ mutations
+    def add(self, target: str, content: str) -> MemoryResult:
+        """Append ``content`` as a new entry. An exact duplicate succeeds without writing."""
+        return self.apply(target, [Operation(action="add", content=content)], single=True)
+
+    def replace(self, target: str, old_text: str, new_content: str) -> MemoryResult:
+        """Swap the whole entry containing ``old_text`` for ``new_content``."""
+        return self.apply(target, [Operation(action="replace", old_text=old_text, content=new_content)], single=True)
+
+    def remove(self, target: str, old_text: str) -> MemoryResult:
+        """Delete the entry containing ``old_text``."""
+        return self.apply(target, [Operation(action="remove", old_text=old_text)], single=True)
+
+    def apply(self, target: str, operations: list[Operation], single: bool = False) -> MemoryResult:
+        """Apply ``operations`` in order, all or nothing; the budget is checked on the final state only.
+
+        In a batch an add of an entry that already exists is skipped; replace/remove need exactly one distinct
+        matching entry. Nothing is written unless every step succeeds.
+        """
+        if target not in TARGET_FILES:
+            return self._invalid_target(target)
+        if self._failures[target] >= self.max_failures_per_turn:
+            return msg.retry_limit(target, TARGET_FILES[target], self._failures[target])
+        if not operations:
+            return self._fail(target, "invalid_arguments", "The batch has no operations; nothing was changed.")
+        try:
+            prepared = [self._prepare(target, op, i, single) for i, op in enumerate(operations)]
+            with locked(self.path(target), self.lock_timeout):
+                return self._apply_locked(target, prepared, single)
+        except _Refusal as refusal:
+            self._failures[target] += 1
+            return refusal.result
+        except StoreLockedError as exc:
+            self._failures[target] += 1
+            return self._result(target, False, "locked", error=str(exc))
+        except OSError as exc:
+            self._failures[target] += 1
+            return self._result(
+                target, False, "io_error",
+                error=f"Could not write {self.path(target)}: {exc}. Nothing was changed; check the folder's "
+                "permissions and free disk space, then retry.",
+            )
+
+    def _prepare(self, target: str, op: Operation, index: int, single: bool) -> Operation:
+        """Normalise and validate one operation before taking the lock (scanning is the slow part)."""
+        where = "" if single else f"Operation {index + 1} ({op.action}): "
+        content = fmt.normalise_newlines(op.content or "").strip()
+        old = fmt.normalise_newlines(op.old_text or "").strip()
+        if op.action in ("replace", "remove") and not old:
+            raise _Refusal(self._current(target, "empty", where + msg.EMPTY_OLD_TEXT))
+        if op.action in ("add", "replace"):
+            problem = fmt.content_problem(content)
+            if problem == "empty":
+                raise _Refusal(self._current(target, "empty", where + msg.empty_content(op.action)))
+            if problem == "delimiter":
+                raise _Refusal(self._result(target, False, "delimiter", error=where + msg.delimiter(TARGET_FILES[target])))
+            finding = safety.check_write(content)
+            if finding is not None:
+                code = "secret" if finding.category == "secret" else "threat"
+                raise _Refusal(
+                    self._result(target, False, code, error=where + safety.refusal_message(finding), findings=[finding.id])
+                )
+        return Operation(action=op.action, content=content or None, old_text=old or None)
+
+    def _apply_locked(self, target: str, ops: list[Operation], single: bool) -> MemoryResult:
+        path = self.path(target)
+        raw = read_bytes(path)
+        analysis = fmt.analyse(raw, self.limits[target])
+        if analysis.drift:
+            self._live[target] = analysis.entries
+            self._drift[target] = analysis
+            bak = backup(path, raw or b"")
+            raise _Refusal(
+                self._result(
+                    target, False, "drift",
+                    error=msg.drift_error(TARGET_FILES[target], target, analysis, bak),
+                    drift_backup=str(bak),
+                )
+            )
+        before = analysis.entries
+        work = list(before)
+        notes: list[str] = []
+        for i, op in enumerate(ops):
+            where = "" if single else f"Operation {i + 1} ({op.action}): "
+            self._step(target, work, op, where, notes, single)
+        cur, limit = fmt.joined_length(work), self.limits[target]
+        if cur > limit and fmt.joined_length(work) > fmt.joined_length(before):
+            raise _Refusal(self._over_limit(target, before, ops, cur, single))
+        if work != before:
+            atomic_write_text(path, fmt.serialise(work))
+        self._live[target] = work
+        self._drift[target] = None
+        message = msg.success(ops, TARGET_FILES[target], notes, single)
+        code = "duplicate" if single and work == before else "ok"
+        return self._result(target, True, code, message=message, done=True)
+
+    def _step(self, target: str, work: list[str], op: Operation, where: str, notes: list[str], single: bool) -> None:
+        name = TARGET_FILES[target]
+        if op.action == "add":
+            if op.content in work:
+                notes.append(msg.already_saved(name))
+                return
+            work.append(op.content)
+            return
+        hits = [i for i, e in enumerate(work) if self._matches(name, e, op.old_text)]
+        if not hits:
+            raise _Refusal(self._current(target, "no_match", where + msg.no_match(name, op.old_text), work))
+        if len({work[i] for i in hits}) > 1:
+            result = self._result(target, False, "ambiguous", error=where + msg.ambiguous(name, op.old_text, len(hits)))
+            result.matches = [preview(self._show(target, work[i], True)) for i in hits]
+            raise _Refusal(result)
+        i = hits[0]
+        if op.action == "remove":
+            del work[i]
+        elif op.content in work and work.index(op.content) != i:
+            del work[i]
+            notes.append(msg.merged_duplicate(name))
+        else:
+            work[i] = op.content
+
+    @staticmethod
+    def _matches(name: str, entry: str, old_text: str) -> bool:
+        """Plain, case-sensitive substring match on the raw entry or on what a model was shown for it."""
+        return old_text in entry or old_text in sanitise_entry(name, entry)
+
+    # --------------------------------------------------------------- results
+    def _result(self, target: str, success: bool, code: str, **fields) -> MemoryResult:
+        live = self._live[target]
+        return MemoryResult(
+            success=success, code=code, target=target, entry_count=len(live), usage=self.usage(target), **fields
+        )
+
+    def _current(self, target: str, code: str, error: str, work: list[str] | None = None) -> MemoryResult:
+        shown = work if work is not None else self._live[target]
+        return self._result(target, False, code, error=error, current_entries=[self._show(target, e, True) for e in shown])
+
+    def _over_limit(self, target: str, before: list[str], ops: list[Operation], new_total: int, single: bool) -> MemoryResult:
+        name, limit = TARGET_FILES[target], self.limits[target]
+        cur = fmt.joined_length(before)
+        if single and ops[0].action == "add":
+            needed = new_total - cur
+            error = msg.full_on_add(name, cur, limit, needed)
+        elif single:
+            error = msg.full_on_replace(name, new_total, limit)
+        else:
+            error = msg.full_on_batch(name, new_total, limit)
+        return self._current(target, "over_limit", error, before)
+
+    def refuse_invalid(self, target: str, error: str) -> MemoryResult:
+        """A tool call whose arguments failed validation: counted like a refused mutation, answered with the
+        current entries so the model can correct itself."""
+        if self._failures[target] >= self.max_failures_per_turn:
+            return msg.retry_limit(target, TARGET_FILES[target], self._failures[target])
+        self._failures[target] += 1
+        self._load(target)
+        return self._current(target, "invalid_arguments", error)
+
+    def _fail(self, target: str, code: str, error: str) -> MemoryResult:
+        self._failures[target] += 1
+        return self._result(target, False, code, error=error)
+
+    @staticmethod
+    def _invalid_target(target: str) -> MemoryResult:
+        return MemoryResult(success=False, code="invalid_target", target=str(target), error=msg.invalid_target(target))
+
+    # ------------------------------------------------------------- helpers
+    def rewrite(self, target: str, new_entries: list[str]) -> Path | None:
+        """Replace a store's whole content (``pi-memory split --apply``), backing up the old file first.
+
+        Returns the backup path (``None`` when there was no file). The caller validates the entries.
+        """
+        path = self.path(target)
+        with locked(path, self.lock_timeout):
+            raw = read_bytes(path)
+            bak = backup(path, raw) if raw is not None else None
+            atomic_write_text(path, fmt.serialise(fmt.dedupe(new_entries)))
+        self._load(target)
+        return bak

@@ -1,0 +1,104 @@
+"""The four curated-memory tools: ``memory_add``, ``memory_replace``, ``memory_remove``, ``memory_read``.
+
+Names and camelCase parameters follow the seed extension (``target``, ``content``, ``oldText``,
+``newContent``) so prompts written for it keep working. Results are :class:`MemoryResult` dicts; entries a
+model sees are sanitised (blocked markers, redacted secrets).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from pi_memory.curated import MemoryStore
+    from pi_memory.tools import ToolSpec
+
+TargetField = Field(
+    description="'memory' for your own notes (environment, conventions, lessons); 'user' for facts about the user "
+    "(preferences, role, how they like to work)."
+)
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class AddArgs(_Args):
+    target: Literal["memory", "user"] = TargetField
+    content: str = Field(description="The entry to save: one self-contained fact, short and specific.")
+
+
+class ReplaceArgs(_Args):
+    target: Literal["memory", "user"] = TargetField
+    old_text: str = Field(alias="oldText", description="A short piece of text found in exactly one existing entry.")
+    new_content: str = Field(alias="newContent", description="The full new text of that entry (it replaces the whole entry).")
+
+
+class RemoveArgs(_Args):
+    target: Literal["memory", "user"] = TargetField
+    old_text: str = Field(alias="oldText", description="A short piece of text found in exactly one existing entry.")
+
+
+class ReadArgs(_Args):
+    target: Literal["memory", "user"] = TargetField
+
+
+GUIDE = (
+    "Curated memory persists across sessions and is shown to you at the start of each session. Save what will "
+    "matter later: the user's preferences and corrections first, then stable facts about their environment and "
+    "conventions. Skip trivia, task progress and anything easy to look up again. Never save secrets."
+)
+
+
+def create_memory_tools(store: MemoryStore) -> list[ToolSpec]:
+    """The four tools bound to ``store``."""
+    from pi_memory.tools import ToolSpec
+
+    def on_invalid(error: str, arguments: dict) -> dict:
+        target = arguments.get("target")
+        return store.refuse_invalid(target if target in ("memory", "user") else "memory", error).to_dict()
+
+    return [
+        ToolSpec(
+            name="memory_add",
+            label="Memory: add",
+            description=f"Add one entry to persistent memory. {GUIDE} An exact duplicate is accepted without a "
+            "second copy. When the store is full the call fails and lists the entries: merge or remove some, then retry.",
+            args_model=AddArgs,
+            handler=lambda a: store.add(a.target, a.content).to_dict(),
+            idempotent=True,
+            on_invalid=on_invalid,
+        ),
+        ToolSpec(
+            name="memory_replace",
+            label="Memory: replace",
+            description="Replace one whole entry of persistent memory, found by a short unique piece of its text "
+            "(oldText), with newContent. Use it to correct or merge entries.",
+            args_model=ReplaceArgs,
+            handler=lambda a: store.replace(a.target, a.old_text, a.new_content).to_dict(),
+            destructive=True,
+            on_invalid=on_invalid,
+        ),
+        ToolSpec(
+            name="memory_remove",
+            label="Memory: remove",
+            description="Delete one entry of persistent memory, found by a short unique piece of its text (oldText).",
+            args_model=RemoveArgs,
+            handler=lambda a: store.remove(a.target, a.old_text).to_dict(),
+            destructive=True,
+            on_invalid=on_invalid,
+        ),
+        ToolSpec(
+            name="memory_read",
+            label="Memory: read",
+            description="List the current entries of one persistent memory store with their count and usage. "
+            "Shows writes made in this session, which the memory block of the system prompt does not.",
+            args_model=ReadArgs,
+            handler=lambda a: store.read(a.target, sanitised=True).to_dict(),
+            read_only=True,
+            idempotent=True,
+            on_invalid=on_invalid,
+        ),
+    ]

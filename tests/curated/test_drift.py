@@ -1,0 +1,132 @@
+"""External edits are never silently lost: drift detection, backups, and what is NOT drift (issue #2 §2)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pi_memory.curated import MemoryStore
+from pi_memory.curated.entries import analyse, split_plain_markdown
+
+
+def make(tmp_path: Path, content: bytes, limit: int = 200) -> MemoryStore:
+    (tmp_path / "MEMORY.md").write_bytes(content)
+    s = MemoryStore(tmp_path, memory_char_limit=limit)
+    s.load_from_disk()
+    return s
+
+
+def backups(tmp_path: Path) -> list[Path]:
+    return sorted(tmp_path.glob("MEMORY.md.bak.*"))
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"one\r\n\xc2\xa7\r\ntwo\r\n",  # CRLF file (Hermes #42874 false drift)
+        b"one\n\xc2\xa7\ntwo",  # no trailing newline
+        b"one\n\xc2\xa7\ntwo\n\n\n",  # trailing blank lines
+        b"\n\none\n\n\xc2\xa7\n\ntwo\n",  # blank lines around entries and delimiter
+        b"one\n\xc2\xa7\n\xc2\xa7\ntwo\n\xc2\xa7\n",  # empty entry, trailing delimiter
+        b"\xef\xbb\xbfone\n\xc2\xa7\ntwo\n",  # UTF-8 BOM
+    ],
+)
+def test_formatting_only_differences_are_not_drift(tmp_path, content):
+    s = make(tmp_path, content)
+    assert s.drift("memory") is None
+    assert s.entries("memory") == ["one", "two"]
+    r = s.add("memory", "three")
+    assert r.success
+    assert (tmp_path / "MEMORY.md").read_text(encoding="utf-8") == "one\n§\ntwo\n§\nthree\n"
+    assert backups(tmp_path) == []
+
+
+def test_oversized_entry_is_drift_backup_and_refusal(tmp_path):
+    raw = b"short entry\n\xc2\xa7\n" + b"appended by a patch tool without separators " * 10
+    s = make(tmp_path, raw, limit=200)
+    assert s.drift("memory").drift == "oversized_entry"
+    for call in (lambda: s.add("memory", "new"), lambda: s.remove("memory", "short"),
+                 lambda: s.replace("memory", "short", "x")):
+        r = call()
+        assert not r.success and r.code == "drift"
+        assert r.drift_backup and Path(r.drift_backup).read_bytes() == raw
+        assert "Nothing was written" in r.error and "memory_add" in r.error
+    # file untouched, one backup only (identical bytes are not copied twice)
+    assert (tmp_path / "MEMORY.md").read_bytes() == raw
+    assert len(backups(tmp_path)) == 1
+    assert backups(tmp_path)[0].name.startswith("MEMORY.md.bak.")
+    assert backups(tmp_path)[0].name.rsplit(".", 1)[1].isdigit()
+
+
+def test_malformed_delimiter_line_is_drift(tmp_path):
+    s = make(tmp_path, "first\n § \nsecond\n".encode())
+    r = s.add("memory", "third")
+    assert not r.success and r.code == "drift"
+    assert "line 2" in r.error
+
+
+def test_not_utf8_is_drift_never_a_crash(tmp_path):
+    raw = "用户偏好".encode("gbk")
+    s = make(tmp_path, raw)  # load must not raise
+    assert s.drift("memory").drift == "not_utf8"
+    r = s.add("memory", "x")
+    assert not r.success and r.code == "drift"
+    assert "UTF-8" in r.error and "iconv" in r.error
+    assert Path(r.drift_backup).read_bytes() == raw
+    assert (tmp_path / "MEMORY.md").read_bytes() == raw
+    assert s.read("memory").success  # read still works, with a notice
+    assert "UTF-8" in s.read("memory").notice
+
+
+def test_plain_markdown_gets_split_command(tmp_path):
+    notes = "# Tooling\n- uses uv for everything\n- ruff for lint\n\n# People\n- Ada owns the deploy scripts\n"
+    s = make(tmp_path, (notes * 8).encode(), limit=200)
+    r = s.add("memory", "x")
+    assert not r.success and r.code == "drift"
+    assert "pi-memory split memory" in r.error
+
+
+def test_small_plain_markdown_is_usable_but_noticed(tmp_path):
+    notes = "# Tooling\n- uses uv\n- ruff for lint\n"
+    s = make(tmp_path, notes.encode())
+    assert s.drift("memory") is None
+    r = s.read("memory")
+    assert r.entry_count == 1 and "pi-memory split memory" in r.notice
+
+
+def test_split_plain_markdown_proposes_standalone_entries():
+    notes = "# Tooling\n- uses uv\n- ruff for lint\n  (since 2025)\n\nA paragraph\nof two lines.\n\n## People\n1. Ada owns deploys\n"
+    assert split_plain_markdown(notes) == [
+        "Tooling: uses uv",
+        "Tooling: ruff for lint\n  (since 2025)",
+        "Tooling: A paragraph\nof two lines.",
+        "People: Ada owns deploys",
+    ]
+
+
+def test_external_append_between_writes_is_kept(tmp_path):
+    s = make(tmp_path, b"one\n")
+    with open(tmp_path / "MEMORY.md", "a", encoding="utf-8") as fh:
+        fh.write("§\nadded by hand\n")
+    assert s.add("memory", "three").success
+    assert (tmp_path / "MEMORY.md").read_text() == "one\n§\nadded by hand\n§\nthree\n"
+
+
+def test_write_through_symlink_keeps_link(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "MEMORY.md").write_text("one\n")
+    store_dir = tmp_path / "store"
+    store_dir.mkdir()
+    os.symlink(real / "MEMORY.md", store_dir / "MEMORY.md")
+    s = MemoryStore(store_dir)
+    assert s.add("memory", "two").success
+    assert (store_dir / "MEMORY.md").is_symlink()
+    assert (real / "MEMORY.md").read_text() == "one\n§\ntwo\n"
+
+
+def test_analyse_missing_file_is_empty_store():
+    a = analyse(None, 100)
+    assert a.entries == [] and a.drift is None
