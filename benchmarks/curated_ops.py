@@ -72,7 +72,6 @@ def bench_size(label: str, chars: int, limit: int, runs: int) -> dict:
             store.replace("memory", old, new)
             store.begin_turn()
 
-        # the at-limit store refuses adds (full): measure that refusal, it is the common path at capacity
         result = {
             "label": label,
             "chars": len(DELIMITER.join(entries)),
@@ -106,7 +105,7 @@ def main() -> None:
         print(f"  {'operation':28} {'p50 ms':>9} {'p95 ms':>9}")
         for op in ops:
             print(f"  {op:28} {row[op]['p50_ms']:>9.3f} {row[op]['p95_ms']:>9.3f}")
-        print("  (add at the limit = a refused add: the store is full; add at 100x = add + remove of the same entry)")
+        print("  (add = an accepted add plus the remove that undoes it; replace alternates two texts)")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 class Target(enum.StrEnum):
@@ -54,7 +54,8 @@ def settings(dir_: Path | None = None) -> Settings:
     try:
         return load_settings(override_dir=dir_ or state.dir)
     except SettingsError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print("[red]error:[/red] ", end="")
+        err.print(str(exc), markup=False)
         raise typer.Exit(2) from exc
 
 

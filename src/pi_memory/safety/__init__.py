@@ -1,0 +1,67 @@
+"""Safety checks for text that pi-memory stores or injects into prompts.
+
+Public API
+----------
+* ``Finding(id, category, span)`` — one hit; ``span`` is a raw-text ``(start, end)`` or ``None``.
+* ``scan_threats(text) -> list[Finding]`` — prompt injection, role hijack, prompt leak, C2 behaviour,
+  exfiltration, persistence, hidden HTML and invisible Unicode (see ``threats`` for the id table).
+* ``scan_secrets(text) -> list[Finding]`` — credentials (category ``"secret"``; see ``secrets``).
+* ``redact(text) -> str`` — secret values replaced by ``[REDACTED:<id>]``.
+* ``check_write(text) -> Finding | None`` — the first threat, else the first secret, else ``None``.
+* ``refusal_message(finding, where="memory") -> str`` — why a write was refused and what to do instead.
+* ``blocked_marker(filename, ids) -> str`` — the line that replaces a hostile entry in a prompt snapshot.
+"""
+
+from __future__ import annotations
+
+from ._threat_patterns import INVISIBLE_UNICODE
+from .secrets import SECRET, redact, scan_secrets
+from .threats import Finding, scan_threats
+
+__all__ = [
+    "Finding",
+    "blocked_marker",
+    "check_write",
+    "redact",
+    "refusal_message",
+    "scan_secrets",
+    "scan_threats",
+]
+
+
+def check_write(text: str) -> Finding | None:
+    """Return the finding that should stop ``text`` from being written, or ``None`` if it is clean."""
+    threats = scan_threats(text)
+    if threats:
+        return threats[0]
+    secrets = scan_secrets(text)
+    return secrets[0] if secrets else None
+
+
+def refusal_message(finding: Finding, where: str = "memory") -> str:
+    """A short refusal for a person and an LLM: what was found, why it matters, what to do next."""
+    if finding.category == SECRET:
+        return (
+            f"Not saved: the {where} text contains a credential ({finding.id}), and secrets must never be "
+            f"stored in {where}. Save where the secret lives instead of its value, e.g. "
+            f"\"API key is in ~/.config/x (env OPENAI_API_KEY)\"."
+        )
+    if finding.category == INVISIBLE_UNICODE:
+        return (
+            f"Not saved: the {where} text contains a hidden character ({finding.id}), which can smuggle "
+            f"instructions into future system prompts. Remove it and save the plain text."
+        )
+    kind = "" if finding.category == finding.id else f" ({finding.category})"
+    return (
+        f"Not saved: the {where} text matches the threat pattern {finding.id}{kind}; "
+        f"{where} content is injected into future system prompts, so it must not read like an instruction "
+        f"to the model. Rephrase it as a plain fact (e.g. \"User prefers X\") without that wording."
+    )
+
+
+def blocked_marker(filename: str, ids: list[str]) -> str:
+    """The stand-in shown in a prompt snapshot for an entry that failed the threat scan."""
+    return (
+        f"[BLOCKED: {filename} entry contained threat pattern(s): {', '.join(ids)}. "
+        f"It was kept out of the prompt; read it with memory_read and delete it with memory_remove.]"
+    )

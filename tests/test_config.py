@@ -1,0 +1,77 @@
+"""Settings resolution (issue #2 §1): data root order, user vs trusted project settings, interpolation."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pi_memory.config import SettingsError, load_settings, set_trust
+
+
+@pytest.fixture
+def agent(tmp_path, monkeypatch):
+    adir = tmp_path / "agent"
+    adir.mkdir()
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(adir))
+    monkeypatch.delenv("PI_MEMORY_DIR", raising=False)
+    return adir
+
+
+def write(path, block):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"theme": "dark", "pi-memory": block}))
+
+
+def test_defaults(agent, tmp_path):
+    s = load_settings(cwd=tmp_path)
+    assert s.data_dir == agent / "memories"
+    assert (s.memory_char_limit, s.user_char_limit) == (2200, 1375)
+
+
+def test_override_beats_env_beats_settings(agent, tmp_path, monkeypatch):
+    write(agent / "settings.json", {"dataDir": str(tmp_path / "from-settings")})
+    assert load_settings(cwd=tmp_path).data_dir == tmp_path / "from-settings"
+    monkeypatch.setenv("PI_MEMORY_DIR", str(tmp_path / "from-env"))
+    assert load_settings(cwd=tmp_path).data_dir == tmp_path / "from-env"
+    assert load_settings(cwd=tmp_path, override_dir=tmp_path / "cli").data_dir == tmp_path / "cli"
+
+
+def test_user_settings_interpolate_env(agent, tmp_path, monkeypatch):
+    monkeypatch.setenv("PIM_ROOT", str(tmp_path / "root"))
+    write(agent / "settings.json", {"dataDir": "${PIM_ROOT}/mem", "memoryCharLimit": 4000})
+    s = load_settings(cwd=tmp_path)
+    assert s.data_dir == tmp_path / "root" / "mem" and s.memory_char_limit == 4000
+
+
+def test_unset_variable_ignores_setting_with_warning(agent, tmp_path, monkeypatch):
+    monkeypatch.delenv("PIM_NOPE", raising=False)
+    write(agent / "settings.json", {"dataDir": "${PIM_NOPE}/mem"})
+    s = load_settings(cwd=tmp_path)
+    assert s.data_dir == agent / "memories"
+    assert "PIM_NOPE" in s.warnings[0]
+
+
+def test_project_settings_ignored_until_trusted_and_never_interpolated(agent, tmp_path, monkeypatch):
+    project = tmp_path / "repo"
+    monkeypatch.setenv("PIM_ROOT", "/should-not-be-used")
+    write(project / ".pi" / "settings.json", {"dataDir": "${PIM_ROOT}/x", "userCharLimit": 99})
+    assert load_settings(cwd=project).user_char_limit == 1375
+    set_trust(project, True)
+    s = load_settings(cwd=project)
+    assert s.user_char_limit == 99
+    assert s.data_dir == project.resolve() / "${PIM_ROOT}" / "x"
+    set_trust(project, False)
+    assert load_settings(cwd=project).user_char_limit == 1375
+
+
+def test_malformed_json_names_file_and_position(agent, tmp_path):
+    (agent / "settings.json").write_text('{"pi-memory": {"dataDir": }')
+    with pytest.raises(SettingsError, match=r"settings.json is not valid JSON \(line 1, column 27"):
+        load_settings(cwd=tmp_path)
+
+
+def test_invalid_value_names_key(agent, tmp_path):
+    write(agent / "settings.json", {"userCharLimit": "lots"})
+    with pytest.raises(SettingsError, match="userCharLimit"):
+        load_settings(cwd=tmp_path)
