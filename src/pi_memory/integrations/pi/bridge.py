@@ -1,0 +1,249 @@
+"""The Python side of the pi extension: newline-delimited JSON-RPC over stdin/stdout.
+
+One bridge process serves one pi session. The extension (``extension/index.ts``) spawns
+``<python> -m pi_memory.integrations.pi.bridge`` and writes one JSON object per line::
+
+    {"id": 1, "method": "hello", "params": {"cwd": "/repo"}}
+
+and reads exactly one line back per request::
+
+    {"id": 1, "result": {...}}        or        {"id": 1, "error": {"message": "..."}}
+
+Requests are handled one at a time, in the order they arrive. Nothing but protocol lines is
+ever written to stdout: ``sys.stdout`` is pointed at stderr while the bridge runs, so a stray
+``print`` in library code cannot corrupt the stream. Diagnostics go to stderr.
+
+Methods:
+
+``hello {cwd, sessionId?}``
+    Loads settings for ``cwd`` and opens the store. Returns ``{version, dataDir, tools, status}``;
+    ``tools`` is a list of ``{name, label, description, parameters}`` (JSON Schema).
+``snapshot {}``
+    ``{text}``: a fresh snapshot built from the files on disk (``""`` when both stores are empty).
+``validate_snapshot {text}``
+    ``{ok}``: whether a persisted snapshot may be reused as is.
+``begin_turn {}``
+    Starts a new agent run (resets the per-run failure counters). ``{ok: true}``.
+``call_tool {name, arguments}``
+    ``{text, result, isError, status}``. A refusal is a normal result with ``isError: true``.
+``status {}``
+    ``{text, memoryEntries, userEntries, dataDir}`` (``text`` is the pi status-line text).
+``shutdown {}``
+    ``{ok: true}``, then the process exits.
+
+Run ``python -m pi_memory.integrations.pi.bridge --dump-tools`` to print the tool specs as JSON
+(this is how ``extension/fallback-tools.json`` is regenerated).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import IO, Any
+
+log = logging.getLogger("pi_memory.bridge")
+
+PROTOCOL_VERSION = 1
+
+
+class BridgeError(Exception):
+    """A request failed in a way the caller should see as an ``error`` response."""
+
+
+def _package_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("pi-memory")
+    except Exception:  # pragma: no cover - metadata missing in odd installs
+        return "0+unknown"
+
+
+def tool_spec_dict(tool: Any) -> dict[str, Any]:
+    return {
+        "name": tool.name,
+        "label": getattr(tool, "label", tool.name),
+        "description": tool.description,
+        "parameters": tool.parameters,
+    }
+
+
+class Bridge:
+    """The request handlers. The store and tools are opened lazily (on ``hello`` or first use)."""
+
+    def __init__(self) -> None:
+        self.cwd: Path | None = None
+        self.session_id: str | None = None
+        self.settings: Any = None
+        self.store: Any = None
+        self.tools: dict[str, Any] = {}
+        self.stopping = False
+
+    # ------------------------------------------------------------------ setup
+    def _open(self, cwd: Path | None, load: bool = True) -> None:
+        from pi_memory.config import load_settings
+        from pi_memory.curated import MemoryStore
+        from pi_memory.tools import create_memory_tools
+
+        settings = load_settings(cwd)
+        store = MemoryStore(
+            settings.data_dir,
+            memory_char_limit=settings.memory_char_limit,
+            user_char_limit=settings.user_char_limit,
+            lock_timeout=settings.lock_timeout,
+        )
+        if load:
+            store.load_from_disk()
+        for warning in getattr(settings, "warnings", ()):
+            log.warning("%s", warning)
+        self.settings, self.store = settings, store
+        self.tools = {t.name: t for t in create_memory_tools(store)}
+
+    def _ensure_open(self) -> None:
+        if self.store is None:
+            self._open(self.cwd)
+
+    def status(self) -> dict[str, Any]:
+        self._ensure_open()
+        memory = len(self.store.entries("memory"))
+        user = len(self.store.entries("user"))
+        text = f"memory: {memory} {'entry' if memory == 1 else 'entries'}"
+        if user:
+            text += f", user: {user}"
+        return {"text": text, "memoryEntries": memory, "userEntries": user, "dataDir": str(self.settings.data_dir)}
+
+    # ---------------------------------------------------------------- methods
+    def hello(self, cwd: str | None = None, sessionId: str | None = None, **_: Any) -> dict[str, Any]:  # noqa: N803
+        self.cwd = Path(cwd) if cwd else None
+        self.session_id = sessionId
+        self._open(self.cwd)
+        return {
+            "version": _package_version(),
+            "protocol": PROTOCOL_VERSION,
+            "dataDir": str(self.settings.data_dir),
+            "tools": [tool_spec_dict(t) for t in self.tools.values()],
+            "status": self.status(),
+        }
+
+    def snapshot(self, **_: Any) -> dict[str, Any]:
+        from pi_memory.curated import build_snapshot
+
+        self._ensure_open()
+        return {"text": build_snapshot(self.store), "status": self.status()}
+
+    def validate_snapshot(self, text: Any = None, **_: Any) -> dict[str, Any]:
+        from pi_memory.curated import snapshot_is_safe
+
+        if not isinstance(text, str):
+            raise BridgeError("validate_snapshot needs a string 'text'")
+        return {"ok": bool(snapshot_is_safe(text))}
+
+    def begin_turn(self, **_: Any) -> dict[str, Any]:
+        self._ensure_open()
+        self.store.begin_turn()
+        return {"ok": True}
+
+    def call_tool(self, name: Any = None, arguments: Any = None, **_: Any) -> dict[str, Any]:
+        self._ensure_open()
+        tool = self.tools.get(name) if isinstance(name, str) else None
+        if tool is None:
+            raise BridgeError(f"unknown tool {name!r}; known: {', '.join(sorted(self.tools))}")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise BridgeError("call_tool 'arguments' must be an object")
+        try:
+            outcome = tool.call(arguments)
+        except Exception as exc:  # a library bug must not kill the session's memory
+            log.error("tool %s crashed:\n%s", name, traceback.format_exc())
+            text = f"pi-memory internal error in {name}: {type(exc).__name__}: {exc}. Nothing was changed by this call."
+            return {"text": text, "result": {"success": False, "error": text}, "isError": True,
+                    "status": self._safe_status()}
+        return {
+            "text": outcome.text,
+            "result": outcome.result,
+            "isError": bool(outcome.is_error),
+            "status": self._safe_status(),
+        }
+
+    def _safe_status(self) -> dict[str, Any] | None:
+        try:
+            return self.status()
+        except Exception:
+            return None
+
+    def shutdown(self, **_: Any) -> dict[str, Any]:
+        self.stopping = True
+        return {"ok": True}
+
+    METHODS = ("hello", "snapshot", "validate_snapshot", "begin_turn", "call_tool", "status", "shutdown")
+
+    def handle(self, line: str) -> dict[str, Any] | None:
+        """One request line -> one response object (``None`` for a blank line)."""
+        if not line.strip():
+            return None
+        try:
+            request = json.loads(line)
+        except json.JSONDecodeError as exc:
+            return {"id": None, "error": {"message": f"invalid JSON request: {exc}"}}
+        if not isinstance(request, dict):
+            return {"id": None, "error": {"message": "a request must be a JSON object"}}
+        rid = request.get("id")
+        method = request.get("method")
+        params = request.get("params") or {}
+        if method not in self.METHODS:
+            return {"id": rid, "error": {"message": f"unknown method {method!r}"}}
+        if not isinstance(params, dict):
+            return {"id": rid, "error": {"message": "'params' must be an object"}}
+        try:
+            return {"id": rid, "result": getattr(self, method)(**params)}
+        except BridgeError as exc:
+            return {"id": rid, "error": {"message": str(exc)}}
+        except TypeError as exc:
+            return {"id": rid, "error": {"message": f"bad params for {method}: {exc}"}}
+        except Exception as exc:
+            log.error("%s failed:\n%s", method, traceback.format_exc())
+            return {"id": rid, "error": {"message": f"{method} failed: {type(exc).__name__}: {exc}"}}
+
+
+def serve(stdin: IO[str], stdout: IO[str]) -> int:
+    bridge = Bridge()
+    for line in stdin:
+        response = bridge.handle(line)
+        if response is None:
+            continue
+        stdout.write(json.dumps(response, ensure_ascii=False) + "\n")
+        stdout.flush()
+        if bridge.stopping:
+            break
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    logging.basicConfig(
+        level=os.environ.get("PI_MEMORY_LOG_LEVEL", "WARNING").upper(),
+        stream=sys.stderr,
+        format="pi-memory-bridge %(levelname)s %(message)s",
+    )
+    if argv[:1] == ["--dump-tools"]:
+        bridge = Bridge()
+        bridge._open(None, load=False)
+        print(json.dumps([tool_spec_dict(t) for t in bridge.tools.values()], indent=2, ensure_ascii=False))
+        return 0
+    # Own the real stdout; everything else that prints goes to stderr.
+    protocol_out = open(sys.stdout.fileno(), "w", encoding="utf-8", newline="\n", closefd=False)  # noqa: SIM115
+    sys.stdout = sys.stderr
+    protocol_in = open(sys.stdin.fileno(), encoding="utf-8", errors="replace", newline="\n", closefd=False)  # noqa: SIM115
+    try:
+        return serve(protocol_in, protocol_out)
+    except (BrokenPipeError, KeyboardInterrupt):
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,72 @@
+"""Install the pi extension into a pi agent directory.
+
+``install_pi_extension(agent_dir, python)`` copies the shipped extension folder to
+``<agent_dir>/extensions/pi-memory/`` (where pi discovers it at startup) and writes
+``pi-memory.json`` next to ``index.ts`` naming the Python interpreter that runs the bridge.
+Re-running it replaces the installed copy, so upgrading pi-memory and re-installing is enough.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from pi_memory.integrations.pi import EXTENSION_DIR
+
+INSTALL_NAME = "pi-memory"
+CONFIG_NAME = "pi-memory.json"
+_SHIPPED = ("index.ts", "package.json", "fallback-tools.json")
+
+
+def installed_extension_dir(agent_dir: Path) -> Path:
+    return Path(agent_dir).expanduser() / "extensions" / INSTALL_NAME
+
+
+def install_pi_extension(agent_dir: Path, python: str | None = None) -> Path:
+    """Copy the extension to ``<agent_dir>/extensions/pi-memory/`` and record ``python``.
+
+    ``python`` defaults to the interpreter running this code (the one pi-memory is installed in).
+    Returns the installed folder. The copy is staged next to the target and swapped in, so a
+    failed install never leaves a half-written extension that pi would try to load.
+    """
+    python = python or sys.executable
+    target = installed_extension_dir(agent_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Stage outside extensions/ (same filesystem) so pi never discovers a half-copied folder.
+    staging = Path(tempfile.mkdtemp(prefix=".pi-memory-install-", dir=target.parent.parent))
+    try:
+        for name in _SHIPPED:
+            source = EXTENSION_DIR / name
+            if source.is_file():
+                shutil.copy2(source, staging / name)
+        if not (staging / "index.ts").is_file():
+            raise FileNotFoundError(f"extension source missing: {EXTENSION_DIR / 'index.ts'}")
+        config = {"python": python}
+        (staging / CONFIG_NAME).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+        old = None
+        if target.exists():
+            old = target.parent.parent / f".{INSTALL_NAME}-old-{os.getpid()}"
+            if old.exists():
+                shutil.rmtree(old)
+            target.rename(old)
+        staging.rename(target)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def read_installed_python(agent_dir: Path) -> str | None:
+    """The interpreter recorded by the last install, or ``None``."""
+    try:
+        data = json.loads((installed_extension_dir(agent_dir) / CONFIG_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    value = data.get("python") if isinstance(data, dict) else None
+    return value if isinstance(value, str) else None
