@@ -12,6 +12,9 @@ Settings live under the ``"pi-memory"`` key of pi's ``settings.json``::
 
     {"pi-memory": {"dataDir": "${HOME}/notes/memory", "memoryCharLimit": 2200, "userCharLimit": 1375}}
 
+Keys: ``dataDir``, ``memoryCharLimit`` (2200), ``userCharLimit`` (1375), ``projectCharLimit`` (2200),
+``failureCharLimit`` (2 × memoryCharLimit), ``lockTimeoutSeconds`` (10), ``sessionRetentionDays`` (off).
+
 * The user file (``<agentDir>/settings.json``) is always read; ``${VAR}`` in its string values is replaced by the
   environment variable (an unset variable makes that setting count as absent and adds a warning).
 * A project file (``<project>/.pi/settings.json``) is read only when the project is trusted, and is never
@@ -52,6 +55,9 @@ class PiMemorySettings(BaseModel):
     data_dir: str | None = Field(default=None, alias="dataDir")
     memory_char_limit: int | None = Field(default=None, alias="memoryCharLimit", gt=0, le=1_000_000)
     user_char_limit: int | None = Field(default=None, alias="userCharLimit", gt=0, le=1_000_000)
+    project_char_limit: int | None = Field(default=None, alias="projectCharLimit", gt=0, le=1_000_000)
+    failure_char_limit: int | None = Field(default=None, alias="failureCharLimit", gt=0, le=1_000_000)
+    session_retention_days: int | None = Field(default=None, alias="sessionRetentionDays", gt=0)
     lock_timeout_seconds: float | None = Field(default=None, alias="lockTimeoutSeconds", gt=0, le=600)
 
 
@@ -63,6 +69,9 @@ class Settings:
     memory_char_limit: int = DEFAULT_MEMORY_CHAR_LIMIT
     user_char_limit: int = DEFAULT_USER_CHAR_LIMIT
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S
+    project_char_limit: int = DEFAULT_MEMORY_CHAR_LIMIT
+    failure_char_limit: int | None = None  # None: twice memory_char_limit
+    session_retention_days: int | None = None  # None: keep index rows forever
     agent_dir: Path = field(default_factory=lambda: agent_dir())
     sources: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
@@ -199,6 +208,9 @@ def load_settings(cwd: Path | None = None, override_dir: Path | None = None) -> 
         memory_char_limit=pick("memory_char_limit", DEFAULT_MEMORY_CHAR_LIMIT),
         user_char_limit=pick("user_char_limit", DEFAULT_USER_CHAR_LIMIT),
         lock_timeout=pick("lock_timeout_seconds", DEFAULT_LOCK_TIMEOUT_S),
+        project_char_limit=pick("project_char_limit", DEFAULT_MEMORY_CHAR_LIMIT),
+        failure_char_limit=pick("failure_char_limit", None),
+        session_retention_days=pick("session_retention_days", None),
         agent_dir=adir,
         sources=tuple(sources),
         warnings=tuple(warnings),

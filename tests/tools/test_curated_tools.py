@@ -26,7 +26,7 @@ def test_four_tools_with_generated_schemas(tools):
         "properties": {
             "target": {
                 "type": "string",
-                "enum": ["memory", "user"],
+                "enum": ["memory", "user", "project", "failure"],
                 "description": t["memory_replace"].parameters["properties"]["target"]["description"],
             },
             "oldText": {"type": "string", "description": "A short piece of text found in exactly one existing entry."},
@@ -96,3 +96,23 @@ def test_large_read_is_capped_with_truncated_and_total(tools):
     assert out.result["truncated"] is True and out.result["total"] == 60
     assert 0 < len(out.result["entries"]) < 60
     assert out.result["entryCount"] == 60
+
+
+def test_failure_target_with_category_and_reason(tools):
+    store, t = tools
+    out = t["memory_add"].call(
+        {"target": "failure", "content": "pip install breaks the venv", "category": "tool-quirk", "failureReason": "used pip"}
+    )
+    assert out.result["success"] is True
+    assert store.entries("failure") == ["[tool-quirk] pip install breaks the venv — Failed: used pip"]
+    bad = t["memory_add"].call({"target": "failure", "content": "x", "category": "gossip"})
+    assert bad.result["code"] == "invalid_arguments"
+    misuse = t["memory_add"].call({"target": "memory", "content": "x", "category": "insight"})
+    assert misuse.result["code"] == "invalid_arguments" and "only to target 'failure'" in misuse.result["error"]
+
+
+def test_project_target_needs_a_project(tools):
+    _, t = tools
+    out = t["memory_add"].call({"target": "project", "content": "uses make"})
+    assert out.result["code"] == "invalid_target"
+    assert "There is no project here" in out.result["error"]

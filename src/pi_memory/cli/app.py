@@ -14,7 +14,7 @@ from rich.console import Console
 from pi_memory.config import Settings, SettingsError, load_settings
 from pi_memory.curated import MemoryResult, MemoryStore, build_snapshot
 from pi_memory.curated.entries import split_plain_markdown
-from pi_memory.curated.store import TARGET_FILES
+from pi_memory.curated.store import FAILURE_CATEGORIES
 
 app = typer.Typer(
     name="pi-memory",
@@ -31,6 +31,8 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 class Target(enum.StrEnum):
     memory = "memory"
     user = "user"
+    project = "project"
+    failure = "failure"
 
 
 class _State:
@@ -63,7 +65,7 @@ def open_store(dir_: Path | None = None) -> MemoryStore:
     s = settings(dir_)
     for warning in s.warnings:
         err.print(f"[yellow]warning:[/yellow] {warning}")
-    store = MemoryStore(s.data_dir, s.memory_char_limit, s.user_char_limit, lock_timeout=s.lock_timeout)
+    store = MemoryStore.from_settings(s, cwd=Path.cwd())
     store.load_from_disk()
     return store
 
@@ -91,7 +93,7 @@ def finish(result: MemoryResult, as_json: bool) -> None:
 
 
 def _print_entries(result: MemoryResult) -> None:
-    out.print(f"[bold]{TARGET_FILES[result.target]}[/bold] — {result.entry_count} entries, {result.usage}")
+    out.print(f"[bold]{result.target}[/bold] — {result.entry_count} entries, {result.usage}")
     for i, entry in enumerate(result.entries or [], 1):
         out.print(f"[dim]{i}.[/dim] ", end="")
         out.print(entry, markup=False)
@@ -106,9 +108,19 @@ def read(target: Target, dir: DirOpt = None, json_: JsonOpt = False) -> None:
 
 
 @app.command()
-def add(target: Target, text: str, dir: DirOpt = None, json_: JsonOpt = False) -> None:
+def add(
+    target: Target,
+    text: str,
+    category: Annotated[str, typer.Option(help="failure target: " + ", ".join(FAILURE_CATEGORIES))] = "failure",
+    reason: Annotated[str | None, typer.Option(help="failure target: what went wrong.")] = None,
+    dir: DirOpt = None,
+    json_: JsonOpt = False,
+) -> None:
     """Add an entry."""
-    finish(open_store(dir).add(target.value, text), json_)
+    store = open_store(dir)
+    if target is Target.failure:
+        finish(store.add_failure(text, category, reason), json_)
+    finish(store.add(target.value, text), json_)
 
 
 @app.command()
@@ -136,7 +148,7 @@ def status(dir: DirOpt = None, json_: JsonOpt = False) -> None:
     s = settings(dir)
     store = open_store(dir)
     stores = {}
-    for target, _name in TARGET_FILES.items():
+    for target in store.targets:
         result = store.read(target)
         stores[target] = {
             "file": str(store.path(target)),
@@ -154,7 +166,7 @@ def status(dir: DirOpt = None, json_: JsonOpt = False) -> None:
     out.print(f"settings: {', '.join(s.sources) or 'defaults'}", markup=False)
     for target, info in stores.items():
         health = "[red]drift: " + info["drift"] + "[/red]" if info["drift"] else "[green]ok[/green]"
-        out.print(f"{TARGET_FILES[target]}: {info['entryCount']} entries, {info['usage']} — {health}")
+        out.print(f"{store.name(target)}: {info['entryCount']} entries, {info['usage']} — {health}")
         if info["notice"]:
             out.print(f"  {info['notice']}", markup=False)
 

@@ -44,6 +44,7 @@ def real_path(path: Path) -> Path:
 def locked(path: Path, timeout: float) -> Iterator[None]:
     """Hold the cross-process lock for ``path``; raises :class:`StoreLockedError` after ``timeout`` seconds."""
     lock_path = path.with_name(path.name + ".lock")
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
     lock = FileLock(lock_path, timeout=timeout)
     try:
         lock.acquire()

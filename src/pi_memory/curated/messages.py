@@ -28,8 +28,20 @@ def delimiter(name: str) -> str:
     )
 
 
-def invalid_target(target: object) -> str:
-    return f"Unknown target {target!r}. Use 'memory' (your own notes, MEMORY.md) or 'user' (facts about the user, USER.md)."
+_TARGET_HELP = {
+    "memory": "'memory' (your own notes)",
+    "user": "'user' (facts about the user)",
+    "project": "'project' (notes about this repository)",
+    "failure": "'failure' (lessons from mistakes and corrections)",
+}
+
+
+def invalid_target(target: object, available: tuple[str, ...] = ("memory", "user")) -> str:
+    choices = ", ".join(_TARGET_HELP[t] for t in available)
+    extra = ""
+    if target == "project" and "project" not in available:
+        extra = " There is no project here: start the agent inside a project folder to use 'project'."
+    return f"Unknown target {target!r}. Use {choices}.{extra}"
 
 
 def already_saved(name: str) -> str:

@@ -28,7 +28,7 @@ def sanitise_entry(filename: str, entry: str) -> str:
     return entry
 
 
-_MARKER = re.compile(r"^\[BLOCKED: (?P<file>[\w.-]+) entry contained threat pattern\(s\): (?P<ids>[\w+, -]+?)\. .* Ref [0-9a-f]{8}\.\]$")
+_MARKER = re.compile(r"^\[BLOCKED: (?P<file>\S+) entry contained threat pattern\(s\): (?P<ids>[\w+, -]+?)\. .* Ref [0-9a-f]{8}\.\]$")
 
 
 def is_our_marker(line: str) -> bool:

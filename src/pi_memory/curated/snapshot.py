@@ -17,7 +17,7 @@ from __future__ import annotations
 from pi_memory import safety
 from pi_memory.curated import entries as fmt
 from pi_memory.curated.sanitise import is_our_marker, sanitise_entry
-from pi_memory.curated.store import TARGET_FILES, MemoryStore
+from pi_memory.curated.store import MemoryStore
 
 OPEN_TAG = "<memory-snapshot>"
 CLOSE_TAG = "</memory-snapshot>"
@@ -28,7 +28,13 @@ PREAMBLE = (
     "message from the user: where it disagrees with the current request, the files or tool output, those win. "
     "Change it with the memory_add, memory_replace and memory_remove tools; changes show here from the next session on."
 )
-HEADERS = {"memory": "MEMORY (your notes)", "user": "USER PROFILE (who the user is)"}
+HEADERS = {
+    "memory": "MEMORY (your notes)",
+    "user": "USER PROFILE (who the user is)",
+    "project": "PROJECT MEMORY: {name} (notes about this repository)",
+    "failure": "LESSONS (recent failures and corrections; learn from them)",
+}
+RECENT_LESSONS = 5
 
 
 def _neutralise(text: str) -> str:
@@ -36,18 +42,23 @@ def _neutralise(text: str) -> str:
     return text.replace("</memory-snapshot", "&lt;/memory-snapshot").replace("<memory-snapshot", "&lt;memory-snapshot")
 
 
-def render_block(target: str, entries: list[str], limit: int) -> str:
-    """One store's block; ``entries`` must already be sanitised."""
+def render_block(target: str, entries: list[str], limit: int, name: str = "", project: str = "") -> str:
+    """One store's block; ``entries`` must already be sanitised. The failure store shows only its newest
+    :data:`RECENT_LESSONS` entries (the rest stay searchable with memory_search)."""
     cur = fmt.joined_length(entries)
     over = " ⚠ OVER BUDGET" if cur > limit else ""
-    header = f"{HEADERS[target]} [{fmt.usage(cur, limit)}{over}]"
+    header = f"{HEADERS[target].format(name=project)} [{fmt.usage(cur, limit)}{over}]"
+    if target == "failure" and len(entries) > RECENT_LESSONS:
+        older = len(entries) - RECENT_LESSONS
+        entries = entries[-RECENT_LESSONS:]
+        header += f" — newest {RECENT_LESSONS}; {older} older in memory_search"
     body = fmt.DELIMITER.join(_neutralise(e) for e in entries)
     cap = max(2 * limit, 4000)
     if len(body) > cap:
         head, tail = body[: int(cap * 0.7)], body[-int(cap * 0.2) :]
         cut = len(body) - len(head) - len(tail)
         body = (
-            f"{head}\n[... {cut:,} chars left out: {TARGET_FILES[target]} is over budget ({cur:,}/{limit:,}); "
+            f"{head}\n[... {cut:,} chars left out: {name or target} is over budget ({cur:,}/{limit:,}); "
             f"merge or remove entries with memory_replace / memory_remove ...]\n{tail}"
         )
     return f"{RULE}\n{header}\n{RULE}\n{body}"
@@ -61,10 +72,13 @@ def build_snapshot(store: MemoryStore, reload: bool = True) -> str:
     if reload:
         store.load_from_disk()
     blocks = []
-    for target, name in TARGET_FILES.items():
-        live = store.entries(target)
+    for target in ("memory", "user", "project", "failure"):
+        if target not in store.targets:
+            continue
+        live, name = store.entries(target), store.name(target)
         if live:
-            blocks.append(render_block(target, [sanitise_entry(name, e) for e in live], store.limit(target)))
+            shown = [sanitise_entry(name, e) for e in live]
+            blocks.append(render_block(target, shown, store.limit(target), name, store.project_name or ""))
     if not blocks:
         return ""
     return f"{OPEN_TAG}\n{PREAMBLE}\n\n" + "\n\n".join(blocks) + f"\n{CLOSE_TAG}"

@@ -13,6 +13,9 @@ a terminal ``retry_limit`` result without touching the file (after Hermes' runaw
 
 from __future__ import annotations
 
+import logging
+import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -27,8 +30,25 @@ from pi_memory.curated.files import StoreLockedError, atomic_write_text, backup,
 from pi_memory.curated.results import MemoryResult, preview
 from pi_memory.curated.sanitise import sanitise_entry
 
-TARGET_FILES = {"memory": "MEMORY.md", "user": "USER.md"}
-Target = Literal["memory", "user"]
+TARGET_FILES = {"memory": "MEMORY.md", "user": "USER.md", "failure": "FAILURES.md"}
+PROJECT_FILE = "MEMORY.md"
+TARGETS = ("memory", "user", "project", "failure")
+Target = Literal["memory", "user", "project", "failure"]
+FAILURE_CATEGORIES = ("failure", "correction", "insight", "preference", "convention", "tool-quirk")
+FailureCategory = Literal["failure", "correction", "insight", "preference", "convention", "tool-quirk"]
+
+
+def failure_entry(content: str, category: str = "failure", reason: str | None = None) -> str:
+    """The Markdown text of a failure-memory entry: ``[category] content — Failed: reason``."""
+    text = f"[{category}] {content.strip()}"
+    return f"{text} — Failed: {reason.strip()}" if reason and reason.strip() else text
+
+
+log = logging.getLogger(__name__)
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "root"
 
 
 class Operation(BaseModel):
@@ -49,8 +69,14 @@ class _Refusal(Exception):
 class MemoryStore:
     """The curated stores under ``dir``.
 
-    ``memory_char_limit`` / ``user_char_limit``: budget in characters of all entries joined with ``\\n§\\n``.
-    ``lock_timeout``: seconds to wait for another writer before refusing with ``code="locked"``.
+    Targets: ``memory`` (MEMORY.md), ``user`` (USER.md), ``failure`` (FAILURES.md: lessons, each entry
+    ``[category] text — Failed: reason``) and, when ``project_root`` is given, ``project``
+    (``projects/<name>-<id>/MEMORY.md``, one per git repository root; see :mod:`pi_memory.project`).
+
+    ``*_char_limit``: budget in characters of all entries joined with ``\\n§\\n`` (failure defaults to twice
+    the memory limit, as pi-hermes-memory does). ``lock_timeout``: seconds to wait for another writer before
+    refusing with ``code="locked"``. ``on_change(target, entries)`` is called after every successful write
+    (the search index mirrors the stores through it; an exception there is logged, never fails the write).
     All public methods return a :class:`MemoryResult`; only programming errors raise.
     """
 
@@ -61,18 +87,69 @@ class MemoryStore:
         user_char_limit: int = DEFAULT_USER_CHAR_LIMIT,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S,
         max_failures_per_turn: int = 3,
+        project_root: Path | str | None = None,
+        project_char_limit: int = DEFAULT_MEMORY_CHAR_LIMIT,
+        failure_char_limit: int | None = None,
+        on_change: Callable[[str, list[str]], None] | None = None,
     ):
         self.dir = Path(dir).expanduser()
-        self.limits = {"memory": memory_char_limit, "user": user_char_limit}
+        self.limits = {
+            "memory": memory_char_limit,
+            "user": user_char_limit,
+            "failure": failure_char_limit or 2 * memory_char_limit,
+            "project": project_char_limit,
+        }
+        self.files = {t: self.dir / name for t, name in TARGET_FILES.items()}
+        self.names = dict(TARGET_FILES)
+        self.project_root: Path | None = None
+        self.project_id: str | None = None
+        self.project_name: str | None = None
+        if project_root is not None:
+            from pi_memory.project import project_id, project_name
+
+            self.project_root = Path(project_root)
+            self.project_id, self.project_name = project_id(self.project_root), project_name(self.project_root)
+            folder = f"{_safe(self.project_name)}-{self.project_id}"
+            self.files["project"] = self.dir / "projects" / folder / PROJECT_FILE
+            self.names["project"] = f"projects/{folder}/{PROJECT_FILE}"
         self.lock_timeout = lock_timeout
         self.max_failures_per_turn = max_failures_per_turn
-        self._live: dict[str, list[str]] = {"memory": [], "user": []}
-        self._drift: dict[str, fmt.Analysis | None] = {"memory": None, "user": None}
-        self._failures: dict[str, int] = {"memory": 0, "user": 0}
+        self.on_change = on_change
+        self._live: dict[str, list[str]] = {t: [] for t in self.files}
+        self._drift: dict[str, fmt.Analysis | None] = {t: None for t in self.files}
+        self._failures: dict[str, int] = {t: 0 for t in self.files}
+
+    @classmethod
+    def from_settings(cls, settings, cwd: Path | str | None = None, **kwargs) -> MemoryStore:
+        """A store configured from :class:`pi_memory.config.Settings`; ``cwd`` selects the project store."""
+        root = None
+        if cwd is not None:
+            from pi_memory.project import project_root
+
+            root = project_root(Path(cwd))
+        return cls(
+            settings.data_dir,
+            memory_char_limit=settings.memory_char_limit,
+            user_char_limit=settings.user_char_limit,
+            lock_timeout=settings.lock_timeout,
+            project_root=root,
+            project_char_limit=settings.project_char_limit,
+            failure_char_limit=settings.failure_char_limit,
+            **kwargs,
+        )
 
     # ----------------------------------------------------------------- state
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The targets this store serves (``project`` only when a project root was given)."""
+        return tuple(t for t in TARGETS if t in self.files)
+
     def path(self, target: str) -> Path:
-        return self.dir / TARGET_FILES[target]
+        return self.files[target]
+
+    def name(self, target: str) -> str:
+        """The store's file name as shown to people and models (relative to the data root)."""
+        return self.names[target]
 
     def limit(self, target: str) -> int:
         return self.limits[target]
@@ -89,9 +166,9 @@ class MemoryStore:
         return fmt.usage(fmt.joined_length(self._live[target]), self.limits[target])
 
     def load_from_disk(self) -> None:
-        """Read both files (creating the folder). Never raises for file content: drift is recorded instead."""
+        """Read every store file (creating the folder). Never raises for file content: drift is recorded."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        for target in TARGET_FILES:
+        for target in self.files:
             self._load(target)
 
     def _load(self, target: str) -> fmt.Analysis:
@@ -102,21 +179,21 @@ class MemoryStore:
 
     def begin_turn(self) -> None:
         """Start a new agent run: reset the per-store failure counters."""
-        self._failures = {t: 0 for t in TARGET_FILES}
+        self._failures = {t: 0 for t in self.files}
 
     # ------------------------------------------------------------- read side
     def read(self, target: str, sanitised: bool = False) -> MemoryResult:
         """Live entries from disk, count and usage. ``sanitised`` shows blocked markers instead of hostile
         entries and redacts secrets (what a model should see)."""
-        if target not in TARGET_FILES:
+        if target not in self.files:
             return self._invalid_target(target)
         analysis = self._load(target)
         shown = [self._show(target, e, sanitised) for e in analysis.entries]
         notice = None
         if analysis.drift:
-            notice = msg.drift_notice(TARGET_FILES[target], target, analysis)
+            notice = msg.drift_notice(self.names[target], target, analysis)
         elif fmt.looks_like_plain_markdown(analysis.text) and len(analysis.entries) == 1:
-            notice = msg.plain_markdown_notice(TARGET_FILES[target], target)
+            notice = msg.plain_markdown_notice(self.names[target], target)
         return MemoryResult(
             success=True,
             target=target,
@@ -127,7 +204,7 @@ class MemoryStore:
         )
 
     def _show(self, target: str, entry: str, sanitised: bool) -> str:
-        return sanitise_entry(TARGET_FILES[target], entry) if sanitised else entry
+        return sanitise_entry(self.names[target], entry) if sanitised else entry
 
     # ------------------------------------------------------------ mutations
     def add(self, target: str, content: str) -> MemoryResult:
@@ -148,10 +225,10 @@ class MemoryStore:
         In a batch an add of an entry that already exists is skipped; replace/remove need exactly one distinct
         matching entry. Nothing is written unless every step succeeds.
         """
-        if target not in TARGET_FILES:
+        if target not in self.files:
             return self._invalid_target(target)
         if self._failures[target] >= self.max_failures_per_turn:
-            return msg.retry_limit(target, TARGET_FILES[target], self._failures[target])
+            return msg.retry_limit(target, self.names[target], self._failures[target])
         if not operations:
             return self._fail(target, "invalid_arguments", "The batch has no operations; nothing was changed.")
         try:
@@ -184,7 +261,7 @@ class MemoryStore:
             if problem == "empty":
                 raise _Refusal(self._current(target, "empty", where + msg.empty_content(op.action)))
             if problem == "delimiter":
-                raise _Refusal(self._result(target, False, "delimiter", error=where + msg.delimiter(TARGET_FILES[target])))
+                raise _Refusal(self._result(target, False, "delimiter", error=where + msg.delimiter(self.names[target])))
             finding = safety.check_write(content)
             if finding is not None:
                 code = "secret" if finding.category == "secret" else "threat"
@@ -204,7 +281,7 @@ class MemoryStore:
             raise _Refusal(
                 self._result(
                     target, False, "drift",
-                    error=msg.drift_error(TARGET_FILES[target], target, analysis, bak),
+                    error=msg.drift_error(self.names[target], target, analysis, bak),
                     drift_backup=str(bak),
                 )
             )
@@ -219,14 +296,15 @@ class MemoryStore:
             raise _Refusal(self._over_limit(target, before, ops, cur, single))
         if work != before:
             atomic_write_text(path, fmt.serialise(work))
+            self._notify(target, work)
         self._live[target] = work
         self._drift[target] = None
-        message = msg.success(ops, TARGET_FILES[target], notes, single)
+        message = msg.success(ops, self.names[target], notes, single)
         code = "duplicate" if single and work == before else "ok"
         return self._result(target, True, code, message=message, done=True)
 
     def _step(self, target: str, work: list[str], op: Operation, where: str, notes: list[str], single: bool) -> None:
-        name = TARGET_FILES[target]
+        name = self.names[target]
         if op.action == "add":
             if op.content in work:
                 notes.append(msg.already_saved(name))
@@ -266,7 +344,7 @@ class MemoryStore:
         return self._result(target, False, code, error=error, current_entries=[self._show(target, e, True) for e in shown])
 
     def _over_limit(self, target: str, before: list[str], ops: list[Operation], new_total: int, single: bool) -> MemoryResult:
-        name, limit = TARGET_FILES[target], self.limits[target]
+        name, limit = self.names[target], self.limits[target]
         cur = fmt.joined_length(before)
         if single and ops[0].action == "add":
             needed = new_total - cur
@@ -277,11 +355,29 @@ class MemoryStore:
             error = msg.full_on_batch(name, new_total, limit)
         return self._current(target, "over_limit", error, before)
 
+    def _notify(self, target: str, entries: list[str]) -> None:
+        if self.on_change is None:
+            return
+        try:
+            self.on_change(target, list(entries))
+        except Exception:  # the Markdown write already succeeded; the index can be rebuilt from it
+            log.exception("on_change hook failed for %s; run `pi-memory sync-markdown` to resync", target)
+
+    def add_failure(self, content: str, category: str = "failure", reason: str | None = None) -> MemoryResult:
+        """Add a lesson to the ``failure`` store (``category`` one of :data:`FAILURE_CATEGORIES`)."""
+        if category not in FAILURE_CATEGORIES:
+            return self.refuse_invalid(
+                "failure", f"Unknown category {category!r}; use one of: {', '.join(FAILURE_CATEGORIES)}."
+            )
+        if not content.strip():
+            return self.add("failure", "")
+        return self.add("failure", failure_entry(content, category, reason))
+
     def refuse_invalid(self, target: str, error: str) -> MemoryResult:
         """A tool call whose arguments failed validation: counted like a refused mutation, answered with the
         current entries so the model can correct itself."""
         if self._failures[target] >= self.max_failures_per_turn:
-            return msg.retry_limit(target, TARGET_FILES[target], self._failures[target])
+            return msg.retry_limit(target, self.names[target], self._failures[target])
         self._failures[target] += 1
         self._load(target)
         return self._current(target, "invalid_arguments", error)
@@ -290,9 +386,10 @@ class MemoryStore:
         self._failures[target] += 1
         return self._result(target, False, code, error=error)
 
-    @staticmethod
-    def _invalid_target(target: str) -> MemoryResult:
-        return MemoryResult(success=False, code="invalid_target", target=str(target), error=msg.invalid_target(target))
+    def _invalid_target(self, target: str) -> MemoryResult:
+        return MemoryResult(
+            success=False, code="invalid_target", target=str(target), error=msg.invalid_target(target, self.targets)
+        )
 
     # ------------------------------------------------------------- helpers
     def rewrite(self, target: str, new_entries: list[str]) -> Path | None:
@@ -305,5 +402,5 @@ class MemoryStore:
             raw = read_bytes(path)
             bak = backup(path, raw) if raw is not None else None
             atomic_write_text(path, fmt.serialise(fmt.dedupe(new_entries)))
-        self._load(target)
+        self._notify(target, self._load(target).entries)
         return bak

@@ -11,14 +11,18 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pi_memory.curated.store import FailureCategory
+
 if TYPE_CHECKING:
     from pi_memory.curated import MemoryStore
     from pi_memory.tools import ToolSpec
 
 TargetField = Field(
-    description="'memory' for your own notes (environment, conventions, lessons); 'user' for facts about the user "
-    "(preferences, role, how they like to work)."
+    description="'memory': your own notes that apply everywhere (environment, tools, habits); 'user': facts about "
+    "the user (preferences, role, how they like to work); 'project': notes about the current repository; "
+    "'failure': a lesson from a mistake or a correction (give a category)."
 )
+Target = Literal["memory", "user", "project", "failure"]
 
 
 class _Args(BaseModel):
@@ -26,23 +30,29 @@ class _Args(BaseModel):
 
 
 class AddArgs(_Args):
-    target: Literal["memory", "user"] = TargetField
+    target: Target = TargetField
     content: str = Field(description="The entry to save: one self-contained fact, short and specific.")
+    category: FailureCategory | None = Field(
+        default=None, description="Only for target 'failure': what kind of lesson this is (default 'failure')."
+    )
+    failure_reason: str | None = Field(
+        default=None, alias="failureReason", description="Only for target 'failure': what went wrong, briefly."
+    )
 
 
 class ReplaceArgs(_Args):
-    target: Literal["memory", "user"] = TargetField
+    target: Target = TargetField
     old_text: str = Field(alias="oldText", description="A short piece of text found in exactly one existing entry.")
     new_content: str = Field(alias="newContent", description="The full new text of that entry (it replaces the whole entry).")
 
 
 class RemoveArgs(_Args):
-    target: Literal["memory", "user"] = TargetField
+    target: Target = TargetField
     old_text: str = Field(alias="oldText", description="A short piece of text found in exactly one existing entry.")
 
 
 class ReadArgs(_Args):
-    target: Literal["memory", "user"] = TargetField
+    target: Target = TargetField
 
 
 GUIDE = (
@@ -58,7 +68,17 @@ def create_memory_tools(store: MemoryStore) -> list[ToolSpec]:
 
     def on_invalid(error: str, arguments: dict) -> dict:
         target = arguments.get("target")
-        return store.refuse_invalid(target if target in ("memory", "user") else "memory", error).to_dict()
+        return store.refuse_invalid(target if target in store.targets else "memory", error).to_dict()
+
+    def add(a: AddArgs) -> dict:
+        if a.target == "failure":
+            return store.add_failure(a.content, a.category or "failure", a.failure_reason).to_dict()
+        if a.category or a.failure_reason:
+            return store.refuse_invalid(
+                a.target if a.target in store.targets else "memory",
+                "category and failureReason apply only to target 'failure'. Drop them, or use target 'failure'.",
+            ).to_dict()
+        return store.add(a.target, a.content).to_dict()
 
     return [
         ToolSpec(
@@ -67,7 +87,7 @@ def create_memory_tools(store: MemoryStore) -> list[ToolSpec]:
             description=f"Add one entry to persistent memory. {GUIDE} An exact duplicate is accepted without a "
             "second copy. When the store is full the call fails and lists the entries: merge or remove some, then retry.",
             args_model=AddArgs,
-            handler=lambda a: store.add(a.target, a.content).to_dict(),
+            handler=add,
             idempotent=True,
             on_invalid=on_invalid,
         ),

@@ -90,12 +90,7 @@ class Bridge:
         from pi_memory.tools import create_memory_tools
 
         settings = load_settings(cwd)
-        store = MemoryStore(
-            settings.data_dir,
-            memory_char_limit=settings.memory_char_limit,
-            user_char_limit=settings.user_char_limit,
-            lock_timeout=settings.lock_timeout,
-        )
+        store = MemoryStore.from_settings(settings, cwd=cwd or Path.cwd())
         if load:
             store.load_from_disk()
         for warning in getattr(settings, "warnings", ()):
