@@ -54,7 +54,7 @@ def worker(folder: str, wid: int, queue) -> None:
 
 
 def test_eight_processes_two_hundred_ops_each(tmp_path):
-    ctx = mp.get_context("spawn")
+    ctx = mp.get_context("fork")  # spawn would re-import this test module by name, which pytest's importlib mode does not allow
     queue = ctx.Queue()
     procs = [ctx.Process(target=worker, args=(str(tmp_path), w, queue)) for w in range(WORKERS)]
     for p in procs:

@@ -1,0 +1,155 @@
+"""Chat models behind Anthropic's Messages API (``POST {base_url}/v1/messages``), through the ``anthropic`` SDK.
+
+``base_url`` is the host root without ``/v1`` (``https://api.anthropic.com``, pi's convention too); it also
+serves Anthropic-compatible gateways.
+
+JSON mode (``json_mode``):
+
+* ``"tool"`` (default): the schema becomes the ``input_schema`` of a single tool and ``tool_choice`` forces
+  the model to call it, so the reply is the tool's ``input`` object. This is the most reliable way to get
+  structured output from Claude models and from gateways that speak the Messages API, and it needs no
+  assistant prefill (which newer Claude models refuse). A reply with no tool call falls back to its text.
+* ``"prompt"``: only the system-prompt instruction, for gateways that do not support tools.
+
+Temperature: the current Messages API and SDK no longer take ``temperature``. It is sent (as an extra body
+field) only when ``send_temperature=True`` -- pi's ``compat.supportsTemperature: true`` -- for gateways and
+older models that honour it; otherwise the server's default sampling applies.
+
+Authentication: ``api_key`` or ``auth_token`` (pi's ``authHeader: true`` maps to the latter); the 2.x SDK
+sends either one as ``Authorization: Bearer``. With neither and no ``base_url``, ``$ANTHROPIC_API_KEY`` is
+read; the SDK's own credential-file discovery is never triggered.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from pi_memory.llm.base import PLACEHOLDER_KEY, ChatModel, RawReply, schema_name
+from pi_memory.llm.errors import (
+    LLMConfigError,
+    LLMError,
+    LLMRequestError,
+    LLMUnavailableError,
+    classify_sdk_error,
+)
+
+AnthropicJsonMode = Literal["tool", "prompt"]
+ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+
+class AnthropicChatModel(ChatModel):
+    """See the module docstring."""
+
+    provider = "anthropic"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        auth_token: str | None = None,
+        headers: dict[str, str] | None = None,
+        json_mode: AnthropicJsonMode = "tool",
+        send_temperature: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        try:
+            import anthropic
+        except ImportError as exc:
+            raise LLMUnavailableError(
+                "The 'anthropic' Python package is not installed, so Anthropic models cannot be used. "
+                "Install it with: pip install 'anthropic>=2.10' (it is a normal dependency of pi-memory)."
+            ) from exc
+        if json_mode not in ("tool", "prompt"):
+            raise LLMConfigError(f"jsonMode {json_mode!r} is not one of tool, prompt (for Anthropic models).")
+        base_url = base_url.rstrip("/") if base_url else None
+        super().__init__(model, where=base_url or ANTHROPIC_DEFAULT_BASE_URL, **kwargs)
+        if not api_key and not auth_token:
+            api_key = os.environ.get("ANTHROPIC_API_KEY") if base_url is None else None
+            if not api_key:
+                if base_url is None:
+                    raise LLMConfigError(
+                        "No API key for Anthropic: set $ANTHROPIC_API_KEY, or apiKey in the pi-memory llm "
+                        "settings, or the apiKey of the pi models.json provider."
+                    )
+                api_key = PLACEHOLDER_KEY
+        self.json_mode = json_mode
+        self.send_temperature = send_temperature
+        self._sdk = anthropic
+        # Exactly one of api_key / auth_token is set here, so the SDK never walks its own credential chain.
+        self._client = anthropic.Anthropic(
+            api_key=api_key or None,
+            auth_token=None if api_key else auth_token,
+            base_url=base_url or ANTHROPIC_DEFAULT_BASE_URL,
+            timeout=self.timeout_s,
+            max_retries=0,  # ChatModel owns retries (see base.py)
+            default_headers=headers or None,
+        )
+
+    def _json_system(self, system: str | None, schema: type[BaseModel]) -> str:
+        if self.json_mode != "tool":
+            return super()._json_system(system, schema)
+        instruction = (
+            f"Answer by calling the tool {schema_name(schema)} exactly once; its input is your whole answer "
+            "and must follow the tool's input schema."
+        )
+        return f"{system}\n\n{instruction}" if system else instruction
+
+    def _send(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        system: str | None,
+        max_tokens: int,
+        temperature: float | None,
+        json_schema: type[BaseModel] | None,
+    ) -> RawReply:
+        kwargs: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "messages": messages}
+        if system:
+            kwargs["system"] = system
+        if temperature is not None and self.send_temperature:
+            kwargs["extra_body"] = {"temperature": temperature}
+        tool = schema_name(json_schema) if json_schema is not None else None
+        if json_schema is not None and self.json_mode == "tool":
+            kwargs["tools"] = [{
+                "name": tool,
+                "description": f"Record the answer as one {json_schema.__name__} object.",
+                "input_schema": json_schema.model_json_schema(),
+            }]
+            kwargs["tool_choice"] = {"type": "tool", "name": tool}
+        resp = self._client.messages.create(**kwargs)
+        content = getattr(resp, "content", None)
+        if not isinstance(content, list):
+            raise LLMRequestError(
+                f"The server at {self.where} answered, but not with a Messages API reply "
+                f"(got {type(resp).__name__} without content). Check that baseUrl is the API root "
+                "(e.g. https://api.anthropic.com, without /v1)."
+            )
+        texts: list[str] = []
+        tool_input: Any = None
+        for block in content:
+            kind = getattr(block, "type", None)
+            if kind == "tool_use" and tool is not None and getattr(block, "name", None) == tool:
+                tool_input = getattr(block, "input", None)
+            elif kind == "text":
+                texts.append(getattr(block, "text", "") or "")
+        text = json.dumps(tool_input, ensure_ascii=False) if tool_input is not None else "".join(texts)
+        usage = getattr(resp, "usage", None)
+        return RawReply(
+            text=text,
+            input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
+            output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+            model=str(getattr(resp, "model", None) or self.model),
+            stop_reason=getattr(resp, "stop_reason", None),
+        )
+
+    def _classify(self, exc: BaseException) -> LLMError:
+        return classify_sdk_error(exc, self._sdk, where=self.where, model=self.model, timeout_s=self.timeout_s)
+
+    def close(self) -> None:
+        self._client.close()

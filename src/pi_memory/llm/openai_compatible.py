@@ -1,0 +1,139 @@
+"""Chat models behind an OpenAI-compatible ``/chat/completions`` endpoint, through the official ``openai`` SDK.
+
+Covers OpenAI itself, Ollama (``http://127.0.0.1:11434/v1``), vLLM, llama.cpp's server, LM Studio, OpenRouter
+and proxies. ``base_url`` includes the version segment (``…/v1``); the SDK appends ``/chat/completions``.
+
+JSON mode (``json_mode``):
+
+* ``"json_object"`` (default): ``response_format={"type": "json_object"}`` -- supported by OpenAI, Ollama,
+  vLLM, llama.cpp and most proxies; the schema itself travels in the system prompt.
+* ``"json_schema"``: ``response_format={"type": "json_schema", ...}`` with the pydantic schema (``strict``
+  off), for servers that constrain decoding to a schema (Ollama >= 0.5, vLLM, OpenAI).
+* ``"prompt"``: no ``response_format`` at all, for servers that reject it; only the instruction is sent.
+
+Whatever the mode, the reply is parsed and validated by :meth:`ChatModel.complete_json`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from pi_memory.llm.base import PLACEHOLDER_KEY, ChatModel, RawReply, schema_name
+from pi_memory.llm.errors import (
+    LLMConfigError,
+    LLMError,
+    LLMRequestError,
+    LLMUnavailableError,
+    classify_sdk_error,
+)
+
+OpenAIJsonMode = Literal["json_object", "json_schema", "prompt"]
+MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
+OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+class OpenAICompatibleChatModel(ChatModel):
+    """See the module docstring. ``api_key=None`` with no ``base_url`` reads ``$OPENAI_API_KEY``."""
+
+    provider = "openai-compatible"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        headers: dict[str, str] | None = None,
+        json_mode: OpenAIJsonMode = "json_object",
+        max_tokens_field: MaxTokensField = "max_tokens",
+        send_temperature: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        try:
+            import openai
+        except ImportError as exc:
+            raise LLMUnavailableError(
+                "The 'openai' Python package is not installed, so OpenAI-compatible models cannot be used. "
+                "Install it with: pip install 'openai>=3.50' (it is a normal dependency of pi-memory)."
+            ) from exc
+        if json_mode not in ("json_object", "json_schema", "prompt"):
+            raise LLMConfigError(f"jsonMode {json_mode!r} is not one of json_object, json_schema, prompt.")
+        if max_tokens_field not in ("max_tokens", "max_completion_tokens"):
+            raise LLMConfigError(f"maxTokensField {max_tokens_field!r} is not max_tokens or max_completion_tokens.")
+        base_url = base_url.rstrip("/") if base_url else None
+        super().__init__(model, where=base_url or OPENAI_DEFAULT_BASE_URL, **kwargs)
+        if not api_key:
+            api_key = os.environ.get("OPENAI_API_KEY") if base_url is None else None
+            if not api_key:
+                if base_url is None:
+                    raise LLMConfigError(
+                        "No API key for OpenAI: set $OPENAI_API_KEY, or apiKey in the pi-memory llm settings, "
+                        "or set baseUrl to a local OpenAI-compatible server."
+                    )
+                api_key = PLACEHOLDER_KEY
+        self.json_mode = json_mode
+        self.max_tokens_field = max_tokens_field
+        self.send_temperature = send_temperature
+        self._sdk = openai
+        self._client = openai.OpenAI(
+            api_key=api_key,
+            base_url=base_url or OPENAI_DEFAULT_BASE_URL,
+            timeout=self.timeout_s,
+            max_retries=0,  # ChatModel owns retries (see base.py)
+            default_headers=headers or None,
+        )
+
+    def _send(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        system: str | None,
+        max_tokens: int,
+        temperature: float | None,
+        json_schema: type[BaseModel] | None,
+    ) -> RawReply:
+        payload: list[dict[str, str]] = [{"role": "system", "content": system}] if system else []
+        payload.extend(messages)
+        kwargs: dict[str, Any] = {"model": self.model, "messages": payload, self.max_tokens_field: max_tokens}
+        if temperature is not None and self.send_temperature:
+            kwargs["temperature"] = temperature
+        if json_schema is not None and self.json_mode == "json_object":
+            kwargs["response_format"] = {"type": "json_object"}
+        elif json_schema is not None and self.json_mode == "json_schema":
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": schema_name(json_schema),
+                    "schema": json_schema.model_json_schema(),
+                    "strict": False,
+                },
+            }
+        resp = self._client.chat.completions.create(**kwargs)
+        choices = getattr(resp, "choices", None)
+        if choices is None:
+            raise LLMRequestError(
+                f"The server at {self.where} answered, but not with a chat completion "
+                f"(got {type(resp).__name__}). Check that baseUrl points at an OpenAI-compatible API (…/v1)."
+            )
+        text, finish = "", None
+        if choices:
+            first = choices[0]
+            text = getattr(first.message, "content", None) or ""
+            finish = getattr(first, "finish_reason", None)
+        usage = getattr(resp, "usage", None)
+        return RawReply(
+            text=text,
+            input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            model=str(getattr(resp, "model", None) or self.model),
+            stop_reason=finish,
+        )
+
+    def _classify(self, exc: BaseException) -> LLMError:
+        return classify_sdk_error(exc, self._sdk, where=self.where, model=self.model, timeout_s=self.timeout_s)
+
+    def close(self) -> None:
+        self._client.close()
