@@ -1,0 +1,249 @@
+"""The default embedder: all-MiniLM-L6-v2 (int8 ONNX) bundled in this package, run with onnxruntime.
+
+No PyTorch and no network: the tokenizer comes from the bundled ``tokenizer.json`` (``tokenizers`` never calls
+the Hugging Face hub when given a file) and the model from ``models/all-MiniLM-L6-v2/model_int8.onnx``. The
+folder's README.md says where the weights came from and how the file was made (``scripts/export_minilm_onnx.py``).
+
+What it computes is what sentence-transformers computes for this model (``modules.json`` of the upstream model:
+BertModel → mean pooling → L2 normalisation), with the input cut at 256 tokens.
+
+Cost on the 2-core evaluation machine (``../shared/reference/embedder-eval.md``; rerun with
+``benchmarks/embed_throughput.py``): load about 0.25 s, about 600 sentences/s at batch 64, 1–2 ms per short query,
+about 200 MB peak RSS.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .base import EmbeddingError, check_texts, l2_normalise
+
+__all__ = ["BATCH_SIZE", "DIM", "MAX_TOKENS", "MODEL_DIR", "MODEL_NAME", "MODEL_SHA256", "OnnxMiniLM", "file_sha256"]
+
+MODEL_DIR = Path(__file__).resolve().parent / "models" / "all-MiniLM-L6-v2"
+MODEL_FILE = "model_int8.onnx"
+TOKENIZER_FILE = "tokenizer.json"
+#: sha256 of the shipped ``model_int8.onnx`` (22,991,955 bytes); also in the model folder's README.md.
+MODEL_SHA256 = "1818c9b151c765b7ead33279fb4b7a39c3c2122b9ad970dd002b69e9eb17e4dd"
+#: Stored beside every vector. Change it whenever the model file changes in a way that moves vectors.
+MODEL_NAME = "all-MiniLM-L6-v2-int8"
+#: Hidden size of MiniLM-L6-H384 (config.json ``hidden_size``; 1_Pooling ``word_embedding_dimension``).
+DIM = 384
+#: sentence-transformers ``max_seq_length`` of this model (sentence_bert_config.json), special tokens included.
+#: The bundled tokenizer.json says 128; upstream sentence-transformers uses 256, and so do we.
+MAX_TOKENS = 256
+#: Texts per onnxruntime call: the batch size the evaluation measured (590 sentences/s on 2 cores).
+BATCH_SIZE = 64
+#: ``[PAD]`` id in the vocabulary (config.json ``pad_token_id``).
+PAD_ID = 0
+#: Texts tokenised at once before sorting into batches; bounds the memory held by token lists.
+TOKENIZE_CHUNK = 2048
+#: A git-lfs pointer file starts like this; a checkout without LFS leaves one in place of the model.
+_LFS_POINTER = b"version https://git-lfs"
+
+_REINSTALL = (
+    "reinstall pi-memory (`pip install --force-reinstall --no-deps pi-memory`). In a git checkout the file is "
+    "stored in the repository itself; restore it with `git checkout -- src/pi_memory/embed/models`, or "
+    "regenerate it with scripts/export_minilm_onnx.py. Or configure another embedding provider."
+)
+
+
+def file_sha256(path: Path) -> str:
+    """Hex sha256 of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def default_threads() -> int:
+    """onnxruntime intra-op threads: min(4, CPUs). More threads than 4 barely help a 6-layer model at these
+    batch sizes and take cores from the agent that runs beside us."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+class OnnxMiniLM:
+    """all-MiniLM-L6-v2 int8 on onnxruntime; see the module docstring.
+
+    Loads on first use (or ``load()``), once, under a lock; after that ``embed`` may be called from many threads
+    at once (onnxruntime sessions and tokenizers encoders are safe for concurrent use).
+
+    ``model_dir`` / ``model_file``: another export with the same inputs and outputs (e.g. ``model.onnx``, fp32,
+    from ``scripts/export_minilm_onnx.py --keep-fp32``); pass a ``model_name`` that tells it apart.
+    ``threads``: onnxruntime intra-op threads (default ``min(4, cpu_count)``).
+    """
+
+    dim: int = DIM
+
+    def __init__(
+        self,
+        model_dir: str | Path | None = None,
+        *,
+        model_file: str = MODEL_FILE,
+        model_name: str | None = None,
+        threads: int | None = None,
+        batch_size: int = BATCH_SIZE,
+        max_tokens: int = MAX_TOKENS,
+    ) -> None:
+        if batch_size < 1 or max_tokens < 2:
+            raise ValueError("batch_size must be ≥ 1 and max_tokens ≥ 2 (room for [CLS] and [SEP])")
+        self.model_dir = Path(model_dir) if model_dir is not None else MODEL_DIR
+        self.model_path = self.model_dir / model_file
+        self.tokenizer_path = self.model_dir / TOKENIZER_FILE
+        if model_name is None:
+            custom = model_dir is not None or model_file != MODEL_FILE
+            model_name = f"{self.model_dir.name}/{Path(model_file).stem}" if custom else MODEL_NAME
+        self.model_name: str = model_name
+        self.threads = threads if threads is not None else default_threads()
+        self.batch_size = batch_size
+        self.max_tokens = max_tokens
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Any = None
+
+    def __repr__(self) -> str:
+        state = "loaded" if self.loaded else "not loaded"
+        return f"OnnxMiniLM({self.model_name!r}, dim={self.dim}, {state}, path={str(self.model_path)!r})"
+
+    # -- loading ------------------------------------------------------------------------------------------
+
+    @property
+    def loaded(self) -> bool:
+        return self._session is not None
+
+    def load(self) -> None:
+        """Load the tokenizer and the ONNX session now (otherwise the first ``embed`` does). Idempotent."""
+        if self._session is not None:
+            return
+        with self._lock:
+            if self._session is None:
+                tokenizer, session = self._open()
+                self._tokenizer = tokenizer
+                self._session = session  # set last: other threads test it without the lock
+
+    def _fix(self) -> str:
+        if self.model_dir.resolve() == MODEL_DIR:
+            return _REINSTALL
+        return (f'check "modelPath"/"modelFile" in the embedding settings: {self.model_dir} must hold the .onnx '
+                "file and tokenizer.json (as made by scripts/export_minilm_onnx.py).")
+
+    def _check_files(self) -> None:
+        for path, what in ((self.model_path, "model file"), (self.tokenizer_path, "tokenizer file")):
+            if not path.is_file():
+                raise EmbeddingError(f"the embedding {what} is missing: {path}.", self._fix(), provider="local")
+        with self.model_path.open("rb") as handle:
+            head = handle.read(len(_LFS_POINTER))
+        if head == _LFS_POINTER:
+            raise EmbeddingError(
+                f"{self.model_path} is a git-lfs pointer, not the model.",
+                "run `git lfs pull`, or " + self._fix(), provider="local",
+            )
+
+    def _open(self) -> tuple[Any, Any]:
+        self._check_files()
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:  # both are core dependencies; a broken environment
+            raise EmbeddingError(
+                f"the default embedder needs onnxruntime and tokenizers, and importing them failed ({exc}).",
+                "reinstall pi-memory's dependencies: `pip install --force-reinstall pi-memory`.",
+                provider="local",
+            ) from exc
+        try:
+            tokenizer = Tokenizer.from_file(str(self.tokenizer_path))
+        except Exception as exc:
+            raise EmbeddingError(f"cannot read the tokenizer {self.tokenizer_path}: {exc}.", self._fix(),
+                                 provider="local") from exc
+        tokenizer.enable_truncation(max_length=self.max_tokens)
+        tokenizer.no_padding()  # the file asks for fixed padding to 128; we pad each batch to its longest text
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3  # errors only: no optimiser chatter on the user's terminal
+        try:
+            session = ort.InferenceSession(str(self.model_path), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:
+            raise EmbeddingError(
+                f"onnxruntime could not load {self.model_path} ({type(exc).__name__}: {exc}); the file may be "
+                "damaged or truncated.", self._fix(), provider="local",
+            ) from exc
+        names = {i.name for i in session.get_inputs()}
+        if not {"input_ids", "attention_mask"} <= names:
+            raise EmbeddingError(
+                f"{self.model_path} is not a BERT-style encoder export (its inputs are {sorted(names)}).",
+                "point model_dir/model_file at a file made by scripts/export_minilm_onnx.py.", provider="local",
+            )
+        self._needs_token_types = "token_type_ids" in names
+        return tokenizer, session
+
+    # -- embedding ----------------------------------------------------------------------------------------
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """float32 ``(len(texts), 384)``, rows L2-normalised. Texts over 256 tokens are cut (the tail is lost).
+
+        Texts are sorted by token length and run in batches of ≤ 64, so padding stays small. Because the int8
+        model scales activations per batch, a text's vector varies slightly with its batch-mates (cosine ≥ 0.98
+        against the text alone); compare with a tolerance.
+        """
+        items = check_texts(texts)
+        out = np.zeros((len(items), self.dim), dtype=np.float32)
+        if not items:
+            return out
+        self.load()
+        for start in range(0, len(items), TOKENIZE_CHUNK):
+            chunk = items[start:start + TOKENIZE_CHUNK]
+            encodings = self._tokenizer.encode_batch(chunk)
+            token_ids = [e.ids for e in encodings]
+            order = sorted(range(len(chunk)), key=lambda i: len(token_ids[i]), reverse=True)
+            for b in range(0, len(order), self.batch_size):
+                rows = order[b:b + self.batch_size]
+                out[[start + r for r in rows]] = self._run([token_ids[r] for r in rows])
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """float32 ``(384,)``, L2-normalised; the query alone in its batch."""
+        if not isinstance(text, str):
+            raise TypeError(f"embed_query() takes a str, not {type(text).__name__}")
+        return self.embed([text])[0]
+
+    def _run(self, batch: list[list[int]]) -> np.ndarray:
+        """One onnxruntime call: pad to the longest row, mean-pool the last hidden state over real tokens."""
+        width = max(len(ids) for ids in batch)
+        input_ids = np.full((len(batch), width), PAD_ID, dtype=np.int64)
+        mask = np.zeros((len(batch), width), dtype=np.int64)
+        for i, ids in enumerate(batch):
+            input_ids[i, :len(ids)] = ids
+            mask[i, :len(ids)] = 1
+        feeds = {"input_ids": input_ids, "attention_mask": mask}
+        if self._needs_token_types:
+            feeds["token_type_ids"] = np.zeros_like(input_ids)
+        try:
+            hidden = self._session.run(None, feeds)[0]  # (batch, width, 384) float32
+        except Exception as exc:
+            raise EmbeddingError(f"onnxruntime failed on a batch of {len(batch)} texts: {exc}.",
+                                 "report this as a bug, with the text if you can share it.",
+                                 provider="local") from exc
+        weights = mask.astype(np.float32)
+        summed = np.einsum("bld,bl->bd", hidden, weights)
+        pooled = summed / np.maximum(weights.sum(axis=1, keepdims=True), 1e-9)
+        return l2_normalise(pooled)
+
+    # -- status -------------------------------------------------------------------------------------------
+
+    def info(self) -> dict[str, Any]:
+        """What a status line needs: name, dim, file, size, threads, loaded. Does not load the model."""
+        size = self.model_path.stat().st_size if self.model_path.is_file() else None
+        return {"provider": "local", "model": self.model_name, "dim": self.dim, "path": str(self.model_path),
+                "bytes": size, "threads": self.threads, "loaded": self.loaded}
