@@ -75,3 +75,20 @@ def test_invalid_value_names_key(agent, tmp_path):
     write(agent / "settings.json", {"userCharLimit": "lots"})
     with pytest.raises(SettingsError, match="userCharLimit"):
         load_settings(cwd=tmp_path)
+
+
+def test_strict_ints_bom_unknown_keys_and_relative_data_dir(agent, tmp_path):
+    (agent / "settings.json").write_text('{"pi-memory": {"memoryCharLimit": true}}')
+    with pytest.raises(SettingsError, match="memoryCharLimit"):
+        load_settings(cwd=tmp_path)
+    (agent / "settings.json").write_bytes(
+        "\ufeff".encode() + json.dumps({"pi-memory": {"memoryCharLimt": 5, "dataDir": "mem"}}).encode()
+    )
+    s = load_settings(cwd=tmp_path)
+    assert s.data_dir == agent / "mem"
+    assert any("memoryCharLimt" in w for w in s.warnings)
+
+
+def test_trusting_a_missing_folder_is_an_error(agent, tmp_path):
+    with pytest.raises(SettingsError, match="not an existing folder"):
+        set_trust(tmp_path / "nope", True)

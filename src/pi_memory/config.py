@@ -16,7 +16,9 @@ Keys: ``dataDir``, ``memoryCharLimit`` (2200), ``userCharLimit`` (1375), ``proje
 ``failureCharLimit`` (2 × memoryCharLimit), ``lockTimeoutSeconds`` (10), ``sessionRetentionDays`` (off).
 
 * The user file (``<agentDir>/settings.json``) is always read; ``${VAR}`` in its string values is replaced by the
-  environment variable (an unset variable makes that setting count as absent and adds a warning).
+  environment variable (an unset variable makes that setting count as absent and adds a warning). A relative
+  ``dataDir`` there is relative to ``agentDir``; in a project file, relative to the project folder.
+* Limits must be JSON integers (``true`` is not 1). Unknown keys produce a warning, not an error.
 * A project file (``<project>/.pi/settings.json``) is read only when the project is trusted, and is never
   interpolated: a repository you clone must not be able to point your memory at a path of its choosing just by
   shipping a settings file. Trust is recorded outside the project, in ``<agentDir>/pi-memory-trust.json``
@@ -32,7 +34,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 SETTINGS_KEY = "pi-memory"
 TRUST_FILE_NAME = "pi-memory-trust.json"
@@ -50,14 +52,14 @@ class SettingsError(ValueError):
 class PiMemorySettings(BaseModel):
     """The ``"pi-memory"`` block of a pi ``settings.json`` (camelCase keys, as pi users write them)."""
 
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
 
     data_dir: str | None = Field(default=None, alias="dataDir")
-    memory_char_limit: int | None = Field(default=None, alias="memoryCharLimit", gt=0, le=1_000_000)
-    user_char_limit: int | None = Field(default=None, alias="userCharLimit", gt=0, le=1_000_000)
-    project_char_limit: int | None = Field(default=None, alias="projectCharLimit", gt=0, le=1_000_000)
-    failure_char_limit: int | None = Field(default=None, alias="failureCharLimit", gt=0, le=1_000_000)
-    session_retention_days: int | None = Field(default=None, alias="sessionRetentionDays", gt=0)
+    memory_char_limit: StrictInt | None = Field(default=None, alias="memoryCharLimit", gt=0, le=1_000_000)
+    user_char_limit: StrictInt | None = Field(default=None, alias="userCharLimit", gt=0, le=1_000_000)
+    project_char_limit: StrictInt | None = Field(default=None, alias="projectCharLimit", gt=0, le=1_000_000)
+    failure_char_limit: StrictInt | None = Field(default=None, alias="failureCharLimit", gt=0, le=1_000_000)
+    session_retention_days: StrictInt | None = Field(default=None, alias="sessionRetentionDays", gt=0)
     lock_timeout_seconds: float | None = Field(default=None, alias="lockTimeoutSeconds", gt=0, le=600)
 
 
@@ -107,6 +109,8 @@ def set_trust(project: Path, trusted: bool) -> list[Path]:
     from pi_memory.curated.files import atomic_write_text
 
     project = project.resolve()
+    if trusted and not project.is_dir():
+        raise SettingsError(f"Cannot trust {project}: it is not an existing folder.")
     current = [p for p in trusted_projects() if p != project]
     if trusted:
         current.append(project)
@@ -119,7 +123,7 @@ def set_trust(project: Path, trusted: bool) -> list[Path]:
 def _read_block(path: Path) -> dict:
     """The ``"pi-memory"`` object of one settings file; ``{}`` when the file or the key is absent."""
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
@@ -154,9 +158,20 @@ def _interpolate(block: dict, warnings: list[str], path: Path) -> dict:
     return out
 
 
-def _validate(block: dict, path: Path) -> PiMemorySettings:
+# Keys other features read from the same block (semantic memory, the model provider, recall settings).
+KNOWN_ELSEWHERE = {
+    "llm", "embedder", "semantic", "memoryMode", "autoCapture", "autoRecall", "toolEnabled", "topK",
+    "recallFrequency", "userId", "userIdScope", "agentId", "customInstructions", "backend", "recallTokenBudget",
+}
+
+
+def _validate(block: dict, path: Path, warnings: list[str] | None = None) -> PiMemorySettings:
     try:
-        return PiMemorySettings.model_validate(block)
+        parsed = PiMemorySettings.model_validate(block)
+        unknown = sorted(set(parsed.model_extra or {}) - KNOWN_ELSEWHERE)
+        if unknown and warnings is not None:
+            warnings.append(f"{path}: unknown {SETTINGS_KEY} key(s) {', '.join(unknown)} ignored (check the spelling).")
+        return parsed
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise SettingsError(f'Invalid "{SETTINGS_KEY}" settings in {path}: {problems}.') from exc
@@ -173,14 +188,14 @@ def load_settings(cwd: Path | None = None, override_dir: Path | None = None) -> 
     sources: list[str] = []
 
     user_path = adir / "settings.json"
-    user = _validate(_interpolate(_read_block(user_path), warnings, user_path), user_path)
+    user = _validate(_interpolate(_read_block(user_path), warnings, user_path), user_path, warnings)
     if user.model_fields_set:
         sources.append(str(user_path))
 
     project = PiMemorySettings()
     project_path = cwd / ".pi" / "settings.json"
     if project_path.is_file() and is_trusted(cwd):
-        project = _validate(_read_block(project_path), project_path)
+        project = _validate(_read_block(project_path), project_path, warnings)
         if project.model_fields_set:
             sources.append(str(project_path))
 
@@ -199,7 +214,7 @@ def load_settings(cwd: Path | None = None, override_dir: Path | None = None) -> 
     elif project.data_dir:
         data_dir = cwd / Path(project.data_dir).expanduser()
     elif user.data_dir:
-        data_dir = Path(user.data_dir).expanduser()
+        data_dir = adir / Path(user.data_dir).expanduser()  # a relative path is relative to agentDir
     else:
         data_dir = adir / "memories"
 

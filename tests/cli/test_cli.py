@@ -129,3 +129,29 @@ def test_project_settings_need_trust(run, tmp_path):
     assert status()["dataDir"] == str(tmp_path / "agent" / "memories")
     subprocess.run([sys.executable, "-m", "pi_memory", "trust", str(project)], env=env, check=True, capture_output=True)
     assert status()["dataDir"] == str(project.resolve() / "mem-here")
+
+
+def test_split_refuses_to_apply_what_would_not_fit(run, tmp_path):
+    d = tmp_path / "m"
+    d.mkdir()
+    notes = "# Notes\n" + "".join(f"- bullet number {i} with some words\n" for i in range(120))
+    (d / "MEMORY.md").write_text(notes)
+    r = run("split", "memory", "--apply", "--dir", str(d))
+    assert r.returncode == 1 and "over the 2,200-char limit" in r.stderr
+    assert (d / "MEMORY.md").read_text() == notes
+
+
+def test_read_escapes_terminal_control_codes(run, tmp_path):
+    d = tmp_path / "m"
+    d.mkdir()
+    (d / "MEMORY.md").write_text("title \x1b]0;PWNED\x07 end\n")
+    r = run("read", "memory", "--dir", str(d))
+    assert "\x1b" not in r.stdout and "\\x1b]0;PWNED\\x07" in r.stdout
+
+
+def test_add_reads_stdin_for_dash(tmp_path):
+    d = tmp_path / "m"
+    r = subprocess.run([sys.executable, "-m", "pi_memory", "add", "memory", "-", "--dir", str(d)],
+                       input="line one\nline two\n", capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0
+    assert (d / "MEMORY.md").read_text() == "line one\nline two\n"

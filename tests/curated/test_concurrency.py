@@ -79,3 +79,31 @@ def test_lock_timeout_gives_clear_error_and_changes_nothing(tmp_path):
     assert not r.success and r.code == "locked"
     assert "MEMORY.md.lock" in r.error and "retry" in r.error
     assert (tmp_path / "MEMORY.md").read_text() == "before\n"
+
+
+def symlink_worker(folder: str, wid: int, queue) -> None:
+    store = MemoryStore(folder, memory_char_limit=10_000_000, lock_timeout=60)
+    for i in range(100):
+        assert store.add("memory", f"link{wid}-{i}").success
+    queue.put(wid)
+
+
+def test_stores_sharing_one_file_through_symlinks_share_its_lock(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "MEMORY.md").write_text("")
+    folders = []
+    for name in ("a", "b"):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "MEMORY.md").symlink_to(shared / "MEMORY.md")
+        folders.append(str(d))
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=symlink_worker, args=(folders[w % 2], w, queue)) for w in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+        assert p.exitcode == 0
+    assert len(parse((shared / "MEMORY.md").read_text())) == 400

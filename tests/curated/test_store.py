@@ -243,3 +243,60 @@ def test_three_failures_then_terminal_result_until_next_turn(store):
     assert store.add("user", "fine").success
     store.begin_turn()
     assert store.add("memory", "valid new entry").success
+
+
+# ------------------------------------------------------- tester findings
+def test_entry_longer_than_the_whole_limit_says_so(store):
+    r = store.add("user", "x" * 500)
+    assert r.code == "over_limit"
+    assert "longer than USER.md's whole limit of 100" in r.error and "full" not in r.error
+
+
+@pytest.mark.parametrize("text", ["hello \x1b]0;PWNED\x07 there", "a\x1b[8mhidden", "nul\x00byte"])
+def test_control_characters_refused(store, text):
+    r = store.add("memory", text)
+    assert not r.success and r.code == "invalid_content"
+
+
+@pytest.mark.parametrize("sep", ["\u2028", "\u0085", "\x0c"])
+def test_section_sign_line_with_unicode_line_breaks_refused(store, sep):
+    r = store.add("memory", f"one{sep}§{sep}two")
+    assert not r.success and r.code in ("delimiter", "invalid_content")
+
+
+def test_entry_changed_on_disk_refused_once_then_allowed(store):
+    store.add("memory", "first fact")
+    store.add("memory", "second fact")
+    path = store.path("memory")
+    path.write_text(path.read_text() + "appended by a script: keep me\n")
+    r = store.replace("memory", "second fact", "second fact v2")
+    assert not r.success and r.code == "changed_on_disk"
+    assert r.current_entries == ["second fact\nappended by a script: keep me"]
+    assert "appended by a script" in path.read_text()
+    r = store.replace("memory", "second fact", "second fact v2\nappended by a script: keep me")
+    assert r.success
+    assert path.read_text() == "first fact\n§\nsecond fact v2\nappended by a script: keep me\n"
+
+
+def test_unreadable_file_is_an_error_not_a_crash(store):
+    store.path("memory").mkdir(parents=True)  # a directory where the file should be
+    store.load_from_disk()  # must not raise
+    r = store.read("memory")
+    assert not r.success and r.code == "io_error" and "Cannot read MEMORY.md" in r.error
+    w = store.add("memory", "x")
+    assert not w.success and w.code in ("io_error", "drift")
+
+
+def test_reading_creates_no_folder(tmp_path):
+    s = MemoryStore(tmp_path / "not-yet")
+    s.load_from_disk()
+    assert s.read("memory").entries == []
+    assert not (tmp_path / "not-yet").exists()
+
+
+def test_read_only_file_is_not_overwritten(store):
+    store.add("memory", "one")
+    store.path("memory").chmod(0o444)
+    r = store.add("memory", "two")
+    assert r.code == "io_error" and "read-only" in r.error
+    assert store.path("memory").read_text() == "one\n"

@@ -67,3 +67,22 @@ def test_in_process_client_replace_and_remove(tmp_path):
 
     anyio.run(scenario)
     assert (tmp_path / "USER.md").read_text() == "Name is Ada L.\n"
+
+
+def test_bad_arguments_get_our_structured_answer(tmp_path):
+    store = MemoryStore(tmp_path)
+    store.add("memory", "one")
+    server = build_server(store)
+
+    async def scenario():
+        async with Client(server) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert tools["memory_add"].input_schema["properties"]["target"]["enum"] == ["memory", "user", "project", "failure"]
+            r = await client.call_tool("memory_remove", {"target": "memory"})
+            assert r.is_error and r.structured_content["code"] == "invalid_arguments"
+            assert "oldText" in r.structured_content["error"]
+            assert r.structured_content["currentEntries"] == ["one"]
+            r = await client.call_tool("memory_add", {"target": "nope", "content": "x"})
+            assert r.is_error and r.structured_content["code"] == "invalid_arguments"
+
+    anyio.run(scenario)

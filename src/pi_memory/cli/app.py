@@ -13,7 +13,7 @@ from rich.console import Console
 
 from pi_memory.config import Settings, SettingsError, load_settings
 from pi_memory.curated import MemoryResult, MemoryStore, build_snapshot
-from pi_memory.curated.entries import split_plain_markdown
+from pi_memory.curated.entries import DELIMITER, printable, split_plain_markdown
 from pi_memory.curated.store import FAILURE_CATEGORIES
 
 app = typer.Typer(
@@ -80,7 +80,7 @@ def finish(result: MemoryResult, as_json: bool) -> None:
             _print_entries(result)
         else:
             out.print(result.message or "ok", markup=False)
-            out.print(f"{result.target}: {result.entry_count} entries, {result.usage}", markup=False)
+            out.print(f"{result.target}: {n_entries(result.entry_count or 0)}, {result.usage}", markup=False)
     else:
         err.print(f"[red]refused ({result.code}):[/red] ", end="")
         err.print(result.error or "", markup=False)
@@ -92,13 +92,23 @@ def finish(result: MemoryResult, as_json: bool) -> None:
     raise typer.Exit(0 if result.success else 1)
 
 
+def n_entries(n: int) -> str:
+    return "1 entry" if n == 1 else f"{n} entries"
+
+
 def _print_entries(result: MemoryResult) -> None:
-    out.print(f"[bold]{result.target}[/bold] — {result.entry_count} entries, {result.usage}")
+    out.print(f"[bold]{result.target}[/bold] — {n_entries(result.entry_count or 0)}, {result.usage}")
     for i, entry in enumerate(result.entries or [], 1):
         out.print(f"[dim]{i}.[/dim] ", end="")
-        out.print(entry, markup=False)
+        out.print(printable(entry), markup=False)  # escape codes are shown, never executed by the terminal
     if result.notice:
-        err.print(f"[yellow]note:[/yellow] {result.notice}", markup=False)
+        err.print("[yellow]note:[/yellow] ", end="")
+        err.print(result.notice, markup=False)
+
+
+def text_arg(text: str) -> str:
+    """``-`` reads the text from standard input (for long or multi-line entries)."""
+    return sys.stdin.read() if text == "-" else text
 
 
 @app.command()
@@ -116,7 +126,8 @@ def add(
     dir: DirOpt = None,
     json_: JsonOpt = False,
 ) -> None:
-    """Add an entry."""
+    """Add an entry. TEXT "-" reads it from standard input."""
+    text = text_arg(text)
     store = open_store(dir)
     if target is Target.failure:
         finish(store.add_failure(text, category, reason), json_)
@@ -125,8 +136,8 @@ def add(
 
 @app.command()
 def replace(target: Target, old: str, new: str, dir: DirOpt = None, json_: JsonOpt = False) -> None:
-    """Replace the entry containing OLD with NEW."""
-    finish(open_store(dir).replace(target.value, old, new), json_)
+    """Replace the entry containing OLD with NEW (NEW "-" reads standard input)."""
+    finish(open_store(dir).replace(target.value, old, text_arg(new)), json_)
 
 
 @app.command()
@@ -166,7 +177,7 @@ def status(dir: DirOpt = None, json_: JsonOpt = False) -> None:
     out.print(f"settings: {', '.join(s.sources) or 'defaults'}", markup=False)
     for target, info in stores.items():
         health = "[red]drift: " + info["drift"] + "[/red]" if info["drift"] else "[green]ok[/green]"
-        out.print(f"{store.name(target)}: {info['entryCount']} entries, {info['usage']} — {health}")
+        out.print(f"{store.name(target)}: {n_entries(info['entryCount'] or 0)}, {info['usage']} — {health}")
         if info["notice"]:
             out.print(f"  {info['notice']}", markup=False)
 
@@ -187,17 +198,32 @@ def split(
         raise typer.Exit(1)
     text = path.read_bytes().decode("utf-8", errors="replace")
     proposed = split_plain_markdown(text)
+    limit = store.limit(target.value)
     flagged = {i for i, e in enumerate(proposed) if safety.check_write(e) is not None}
-    for i, entry in enumerate(proposed, 1):
-        mark = " [red](refused by the scanner, will be dropped)[/red]" if i - 1 in flagged else ""
-        out.print(f"[dim]{i}.[/dim]{mark} ", end="")
-        out.print(entry, markup=False)
+    too_long = {i for i, e in enumerate(proposed) if len(e) > limit}
+    for i, entry in enumerate(proposed):
+        mark = " [red](refused by the scanner, will be dropped)[/red]" if i in flagged else ""
+        mark += f" [red](longer than the {limit:,}-char limit)[/red]" if i in too_long else ""
+        out.print(f"[dim]{i + 1}.[/dim]{mark} ", end="")
+        out.print(printable(entry), markup=False)
     kept = [e for i, e in enumerate(proposed) if i not in flagged]
+    total = len(DELIMITER.join(kept))
+    summary = f"\n{n_entries(len(kept))} proposed ({total:,}/{limit:,} chars)"
+    if flagged:
+        summary += f", {len(flagged)} dropped by the scanner"
+    out.print(summary + ".", markup=False)
+    if too_long or total > limit:
+        err.print(
+            f"Not applicable as is: {'some entries are' if too_long else 'the entries together are'} over the "
+            f"{limit:,}-char limit. Shorten the notes in {path} (or raise the limit in settings), then run split again.",
+            markup=False,
+        )
+        raise typer.Exit(1)
     if not apply:
-        out.print(f"\n{len(kept)} entries proposed. Run again with --apply to write them.")
+        out.print("Run again with --apply to write them.")
         return
     bak = store.rewrite(target.value, kept)
-    out.print(f"\nWrote {len(kept)} entries to {path}; the original is in {bak}.", markup=False)
+    out.print(f"Wrote {len(kept)} entries to {path}; the original is in {bak}.", markup=False)
 
 
 def _register_subcommands() -> None:

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from pi_memory.cli.app import DirOpt, app, err, open_store, out
-from pi_memory.config import agent_dir, set_trust
+from pi_memory.config import SettingsError, agent_dir, set_trust
 
 install_app = typer.Typer(help="Install pi-memory into an agent.", no_args_is_help=True)
 app.add_typer(install_app, name="install")
@@ -47,7 +47,11 @@ def demo() -> None:
 @app.command()
 def trust(path: Annotated[Path, typer.Argument(help="Project folder.")] = Path(".")) -> None:
     """Trust a project: its .pi/settings.json "pi-memory" block will be read."""
-    trusted = set_trust(path, True)
+    try:
+        trusted = set_trust(path, True)
+    except SettingsError as exc:
+        err.print(str(exc), markup=False)
+        raise typer.Exit(2) from exc
     out.print(f"Trusted {path.resolve()} ({len(trusted)} trusted project(s)).", markup=False)
 
 

@@ -17,8 +17,11 @@ Drift (the file holds something the tool would mangle) is one of:
   trailing newlines, whitespace around entries, blank lines and empty entries (``§`` twice in a row, a
   trailing delimiter) lose nothing, are normalised silently on the next write and are never drift;
 * ``oversized_entry``: one entry alone is longer than the store's limit (a patch-tool or shell append with no
-  delimiter, or hand-written notes). When such a file has no delimiter at all and looks like Markdown, the
-  reason is ``plain_markdown`` and the remedy is ``pi-memory split``.
+  delimiter, hand-written notes, or a limit lowered below an existing entry). When such a file has no
+  delimiter at all and looks like Markdown, the reason is ``plain_markdown`` and the remedy is
+  ``pi-memory split``;
+* ``unreadable``: the file exists but cannot be read (permissions, a directory, a symlink loop). Not drift in
+  the strict sense, but handled the same way: reported, never a crash, no write.
 """
 
 from __future__ import annotations
@@ -75,13 +78,28 @@ def usage(current: int, limit: int) -> str:
     return f"{pct}% — {current:,}/{limit:,} chars"
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def content_problem(content: str) -> str | None:
-    """Why ``content`` (already stripped) cannot be stored as one entry, or ``None``."""
+    """Why ``content`` (already stripped) cannot be stored as one entry, or ``None``.
+
+    ``empty``; ``delimiter`` (a line that is only ``§``, with any line break Python knows, U+2028 included, so
+    an entry cannot fake an entry boundary on screen); ``control`` (C0/C1 control characters other than tab
+    and newline: terminal escape sequences can retitle a terminal or hide text from a person reading it).
+    """
     if not content:
         return "empty"
-    if any(line.strip() == SECTION_SIGN for line in content.split("\n")):
+    if any(line.strip() == SECTION_SIGN for line in content.splitlines()):
         return "delimiter"
+    if _CONTROL.search(content):
+        return "control"
     return None
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters shown as ``\\xNN`` escapes, for printing to a terminal."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 @dataclass(frozen=True)
@@ -89,7 +107,7 @@ class Analysis:
     """A store file read from disk: its entries (deduplicated) and whether it has drifted."""
 
     entries: list[str]
-    drift: str | None = None  # not_utf8 | round_trip | oversized_entry | plain_markdown
+    drift: str | None = None  # not_utf8 | round_trip | oversized_entry | plain_markdown | unreadable
     detail: str = ""
     text: str = ""
 
@@ -102,10 +120,12 @@ def looks_like_plain_markdown(text: str) -> bool:
     return len(_MD_STRUCTURE.findall(norm)) >= 2 or norm.count("\n\n") >= 2
 
 
-def analyse(raw: bytes | None, limit: int) -> Analysis:
+def analyse(raw: bytes | OSError | None, limit: int) -> Analysis:
     """Parse raw file bytes for a store of ``limit`` characters and classify drift."""
     if raw is None:
         return Analysis(entries=[])
+    if isinstance(raw, OSError):
+        return Analysis(entries=[], drift="unreadable", detail=f"{type(raw).__name__}: {raw}")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -119,7 +139,7 @@ def analyse(raw: bytes | None, limit: int) -> Analysis:
     if text.startswith("\ufeff"):
         text = text[1:]
     entries = parse(text)
-    hidden = next((e for e in entries if content_problem(e) == "delimiter"), None)
+    hidden = next((e for e in entries if any(line.strip() == SECTION_SIGN for line in e.split("\n"))), None)
     if hidden is not None:
         norm = normalise_newlines(text)
         line_no = norm[: norm.find(hidden)].count("\n") + 1 + next(

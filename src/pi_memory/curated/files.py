@@ -42,8 +42,13 @@ def real_path(path: Path) -> Path:
 
 @contextlib.contextmanager
 def locked(path: Path, timeout: float) -> Iterator[None]:
-    """Hold the cross-process lock for ``path``; raises :class:`StoreLockedError` after ``timeout`` seconds."""
-    lock_path = path.with_name(path.name + ".lock")
+    """Hold the cross-process lock for ``path``; raises :class:`StoreLockedError` after ``timeout`` seconds.
+
+    The lock sits beside the symlink-resolved file, so stores reaching one file through different links
+    share one lock.
+    """
+    target = real_path(path)
+    lock_path = target.with_name(target.name + ".lock")
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     lock = FileLock(lock_path, timeout=timeout)
     try:
@@ -57,17 +62,28 @@ def locked(path: Path, timeout: float) -> Iterator[None]:
 
 
 def read_bytes(path: Path) -> bytes | None:
-    """The file's bytes, or ``None`` when it does not exist."""
+    """The file's bytes, or ``None`` when it does not exist. Other ``OSError``s propagate."""
     try:
         return real_path(path).read_bytes()
     except FileNotFoundError:
         return None
 
 
+def try_read_bytes(path: Path) -> bytes | OSError | None:
+    """Like :func:`read_bytes`, but an unreadable file gives its ``OSError`` instead of raising."""
+    try:
+        return read_bytes(path)
+    except OSError as exc:
+        return exc
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Publish ``text`` (UTF-8) at ``path`` atomically and durably."""
     target = real_path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists() and not target.stat().st_mode & 0o222:
+        # no write bit for anyone: the user made it read-only on purpose (honoured even when running as root)
+        raise PermissionError(f"{target} is read-only")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:

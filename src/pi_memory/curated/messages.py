@@ -36,6 +36,34 @@ _TARGET_HELP = {
 }
 
 
+CONTROL_CHARS = (
+    "The content holds control characters (terminal escape codes or similar), which can hide text from a "
+    "person reading memory. Nothing was saved. Remove them and save plain text."
+)
+
+
+def changed_on_disk(name: str) -> str:
+    return (
+        f"That entry of {name} changed on disk since this session last saw it (another session, a script or an "
+        "editor wrote to it), so replacing or removing it could lose that text. Nothing was changed. Its current "
+        "text is in currentEntries: include anything worth keeping and retry."
+    )
+
+
+def entry_too_long(name: str, length: int, limit: int) -> str:
+    return (
+        f"This entry is {length:,} chars, longer than {name}'s whole limit of {limit:,}, so it can never fit. "
+        "Nothing was saved. Save a short summary of it instead (one fact per entry)."
+    )
+
+
+def unreadable(name: str, path, detail: str) -> str:
+    return (
+        f"Cannot read {name} at {path} ({detail}). Nothing was changed. Fix the file's permissions or type "
+        "(it must be a readable text file), then retry."
+    )
+
+
 def invalid_target(target: object, available: tuple[str, ...] = ("memory", "user")) -> str:
     choices = ", ".join(_TARGET_HELP[t] for t in available)
     extra = ""
@@ -104,8 +132,9 @@ def success(ops: list, name: str, notes: list[str], single: bool) -> str:
 _DRIFT_CAUSE = {
     "not_utf8": "is not valid UTF-8 text",
     "round_trip": "has a malformed entry separator",
-    "oversized_entry": "has an entry longer than the whole store's limit (often text appended by a shell, "
-    "a patch tool or another program without the '§' separators)",
+    "oversized_entry": "has an entry longer than the whole store's limit (text appended by a shell, a patch tool "
+    "or another program without the '§' separators, or a limit lowered below an existing entry)",
+    "unreadable": "cannot be read",
     "plain_markdown": "looks like hand-written Markdown notes with no '§' separators between entries",
 }
 

@@ -32,6 +32,8 @@ Code = Literal[
     "invalid_target",
     "invalid_arguments",
     "io_error",
+    "changed_on_disk",
+    "invalid_content",
 ]
 
 
@@ -81,18 +83,27 @@ def _size(data: dict) -> int:
 
 
 def cap_result(data: dict, limit: int = MAX_RESULT_BYTES) -> dict:
+    """Shorten list fields until the JSON form fits ``limit`` bytes (linear: item sizes are measured once)."""
     if _size(data) <= limit:
         return data
     lists = [k for k in ("entries", "currentEntries", "matches") if isinstance(data.get(k), list)]
-    total = max((len(data[k]) for k in lists), default=0)
+    data["truncated"] = True
+    data["total"] = max((len(data[k]) for k in lists), default=0)
     for key in lists:
         data[key] = [preview(item, 400) for item in data[key]]
-    data["truncated"] = True
-    data["total"] = total
-    while _size(data) > limit and any(data[k] for k in lists):
-        longest = max(lists, key=lambda k: len(data[k]))
-        data[longest] = data[longest][:-1]
     for key in ("error", "message", "notice"):
-        if _size(data) > limit and isinstance(data.get(key), str):
-            data[key] = preview(data[key], 2000)
+        if isinstance(data.get(key), str):
+            data[key] = preview(data[key], 2000) if len(data[key]) > 2000 else data[key]
+    base = _size({k: v for k, v in data.items() if k not in lists}) + 40 * len(lists)
+    budget = limit - base
+    for key in lists:
+        kept, used = [], 0
+        for item in data[key]:
+            cost = len(json.dumps(item, ensure_ascii=False).encode("utf-8")) + 2
+            if used + cost > budget:
+                break
+            kept.append(item)
+            used += cost
+        data[key] = kept
+        budget -= used
     return data

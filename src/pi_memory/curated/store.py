@@ -26,7 +26,14 @@ from pi_memory import safety
 from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S, DEFAULT_MEMORY_CHAR_LIMIT, DEFAULT_USER_CHAR_LIMIT
 from pi_memory.curated import entries as fmt
 from pi_memory.curated import messages as msg
-from pi_memory.curated.files import StoreLockedError, atomic_write_text, backup, locked, read_bytes
+from pi_memory.curated.files import (
+    StoreLockedError,
+    atomic_write_text,
+    backup,
+    locked,
+    read_bytes,
+    try_read_bytes,
+)
 from pi_memory.curated.results import MemoryResult, preview
 from pi_memory.curated.sanitise import sanitise_entry
 
@@ -62,8 +69,9 @@ class Operation(BaseModel):
 
 
 class _Refusal(Exception):
-    def __init__(self, result: MemoryResult):
+    def __init__(self, result: MemoryResult, counts: bool = True):
         self.result = result
+        self.counts = counts  # whether it counts toward the per-turn retry limit
 
 
 class MemoryStore:
@@ -118,6 +126,10 @@ class MemoryStore:
         self._live: dict[str, list[str]] = {t: [] for t in self.files}
         self._drift: dict[str, fmt.Analysis | None] = {t: None for t in self.files}
         self._failures: dict[str, int] = {t: 0 for t in self.files}
+        # Every entry text this store has read or written: replace/remove refuse once on an entry that changed
+        # on disk since (an external append merged into it would otherwise vanish with the whole-entry swap).
+        # Stores never loaded have no view to protect, so the check starts with the first load or read.
+        self._seen: dict[str, set[str] | None] = {t: None for t in self.files}
 
     @classmethod
     def from_settings(cls, settings, cwd: Path | str | None = None, **kwargs) -> MemoryStore:
@@ -166,15 +178,18 @@ class MemoryStore:
         return fmt.usage(fmt.joined_length(self._live[target]), self.limits[target])
 
     def load_from_disk(self) -> None:
-        """Read every store file (creating the folder). Never raises for file content: drift is recorded."""
-        self.dir.mkdir(parents=True, exist_ok=True)
+        """Read every store file. Never raises: drift and unreadable files are recorded (see :meth:`drift`).
+
+        Reading creates nothing; folders and files appear with the first write.
+        """
         for target in self.files:
             self._load(target)
 
     def _load(self, target: str) -> fmt.Analysis:
-        analysis = fmt.analyse(read_bytes(self.path(target)), self.limits[target])
+        analysis = fmt.analyse(try_read_bytes(self.path(target)), self.limits[target])
         self._live[target] = analysis.entries
         self._drift[target] = analysis if analysis.drift else None
+        self._seen[target] = (self._seen[target] or set()) | set(analysis.entries)
         return analysis
 
     def begin_turn(self) -> None:
@@ -188,6 +203,10 @@ class MemoryStore:
         if target not in self.files:
             return self._invalid_target(target)
         analysis = self._load(target)
+        if analysis.drift == "unreadable":
+            return self._result(
+                target, False, "io_error", error=msg.unreadable(self.names[target], self.path(target), analysis.detail)
+            )
         shown = [self._show(target, e, sanitised) for e in analysis.entries]
         notice = None
         if analysis.drift:
@@ -236,7 +255,7 @@ class MemoryStore:
             with locked(self.path(target), self.lock_timeout):
                 return self._apply_locked(target, prepared, single)
         except _Refusal as refusal:
-            self._failures[target] += 1
+            self._failures[target] += refusal.counts
             return refusal.result
         except StoreLockedError as exc:
             self._failures[target] += 1
@@ -245,8 +264,8 @@ class MemoryStore:
             self._failures[target] += 1
             return self._result(
                 target, False, "io_error",
-                error=f"Could not write {self.path(target)}: {exc}. Nothing was changed; check the folder's "
-                "permissions and free disk space, then retry.",
+                error=f"Could not read or write {self.path(target)} ({type(exc).__name__}: {exc}). Nothing was "
+                "changed. Check that the file and its folder are writable and the disk has space, then retry.",
             )
 
     def _prepare(self, target: str, op: Operation, index: int, single: bool) -> Operation:
@@ -262,6 +281,8 @@ class MemoryStore:
                 raise _Refusal(self._current(target, "empty", where + msg.empty_content(op.action)))
             if problem == "delimiter":
                 raise _Refusal(self._result(target, False, "delimiter", error=where + msg.delimiter(self.names[target])))
+            if problem == "control":
+                raise _Refusal(self._result(target, False, "invalid_content", error=where + msg.CONTROL_CHARS))
             finding = safety.check_write(content)
             if finding is not None:
                 code = "secret" if finding.category == "secret" else "threat"
@@ -277,12 +298,15 @@ class MemoryStore:
         if analysis.drift:
             self._live[target] = analysis.entries
             self._drift[target] = analysis
-            bak = backup(path, raw or b"")
+            try:
+                bak = str(backup(path, raw or b""))
+            except OSError as exc:
+                bak = f"(no backup: {exc}; the file is unchanged on disk)"
             raise _Refusal(
                 self._result(
                     target, False, "drift",
                     error=msg.drift_error(self.names[target], target, analysis, bak),
-                    drift_backup=str(bak),
+                    drift_backup=bak,
                 )
             )
         before = analysis.entries
@@ -296,6 +320,8 @@ class MemoryStore:
             raise _Refusal(self._over_limit(target, before, ops, cur, single))
         if work != before:
             atomic_write_text(path, fmt.serialise(work))
+            if self._seen[target] is not None:
+                self._seen[target].update(work)
             self._notify(target, work)
         self._live[target] = work
         self._drift[target] = None
@@ -316,9 +342,15 @@ class MemoryStore:
             raise _Refusal(self._current(target, "no_match", where + msg.no_match(name, op.old_text), work))
         if len({work[i] for i in hits}) > 1:
             result = self._result(target, False, "ambiguous", error=where + msg.ambiguous(name, op.old_text, len(hits)))
-            result.matches = [preview(self._show(target, work[i], True)) for i in hits]
+            result.matches = [self._preview(target, work[i]) for i in hits]
             raise _Refusal(result)
         i = hits[0]
+        seen = self._seen[target]
+        if seen is not None and work[i] not in seen:
+            seen.add(work[i])
+            result = self._result(target, False, "changed_on_disk", error=where + msg.changed_on_disk(name))
+            result.current_entries = [self._show(target, work[i], True)]
+            raise _Refusal(result, counts=False)
         if op.action == "remove":
             del work[i]
         elif op.content in work and work.index(op.content) != i:
@@ -326,6 +358,13 @@ class MemoryStore:
             notes.append(msg.merged_duplicate(name))
         else:
             work[i] = op.content
+
+    def _preview(self, target: str, entry: str) -> str:
+        """80-char preview of what a model may see; a blocked entry keeps its distinguishing ``Ref``."""
+        shown = self._show(target, entry, True)
+        if shown.startswith("[BLOCKED: ") and " Ref " in shown:
+            return preview(shown, 40) + " " + shown[shown.rfind("Ref ") :]
+        return preview(shown)
 
     @staticmethod
     def _matches(name: str, entry: str, old_text: str) -> bool:
@@ -346,7 +385,9 @@ class MemoryStore:
     def _over_limit(self, target: str, before: list[str], ops: list[Operation], new_total: int, single: bool) -> MemoryResult:
         name, limit = self.names[target], self.limits[target]
         cur = fmt.joined_length(before)
-        if single and ops[0].action == "add":
+        if single and ops[0].content and len(ops[0].content) > limit:
+            error = msg.entry_too_long(name, len(ops[0].content), limit)
+        elif single and ops[0].action == "add":
             needed = new_total - cur
             error = msg.full_on_add(name, cur, limit, needed)
         elif single:

@@ -12,22 +12,15 @@ MCP has no notion of an agent turn, so the per-turn retry guard resets when the 
 from __future__ import annotations
 
 import time
-from typing import Annotated, Literal
+from typing import Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
 
 from pi_memory.curated import MemoryResult, MemoryStore, build_snapshot
 from pi_memory.tools import ToolSpec, create_memory_tools
 
 TURN_GAP_S = 30.0
-
-Target = Annotated[
-    Literal["memory", "user"],
-    Field(description="'memory' for your own notes; 'user' for facts about the user."),
-]
-OldText = Annotated[str, Field(description="A short piece of text found in exactly one existing entry.")]
 
 INSTRUCTIONS = (
     "pi-memory: persistent curated memory. memory_read lists what is saved (MEMORY.md = your notes, USER.md = "
@@ -67,24 +60,29 @@ def build_server(store: MemoryStore) -> MCPServer:
     def register(fn, name: str) -> None:
         spec = specs[name]
         server.add_tool(fn, name=name, title=spec.label, description=spec.description, annotations=annotations(spec))
+        # The functions below accept anything so that our own validation answers bad arguments (with the
+        # current entries and a next step) instead of the SDK's raw pydantic error; clients still see the
+        # strict schema generated from the tool's pydantic model.
+        server._tool_manager.get_tool(name).parameters = spec.parameters
+
+    def given(**kwargs: Any) -> dict:
+        return {k: v for k, v in kwargs.items() if v is not None}
 
     def memory_add(
-        target: Target, content: Annotated[str, Field(description="The entry to save: one self-contained fact.")]
+        target: Any = None, content: Any = None, category: Any = None, failureReason: Any = None  # noqa: N803
     ) -> Annotated[CallToolResult, MemoryResult]:
-        return run("memory_add", {"target": target, "content": content})
+        return run("memory_add", given(target=target, content=content, category=category, failureReason=failureReason))
 
     def memory_replace(
-        target: Target,
-        oldText: OldText,  # noqa: N803 - the wire name the tools use everywhere
-        newContent: Annotated[str, Field(description="The full new text of that entry.")],  # noqa: N803
+        target: Any = None, oldText: Any = None, newContent: Any = None  # noqa: N803
     ) -> Annotated[CallToolResult, MemoryResult]:
-        return run("memory_replace", {"target": target, "oldText": oldText, "newContent": newContent})
+        return run("memory_replace", given(target=target, oldText=oldText, newContent=newContent))
 
-    def memory_remove(target: Target, oldText: OldText) -> Annotated[CallToolResult, MemoryResult]:  # noqa: N803
-        return run("memory_remove", {"target": target, "oldText": oldText})
+    def memory_remove(target: Any = None, oldText: Any = None) -> Annotated[CallToolResult, MemoryResult]:  # noqa: N803
+        return run("memory_remove", given(target=target, oldText=oldText))
 
-    def memory_read(target: Target) -> Annotated[CallToolResult, MemoryResult]:
-        return run("memory_read", {"target": target})
+    def memory_read(target: Any = None) -> Annotated[CallToolResult, MemoryResult]:
+        return run("memory_read", given(target=target))
 
     for fn in (memory_add, memory_replace, memory_remove, memory_read):
         register(fn, fn.__name__)
