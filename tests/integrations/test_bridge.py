@@ -8,6 +8,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -87,7 +88,9 @@ def add(bridge: BridgeProcess, content: str, target: str = "memory") -> dict[str
 
 def test_hello_describes_the_tools(bridge: BridgeProcess, tmp_path: Path, memory_dir: Path) -> None:
     hello = bridge.result("hello", {"cwd": str(tmp_path), "sessionId": "abc"})
-    assert {t["name"] for t in hello["tools"]} == {"memory_add", "memory_replace", "memory_remove", "memory_read"}
+    assert {t["name"] for t in hello["tools"]} == {
+        "memory_add", "memory_replace", "memory_remove", "memory_read", "session_search", "memory_search"
+    }
     for tool in hello["tools"]:
         assert tool["label"] and tool["description"] and tool["parameters"]["type"] == "object"
     assert Path(hello["dataDir"]) == memory_dir.resolve()
@@ -167,7 +170,7 @@ def test_unicode_round_trip(bridge: BridgeProcess, tmp_path: Path, memory_dir: P
 def test_shutdown_and_eof_end_the_process(tmp_path: Path, memory_dir: Path) -> None:
     first = BridgeProcess(tmp_path, memory_dir)
     try:
-        assert first.result("shutdown") == {"ok": True}
+        assert first.result("shutdown") == {"ok": True, "finished": True}
         assert first.proc.wait(timeout=10) == 0
     finally:
         first.close()
@@ -201,3 +204,23 @@ def test_install_copies_the_extension_and_records_python(tmp_path: Path) -> None
     assert read_installed_python(agent_dir) == "/usr/bin/python3"
     assert sorted(p.name for p in agent_dir.iterdir()) == ["extensions"]
     assert sorted(p.name for p in (agent_dir / "extensions").iterdir()) == ["pi-memory"]
+
+
+def test_after_run_indexes_the_session_file_for_session_search(bridge: BridgeProcess, tmp_path: Path) -> None:
+    session = tmp_path / "s.jsonl"
+    header = {"type": "session", "version": 3, "id": "01aa", "timestamp": "2026-11-29T10:00:00.000Z", "cwd": str(tmp_path)}
+    msg = {"type": "message", "id": "e1", "parentId": None, "timestamp": "2026-11-29T10:00:01.000Z",
+           "message": {"role": "user", "content": [{"type": "text", "text": "the zanzibar deploy flag is off"}],
+                       "timestamp": 1795958888790}}
+    session.write_text(json.dumps(header) + "\n" + json.dumps(msg) + "\n")
+    bridge.result("hello", {"cwd": str(tmp_path), "sessionId": "01aa"})
+    assert bridge.result("after_run", {"sessionFile": str(session)}) == {"ok": True}
+    hits: list = []
+    for _ in range(50):  # indexing runs on the bridge's background worker
+        found = bridge.result("call_tool", {"name": "session_search", "arguments": {"query": "zanzibar"}})
+        hits = found["result"]["results"]
+        if hits:
+            break
+        time.sleep(0.1)
+    assert [h["entryId"] for h in hits] == ["e1"]
+    assert hits[0]["file"] == str(session) and hits[0]["line"] == 2

@@ -25,7 +25,10 @@ def test_stdio_server_tools_and_snapshot_resource(tmp_path, mode):
     async def scenario():
         async with Client(stdio_params(tmp_path), mode=mode) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert set(tools) == {"memory_add", "memory_replace", "memory_remove", "memory_read"}
+            assert set(tools) == {
+                "memory_add", "memory_replace", "memory_remove", "memory_read", "session_search", "memory_search"
+            }
+            assert tools["session_search"].annotations.read_only_hint is True
             assert tools["memory_read"].annotations.read_only_hint is True
             assert tools["memory_remove"].annotations.destructive_hint is True
             assert tools["memory_add"].output_schema["properties"]["success"]["type"] == "boolean"
@@ -48,6 +51,12 @@ def test_stdio_server_tools_and_snapshot_resource(tmp_path, mode):
 
             snap = await client.read_resource("memory://snapshot")
             assert "Project uses uv" in snap.contents[0].text
+
+            found = await client.call_tool("memory_search", {"query": "uv"})  # mirrored into the index on write
+            assert found.is_error is False
+            assert [h["content"] for h in found.structured_content["results"]] == ["Project uses uv"]
+            bad = await client.call_tool("session_search", {"query": "x", "role": "robot"})
+            assert bad.is_error is True and bad.structured_content["code"] == "invalid_arguments"
 
     anyio.run(scenario)
     assert (tmp_path / "MEMORY.md").read_text() == "Project uses uv\n"

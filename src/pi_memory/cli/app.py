@@ -15,6 +15,7 @@ from pi_memory.config import Settings, SettingsError, load_settings
 from pi_memory.curated import MemoryResult, MemoryStore, build_snapshot
 from pi_memory.curated.entries import DELIMITER, printable, split_plain_markdown
 from pi_memory.curated.store import FAILURE_CATEGORIES
+from pi_memory.runtime import Memory, open_memory
 
 app = typer.Typer(
     name="pi-memory",
@@ -61,13 +62,22 @@ def settings(dir_: Path | None = None) -> Settings:
         raise typer.Exit(2) from exc
 
 
+def open_mem(dir_: Path | None = None) -> Memory:
+    """The assembled system for this command (curated stores mirrored into the index on write)."""
+    try:
+        memory = open_memory(override_dir=dir_ or state.dir)
+    except SettingsError as exc:
+        err.print("[red]error:[/red] ", end="")
+        err.print(str(exc), markup=False)
+        raise typer.Exit(2) from exc
+    for warning in memory.settings.warnings:
+        err.print("[yellow]warning:[/yellow] ", end="")
+        err.print(warning, markup=False)
+    return memory
+
+
 def open_store(dir_: Path | None = None) -> MemoryStore:
-    s = settings(dir_)
-    for warning in s.warnings:
-        err.print(f"[yellow]warning:[/yellow] {warning}")
-    store = MemoryStore.from_settings(s, cwd=Path.cwd())
-    store.load_from_disk()
-    return store
+    return open_mem(dir_).store
 
 
 def finish(result: MemoryResult, as_json: bool) -> None:
@@ -227,7 +237,7 @@ def split(
 
 
 def _register_subcommands() -> None:
-    from pi_memory.cli import integrations  # noqa: F401  (registers commands on import)
+    from pi_memory.cli import integrations, search  # noqa: F401  (register commands on import)
 
 
 _register_subcommands()

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from pi_memory.cli.app import DirOpt, app, err, open_store, out
+from pi_memory.cli.app import DirOpt, app, err, open_mem, out
 from pi_memory.config import SettingsError, agent_dir, set_trust
 
 install_app = typer.Typer(help="Install pi-memory into an agent.", no_args_is_help=True)
@@ -20,7 +20,7 @@ def mcp(dir: DirOpt = None) -> None:
     """Serve the memory tools over MCP on stdio (for Claude Code, Codex, Cursor, any MCP client)."""
     from pi_memory.integrations.mcp_server import serve_stdio
 
-    serve_stdio(open_store(dir))
+    serve_stdio(open_mem(dir))
 
 
 @install_app.command("pi")
@@ -62,4 +62,3 @@ def untrust(path: Annotated[Path, typer.Argument(help="Project folder.")] = Path
     err.print(f"{path.resolve()} is no longer trusted.", markup=False)
 
 
-__all__ = ["open_store"]

@@ -11,13 +11,15 @@ MCP has no notion of an agent turn, so the per-turn retry guard resets when the 
 
 from __future__ import annotations
 
+import inspect
 import time
 from typing import Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from pi_memory.curated import MemoryResult, MemoryStore, build_snapshot
+from pi_memory.curated import MemoryStore, build_snapshot
+from pi_memory.runtime import Memory
 from pi_memory.tools import ToolSpec, create_memory_tools
 
 TURN_GAP_S = 30.0
@@ -29,63 +31,30 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(store: MemoryStore) -> MCPServer:
-    """An ``MCPServer`` bound to ``store`` (loaded from disk here)."""
+def build_server(memory: Memory | MemoryStore) -> MCPServer:
+    """An ``MCPServer`` serving every tool of ``memory`` (a bare ``MemoryStore`` serves the curated tools)."""
+    if isinstance(memory, MemoryStore):
+        store, specs_list = memory, create_memory_tools(memory)
+    else:
+        store, specs_list = memory.store, memory.tools()
     store.load_from_disk()
-    specs = {spec.name: spec for spec in create_memory_tools(store)}
     server = MCPServer("pi-memory", instructions=INSTRUCTIONS)
     last_call = [0.0]
 
-    def run(name: str, arguments: dict) -> CallToolResult:
+    def run(spec: ToolSpec, arguments: dict) -> CallToolResult:
         now = time.monotonic()
         if now - last_call[0] > TURN_GAP_S:
             store.begin_turn()
         last_call[0] = now
-        outcome = specs[name].call(arguments)
+        outcome = spec.call(arguments)
         return CallToolResult(
             content=[TextContent(type="text", text=outcome.text)],
             structured_content=outcome.result,
             is_error=outcome.is_error,
         )
 
-    def annotations(spec: ToolSpec) -> ToolAnnotations:
-        return ToolAnnotations(
-            title=spec.label,
-            read_only_hint=spec.read_only,
-            destructive_hint=spec.destructive,
-            idempotent_hint=spec.idempotent,
-            open_world_hint=False,
-        )
-
-    def register(fn, name: str) -> None:
-        spec = specs[name]
-        server.add_tool(fn, name=name, title=spec.label, description=spec.description, annotations=annotations(spec))
-        # The functions below accept anything so that our own validation answers bad arguments (with the
-        # current entries and a next step) instead of the SDK's raw pydantic error; clients still see the
-        # strict schema generated from the tool's pydantic model.
-        server._tool_manager.get_tool(name).parameters = spec.parameters
-
-    def given(**kwargs: Any) -> dict:
-        return {k: v for k, v in kwargs.items() if v is not None}
-
-    def memory_add(
-        target: Any = None, content: Any = None, category: Any = None, failureReason: Any = None  # noqa: N803
-    ) -> Annotated[CallToolResult, MemoryResult]:
-        return run("memory_add", given(target=target, content=content, category=category, failureReason=failureReason))
-
-    def memory_replace(
-        target: Any = None, oldText: Any = None, newContent: Any = None  # noqa: N803
-    ) -> Annotated[CallToolResult, MemoryResult]:
-        return run("memory_replace", given(target=target, oldText=oldText, newContent=newContent))
-
-    def memory_remove(target: Any = None, oldText: Any = None) -> Annotated[CallToolResult, MemoryResult]:  # noqa: N803
-        return run("memory_remove", given(target=target, oldText=oldText))
-
-    def memory_read(target: Any = None) -> Annotated[CallToolResult, MemoryResult]:
-        return run("memory_read", given(target=target))
-
-    for fn in (memory_add, memory_replace, memory_remove, memory_read):
-        register(fn, fn.__name__)
+    for spec in specs_list:
+        _register(server, spec, run)
 
     @server.resource(
         "memory://snapshot",
@@ -99,5 +68,39 @@ def build_server(store: MemoryStore) -> MCPServer:
     return server
 
 
-def serve_stdio(store: MemoryStore) -> None:
-    build_server(store).run()
+def _register(server: MCPServer, spec: ToolSpec, run) -> None:
+    """Register ``spec`` with a permissive signature (every argument optional, any type).
+
+    Our own validation then answers bad arguments -- with the current entries and a next step -- instead of
+    the SDK's raw pydantic error; clients still see the strict schema generated from the tool's model.
+    """
+    names = list(spec.parameters.get("properties", {}))
+
+    def tool(**kwargs: Any) -> CallToolResult:
+        return run(spec, {k: v for k, v in kwargs.items() if v is not None})
+
+    returns = Annotated[CallToolResult, spec.result_model] if spec.result_model else CallToolResult
+    tool.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Any) for n in names],
+        return_annotation=returns,
+    )
+    tool.__annotations__ = {**{n: Any for n in names}, "return": returns}
+    tool.__name__ = spec.name
+    server.add_tool(
+        tool,
+        name=spec.name,
+        title=spec.label,
+        description=spec.description,
+        annotations=ToolAnnotations(
+            title=spec.label,
+            read_only_hint=spec.read_only,
+            destructive_hint=spec.destructive,
+            idempotent_hint=spec.idempotent,
+            open_world_hint=False,
+        ),
+    )
+    server._tool_manager.get_tool(spec.name).parameters = spec.parameters
+
+
+def serve_stdio(memory: Memory) -> None:
+    build_server(memory).run()

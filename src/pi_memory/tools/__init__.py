@@ -43,6 +43,7 @@ class ToolSpec:
     destructive: bool = False
     idempotent: bool = False
     on_invalid: Callable[[str, dict], dict] | None = None
+    result_model: type[BaseModel] | None = None  # the structured output's schema, when there is one
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pi_memory.curated.results import MemoryResult
 from pi_memory.curated.store import FailureCategory
 
 if TYPE_CHECKING:
@@ -88,6 +89,7 @@ def create_memory_tools(store: MemoryStore) -> list[ToolSpec]:
             "second copy. When the store is full the call fails and lists the entries: merge or remove some, then retry.",
             args_model=AddArgs,
             handler=add,
+            result_model=MemoryResult,
             idempotent=True,
             on_invalid=on_invalid,
         ),
@@ -98,6 +100,7 @@ def create_memory_tools(store: MemoryStore) -> list[ToolSpec]:
             "(oldText), with newContent. Use it to correct or merge entries.",
             args_model=ReplaceArgs,
             handler=lambda a: store.replace(a.target, a.old_text, a.new_content).to_dict(),
+            result_model=MemoryResult,
             destructive=True,
             on_invalid=on_invalid,
         ),
@@ -107,6 +110,7 @@ def create_memory_tools(store: MemoryStore) -> list[ToolSpec]:
             description="Delete one entry of persistent memory, found by a short unique piece of its text (oldText).",
             args_model=RemoveArgs,
             handler=lambda a: store.remove(a.target, a.old_text).to_dict(),
+            result_model=MemoryResult,
             destructive=True,
             on_invalid=on_invalid,
         ),
@@ -117,6 +121,7 @@ def create_memory_tools(store: MemoryStore) -> list[ToolSpec]:
             "Shows writes made in this session, which the memory block of the system prompt does not.",
             args_model=ReadArgs,
             handler=lambda a: store.read(a.target, sanitised=True).to_dict(),
+            result_model=MemoryResult,
             read_only=True,
             idempotent=True,
             on_invalid=on_invalid,

@@ -81,22 +81,18 @@ class Bridge:
         self.settings: Any = None
         self.store: Any = None
         self.tools: dict[str, Any] = {}
+        self.session: Any = None
         self.stopping = False
 
     # ------------------------------------------------------------------ setup
-    def _open(self, cwd: Path | None, load: bool = True) -> None:
-        from pi_memory.config import load_settings
-        from pi_memory.curated import MemoryStore
-        from pi_memory.tools import create_memory_tools
+    def _open(self, cwd: Path | None, catch_up: bool = False) -> None:
+        from pi_memory.session import AgentSession
 
-        settings = load_settings(cwd)
-        store = MemoryStore.from_settings(settings, cwd=cwd or Path.cwd())
-        if load:
-            store.load_from_disk()
-        for warning in getattr(settings, "warnings", ()):
-            log.warning("%s", warning)
-        self.settings, self.store = settings, store
-        self.tools = {t.name: t for t in create_memory_tools(store)}
+        self.session = AgentSession(cwd or Path.cwd(), self.session_id)
+        self.settings, self.store = self.session.memory.settings, self.session.memory.store
+        self.tools = {t.name: t for t in self.session.memory.tools()}
+        if catch_up:
+            self.session.start()
 
     def _ensure_open(self) -> None:
         if self.store is None:
@@ -115,7 +111,7 @@ class Bridge:
     def hello(self, cwd: str | None = None, sessionId: str | None = None, **_: Any) -> dict[str, Any]:  # noqa: N803
         self.cwd = Path(cwd) if cwd else None
         self.session_id = sessionId
-        self._open(self.cwd)
+        self._open(self.cwd, catch_up=os.environ.get("PI_MEMORY_CATCH_UP", "1") != "0")
         return {
             "version": _package_version(),
             "protocol": PROTOCOL_VERSION,
@@ -171,11 +167,23 @@ class Bridge:
         except Exception:
             return None
 
-    def shutdown(self, **_: Any) -> dict[str, Any]:
-        self.stopping = True
+    def after_run(self, sessionFile: Any = None, **_: Any) -> dict[str, Any]:  # noqa: N803
+        """An agent run ended: index the session file as it grew (queued, returns at once)."""
+        self._ensure_open()
+        self.session.after_run(sessionFile if isinstance(sessionFile, str) else None)
         return {"ok": True}
 
-    METHODS = ("hello", "snapshot", "validate_snapshot", "begin_turn", "call_tool", "status", "shutdown")
+    def shutdown(self, wait: Any = None, **_: Any) -> dict[str, Any]:
+        """Finish queued background work (at most ``wait`` seconds, default 1), then exit."""
+        self.stopping = True
+        finished = True
+        if self.session is not None:
+            finished = self.session.shutdown(float(wait) if isinstance(wait, int | float) else 1.0)
+        return {"ok": True, "finished": finished}
+
+    METHODS = (
+        "hello", "snapshot", "validate_snapshot", "begin_turn", "call_tool", "after_run", "status", "shutdown"
+    )
 
     def handle(self, line: str) -> dict[str, Any] | None:
         """One request line -> one response object (``None`` for a blank line)."""
@@ -227,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     if argv[:1] == ["--dump-tools"]:
         bridge = Bridge()
-        bridge._open(None, load=False)
+        bridge._open(None)
         print(json.dumps([tool_spec_dict(t) for t in bridge.tools.values()], indent=2, ensure_ascii=False))
         return 0
     # Own the real stdout; everything else that prints goes to stderr.

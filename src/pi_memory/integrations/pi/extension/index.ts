@@ -182,7 +182,8 @@ class Bridge {
 		if (!this.child) return;
 		this.closing = true;
 		if (this.alive) {
-			const bye = this.request("shutdown", {}, waitMs).catch(() => {});
+			// The bridge finishes queued background work (indexing, capture) for up to 1 s before answering.
+			const bye = this.request("shutdown", { wait: Math.max(0, waitMs - 500) / 1000 }, waitMs).catch(() => {});
 			try {
 				this.child.stdin.end();
 			} catch {}
@@ -390,6 +391,18 @@ export default async function piMemory(pi: any): Promise<void> {
 	pi.on("session_tree", (_event: any, ctx: any) => {
 		// Read the new branch now (synchronously), validate in the background.
 		track(selectFromBranch(ctx));
+	});
+
+	// An agent run ended: let Python index the session file as it grew. Fire-and-forget: this handler runs
+	// in pi's agent-event queue, where awaiting I/O reorders the session file (pi-agent.md §2.6).
+	pi.on("agent_end", (_event: any, ctx: any) => {
+		if (!bridge.alive) return;
+		let sessionFile: string | undefined;
+		try {
+			sessionFile = ctx?.sessionManager?.getSessionFile?.();
+		} catch {}
+		if (!sessionFile) return;
+		bridge.request("after_run", { sessionFile }).catch(() => {});
 	});
 
 	pi.on("session_shutdown", async () => {

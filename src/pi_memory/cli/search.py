@@ -1,0 +1,152 @@
+"""Search and index commands: ``session-search``, ``memory-search``, ``index-sessions``, ``reindex``,
+``sync-markdown``. Thin over :mod:`pi_memory.index` through the tools layer (same output as the agent gets)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+from pi_memory.cli.app import DirOpt, JsonOpt, app, err, open_mem, out, state
+
+
+def _tool(name: str, dir_: Path | None, arguments: dict, as_json: bool) -> None:
+    memory = open_mem(dir_)
+    spec = next(t for t in memory.tools() if t.name == name)
+    outcome = spec.call({k: v for k, v in arguments.items() if v is not None})
+    if as_json or state.json:
+        out.print_json(json.dumps(outcome.result, ensure_ascii=False))
+    elif outcome.is_error:
+        err.print(outcome.result.get("error", "failed"), markup=False)
+    else:
+        _print_hits(outcome.result)
+    raise typer.Exit(1 if outcome.is_error else 0)
+
+
+def _print_hits(result: dict) -> None:
+    hits = result.get("results", [])
+    if not hits:
+        out.print(result.get("note") or "No results.", markup=False)
+        return
+    for hit in hits:
+        if result.get("kind") == "session":
+            where = f"{hit.get('timestamp', '?')}  {hit['role']}  {hit.get('project') or hit.get('cwd') or ''}"
+            out.print(f"[bold]{hit['rank']}.[/bold] [dim]{where}[/dim]")
+            out.print(f"   {hit['file']}:{hit['line']}", markup=False, style="dim")
+        else:
+            out.print(f"[bold]{hit['rank']}.[/bold] [dim]{hit.get('target')} {hit.get('category') or ''}[/dim]")
+        out.print("   " + (hit.get("snippet") or hit.get("content") or ""), markup=False)
+    if result.get("note"):
+        err.print(result["note"], markup=False)
+
+
+@app.command("session-search")
+def session_search(
+    query: str,
+    limit: Annotated[int | None, typer.Option(help="1-50, default 10.")] = None,
+    project: Annotated[str | None, typer.Option(help="A project folder, or 'current'.")] = None,
+    role: Annotated[str | None, typer.Option(help="user, assistant, tool or summary.")] = None,
+    since: Annotated[str | None, typer.Option(help="ISO date/time.")] = None,
+    until: Annotated[str | None, typer.Option(help="ISO date/time.")] = None,
+    dir: DirOpt = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Search past sessions (pi, Claude Code, Codex) by relevance."""
+    args = {"query": query, "limit": limit, "project": project, "role": role, "since": since, "until": until}
+    _tool("session_search", dir, args, json_)
+
+
+@app.command("memory-search")
+def memory_search(
+    query: str,
+    limit: Annotated[int | None, typer.Option(help="1-50, default 10.")] = None,
+    target: Annotated[str | None, typer.Option(help="memory, user, project or failure.")] = None,
+    category: Annotated[str | None, typer.Option(help="failure category.")] = None,
+    project: Annotated[str | None, typer.Option(help="A project folder, or 'current'.")] = None,
+    dir: DirOpt = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Search saved memories by relevance."""
+    args = {"query": query, "limit": limit, "target": target, "category": category, "project": project}
+    _tool("memory_search", dir, args, json_)
+
+
+def _progress_bar():
+    bar = Progress(TextColumn("indexing"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=err)
+    task = bar.add_task("index", total=None)
+
+    def update(files_done: int, files_total: int, bytes_done: int, bytes_total: int) -> None:
+        bar.update(task, completed=bytes_done, total=bytes_total or None)
+
+    return bar, update
+
+
+def _report(stats, as_json: bool) -> None:
+    data = stats.to_dict()
+    if as_json or state.json:
+        out.print_json(json.dumps(data))
+        return
+    out.print(
+        f"{data['files_seen']} files: {data['files_new']} new, {data['files_appended']} appended, "
+        f"{data['files_replaced']} rewritten, {data['files_unchanged']} unchanged, {data['files_failed']} failed; "
+        f"{data['messages_added']} messages added, {data['bytes_read'] / 1e6:.1f} MB in {data['seconds']:.2f} s",
+        markup=False,
+    )
+    for line in data["errors"]:
+        err.print(f"  {line}", markup=False)
+
+
+@app.command("index-sessions")
+def index_sessions(
+    paths: Annotated[list[Path] | None, typer.Argument(help="Files or folders (default: pi, Claude Code, Codex).")] = None,
+    dir: DirOpt = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Index session transcripts incrementally (unchanged files are skipped, appended ones read from where
+    the last pass stopped). Applies sessionRetentionDays when set."""
+    from pi_memory.index import index_paths, prune
+
+    memory = open_mem(dir)
+    bar, update = _progress_bar()
+    with bar:
+        stats = index_paths(memory.index(), paths or None, progress=update)
+    if memory.settings.session_retention_days:
+        pruned = prune(memory.index(), memory.settings.session_retention_days)
+        err.print(f"retention: removed {pruned} index rows older than {memory.settings.session_retention_days} days")
+    _report(stats, json_)
+
+
+@app.command()
+def reindex(
+    paths: Annotated[list[Path] | None, typer.Argument(help="Files or folders (default: pi, Claude Code, Codex).")] = None,
+    dir: DirOpt = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Rebuild the index from scratch: Markdown stores and session files (the sources of truth)."""
+    from pi_memory.index import reindex as run_reindex
+    from pi_memory.index import sync_markdown
+
+    memory = open_mem(dir)
+    sync_markdown(memory.index(), memory.settings.data_dir)
+    bar, update = _progress_bar()
+    with bar:
+        stats = run_reindex(memory.index(), paths or None, progress=update)
+    _report(stats, json_)
+
+
+@app.command("sync-markdown")
+def sync_markdown_cmd(dir: DirOpt = None, json_: JsonOpt = False) -> None:
+    """Mirror every Markdown store into the search index (backfill after hand edits)."""
+    from pi_memory.index import sync_markdown
+
+    memory = open_mem(dir)
+    stats = sync_markdown(memory.index(), memory.settings.data_dir)
+    data = {path: vars(s) if not hasattr(s, "to_dict") else s.to_dict() for path, s in stats.items()}
+    if json_ or state.json:
+        out.print_json(json.dumps(data, default=str))
+        return
+    for path, s in data.items():
+        out.print(f"{path}: {s}", markup=False)

@@ -1,0 +1,67 @@
+"""The session and memory index: one SQLite file (``<data_dir>/index.sqlite3``) with FTS5 trigram search.
+
+* :func:`open_index` -- open/create/migrate the database, repair it once if corrupt (:mod:`.db`);
+* :func:`index_paths`, :func:`reindex`, :func:`prune` -- read session transcripts incrementally (:mod:`.indexer`);
+* :func:`session_search`, :func:`memory_search` -- ranked, bounded search (:mod:`.search`, :mod:`.query`);
+* :func:`sync_store`, :func:`sync_markdown`, :func:`add_extended` -- the memories mirror and the extended
+  store (:mod:`.mirror`).
+
+The database is derived from the Markdown stores and the session files, except the extended store and the
+memories' usage counts, which live only here (see :mod:`.mirror`).
+"""
+
+from pi_memory.index.db import (
+    INDEX_FILE,
+    IndexUnavailableError,
+    index_path,
+    is_corruption,
+    migrate,
+    open_index,
+    transaction,
+)
+from pi_memory.index.indexer import IndexStats, clear_sessions, index_paths, prune, reindex
+from pi_memory.index.mirror import (
+    MirrorEntry,
+    MirrorInputError,
+    SyncStats,
+    add_extended,
+    list_memories,
+    remove_memory,
+    sync_markdown,
+    sync_store,
+)
+from pi_memory.index.query import QueryPlan, plan_query
+from pi_memory.index.results import MemoryHit, SearchResult, SessionHit
+from pi_memory.index.search import SearchInputError, memory_search, parse_time, session_search
+
+__all__ = [
+    "INDEX_FILE",
+    "IndexStats",
+    "IndexUnavailableError",
+    "MemoryHit",
+    "MirrorEntry",
+    "MirrorInputError",
+    "QueryPlan",
+    "SearchInputError",
+    "SearchResult",
+    "SessionHit",
+    "SyncStats",
+    "add_extended",
+    "clear_sessions",
+    "index_path",
+    "index_paths",
+    "is_corruption",
+    "list_memories",
+    "memory_search",
+    "migrate",
+    "open_index",
+    "parse_time",
+    "plan_query",
+    "prune",
+    "reindex",
+    "remove_memory",
+    "session_search",
+    "sync_markdown",
+    "sync_store",
+    "transaction",
+]

@@ -1,0 +1,272 @@
+"""The ranking engine behind both searches: candidates from the trigram index, BM25 computed here.
+
+1. **Candidates.** Each clause of the plan (:mod:`.query`) yields its newest ``CANDIDATE_CAP`` matching rows
+   under the filters (``ORDER BY rowid DESC``; rows are inserted oldest session first, so this is newest
+   first). A one-term clause is one FTS5 query. A clause of several terms is driven by its rarest term when
+   that term matches fewer than ``DRIVER_CAP`` rows: those rows are read by id and the other terms checked
+   with ``LIKE`` (the same substring test the trigram index makes). FTS5 itself evaluates
+   ``"rare" AND "common"`` slowly on trigrams (30-90 ms at 1M rows, while each phrase alone takes 1-2 ms).
+   Short terms (1-2 characters) are ``LIKE`` conditions; a clause of short terms only scans rows newest first.
+2. **Ranking.** BM25 (k1 = 1.2, b = 0.75): term frequency = case-insensitive occurrences in the first
+   ``SCORE_CHARS`` characters, length = the text's characters, document frequency = estimated from the
+   term's newest ``DF_SAMPLE`` matches under the same filters (exact when there are fewer; otherwise their
+   density over the id range times the table size). Ties go to the newer row (time, then insertion order).
+   SQLite's ``bm25()`` is not used: it counts every row containing each term before returning anything,
+   0.25-1.6 s per common term at 1M messages.
+3. **Broadening.** A query without operators that found fewer than ``limit`` rows is completed with the
+   newest ``LOOSE_CAP`` matches of each single term (and its stem), ranked after the all-terms rows.
+
+Trade-off of the caps: when a clause matches more than ``CANDIDATE_CAP`` rows only the newest are ranked, so
+an older but better match of a very common term can be missed (``capped`` says so; a second term or a filter
+narrows the set). Each term's id list is fetched once per search and reused by every step.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sqlite3
+from dataclasses import dataclass, field
+
+from pi_memory.index.query import Clause, QueryPlan, Term
+
+CANDIDATE_CAP = 300  # rows ranked per clause of the query (the newest matches)
+LOOSE_CAP = 100  # rows per term when a query is broadened to any of its terms
+DF_SAMPLE = 64  # newest matches read to estimate how common a term is
+DRIVER_CAP = 2000  # a multi-term clause whose rarest term matches fewer rows is evaluated from those rows
+SCORE_CHARS = 4000  # term frequencies are counted in the first SCORE_CHARS characters of a text
+K1 = 1.2
+B = 0.75
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Where a search looks: FTS table, content table (with alias), id, text expression, time expression."""
+
+    fts: str
+    table: str
+    key: str
+    text: str
+    time: str
+
+
+MESSAGES = Corpus("messages_fts", "messages m", "m.id", "m.text", "m.timestamp")
+MEMORIES = Corpus(
+    "memories_fts", "memories mem", "mem.id", "mem.content || ifnull(char(10) || mem.failure_reason, '')",
+    "mem.created",
+)
+
+
+@dataclass
+class Ranked:
+    """Ranked row ids with their candidate rows ``(id, text prefix, length, time)``, scores and match kind."""
+
+    ids: list[int]
+    rows: dict[int, tuple]
+    scores: dict[int, float]
+    match: dict[int, str]
+    strategy: str
+    capped: bool
+    plan: QueryPlan
+    terms: list[Term] = field(default_factory=list)
+
+
+def _caseless(text: str) -> bool:
+    """True when SQLite's ASCII-only ``LIKE`` folds case exactly as the trigram index does for ``text``."""
+    return all(ch.isascii() or ch.lower() == ch.upper() for ch in text)
+
+
+def _density(ids: list[int], cap: int, total: int) -> float:
+    """Rows matching, from the newest ``cap`` matches: exact below the cap, else their density over the id
+    range times the table size (matches spread evenly over time)."""
+    if len(ids) < cap:
+        return float(len(ids))
+    return min(float(total), len(ids) * total / max(1, ids[0] - ids[-1] + 1))
+
+
+class _TermFreq:
+    """Occurrences of a term in a lowercased text. For a 1-2 character Latin term (``go``, ``ui``) an
+    occurrence inside a longer word (``going``) counts a quarter: LIKE finds both, ranking prefers the word."""
+
+    def __init__(self, term: Term):
+        self.low = term.text.lower()
+        self.word = None
+        if term.short and term.text.isascii() and term.text.isalnum():
+            self.word = re.compile(rf"(?<![a-z0-9]){re.escape(self.low)}(?![a-z0-9])")
+
+    def __call__(self, low_text: str) -> float:
+        n = low_text.count(self.low)
+        if self.word is None or not n:
+            return n
+        whole = len(self.word.findall(low_text))
+        return whole + 0.25 * (n - whole)
+
+
+class Engine:
+    """One search: a connection, a corpus, filter SQL (``where`` + ``params``) and per-search caches."""
+
+    def __init__(self, conn: sqlite3.Connection, corpus: Corpus, where: list[str], params: list):
+        self.conn, self.corpus, self.where, self.params = conn, corpus, where, params
+        self.total = max(1, conn.execute(f"SELECT ifnull(max({corpus.key}), 0) FROM {corpus.table}").fetchone()[0])
+        self._ids: dict[str, tuple[list[int], int]] = {}  # term -> (newest ids, limit asked)
+        self.df: dict[str, float] = {}
+        self.cols = f"{corpus.key}, substr({corpus.text}, 1, {SCORE_CHARS}), length({corpus.text}), {corpus.time}"
+
+    # ----------------------------------------------------------------------------------------- SQL pieces
+    def _likes(self, terms: list[Term]) -> tuple[list[str], list]:
+        conds, args = [], []
+        for t in terms:
+            conds.append(f"{self.corpus.text} {'NOT ' if t.negated else ''}LIKE ? ESCAPE '\\'")
+            args.append(t.like())
+        return conds, args
+
+    def _fts_rows(self, expr: str, extra: list[Term], cols: str, limit: int, join: bool = True) -> list[tuple]:
+        c = self.corpus
+        conds, args = self._likes(extra)
+        conds = [*self.where, *conds]
+        if not conds and not join:
+            sql = f"SELECT {cols} FROM {c.fts} WHERE {c.fts} MATCH ? ORDER BY rowid DESC LIMIT ?"
+            return self.conn.execute(sql, [expr, limit]).fetchall()
+        tail = "".join(f" AND {x}" for x in conds)
+        sql = (
+            f"SELECT {cols} FROM {c.fts} JOIN {c.table} ON {c.key} = {c.fts}.rowid WHERE {c.fts} MATCH ?{tail} "
+            f"ORDER BY {c.fts}.rowid DESC LIMIT ?"
+        )
+        return self.conn.execute(sql, [expr, *self.params, *args, limit]).fetchall()
+
+    def _rows_by_id(self, ids: list[int], checks: list[Term], limit: int) -> list[tuple]:
+        c = self.corpus
+        conds, args = self._likes(checks)
+        conds = [*self.where, f"{c.key} IN (SELECT value FROM json_each(?))", *conds]
+        sql = f"SELECT {self.cols} FROM {c.table} WHERE {' AND '.join(conds)} ORDER BY {c.key} DESC LIMIT ?"
+        return self.conn.execute(sql, [*self.params, json.dumps(ids), *args, limit]).fetchall()
+
+    def _cached(self, term: Term, limit: int) -> tuple[list[int], bool] | None:
+        """The newest ``limit`` ids of ``term`` if already known, with whether they are all its matches."""
+        cached = self._ids.get(term.text.lower())
+        if cached is None:
+            return None
+        ids, asked = cached
+        full = len(ids) < asked
+        if full or asked >= limit:
+            return ids[:limit], full and len(ids) <= limit
+        return None
+
+    def term_ids(self, term: Term, limit: int) -> tuple[list[int], bool]:
+        """Newest ids matching one long term under the filters, and whether that is all of them."""
+        known = self._cached(term, limit)
+        if known is not None:
+            return known
+        rows = self._fts_rows(Term(term.text).fts(), [], f"{self.corpus.fts}.rowid", limit, join=bool(self.where))
+        ids = [r[0] for r in rows]
+        self._ids[term.text.lower()] = (ids, limit)
+        return ids, len(ids) < limit
+
+    def term_rows(self, term: Term, limit: int) -> list[tuple]:
+        """The newest ``limit`` rows matching one long term (by id when its ids are already known)."""
+        known = self._cached(term, limit)
+        if known is not None:
+            return self._rows_by_id(known[0], [], limit)
+        rows = self._fts_rows(Term(term.text).fts(), [], self.cols, limit)
+        self._ids[term.text.lower()] = ([r[0] for r in rows], limit)
+        return rows
+
+    def doc_freq(self, term: Term) -> float:
+        key = term.text.lower()
+        if key not in self.df:
+            ids, _complete = self.term_ids(term, DF_SAMPLE)
+            self.df[key] = _density(ids, DF_SAMPLE, self.total)
+        return self.df[key]
+
+    # ----------------------------------------------------------------------------------------- candidates
+    def clause_rows(self, clause: Clause, cap: int) -> list[tuple]:
+        """The newest ``cap`` rows matching ``clause`` (see the module docstring)."""
+        longs = [t for t in clause.positives if not t.short]
+        expr = clause.match_expression()
+        if expr is None:  # short terms only: a LIKE scan, newest first
+            conds, args = self._likes(list(clause.terms))
+            conds = [*self.where, *conds]
+            sql = (
+                f"SELECT {self.cols} FROM {self.corpus.table} WHERE {' AND '.join(conds)} "
+                f"ORDER BY {self.corpus.key} DESC LIMIT ?"
+            )
+            return self.conn.execute(sql, [*self.params, *args, cap]).fetchall()
+        if len(clause.terms) == 1:
+            return self.term_rows(longs[0], cap)
+        if len(longs) >= 2 and all(_caseless(t.text) for t in clause.terms):
+            driver = min(longs, key=self.doc_freq)
+            if self.doc_freq(driver) < DRIVER_CAP:
+                ids, complete = self.term_ids(driver, DRIVER_CAP)
+                if complete:
+                    return self._rows_by_id(ids, [t for t in clause.terms if t is not driver], cap)
+        shorts = [t for t in clause.terms if t.short]
+        return self._fts_rows(expr, shorts, self.cols, cap)
+
+    # ----------------------------------------------------------------------------------------- ranking
+    def score(self, rows: list[tuple], terms: list[Term]) -> dict[int, float]:
+        """BM25 of each row over ``terms``; a term with no known document frequency counts as common."""
+        if not rows:
+            return {}
+        freqs = [_TermFreq(t) for t in terms]
+        avgdl = max(1.0, sum(r[2] for r in rows) / len(rows))
+        idf = []
+        for t in terms:
+            n = min(self.df.get(t.text.lower(), float(len(rows))), float(self.total))
+            idf.append(math.log(1.0 + (self.total - n + 0.5) / (n + 0.5)))
+        scores: dict[int, float] = {}
+        for rid, text, length, _ts in rows:
+            low = text.lower()
+            norm = K1 * (1.0 - B + B * length / avgdl)
+            s = 0.0
+            for freq, w in zip(freqs, idf, strict=True):
+                tf = freq(low)
+                if tf:
+                    s += w * tf * (K1 + 1.0) / (tf + norm)
+            scores[rid] = s
+        return scores
+
+    def run(self, plan: QueryPlan, limit: int) -> Ranked:
+        rows: dict[int, tuple] = {}
+        capped = False
+        for clause in plan.clauses:
+            found = self.clause_rows(clause, CANDIDATE_CAP)
+            capped |= len(found) >= CANDIDATE_CAP
+            for r in found:
+                rows.setdefault(r[0], r)
+        terms = plan.terms
+        broaden = not plan.operators and len(rows) < limit and bool(plan.loose)
+        if len(terms) > 1 or broaden:
+            for t in [*terms, *(c.terms[0] for c in plan.loose if broaden)]:
+                if not t.short:
+                    self.doc_freq(t)
+        scores = self.score(list(rows.values()), terms)
+
+        def order(ids: list[int], sc: dict[int, float]) -> list[int]:
+            out = sorted(ids, reverse=True)  # stable sorts: score, then time, then insertion order
+            out.sort(key=lambda i: rows[i][3] or "", reverse=True)
+            out.sort(key=lambda i: -round(sc[i], 9))
+            return out
+
+        ids = order(list(rows), scores)
+        match = dict.fromkeys(ids, "all" if any(c.match_expression() for c in plan.clauses) else "text")
+        strategy = "match" if ids else "none"
+        all_terms = list(terms)
+        if broaden:
+            extra_rows: dict[int, tuple] = {}
+            for clause in plan.loose:
+                for r in self.clause_rows(clause, LOOSE_CAP):
+                    if r[0] not in rows:
+                        extra_rows.setdefault(r[0], r)
+            rows.update(extra_rows)
+            loose_terms = [c.terms[0] for c in plan.loose]
+            extra_scores = self.score(list(extra_rows.values()), loose_terms)
+            extra = order(list(extra_rows), extra_scores)
+            scores.update(extra_scores)
+            match.update(dict.fromkeys(extra, "any"))
+            if extra:
+                strategy = "match+any" if ids else "any"
+            ids += extra
+            known = {x.text.lower() for x in all_terms}
+            all_terms += [t for t in loose_terms if t.text.lower() not in known]
+        return Ranked(ids, rows, scores, match, strategy, capped, plan, all_terms)

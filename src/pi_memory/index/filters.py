@@ -1,0 +1,81 @@
+"""Filter values of the search tools: times (``since``/``until``), projects, roles, targets, categories.
+
+Unlike the query text, a filter value can be plainly invalid; :class:`SearchInputError` then says which values
+are accepted, in words a person and a model can act on.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Sequence
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+ROLES = ("user", "assistant", "tool", "system", "summary")
+TARGETS = ("memory", "user", "project", "failure")
+CATEGORIES = ("failure", "correction", "insight", "preference", "convention", "tool-quirk")
+_RELATIVE = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$", re.IGNORECASE)
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_HEX_ID = re.compile(r"^[0-9a-f]{12}$")
+
+
+class SearchInputError(ValueError):
+    """A filter value (not the query text) is invalid; the message says which values are accepted."""
+
+
+def parse_time(value: str | date | datetime | None, upper: bool = False) -> str | None:
+    """A ``since``/``until`` value as an ISO UTC string comparable with stored timestamps.
+
+    Accepts ``datetime``/``date`` objects, ISO dates and times (``2026-11-29``, ``2026-11-29T13:28``, with
+    ``Z`` or an offset) and ages (``30m``, ``12h``, ``7d``, ``2w``: that long before now). With ``upper`` a
+    bare date means the end of that day.
+    """
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo else value.replace(tzinfo=UTC)
+    elif isinstance(value, date):
+        moment = datetime(value.year, value.month, value.day, tzinfo=UTC) + (
+            timedelta(days=1, milliseconds=-1) if upper else timedelta()
+        )
+    else:
+        text = str(value).strip()
+        rel = _RELATIVE.match(text)
+        if rel:
+            moment = datetime.now(UTC) - timedelta(**{_UNITS[rel.group(2).lower()]: int(rel.group(1))})
+        else:
+            try:
+                moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+            except ValueError:
+                raise SearchInputError(
+                    f"Cannot read the time {text!r}. Use an ISO date or time such as 2026-11-29 or "
+                    "2026-11-29T13:28:00Z, or an age such as 30m, 12h, 7d or 2w."
+                ) from None
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)
+            if upper and len(text) <= 10:
+                moment += timedelta(days=1, milliseconds=-1)
+    moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def project_ids(conn: sqlite3.Connection, project: str | Path) -> list[str]:
+    """Project ids meant by ``project``: an id as stored, a path (mapped to its repository root) or a name."""
+    from pi_memory.project import project_id, project_root
+
+    text = str(project).strip()
+    if _HEX_ID.match(text):
+        return [text]
+    if isinstance(project, Path) or text.startswith(("/", "~", ".")) or "/" in text or "\\" in text:
+        return [project_id(project_root(Path(text)))]
+    rows = conn.execute("SELECT DISTINCT project_id FROM sessions WHERE project_name = ?", (text,))
+    return [r[0] for r in rows if r[0]] or [text]
+
+
+def choice(value: str | None, allowed: Sequence[str], name: str) -> str | None:
+    if value is None or value == "":
+        return None
+    if value not in allowed:
+        raise SearchInputError(f"Unknown {name} {value!r}; use one of: {', '.join(allowed)}.")
+    return value

@@ -1,0 +1,306 @@
+"""The ``memories`` table: a searchable mirror of the Markdown stores, plus the extended store.
+
+* **Mirror** (``source = 'markdown'``): :func:`sync_store` makes the rows of one store -- exactly one
+  ``(scope, project, target)`` -- equal to the entries of its Markdown file: new entries are inserted,
+  entries gone from the file are deleted, unchanged ones keep ``created``, ``last_used`` and ``hit_count``.
+  The curated layer calls it after every successful write; :func:`sync_markdown` backfills every store from
+  disk (``pi-memory sync-markdown``, and after the index was rebuilt).
+* **Extended store** (``source = 'extended'``): memories kept only here, beyond what the Markdown budget holds
+  (:func:`add_extended`, :func:`remove_memory`, :func:`list_memories`). These rows are not derived data: they
+  survive ``reindex`` (which clears sessions only), and after corruption :func:`salvage_memories` copies what
+  can still be read from the damaged file. Callers scan content for threats and secrets before adding it.
+
+Within one ``(scope, project, target)`` a content appears once: mirroring an entry that the extended store
+already holds turns that row into the mirror row (its metadata kept); an entry removed from Markdown is
+deleted only from the mirror, never from the extended store.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pi_memory.index.db import now_iso, transaction
+
+SCOPES = ("global", "project")
+TARGETS = ("memory", "user", "project", "failure")
+CATEGORIES = ("failure", "correction", "insight", "preference", "convention", "tool-quirk")
+_FAILURE = re.compile(
+    r"^\[(?P<cat>" + "|".join(re.escape(c) for c in CATEGORIES) + r")\]\s*(?P<body>.*?)"
+    r"(?:\s+—\s+Failed:\s*(?P<reason>.*))?$",
+    re.DOTALL,
+)
+_PROJECT_FOLDER = re.compile(r"-(?P<id>[0-9a-f]{12})$")
+
+
+class MirrorInputError(ValueError):
+    """An invalid scope, project, target or category; the message lists the accepted values."""
+
+
+@dataclass(frozen=True)
+class MirrorEntry:
+    """An entry with optional metadata; a bare ``str`` means content only (existing metadata is kept)."""
+
+    content: str
+    category: str | None = None
+    failure_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class SyncStats:
+    added: int = 0
+    removed: int = 0
+    kept: int = 0
+    updated: int = 0
+
+
+def _check(scope: str, project: str | None, target: str, category: str | None = None) -> None:
+    if scope not in SCOPES:
+        raise MirrorInputError(f"Unknown scope {scope!r}; use one of: {', '.join(SCOPES)}.")
+    if (scope == "project") != bool(project):
+        raise MirrorInputError(
+            "A project-scoped memory needs a project id, and a global one must not have one "
+            f"(got scope={scope!r}, project={project!r})."
+        )
+    if target not in TARGETS:
+        raise MirrorInputError(f"Unknown target {target!r}; use one of: {', '.join(TARGETS)}.")
+    if category is not None and category not in CATEGORIES:
+        raise MirrorInputError(f"Unknown category {category!r}; use one of: {', '.join(CATEGORIES)}.")
+
+
+def parse_failure_entry(text: str) -> MirrorEntry:
+    """A ``failure`` store entry ``[category] content — Failed: reason`` with its category and reason.
+
+    The content stays the whole entry, as in the Markdown file; text without a known ``[category]`` prefix
+    gets no category.
+    """
+    m = _FAILURE.match(text.strip())
+    if not m:
+        return MirrorEntry(text)
+    reason = (m.group("reason") or "").strip() or None
+    return MirrorEntry(text, category=m.group("cat"), failure_reason=reason)
+
+
+def _normalise(entries: Sequence[str | MirrorEntry], target: str) -> list[MirrorEntry]:
+    seen: set[str] = set()
+    out = []
+    for item in entries:
+        if isinstance(item, str):
+            entry = parse_failure_entry(item) if target == "failure" else MirrorEntry(item)
+        else:
+            entry = item
+        content = entry.content.strip()
+        if content and content not in seen:
+            seen.add(content)
+            out.append(MirrorEntry(content, entry.category, entry.failure_reason))
+    return out
+
+
+def sync_store(
+    conn: sqlite3.Connection,
+    scope: str,
+    project: str | None,
+    target: str,
+    entries: Sequence[str | MirrorEntry],
+) -> SyncStats:
+    """Make the mirror rows of ``(scope, project, target)`` equal ``entries`` (one transaction)."""
+    _check(scope, project, target)
+    wanted = _normalise(entries, target)
+    for e in wanted:
+        _check(scope, project, target, e.category)
+    proj = project if scope == "project" else None
+    added = removed = kept = updated = 0
+    now = now_iso()
+    with transaction(conn):
+        rows = conn.execute(
+            "SELECT id, content, source, category, failure_reason FROM memories "
+            "WHERE scope = ? AND ifnull(project, '') = ifnull(?, '') AND target = ?",
+            (scope, proj, target),
+        ).fetchall()
+        by_content = {r[1]: r for r in rows}
+        wanted_set = {e.content for e in wanted}
+        for rid, content, source, _cat, _reason in rows:
+            if source == "markdown" and content not in wanted_set:
+                conn.execute("DELETE FROM memories WHERE id = ?", (rid,))
+                removed += 1
+        for e in wanted:
+            row = by_content.get(e.content)
+            if row is None:
+                conn.execute(
+                    "INSERT INTO memories(scope, project, target, category, content, failure_reason, source, "
+                    "created) VALUES (?, ?, ?, ?, ?, ?, 'markdown', ?)",
+                    (scope, proj, target, e.category, e.content, e.failure_reason, now),
+                )
+                added += 1
+                continue
+            rid, _content, source, cat, reason = row
+            new_cat = e.category if e.category is not None else cat
+            new_reason = e.failure_reason if e.failure_reason is not None else reason
+            if source != "markdown" or new_cat != cat or new_reason != reason:
+                conn.execute(
+                    "UPDATE memories SET source = 'markdown', category = ?, failure_reason = ? WHERE id = ?",
+                    (new_cat, new_reason, rid),
+                )
+                updated += 1
+            else:
+                kept += 1
+    return SyncStats(added=added, removed=removed, kept=kept, updated=updated)
+
+
+def sync_markdown(
+    conn: sqlite3.Connection,
+    data_dir: Path | str,
+    stores: Iterable[tuple[str, str | None, str, Path]] | None = None,
+) -> dict[str, SyncStats]:
+    """Mirror Markdown stores from disk; returns stats per file path.
+
+    Default (``stores`` None): :func:`markdown_stores` of ``data_dir``. ``stores`` lists files as
+    ``(scope, project, target, path)``. A missing file counts as an empty store (its mirror rows are removed).
+    Entries are read with the curated parser, so a drifted file mirrors the entries it holds.
+    """
+    from pi_memory.curated.entries import analyse
+
+    todo = list(stores) if stores is not None else markdown_stores(data_dir)
+    out: dict[str, SyncStats] = {}
+    for scope, project, target, path in todo:
+        try:
+            raw = Path(path).read_bytes()
+        except FileNotFoundError:
+            raw = None
+        entries = analyse(raw, 10**9).entries
+        out[str(path)] = sync_store(conn, scope, project, target, entries)
+    if stores is None:  # project folders that are gone: their mirror rows go too
+        kept = sorted({p for scope, p, _t, _path in todo if scope == "project" and p})
+        marks = ",".join("?" * len(kept))
+        with transaction(conn):
+            conn.execute(
+                "DELETE FROM memories WHERE source = 'markdown' AND scope = 'project'"
+                + (f" AND project NOT IN ({marks})" if kept else ""),
+                kept,
+            )
+    return out
+
+
+def markdown_stores(data_dir: Path | str) -> list[tuple[str, str | None, str, Path]]:
+    """The curated stores under ``data_dir``, as ``(scope, project, target, path)``.
+
+    Global ``MEMORY.md``/``USER.md``/``FAILURES.md`` (listed even when missing), and the project stores
+    ``projects/<name>-<project id>/MEMORY.md`` that exist (layout of :class:`pi_memory.curated.MemoryStore`).
+    """
+    from pi_memory.curated.store import PROJECT_FILE, TARGET_FILES
+
+    data_dir = Path(data_dir)
+    out: list[tuple[str, str | None, str, Path]] = [
+        ("global", None, target, data_dir / name) for target, name in TARGET_FILES.items()
+    ]
+    projects = data_dir / "projects"
+    if projects.is_dir():
+        for folder in sorted(projects.iterdir()):
+            m = _PROJECT_FOLDER.search(folder.name)
+            if m and (folder / PROJECT_FILE).is_file():
+                out.append(("project", m.group("id"), "project", folder / PROJECT_FILE))
+    return out
+
+
+def add_extended(
+    conn: sqlite3.Connection,
+    content: str,
+    target: str = "memory",
+    scope: str = "global",
+    project: str | None = None,
+    category: str | None = None,
+    failure_reason: str | None = None,
+) -> tuple[int, bool]:
+    """Store a memory in SQLite only. Returns ``(id, created)``; ``created`` is False when the same content
+    already exists in that store (Markdown or extended), whose row is returned unchanged."""
+    _check(scope, project, target, category)
+    content = content.strip()
+    if not content:
+        raise MirrorInputError("A memory cannot be empty.")
+    proj = project if scope == "project" else None
+    with transaction(conn):
+        row = conn.execute(
+            "SELECT id FROM memories WHERE scope = ? AND ifnull(project, '') = ifnull(?, '') AND target = ? "
+            "AND content = ?",
+            (scope, proj, target, content),
+        ).fetchone()
+        if row:
+            return row[0], False
+        cur = conn.execute(
+            "INSERT INTO memories(scope, project, target, category, content, failure_reason, source, created) "
+            "VALUES (?, ?, ?, ?, ?, ?, 'extended', ?)",
+            (scope, proj, target, category, content, (failure_reason or "").strip() or None, now_iso()),
+        )
+        return int(cur.lastrowid or 0), True
+
+
+def remove_memory(conn: sqlite3.Connection, memory_id: int, extended_only: bool = True) -> bool:
+    """Delete one memory row by id. By default only extended rows (a mirror row follows its Markdown file)."""
+    with transaction(conn):
+        sql = "DELETE FROM memories WHERE id = ?" + (" AND source = 'extended'" if extended_only else "")
+        return conn.execute(sql, (memory_id,)).rowcount > 0
+
+
+def list_memories(
+    conn: sqlite3.Connection,
+    scope: str | None = None,
+    project: str | None = None,
+    target: str | None = None,
+    source: str | None = None,
+) -> list[dict]:
+    """Memory rows as dicts (oldest first), filtered by any of scope, project, target and source."""
+    conds, args = [], []
+    for col, value in (("scope", scope), ("project", project), ("target", target), ("source", source)):
+        if value is not None:
+            conds.append(f"{col} = ?")
+            args.append(value)
+    where = " WHERE " + " AND ".join(conds) if conds else ""
+    cur = conn.execute(
+        "SELECT id, scope, project, target, category, content, failure_reason, source, created, last_used, "
+        f"hit_count FROM memories{where} ORDER BY id",
+        args,
+    )
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r, strict=True)) for r in cur]
+
+
+def salvage_memories(conn: sqlite3.Connection, damaged: Path | str) -> int:
+    """Copy the memory rows still readable in a damaged index file into ``conn``; returns how many.
+
+    Any error reading the damaged file ends the salvage quietly (what could be read is kept).
+    """
+    copied = 0
+    try:
+        src = sqlite3.connect(f"file:{Path(damaged)}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return 0
+    try:
+        rows = src.execute(
+            "SELECT scope, project, target, category, content, failure_reason, source, created, last_used, "
+            "hit_count FROM memories"
+        )
+        batch = []
+        while True:
+            try:
+                row = next(rows)
+            except StopIteration:
+                break
+            except sqlite3.Error:
+                break
+            batch.append(row)
+        with transaction(conn):
+            for row in batch:
+                cur = conn.execute(
+                    "INSERT OR IGNORE INTO memories(scope, project, target, category, content, failure_reason, "
+                    "source, created, last_used, hit_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    row,
+                )
+                copied += cur.rowcount
+    except sqlite3.Error:
+        pass
+    finally:
+        src.close()
+    return copied

@@ -1,0 +1,267 @@
+"""User query text -> a search plan over the trigram FTS5 index. Never raises for any input.
+
+The chain, step by step:
+
+1. **Blank** (empty or whitespace only) -> an empty plan: no results, no error.
+2. **Tokens.** ``"double quotes"`` make a phrase (kept as written, spaces included). A quote with no partner is
+   dropped and the rest is read as plain words. Outside quotes the text splits on whitespace.
+3. **Operators.** ``OR``, ``AND`` and ``NOT`` written in UPPERCASE between terms are operators; lowercase
+   ``or``/``and``/``not`` are ordinary words. ``NOT`` negates the next term, ``AND`` is the default between
+   terms, ``OR`` separates alternatives. A query made only of operator words searches for them as words.
+4. **Cleaning words.** Sentence punctuation at the edges of a word is dropped (``(auth)`` -> ``auth``,
+   ``failed?`` -> ``failed``, a trailing ``*`` too: every term already matches as a substring); inside a word
+   everything is kept, so ``wrong-book``, ``@types/node``, ``100%``, ``user's`` and ``a:b`` are searched
+   literally. A word that is only punctuation is kept as it is.
+5. **Scripts.** An unquoted word mixing CJK and other scripts is cut where the script changes:
+   ``修改youer服务端`` -> ``修改`` ``youer`` ``服务端`` (all required), so it matches with or without spaces.
+6. **Stop words.** In a query without operators, common English function words (``the``, ``what``, ``did``
+   ...) are dropped when at least one other term is left: as substrings they match almost every message and
+   only slow the search down.
+7. **Short terms.** The trigram tokenizer cannot index fewer than 3 characters, so 1-2 character terms
+   (``go``, ``ui``, ``缓存``) become ``LIKE '%term%'`` filters with ``\\ % _`` escaped. Next to a longer term
+   they only filter its matches (fast); alone they scan the messages, newest first (slow on large indexes).
+8. **Expression.** Every other term becomes an FTS5 string (``"..."``, inner quotes doubled), so no user text
+   is ever read as FTS5 syntax: ``'`` ``/`` ``@`` ``%`` ``*`` ``(`` ``)`` ``:`` ``-`` are just characters.
+   The plan is a list of alternatives (``clauses``), each a conjunction of required and excluded terms.
+9. **Broadening** (done by :mod:`.search`): a query without operators whose strict clause finds fewer hits
+   than asked for is completed with the ``loose`` plan: any one of its terms (an OR), each term also tried
+   without a plural/verb ending (``paintings`` -> ``painting``; ``painted`` -> ``paint``). Queries with
+   operators are never broadened. If SQLite still rejects an expression, the search retries the query read
+   without operators, then returns no results.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+MIN_FTS_CHARS = 3
+MAX_TERMS = 12
+OPERATORS = frozenset({"OR", "AND", "NOT"})
+
+_CJK = (
+    "\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31ff\u3400-\u4dbf"
+    "\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003134f"
+)
+_SCRIPT_RUNS = re.compile(f"[{_CJK}]+|[^{_CJK}]+")
+_HAS_CJK = re.compile(f"[{_CJK}]")
+_CJK_PUNCT = re.compile("[\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]+")
+_LEADING = "([{<'\"“‘«「『【〔（"
+_TRAILING = ")]}>'\"”’»」』】〕）.,;:!?*…。，、；：！？"
+
+_STOP_TEXT = """
+    a about above after again against all am an and any are as at be because been before being below between
+    both but by can could did do does doing down during each few for from further had has have having he her
+    here hers herself him himself his how i if in into is it its itself just me more most my myself no nor
+    not of off on once only or other our ours ourselves out over own same she should so some such than that
+    the their theirs them themselves then there these they this those through to too under until up very was
+    we were what when where which while who whom why will with would you your yours yourself yourselves
+"""
+STOP_WORDS = frozenset(_STOP_TEXT.split())
+
+
+@dataclass(frozen=True)
+class Term:
+    """One search term. ``phrase`` when it came from quotes; ``negated`` when it follows ``NOT``."""
+
+    text: str
+    phrase: bool = False
+    negated: bool = False
+
+    @property
+    def short(self) -> bool:
+        return len(self.text) < MIN_FTS_CHARS
+
+    def fts(self) -> str:
+        return '"' + self.text.replace('"', '""') + '"'
+
+    def like(self) -> str:
+        escaped = self.text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        return f"%{escaped}%"
+
+
+@dataclass(frozen=True)
+class Clause:
+    """A conjunction: every positive term must occur, no negated term may."""
+
+    terms: tuple[Term, ...]
+
+    @property
+    def positives(self) -> tuple[Term, ...]:
+        return tuple(t for t in self.terms if not t.negated)
+
+    @property
+    def negatives(self) -> tuple[Term, ...]:
+        return tuple(t for t in self.terms if t.negated)
+
+    def match_expression(self) -> str | None:
+        """The FTS5 MATCH text for the clause's long terms, or ``None`` when it has no positive long term."""
+        pos = [t.fts() for t in self.positives if not t.short]
+        if not pos:
+            return None
+        expr = " AND ".join(pos)
+        neg = [t.fts() for t in self.negatives if not t.short]
+        if neg:
+            expr = f"({expr}) NOT ({' OR '.join(neg)})"
+        return expr
+
+    def like_filters(self) -> list[tuple[str, bool]]:
+        """``(pattern, negated)`` for each short term: ``LIKE`` (or ``NOT LIKE``) conditions."""
+        return [(t.like(), t.negated) for t in self.terms if t.short]
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    query: str
+    clauses: tuple[Clause, ...] = ()
+    loose: tuple[Clause, ...] = ()
+    operators: bool = False
+    dropped: tuple[str, ...] = field(default=())
+
+    @property
+    def empty(self) -> bool:
+        return not self.clauses
+
+    @property
+    def terms(self) -> list[Term]:
+        """Every distinct positive term of the strict clauses, in query order."""
+        seen: dict[str, Term] = {}
+        for clause in self.clauses:
+            for term in clause.positives:
+                seen.setdefault(term.text.lower(), term)
+        return list(seen.values())
+
+
+def _strip_edges(word: str) -> str:
+    stripped = word.lstrip(_LEADING).rstrip(_TRAILING)
+    return stripped if stripped else word
+
+
+def _tokens(text: str) -> list[tuple[str, bool]]:
+    """``(token, quoted)`` pairs; an unpaired quote is dropped."""
+    out: list[tuple[str, bool]] = []
+    pos = 0
+    while pos < len(text):
+        q = text.find('"', pos)
+        if q < 0:
+            out.extend((w, False) for w in text[pos:].split())
+            break
+        out.extend((w, False) for w in text[pos:q].split())
+        end = text.find('"', q + 1)
+        if end < 0:  # unmatched quote: read the rest as plain words
+            out.extend((w, False) for w in text[q + 1 :].split())
+            break
+        phrase = " ".join(text[q + 1 : end].split())
+        if phrase:
+            out.append((phrase, True))
+        pos = end + 1
+    return out
+
+
+def split_scripts(word: str) -> list[str]:
+    """Cut a word where it changes between CJK and other scripts (``修改youer`` -> ``修改``, ``youer``) and at
+    CJK punctuation (``服务端，配置`` -> ``服务端``, ``配置``)."""
+    if not _HAS_CJK.search(word):
+        return [word]
+    parts = [_strip_edges(p) for piece in _CJK_PUNCT.split(word) for p in _SCRIPT_RUNS.findall(piece)]
+    return [p for p in parts if p.strip(_LEADING + _TRAILING + " \u3000")]
+
+
+def light_stem(word: str) -> str:
+    """A shorter form that still matches the word and its inflections as a substring (English only).
+
+    ``paintings`` -> ``painting``, ``painted`` -> ``paint``, ``studies`` -> ``studi``. Words under 5 letters
+    and non-ASCII words are returned unchanged.
+    """
+    if len(word) < 5 or not word.isascii() or not word.isalpha():
+        return word
+    low = word.lower()
+    for suffix in ("ings", "ing", "ied", "ies", "ed", "es", "s"):
+        if low.endswith(suffix) and len(word) - len(suffix) >= 4:
+            if suffix in ("ied", "ies"):
+                return word[: -len(suffix)] + "i"
+            if suffix == "es" and not low.endswith(("ses", "xes", "zes", "ches", "shes")):
+                return word[:-1]
+            if suffix == "s" and low.endswith("ss"):
+                return word
+            return word[: -len(suffix)]
+    return word
+
+
+def _dedupe(terms: list[Term]) -> tuple[Term, ...]:
+    seen: set[tuple[str, bool]] = set()
+    out = []
+    for t in terms:
+        key = (t.text.lower(), t.negated)
+        if key not in seen:
+            seen.add(key)
+            out.append(t)
+    return tuple(out[:MAX_TERMS])
+
+
+def plan_query(query: str | None, operators: bool = True) -> QueryPlan:
+    """Turn any user text into a :class:`QueryPlan` (see the module docstring). Never raises."""
+    text = "".join(ch if ch.isprintable() or ch in "\t\n" else " " for ch in (query or ""))
+    if not text.strip():
+        return QueryPlan(query=query or "")
+    tokens = _tokens(text)
+    uses_ops = operators and any(not q and w in OPERATORS for w, q in tokens)
+    if uses_ops and all(not q and w in OPERATORS for w, q in tokens):
+        uses_ops = False
+
+    groups: list[list[Term]] = [[]]
+    negate = False
+    for word, quoted in tokens:
+        if uses_ops and not quoted and word in OPERATORS:
+            if word == "OR":
+                if groups[-1]:
+                    groups.append([])
+                negate = False
+            elif word == "NOT":
+                negate = True
+            continue
+        if quoted:
+            groups[-1].append(Term(word, phrase=True, negated=negate))
+        elif negate:
+            groups[-1].append(Term(_strip_edges(word), negated=True))
+        else:
+            groups[-1].extend(Term(piece) for piece in split_scripts(_strip_edges(word)))
+        negate = False
+
+    dropped: list[str] = []
+    if not uses_ops:
+        terms = groups[0]
+        content = [t for t in terms if t.phrase or t.text.lower() not in STOP_WORDS]
+        if content and len(content) < len(terms):
+            dropped = [t.text for t in terms if t not in content]
+            groups = [content]
+
+    clauses = tuple(Clause(_dedupe(g)) for g in groups if any(not t.negated for t in g))
+    loose: tuple[Clause, ...] = ()
+    if not uses_ops and clauses:
+        positives = clauses[0].positives
+        long_terms = [t for t in positives if not t.short]
+        pool = long_terms or list(positives)
+        variants: list[Term] = []
+        for t in pool:
+            variants.append(t)
+            if not t.phrase:
+                stem = light_stem(t.text)
+                if stem != t.text:
+                    variants.append(Term(stem))
+        loose = tuple(Clause((t,)) for t in _dedupe(variants))
+        if len(loose) == 1 and loose[0] == clauses[0]:
+            loose = ()
+    return QueryPlan(query=query or "", clauses=clauses, loose=loose, operators=uses_ops, dropped=tuple(dropped))
+
+
+def describe(plan: QueryPlan) -> str:
+    """A readable form of the plan for results and logs: ``"linear" AND "cli"``, ``LIKE '%go%'``, ..."""
+    parts = []
+    for clause in plan.clauses:
+        bits = []
+        for t in clause.terms:
+            bit = f"LIKE '{t.like()}'" if t.short else t.fts()
+            bits.append(("NOT " if t.negated else "") + bit)
+        parts.append(" AND ".join(bits))
+    return " OR ".join(f"({p})" if len(plan.clauses) > 1 else p for p in parts)

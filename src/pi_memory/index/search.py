@@ -1,0 +1,226 @@
+"""``session_search`` and ``memory_search``: ranked, filtered, bounded full-text search over the index.
+
+The query text becomes a plan (:mod:`.query`, never an error), the plan is run and ranked by :mod:`.engine`
+(candidates from the trigram index, BM25, broadening to any term), and the top hits get their provenance, a
+highlighted snippet (:mod:`.snippets`) and the output caps of :mod:`.results`. Filter values that are invalid
+(an unknown role, an unreadable date) raise :class:`SearchInputError` with the accepted values
+(:mod:`.filters`). ``memory_search`` also records the use of the memories it returns.
+
+Measured figures (latency at 10k/100k/1M messages) are printed by ``benchmarks/search_latency.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from datetime import date, datetime
+from pathlib import Path
+
+from pi_memory.index import engine
+from pi_memory.index.db import now_iso
+from pi_memory.index.engine import MEMORIES, MESSAGES, Corpus, Engine, Ranked
+from pi_memory.index.filters import (
+    CATEGORIES,
+    ROLES,
+    TARGETS,
+    SearchInputError,
+    choice,
+    parse_time,
+    project_ids,
+)
+from pi_memory.index.query import QueryPlan, describe, plan_query
+from pi_memory.index.results import (
+    MAX_LIMIT,
+    MAX_MEMORY_CHARS,
+    MAX_SNIPPET_CHARS,
+    MIN_SNIPPET_CHARS,
+    MemoryHit,
+    SearchResult,
+    SessionHit,
+    cap_output,
+)
+from pi_memory.index.snippets import make_snippet
+
+__all__ = ["SearchInputError", "make_snippet", "memory_search", "parse_time", "project_ids", "session_search"]
+
+
+def _search(
+    conn: sqlite3.Connection, corpus: Corpus, query: str | None, where: list[str], params: list, limit: int
+) -> Ranked:
+    plan = plan_query(query)
+    if plan.empty:
+        return Ranked([], {}, {}, {}, "none", False, plan)
+    try:
+        return Engine(conn, corpus, where, params).run(plan, limit)
+    except sqlite3.OperationalError:  # an expression SQLite still rejects: read the query without operators
+        plain = plan_query(query, operators=False)
+        try:
+            return Engine(conn, corpus, where, params).run(plain, limit)
+        except sqlite3.OperationalError:
+            return Ranked([], {}, {}, {}, "none", False, plain)
+
+
+def _clamp(value: int | None, lo: int, hi: int, default: int) -> int:
+    try:
+        number = int(value) if value is not None else default
+    except (TypeError, ValueError):
+        number = default
+    return max(lo, min(hi, number))
+
+
+def _cap_note(ranked: Ranked, noun: str = "messages", filters: str = "project, role, since, until") -> str | None:
+    notes = []
+    if ranked.capped:
+        notes.append(
+            f"Many {noun} match; the newest {engine.CANDIDATE_CAP} matches were ranked. Add a term or a filter "
+            f"({filters}) to reach older ones."
+        )
+    if ranked.strategy in ("any", "match+any"):
+        notes.append("Some hits contain only some of the terms (match: any).")
+    return " ".join(notes) or None
+
+
+# ---------------------------------------------------------------------------------------------- public
+def session_search(
+    conn: sqlite3.Connection,
+    query: str | None,
+    limit: int = 10,
+    project: str | Path | None = None,
+    role: str | None = None,
+    since: str | date | datetime | None = None,
+    until: str | date | datetime | None = None,
+    snippet_chars: int = 300,
+) -> SearchResult:
+    """Search past session messages. Never raises for the query text; invalid filters raise
+    :class:`SearchInputError` with the accepted values."""
+    limit = _clamp(limit, 1, MAX_LIMIT, 10)
+    snippet_chars = _clamp(snippet_chars, MIN_SNIPPET_CHARS, MAX_SNIPPET_CHARS, 300)
+    where: list[str] = []
+    params: list = []
+    if project is not None and str(project).strip():
+        ids = project_ids(conn, project)
+        where.append(
+            f"m.session_id IN (SELECT id FROM sessions WHERE project_id IN ({','.join('?' * len(ids))}))"
+        )
+        params += ids
+    if choice(role, ROLES, "role"):
+        where.append("m.role = ?")
+        params.append(role)
+    lo, hi = parse_time(since), parse_time(until, upper=True)
+    if lo:
+        where.append("m.timestamp >= ?")
+        params.append(lo)
+    if hi:
+        where.append("m.timestamp <= ?")
+        params.append(hi)
+    ranked = _search(conn, MESSAGES, query, where, params, limit)
+    top = ranked.ids[:limit]
+    hits: list[SessionHit] = []
+    if top:
+        meta = {
+            r[0]: r
+            for r in conn.execute(
+                "SELECT m.id, m.role, m.kind, m.tool_name, m.branch, m.timestamp, m.line, m.entry_id, "
+                "f.path, s.session_key, s.source, s.cwd, s.project_name, s.project_id, m.text "
+                "FROM messages m JOIN session_files f ON f.id = m.file_id JOIN sessions s ON s.id = m.session_id "
+                f"WHERE m.id IN ({','.join('?' * len(top))})",
+                top,
+            )
+        }
+        for rank, mid in enumerate(top, 1):
+            r = meta[mid]
+            text = r[14]
+            snippet, cut = make_snippet(text, ranked.terms, snippet_chars)
+            hits.append(
+                SessionHit(
+                    rank=rank, score=round(ranked.scores.get(mid, 0.0), 4), match=ranked.match[mid],
+                    snippet=snippet, truncated=cut, text_chars=len(text), role=r[1], kind=r[2],
+                    tool_name=r[3], branch=r[4], timestamp=r[5], line=r[6], entry_id=r[7], file=r[8],
+                    session_id=r[9], source=r[10], cwd=r[11], project=r[12], project_id=r[13],
+                )
+            )
+    result = SearchResult(
+        kind="session", query=query or "", strategy=ranked.strategy, expression=describe(ranked.plan),
+        count=len(hits), results=hits, note=_cap_note(ranked) if hits else _empty_note(ranked.plan),
+    )
+    return cap_output(result)
+
+
+def _empty_note(plan: QueryPlan) -> str:
+    if plan.empty:
+        return "The query is empty; nothing to search for."
+    return "No matches. Try fewer or shorter terms, or a different spelling."
+
+
+def memory_search(
+    conn: sqlite3.Connection,
+    query: str | None,
+    limit: int = 10,
+    target: str | None = None,
+    category: str | None = None,
+    project: str | Path | None = None,
+    snippet_chars: int = 300,
+    record_use: bool = True,
+) -> SearchResult:
+    """Search stored memories (Markdown mirror and extended store).
+
+    ``project`` keeps global memories plus those of that project (a memory scoped to another project is
+    left out); without it every memory is searched. Returned memories get ``last_used`` = now and
+    ``hit_count`` + 1 (unless ``record_use`` is False).
+    """
+    limit = _clamp(limit, 1, MAX_LIMIT, 10)
+    snippet_chars = _clamp(snippet_chars, MIN_SNIPPET_CHARS, MAX_SNIPPET_CHARS, 300)
+    where: list[str] = []
+    params: list = []
+    if choice(target, TARGETS, "target"):
+        where.append("mem.target = ?")
+        params.append(target)
+    if choice(category, CATEGORIES, "category"):
+        where.append("mem.category = ?")
+        params.append(category)
+    if project is not None and str(project).strip():
+        ids = project_ids(conn, project)
+        where.append(f"(mem.scope = 'global' OR mem.project IN ({','.join('?' * len(ids))}))")
+        params += ids
+    ranked = _search(conn, MEMORIES, query, where, params, limit)
+    top = ranked.ids[:limit]
+    hits: list[MemoryHit] = []
+    if top:
+        marks = ",".join("?" * len(top))
+        if record_use:
+            # busy or read-only: the search result matters more than the usage counter
+            with contextlib.suppress(sqlite3.OperationalError):
+                conn.execute(
+                    f"UPDATE memories SET last_used = ?, hit_count = hit_count + 1 WHERE id IN ({marks})",
+                    [now_iso(), *top],
+                )
+        meta = {
+            r[0]: r
+            for r in conn.execute(
+                "SELECT id, content, scope, project, target, category, failure_reason, source, created, "
+                f"last_used, hit_count FROM memories WHERE id IN ({marks})",
+                top,
+            )
+        }
+        for rank, mid in enumerate(top, 1):
+            r = meta[mid]
+            full = r[1] + ("\n" + r[6] if r[6] else "")
+            snippet, _cut = make_snippet(full, ranked.terms, snippet_chars)
+            hits.append(
+                MemoryHit(
+                    rank=rank, score=round(ranked.scores.get(mid, 0.0), 4), match=ranked.match[mid], id=mid,
+                    content=r[1][:MAX_MEMORY_CHARS], truncated=len(r[1]) > MAX_MEMORY_CHARS, snippet=snippet,
+                    scope=r[2], project=r[3], target=r[4], category=r[5], failure_reason=r[6], source=r[7],
+                    created=r[8], last_used=r[9], hit_count=r[10],
+                )
+            )
+    empty = None
+    if not hits:
+        stored = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        empty = "No memories are stored yet." if not stored else _empty_note(ranked.plan)
+    result = SearchResult(
+        kind="memory", query=query or "", strategy=ranked.strategy, expression=describe(ranked.plan),
+        count=len(hits), results=hits,
+        note=_cap_note(ranked, "memories", "target, category, project") if hits else empty,
+    )
+    return cap_output(result)

@@ -1,0 +1,112 @@
+"""The search tools: ``session_search`` (past conversations) and ``memory_search`` (stored memories).
+
+Both run over the index (:mod:`pi_memory.index`). Output is bounded by the index layer (limit ≤ 50, capped
+snippets, ≤ 16 KiB in all); here secrets in snippets are redacted, because a transcript may hold a key a user
+once pasted and a tool result goes straight into the model's context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pi_memory import safety
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from pi_memory.tools import ToolSpec
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class SessionSearchArgs(_Args):
+    query: str = Field(description="Words to look for; \"quoted phrases\" match exactly; OR/AND/NOT in capitals work.")
+    limit: int | None = Field(default=None, ge=1, le=50, description="How many results (default 10, at most 50).")
+    project: str | None = Field(
+        default=None, description="Only sessions of this project: a folder path, or 'current' for this project."
+    )
+    role: Literal["user", "assistant", "tool", "summary"] | None = Field(default=None, description="Only this role.")
+    since: str | None = Field(default=None, description="Only messages at or after this date/time (ISO 8601).")
+    until: str | None = Field(default=None, description="Only messages before this date/time (ISO 8601).")
+
+
+class MemorySearchArgs(_Args):
+    query: str = Field(description="Words to look for in saved memories.")
+    limit: int | None = Field(default=None, ge=1, le=50, description="How many results (default 10, at most 50).")
+    target: Literal["memory", "user", "project", "failure"] | None = Field(default=None, description="Only this store.")
+    category: Literal["failure", "correction", "insight", "preference", "convention", "tool-quirk"] | None = Field(
+        default=None, description="Only failure memories of this category."
+    )
+    project: str | None = Field(
+        default=None, description="Global memories plus this project's: a folder path, or 'current'."
+    )
+
+
+def _redact(data: dict) -> dict:
+    for hit in data.get("results", []):
+        for key in ("snippet", "content", "failureReason"):
+            if isinstance(hit.get(key), str) and safety.scan_secrets(hit[key]):
+                hit[key] = safety.redact(hit[key])
+    return data
+
+
+def create_search_tools(conn_factory: Callable[[], sqlite3.Connection], current_project: str | None) -> list[ToolSpec]:
+    """``session_search`` and ``memory_search`` over the index opened by ``conn_factory`` (called lazily)."""
+    from pi_memory.index import SearchInputError, memory_search, session_search
+    from pi_memory.tools import ToolSpec
+
+    def project_of(value: str | None) -> str | None:
+        return current_project if value == "current" else value
+
+    def run(fn) -> dict:
+        try:
+            result = fn()
+        except SearchInputError as exc:
+            return {"success": False, "code": "invalid_arguments", "error": str(exc)}
+        return {"success": True, **_redact(result.model_dump(by_alias=True, exclude_none=True))}
+
+    def sessions(a: SessionSearchArgs) -> dict:
+        return run(lambda: session_search(
+            conn_factory(), a.query, limit=a.limit or 10, project=project_of(a.project), role=a.role,
+            since=a.since, until=a.until,
+        ))
+
+    def memories(a: MemorySearchArgs) -> dict:
+        return run(lambda: memory_search(
+            conn_factory(), a.query, limit=a.limit or 10, target=a.target, category=a.category,
+            project=project_of(a.project),
+        ))
+
+    def invalid(error: str, arguments: dict) -> dict:
+        return {"success": False, "code": "invalid_arguments", "error": error}
+
+    return [
+        ToolSpec(
+            name="session_search",
+            label="Search past sessions",
+            description="Search every past conversation with coding agents on this machine (pi, Claude Code, "
+            "Codex) by relevance. Use it when the user refers to earlier work ('what did we decide about…', "
+            "'last week we…') or before redoing something that may have been solved before. Returns snippets "
+            "with the session, file, line and time they came from.",
+            args_model=SessionSearchArgs,
+            handler=sessions,
+            read_only=True,
+            idempotent=True,
+            on_invalid=invalid,
+        ),
+        ToolSpec(
+            name="memory_search",
+            label="Search memories",
+            description="Search saved memories (notes, user profile, project notes, lessons from failures, and "
+            "memories kept beyond the prompt's size limit) by relevance.",
+            args_model=MemorySearchArgs,
+            handler=memories,
+            read_only=True,
+            on_invalid=invalid,
+        ),
+    ]
