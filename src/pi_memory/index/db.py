@@ -371,11 +371,18 @@ def _quarantine(path: Path) -> Path:
 
 
 def _default_rebuild(conn: sqlite3.Connection, damaged: Path) -> None:
-    """Copy the memories still readable in the damaged file (extended store, usage counts), then mirror the
-    Markdown stores again. Sessions come back with the next index pass, which finds every file new."""
+    """Copy the memories still readable in the damaged file (extended store, usage counts; and the semantic
+    store's rows when :mod:`pi_memory.semantic` is installed), then mirror the Markdown stores again. Sessions
+    come back with the next index pass, which finds every file new."""
     from pi_memory.index.mirror import salvage_memories, sync_markdown
 
     salvage_memories(conn, damaged)
+    try:  # the semantic store also lives only in this file (optional module)
+        from pi_memory.semantic.schema import salvage_semantic
+    except ImportError:
+        salvage_semantic = None
+    if salvage_semantic is not None:
+        salvage_semantic(conn, damaged)
     sync_markdown(conn, damaged.parent)
 
 

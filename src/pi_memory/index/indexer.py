@@ -14,9 +14,10 @@ transaction and written in one ``BEGIN IMMEDIATE`` transaction with ``executeman
 
 FTS segments: every transaction adds a segment to the trigram index and FTS5 merges them as it goes
 (``automerge=4``). A pass reading at least ``BULK_BYTES`` (32 MiB) merges less while writing
-(``automerge=16``: about 25% more throughput) and ends with one ``optimize`` (a single segment; query time
-grows with the segment count -- 37 segments doubled p95 latency at 50k messages). The optimize rewrites the
-whole index, about 2 s per 100k messages.
+(``automerge=16``: about 25% more throughput), checkpoints the WAL every 16,384 pages instead of 1,000
+(fewer waits on disk: 5.5 -> 7.4 MB/s wall clock on 64 MB) and ends with one ``optimize`` (a single segment;
+query time grows with the segment count -- 37 segments doubled p95 latency at 50k messages). The optimize
+rewrites the whole index, about 2 s per 100k messages.
 
 Branches: every tree entry's parent is kept in ``entries``; after a read the labels are recomputed from the
 leaf (``active_branch``). An append that continues from the previous leaf cannot change old labels and
@@ -317,13 +318,15 @@ def index_paths(
     total_bytes = sum(t.size - (t.known.end_offset if t.mode == "append" and t.known else 0) for t in todo)
     projects = _Projects()
     bulk = total_bytes >= BULK_BYTES
-    if bulk:  # fewer, larger merges while writing (about 25% faster); one merge at the end
+    if bulk:  # fewer, larger merges and checkpoints while writing; one merge at the end
         conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 16)")
+        conn.execute("PRAGMA wal_autocheckpoint = 16384")
     try:
         _index_todo(conn, todo, projects, stats, progress, total_bytes)
     finally:
         if bulk:
             conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 4)")
+            conn.execute("PRAGMA wal_autocheckpoint = 1000")
             if stats.messages_added:
                 t0 = time.perf_counter()
                 with transaction(conn):
