@@ -7,7 +7,8 @@ Prints, for our scanner (``scan_threats`` + ``scan_secrets``) and for the baseli
 * false-positive rate — benign corpus lines with any finding / all benign lines;
 * per-category counts (lines caught per category of the expected id);
 * throughput in MB/s (UTF-8) on a ~1 MB mixed text, and p50/p95 per-entry latency in µs over the corpus;
-* the slowest of a few adversarial 1 MB inputs (repeated keywords), to show the scan stays linear.
+* the slowest of the adversarial ~1 MB inputs (a keyword of one pattern family repeated, dense invisible
+  characters, …), to show the scan stays linear; ``--json`` lists every input's time.
 
 The baseline is our own re-creation of the "classic" 12-pattern list described in
 ``/work/shared/reference/curated-memory-anchors.md`` §1.8: case-insensitive regexes with no NFKC, no filler
@@ -26,7 +27,7 @@ import time
 from pathlib import Path
 
 from pi_memory.safety import scan_secrets, scan_threats
-from pi_memory.safety._threat_patterns import HTML_COMMENT_ID, INVISIBLE_UNICODE
+from pi_memory.safety._threat_patterns import COMPACT_CATEGORY, COMPACT_ID, HTML_COMMENT_ID, INVISIBLE_UNICODE
 from pi_memory.safety._threat_patterns import PATTERNS as THREAT_PATTERNS
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "safety" / "corpus"
@@ -69,7 +70,7 @@ def load(name: str) -> list[dict]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-_CATEGORY = {p.id: p.category for p in THREAT_PATTERNS} | {HTML_COMMENT_ID: "hidden_html"}
+_CATEGORY = {p.id: p.category for p in THREAT_PATTERNS} | {HTML_COMMENT_ID: "hidden_html", COMPACT_ID: COMPACT_CATEGORY}
 
 
 def category_of(ident: str) -> str:
@@ -134,6 +135,25 @@ def adversarial(scan) -> dict:
         "full-width": "ｉｇｎｏｒｅ ｐｒｅｖｉｏｕｓ " * 50_000,
         "password:": "password: " * 100_000,
         "BEGIN PRIVATE KEY": "-----BEGIN RSA PRIVATE KEY-----" * 32_000,
+        "forget the … about": "forget the earlier instructions about npm " * 24_000,
+        "i.g.n.o.r.e": "i.g.n.o.r.e " * 83_000,
+        "curl … |": "curl x | " * 110_000 + "sh",
+        "curl $TOKEN": "curl -H $X_TOKEN " * 60_000,
+        "-d .env": "-d .env " * 125_000 + "curl",
+        "nc -e": "nc -e " * 160_000,
+        "mkfifo": "mkfifo " * 140_000 + "nc",
+        "env |": "env | " * 160_000,
+        "mysql -p": "mysql -px " * 100_000,
+        "scheme://": "a://u:" * 160_000,
+        "![": "![" * 500_000,
+        "<a style=": "<a style=" * 110_000 + "display:none",
+        "update AGENTS.md": "update AGENTS.md " * 60_000,
+        "email the .env to": "email the .env to " * 55_000,
+        "do not tell the user": "do not tell the user " * 47_000,
+        "emoji + VS16": "\u2764\ufe0f " * 330_000,
+        "braille": "\u2801\u2800" * 500_000,
+        "VS run": "a" + "\ufe01" * 999_999,
+        "combining marks": "i\u0301g\u0301n\u0301o\u0301r\u0301e\u0301 " * 70_000,
     }
     times = {}
     for name, text in inputs.items():
@@ -189,7 +209,9 @@ def main() -> None:
         print(f"  {cat:22s}{v['caught']:>5d} /{c['per_category'][cat]['caught']:>4d} /{v['lines']:>4d}")
     adv = o["adversarial_1mb"]
     print("(classic speed measured without its 64 KiB cut; its accuracy figures keep the cut)")
-    print(f"\nslowest adversarial ~1 MB input (ours): {adv['worst_input']!r} in {adv['worst_seconds']:.2f}s")
+    slow = sorted(adv["seconds"].items(), key=lambda kv: -kv[1])[:3]
+    print(f"\nslowest adversarial ~1 MB input (ours, of {len(adv['seconds'])}): {adv['worst_input']!r} in "
+          f"{adv['worst_seconds']:.2f}s; next: " + ", ".join(f"{k!r} {v:.2f}s" for k, v in slow[1:]))
     if c["false_positive_examples"]:
         print("\nclassic false positives, e.g.:")
         for t in c["false_positive_examples"]:

@@ -31,6 +31,8 @@ class Memory:
     cwd: Path
     _conn: sqlite3.Connection | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _semantic: object | None = field(default=None, repr=False)
+    semantic_status: str = "semantic memory: not opened"
 
     @property
     def project_root(self) -> Path | None:
@@ -53,18 +55,52 @@ class Memory:
         project = self.store.project_id if target == "project" else None
         sync_store(self.index(), scope, project, target, entries)
 
+    def semantic(self):
+        """The semantic-memory service (:mod:`pi_memory.semantic`), or ``None`` when its settings are unusable
+        (``semantic_status`` then says why). Opened once, on first use."""
+        with self._lock:
+            if self._semantic is None:
+                self._semantic = open_semantic_or_none(self)
+            return self._semantic or None
+
     def tools(self) -> list[ToolSpec]:
-        """Every tool this host serves: the four curated tools, then session_search and memory_search."""
+        """Every tool this host serves: the four curated tools, session_search and memory_search, and
+        ``mem0_memory`` when semantic memory's ``toolEnabled`` resolves to true."""
         from pi_memory.tools.search import create_search_tools
 
         current = str(self.project_root) if self.project_root else None
-        return create_memory_tools(self.store) + create_search_tools(self.index, current)
+        tools = create_memory_tools(self.store) + create_search_tools(self.index, current)
+        service = self.semantic()
+        if service is not None:
+            from pi_memory.semantic.tools import create_semantic_tools
+
+            tools += create_semantic_tools(service)
+        return tools
 
     def close(self) -> None:
         with self._lock:
+            if self._semantic:
+                self._semantic.close()
+            self._semantic = None
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+
+def open_semantic_or_none(memory: Memory, background_reembed: bool = True):
+    """Open the semantic service for ``memory``'s cwd; ``False`` (not ``None``: "tried") when it cannot be
+    opened, with the reason in ``memory.semantic_status``."""
+    try:
+        from pi_memory.semantic import open_semantic
+
+        service = open_semantic(cwd=memory.cwd, data_dir=memory.settings.data_dir,
+                                background_reembed=background_reembed)
+    except Exception as exc:  # unusable settings or backend: curated memory and search still work
+        memory.semantic_status = f"semantic memory off: {exc}"
+        log.warning("%s", memory.semantic_status)
+        return False
+    memory.semantic_status = service.status()
+    return service
 
 
 def open_memory(cwd: Path | str | None = None, override_dir: Path | None = None, mirror: bool = True) -> Memory:

@@ -4,7 +4,8 @@ Every host sees the same moments of an agent's life; an adapter (the pi bridge t
 hooks and Python agents tomorrow) translates its own events into these calls and nothing else:
 
 ``start()``            open the stores; start a bounded catch-up of the session index in the background
-``before_run(prompt)`` a new agent run: reset the per-run retry guard; semantic recall text (or ``None``)
+``before_run(prompt)`` a new agent run: reset the per-run retry guard
+``recall(prompt)``     semantic recall for the prompt: the fenced text to inject as a user-channel message
 ``after_run(...)``     index the session file as it grew; queue semantic capture of the turn
 ``snapshot()``         the frozen curated-memory block (built at session start and after a compaction)
 ``shutdown(wait)``     finish queued background work, bounded by ``wait`` seconds
@@ -78,6 +79,7 @@ class AgentSession:
         self.memory: Memory = open_memory(self.cwd)
         self.worker = Worker()
         self.indexed_files = 0
+        self.captures: list = []  # the latest capture reports (at most 20)
 
     # ------------------------------------------------------------- lifecycle
     def start(self, catch_up: bool = True) -> None:
@@ -87,9 +89,46 @@ class AgentSession:
     def before_run(self, prompt: str | None = None) -> None:
         self.memory.store.begin_turn()
 
-    def after_run(self, session_file: str | None = None) -> None:
+    def recall(self, prompt: str, state: dict | None = None):
+        """Semantic recall (a :class:`pi_memory.semantic.service.RecallOutcome`), or ``None`` when semantic
+        memory is off. ``state`` holds the session's persisted recall marker (``recallFrequency: "session"``)."""
+        service = self.memory.semantic()
+        if service is None:
+            return None
+        return service.recall_for_prompt(prompt, state or {})
+
+    def after_run(
+        self,
+        session_file: str | None = None,
+        user_text: str = "",
+        assistant_text: str = "",
+        observed_at: str | None = None,
+        source: dict | None = None,
+    ) -> None:
         if session_file:
             self.worker.submit(lambda: self._index([session_file]), f"index {session_file}")
+        if (user_text or "").strip() and (assistant_text or "").strip():
+            self.worker.submit(
+                lambda: self._capture(user_text, assistant_text, observed_at, source), "semantic capture"
+            )
+
+    def _capture(self, user_text: str, assistant_text: str, observed_at: str | None, source: dict | None) -> None:
+        """Capture on the worker with the worker's own service (its own SQLite connection); the session's
+        main service sees the new memories through the backend's change sequence."""
+        if getattr(self, "_bg_semantic", None) is None:
+            from pi_memory.runtime import open_semantic_or_none
+
+            if self.memory.semantic() is None:  # off or broken: the status already says why
+                self._bg_semantic = False
+            else:
+                self._bg_semantic = open_semantic_or_none(self.memory, background_reembed=False)
+        if not self._bg_semantic:
+            return
+        report = self._bg_semantic.capture(user_text, assistant_text, observed_at, source)
+        self.captures.append(report)
+        del self.captures[:-20]
+        if report.errors:
+            log.warning("semantic capture: %s", "; ".join(report.errors))
 
     def shutdown(self, wait: float = 2.0) -> bool:
         self.worker.submit(self._close_background, "close")
@@ -101,6 +140,9 @@ class AgentSession:
         conn, self._bg_conn = getattr(self, "_bg_conn", None), None
         if conn is not None:
             conn.close()
+        service, self._bg_semantic = getattr(self, "_bg_semantic", None), None
+        if service:
+            service.close()
 
     # ------------------------------------------------------------ background
     def _background_conn(self):

@@ -89,7 +89,8 @@ def add(bridge: BridgeProcess, content: str, target: str = "memory") -> dict[str
 def test_hello_describes_the_tools(bridge: BridgeProcess, tmp_path: Path, memory_dir: Path) -> None:
     hello = bridge.result("hello", {"cwd": str(tmp_path), "sessionId": "abc"})
     assert {t["name"] for t in hello["tools"]} == {
-        "memory_add", "memory_replace", "memory_remove", "memory_read", "session_search", "memory_search"
+        "memory_add", "memory_replace", "memory_remove", "memory_read", "session_search", "memory_search",
+        "mem0_memory",
     }
     for tool in hello["tools"]:
         assert tool["label"] and tool["description"] and tool["parameters"]["type"] == "object"

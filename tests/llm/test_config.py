@@ -53,7 +53,7 @@ def resolve(project: Path):
 def test_nothing_configured_means_capture_off(agent: Path, project: Path) -> None:
     model, status = resolve(project)
     assert model is None
-    assert status.startswith("capture off: no model configured") and "pi-memory" in status and "models.json" in status
+    assert status.startswith("capture off: no model configured") and "pi-memory" in status and "fromPi" in status
 
 
 def test_direct_openai_compatible_settings(agent: Path, project: Path, server) -> None:
@@ -79,6 +79,8 @@ def test_pi_default_model_from_models_json_with_env_var_key(agent: Path, project
         "models": [{"id": "small-model", "maxTokens": 2048, "cost": {"input": 3, "output": 15, "cacheRead": 0,
                                                                       "cacheWrite": 0}}]})
     pi_settings(agent, defaultProvider="local", defaultModel="small-model")
+    assert load_llm_spec(project, agent)[0] is None  # pi's default model is used only when asked for
+    pi_settings(agent, defaultProvider="local", defaultModel="small-model", **{"pi-memory": {"llm": {"fromPi": "default"}}})
     spec, why = load_llm_spec(project, agent)
     assert why == "" and spec is not None
     assert spec.api_key == "sk-from-env" and spec.max_output_tokens == 2048 and spec.max_tokens_field == "max_tokens"
@@ -124,7 +126,7 @@ def test_resolve_value_rules(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_failing_key_command_turns_capture_off(agent: Path, project: Path) -> None:
     models_json(agent, p={"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions",
                           "apiKey": "!echo sk-leaked; echo oops >&2; exit 1", "models": [{"id": "m"}]})
-    pi_settings(agent, defaultProvider="p", defaultModel="m")
+    pi_settings(agent, defaultProvider="p", defaultModel="m", **{"pi-memory": {"llm": {"fromPi": "default"}}})
     model, status = resolve(project)
     assert model is None and status.startswith("capture off:") and "oops" in status and "sk-leaked" not in status
 
@@ -134,7 +136,7 @@ def test_anthropic_provider_from_pi(agent: Path, project: Path, server) -> None:
         "baseUrl": server.root_url, "api": "anthropic-messages", "apiKey": "!echo ant-key", "authHeader": True,
         "compat": {"supportsTemperature": True},
         "models": [{"id": "claude-small", "cost": {"input": 1, "output": 5, "cacheRead": 0, "cacheWrite": 0}}]})
-    pi_settings(agent, defaultProvider="proxy", defaultModel="claude-small")
+    pi_settings(agent, defaultProvider="proxy", defaultModel="claude-small", **{"pi-memory": {"llm": {"fromPi": "default"}}})
     model, status = resolve(project)
     assert isinstance(model, AnthropicChatModel) and model.send_temperature
     assert status.startswith(f"capture on: anthropic model 'claude-small' at {server.root_url}")
@@ -157,7 +159,7 @@ def test_from_pi_setting_beats_pi_default_and_accepts_slashes_in_model(agent: Pa
 
 
 def test_builtin_pi_provider_is_not_used(agent: Path, project: Path) -> None:
-    pi_settings(agent, defaultProvider="anthropic", defaultModel="claude-opus")
+    pi_settings(agent, defaultProvider="anthropic", defaultModel="claude-opus", **{"pi-memory": {"llm": {"fromPi": "default"}}})
     model, status = resolve(project)
     assert model is None and "anthropic/claude-opus" in status and "built-in" in status
 

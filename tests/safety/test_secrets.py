@@ -20,6 +20,14 @@ JWT = (
     "MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
 )  # the jwt.io example token
 PEM = "-----BEGIN OPENSSH PRIVATE KEY-----\nFAKEFAKEexample\n-----END OPENSSH PRIVATE KEY-----"
+SLACK_HOOK = "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX"  # Slack's docs example
+DISCORD_HOOK = "https://discord.com/api/webhooks/123456789012345678/FAKE-example_token-0000000000000000"
+AZURE_KEY = "FAKEfake0123456789abcdefghijklmnopqrstuvwxyzFAKE=="
+
+
+def fullwidth(text: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
 
 # (id, text, the exact secret value the finding must span)
 CASES = [
@@ -52,6 +60,32 @@ CASES = [
     ("secret_assignment", 'api_key = "FAKEa1b2c3d4e5f6g7h8i9"', "FAKEa1b2c3d4e5f6g7h8i9"),
     ("secret_assignment", "client_secret: FAKE9f8e7d6c5b4a3210ffee", "FAKE9f8e7d6c5b4a3210ffee"),
     ("secret_assignment", "SESSION_TOKEN=FAKE0a1b2c3d4e5f6a7b8c9d", "FAKE0a1b2c3d4e5f6a7b8c9d"),
+    # formats added after the tester's report
+    ("url_credentials", "postgres://admin:S3cretPassw0rd@db.example.com:5432/prod", "S3cretPassw0rd"),
+    ("url_credentials", "mongodb+srv://app:FAKEpass99@cluster0.example.net/db", "FAKEpass99"),
+    ("url_credentials", "redis://:FAKEpass99@cache.internal:6379/0", "FAKEpass99"),
+    ("aws_secret_access_key", f"The AWS secret key is {AWS_SECRET}", AWS_SECRET),
+    ("aws_secret_access_key", f"{AWS_SECRET} is the secret for the ci user", AWS_SECRET),
+    ("webhook_url", f"alerts go to {SLACK_HOOK}", SLACK_HOOK),
+    ("webhook_url", f"hook: {DISCORD_HOOK}", DISCORD_HOOK),
+    ("bearer_token", "Authorization: Bearer abcdefghijklmnopqrstuvwxyzABCDEF", "abcdefghijklmnopqrstuvwxyzABCDEF"),
+    ("cli_password", "sshpass -p 'hunter22x' ssh deploy@10.0.0.5", "hunter22x"),
+    ("cli_password", "mysql -uroot -pS3cret", "S3cret"),
+    ("cli_password", "mysqldump -h db -u app -p'FAKEpass99' app > dump.sql", "FAKEpass99"),
+    ("cli_password", "redis-cli -h cache -a FAKEpass99 ping", "FAKEpass99"),
+    ("cli_password", "curl -u admin:FAKEpass99 https://ci.example.com/api", "FAKEpass99"),
+    ("cli_password", "vault login --password FAKEpass99", "FAKEpass99"),
+    ("azure_key", f"DefaultEndpointsProtocol=https;AccountName=demo;AccountKey={AZURE_KEY};", AZURE_KEY),
+    ("azure_key", "Endpoint=sb://demo.servicebus.windows.net/;SharedAccessKeyName=root;"
+     "SharedAccessKey=FAKEfake0123456789abcdefghijKLMNOP=", "FAKEfake0123456789abcdefghijKLMNOP="),
+    ("azure_key", "https://demo.blob.core.windows.net/c?sv=2022-11-02&sig=FAKEfake0123456789abcdef%2Bghij%3D",
+     "FAKEfake0123456789abcdef%2Bghij%3D"),
+    ("password_in_prose", "The db password is correcthorsebatterystaple", "correcthorsebatterystaple"),
+    # hidden or look-alike characters inside the value (the span covers them)
+    ("openai_api_key", "Deploy key: sk-proj-abcdefghij\u00adklmnopqrstuvwxyz0123456789",
+     "sk-proj-abcdefghij\u00adklmnopqrstuvwxyz0123456789"),
+    ("openai_api_key", "key " + fullwidth(OPENAI), fullwidth(OPENAI)),
+    ("github_token", "ghp_FAKE0000\u200b0000000000000000000000000TEST", "ghp_FAKE0000\u200b0000000000000000000000000TEST"),
 ]
 
 
@@ -101,6 +135,32 @@ def test_secret_is_found_with_value_span(ident, text, value):
         "pk_test_ keys are publishable",
         "Bearer tokens go in the Authorization header",
         "the JWT header starts with eyJ",
+        # placeholders and prose (see the "Decisions" in secrets.py)
+        "password: <password>",
+        "password: ****",
+        "password: example-only",
+        "password: changeme",
+        "The default password is changeme.",
+        "The password is required.",
+        "the password is incorrect",
+        "the password is expired",
+        "the password is too short",
+        "the password is mandatory for admins",
+        "The password is stored in 1Password.",
+        "postgres://user@db.example.com/app",
+        "https://user:${PASSWORD}@git.example.com/repo.git",
+        "postgres://app:<password>@db/app",
+        "mysql://root:root@localhost/dev",
+        "Bearer YOUR_ACCESS_TOKEN_HERE",
+        "Bearer xxxxxxxxxxxxxxxxxxxxxxxx",
+        "mysql -u root -p mydb",
+        "docker run -p 8080:80 nginx",
+        "mkdir -p build/output",
+        "curl -u \"$USER:$TOKEN\" https://api.example.com",
+        "git log --format=%H: 3f2a9c1e5b7d4a6f8e0c2b4d6f8a0c2e4b6d8f0a",  # a hex commit hash is not an AWS secret
+        "secret rotation commit 3f2a9c1e5b7d4a6f8e0c2b4d6f8a0c2e4b6d8f0a",
+        "AccountKey=<your-account-key>",
+        "webhooks are configured under Settings > Integrations",
     ],
 )
 def test_allowed_text_has_no_secret(text):
@@ -134,6 +194,10 @@ def test_findings_deduplicated_in_text_order():
         (f"before\n{PEM}\nafter", "before\n[REDACTED:private_key_block]\nafter"),
         (f"{GITHUB} and {GITHUB}", "[REDACTED:github_token] and [REDACTED:github_token]"),
         ('{"api_key": "FAKEa1b2c3d4e5f6g7h8i9"}', '{"api_key": "[REDACTED:secret_assignment]"}'),
+        ("postgres://admin:S3cretPassw0rd@db:5432/prod", "postgres://admin:[REDACTED:url_credentials]@db:5432/prod"),
+        ("key " + fullwidth(OPENAI) + " end", "key [REDACTED:openai_api_key] end"),
+        ("k sk-proj-abcdefghij\u00adklmnopqrstuvwxyz0123456789.", "k [REDACTED:openai_api_key]."),
+        ("mysql -uroot -pS3cret db", "mysql -uroot -p[REDACTED:cli_password] db"),
         ("nothing secret here", "nothing secret here"),
         ("", ""),
     ],
@@ -143,7 +207,7 @@ def test_redact_exact(text, expected):
 
 
 def test_redact_is_idempotent_and_marker_is_clean():
-    once = redact(f"password: hunter22 and {OPENAI}")
+    once = redact(f"password: hunter22 and {OPENAI} and postgres://admin:S3cretPassw0rd@db/app and {SLACK_HOOK}")
     assert redact(once) == once
     assert scan_secrets(once) == []
     assert scan_threats(once) == []

@@ -237,7 +237,7 @@ def split(
 
 
 def _register_subcommands() -> None:
-    from pi_memory.cli import integrations, search  # noqa: F401  (register commands on import)
+    from pi_memory.cli import integrations, search, semantic, serve  # noqa: F401  (register commands on import)
 
 
 _register_subcommands()

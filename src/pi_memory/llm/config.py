@@ -18,10 +18,13 @@ First match wins:
    ``maxTokensField`` (``max_tokens`` | ``max_completion_tokens``), ``supportsTemperature``, ``cost``
    (``{"input": USD per million tokens, "output": ...}``), ``enabled: false`` (turns capture off). Direct form
    only: ``headers``, ``authHeader`` (Anthropic: send the key as ``Authorization: Bearer``).
-2. Without an ``llm`` block: pi's ``defaultProvider`` / ``defaultModel`` from ``<agentDir>/settings.json``,
-   when that provider is defined in ``<agentDir>/models.json``. Built-in pi providers (logged in through
-   ``/login``, keys in ``auth.json``) are not used: pi-memory never reads pi's credential store.
-3. Otherwise no model: :func:`resolve_chat_model` returns ``(None, "capture off: ...")``.
+2. ``{"llm": {"fromPi": "default"}}``: pi's ``defaultProvider`` / ``defaultModel`` from
+   ``<agentDir>/settings.json``, when that provider is defined in ``<agentDir>/models.json``. Built-in pi
+   providers (logged in through ``/login``, keys in ``auth.json``) are not used: pi-memory never reads pi's
+   credential store.
+3. Without an ``llm`` block there is no model: :func:`resolve_chat_model` returns ``(None, "capture off: ...")``.
+   Decision: capture spends the user's tokens on every turn, so it runs only on a model the user named for
+   it -- never silently on the model pi happens to use (peers' users complained most about exactly that).
 
 models.json mapping: ``api: "openai-completions"`` → :class:`OpenAICompatibleChatModel`,
 ``"anthropic-messages"`` → :class:`AnthropicChatModel`; other APIs are refused with a reason. Model-level
@@ -68,8 +71,8 @@ API_TO_PROVIDER: dict[str, ProviderKind] = {"openai-completions": "openai-compat
 COMMAND_TIMEOUT_S = 10.0
 NO_MODEL_HINT = (
     'set "pi-memory": {"llm": {"provider": "openai-compatible", "baseUrl": ..., "model": ...}} '
-    '(or {"llm": {"fromPi": "provider/model"}}) in <agentDir>/settings.json, or set pi\'s defaultProvider/'
-    "defaultModel to a provider defined in <agentDir>/models.json"
+    '(or {"llm": {"fromPi": "provider/model"}}, or {"llm": {"fromPi": "default"}} for pi\'s default model) '
+    "in <agentDir>/settings.json"
 )
 
 
@@ -91,7 +94,7 @@ class LLMSettings(BaseModel):
     api_key: str | None = Field(default=None, alias="apiKey")
     auth_header: bool | None = Field(default=None, alias="authHeader")
     headers: dict[str, str] | None = None
-    from_pi: str | None = Field(default=None, alias="fromPi", pattern=r"^[^/]+/.+$")
+    from_pi: str | None = Field(default=None, alias="fromPi", pattern=r"^([^/]+/.+|default)$")
     timeout_seconds: float | None = Field(default=None, alias="timeoutSeconds", gt=0, le=3600)
     max_retries: int | None = Field(default=None, alias="maxRetries", ge=0, le=10)
     json_retries: int | None = Field(default=None, alias="jsonRetries", ge=0, le=10)
@@ -303,9 +306,13 @@ def load_llm_spec(cwd: Path | None = None, agent_dir: Path | None = None) -> tup
     adir = agent_dir or core_config.agent_dir()
     settings, path, from_project = read_llm_settings(cwd, adir)
     if settings is None:
+        return None, f"no model configured — {NO_MODEL_HINT}"
+    if not settings.enabled:
+        return None, f"disabled by pi-memory.llm.enabled=false in {path}"
+    if settings.from_pi == "default":
         default = pi_default_model(adir)
         if default is None:
-            return None, f"no model configured — {NO_MODEL_HINT}"
+            return None, f"pi-memory.llm.fromPi is \"default\" but pi has no defaultProvider/defaultModel — {NO_MODEL_HINT}"
         prov, model = default
         if not (adir / "models.json").is_file() or prov not in (_read_json(adir / "models.json").get("providers") or {}):
             return None, (
@@ -313,8 +320,6 @@ def load_llm_spec(cwd: Path | None = None, agent_dir: Path | None = None) -> tup
                 f"(pi-memory does not use pi's built-in providers or its stored logins) — {NO_MODEL_HINT}"
             )
         return spec_from_pi(prov, model, adir, source=f"pi's default model {prov}/{model} in {adir / 'models.json'}"), ""
-    if not settings.enabled:
-        return None, f"disabled by pi-memory.llm.enabled=false in {path}"
     if settings.from_pi:
         clash = [k for k in ("provider", "model", "base_url", "api_key", "headers", "auth_header")
                  if getattr(settings, k) is not None]

@@ -3,13 +3,19 @@
 Public API
 ----------
 * ``Finding(id, category, span)`` — one hit; ``span`` is a raw-text ``(start, end)`` or ``None``.
-* ``scan_threats(text) -> list[Finding]`` — prompt injection, role hijack, prompt leak, C2 behaviour,
-  exfiltration, persistence, hidden HTML and invisible Unicode (see ``threats`` for the id table).
+* ``scan_threats(text) -> list[Finding]`` — prompt injection (including chat-template tokens and
+  disguised spellings), role hijack, prompt leak, C2 behaviour, remote code execution (download-and-run,
+  reverse shells), exfiltration, persistence, hidden HTML and invisible Unicode (see ``threats`` for the
+  id table, ``_threat_patterns`` for the narrowings that keep ordinary notes clean, ``_text`` for the
+  Unicode rules).
 * ``scan_secrets(text) -> list[Finding]`` — credentials (category ``"secret"``; see ``secrets``).
 * ``redact(text) -> str`` — secret values replaced by ``[REDACTED:<id>]``.
 * ``check_write(text) -> Finding | None`` — the first threat, else the first secret, else ``None``.
 * ``refusal_message(finding, where="memory") -> str`` — why a write was refused and what to do instead.
 * ``blocked_marker(filename, ids) -> str`` — the line that replaces a hostile entry in a prompt snapshot.
+
+Both scanners match on folded text (ignorable characters removed, NFKD + marks stripped + NFKC, exact
+look-alike letters mapped) and report spans in the raw text. Every scan is linear in the text length.
 """
 
 from __future__ import annotations

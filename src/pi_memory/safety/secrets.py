@@ -3,7 +3,7 @@
 Shapes
 ------
 * ``scan_secrets(text) -> list[Finding]`` — one ``Finding(id, "secret", span)`` per id (first occurrence),
-  ordered by position. ``span`` covers the secret *value* only (not the ``password:`` label).
+  ordered by position. ``span`` covers the secret *value* only (not the ``password:`` label), in raw offsets.
 * ``redact(text) -> str`` — every secret value replaced by ``[REDACTED:<id>]``; the words around it stay.
 
 Ids (ours; the formats are the vendors' public token formats):
@@ -16,12 +16,19 @@ anthropic_api_key        ``sk-ant-…`` (20+ chars)
 openai_api_key           ``sk-…``, ``sk-proj-…``, ``sk-svcacct-…`` (20+ chars with letters and digits)
 github_token             ``ghp_/gho_/ghu_/ghs_/ghr_`` + 30+ chars, ``github_pat_`` + 22+ chars
 aws_access_key_id        ``AKIA``/``ASIA`` + 16 upper-case letters or digits
-aws_secret_access_key    ``aws_secret_access_key = <40 chars>`` (assignment form)
+aws_secret_access_key    ``aws_secret_access_key = <40 chars>``, or a 40-char base64 value (upper, lower and a
+                         digit or ``/``/``+``; not hex) within 80 chars after or 40 before "aws"/"secret"/"amazon"
 google_api_key           ``AIza`` + 35 chars
 slack_token              ``xoxb-/xoxp-/xoxa-/xoxr-/xoxs-/xapp-`` + 10+ chars
+webhook_url              Slack ``https://hooks.slack.com/services/…``, Discord ``/api/webhooks/…``, Teams
+                         ``….webhook.office.com/webhookb2/…`` (the URL is the credential)
 stripe_key               ``sk_live_/rk_live_/sk_test_/rk_test_`` + 16+ chars (publishable ``pk_`` keys are not secret)
 jwt                      three base64url segments, the first starting ``eyJ``
-bearer_token             ``Bearer <20+ token chars with a digit>`` (e.g. an Authorization header)
+azure_key                ``AccountKey=…``, ``SharedAccessKey=…``, ``SharedAccessSignature=…``, a SAS ``sig=…``
+url_credentials          ``scheme://user:password@host`` (the password part)
+bearer_token             ``Bearer <20+ token chars>`` (not a CONSTANT_NAME placeholder, entropy ≥ 3 bits/char)
+cli_password             ``sshpass -p pw``, ``mysql -pPW``, ``redis-cli -a pw``, ``curl -u user:pw``,
+                         ``--password pw``
 password_in_prose        ``password: x``, ``Password for Test WebUI: x``, ``pw = "x"``, ``the password is x``
                          (6+ chars; not "forgot my password", "password policy", "password: required")
 secret_assignment        ``api_key/secret/token/… = <16+ chars, letters and digits, entropy ≥ 3 bits/char>``
@@ -30,6 +37,29 @@ secret_assignment        ``api_key/secret/token/… = <16+ chars, letters and di
 Only values count: an environment variable *name* (``OPENAI_API_KEY``) is where a secret lives, not a secret.
 When two patterns cover the same text, the earlier row of the table wins (so ``OPENAI_API_KEY=sk-proj-…``
 reports ``openai_api_key``, not ``secret_assignment``).
+
+Matching runs on the folded text of ``_text.fold`` (NFKC, ignorable characters removed), so a key typed
+in full-width characters or split by a soft hyphen / zero-width space is still found; spans are mapped
+back to the raw text, so ``redact`` removes the hidden characters along with the value.
+
+Decisions
+---------
+* Placeholders are not secrets. A password-like value (``password_in_prose``, ``url_credentials``,
+  ``cli_password``, ``azure_key``) is ignored when it starts with ``$ < { % * [ (`` (``${PASSWORD}``,
+  ``<password>``, ``****``, ``[REDACTED:…]``), contains "example", "placeholder", "changeme", "redacted",
+  "dummy" or starts with "your" (``example-only``, ``your_password``), uses at most two distinct characters
+  (``xxxxxxxx``), or is a well-known default (``password``, ``secret``, ``admin``, ``root``, ``postgres``,
+  ``changeme``, …): defaults are documented, not secret. Cost: a real password that happens to be
+  ``postgres`` is not caught. Token formats with a vendor prefix have no placeholder exemption.
+* "the password is <word>": a plain lower-case word counts only when it is 8+ letters, ends the clause and
+  does not read as prose (required, incorrect, expired, managed, too, …; or an -ed/-ly/-ing/-able/-ive/…
+  ending). So "The db password is correcthorsebatterystaple" is caught and "the password is required"
+  / "is incorrect" / "is too short" / "is stored in the vault" are not.
+* ``url_credentials`` needs a password part (``postgres://user@host`` has none) of 4+ characters.
+* ``bearer_token`` no longer needs a digit (many tokens are letters only); instead CONSTANT_NAME
+  placeholders (``Bearer YOUR_ACCESS_TOKEN``) and low-entropy values are ignored.
+* ``aws_secret_access_key`` in prose needs the context word, so random 40-char base64 strings elsewhere
+  (and 40-char hex git hashes anywhere) are not reported.
 """
 
 from __future__ import annotations
@@ -41,6 +71,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ._text import fold
 from .threats import Finding
 
 SECRET = "secret"
@@ -62,14 +93,47 @@ def _entropy(value: str) -> float:
     return -sum(c / len(value) * math.log2(c / len(value)) for c in counts.values())
 
 
+# ---- placeholders ---------------------------------------------------------------------------------
+_DEFAULTS = frozenset({
+    "password", "passwd", "secret", "changeme", "change_me", "change-me", "changeit", "admin", "root", "pass",
+    "test", "guest", "postgres", "mysql", "user", "default", "example", "placeholder", "dummy", "redacted",
+    "letmein", "none", "null", "undefined",
+})
+_PLACEHOLDER_PARTS = ("example", "placeholder", "changeme", "change_me", "redacted", "dummy")
+
+
+def _placeholder(value: str) -> bool:
+    low = value.lower()
+    return (
+        value[0] in "$<{%*[("
+        or low in _DEFAULTS
+        or any(p in low for p in _PLACEHOLDER_PARTS)
+        or low.startswith("your")
+        or len(set(low)) <= 2
+    )
+
+
+# ---- password_in_prose ------------------------------------------------------------------------------
 _NOT_A_PASSWORD = frozenset({
     "required", "optional", "hidden", "masked", "redacted", "unknown", "none", "null", "empty", "prompt",
     "stored", "managed", "rotated", "reset", "expired", "policy", "length", "manager", "field", "protected",
     "encrypted", "provided", "missing", "invalid", "incorrect", "changed", "wrong",
 })
+# Words that continue a sentence after "the password is": "… is mandatory", "… is too short", ….
+_PROSE_WORDS = frozenset({
+    "mandatory", "necessary", "correct", "different", "identical", "available", "unavailable", "sensitive",
+    "temporary", "permanent", "confidential", "private", "public", "visible", "secure", "insecure", "complex",
+    "simple", "obvious", "somewhere", "something", "whatever", "anything", "everything", "nothing", "outdated",
+    "deprecated", "compromised", "elsewhere", "important", "critical", "personal", "separate", "possible",
+    "impossible", "random", "strong", "unchanged", "uppercase", "lowercase", "alphanumeric", "plaintext",
+    "cleartext", "numeric", "case-sensitive", "irrelevant", "inherited", "forbidden", "blank", "weak",
+    "expiring", "somebody", "someone", "tomorrow", "today", "currently", "probably", "definitely",
+})
+_PROSE_SUFFIX = re.compile(r"(?:ed|ly|ing|able|ible|ive|ful|less|ous|ent|ant|ary|ory|ic|al|tion|sion|ness)$")
 # A value that is code, not a password: a call or index ("getpass(", "cfg["), a dotted reference
 # ("settings.db_password"), or a CONSTANT name ("DB_PASSWORD", "PASSWORD").
 _CODE_REF = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*[(\[]|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|[A-Z_]+$")
+_CLAUSE_ENDS = re.compile(r"[ \t]*(?:[.!?;,)\n]|$)")
 
 
 def _password_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
@@ -86,13 +150,16 @@ def _password_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
         stripped = value.rstrip(_TRAILING)
         end -= len(value) - len(stripped)
         value = stripped
-    if len(value) < 6 or value[0] in "$<{%*[(/~" or value.startswith(("./", "os.", "process.env")):
+    if len(value) < 6 or value[0] in "/~" or value.startswith(("./", "os.", "process.env")) or _placeholder(value):
         return None
     if value.lower() in _NOT_A_PASSWORD or set(value) <= set("*x•.") or _CODE_REF.match(value):
         return None
     plain_word = value.isalpha() and value.islower()
-    if m.group("is") and not quoted and plain_word:
-        return None  # "the password is managed by IT" is prose, "the password is Summer2024!" is not
+    # "the password is managed by IT" is prose; "the db password is correcthorsebatterystaple" is not.
+    if m.group("is") and not quoted and plain_word and (
+        len(value) < 8 or value in _PROSE_WORDS or _PROSE_SUFFIX.search(value) or not _CLAUSE_ENDS.match(text, end)
+    ):
+        return None
     if plain_word and not quoted and re.match(r"[ \t]+[a-z]", text[end : end + 2]):
         return None  # the sentence goes on: "password: stored in the keychain"
     return (start, end)
@@ -118,9 +185,83 @@ def _key_block(m: re.Match[str], text: str) -> tuple[int, int] | None:
     return (m.start(), len(text) if line_end == -1 else line_end)
 
 
-def _digit_required(m: re.Match[str], text: str) -> tuple[int, int] | None:
+_CONSTANT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+
+
+def _bearer_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
     start, end = m.span(1)
-    return (start, end) if any(c.isdigit() for c in text[start:end]) else None
+    value = text[start:end]
+    if _CONSTANT_NAME.fullmatch(value) or _entropy(value) < 3.0:
+        return None
+    return (start, end)
+
+
+def _first_group_value(min_len: int):
+    """Validator: the first named value group that matched, unless it is a placeholder or too short."""
+
+    def validate(m: re.Match[str], text: str) -> tuple[int, int] | None:
+        for name, value in m.groupdict().items():
+            if name.startswith("v") and value is not None:
+                start, end = m.span(name)
+                if not value.startswith('"'):
+                    stripped = value.rstrip(_TRAILING)
+                    end -= len(value) - len(stripped)
+                    value = stripped
+                if len(value) < min_len or _placeholder(value):
+                    return None
+                return (start, end)
+        return None
+
+    return validate
+
+
+_SSHPASS = re.compile(r"(?<![\w-])sshpass\b")
+_MYSQL = re.compile(r"(?<![\w-])(?:sshpass|mysql(?:dump|admin|import|sh)?|mariadb(?:-dump|-admin)?)\b")
+_REDIS = re.compile(r"(?<![\w-])redis-cli\b")
+_CURL = re.compile(r"(?<![\w-])curl\b")
+_VALUE_4 = _first_group_value(4)
+
+
+def _cli_password(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    """``-p``/``-a``/``-u`` values count only after sshpass/mysql, redis-cli and curl respectively."""
+    if m.group("p"):
+        names, tool = (("sshpass",), _SSHPASS) if m.group("sp") else (("sshpass", "mysql", "mariadb"), _MYSQL)
+    elif m.group("a"):
+        names, tool = ("redis-cli",), _REDIS
+    elif m.group("u"):
+        names, tool = ("curl",), _CURL
+    else:
+        return _VALUE_4(m, text)
+    start = max(0, m.start() - 300)
+    cut = max(text.rfind(c, start, m.start()) for c in "\n;&|")
+    start = max(start, cut + 1)
+    if not any(n in text[start : m.start()] for n in names) or not tool.search(text, start, m.start()):
+        return None
+    return _VALUE_4(m, text)
+
+
+_SCHEME = re.compile(r"(?<![\w+.-])[a-z][a-z0-9+.-]{1,30}$", re.IGNORECASE)
+
+
+def _url_password(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    if not _SCHEME.search(text[max(0, m.start() - 32) : m.start()]):
+        return None
+    return _VALUE_4(m, text)
+
+
+_AWS_CONTEXT = re.compile(r"aws|secret|amazon", re.IGNORECASE)
+
+
+def _aws_prose(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    value = m.group()
+    if not (any(c.isupper() for c in value) and any(c.islower() for c in value)):
+        return None  # hex digests and upper-case ids are not AWS secrets
+    if not any(c.isdigit() or c in "/+" for c in value) or _entropy(value) < 3.5:
+        return None
+    start, end = m.span()
+    if not (_AWS_CONTEXT.search(text, max(0, start - 80), start) or _AWS_CONTEXT.search(text, end, end + 40)):
+        return None
+    return (start, end)
 
 
 def _sp(id_: str, pattern: str, *keywords: str, flags: int = 0, group: str | int = 0, validate=None):
@@ -128,6 +269,13 @@ def _sp(id_: str, pattern: str, *keywords: str, flags: int = 0, group: str | int
 
 
 _I = re.IGNORECASE
+_QV = r"(?:(?P<q{n}>[\"'])(?P<v{n}>[^\"'\n]{{1,200}})(?P=q{n})|(?P<v{m}>[^\s\"'|;&]{{1,200}}))"
+
+
+def _qv(n: int) -> str:
+    """A quoted or bare command-line value, as named groups ``v<n>`` (quoted) and ``v<n+1>`` (bare)."""
+    return _QV.format(n=n, m=n + 1)
+
 
 # Literal-first patterns ("sk-(?<![\w-]sk-)…") check the word boundary *after* the prefix so that the
 # regex engine can jump between prefix hits instead of trying every position.
@@ -151,10 +299,31 @@ PATTERNS: tuple[_SecretPattern, ...] = (
         "secret", flags=_I, group=1),
     _sp("google_api_key", r"AIza(?<![\w-]AIza)[0-9A-Za-z_-]{35}(?![\w-])", "aiza"),
     _sp("slack_token", r"(?<![\w-])x(?:ox[abprs]|app)-[A-Za-z0-9-]{10,}", "xox", "xapp-"),
+    _sp("webhook_url",
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,300}"
+        r"|https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{5,30}/[\w-]{20,200}"
+        r"|https://[\w-]{1,63}\.webhook\.office\.com/webhookb2/[^\s\"'<>]{20,500}",
+        "hooks.slack.com", "discord", "webhook.office.com", flags=_I),
     _sp("stripe_key", r"(?<![\w-])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", "_live_", "_test_"),
     _sp("jwt", r"eyJ(?<![\w-]eyJ)[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", "eyj"),
+    _sp("azure_key",  # every branch starts with a literal, so the engine can skip between candidates
+        r"AccountKey(?<![\w-]AccountKey)[ \t]*=[ \t]*(?P<v1>[A-Za-z0-9+/=]{20,200})"
+        r"|SharedAccessKey(?<![\w-]SharedAccessKey)[ \t]*=[ \t]*(?P<v2>[A-Za-z0-9+/=]{20,200})"
+        r"|SharedAccessSignature(?<![\w-]SharedAccessSignature)[ \t]*=[ \t]*(?P<v3>[^;\s\"']{20,500})"
+        r"|\?sig=(?P<v4>[A-Za-z0-9%+/=]{20,200})|&sig=(?P<v5>[A-Za-z0-9%+/=]{20,200})",
+        "accountkey", "sharedaccess", "sig=", validate=_first_group_value(20)),
+    _sp("url_credentials",  # anchored on "://"; the validator checks the scheme before it
+        r"://[^\s:/@?#\[\]\"'<>]{0,100}:(?P<v1>[^\s/@?#\"'<>]{1,200})@(?=[\w\[])",
+        "://", validate=_url_password),
     _sp("bearer_token", r"\bBearer[ \t]+([A-Za-z0-9._~+/=-]{20,})", "bearer",
-        flags=_I, group=1, validate=_digit_required),
+        flags=_I, group=1, validate=_bearer_value),
+    # Anchored on the flag; the validator looks back for the tool in the same command.
+    _sp("cli_password",
+        rf"-(?:(?<![^ \t]-)(?P<p>p)(?P<sp>[ \t]*){_qv(1)}"
+        rf"|(?<![^ \t]-)(?P<a>a)[ \t]+{_qv(3)}"
+        r"|(?<![^ \t]-)(?P<u>u|-user)[ \t=]*[\"']?[^\s:\"']{1,100}:(?P<v5>[^\s\"'|;&@]{1,200})"
+        rf"|(?<![\w-]-)-(?:password|passwd)[ \t]+(?!-){_qv(6)})",
+        "sshpass", "mysql", "mariadb", "redis-cli", "curl", "--pass", validate=_cli_password),
     _sp("password_in_prose",
         r"(?P<key>password|passwd|passphrase|passcode|pwd|pw)(?![A-Za-z0-9])"
         r"(?:[ \t]+(?:for|of|on|at|to)[ \t]+[^:=\n\"]{1,40}?)?[\"']?"
@@ -167,15 +336,17 @@ PATTERNS: tuple[_SecretPattern, ...] = (
         r"|session|bot|id)?[_-]?token)(?:[_.-][A-Za-z0-9]{1,24}){0,2}[\"']?[ \t]*[:=][ \t]*[\"']?"
         r"(?P<v>[A-Za-z0-9_\-+/=.~]{16,400})",
         "key", "secret", "token", flags=_I, validate=_assignment_value),
+    _sp("aws_secret_access_key", r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
+        "aws", "secret", "amazon", validate=_aws_prose),
 )
 
 
-def _matches(text: str) -> list[tuple[int, int, int, str]]:
-    """All accepted (start, end, priority, id) value spans, overlaps resolved by table order."""
+def _folded_matches(text: str) -> list[tuple[int, int, int, str]]:
+    """All accepted (start, end, priority, id) value spans in ``text``, overlaps resolved by table order."""
     lowered = text.lower()
     taken: list[tuple[int, int, int, str]] = []  # kept sorted and non-overlapping
     for prio, pat in enumerate(PATTERNS):
-        if not any(k in lowered for k in pat.keywords):
+        if not any(map(lowered.__contains__, pat.keywords)):
             continue
         for m in pat.regex.finditer(text):
             span = pat.validate(m, text) if pat.validate else m.span(pat.group)
@@ -186,6 +357,18 @@ def _matches(text: str) -> list[tuple[int, int, int, str]]:
                 continue
             taken.insert(i, (span[0], span[1], prio, pat.id))
     return taken
+
+
+def _matches(text: str) -> list[tuple[int, int, int, str]]:
+    """Like ``_folded_matches`` on the folded text, with spans mapped back to ``text`` (non-overlapping)."""
+    norm = fold(text)
+    out: list[tuple[int, int, int, str]] = []
+    for start, end, prio, ident in _folded_matches(norm.text):
+        raw_start, raw_end = norm.raw_span(start, end)
+        if out and raw_start < out[-1][1]:
+            continue
+        out.append((raw_start, raw_end, prio, ident))
+    return out
 
 
 def scan_secrets(text: str) -> list[Finding]:

@@ -26,6 +26,10 @@ Methods:
     Starts a new agent run (resets the per-run failure counters). ``{ok: true}``.
 ``call_tool {name, arguments}``
     ``{text, result, isError, status}``. A refusal is a normal result with ``isError: true``.
+``recall {prompt, state}``
+    ``{text, marker, reason}``: semantic recall to inject as a user-channel message (``text`` null: none).
+``after_run {sessionFile, userText, assistantText, timestamp, entryIds}``
+    Queues indexing of the session file and semantic capture of the turn; answers at once.
 ``status {}``
     ``{text, memoryEntries, userEntries, dataDir}`` (``text`` is the pi status-line text).
 ``shutdown {}``
@@ -167,10 +171,29 @@ class Bridge:
         except Exception:
             return None
 
-    def after_run(self, sessionFile: Any = None, **_: Any) -> dict[str, Any]:  # noqa: N803
-        """An agent run ended: index the session file as it grew (queued, returns at once)."""
+    def recall(self, prompt: Any = None, state: Any = None, **_: Any) -> dict[str, Any]:
+        """Semantic recall for a prompt: ``{text, marker, reason}`` (``text`` null: inject nothing;
+        ``marker``: persist it in the session for ``recallFrequency: "session"``)."""
         self._ensure_open()
-        self.session.after_run(sessionFile if isinstance(sessionFile, str) else None)
+        outcome = self.session.recall(prompt if isinstance(prompt, str) else "", state if isinstance(state, dict) else {})
+        if outcome is None:
+            return {"text": None, "marker": None, "reason": self.session.memory.semantic_status}
+        return {"text": outcome.text, "marker": outcome.marker, "reason": outcome.reason,
+                "count": len(outcome.hits), "latencyMs": outcome.latency_ms}
+
+    def after_run(
+        self, sessionFile: Any = None, userText: Any = None, assistantText: Any = None,  # noqa: N803
+        timestamp: Any = None, entryIds: Any = None, **_: Any,  # noqa: N803
+    ) -> dict[str, Any]:
+        """An agent run ended: index the session file as it grew and capture the turn (queued; returns at once)."""
+        self._ensure_open()
+        text = lambda v: v if isinstance(v, str) else ""  # noqa: E731
+        source = {"session_id": self.session_id, "entry_ids": entryIds if isinstance(entryIds, list) else []}
+        self.session.after_run(
+            sessionFile if isinstance(sessionFile, str) else None,
+            user_text=text(userText), assistant_text=text(assistantText),
+            observed_at=timestamp if isinstance(timestamp, str) else None, source=source,
+        )
         return {"ok": True}
 
     def shutdown(self, wait: Any = None, **_: Any) -> dict[str, Any]:
@@ -182,7 +205,8 @@ class Bridge:
         return {"ok": True, "finished": finished}
 
     METHODS = (
-        "hello", "snapshot", "validate_snapshot", "begin_turn", "call_tool", "after_run", "status", "shutdown"
+        "hello", "snapshot", "validate_snapshot", "begin_turn", "call_tool", "recall", "after_run", "status",
+        "shutdown",
     )
 
     def handle(self, line: str) -> dict[str, Any] | None:

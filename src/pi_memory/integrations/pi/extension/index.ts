@@ -19,6 +19,9 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const SNAPSHOT_ENTRY = "pi-memory-snapshot";
+/** Custom entry marking that semantic recall ran in this session (recallFrequency: "session"). */
+const RECALL_ENTRY = "pi-memory-recall";
+const RECALL_MARKER_KEY = "pi-memory.semantic.recalled";
 const STATUS_KEY = "pi-memory";
 
 function envMs(name: string, fallback: number): number {
@@ -27,7 +30,8 @@ function envMs(name: string, fallback: number): number {
 }
 const RPC_TIMEOUT_MS = envMs("PI_MEMORY_RPC_TIMEOUT_MS", 10_000);
 const HELLO_TIMEOUT_MS = envMs("PI_MEMORY_HELLO_TIMEOUT_MS", 20_000);
-const SHUTDOWN_WAIT_MS = envMs("PI_MEMORY_SHUTDOWN_WAIT_MS", 1_500);
+// At shutdown the bridge finishes queued work (indexing, semantic capture) for at most this long.
+const SHUTDOWN_WAIT_MS = envMs("PI_MEMORY_SHUTDOWN_WAIT_MS", 5_000);
 
 function extensionDir(): string {
 	if (typeof __dirname === "string") return __dirname;
@@ -182,14 +186,14 @@ class Bridge {
 		if (!this.child) return;
 		this.closing = true;
 		if (this.alive) {
-			// The bridge finishes queued background work (indexing, capture) for up to 1 s before answering.
+			// The bridge finishes queued background work (indexing, capture), for at most waitMs - 0.5 s.
 			const bye = this.request("shutdown", { wait: Math.max(0, waitMs - 500) / 1000 }, waitMs).catch(() => {});
 			try {
 				this.child.stdin.end();
 			} catch {}
 			await bye;
 		}
-		const timer = new Promise<void>((resolve) => setTimeout(resolve, waitMs));
+		const timer = new Promise<void>((resolve) => setTimeout(resolve, Math.min(waitMs, 1_000)));
 		await Promise.race([this.exited, timer]);
 		if (this.deadReason === undefined) this.deadReason = "pi-memory bridge was shut down";
 		try {
@@ -226,6 +230,30 @@ function findSnapshot(branch: any[], sessionId: string): string | undefined {
 		if (data && data.sessionId === sessionId && typeof data.snapshot === "string") return data.snapshot;
 	}
 	return undefined;
+}
+
+/** The recall marker persisted on this branch for `sessionId`, if any. */
+function findRecallMarker(branch: any[], sessionId: string | undefined): string | undefined {
+	for (let i = branch.length - 1; i >= 0; i--) {
+		const entry = branch[i];
+		if (entry?.type === "custom" && entry.customType === RECALL_ENTRY && entry.data?.sessionId === sessionId) {
+			return typeof entry.data.marker === "string" ? entry.data.marker : undefined;
+		}
+	}
+	return undefined;
+}
+
+/** Plain text of the messages of one role (text blocks only: no thinking, images or tool calls). */
+function textOf(messages: any[], role: string): string {
+	const parts: string[] = [];
+	for (const m of messages ?? []) {
+		if (m?.role !== role) continue;
+		if (typeof m.content === "string") parts.push(m.content);
+		else if (Array.isArray(m.content)) {
+			for (const block of m.content) if (block?.type === "text" && typeof block.text === "string") parts.push(block.text);
+		}
+	}
+	return parts.join("\n\n");
 }
 
 export default async function piMemory(pi: any): Promise<void> {
@@ -377,10 +405,35 @@ export default async function piMemory(pi: any): Promise<void> {
 		});
 		if (pendingSnapshot) await pendingSnapshot;
 		if (snapshot === undefined) await rebuild(sessionId ? "session" : "ephemeral");
+		const recalled = await recall(event, ctx);
 		showStatus(ctx);
-		if (!snapshot) return undefined;
-		return { systemPrompt: `${event.systemPrompt}\n\n${snapshot}` };
+		const result: any = {};
+		if (snapshot) result.systemPrompt = `${event.systemPrompt}\n\n${snapshot}`;
+		// Recalled memories go on the user channel as untrusted data, never into the system prompt.
+		if (recalled) result.message = { customType: "pi-memory-recall", content: recalled, display: false };
+		return result.systemPrompt || result.message ? result : undefined;
 	});
+
+	/** Semantic recall for this prompt (awaited: before_agent_start is not in the agent-event queue). */
+	const recall = async (event: any, ctx: any): Promise<string | undefined> => {
+		if (!bridge.alive || typeof event?.prompt !== "string") return undefined;
+		let marker: string | undefined;
+		try {
+			marker = findRecallMarker(ctx.sessionManager.getBranch?.() ?? [], sessionId);
+		} catch {}
+		try {
+			const reply = await bridge.request("recall", { prompt: event.prompt, state: { [RECALL_MARKER_KEY]: marker ?? null } });
+			if (typeof reply?.marker === "string" && sessionId) {
+				try {
+					pi.appendEntry(RECALL_ENTRY, { sessionId, marker: reply.marker });
+				} catch {}
+			}
+			return typeof reply?.text === "string" && reply.text ? reply.text : undefined;
+		} catch (err) {
+			if (!bridge.alive) goOffline(errorText(err), ctx);
+			return undefined;
+		}
+	};
 
 	// Compaction may run inside pi's agent-event queue (auto-compaction after agent_end), so the
 	// refresh is started here but only awaited by the next before_agent_start / session_shutdown.
@@ -395,19 +448,26 @@ export default async function piMemory(pi: any): Promise<void> {
 
 	// An agent run ended: let Python index the session file as it grew. Fire-and-forget: this handler runs
 	// in pi's agent-event queue, where awaiting I/O reorders the session file (pi-agent.md §2.6).
-	pi.on("agent_end", (_event: any, ctx: any) => {
+	pi.on("agent_end", (event: any, ctx: any) => {
 		if (!bridge.alive) return;
 		let sessionFile: string | undefined;
 		try {
 			sessionFile = ctx?.sessionManager?.getSessionFile?.();
 		} catch {}
-		if (!sessionFile) return;
-		bridge.request("after_run", { sessionFile }).catch(() => {});
+		const messages = Array.isArray(event?.messages) ? event.messages : [];
+		bridge
+			.request("after_run", {
+				sessionFile,
+				userText: textOf(messages, "user"),
+				assistantText: textOf(messages, "assistant"),
+				timestamp: new Date().toISOString(),
+			})
+			.catch(() => {});
 	});
 
 	pi.on("session_shutdown", async () => {
 		if (pendingSnapshot) {
-			await Promise.race([pendingSnapshot, new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS))]);
+			await Promise.race([pendingSnapshot, new Promise((r) => setTimeout(r, 1_500))]);
 		}
 		await bridge.shutdown();
 	});

@@ -1,0 +1,54 @@
+"""``pi-memory serve``: the self-hosted semantic-memory server (Mem0 OSS REST shape, bearer-token auth)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pi_memory.cli.app import DirOpt, app, err, settings
+
+HostOpt = Annotated[str, typer.Option("--host", help="Address to listen on. Anything but loopback needs --token.")]
+PortOpt = Annotated[int, typer.Option("--port", min=0, max=65535, help="TCP port.")]
+TokenOpt = Annotated[
+    str | None,
+    typer.Option("--token", help="Bearer token clients must send (default: $PI_MEMORY_SERVER_TOKEN, else a new "
+                                 "random one printed at start).", show_default=False),
+]
+
+
+def _fail(message: str) -> typer.Exit:
+    err.print("[red]error:[/red] ", end="")
+    err.print(message, markup=False)
+    return typer.Exit(2)
+
+
+@app.command()
+def serve(
+    host: HostOpt = "127.0.0.1",
+    port: PortOpt = 8765,
+    token: TokenOpt = None,
+    dir: DirOpt = None,
+) -> None:
+    """Serve semantic memory over HTTP (Mem0 OSS REST shape) for other machines, tools or Mem0 clients.
+
+    Clients use the "self-hosted" semantic backend with this URL and token. Memories live in the data root's index, the same ones the embedded backend uses. With a chat model configured, infer=true adds run the capture pipeline; without one they are refused, and infer=false adds store text verbatim."""
+    from pi_memory.llm import resolve_chat_model
+    from pi_memory.semantic.backends.rest_server import ServeError, model_capture
+    from pi_memory.semantic.backends.rest_server import serve as run_server
+    from pi_memory.semantic.config import SemanticSettingsError, load_semantic_settings
+
+    resolved = settings(dir)
+    try:
+        semantic = load_semantic_settings()
+    except SemanticSettingsError as exc:
+        raise _fail(str(exc)) from exc
+    model, status = resolve_chat_model()
+    capture = model_capture(model, semantic.custom_instructions) if model is not None else None
+    err.print(f"infer=true adds: {status}", markup=False)
+    try:
+        run_server(host=host, port=port, token=token, data_dir=Path(resolved.data_dir), capture=capture,
+                   embedder=semantic.embedder, announce=lambda line: err.print(line, markup=False))
+    except ServeError as exc:
+        raise _fail(str(exc)) from exc

@@ -1,0 +1,51 @@
+"""Semantic memory: facts captured from conversations, recalled by hybrid search before each agent run.
+
+Modules: :mod:`.models` (shapes), :mod:`.backend` (the backend protocol), :mod:`.embedded` (the default,
+SQLite backend), :mod:`.vectors` and :mod:`.ranking` (search internals), :mod:`.recall` (what to recall and
+the injected text), :mod:`.capture` (the two-step extraction pipeline), :mod:`.dedup`, :mod:`.config`
+(settings), :mod:`.service` (one object per host session), :mod:`.tools` (the ``mem0_memory`` tool).
+
+Typical host use::
+
+    from pi_memory.semantic import open_semantic
+
+    sem = open_semantic(cwd=cwd)
+    outcome = sem.recall_for_prompt(prompt, session_state)   # inject outcome.text; persist outcome.marker
+    report = sem.capture(user_text, assistant_text, observed_at=turn_time, source={"session_id": sid})
+"""
+
+from pi_memory.semantic.backend import BackendError, MemoryNotFoundError, SemanticBackend
+from pi_memory.semantic.models import (
+    CaptureReport,
+    HistoryEvent,
+    MemoryEvent,
+    Scope,
+    SemanticHit,
+    SemanticMemory,
+)
+
+
+def __getattr__(name: str):
+    # keep `import pi_memory.semantic` light: the service pulls in the index, embedder and model layers
+    if name in ("open_semantic", "SemanticService", "RecallOutcome", "RECALL_MARKER_KEY"):
+        from pi_memory.semantic import service
+
+        return getattr(service, name)
+    raise AttributeError(f"module 'pi_memory.semantic' has no attribute {name!r}")
+
+
+__all__ = [
+    "RECALL_MARKER_KEY",
+    "BackendError",
+    "CaptureReport",
+    "HistoryEvent",
+    "MemoryEvent",
+    "MemoryNotFoundError",
+    "RecallOutcome",
+    "Scope",
+    "SemanticBackend",
+    "SemanticHit",
+    "SemanticMemory",
+    "SemanticService",
+    "open_semantic",
+]

@@ -1,0 +1,209 @@
+"""Semantic-memory settings: the ``"pi-memory"`` block of pi's ``settings.json``.
+
+Keys (camelCase, as pi users write them); they may also sit in a nested ``"semantic": {...}`` object, whose
+keys win over the same keys at the top level (``"semantic": false`` turns semantic memory off)::
+
+    "pi-memory": {
+      "memoryMode": "hybrid",          # preset: hybrid (default) | active | passive
+      "autoCapture": true,             # override of the preset (unset: inherit)
+      "autoRecall": false,             # override of the preset (unset: inherit)
+      "toolEnabled": true,             # override of the preset (unset: inherit)
+      "topK": 5,                       # integer > 0; results for recall and mem0_memory search
+      "recallFrequency": "user-input", # or "session": only the first prompt of a persistent session
+      "userId": "alice",               # default: the OS user name
+      "userIdScope": "project",        # or "exact": one identity across projects
+      "agentId": "reviewer",           # optional extra partition
+      "customInstructions": "...",     # appended to the fact-extraction prompt
+      "recallTokenBudget": 1500,       # cap on the injected recall text (estimated tokens)
+      "recallSources": ["semantic"],   # add "curated" and/or "sessions"
+      "embedder": {...},               # passed to pi_memory.embed.get_embedder
+      "backend": {"type": "embedded"}  # or "self-hosted" / "platform" with their own keys
+    }
+
+Presets (the seed's table): each control is independent; an explicit value wins, an unset one inherits::
+
+    memoryMode  autoCapture autoRecall toolEnabled
+    hybrid      true        true       true
+    active      false       false      true
+    passive     true        true       false
+
+Files: ``<agentDir>/settings.json`` always (``${VAR}`` interpolated, as :mod:`pi_memory.config` does), then a
+*trusted* project's ``.pi/settings.json`` (not interpolated) whose keys win key by key. The ``llm`` key is read
+by :mod:`pi_memory.llm.config`, not here.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, field_validator
+
+from pi_memory import config as core_config
+
+MemoryMode = Literal["hybrid", "active", "passive"]
+PRESETS: dict[str, dict[str, bool]] = {
+    "hybrid": {"auto_capture": True, "auto_recall": True, "tool_enabled": True},
+    "active": {"auto_capture": False, "auto_recall": False, "tool_enabled": True},
+    "passive": {"auto_capture": True, "auto_recall": True, "tool_enabled": False},
+}
+DEFAULT_TOP_K = 5
+DEFAULT_RECALL_BUDGET = 1500
+TOP_K_HINT = "topK must be an integer greater than 0; to turn automatic recall off set autoRecall: false, not topK: 0"
+SEMANTIC_KEYS = ("memoryMode", "autoCapture", "autoRecall", "toolEnabled", "topK", "recallFrequency", "userId",
+                 "userIdScope", "agentId", "customInstructions", "recallTokenBudget", "recallSources", "embedder",
+                 "backend", "enabled")
+
+
+class SemanticSettingsError(ValueError):
+    """Invalid semantic settings; the message names the file, the key and the fix."""
+
+
+def default_user_id() -> str:
+    """The OS user name (``getpass.getuser``), else ``$USER``, else ``"default-user"``."""
+    try:
+        name = getpass.getuser()
+    except Exception:  # noqa: BLE001 - no passwd entry in some containers
+        name = os.environ.get("USER") or ""
+    return name.strip() or "default-user"
+
+
+class BackendSettings(BaseModel):
+    """``backend``: ``type`` plus the backend's own keys (``baseUrl``, ``apiKey``... kept in ``model_extra``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["embedded", "self-hosted", "platform"] = "embedded"
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class SemanticSettings(BaseModel):
+    """Resolved semantic settings. ``auto_capture`` / ``auto_recall`` / ``tool_enabled`` are the effective
+    values (preset + overrides); ``overrides`` lists the controls that were set explicitly."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="ignore")
+
+    enabled: StrictBool = True
+    memory_mode: MemoryMode = Field("hybrid", alias="memoryMode")
+    auto_capture: StrictBool | None = Field(None, alias="autoCapture")
+    auto_recall: StrictBool | None = Field(None, alias="autoRecall")
+    tool_enabled: StrictBool | None = Field(None, alias="toolEnabled")
+    top_k: StrictInt = Field(DEFAULT_TOP_K, alias="topK")
+    recall_frequency: Literal["user-input", "session"] = Field("user-input", alias="recallFrequency")
+    user_id: str = Field(default_factory=default_user_id, alias="userId", min_length=1)
+    user_id_scope: Literal["project", "exact"] = Field("project", alias="userIdScope")
+    agent_id: str | None = Field(None, alias="agentId")
+    custom_instructions: str | None = Field(None, alias="customInstructions")
+    recall_token_budget: StrictInt = Field(DEFAULT_RECALL_BUDGET, alias="recallTokenBudget", gt=0, le=100_000)
+    recall_sources: list[Literal["semantic", "curated", "sessions"]] = Field(
+        default_factory=lambda: ["semantic"], alias="recallSources", min_length=1)
+    embedder: dict[str, Any] = Field(default_factory=dict)
+    backend: BackendSettings = Field(default_factory=BackendSettings)
+    overrides: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+
+    @field_validator("top_k")
+    @classmethod
+    def _top_k(cls, v: int) -> int:
+        if v <= 0:
+            raise ValueError(f"{TOP_K_HINT} (got {v})")
+        return v
+
+    @field_validator("user_id", "agent_id")
+    @classmethod
+    def _ident(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        v = v.strip()
+        if not v:
+            raise ValueError("must not be empty or only whitespace")
+        return v
+
+    def model_post_init(self, _ctx: Any) -> None:
+        preset = PRESETS[self.memory_mode]
+        explicit = []
+        for name in ("auto_capture", "auto_recall", "tool_enabled"):
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, preset[name])
+            else:
+                explicit.append(name)
+        if not self.overrides:
+            object.__setattr__(self, "overrides", tuple(explicit))
+
+    def controls(self) -> dict[str, bool]:
+        """The effective ``autoCapture`` / ``autoRecall`` / ``toolEnabled``."""
+        return {"autoCapture": bool(self.auto_capture), "autoRecall": bool(self.auto_recall),
+                "toolEnabled": bool(self.tool_enabled)}
+
+    def describe(self) -> str:
+        """``hybrid (autoCapture on, autoRecall off*, toolEnabled on)`` -- ``*`` marks an explicit override."""
+        names = {"auto_capture": "autoCapture", "auto_recall": "autoRecall", "tool_enabled": "toolEnabled"}
+        parts = [f"{label} {'on' if getattr(self, key) else 'off'}{'*' if key in self.overrides else ''}"
+                 for key, label in names.items()]
+        return f"{self.memory_mode} ({', '.join(parts)})"
+
+
+def parse_semantic(block: dict[str, Any], *, where: str = "settings") -> SemanticSettings:
+    """Build :class:`SemanticSettings` from one merged ``"pi-memory"`` block. Raises
+    :class:`SemanticSettingsError` naming ``where`` and the key."""
+    data = {k: block[k] for k in SEMANTIC_KEYS if k in block}
+    nested = block.get("semantic")
+    if nested is False:
+        data["enabled"] = False
+    elif isinstance(nested, dict):
+        data.update({k: v for k, v in nested.items() if k in SEMANTIC_KEYS})
+    elif nested not in (None, True):
+        raise SemanticSettingsError(f'In {where}, "pi-memory.semantic" must be an object or a boolean.')
+    if isinstance(data.get("userId"), str) and not data["userId"].strip():
+        data.pop("userId")  # an unset ${USER} interpolates to "": fall back to the OS user name
+    try:
+        return SemanticSettings.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for e in exc.errors(include_url=False):
+            loc = ".".join(str(p) for p in e["loc"]) or "pi-memory"
+            msg = e["msg"].removeprefix("Value error, ")
+            if loc == "topK" and "integer" in msg.lower() and TOP_K_HINT not in msg:
+                msg = TOP_K_HINT
+            problems.append(f"{loc}: {msg}")
+        raise SemanticSettingsError(f'Invalid "pi-memory" semantic settings in {where}: {"; ".join(problems)}.') from exc
+
+
+def load_semantic_settings(cwd: Path | None = None, agent_dir: Path | None = None) -> SemanticSettings:
+    """Read and merge the user and (trusted) project files; see the module docstring."""
+    adir = agent_dir or core_config.agent_dir()
+    cwd = (cwd or Path.cwd()).resolve()
+    warnings: list[str] = []
+    user_path = adir / "settings.json"
+    try:
+        user = core_config._interpolate(core_config._read_block(user_path), warnings, user_path)
+        merged = _flatten(user)
+        sources = [str(user_path)] if any(k in user for k in (*SEMANTIC_KEYS, "semantic")) else []
+        project_path = cwd / ".pi" / "settings.json"
+        if project_path.is_file() and core_config.is_trusted(cwd):
+            project = core_config._read_block(project_path)
+            if any(k in project for k in (*SEMANTIC_KEYS, "semantic")):
+                merged.update(_flatten(project))
+                sources.append(str(project_path))
+    except core_config.SettingsError as exc:
+        raise SemanticSettingsError(str(exc)) from exc
+    settings = parse_semantic(merged, where=" and ".join(sources) or str(user_path))
+    return settings.model_copy(update={"sources": tuple(sources)})
+
+
+def _flatten(block: dict[str, Any]) -> dict[str, Any]:
+    """Top-level semantic keys overlaid with the nested ``semantic`` object (which may disable the feature)."""
+    out = {k: block[k] for k in SEMANTIC_KEYS if k in block}
+    nested = block.get("semantic")
+    if nested is False:
+        out["enabled"] = False
+    elif isinstance(nested, dict):
+        out.update({k: v for k, v in nested.items() if k in SEMANTIC_KEYS})
+    elif nested not in (None, True):
+        raise SemanticSettingsError('"pi-memory.semantic" must be an object or a boolean.')
+    return out

@@ -1,0 +1,529 @@
+"""The default backend: semantic memories in the index database (``index.sqlite3``), searched in-process.
+
+Tables and migrations: :mod:`.schema`. Keyword search: :mod:`.keyword` (FTS5 BM25 with bounded work). Vector
+search: :mod:`.vectors` (exact float32 matmul over a per-(scope, model) matrix kept in step with SQLite).
+Fusion: :func:`~pi_memory.semantic.ranking.rrf_fuse`.
+
+The embedder's ``model_name`` and ``dim`` are stored with every vector; vectors of different models are never
+compared. After a model switch, memories without a vector of the current model are still found by keyword until
+:meth:`EmbeddedBackend.reembed` has run (the service starts it on a background thread; ``pi-memory semantic
+reembed`` runs it with a progress bar).
+
+Isolation: every statement that reads memories carries the scope filter ``user_id = ? AND project_id = ?
+AND agent_id = ?``; per-id methods look the id up *with* that filter, so another scope's id is "not found".
+Threads: one lock serialises use of the connection (SQLite connections are not safe for concurrent use);
+embedding runs outside it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pi_memory import safety
+from pi_memory.index.db import migrate, transaction
+from pi_memory.semantic import keyword
+from pi_memory.semantic.backend import MemoryNotFoundError
+from pi_memory.semantic.models import (
+    HistoryEvent,
+    MemorySource,
+    Scope,
+    ScoreDetails,
+    SemanticHit,
+    SemanticMemory,
+    now_iso,
+    text_hash,
+)
+from pi_memory.semantic.ranking import RRF_K, rrf_fuse
+from pi_memory.semantic.schema import SCOPE_SQL, SEMANTIC_MIGRATIONS, salvage_semantic
+from pi_memory.semantic.vectors import VectorMatrix
+
+log = logging.getLogger(__name__)
+
+MAX_TEXT_CHARS = 4000  # one memory is one fact; the bundled embedder reads only the first 256 tokens anyway
+CANDIDATES = 50  # keyword and vector candidates fused per search (RRF works on ranks, so depth > top_k)
+REEMBED_BATCH = 64  # the batch size the embedder evaluation measured (590 sentences/s on 2 cores)
+IDENTITY_KEYS = frozenset({"user_id", "agent_id", "run_id", "project_id", "userId", "agentId", "runId",
+                           "projectId", "scope"})  # never taken from metadata (mem0 #6655)
+_COLS = ("id, text, user_id, project_id, agent_id, created_at, updated_at, observed_at, status, superseded_by, "
+         "superseded_at, source, metadata, hash")
+
+@dataclass(frozen=True)
+class ReembedReport:
+    """``embedded``: vectors written now; ``remaining``: active memories still without a vector of ``model``;
+    ``pruned``: vectors of other models removed (only with ``prune`` and nothing remaining)."""
+
+    model: str
+    embedded: int
+    remaining: int
+    pruned: int = 0
+    error: str | None = None
+
+
+def clean_text(text: str) -> str:
+    """What is stored: credentials redacted (:func:`pi_memory.safety.redact`), ends stripped. Raises
+    ``ValueError`` for empty or over-long text."""
+    if not isinstance(text, str):
+        raise ValueError("memory text must be a string")
+    cleaned = safety.redact(text).strip()
+    if not cleaned:
+        raise ValueError("memory text is empty")
+    if len(cleaned) > MAX_TEXT_CHARS:
+        raise ValueError(f"memory text is {len(cleaned):,} characters; one memory holds at most "
+                         f"{MAX_TEXT_CHARS:,}. Store one short fact per memory.")
+    return cleaned
+
+
+def _clean_metadata(metadata: dict[str, Any] | None) -> dict[str, Any]:
+    return {k: v for k, v in (metadata or {}).items() if k not in IDENTITY_KEYS}
+
+
+def _row_to_memory(r: Sequence[Any]) -> SemanticMemory:
+    return SemanticMemory(
+        id=r[0], text=r[1], user_id=r[2], project_id=r[3] or None, agent_id=r[4] or None, created_at=r[5],
+        updated_at=r[6], observed_at=r[7], status=r[8], superseded_by=r[9], superseded_at=r[10],
+        source=MemorySource.model_validate(json.loads(r[11] or "{}")), metadata=json.loads(r[12] or "{}"),
+        hash=r[13],
+    )
+
+
+class EmbeddedBackend:
+    """Semantic memories in SQLite with hybrid (FTS5 BM25 + exact vector) search; see the module docstring.
+
+    ``conn``: an open index connection (:func:`pi_memory.index.open_index`); the semantic migrations are
+    applied here. ``embedder``: any :class:`pi_memory.embed.Embedder`. ``weights``: RRF weight per candidate
+    list (``"keyword"``, ``"vector"``); ``rrf_k``: the RRF constant.
+    """
+
+    name = "embedded"
+
+    def __init__(self, conn: sqlite3.Connection, embedder: Any, *, weights: dict[str, float] | None = None,
+                 rrf_k: int = RRF_K, candidates: int = CANDIDATES) -> None:
+        self.conn = conn
+        self.embedder = embedder
+        self.weights = {"keyword": 1.0, "vector": 1.0, **(weights or {})}
+        self.rrf_k = rrf_k
+        self.candidates = candidates
+        self._lock = threading.RLock()
+        self._matrices: dict[tuple[tuple[str, str, str], str], VectorMatrix] = {}
+        self.last_embed_error: str | None = None
+        self._executor: ThreadPoolExecutor | None = None
+        migrate(conn, SEMANTIC_MIGRATIONS)
+
+    @property
+    def model(self) -> str:
+        return str(self.embedder.model_name)
+
+    # --- embedding ---------------------------------------------------------------------------------------
+    def _embed(self, texts: list[str]) -> np.ndarray | None:
+        """Vectors for ``texts`` or ``None`` when the embedder fails (logged; keyword search still works)."""
+        try:
+            out = np.asarray(self.embedder.embed(texts), dtype=np.float32)
+            self.last_embed_error = None
+            return out
+        except Exception as exc:  # noqa: BLE001 - any provider failure degrades to keyword-only
+            self.last_embed_error = str(exc)
+            log.warning("semantic memory: embedding failed, continuing without vectors: %s", exc)
+            return None
+
+    def _embed_query(self, text: str) -> np.ndarray | None:
+        try:
+            out = np.asarray(self.embedder.embed_query(text), dtype=np.float32)
+            self.last_embed_error = None
+            return out
+        except Exception as exc:  # noqa: BLE001
+            self.last_embed_error = str(exc)
+            log.warning("semantic memory: query embedding failed, searching by keyword only: %s", exc)
+            return None
+
+    # --- low-level helpers (call with the lock held) -----------------------------------------------------
+    def _next_seq(self) -> int:
+        return int(self.conn.execute("SELECT ifnull(max(seq), 0) + 1 FROM semantic_memories").fetchone()[0])
+
+    def _history(self, scope: Scope, memory_id: str, event: str, old: str | None, new: str | None,
+                 related: str | None, reason: str | None, at: str) -> None:
+        self.conn.execute(
+            "INSERT INTO semantic_history(memory_id, user_id, project_id, agent_id, event, old_text, new_text, "
+            "related_id, reason, at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (memory_id, *scope.columns(), event, old, new, related, reason, at))
+
+    def _insert(self, mem: SemanticMemory, vector: np.ndarray | None) -> None:
+        self.conn.execute(
+            "INSERT INTO semantic_memories(id, user_id, project_id, agent_id, text, hash, status, created_at, "
+            "updated_at, observed_at, source, metadata, seq) VALUES (?,?,?,?,?,?,'active',?,?,?,?,?,?)",
+            (mem.id, *mem.scope.columns(), mem.text, mem.hash, mem.created_at, mem.updated_at, mem.observed_at,
+             json.dumps(mem.source.model_dump(exclude_none=True), ensure_ascii=False),
+             json.dumps(mem.metadata, ensure_ascii=False), self._next_seq()))
+        if vector is not None:
+            self._store_vector(mem.id, mem.scope.columns(), vector, mem.created_at)
+
+    def _store_vector(self, memory_id: str, columns: Sequence[str], vector: np.ndarray, at: str) -> None:
+        vec = np.asarray(vector, dtype="<f4").reshape(-1)
+        self.conn.execute(
+            "INSERT OR REPLACE INTO semantic_vectors(model, user_id, project_id, agent_id, memory_id, dim, vector, "
+            "created_at) VALUES (?,?,?,?,?,?,?,?)", (self.model, *columns, memory_id, int(vec.shape[0]), vec.tobytes(), at))
+
+    def _by_hash(self, scope: Scope, digest: str) -> SemanticMemory | None:
+        row = self.conn.execute(f"SELECT {_COLS} FROM semantic_memories WHERE {SCOPE_SQL} AND hash = ? "
+                                "AND status = 'active' ORDER BY pk DESC LIMIT 1", (*scope.columns(), digest)).fetchone()
+        return _row_to_memory(row) if row else None
+
+    def _fetch(self, ids: Sequence[str], scope: Scope) -> dict[str, SemanticMemory]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        # unary + keeps SQLite on the id index (the scope index would scan the whole scope)
+        rows = self.conn.execute(f"SELECT {_COLS} FROM semantic_memories WHERE id IN ({marks}) AND "
+                                 "+user_id = ? AND +project_id = ? AND +agent_id = ?",
+                                 (*ids, *scope.columns())).fetchall()
+        return {r[0]: _row_to_memory(r) for r in rows}
+
+    def _matrix(self, scope: Scope) -> VectorMatrix:
+        """The scope's matrix for the current model, brought up to date with SQLite (module :mod:`.vectors`)."""
+        key = (scope.columns(), self.model)
+        matrix = self._matrices.get(key)
+        if matrix is None:
+            matrix = self._matrices[key] = VectorMatrix(int(self.embedder.dim))
+        cols = scope.columns()
+        rows = self.conn.execute(f"SELECT id, status, seq FROM semantic_memories WHERE {SCOPE_SQL} AND seq > ?",
+                                 (*cols, matrix.seq_seen)).fetchall()
+        if not rows:
+            return matrix
+        active = set()
+        for mid, status, seq in rows:
+            matrix.seq_seen = max(matrix.seq_seen, seq)
+            if status == "active":
+                active.add(mid)
+            else:
+                matrix.drop(mid)
+        vec_sql = "SELECT memory_id, dim, vector FROM semantic_vectors WHERE model = ? AND " + SCOPE_SQL
+        if len(active) > 500:  # a first load: one range scan of the (model, scope) key
+            found = self.conn.execute(vec_sql, (self.model, *cols)).fetchall()
+        else:
+            found = []
+            ids = list(active)
+            for i in range(0, len(ids), 500):
+                chunk = ids[i:i + 500]
+                found += self.conn.execute(vec_sql + f" AND memory_id IN ({','.join('?' * len(chunk))})",
+                                           (self.model, *cols, *chunk)).fetchall()
+        fresh_ids = [mid for mid, dim, _ in found if mid in active and dim == matrix.dim]
+        if fresh_ids:
+            blob = b"".join(v for mid, dim, v in found if mid in active and dim == matrix.dim)
+            matrix.upsert_many(fresh_ids, np.frombuffer(blob, dtype="<f4").reshape(len(fresh_ids), matrix.dim))
+        return matrix
+
+    def _cache_upsert(self, scope: Scope, memory_id: str, vector: np.ndarray | None) -> None:
+        matrix = self._matrices.get((scope.columns(), self.model))
+        if matrix is not None and vector is not None:
+            matrix.upsert(memory_id, vector)
+
+    def _cache_drop(self, scope: Scope, memory_id: str) -> None:
+        for (cols, _model), matrix in self._matrices.items():
+            if cols == scope.columns():
+                matrix.drop(memory_id)
+
+    # --- SemanticBackend -----------------------------------------------------------------------------------
+    def add(self, text: str, *, scope: Scope, source: dict[str, Any] | None = None,
+            metadata: dict[str, Any] | None = None, observed_at: str | None = None) -> SemanticMemory:
+        """See :meth:`pi_memory.semantic.backend.SemanticBackend.add`."""
+        cleaned = clean_text(text)
+        digest = text_hash(cleaned)
+        with self._lock:
+            existing = self._by_hash(scope, digest)
+        if existing is not None:
+            return existing
+        vecs = self._embed([cleaned])
+        vector = vecs[0] if vecs is not None else None
+        now = now_iso()
+        mem = SemanticMemory(text=cleaned, user_id=scope.user_id, project_id=scope.project_id,
+                             agent_id=scope.agent_id, created_at=now, updated_at=now,
+                             observed_at=observed_at or now, source=MemorySource.model_validate(source or {}),
+                             metadata=_clean_metadata(metadata), hash=digest)
+        with self._lock, transaction(self.conn):
+            again = self._by_hash(scope, digest)  # a concurrent writer may have stored it meanwhile
+            if again is not None:
+                return again
+            self._insert(mem, vector)
+            self._history(scope, mem.id, "ADD", None, mem.text, None, (mem.source.kind or None), now)
+        with self._lock:
+            self._cache_upsert(scope, mem.id, vector)
+        return mem
+
+    def add_many(self, texts: Sequence[str], *, scope: Scope, source: dict[str, Any] | None = None,
+                 observed_at: str | None = None, vectors: np.ndarray | None = None) -> int:
+        """Bulk verbatim import (one transaction): texts already stored (normalised) in the scope, or repeated
+        in ``texts``, are skipped. ``vectors`` (shape ``(len(texts), dim)``, of the current model) skips
+        embedding. Returns the memories added. Used by imports and benchmarks."""
+        cleaned = [clean_text(t) for t in texts]
+        if vectors is None:
+            vectors = self._embed(cleaned)
+        now = now_iso()
+        src = MemorySource.model_validate(source or {})
+        added = 0
+        with self._lock, transaction(self.conn):
+            seen = {r[0] for r in self.conn.execute(
+                f"SELECT hash FROM semantic_memories WHERE {SCOPE_SQL} AND status = 'active'", scope.columns())}
+            for i, text in enumerate(cleaned):
+                digest = text_hash(text)
+                if digest in seen:
+                    continue
+                seen.add(digest)
+                mem = SemanticMemory(text=text, user_id=scope.user_id, project_id=scope.project_id,
+                                     agent_id=scope.agent_id, created_at=now, updated_at=now,
+                                     observed_at=observed_at or now, source=src, hash=digest)
+                self._insert(mem, vectors[i] if vectors is not None else None)
+                self._history(scope, mem.id, "ADD", None, text, None, "import", now)
+                added += 1
+        return added
+
+    def get(self, memory_id: str, *, scope: Scope) -> SemanticMemory | None:
+        with self._lock:
+            return self._fetch([str(memory_id)], scope).get(str(memory_id))
+
+    def get_all(self, *, scope: Scope, limit: int = 100, include_superseded: bool = False) -> list[SemanticMemory]:
+        status = "" if include_superseded else " AND status = 'active'"
+        with self._lock:
+            rows = self.conn.execute(f"SELECT {_COLS} FROM semantic_memories WHERE {SCOPE_SQL}{status} "
+                                     "ORDER BY created_at DESC, pk DESC LIMIT ?",
+                                     (*scope.columns(), max(0, int(limit)))).fetchall()
+        return [_row_to_memory(r) for r in rows]
+
+    def count(self, *, scope: Scope | None = None, status: str | None = "active") -> int:
+        """Memories of ``scope`` (every scope when ``None``) with ``status`` (any when ``None``)."""
+        where, args = [], []
+        if scope is not None:
+            where.append(SCOPE_SQL)
+            args += scope.columns()
+        if status is not None:
+            where.append("status = ?")
+            args.append(status)
+        sql = "SELECT count(*) FROM semantic_memories" + (" WHERE " + " AND ".join(where) if where else "")
+        with self._lock:
+            return int(self.conn.execute(sql, args).fetchone()[0])
+
+    def delete(self, memory_id: str, *, scope: Scope, reason: str | None = None) -> bool:
+        with self._lock, transaction(self.conn):
+            mem = self._fetch([str(memory_id)], scope).get(str(memory_id))
+            if mem is None or mem.status != "active":
+                return False
+            now = now_iso()
+            self.conn.execute(f"UPDATE semantic_memories SET status = 'deleted', updated_at = ?, seq = ? "
+                              f"WHERE id = ? AND {SCOPE_SQL}", (now, self._next_seq(), mem.id, *scope.columns()))
+            self._history(scope, mem.id, "DELETE", mem.text, None, None, reason, now)
+        with self._lock:
+            self._cache_drop(scope, mem.id)
+        return True
+
+    def update(self, memory_id: str, text: str, *, scope: Scope, reason: str | None = None,
+               source: dict[str, Any] | None = None, observed_at: str | None = None) -> SemanticMemory:
+        """See the protocol. Extra (this backend only): ``source`` / ``observed_at`` of the new version
+        (default: the old memory's source, now). When the new text equals another active memory of the scope,
+        the old one is superseded by that memory instead of storing a copy."""
+        cleaned = clean_text(text)
+        digest = text_hash(cleaned)
+        old = self.get(memory_id, scope=scope)
+        if old is None or old.status != "active":
+            raise MemoryNotFoundError(f"No active memory {memory_id!r} in scope {scope.key}.")
+        if digest == old.hash:
+            return old
+        vecs = self._embed([cleaned])
+        vector = vecs[0] if vecs is not None else None
+        now = now_iso()
+        new = SemanticMemory(text=cleaned, user_id=scope.user_id, project_id=scope.project_id,
+                             agent_id=scope.agent_id, created_at=now, updated_at=now, observed_at=observed_at or now,
+                             source=MemorySource.model_validate(source) if source is not None else old.source,
+                             metadata=old.metadata, hash=digest)
+        with self._lock, transaction(self.conn):
+            current = self._fetch([old.id], scope).get(old.id)
+            if current is None or current.status != "active":
+                raise MemoryNotFoundError(f"Memory {memory_id!r} was changed by another writer; retry.")
+            target = self._by_hash(scope, digest)
+            if target is None:
+                self._insert(new, vector)
+                self._history(scope, new.id, "UPDATE", old.text, new.text, old.id, reason, now)
+                target = new
+            self.conn.execute(f"UPDATE semantic_memories SET status = 'superseded', superseded_by = ?, "
+                              f"superseded_at = ?, updated_at = ?, seq = ? WHERE id = ? AND {SCOPE_SQL}",
+                              (target.id, now, now, self._next_seq(), old.id, *scope.columns()))
+            self._history(scope, old.id, "SUPERSEDE", old.text, target.text, target.id, reason, now)
+        with self._lock:
+            self._cache_drop(scope, old.id)
+            if target is new:
+                self._cache_upsert(scope, new.id, vector)
+        return target
+
+    def history(self, memory_id: str, *, scope: Scope) -> list[HistoryEvent]:
+        with self._lock:
+            if self._fetch([str(memory_id)], scope).get(str(memory_id)) is None:
+                return []
+            chain = {str(memory_id)}
+            frontier = [str(memory_id)]
+            while frontier and len(chain) < 1000:  # both directions of the supersession graph
+                marks = ",".join("?" * len(frontier))
+                rows = self.conn.execute(
+                    f"SELECT id, superseded_by FROM semantic_memories WHERE {SCOPE_SQL} AND "
+                    f"(id IN ({marks}) OR superseded_by IN ({marks}))",
+                    (*scope.columns(), *frontier, *frontier)).fetchall()
+                found = {x for r in rows for x in r if x} - chain
+                chain |= found
+                frontier = list(found)
+            marks = ",".join("?" * len(chain))
+            rows = self.conn.execute(
+                "SELECT memory_id, event, old_text, new_text, at, reason, related_id FROM semantic_history "
+                f"WHERE {SCOPE_SQL} AND memory_id IN ({marks}) ORDER BY at, id", (*scope.columns(), *chain)).fetchall()
+        return [HistoryEvent(memory_id=r[0], event=r[1], old_text=r[2], new_text=r[3], at=r[4], reason=r[5],
+                             related_id=r[6]) for r in rows]
+
+    # --- search --------------------------------------------------------------------------------------------
+    def _plan_terms(self, terms: list[str]) -> tuple[list[str], int | None]:
+        with self._lock:
+            return keyword.plan_terms(self.conn, terms)
+
+    def keyword_candidates(self, query: str, *, scope: Scope, limit: int | None = None) -> list[tuple[str, float]]:
+        """``(id, bm25)`` of the scope's active memories matching any query term, best (lowest bm25) first; see
+        :func:`pi_memory.semantic.keyword.keyword_candidates` for how the work is bounded."""
+        with self._lock:
+            return keyword.keyword_candidates(self.conn, query, scope.columns(), limit or self.candidates)
+
+    def vector_candidates(self, query: str | np.ndarray, *, scope: Scope,
+                          limit: int | None = None) -> list[tuple[str, float]]:
+        """``(id, cosine)`` of the nearest active memories with a vector of the current model, best first.
+        ``query`` is text (embedded here) or a query vector. ``[]`` when the embedder fails."""
+        vec = self._embed_query(query) if isinstance(query, str) else query
+        if vec is None:
+            return []
+        with self._lock:
+            matrix = self._matrix(scope)
+        return matrix.search(vec, limit or self.candidates)  # outside the connection lock: see .vectors
+
+    def warm(self, scope: Scope) -> None:
+        """Load the scope's vector matrix now (about 30 ms per 1,000 memories) so the first search is fast."""
+        with self._lock:
+            self._matrix(scope)
+
+    def _pool(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pi-memory-vector")
+            return self._executor
+
+    def candidate_lists(self, query: str, *, scope: Scope,
+                        limit: int | None = None) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        """``(keyword, vector)`` candidate lists (see the two methods). The query embedding and the matmul run
+        on a worker thread while the FTS5 query runs here: all three release the GIL, so they overlap."""
+        pending = self._pool().submit(self.vector_candidates, query, scope=scope, limit=limit)
+        keyword = self.keyword_candidates(query, scope=scope, limit=limit)
+        return keyword, pending.result()
+
+    def search(self, query: str, *, scope: Scope, top_k: int = 5) -> list[SemanticHit]:
+        """Hybrid search: FTS5 BM25 candidates and vector candidates fused by RRF (:mod:`.ranking`)."""
+        if not (query or "").strip() or top_k <= 0:
+            return []
+        keyword, vector = self.candidate_lists(query, scope=scope)
+        fused = rrf_fuse({"keyword": [i for i, _ in keyword], "vector": [i for i, _ in vector]},
+                         weights=self.weights, k=self.rrf_k)[:top_k]
+        bm25, cos = dict(keyword), dict(vector)
+        with self._lock:
+            mems = self._fetch([str(f.key) for f in fused], scope)
+            matrix = self._matrices.get((scope.columns(), self.model))
+        hits = []
+        for f in fused:
+            mem = mems.get(str(f.key))
+            if mem is None or mem.status != "active":
+                continue
+            details = ScoreDetails(keyword_rank=f.ranks.get("keyword"), vector_rank=f.ranks.get("vector"),
+                                   bm25=bm25.get(f.key), cosine=cos.get(f.key), rrf=f.score,
+                                   stale_model=matrix is None or mem.id not in matrix)
+            hits.append(SemanticHit(memory=mem, score=f.score, details=details))
+        return hits
+
+    def similar(self, text: str, *, scope: Scope, top_k: int = 5) -> list[SemanticHit]:
+        """Exact (normalised) matches first, then vector neighbours; keyword matches when the embedder
+        fails. ``score``: cosine (1.0 for an exact match; BM25 rank order otherwise)."""
+        with self._lock:
+            exact = self._by_hash(scope, text_hash(text))
+        ranked: list[tuple[str, float]] = [(exact.id, 1.0)] if exact else []
+        near = self.vector_candidates(text, scope=scope, limit=top_k + 1)
+        if not near and self.last_embed_error:
+            near = [(i, 0.0) for i, _ in self.keyword_candidates(text, scope=scope, limit=top_k + 1)]
+        ranked += [(i, s) for i, s in near if not exact or i != exact.id]
+        ranked = ranked[:top_k]
+        with self._lock:
+            mems = self._fetch([i for i, _ in ranked], scope)
+        return [SemanticHit(memory=mems[i], score=s, details=ScoreDetails(cosine=s)) for i, s in ranked
+                if i in mems and mems[i].status == "active"]
+
+    # --- model switch ----------------------------------------------------------------------------------------
+    def stale_count(self) -> int:
+        """Active memories (all scopes) without a vector of the current model."""
+        with self._lock:
+            return int(self.conn.execute(
+                "SELECT count(*) FROM semantic_memories m WHERE m.status = 'active' AND NOT EXISTS "
+                "(SELECT 1 FROM semantic_vectors v WHERE v.memory_id = m.id AND v.model = ?)", (self.model,)
+            ).fetchone()[0])
+
+    def models(self) -> dict[str, int]:
+        """Vector count per model name."""
+        with self._lock:
+            return dict(self.conn.execute("SELECT model, count(*) FROM semantic_vectors GROUP BY model").fetchall())
+
+    def reembed(self, progress: Callable[[int, int], None] | None = None, *, batch_size: int = REEMBED_BATCH,
+                prune: bool = False, stop: threading.Event | None = None) -> ReembedReport:
+        """Embed every active memory (all scopes) that lacks a vector of the current model, in batches.
+
+        ``progress(done, total)`` is called after each batch. Each batch is its own transaction and bumps the
+        memories' ``seq``, so searches (in this and other processes) pick the vectors up as they land and the
+        work resumes where it stopped. ``prune``: afterwards, delete vectors of other models (only when none
+        is left to embed). ``stop``: an event that ends the loop between batches.
+        """
+        total = self.stale_count()
+        done = 0
+        error = None
+        if progress:
+            progress(0, total)
+        while not (stop and stop.is_set()):
+            with self._lock:
+                rows = self.conn.execute(
+                    "SELECT m.id, m.text, m.user_id, m.project_id, m.agent_id FROM semantic_memories m "
+                    "WHERE m.status = 'active' AND NOT EXISTS "
+                    "(SELECT 1 FROM semantic_vectors v WHERE v.memory_id = m.id AND v.model = ?) ORDER BY m.pk "
+                    "LIMIT ?", (self.model, batch_size)).fetchall()
+            if not rows:
+                break
+            vecs = self._embed([r[1] for r in rows])
+            if vecs is None:
+                error = self.last_embed_error
+                break
+            now = now_iso()
+            with self._lock, transaction(self.conn):
+                for (mid, _text, *cols), vec in zip(rows, vecs, strict=True):
+                    self._store_vector(mid, cols, vec, now)
+                    self.conn.execute("UPDATE semantic_memories SET seq = ? WHERE id = ?", (self._next_seq(), mid))
+            done += len(rows)
+            if progress:
+                progress(done, max(total, done))
+        remaining = self.stale_count()
+        pruned = 0
+        if prune and remaining == 0 and error is None:
+            with self._lock, transaction(self.conn):
+                pruned = self.conn.execute("DELETE FROM semantic_vectors WHERE model != ?", (self.model,)).rowcount
+        return ReembedReport(self.model, done, remaining, pruned, error)
+
+    def start_reembed(self, progress: Callable[[int, int], None] | None = None) -> tuple[threading.Thread, threading.Event]:
+        """Run :meth:`reembed` on a daemon thread; returns the thread and an event that stops it."""
+        stop = threading.Event()
+        thread = threading.Thread(target=self.reembed, kwargs={"progress": progress, "stop": stop},
+                                  name="pi-memory-reembed", daemon=True)
+        thread.start()
+        return thread, stop
+
+
+__all__ = ["SEMANTIC_MIGRATIONS", "EmbeddedBackend", "ReembedReport", "clean_text", "salvage_semantic"]

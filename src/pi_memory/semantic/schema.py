@@ -1,0 +1,144 @@
+"""Schema of the semantic tables in the index database, and their salvage after corruption.
+
+Tables (``SEMANTIC_MIGRATIONS``, names prefixed ``semantic_``, applied with :func:`pi_memory.index.db.migrate`
+when a backend opens the index):
+
+* ``semantic_memories``: one row per memory version. ``pk`` (FTS rowid), ``id`` (uuid4 text), scope columns
+  ``user_id`` / ``project_id`` / ``agent_id`` (``''`` when absent, so every filter is a plain ``=``), ``text``,
+  ``hash`` (:func:`~pi_memory.semantic.models.text_hash`), ``status`` (active | superseded | deleted),
+  ``created_at`` / ``updated_at`` / ``observed_at``, ``superseded_by`` / ``superseded_at``, ``source`` and
+  ``metadata`` (JSON), ``seq`` (bumped on every insert or status change; see :mod:`.vectors`). The
+  ``(scope, seq, status, id)`` index covers the matrix sync query.
+* ``semantic_history``: append-only events (ADD, UPDATE, DELETE, SUPERSEDE) with the scope columns.
+* ``semantic_vectors``: ``(memory_id, model) → dim, vector`` (float32 little-endian BLOB, ``dim × 4`` bytes)
+  with the scope columns. A rowid table (a 1.5 KB row fits in a 4 KB table page; in a WITHOUT ROWID table it
+  would spill to overflow pages) indexed on ``(model, scope)``: entries with one key are in rowid order, so
+  loading a scope's matrix reads the rows in insertion order instead of one random lookup per memory.
+* ``semantic_fts``: FTS5 ``tokenize='trigram'`` over ``text`` (external content, kept in sync by triggers), so
+  substrings of 3+ characters match in any script.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from pi_memory.index.db import Migration, migrate, transaction
+
+SCOPE_SQL = "user_id = ? AND project_id = ? AND agent_id = ?"
+M_SCOPE_SQL = "m.user_id = ? AND m.project_id = ? AND m.agent_id = ?"
+
+SEMANTIC_MIGRATIONS: list[Migration] = [
+    Migration(
+        "semantic_001_tables",
+        """
+        CREATE TABLE semantic_memories (
+            pk INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            user_id TEXT NOT NULL,
+            project_id TEXT NOT NULL DEFAULT '',
+            agent_id TEXT NOT NULL DEFAULT '',
+            text TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'superseded', 'deleted')),
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            observed_at TEXT,
+            superseded_by TEXT,
+            superseded_at TEXT,
+            source TEXT NOT NULL DEFAULT '{}',
+            metadata TEXT NOT NULL DEFAULT '{}',
+            seq INTEGER NOT NULL
+        );
+        CREATE INDEX semantic_memories_scope_seq ON semantic_memories(user_id, project_id, agent_id, seq, status, id);
+        CREATE INDEX semantic_memories_scope_hash ON semantic_memories(user_id, project_id, agent_id, hash);
+        CREATE INDEX semantic_memories_seq ON semantic_memories(seq);
+        CREATE INDEX semantic_memories_superseded_by ON semantic_memories(superseded_by);
+        CREATE TABLE semantic_history (
+            id INTEGER PRIMARY KEY,
+            memory_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            project_id TEXT NOT NULL DEFAULT '',
+            agent_id TEXT NOT NULL DEFAULT '',
+            event TEXT NOT NULL CHECK (event IN ('ADD', 'UPDATE', 'DELETE', 'SUPERSEDE')),
+            old_text TEXT,
+            new_text TEXT,
+            related_id TEXT,
+            reason TEXT,
+            at TEXT NOT NULL
+        );
+        CREATE INDEX semantic_history_memory ON semantic_history(memory_id);
+        CREATE TABLE semantic_vectors (
+            id INTEGER PRIMARY KEY,
+            model TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            project_id TEXT NOT NULL DEFAULT '',
+            agent_id TEXT NOT NULL DEFAULT '',
+            memory_id TEXT NOT NULL REFERENCES semantic_memories(id) ON DELETE CASCADE,
+            dim INTEGER NOT NULL CHECK (dim > 0),
+            vector BLOB NOT NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (memory_id, model)
+        );
+        CREATE INDEX semantic_vectors_scope ON semantic_vectors(model, user_id, project_id, agent_id);
+        """,
+    ),
+    Migration(
+        "semantic_002_fts_trigram",
+        """
+        CREATE VIRTUAL TABLE semantic_fts USING fts5(
+            text, content='semantic_memories', content_rowid='pk', tokenize='trigram'
+        );
+        CREATE TRIGGER semantic_memories_ai AFTER INSERT ON semantic_memories BEGIN
+            INSERT INTO semantic_fts(rowid, text) VALUES (new.pk, new.text);
+        END;
+        CREATE TRIGGER semantic_memories_ad AFTER DELETE ON semantic_memories BEGIN
+            INSERT INTO semantic_fts(semantic_fts, rowid, text) VALUES ('delete', old.pk, old.text);
+        END;
+        CREATE TRIGGER semantic_memories_au AFTER UPDATE OF text ON semantic_memories BEGIN
+            INSERT INTO semantic_fts(semantic_fts, rowid, text) VALUES ('delete', old.pk, old.text);
+            INSERT INTO semantic_fts(rowid, text) VALUES (new.pk, new.text);
+        END;
+        """,
+    ),
+]
+
+
+def salvage_semantic(conn: sqlite3.Connection, damaged: str | Path) -> int:
+    """Copy the semantic rows still readable in a damaged index file into ``conn`` (a fresh database).
+
+    Semantic memories live only in the index, so a corruption rebuild must carry them over (the rebuild hook
+    in :mod:`pi_memory.index.db` should call this). Returns the memories copied; reading stops quietly at the
+    first unreadable row. Vectors are not copied: :meth:`EmbeddedBackend.reembed` recreates them.
+    """
+    migrate(conn, SEMANTIC_MIGRATIONS)
+    copied = 0
+    try:
+        src = sqlite3.connect(f"file:{Path(damaged)}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return 0
+    try:
+        for table, cols in _SALVAGE:
+            batch = []
+            try:
+                for row in src.execute(f"SELECT {cols} FROM {table}"):
+                    batch.append(row)
+            except sqlite3.Error:
+                pass  # keep what was read
+            marks = ",".join("?" * len(cols.split(",")))
+            with transaction(conn):
+                for row in batch:
+                    cur = conn.execute(f"INSERT OR IGNORE INTO {table}({cols}) VALUES ({marks})", row)
+                    if table == "semantic_memories":
+                        copied += cur.rowcount
+    finally:
+        src.close()
+    return copied
+
+
+_SALVAGE = (
+    ("semantic_memories", "id, user_id, project_id, agent_id, text, hash, status, created_at, updated_at, "
+                          "observed_at, superseded_by, superseded_at, source, metadata, seq"),
+    ("semantic_history", "memory_id, user_id, project_id, agent_id, event, old_text, new_text, related_id, "
+                         "reason, at"),
+)

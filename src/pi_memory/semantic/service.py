@@ -1,0 +1,340 @@
+"""One object per host session that ties settings, backend, embedder, chat model, recall and capture together.
+
+Hosts (the pi bridge, the MCP server, the CLI, ``pi-memory serve``) call :func:`open_semantic` once and then:
+
+* before each agent run: :meth:`SemanticService.recall_for_prompt` → inject ``outcome.text`` as a user-channel
+  message (never the system prompt) and, when ``outcome.marker`` is not ``None``, persist it in the session
+  under :data:`RECALL_MARKER_KEY` and pass the persisted values back as ``session_state`` next time
+  (``recallFrequency: "session"`` searches once per persistent session; the first attempt counts even when
+  it finds nothing or fails, as the seed specifies);
+* after each turn: :meth:`SemanticService.capture` (off without a chat model: the report says why; recall
+  keeps working);
+* for people: :meth:`SemanticService.status`.
+
+Nothing here raises on a model or backend failure during recall or capture: the outcome/report carries the
+error and it is logged and counted (``stats``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pi_memory import safety
+from pi_memory.semantic.backend import SemanticBackend
+from pi_memory.semantic.capture import capture_turn
+from pi_memory.semantic.config import BackendSettings, SemanticSettings, load_semantic_settings
+from pi_memory.semantic.dedup import DedupReport, dedup
+from pi_memory.semantic.models import (
+    CaptureReport,
+    HistoryEvent,
+    Scope,
+    SemanticHit,
+    SemanticMemory,
+    normalise_text,
+    now_iso,
+)
+from pi_memory.semantic.recall import RecallHit, format_recall, recall, should_recall
+
+log = logging.getLogger(__name__)
+
+RECALL_MARKER_KEY = "pi-memory.semantic.recalled"
+_AUTO: Any = object()
+
+
+class RefusedError(ValueError):
+    """A write was refused (threat pattern); the message says why and what to do instead."""
+
+
+def refusal(pattern: str) -> str:
+    """Why a semantic memory was not stored, and what to do instead."""
+    return (f"Not saved: the text matches the threat pattern {pattern}. Semantic memories are recalled into later "
+            "conversations, so they must read as plain facts, not as instructions to a model. Rephrase it as a "
+            "fact (e.g. \"User prefers X\") without that wording.")
+
+
+@dataclass
+class RecallOutcome:
+    """``text``: what to inject (``None``: nothing); ``marker``: the value to persist under
+    :data:`RECALL_MARKER_KEY` (``None``: persist nothing); ``reason``: why nothing was injected, or ``"ok"``;
+    ``hits``: what was found; ``error``: a failure message; ``latency_ms``: wall time."""
+
+    text: str | None
+    marker: str | None = None
+    reason: str = "ok"
+    hits: list[RecallHit] = field(default_factory=list)
+    error: str | None = None
+    latency_ms: float = 0.0
+
+
+def build_backend(settings: BackendSettings, *, data_dir: Path | None = None, embedder: Any = None,
+                  conn: Any = None) -> SemanticBackend:
+    """The backend ``settings.type`` names. ``embedded`` needs ``conn`` or ``data_dir`` (the index) and an
+    embedder; ``self-hosted`` reads ``baseUrl``, ``apiKey`` (bearer token), ``requestTimeoutMs`` and
+    ``compositeUserId``; ``platform`` reads ``apiKey``, ``host``, ``orgId`` and ``projectId`` (Mem0's)."""
+    opts = settings.options
+    if settings.type == "self-hosted":
+        from pi_memory.semantic.backends.rest_client import RestBackend
+
+        timeout = float(opts.get("requestTimeoutMs", 30_000)) / 1000.0
+        return RestBackend(str(opts.get("baseUrl") or ""), opts.get("apiKey"), timeout,
+                           composite_user_id=bool(opts.get("compositeUserId", False)))
+    if settings.type == "platform":
+        from pi_memory.semantic.backends.platform import PlatformBackend
+
+        return PlatformBackend(opts.get("apiKey"), host=opts.get("host") or opts.get("baseUrl"),
+                               org_id=opts.get("orgId"), mem0_project_id=opts.get("projectId"))
+    from pi_memory.semantic.embedded import EmbeddedBackend
+
+    if conn is None:
+        from pi_memory.index import open_index
+
+        if data_dir is None:
+            raise ValueError("the embedded backend needs the data directory (or an open index connection)")
+        conn = open_index(data_dir)
+    if embedder is None:
+        from pi_memory.embed import get_embedder
+
+        embedder = get_embedder(None)
+    weights = opts.get("weights") if isinstance(opts.get("weights"), dict) else None
+    return EmbeddedBackend(conn, embedder, weights=weights)
+
+
+class SemanticService:
+    """Semantic memory for one session; build it with :func:`open_semantic` (module docstring)."""
+
+    def __init__(self, settings: SemanticSettings, backend: SemanticBackend, scope: Scope, *, model: Any = _AUTO,
+                 model_status: str = "", cwd: Path | None = None, conn: Any = None,
+                 agent_dir: Path | None = None) -> None:
+        self.settings = settings
+        self.backend = backend
+        self.scope = scope
+        self.cwd = cwd
+        self.conn = conn if conn is not None else getattr(backend, "conn", None)
+        self._agent_dir = agent_dir
+        self._model = model
+        self._model_status = model_status
+        self._lock = threading.Lock()
+        self.stats = {"recalls": 0, "recall_errors": 0, "captures": 0, "capture_errors": 0, "facts_blocked": 0}
+        self.reembed_thread: threading.Thread | None = None
+
+    # --- model ---------------------------------------------------------------------------------------------
+    @property
+    def model(self) -> Any:
+        """The chat model used for capture, resolved on first use (``None`` when none is configured)."""
+        with self._lock:
+            if self._model is _AUTO:
+                from pi_memory.llm import resolve_chat_model
+
+                self._model, self._model_status = resolve_chat_model(self.cwd, self._agent_dir)
+            return self._model
+
+    @property
+    def model_status(self) -> str:
+        model = self.model
+        if self._model_status:
+            return self._model_status
+        return f"capture on: {model.describe()}" if model is not None else "capture off: no model given"
+
+    # --- recall --------------------------------------------------------------------------------------------
+    def recall_for_prompt(self, prompt: str, session_state: Mapping[str, Any] | None = None) -> RecallOutcome:
+        """What to inject before the agent answers ``prompt``; see the module docstring for the marker."""
+        s = self.settings
+        if not s.enabled or not s.auto_recall:
+            return RecallOutcome(None, reason="autoRecall is off")
+        if not should_recall(prompt):
+            return RecallOutcome(None, reason="trivial prompt")
+        marker = None
+        if s.recall_frequency == "session":
+            if session_state and session_state.get(RECALL_MARKER_KEY):
+                return RecallOutcome(None, reason="already recalled in this session")
+            marker = now_iso()
+        start = time.perf_counter()
+        self.stats["recalls"] += 1
+        try:
+            hits = recall(self.backend, prompt, scope=self.scope, top_k=s.top_k, include=s.recall_sources,
+                          conn=self.conn)
+            text = format_recall(hits, s.recall_token_budget) or None
+        except Exception as exc:  # noqa: BLE001 - recall must never break the agent run
+            self.stats["recall_errors"] += 1
+            log.warning("semantic recall failed: %s", exc, exc_info=True)
+            return RecallOutcome(None, marker, "error", error=str(exc),
+                                 latency_ms=round((time.perf_counter() - start) * 1000, 2))
+        return RecallOutcome(text, marker, "ok" if text else "no matches", hits,
+                             latency_ms=round((time.perf_counter() - start) * 1000, 2))
+
+    # --- capture -------------------------------------------------------------------------------------------
+    def capture(self, user_text: str, assistant_text: str, observed_at: str | datetime | None = None,
+                source: dict[str, Any] | None = None, *, force: bool = False) -> CaptureReport:
+        """Capture one turn (honours ``autoCapture`` unless ``force``). Never raises."""
+        if not self.settings.enabled:
+            return CaptureReport(status="skipped", message="semantic memory is off (pi-memory.semantic: false)")
+        if not self.settings.auto_capture and not force:
+            return CaptureReport(status="skipped", message="autoCapture is off")
+        model = self.model
+        if model is None:
+            return CaptureReport(status="skipped", message=self.model_status)
+        self.stats["captures"] += 1
+        try:
+            report = capture_turn(self.backend, model, user_text=user_text, assistant_text=assistant_text,
+                                  scope=self.scope, observed_at=observed_at, source=source,
+                                  custom_instructions=self.settings.custom_instructions)
+        except Exception as exc:  # noqa: BLE001 - a capture failure must not break the host
+            log.warning("semantic capture failed: %s", exc, exc_info=True)
+            report = CaptureReport(status="error", errors=[f"capture failed: {type(exc).__name__}: {exc}"])
+        if report.errors:
+            self.stats["capture_errors"] += len(report.errors)
+        self.stats["facts_blocked"] += report.blocked_facts
+        return report
+
+    # --- direct operations (tool, CLI) ---------------------------------------------------------------------
+    def search(self, query: str, top_k: int | None = None) -> list[SemanticHit]:
+        return self.backend.search(query, scope=self.scope, top_k=top_k or self.settings.top_k)
+
+    def add(self, text: str, *, source: dict[str, Any] | None = None) -> tuple[SemanticMemory, bool]:
+        """Store ``text`` verbatim; ``(memory, created)`` -- ``created`` is False for a duplicate. Raises
+        :class:`RefusedError` for text that trips the threat scanner, ``ValueError`` for empty text."""
+        threats = safety.scan_threats(text or "")
+        if threats:
+            raise RefusedError(refusal(threats[0].id))
+        key = normalise_text(safety.redact(text or "").strip())
+        before = {h.memory.id for h in self.backend.similar(text, scope=self.scope, top_k=3)
+                  if normalise_text(h.memory.text) == key}
+        mem = self.backend.add(text, scope=self.scope, source=source or {"kind": "api"})
+        return mem, mem.id not in before
+
+    def list(self, limit: int = 100, include_superseded: bool = False) -> list[SemanticMemory]:
+        return self.backend.get_all(scope=self.scope, limit=limit, include_superseded=include_superseded)
+
+    def get(self, memory_id: str) -> SemanticMemory | None:
+        return self.backend.get(memory_id, scope=self.scope)
+
+    def delete(self, memory_id: str, reason: str | None = None) -> bool:
+        return self.backend.delete(memory_id, scope=self.scope, reason=reason)
+
+    def history(self, memory_id: str) -> list[HistoryEvent]:
+        return self.backend.history(memory_id, scope=self.scope)
+
+    def dedup(self, apply: bool = False) -> DedupReport:
+        return dedup(self.backend, self.scope, apply=apply)
+
+    def reembed(self, progress: Callable[[int, int], None] | None = None, *, prune: bool = False) -> Any:
+        """Re-embed memories missing a vector of the current model (embedded backend only)."""
+        if not hasattr(self.backend, "reembed"):
+            raise ValueError(f"the {self.backend.name} backend embeds on its server; nothing to do here")
+        return self.backend.reembed(progress, prune=prune)
+
+    def start_background_reembed(self) -> bool:
+        """Start re-embedding on a daemon thread when memories lack a vector of the current model."""
+        if not hasattr(self.backend, "stale_count") or self.reembed_thread is not None:
+            return False
+        if self.backend.stale_count() == 0:
+            return False
+        self.reembed_thread, _stop = self.backend.start_reembed()
+        return True
+
+    # --- status --------------------------------------------------------------------------------------------
+    def status_info(self) -> dict[str, Any]:
+        s = self.settings
+        info: dict[str, Any] = {
+            "enabled": s.enabled, "backend": self.backend.name, "scope": self.scope.key,
+            "userIdScope": s.user_id_scope, "memoryMode": s.memory_mode, **s.controls(), "topK": s.top_k,
+            "recallFrequency": s.recall_frequency, "recallTokenBudget": s.recall_token_budget,
+            "recallSources": list(s.recall_sources), "capture": self.model_status, "stats": dict(self.stats),
+            "settings": list(s.sources),
+        }
+        if hasattr(self.backend, "count"):
+            info["memories"] = {st: self.backend.count(scope=self.scope, status=st)
+                                for st in ("active", "superseded", "deleted")}
+        embedder = getattr(self.backend, "embedder", None)
+        if embedder is not None:
+            info["embedder"] = {"model": str(embedder.model_name), "staleMemories": self.backend.stale_count(),
+                                "vectorsByModel": self.backend.models()}
+        disclosure = getattr(self.backend, "disclosure", None)
+        if disclosure:
+            info["disclosure"] = disclosure
+        return info
+
+    def status(self) -> str:
+        """A few lines for people: backend, scope, mode, counts, embedder, capture state."""
+        i = self.status_info()
+        lines = [f"semantic memory: {'on' if i['enabled'] else 'off'} (backend {i['backend']})",
+                 f"scope: {i['scope']} (userIdScope {i['userIdScope']})",
+                 f"mode: {self.settings.describe()}; topK {i['topK']}; recallFrequency {i['recallFrequency']}; "
+                 f"recall budget {i['recallTokenBudget']} tokens; sources {', '.join(i['recallSources'])}"]
+        if "memories" in i:
+            m = i["memories"]
+            lines.append(f"memories in this scope: {m['active']} active, {m['superseded']} superseded, "
+                         f"{m['deleted']} deleted")
+        if "embedder" in i:
+            e = i["embedder"]
+            stale = f"; {e['staleMemories']} waiting for re-embedding (`pi-memory semantic reembed`)" \
+                if e["staleMemories"] else ""
+            lines.append(f"embedder: {e['model']}{stale}")
+        lines.append(i["capture"])
+        st = i["stats"]
+        if st["recalls"] or st["captures"]:
+            lines.append(f"this process: {st['recalls']} recall(s), {st['recall_errors']} failed; {st['captures']} "
+                         f"capture(s), {st['capture_errors']} error(s), {st['facts_blocked']} fact(s) blocked")
+        if i.get("disclosure"):
+            lines.append(i["disclosure"])
+        return "\n".join(lines)
+
+    def close(self) -> None:
+        closer = getattr(self.backend, "close", None)
+        if callable(closer):
+            closer()
+
+
+def open_semantic(settings: SemanticSettings | None = None, cwd: Path | str | None = None, *,
+                  data_dir: Path | str | None = None, model: Any = _AUTO, backend: SemanticBackend | None = None,
+                  embedder: Any = None, conn: Any = None, agent_dir: Path | None = None,
+                  background_reembed: bool = True, warm: bool = True) -> SemanticService:
+    """Build the service for a session started in ``cwd`` (default: the process's).
+
+    ``settings``: default :func:`~pi_memory.semantic.config.load_semantic_settings`. ``data_dir``: the index
+    folder (default: the configured data root, :func:`pi_memory.config.load_settings`). ``model``: a chat model,
+    ``None`` for none, or omitted to resolve it from settings on first capture. ``backend`` / ``embedder`` /
+    ``conn``: ready-made parts (tests, hosts that already hold them). ``background_reembed``: start
+    re-embedding memories of an older embedding model on a daemon thread. ``warm``: load the scope's vectors on
+    a daemon thread when automatic recall is on, so the first recall does not pay for it.
+    Raises ``SemanticSettingsError``, ``pi_memory.config.SettingsError``, ``BackendError`` or
+    ``EmbeddingError`` for unusable settings.
+    """
+    where = Path(cwd) if cwd is not None else Path.cwd()
+    settings = settings or load_semantic_settings(where, agent_dir)
+    scope = Scope.for_project(settings.user_id, where, exact=settings.user_id_scope == "exact",
+                              agent_id=settings.agent_id)
+    if backend is None:
+        if data_dir is None and conn is None and settings.backend.type == "embedded":
+            from pi_memory.config import load_settings
+
+            data_dir = load_settings(where).data_dir
+        if embedder is None and settings.backend.type == "embedded":
+            from pi_memory.embed import get_embedder
+
+            embedder = get_embedder(settings.embedder or None)
+        backend = build_backend(settings.backend, data_dir=Path(data_dir) if data_dir else None,
+                                embedder=embedder, conn=conn)
+    service = SemanticService(settings, backend, scope, model=model, cwd=where, conn=conn, agent_dir=agent_dir)
+    if background_reembed:
+        try:
+            service.start_background_reembed()
+        except Exception as exc:  # noqa: BLE001 - a failed start only delays re-embedding
+            log.warning("could not start background re-embedding: %s", exc)
+    if warm and settings.enabled and settings.auto_recall and hasattr(backend, "warm"):
+        threading.Thread(target=_quietly, args=(backend.warm, scope), name="pi-memory-warm", daemon=True).start()
+    return service
+
+
+def _quietly(fn: Callable[..., Any], *args: Any) -> None:
+    try:
+        fn(*args)
+    except Exception as exc:  # noqa: BLE001 - warming is an optimisation only
+        log.warning("semantic memory warm-up failed: %s", exc)
