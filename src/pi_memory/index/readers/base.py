@@ -235,6 +235,37 @@ def compact_json(value: object) -> str:
         return str(value)
 
 
+def block_text(
+    content: object,
+    skipped: collections.Counter,
+    text_types: frozenset[str] = frozenset({"text"}),
+    counted: dict[str, str] | None = None,
+) -> str:
+    """Text of a message content: a string, or the ``text`` of blocks whose type is in ``text_types``, joined
+    with newlines. Blocks whose type is a key of ``counted`` are skipped and counted under its value
+    (e.g. ``{"image": "image"}``: never put base64 into text); any other type is counted as
+    ``unknown_block:<type>``."""
+    if type(content) is str:
+        return content
+    if type(content) is not list:
+        return ""
+    counted = counted or {}
+    parts: list[str] = []
+    for block in content:
+        if type(block) is not dict:
+            continue
+        btype = block.get("type")
+        if btype in text_types:
+            text = block.get("text")
+            if type(text) is str and text:
+                parts.append(text)
+        elif btype in counted:
+            skipped[counted[btype]] += 1
+        else:
+            skipped[f"unknown_block:{btype}"] += 1
+    return "\n".join(parts)
+
+
 def tool_call_text(name: str | None, args: object) -> str:
     """The searchable text of a tool call: ``"name: <compact JSON args>"`` (strings are kept as they are)."""
     body = args if type(args) is str else compact_json(args)

@@ -49,7 +49,7 @@ import collections
 import dataclasses
 from pathlib import Path
 
-from .base import LineSource, ReadResult, Record, SessionInfo, norm_ts, parse_line, tool_call_text
+from .base import LineSource, ReadResult, Record, SessionInfo, block_text, norm_ts, parse_line, tool_call_text
 
 META_TYPES = frozenset(
     {
@@ -70,28 +70,12 @@ META_TYPES = frozenset(
 )
 
 
+_COUNTED = {"image": "image", "document": "document"}
+
+
 def _block_text(content: object, skipped: collections.Counter) -> str:
     """Text of a string or a list of blocks (text only; images/documents counted)."""
-    if type(content) is str:
-        return content
-    if type(content) is not list:
-        return ""
-    parts: list[str] = []
-    for block in content:
-        if type(block) is not dict:
-            continue
-        btype = block.get("type")
-        if btype == "text":
-            text = block.get("text")
-            if type(text) is str and text:
-                parts.append(text)
-        elif btype == "image":
-            skipped["image"] += 1
-        elif btype == "document":
-            skipped["document"] += 1
-        else:
-            skipped[f"unknown_block:{btype}"] += 1
-    return "\n".join(parts)
+    return block_text(content, skipped, counted=_COUNTED)
 
 
 def _user(

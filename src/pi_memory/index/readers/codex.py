@@ -59,6 +59,7 @@ from .base import (
     ReadResult,
     Record,
     SessionInfo,
+    block_text,
     norm_ts,
     parse_line,
     read_first_object,
@@ -87,25 +88,12 @@ ITEM_TYPES = frozenset(
 )
 
 
+_TEXT_TYPES = frozenset({"input_text", "output_text", "text"})
+_COUNTED = {"input_image": "image", "image": "image"}
+
+
 def _content_text(content: object, skipped: collections.Counter) -> str:
-    if type(content) is str:
-        return content
-    if type(content) is not list:
-        return ""
-    parts: list[str] = []
-    for block in content:
-        if type(block) is not dict:
-            continue
-        btype = block.get("type")
-        if btype == "input_text" or btype == "output_text" or btype == "text":
-            text = block.get("text")
-            if type(text) is str and text:
-                parts.append(text)
-        elif btype == "input_image" or btype == "image":
-            skipped["image"] += 1
-        else:
-            skipped[f"unknown_block:{btype}"] += 1
-    return "\n".join(parts)
+    return block_text(content, skipped, _TEXT_TYPES, _COUNTED)
 
 
 def _output_text(output: object, skipped: collections.Counter) -> str:

@@ -54,6 +54,7 @@ from .base import (
     ReadResult,
     Record,
     SessionInfo,
+    block_text,
     norm_ts,
     parse_line,
     read_first_object,
@@ -82,28 +83,12 @@ def _info_from_header(header: dict | None) -> SessionInfo:
     )
 
 
+_COUNTED = {"image": "image", "thinking": "thinking"}
+
+
 def _text(content: object, skipped: collections.Counter) -> str:
     """Text of a user/toolResult/custom content: a string, or text blocks joined (images counted, not kept)."""
-    if type(content) is str:
-        return content
-    if type(content) is not list:
-        return ""
-    parts: list[str] = []
-    for block in content:
-        if type(block) is not dict:
-            continue
-        btype = block.get("type")
-        if btype == "text":
-            text = block.get("text")
-            if type(text) is str and text:
-                parts.append(text)
-        elif btype == "image":
-            skipped["image"] += 1
-        elif btype == "thinking":
-            skipped["thinking"] += 1
-        else:
-            skipped[f"unknown_block:{btype}"] += 1
-    return "\n".join(parts)
+    return block_text(content, skipped, counted=_COUNTED)
 
 
 def _message(
