@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -155,3 +156,17 @@ def test_add_reads_stdin_for_dash(tmp_path):
                        input="line one\nline two\n", capture_output=True, text=True, timeout=60)
     assert r.returncode == 0
     assert (d / "MEMORY.md").read_text() == "line one\nline two\n"
+
+
+def test_reindex_keeps_sessions_indexed_from_other_folders(run, tmp_path):
+    import shutil
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "codex", corpus)
+    d = str(tmp_path / "m")
+    assert run("index-sessions", str(corpus), "--dir", d).returncode == 0
+    before = json.loads(run("session-search", "flaky", "--dir", d, "--json").stdout)["results"]
+    assert before
+    assert run("reindex", "--dir", d).returncode == 0
+    after = json.loads(run("session-search", "flaky", "--dir", d, "--json").stdout)["results"]
+    assert [h["file"] for h in after] == [h["file"] for h in before]

@@ -321,3 +321,13 @@ def test_driver_path_and_fts_path_find_the_same_rows(demo, monkeypatch, q):
     monkeypatch.setattr(enginemod, "DRIVER_CAP", 0)  # every multi-term clause through FTS5 AND
     slow = [(h.entry_id, h.match) for h in session_search(demo, q, limit=20).results]
     assert fast == slow and fast
+
+
+def test_a_huge_query_keeps_the_output_bounded(tmp_path):
+    from pi_memory.index import open_index, session_search
+    from pi_memory.index.results import MAX_OUTPUT_BYTES
+
+    conn = open_index(tmp_path)
+    result = session_search(conn, "a" * 100_000)
+    assert len(result.to_json().encode()) <= MAX_OUTPUT_BYTES
+    assert len(result.query) == 1000

@@ -125,15 +125,29 @@ def reindex(
     dir: DirOpt = None,
     json_: JsonOpt = False,
 ) -> None:
-    """Rebuild the index from scratch: Markdown stores and session files (the sources of truth)."""
+    """Rebuild the index from scratch: Markdown stores and session files (the sources of truth).
+
+    Without PATHs it re-reads the default session folders AND every file the index held before, so sessions
+    indexed from other folders are not dropped; files that no longer exist are reported, and their text is lost.
+    """
     from pi_memory.index import reindex as run_reindex
     from pi_memory.index import sync_markdown
+    from pi_memory.index.readers import default_roots
 
     memory = open_mem(dir)
-    sync_markdown(memory.index(), memory.settings.data_dir)
+    conn = memory.index()
+    sync_markdown(conn, memory.settings.data_dir)
+    targets: list[Path] | None = list(paths) if paths else None
+    if targets is None:
+        known = [Path(row[0]) for row in conn.execute("SELECT path FROM session_files")]
+        gone = [p for p in known if not p.exists()]
+        if gone:
+            err.print(f"{len(gone)} indexed file(s) no longer exist and cannot be read again, e.g. {gone[0]}",
+                      markup=False)
+        targets = [*default_roots().values(), *(p for p in known if p.exists())]
     bar, update = _progress_bar()
     with bar:
-        stats = run_reindex(memory.index(), paths or None, progress=update)
+        stats = run_reindex(conn, targets, progress=update)
     _report(stats, json_)
 
 

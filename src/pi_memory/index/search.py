@@ -44,6 +44,13 @@ from pi_memory.index.snippets import make_snippet
 __all__ = ["SearchInputError", "make_snippet", "memory_search", "parse_time", "project_ids", "session_search"]
 
 
+MAX_QUERY_CHARS = 1000  # a longer query is cut: it is echoed in the result and must not blow the output cap
+
+
+def _cap_query(query: str | None) -> str | None:
+    return query[:MAX_QUERY_CHARS] if isinstance(query, str) else query
+
+
 def _search(
     conn: sqlite3.Connection, corpus: Corpus, query: str | None, where: list[str], params: list, limit: int
 ) -> Ranked:
@@ -93,6 +100,7 @@ def session_search(
 ) -> SearchResult:
     """Search past session messages. Never raises for the query text; invalid filters raise
     :class:`SearchInputError` with the accepted values."""
+    query = _cap_query(query)
     limit = _clamp(limit, 1, MAX_LIMIT, 10)
     snippet_chars = _clamp(snippet_chars, MIN_SNIPPET_CHARS, MAX_SNIPPET_CHARS, 300)
     where: list[str] = []
@@ -168,6 +176,7 @@ def memory_search(
     left out); without it every memory is searched. Returned memories get ``last_used`` = now and
     ``hit_count`` + 1 (unless ``record_use`` is False).
     """
+    query = _cap_query(query)
     limit = _clamp(limit, 1, MAX_LIMIT, 10)
     snippet_chars = _clamp(snippet_chars, MIN_SNIPPET_CHARS, MAX_SNIPPET_CHARS, 300)
     where: list[str] = []

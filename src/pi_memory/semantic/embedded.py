@@ -70,12 +70,18 @@ class ReembedReport:
 
 def clean_text(text: str) -> str:
     """What is stored: credentials redacted (:func:`pi_memory.safety.redact`), ends stripped. Raises
-    ``ValueError`` for empty or over-long text."""
+    ``ValueError`` for empty, over-long or hostile text (the threat scanner)."""
     if not isinstance(text, str):
         raise ValueError("memory text must be a string")
     cleaned = safety.redact(text).strip()
     if not cleaned:
         raise ValueError("memory text is empty")
+    threats = safety.scan_threats(cleaned)
+    if threats:  # every path that stores text (tool, CLI, REST, capture) ends here
+        raise ValueError(
+            f"Not saved: the text matches the threat pattern {threats[0].id}. Semantic memories are recalled into "
+            "later conversations, so they must read as plain facts, not as instructions to a model."
+        )
     if len(cleaned) > MAX_TEXT_CHARS:
         raise ValueError(f"memory text is {len(cleaned):,} characters; one memory holds at most "
                          f"{MAX_TEXT_CHARS:,}. Store one short fact per memory.")

@@ -180,8 +180,15 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(ascii_chars / 4) + (len(text) - ascii_chars)
 
 
+_FENCE_WORDS = re.compile(r"\[\s*(/|end\s+)?\s*untrusted\s+memory(\s+data)?\s*\]", re.IGNORECASE)
+
+
 def quote(text: str) -> str:
-    """``text`` as a one-line JSON string (U+2028/U+2029 escaped too: some renderers break lines there)."""
+    """``text`` as a one-line JSON string (U+2028/U+2029 escaped too: some renderers break lines there).
+
+    A copy of the fence's own markers inside a memory (``[END UNTRUSTED MEMORY DATA]`` and variants) is
+    rewritten with parentheses, so a stored memory cannot appear to close the fence early."""
+    text = _FENCE_WORDS.sub(lambda m: "(" + m.group(0)[1:-1] + ")", text)
     return json.dumps(text, ensure_ascii=False).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
