@@ -1,0 +1,187 @@
+"""TurnIndex: the hybrid search finds a paraphrased turn that BM25 cannot, priors, groups, modes.
+
+The paraphrase test uses the real bundled MiniLM model (offline); the others use a tiny deterministic
+bag-of-words embedder so that they test the pipeline, not the model.
+"""
+
+from __future__ import annotations
+
+import threading
+import zlib
+
+import numpy as np
+import pytest
+
+from pi_memory.retrieval import HybridConfig, KeySpec, Turn, TurnIndex
+
+CONVERSATION = [
+    ("Ann", "Morning! How was your weekend?"),
+    ("Bob", "Quiet. I stayed home most of the time."),
+    ("Ann", "Guess what: we brought home a little puppy from the shelter."),
+    ("Bob", "Aww, what breed is it?"),
+    ("Ann", "A beagle mix, super playful."),
+    ("Bob", "I finally finished reading that long novel about sailors."),
+    ("Ann", "I bought a new car on Saturday, a red hatchback."),
+    ("Bob", "The weather has been rainy all week, so I stayed in and cooked soup."),
+]
+
+
+def turns(speakers_dates=True) -> list[Turn]:
+    return [Turn(f"D1:{i + 1}", text, speaker=sp if speakers_dates else "", when="2023-05-08" if speakers_dates else None,
+                 session="1") for i, (sp, text) in enumerate(CONVERSATION)]
+
+
+class BagOfWords:
+    """Deterministic toy embedder: hashed word counts, L2-normalised."""
+
+    model_name, dim = "bow", 512
+
+    def embed(self, texts):
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in text.lower().replace(".", " ").replace("?", " ").replace(",", " ").split():
+                out[i, zlib.crc32(word.encode()) % self.dim] += 1
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.maximum(norms, 1e-9)
+
+    def embed_query(self, text):
+        return self.embed([text])[0]
+
+
+def test_hybrid_finds_a_paraphrase_that_bm25_misses():
+    index = TurnIndex()  # the bundled MiniLM
+    index.add("c", turns())
+    question = "Who got a new dog?"
+    lexical = [h.id for h in index.search(question, "c", k=5, mode="bm25")]
+    assert lexical[0] == "D1:7"  # "new" finds the new car
+    assert "D1:3" not in lexical  # "dog" occurs nowhere ("got" is a stop word): the puppy turn is not found
+    assert "D1:3" in [h.id for h in index.search(question, "c", k=2)]
+    assert index.search(question, "c", k=1, mode="vector")[0].id == "D1:3"
+    # no word in common at all: keyword search finds nothing, the hybrid ranks the puppy first
+    assert index.search("Which of them adopted a dog?", "c", k=5, mode="bm25") == []
+    assert index.search("Which of them adopted a dog?", "c", k=1)[0].id == "D1:3"
+
+
+def test_hits_carry_turns_ranks_and_scores():
+    index = TurnIndex(BagOfWords())
+    index.add("c", turns())
+    hits = index.search("novel about sailors", "c", k=3)
+    assert hits[0].id == "D1:6" and hits[0].turn.text.startswith("I finally")
+    assert [h.rank for h in hits] == [1, 2, 3]
+    assert hits[0].score >= hits[1].score >= hits[2].score
+    assert len(index) == len(CONVERSATION) and index.groups == ["c"]
+
+
+def test_speaker_prior_prefers_the_named_speaker():
+    # keys without the speaker name, so only the prior tells the two turns apart
+    config = HybridConfig(rerank_key=None, time_boost=0, date_boost=0, vector_key=KeySpec(), lexical_key=KeySpec())
+    ann = Turn("a", "I love soup", speaker="Ann", session="1")
+    bob = Turn("b", "I love soup", speaker="Bob", session="1")
+    for boost, first in ((0.0, "a"), (0.5, "b")):
+        index = TurnIndex(BagOfWords(), config.but(speaker_boost=boost))
+        index.add("c", [ann, bob])
+        assert index.search("Does Bob love soup?", "c", k=2)[0].id == first
+
+
+def test_time_and_date_priors():
+    base = HybridConfig(rerank_key=None, speaker_boost=0, lexical_key=KeySpec(), vector_key=KeySpec())
+    plain = Turn("p", "we went hiking in the hills", session="1", when="2023-01-10")
+    cue = Turn("q", "we went hiking in the hills yesterday", session="2", when="2023-03-01")
+    other = Turn("o", "hiking boots are expensive", session="3", when="2023-06-01")  # the normalisation's floor
+    group = [plain, cue, other]
+    index = TurnIndex(BagOfWords(), base.but(time_boost=0, date_boost=0))
+    index.add("c", group)
+    assert index.search("When did they go hiking in the hills?", "c", 1)[0].id == "p"  # shorter text wins alone
+    index = TurnIndex(BagOfWords(), base.but(time_boost=1.0, date_boost=0))
+    index.add("c", group)
+    assert index.search("When did they go hiking in the hills?", "c", 1)[0].id == "q"
+    assert index.search("Did they go hiking in the hills?", "c", 1)[0].id == "p"  # not a "when" question
+    index = TurnIndex(BagOfWords(), base.but(time_boost=0, date_boost=1.0))
+    index.add("c", group)
+    assert index.search("Did they go hiking in the hills in February 2023?", "c", 1)[0].id == "q"
+    assert index.search("Did they go hiking in the hills in January 2023?", "c", 1)[0].id == "p"
+
+
+def test_groups_are_isolated_and_replaced():
+    index = TurnIndex(BagOfWords())
+    index.add("one", [Turn("x", "sailing on the lake")])
+    index.add("two", [Turn("y", "sailing on the sea")])
+    assert [h.id for h in index.search("sailing", "one", 5)] == ["x"]
+    assert [h.id for h in index.search("sailing", "two", 5, mode="bm25")] == ["y"]
+    index.add("one", [Turn("z", "knitting a scarf")])
+    assert [h.id for h in index.search("sailing", "one", 5, mode="bm25")] == []
+    assert index.search("sailing", "nope", 5) == []
+    assert index.search("   ", "one", 5) == [] and index.search("x", "one", 0) == []
+
+
+def test_modes_and_errors():
+    index = TurnIndex(BagOfWords())
+    index.add("lex", turns(), vectors=False)
+    assert index.search("novel", "lex", 1, mode="bm25")[0].id == "D1:6"
+    with pytest.raises(ValueError, match="without vectors"):
+        index.search("novel", "lex", 1)
+    with pytest.raises(ValueError, match="unknown mode"):
+        index.search("novel", "lex", 1, mode="dense")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="column_weights"):
+        TurnIndex(BagOfWords(), HybridConfig(column_weights=(1.0, float("inf"), 1.0)))
+    with pytest.raises(ValueError, match="repeat"):
+        index.add("dup", [Turn("a", "x"), Turn("a", "y")])
+
+
+def test_query_text_is_never_fts_syntax():
+    index = TurnIndex(BagOfWords())
+    index.add("c", turns())
+    for q in ('"unbalanced', "NOT OR AND", "col:umn * ^ (x", "NEAR(a b)", "-", "\u0000"):
+        index.search(q, "c", 3)  # no exception
+
+
+def test_precomputed_vectors_and_query_vector():
+    emb = BagOfWords()
+    index = TurnIndex(emb, HybridConfig(rerank_key=None))
+    index.add("c", turns(), vectors=False)
+    index.set_vectors("c", "vector", emb.embed([t.text for t in turns()]))
+    assert index.vectors("c").shape == (len(CONVERSATION), 512)
+    hits = index.search("soup", "c", 1, mode="vector", query_vector=emb.embed_query("soup"))
+    assert hits[0].id == "D1:8"
+    with pytest.raises(ValueError):
+        index.set_vectors("c", "vector", np.zeros((2, 512)))
+
+
+def test_external_lexical_hook():
+    seen = []
+
+    def lexical(query, group, expanded, limit):
+        seen.append((query, group, expanded.terms, limit))
+        return ["D1:5", "unknown-id"]
+
+    index = TurnIndex(BagOfWords(), HybridConfig(rerank_key=None), lexical=lexical)
+    index.add("c", turns())
+    assert [h.id for h in index.search("Which breed?", "c", 1, mode="bm25")] == ["D1:5"]
+    assert seen[0][:3] == ("Which breed?", "c", ("breed",))
+
+
+def test_rrf_fusion_and_blend_rerank_run():
+    for config in (HybridConfig(fusion="rrf"), HybridConfig(rerank="blend", rerank_weight=0.3)):
+        index = TurnIndex(BagOfWords(), config)
+        index.add("c", turns())
+        assert index.search("weather rainy soup", "c", 1)[0].id == "D1:8"
+
+
+def test_concurrent_searches():
+    index = TurnIndex(BagOfWords())
+    index.add("c", turns())
+    errors = []
+
+    def work():
+        try:
+            for _ in range(50):
+                assert index.search("novel sailors", "c", 1)[0].id == "D1:6"
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
