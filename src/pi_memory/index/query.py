@@ -182,7 +182,7 @@ def light_stem(word: str) -> str:
                 return word[: -len(suffix)] + "i"
             if suffix == "es" and not low.endswith(("ses", "xes", "zes", "ches", "shes")):
                 return word[:-1]
-            if suffix == "s" and low.endswith("ss"):
+            if suffix == "s" and low.endswith(("ss", "us", "is")):
                 return word
             return word[: -len(suffix)]
     return word

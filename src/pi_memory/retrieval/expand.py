@@ -24,20 +24,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
+from pi_memory.index.query import STOP_WORDS as SEARCH_STOP_WORDS
+from pi_memory.index.query import light_stem
+
 __all__ = ["STOP_WORDS", "ExpandedQuery", "expand_query", "find_dates", "is_temporal", "light_stem"]
 
-_STOP_TEXT = """
-    a about above after again against all am an and any are as at be because been before being below between
-    both but by can could did do does doing down during each few for from further had has have having he her
-    here hers herself him himself his how i if in into is it its itself just me more most my myself no nor
-    not of off on once only or other our ours ourselves out over own same she should so some such than that
-    the their theirs them themselves then there these they this those through to too under until up very was
-    we were what when where which while who whom why will with would you your yours yourself yourselves
+_QUESTION_FILLERS = """
     also ever etc kind kinds type types sort sorts way ways thing things something anything likely might may
     many much get got go went s t d ll re ve m
 """
 #: Words dropped from a question before keyword search (function words and question fillers).
-STOP_WORDS = frozenset(_STOP_TEXT.split())
+STOP_WORDS = SEARCH_STOP_WORDS | frozenset(_QUESTION_FILLERS.split())
 
 _CONTRACTION = re.compile(r"(?:'(?:s|d|ve|ll|re|m))+$|'$")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
@@ -76,24 +73,6 @@ class ExpandedQuery:
     def fts(self) -> str:
         """FTS5 MATCH text: the terms ORed, each quoted; ``""`` when there is none."""
         return " OR ".join('"' + t.replace('"', '""') + '"' for t in self.terms)
-
-
-def light_stem(word: str) -> str:
-    """Cut one common English ending so the stem matches the word's inflections (``studies`` -> ``studi``,
-    ``camping`` -> ``camp``, ``painted`` -> ``paint``, ``dogs`` -> ``dog``). Short and non-ASCII words stay."""
-    if len(word) < 5 or not word.isascii() or not word.isalpha():
-        return word
-    low = word.lower()
-    for suffix in ("ings", "ing", "ied", "ies", "ed", "es", "s"):
-        if low.endswith(suffix) and len(word) - len(suffix) >= 4:
-            if suffix in ("ied", "ies"):
-                return word[: -len(suffix)] + "i"
-            if suffix == "es" and not low.endswith(("ses", "xes", "zes", "ches", "shes")):
-                return word[:-1]
-            if suffix == "s" and low.endswith(("ss", "us", "is")):
-                return word
-            return word[: -len(suffix)]
-    return word
 
 
 def is_temporal(question: str) -> bool:
