@@ -143,6 +143,8 @@ def test_dedup_refuses_incomplete_listings_and_counts_failures():
     b = ListBackend([_m(f"i{i}", "Same.", f"2026-01-0{i + 1}T00:00:00.000Z") for i in range(3)])
     refused = dedup(b, ALICE, apply=True, limit=3)
     assert refused.refused and b.deleted == []
+    b.list_limit = 3  # a server that caps its listings
+    assert dedup(b, ALICE, apply=True).refused and b.deleted == []
     b = ListBackend([_m("explode", "Same.", "2026-01-01T00:00:00.000Z"), _m("ok", "Same.", "2026-01-02T00:00:00.000Z")])
     report = dedup(b, ALICE, apply=True)
     assert report.removed == 0 and report.failures and "server said no" in report.failures[0]

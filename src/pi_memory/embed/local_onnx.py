@@ -168,6 +168,9 @@ class OnnxMiniLM:
 
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads
+        # No spin-waiting after a run: spinning threads kept burning CPU after each query embedding and slowed
+        # the vector search that follows (hybrid recall p95 at 100k: 30.6 -> 20.8 ms in an A/B on 2 cores).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL

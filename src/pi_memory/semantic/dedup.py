@@ -84,7 +84,11 @@ def _problem(members: list[SemanticMemory], scope: Scope) -> str | None:
 
 def find_duplicates(backend: Any, scope: Scope, *, limit: int = LIST_LIMIT) -> tuple[list[DuplicateGroup], int, bool]:
     """``(groups, total, complete)``: every group of two or more active memories with one normalised text,
-    the number of memories read, and whether the listing is known to be complete (fewer than ``limit``)."""
+    the number of memories read, and whether the listing is known to be complete (fewer than ``limit``).
+
+    A backend whose server caps listings (a Mem0 server returns at most 1,000) says so with a ``list_limit``
+    attribute; the lower of the two is asked for, so a capped listing is recognised as possibly incomplete."""
+    limit = min(limit, int(getattr(backend, "list_limit", limit) or limit))
     memories = backend.get_all(scope=scope, limit=limit)
     complete = len(memories) < limit
     by_text: dict[str, list[SemanticMemory]] = {}
@@ -107,6 +111,7 @@ def find_duplicates(backend: Any, scope: Scope, *, limit: int = LIST_LIMIT) -> t
 
 def dedup(backend: Any, scope: Scope, *, apply: bool = False, limit: int = LIST_LIMIT) -> DedupReport:
     """Preview (default) or remove exact duplicates in ``scope``; see the module docstring."""
+    limit = min(limit, int(getattr(backend, "list_limit", limit) or limit))
     groups, total, complete = find_duplicates(backend, scope, limit=limit)
     report = DedupReport(scope=scope.key, total=total, groups=groups)
     report.duplicates_found = sum(len(g.remove) for g in groups)
