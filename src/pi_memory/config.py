@@ -120,24 +120,28 @@ def set_trust(project: Path, trusted: bool) -> list[Path]:
     return current
 
 
-def _read_block(path: Path) -> dict:
-    """The ``"pi-memory"`` object of one settings file; ``{}`` when the file or the key is absent."""
+def read_json_object(path: Path, error: type[Exception] = ValueError, hint: str = "") -> dict:
+    """The top-level object of a JSON file (UTF-8, a BOM allowed); ``{}`` when the file is missing, empty or not
+    an object. An unreadable or malformed file raises ``error`` naming the file and the position."""
     try:
         raw = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
-        raise SettingsError(f"Cannot read settings file {path}: {exc}. Fix or remove the file and retry.") from exc
+        raise error(f"Cannot read {path}: {exc}.{hint}") from exc
     if not raw.strip():
         return {}
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise SettingsError(
-            f"Settings file {path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}). "
-            "Fix the file; pi-memory reads only its \"pi-memory\" key."
-        ) from exc
-    block = data.get(SETTINGS_KEY, {}) if isinstance(data, dict) else {}
+        raise error(f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}).{hint}") from exc
+    return data if isinstance(data, dict) else {}
+
+
+def _read_block(path: Path) -> dict:
+    """The ``"pi-memory"`` object of one settings file; ``{}`` when the file or the key is absent."""
+    data = read_json_object(path, SettingsError, ' Fix the file; pi-memory reads only its "pi-memory" key.')
+    block = data.get(SETTINGS_KEY, {})
     if not isinstance(block, dict):
         raise SettingsError(f'In {path}, "{SETTINGS_KEY}" must be an object, got {type(block).__name__}.')
     return block

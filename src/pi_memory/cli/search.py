@@ -14,8 +14,11 @@ from pi_memory.cli.app import DirOpt, JsonOpt, app, err, open_mem, out, state
 
 
 def _tool(name: str, dir_: Path | None, arguments: dict, as_json: bool) -> None:
-    memory = open_mem(dir_)
-    spec = next(t for t in memory.tools() if t.name == name)
+    from pi_memory.tools.search import create_search_tools
+
+    memory = open_mem(dir_)  # only the search tools: no semantic service, embedder or model for a search
+    current = str(memory.project_root) if memory.project_root else None
+    spec = next(t for t in create_search_tools(memory.index, current) if t.name == name)
     outcome = spec.call({k: v for k, v in arguments.items() if v is not None})
     if as_json or state.json:
         out.print_json(json.dumps(outcome.result, ensure_ascii=False))

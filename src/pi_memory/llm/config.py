@@ -45,7 +45,6 @@ environment variables by shipping a settings file). Keys are never logged or put
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -181,19 +180,7 @@ def _run_key_command(command: str, what: str) -> str:
 
 # --- file reading ---------------------------------------------------------------------------------------
 def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LLMConfigError(f"Cannot read {path}: {exc}.") from exc
-    if not raw.strip():
-        return {}
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise LLMConfigError(f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}).") from exc
-    return data if isinstance(data, dict) else {}
+    return core_config.read_json_object(path, LLMConfigError)
 
 
 def read_llm_settings(cwd: Path | None = None, agent_dir: Path | None = None) -> tuple[LLMSettings | None, Path | None, bool]:

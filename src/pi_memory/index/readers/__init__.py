@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from .base import ReadResult, Record, SessionInfo, active_branch, read_first_object
+from .claude_code import META_TYPES as CLAUDE_META_TYPES
 from .claude_code import read_claude_code
 from .codex import read_codex
 from .pi import read_pi
@@ -48,26 +49,7 @@ SOURCES = ("pi", "claude_code", "codex")
 _CODEX_TYPES = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state"}
 )
-_CLAUDE_TYPES = frozenset(
-    {
-        "user",
-        "assistant",
-        "system",
-        "summary",
-        "progress",
-        "file-history-snapshot",
-        "queue-operation",
-        "attachment",
-        "custom-title",
-        "ai-title",
-        "last-prompt",
-        "tag",
-        "pr-link",
-        "worktree-state",
-        "agent-name",
-        "content-replacement",
-    }
-)
+_CLAUDE_TYPES = frozenset({"user", "assistant", "summary"}) | CLAUDE_META_TYPES
 
 
 class UnknownSessionFormat(ValueError):
