@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from pi_memory.index.db import transaction
+from pi_memory.index.indexer import insert_messages
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"  # ../shared/fixtures of the repo
 
@@ -66,16 +67,14 @@ def add_session(
             "INSERT INTO session_files(path, session_id, size, mtime_ns) VALUES (?, ?, 0, 0) RETURNING id",
             (f"/sessions/{key}.jsonl", sid),
         ).fetchone()[0]
-        for n, row in enumerate(rows, 1):
-            conn.execute(
-                "INSERT INTO messages(session_id, file_id, entry_id, line, timestamp, role, kind, branch, text) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    sid, fid, row.get("entry_id", f"{key}-{n}"), row.get("line", n + 1),
-                    row.get("timestamp", f"2026-11-01T10:00:{n % 60:02d}.000Z"), row.get("role", "user"),
-                    row.get("kind", "message"), row.get("branch", "active"), row["text"],
-                ),
+        insert_messages(conn, [
+            (
+                sid, fid, row.get("entry_id", f"{key}-{n}"), None, row.get("line", n + 1),
+                row.get("timestamp", f"2026-11-01T10:00:{n % 60:02d}.000Z"), row.get("role", "user"),
+                row.get("kind", "message"), None, row.get("branch", "active"), row["text"],
             )
+            for n, row in enumerate(rows, 1)
+        ])
     return sid
 
 

@@ -49,9 +49,12 @@ def test_schema_tables_exist(tmp_path):
     conn = open_index(tmp_path)
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')")}
     for table in ("sessions", "session_files", "entries", "messages", "messages_fts", "memories",
-                  "memories_fts", "meta", "schema_migrations", "messages_ai", "messages_ad", "memories_ai"):
+                  "memories_fts", "meta", "schema_migrations", "messages_ad", "messages_au", "memories_ai"):
         assert table in names
+    assert "messages_ai" not in names  # rows are word-indexed per batch by insert_messages, not per row
     ddl = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'messages_fts'").fetchone()[0]
+    assert "content=''" in ddl and "columnsize=0" in ddl and "trigram" not in ddl
+    ddl = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'memories_fts'").fetchone()[0]
     assert "tokenize='trigram'" in ddl
 
 

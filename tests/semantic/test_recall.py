@@ -8,6 +8,7 @@ import pytest
 from semantic_helpers import ALICE, BOB
 
 from pi_memory.index.db import transaction
+from pi_memory.index.indexer import insert_messages
 from pi_memory.index.mirror import add_extended
 from pi_memory.semantic.models import SemanticMemory
 from pi_memory.semantic.ranking import RRF_K, fts_expression, keyword_terms, rrf_fuse
@@ -133,9 +134,8 @@ def test_recall_can_include_curated_entries_and_session_turns(backend, conn):
                            "VALUES ('pi', 's1', '/w', ?, 'demo') RETURNING id", (ALICE.project_id,)).fetchone()[0]
         fid = conn.execute("INSERT INTO session_files(path, session_id, size, mtime_ns) VALUES ('/s1', ?, 0, 0) "
                            "RETURNING id", (sid,)).fetchone()[0]
-        conn.execute("INSERT INTO messages(session_id, file_id, entry_id, line, timestamp, role, kind, text) VALUES "
-                     "(?, ?, 'e7', 3, '2026-11-02T10:00:00.000Z', 'user', 'message', "
-                     "'the release script failed on the tag step')", (sid, fid))
+        insert_messages(conn, [(sid, fid, "e7", None, 3, "2026-11-02T10:00:00.000Z", "user", "message", None,
+                                "active", "the release script failed on the tag step")])
     hits = recall(backend, "release script", scope=ALICE, top_k=5, include=("semantic", "curated", "sessions"),
                   conn=conn)
     kinds = {h.kind for h in hits}

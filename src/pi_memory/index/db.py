@@ -22,8 +22,13 @@ Schema (``MIGRATIONS``, applied in order, each once, each in its own transaction
 * ``messages``: one searchable record: provenance (``session_id``, ``file_id``, ``entry_id``, ``parent_id``,
   ``line``, ``timestamp``; the cwd comes through the session), ``role``, ``kind``, ``tool_name``, ``branch``
   ('active' | 'abandoned') and ``text`` (capped, see :mod:`.indexer`).
-* ``messages_fts``: FTS5 over ``messages.text`` with ``tokenize='trigram'`` (substrings of 3+ characters in any
-  script match, so CJK text is searchable without word breaks); external content, kept in sync by triggers.
+* ``messages_fts``: FTS5 word index (``unicode61``, contentless, ``columnsize=0``) over
+  ``coalesce(messages.fts_text, messages.text)``: ``fts_text`` is the text with every CJK character spaced out
+  (:mod:`.words`), set only for rows that contain CJK. Kept in sync by triggers (a contentless index must be
+  told the exact indexed text on delete, which the triggers take from the row). There is no insert trigger:
+  rows go in through :func:`pi_memory.index.indexer.insert_messages`, which indexes a whole batch with one
+  ``INSERT ... SELECT`` (an FTS5 insert run by a trigger flushes the index once per row: 3x slower).
+  Migration 005 replaced the first, trigram, index (``002``) and re-indexed the existing rows.
 * ``memories``: the searchable mirror of the curated stores plus the extended store: ``scope`` (global |
   project), ``project`` (project id, NULL for global), ``target`` (memory | user | project | failure),
   ``category``, ``content``, ``failure_reason``, ``source`` ('markdown' | 'extended'), ``created``,
@@ -78,14 +83,36 @@ class IndexUnavailableError(RuntimeError):
 
 @dataclass(frozen=True)
 class Migration:
+    """One schema step: ``sql`` (a script), then ``run(conn)`` when given, in the same transaction."""
+
     name: str
     sql: str
+    run: Callable[[sqlite3.Connection], None] | None = None
 
 
 MESSAGES_DELETE_TRIGGER = (
     "CREATE TRIGGER messages_ad AFTER DELETE ON messages BEGIN "
-    "INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.id, old.text); END"
+    "INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.id, coalesce(old.fts_text, old.text)); "
+    "END"
 )
+
+_WORD_INDEX = (
+    "CREATE VIRTUAL TABLE messages_fts USING fts5(text, content='', columnsize=0);\n" + MESSAGES_DELETE_TRIGGER
+    + ";\nCREATE TRIGGER messages_au AFTER UPDATE OF text, fts_text ON messages BEGIN "
+    "INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.id, coalesce(old.fts_text, old.text)); "
+    "INSERT INTO messages_fts(rowid, text) VALUES (new.id, coalesce(new.fts_text, new.text)); END;"
+)
+
+
+def _to_word_index(conn: sqlite3.Connection) -> None:
+    """Migration 005: fill ``fts_text`` for rows with CJK text, create the word index and index every row."""
+    from pi_memory.index.words import fts_form
+
+    forms = ((fts_form(text), rid) for rid, text in conn.execute("SELECT id, text FROM messages").fetchall())
+    conn.executemany("UPDATE messages SET fts_text = ? WHERE id = ?", [(f, rid) for f, rid in forms if f])
+    for statement in split_statements(_WORD_INDEX):
+        conn.execute(statement)
+    conn.execute("INSERT INTO messages_fts(rowid, text) SELECT id, coalesce(fts_text, text) FROM messages")
 
 MIGRATIONS: list[Migration] = [
     Migration(
@@ -155,9 +182,9 @@ MIGRATIONS: list[Migration] = [
         CREATE TRIGGER messages_ai AFTER INSERT ON messages BEGIN
             INSERT INTO messages_fts(rowid, text) VALUES (new.id, new.text);
         END;
-        """
-        + MESSAGES_DELETE_TRIGGER
-        + """;
+        CREATE TRIGGER messages_ad AFTER DELETE ON messages BEGIN
+            INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        END;
         CREATE TRIGGER messages_au AFTER UPDATE OF text ON messages BEGIN
             INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
             INSERT INTO messages_fts(rowid, text) VALUES (new.id, new.text);
@@ -204,6 +231,17 @@ MIGRATIONS: list[Migration] = [
         """,
     ),
     Migration("004_meta", "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"),
+    Migration(
+        "005_messages_fts_words",
+        """
+        DROP TRIGGER IF EXISTS messages_ai;
+        DROP TRIGGER IF EXISTS messages_ad;
+        DROP TRIGGER IF EXISTS messages_au;
+        DROP TABLE IF EXISTS messages_fts;
+        ALTER TABLE messages ADD COLUMN fts_text TEXT;
+        """,
+        _to_word_index,
+    ),
 ]
 
 RebuildHook = Callable[[sqlite3.Connection, Path], None]
@@ -268,6 +306,8 @@ def migrate(conn: sqlite3.Connection, migrations: list[Migration] | None = None)
                 continue
             for statement in split_statements(step.sql):
                 conn.execute(statement)
+            if step.run is not None:
+                step.run(conn)
             conn.execute(
                 "INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)", (step.name, now_iso())
             )

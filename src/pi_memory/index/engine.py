@@ -1,18 +1,22 @@
-"""The ranking engine behind both searches: candidates from the trigram index, BM25 computed here.
+"""The ranking engine behind both searches: candidates from an FTS5 index, BM25 computed here.
+
+Two corpora: session messages in the word index (:mod:`.words`) and memories in a trigram index.
 
 1. **Candidates.** Each clause of the plan (:mod:`.query`) yields its newest ``CANDIDATE_CAP`` matching rows
    under the filters (``ORDER BY rowid DESC``; rows are inserted oldest session first, so this is newest
-   first). A one-term clause is one FTS5 query. A clause of several terms is driven by its rarest term when
-   that term matches fewer than ``DRIVER_CAP`` rows: those rows are read by id and the other terms checked
-   with ``LIKE`` (the same substring test the trigram index makes). FTS5 itself evaluates
-   ``"rare" AND "common"`` slowly on trigrams (30-90 ms at 1M rows, while each phrase alone takes 1-2 ms).
-   Short terms (1-2 characters) are ``LIKE`` conditions; a clause of short terms only scans rows newest first.
-2. **Ranking.** BM25 (k1 = 1.2, b = 0.75): term frequency = case-insensitive occurrences in the first
-   ``SCORE_CHARS`` characters, length = the text's characters, document frequency = estimated from the
+   first). A one-term clause is one FTS5 query; in the word index a clause of several terms is one FTS5
+   ``AND``. In a trigram index a clause of several terms is driven by its rarest term when that term matches
+   fewer than ``DRIVER_CAP`` rows: those rows are read by id and the other terms checked with ``LIKE`` (the
+   same substring test the trigram index makes), because FTS5 evaluates ``"rare" AND "common"`` slowly on
+   trigrams (30-90 ms at 1M rows, while each phrase alone takes 1-2 ms). Terms the index cannot look up are
+   ``LIKE`` conditions; a clause of those only scans rows newest first.
+2. **Ranking.** BM25 (Robertson & Zaragoza 2009; k1 = 1.2, b = 0.75): term frequency = case-insensitive
+   occurrences in the first ``SCORE_CHARS`` characters, counted as the index matches (:class:`_TermFreq`),
+   length = the text's characters, document frequency = estimated from the
    term's newest ``DF_SAMPLE`` matches under the same filters (exact when there are fewer; otherwise their
    density over the id range times the table size). Ties go to the newer row (time, then insertion order).
-   SQLite's ``bm25()`` is not used: it counts every row containing each term before returning anything,
-   0.25-1.6 s per common term at 1M messages.
+   SQLite's ``bm25()`` is not used: it counts every row containing each term before returning anything
+   (0.25-1.6 s per common term at 1M messages on trigrams; 416 ms p95 on a word index at 1M).
 3. **Broadening.** A query without operators that found fewer than ``limit`` rows is completed with the
    newest ``LOOSE_CAP`` matches of each single term (and its stem), ranked after the all-terms rows.
 
@@ -27,9 +31,10 @@ import json
 import math
 import re
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pi_memory.index.query import Clause, QueryPlan, Term
+from pi_memory.index.words import HAS_CJK, word_tokens
 
 CANDIDATE_CAP = 300  # rows ranked per clause of the query (the newest matches)
 LOOSE_CAP = 100  # rows per term when a query is broadened to any of its terms
@@ -42,16 +47,18 @@ B = 0.75
 
 @dataclass(frozen=True)
 class Corpus:
-    """Where a search looks: FTS table, content table (with alias), id, text expression, time expression."""
+    """Where a search looks: FTS table, content table (with alias), id, text expression, time expression, and
+    whether the FTS table is the word index (:mod:`.words`) or a trigram index."""
 
     fts: str
     table: str
     key: str
     text: str
     time: str
+    words: bool = False
 
 
-MESSAGES = Corpus("messages_fts", "messages m", "m.id", "m.text", "m.timestamp")
+MESSAGES = Corpus("messages_fts", "messages m", "m.id", "m.text", "m.timestamp", words=True)
 MEMORIES = Corpus(
     "memories_fts", "memories mem", "mem.id", "mem.content || ifnull(char(10) || mem.failure_reason, '')",
     "mem.created",
@@ -85,22 +92,67 @@ def _density(ids: list[int], cap: int, total: int) -> float:
     return min(float(total), len(ids) * total / max(1, ids[0] - ids[-1] + 1))
 
 
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum()
+
+
 class _TermFreq:
-    """Occurrences of a term in a lowercased text. For a 1-2 character Latin term (``go``, ``ui``) an
-    occurrence inside a longer word (``going``) counts a quarter: LIKE finds both, ranking prefers the word."""
+    """Occurrences of a term in a lowercased text, counted the way the index matches it.
+
+    Trigram index: substring occurrences; a 1-2 character Latin term (``go``, ``ui``) inside a longer word
+    (``going``) counts a quarter (LIKE finds both, ranking prefers the word). Word index: occurrences that
+    start at a word boundary, the term's words separated by any non-word characters, and ending at a word
+    boundary unless the term is a prefix; a term with CJK counts substring occurrences of its characters.
+    Every count starts with ``str.count`` of a literal (fast); a boundary check or a regular expression runs
+    only on texts that contain it.
+    """
 
     def __init__(self, term: Term):
         self.low = term.text.lower()
         self.word = None
-        if term.short and term.text.isascii() and term.text.isalnum():
+        self.pattern = None
+        self.token = None
+        if term.words and not term.short and not HAS_CJK.search(term.text):
+            tokens = word_tokens(term.text)
+            self.prefix = term.prefix
+            if len(tokens) == 1:
+                self.token = tokens[0]
+            else:  # starts with a literal, so the regex engine can search for it fast; start boundary checked apart
+                end = "" if term.prefix else r"(?![^\W_])"
+                self.pattern = re.compile(r"[\W_]+".join(map(re.escape, tokens)) + end)
+                self.low = tokens[0]
+        elif term.words and not term.short:
+            self.low = "".join(self.low.split())
+        elif term.short and term.text.isascii() and term.text.isalnum():
             self.word = re.compile(rf"(?<![a-z0-9]){re.escape(self.low)}(?![a-z0-9])")
 
+    def _tokens(self, text: str) -> int:
+        token, size, n, at = self.token, len(self.token), 0, text.find(self.token)
+        while at >= 0:
+            if (at == 0 or not text[at - 1].isalnum()) and (
+                self.prefix or at + size == len(text) or not text[at + size].isalnum()
+            ):
+                n += 1
+            at = text.find(token, at + size)
+        return n
+
     def __call__(self, low_text: str) -> float:
+        if self.token is not None:
+            return self._tokens(low_text)
         n = low_text.count(self.low)
-        if self.word is None or not n:
+        if not n:
+            return 0
+        if self.pattern is not None:
+            return sum(1 for m in self.pattern.finditer(low_text) if not m.start() or not low_text[m.start() - 1].isalnum())
+        if self.word is None:
             return n
         whole = len(self.word.findall(low_text))
         return whole + 0.25 * (n - whole)
+
+
+def _key(term: Term) -> str:
+    """The FTS5 string of a term without its negation: the cache key of its id list and document frequency."""
+    return replace(term, negated=False).fts().lower()
 
 
 class Engine:
@@ -144,7 +196,7 @@ class Engine:
 
     def _cached(self, term: Term, limit: int) -> tuple[list[int], bool] | None:
         """The newest ``limit`` ids of ``term`` if already known, with whether they are all its matches."""
-        cached = self._ids.get(term.text.lower())
+        cached = self._ids.get(_key(term))
         if cached is None:
             return None
         ids, asked = cached
@@ -158,9 +210,9 @@ class Engine:
         known = self._cached(term, limit)
         if known is not None:
             return known
-        rows = self._fts_rows(Term(term.text).fts(), [], f"{self.corpus.fts}.rowid", limit, join=bool(self.where))
+        rows = self._fts_rows(_key(term), [], f"{self.corpus.fts}.rowid", limit, join=bool(self.where))
         ids = [r[0] for r in rows]
-        self._ids[term.text.lower()] = (ids, limit)
+        self._ids[_key(term)] = (ids, limit)
         return ids, len(ids) < limit
 
     def term_rows(self, term: Term, limit: int) -> list[tuple]:
@@ -168,12 +220,12 @@ class Engine:
         known = self._cached(term, limit)
         if known is not None:
             return self._rows_by_id(known[0], [], limit)
-        rows = self._fts_rows(Term(term.text).fts(), [], self.cols, limit)
-        self._ids[term.text.lower()] = ([r[0] for r in rows], limit)
+        rows = self._fts_rows(_key(term), [], self.cols, limit)
+        self._ids[_key(term)] = ([r[0] for r in rows], limit)
         return rows
 
     def doc_freq(self, term: Term) -> float:
-        key = term.text.lower()
+        key = _key(term)
         if key not in self.df:
             ids, _complete = self.term_ids(term, DF_SAMPLE)
             self.df[key] = _density(ids, DF_SAMPLE, self.total)
@@ -194,7 +246,7 @@ class Engine:
             return self.conn.execute(sql, [*self.params, *args, cap]).fetchall()
         if len(clause.terms) == 1:
             return self.term_rows(longs[0], cap)
-        if len(longs) >= 2 and all(_caseless(t.text) for t in clause.terms):
+        if not self.corpus.words and len(longs) >= 2 and all(_caseless(t.text) for t in clause.terms):
             driver = min(longs, key=self.doc_freq)
             if self.doc_freq(driver) < DRIVER_CAP:
                 ids, complete = self.term_ids(driver, DRIVER_CAP)
@@ -212,7 +264,7 @@ class Engine:
         avgdl = max(1.0, sum(r[2] for r in rows) / len(rows))
         idf = []
         for t in terms:
-            n = min(self.df.get(t.text.lower(), float(len(rows))), float(self.total))
+            n = min(self.df.get(_key(t), float(len(rows))), float(self.total))
             idf.append(math.log(1.0 + (self.total - n + 0.5) / (n + 0.5)))
         scores: dict[int, float] = {}
         for rid, text, length, _ts in rows:

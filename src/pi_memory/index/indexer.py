@@ -9,15 +9,16 @@ Per file, decided from one ``SELECT`` of every ``session_files`` row plus a ``st
   are replaced by a full read.
 
 Files are processed oldest first (``max_files`` keeps the newest ones when it must choose), so insertion order
-follows time -- :mod:`.search` relies on it to rank the newest matches first. Each file is read outside any
-transaction and written in one ``BEGIN IMMEDIATE`` transaction with ``executemany``.
+follows time -- :mod:`.search` relies on it to rank the newest matches first. Each file is read (parsed,
+hashed) outside any transaction and written inside a savepoint of a group transaction; the word index gets
+each group's new rows at once. How, and the measurements behind it: :mod:`.writer`. A pass of at least
+``PARALLEL_BYTES`` (64 MiB) reads in a worker process beside the writes.
 
-FTS segments: every transaction adds a segment to the trigram index and FTS5 merges them as it goes
-(``automerge=4``). A pass reading at least ``BULK_BYTES`` (32 MiB) merges less while writing
-(``automerge=16``: about 25% more throughput), checkpoints the WAL every 16,384 pages instead of 1,000
-(fewer waits on disk: 5.5 -> 7.4 MB/s wall clock on 64 MB) and ends with one ``optimize`` (a single segment;
-query time grows with the segment count -- 37 segments doubled p95 latency at 50k messages). The optimize
-rewrites the whole index, about 2 s per 100k messages.
+FTS segments: every group adds a segment to the word index and FTS5 merges them as it goes (``automerge=4``).
+A pass reading at least ``BULK_BYTES`` (32 MiB) merges less while writing (``automerge=16``), checkpoints the
+WAL every 16,384 pages instead of 1,000 (fewer waits on disk) and ends with one ``optimize`` (a single
+segment: query time grows with the segment count). The optimize rewrites the whole word index, about 0.3 s
+per 65 MB of JSONL.
 
 Branches: every tree entry's parent is kept in ``entries``; after a read the labels are recomputed from the
 leaf (``active_branch``). An append that continues from the previous leaf cannot change old labels and
@@ -25,9 +26,9 @@ writes none; one that continues elsewhere (the user went back in the tree) relab
 
 Text: a record's text is stored and indexed up to ``MAX_TEXT_CHARS`` (20,000) characters, tool calls, tool
 results and bash output up to ``TOOL_TEXT_CHARS`` (8,000): the first 80% and the last 20% of the limit are kept
-with a marker saying how much was left out. Trigram indexing costs about 0.1 µs per character, and tool output
-(file dumps, logs) is most of a transcript's bytes; the session file keeps the whole text and a hit's
-file/line point at it.
+with a marker saying how much was left out. Tool calls and results are about 90% of a transcript's indexed
+characters (measured on the fixtures); the session file keeps the whole text and a hit's file/line point at
+it.
 
 Files that disappear keep their rows (Claude Code deletes transcripts after 30 days; they stay searchable).
 :func:`prune` removes old rows by age, never a source file.
@@ -49,6 +50,8 @@ from pathlib import Path
 from pi_memory.index.db import MESSAGES_DELETE_TRIGGER, now_iso, transaction
 from pi_memory.index.readers import default_roots, discover, read_session
 from pi_memory.index.readers.base import ReadResult, SessionInfo, active_branch
+from pi_memory.index.words import fts_form
+from pi_memory.index.writer import GroupWriter, IdRange, index_ranges, pipeline
 from pi_memory.project import project_id, project_name, project_root
 
 TAIL_BYTES = 4096
@@ -57,6 +60,7 @@ TOOL_TEXT_CHARS = 8_000  # tool calls and results (file dumps, logs): head 6,400
 _TOOL_KINDS = frozenset({"tool_call", "tool_result", "bash"})
 MAX_ERRORS = 20
 BULK_BYTES = 32 * 1024 * 1024
+PARALLEL_BYTES = 64 * 1024 * 1024  # from this much new JSONL on, files are read in a second process
 
 Progress = Callable[[int, int, int, int], None]
 """``progress(files_done, files_total, bytes_done, bytes_total)``, called after each file that is read."""
@@ -76,6 +80,7 @@ class IndexStats:
     bytes_read: int = 0
     seconds: float = 0.0
     optimize_seconds: float = 0.0  # time spent merging the FTS index after a bulk pass
+    reader: str = "in-process"  # "process" when files were read in a worker process (see .writer.pipeline)
     skipped: collections.Counter = field(default_factory=collections.Counter)
     errors: list[str] = field(default_factory=list)
 
@@ -215,69 +220,120 @@ def _labels_unchanged(new_parents: dict[str, str | None], leaf: str | None, old_
     return cur == old_leaf or old_leaf in seen
 
 
-def _write(conn: sqlite3.Connection, todo: _Todo, res: ReadResult, projects: _Projects, stats: IndexStats):
-    path = todo.path
-    known = todo.known
-    with open(path, "rb") as fh:
-        prefix_hash = _prefix_hash(fh, res.end_offset)
-        tail_hash = _hash(_read_range(fh, todo.size))
-    leaf = res.leaf_id if res.leaf_id is not None else (known.leaf_id if known else None)
-    with transaction(conn):
-        session_id = _session_row(conn, res.info, path, projects)
-        file_id = conn.execute(
-            "INSERT INTO session_files(path, session_id, size, mtime_ns, tail_hash, prefix_hash, end_offset, "
-            "end_line, leaf_id, info, skipped, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT(path) DO UPDATE SET session_id = excluded.session_id, size = excluded.size, "
-            "mtime_ns = excluded.mtime_ns, tail_hash = excluded.tail_hash, prefix_hash = excluded.prefix_hash, "
-            "end_offset = excluded.end_offset, end_line = excluded.end_line, leaf_id = excluded.leaf_id, "
-            "info = excluded.info, skipped = excluded.skipped, indexed_at = excluded.indexed_at RETURNING id",
-            (
-                path, session_id, todo.size, todo.mtime_ns, tail_hash, prefix_hash, res.end_offset,
-                res.end_line, leaf, json.dumps(dataclasses.asdict(res.info)), json.dumps(dict(res.skipped)),
-                now_iso(),
-            ),
-        ).fetchone()[0]
-        if todo.mode == "replace":
-            stats.messages_removed += conn.execute("DELETE FROM messages WHERE file_id = ?", (file_id,)).rowcount
-            conn.execute("DELETE FROM entries WHERE file_id = ?", (file_id,))
-        if res.parents:
-            conn.executemany(
-                "INSERT OR REPLACE INTO entries(file_id, entry_id, parent_id) VALUES (?, ?, ?)",
-                [(file_id, k, v) for k, v in res.parents.items()],
-            )
-        relabel = False
+MESSAGE_COLUMNS = (
+    "session_id", "file_id", "entry_id", "parent_id", "line", "timestamp", "role", "kind", "tool_name", "branch",
+    "text",
+)
+
+
+def _insert_rows(conn: sqlite3.Connection, rows: list[tuple]) -> IdRange | None:
+    """Insert message rows (values in :data:`MESSAGE_COLUMNS` order), not yet word-indexed; their id range."""
+    if not rows:
+        return None
+    start = conn.execute("SELECT ifnull(max(id), 0) FROM messages").fetchone()[0]
+    marks = ", ".join("?" * (len(MESSAGE_COLUMNS) + 1))
+    conn.executemany(
+        f"INSERT INTO messages({', '.join(MESSAGE_COLUMNS)}, fts_text) VALUES ({marks})",
+        [(*row, None if row[-1].isascii() else fts_form(row[-1])) for row in rows],
+    )
+    return start + 1, start + len(rows)
+
+
+def insert_messages(conn: sqlite3.Connection, rows: list[tuple]) -> None:
+    """Insert message rows (values in :data:`MESSAGE_COLUMNS` order) and add them to the word index.
+
+    Runs inside the caller's transaction (or autocommits each statement without one). The indexer writes
+    through :class:`~.writer.GroupWriter` instead, which indexes a whole group at once.
+    """
+    ids = _insert_rows(conn, rows)
+    if ids is not None:
+        index_ranges(conn, [ids])
+
+
+@dataclass
+class _Read:
+    """A file read outside any transaction: the reader's result and the hashes stored for the next pass."""
+
+    res: ReadResult
+    prefix_hash: bytes
+    tail_hash: bytes
+
+
+def _read(todo: _Todo) -> _Read | Exception:
+    try:
+        known = todo.known
         if todo.mode == "append" and known is not None:
-            relabel = not _labels_unchanged(res.parents, leaf, known.leaf_id)
-            if relabel:
-                parents = dict(conn.execute("SELECT entry_id, parent_id FROM entries WHERE file_id = ?", (file_id,)))
-                active = active_branch(parents, leaf)
-            else:
-                active = active_branch(res.parents, leaf)
+            info = SessionInfo(**json.loads(known.info)) if known.info else None
+            res = read_session(todo.path, known.end_offset, known.end_line, info)
+        else:
+            res = read_session(todo.path)
+        with open(todo.path, "rb") as fh:
+            prefix_hash = _prefix_hash(fh, res.end_offset)
+            tail_hash = _hash(_read_range(fh, todo.size))
+        return _Read(res, prefix_hash, tail_hash)
+    except (OSError, ValueError) as exc:
+        return exc
+
+
+def _write(
+    conn: sqlite3.Connection, todo: _Todo, read: _Read, projects: _Projects, stats: IndexStats
+) -> IdRange | None:
+    """Write one file's rows (inside the caller's transaction); returns the new message ids."""
+    path, known, res = todo.path, todo.known, read.res
+    leaf = res.leaf_id if res.leaf_id is not None else (known.leaf_id if known else None)
+    session_id = _session_row(conn, res.info, path, projects)
+    file_id = conn.execute(
+        "INSERT INTO session_files(path, session_id, size, mtime_ns, tail_hash, prefix_hash, end_offset, "
+        "end_line, leaf_id, info, skipped, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT(path) DO UPDATE SET session_id = excluded.session_id, size = excluded.size, "
+        "mtime_ns = excluded.mtime_ns, tail_hash = excluded.tail_hash, prefix_hash = excluded.prefix_hash, "
+        "end_offset = excluded.end_offset, end_line = excluded.end_line, leaf_id = excluded.leaf_id, "
+        "info = excluded.info, skipped = excluded.skipped, indexed_at = excluded.indexed_at RETURNING id",
+        (
+            path, session_id, todo.size, todo.mtime_ns, read.tail_hash, read.prefix_hash, res.end_offset,
+            res.end_line, leaf, json.dumps(dataclasses.asdict(res.info)), json.dumps(dict(res.skipped)), now_iso(),
+        ),
+    ).fetchone()[0]
+    removed = 0
+    if todo.mode == "replace":
+        removed = conn.execute("DELETE FROM messages WHERE file_id = ?", (file_id,)).rowcount
+        conn.execute("DELETE FROM entries WHERE file_id = ?", (file_id,))
+    if res.parents:
+        conn.executemany(
+            "INSERT OR REPLACE INTO entries(file_id, entry_id, parent_id) VALUES (?, ?, ?)",
+            [(file_id, k, v) for k, v in res.parents.items()],
+        )
+    relabel = False
+    if todo.mode == "append" and known is not None:
+        relabel = not _labels_unchanged(res.parents, leaf, known.leaf_id)
+        if relabel:
+            parents = dict(conn.execute("SELECT entry_id, parent_id FROM entries WHERE file_id = ?", (file_id,)))
+            active = active_branch(parents, leaf)
         else:
             active = active_branch(res.parents, leaf)
-        conn.executemany(
-            "INSERT INTO messages(session_id, file_id, entry_id, parent_id, line, timestamp, role, kind, "
-            "tool_name, branch, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    session_id, file_id, r.entry_id, r.parent_id, r.line, r.timestamp, r.role, r.kind,
-                    r.tool_name, "active" if r.entry_id is None or r.entry_id in active else "abandoned",
-                    cap_text(r.text, TOOL_TEXT_CHARS if r.kind in _TOOL_KINDS else MAX_TEXT_CHARS),
-                )
-                for r in res.records
-            ],
+    else:
+        active = active_branch(res.parents, leaf)
+    rows = []
+    for r in res.records:
+        text = cap_text(r.text, TOOL_TEXT_CHARS if r.kind in _TOOL_KINDS else MAX_TEXT_CHARS)
+        rows.append((
+            session_id, file_id, r.entry_id, r.parent_id, r.line, r.timestamp, r.role, r.kind, r.tool_name,
+            "active" if r.entry_id is None or r.entry_id in active else "abandoned", text,
+        ))
+    ids = _insert_rows(conn, rows)
+    if relabel:
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS _active(id TEXT PRIMARY KEY) WITHOUT ROWID")
+        conn.execute("DELETE FROM temp._active")
+        conn.executemany("INSERT OR IGNORE INTO temp._active(id) VALUES (?)", [(a,) for a in active])
+        conn.execute(
+            "UPDATE messages SET branch = CASE WHEN entry_id IS NULL OR entry_id IN "
+            "(SELECT id FROM temp._active) THEN 'active' ELSE 'abandoned' END WHERE file_id = ?",
+            (file_id,),
         )
-        if relabel:
-            conn.execute("CREATE TEMP TABLE IF NOT EXISTS _active(id TEXT PRIMARY KEY) WITHOUT ROWID")
-            conn.execute("DELETE FROM temp._active")
-            conn.executemany("INSERT OR IGNORE INTO temp._active(id) VALUES (?)", [(a,) for a in active])
-            conn.execute(
-                "UPDATE messages SET branch = CASE WHEN entry_id IS NULL OR entry_id IN "
-                "(SELECT id FROM temp._active) THEN 'active' ELSE 'abandoned' END WHERE file_id = ?",
-                (file_id,),
-            )
+    stats.messages_removed += removed
     stats.messages_added += len(res.records)
     stats.skipped.update(res.skipped)
+    return ids
 
 
 _COUNTERS = {"new": "files_new", "append": "files_appended", "replace": "files_replaced"}
@@ -344,25 +400,34 @@ def _index_todo(
     progress: Progress | None,
     total_bytes: int,
 ) -> None:
-    done_bytes = 0
-    for n, item in enumerate(todo, 1):
+    """Read and write every file of ``todo`` (see :mod:`.writer`); a file that fails is counted, not fatal."""
+    group = GroupWriter(conn)
+    done = [0, 0]  # files, bytes
+
+    def write(item: _Todo, read: _Read | Exception) -> None:
+        new_bytes = item.size - (item.known.end_offset if item.mode == "append" and item.known else 0)
         try:
-            if item.mode == "append" and item.known is not None:
-                info = SessionInfo(**json.loads(item.known.info)) if item.known.info else None
-                res = read_session(item.path, item.known.end_offset, item.known.end_line, info)
-            else:
-                res = read_session(item.path)
-            _write(conn, item, res, projects, stats)
-            stats.bytes_read += res.end_offset - (item.known.end_offset if item.mode == "append" else 0)
+            if isinstance(read, Exception):
+                raise read
+            group.write(lambda c: _write(c, item, read, projects, stats), new_bytes)
+            stats.bytes_read += read.res.end_offset - (item.known.end_offset if item.mode == "append" else 0)
             counter = _COUNTERS[item.mode]
             setattr(stats, counter, getattr(stats, counter) + 1)
         except (OSError, ValueError, sqlite3.IntegrityError) as exc:
             stats.files_failed += 1
             if len(stats.errors) < MAX_ERRORS:
                 stats.errors.append(f"{item.path}: {exc}")
-        done_bytes += item.size - (item.known.end_offset if item.mode == "append" and item.known else 0)
+        done[0] += 1
+        done[1] += new_bytes
         if progress is not None:
-            progress(n, len(todo), done_bytes, total_bytes)
+            progress(done[0], len(todo), done[1], total_bytes)
+
+    try:
+        stats.reader = pipeline(todo, _read, write, in_process=total_bytes < PARALLEL_BYTES)
+        group.commit()
+    except BaseException:
+        group.rollback()
+        raise
 
 
 def prune(conn: sqlite3.Connection, older_than_days: float | None) -> int:

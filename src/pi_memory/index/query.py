@@ -1,4 +1,5 @@
-"""User query text -> a search plan over the trigram FTS5 index. Never raises for any input.
+"""User query text -> a search plan over an FTS5 index (the word index of messages or the trigram index of
+memories). Never raises for any input.
 
 The chain, step by step:
 
@@ -9,42 +10,47 @@ The chain, step by step:
    ``or``/``and``/``not`` are ordinary words. ``NOT`` negates the next term, ``AND`` is the default between
    terms, ``OR`` separates alternatives. A query made only of operator words searches for them as words.
 4. **Cleaning words.** Sentence punctuation at the edges of a word is dropped (``(auth)`` -> ``auth``,
-   ``failed?`` -> ``failed``, a trailing ``*`` too: every term already matches as a substring); inside a word
-   everything is kept, so ``wrong-book``, ``@types/node``, ``100%``, ``user's`` and ``a:b`` are searched
-   literally. A word that is only punctuation is kept as it is.
+   ``failed?`` -> ``failed``, a trailing ``*`` too); inside a word everything is kept, so ``wrong-book``,
+   ``@types/node``, ``100%``, ``user's`` and ``a:b`` are searched as written (the word index reads them as
+   the phrases ``wrong book``, ``types node``, ``100``, ``user s``, ``a b``). A word that is only punctuation
+   is kept as it is.
 5. **Scripts.** An unquoted word mixing CJK and other scripts is cut where the script changes:
    ``修改youer服务端`` -> ``修改`` ``youer`` ``服务端`` (all required), so it matches with or without spaces.
 6. **Stop words.** In a query without operators, common English function words (``the``, ``what``, ``did``
-   ...) are dropped when at least one other term is left: as substrings they match almost every message and
-   only slow the search down.
-7. **Short terms.** The trigram tokenizer cannot index fewer than 3 characters, so 1-2 character terms
-   (``go``, ``ui``, ``缓存``) become ``LIKE '%term%'`` filters with ``\\ % _`` escaped. Next to a longer term
-   they only filter its matches (fast); alone they scan the messages, newest first (slow on large indexes).
+   ...) are dropped when at least one other term is left: they match almost every message and only slow the
+   search down.
+7. **Short terms.** A term the index cannot look up becomes a ``LIKE '%term%'`` filter with ``\\ % _``
+   escaped: for the word index a term with no letter or digit (``%``, ``--``), for a trigram index one of 1-2
+   characters (``go``, ``ui``, ``缓存``). Next to another term it only filters that term's matches (fast);
+   alone it scans the rows, newest first (slow on large indexes). In the word index ``go`` and ``ui`` are
+   ordinary words (``go`` does not find ``going``), and CJK terms are phrases of single characters.
 8. **Expression.** Every other term becomes an FTS5 string (``"..."``, inner quotes doubled), so no user text
    is ever read as FTS5 syntax: ``'`` ``/`` ``@`` ``%`` ``*`` ``(`` ``)`` ``:`` ``-`` are just characters.
    The plan is a list of alternatives (``clauses``), each a conjunction of required and excluded terms.
 9. **Broadening** (done by :mod:`.search`): a query without operators whose strict clause finds fewer hits
    than asked for is completed with the ``loose`` plan: any one of its terms (an OR), each term also tried
-   without a plural/verb ending (``paintings`` -> ``painting``; ``painted`` -> ``paint``). Queries with
-   operators are never broadened. If SQLite still rejects an expression, the search retries the query read
+   without a plural/verb ending (``paintings`` -> ``paint``; ``studies`` -> ``studi``). For the word index
+   a broadened term of 4+ characters is a prefix (``deploy`` also finds ``deployment``); the strict clause
+   matches whole words only, because a prefix query merges the rows of every word it starts and costs 5-20x
+   a word lookup. Queries with operators are never broadened. If SQLite still rejects an expression, the search retries the query read
    without operators, then returns no results.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from pi_memory.index.words import CJK_RANGES, HAS_CJK, fts_form, has_word
 
 MIN_FTS_CHARS = 3
+MIN_PREFIX_CHARS = 4
 MAX_TERMS = 12
 OPERATORS = frozenset({"OR", "AND", "NOT"})
 
-_CJK = (
-    "\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31ff\u3400-\u4dbf"
-    "\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003134f"
-)
+_CJK = CJK_RANGES
+_LAST_WORD = re.compile(r"[^\W_]+$")
 _SCRIPT_RUNS = re.compile(f"[{_CJK}]+|[^{_CJK}]+")
-_HAS_CJK = re.compile(f"[{_CJK}]")
 _CJK_PUNCT = re.compile("[\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]+")
 _LEADING = "([{<'\"“‘«「『【〔（"
 _TRAILING = ")]}>'\"”’»」』】〕）.,;:!?*…。，、；：！？"
@@ -62,18 +68,37 @@ STOP_WORDS = frozenset(_STOP_TEXT.split())
 
 @dataclass(frozen=True)
 class Term:
-    """One search term. ``phrase`` when it came from quotes; ``negated`` when it follows ``NOT``."""
+    """One search term. ``phrase`` when it came from quotes; ``negated`` when it follows ``NOT``; ``words``
+    when it is meant for the word index (:mod:`.words`) rather than a trigram index; ``prefix`` when its last
+    word also matches longer words (word index, broadening only)."""
 
     text: str
     phrase: bool = False
     negated: bool = False
+    words: bool = False
+    prefix: bool = False
 
     @property
     def short(self) -> bool:
+        """True when the index cannot look the term up and it becomes a ``LIKE`` filter: fewer than 3
+        characters for a trigram index, no letter or digit at all for the word index."""
+        if self.words:
+            return not has_word(self.text)
         return len(self.text) < MIN_FTS_CHARS
 
+    @property
+    def can_prefix(self) -> bool:
+        """Word index only: whether the term may also match longer words (``deploy`` -> ``deployment``): its
+        last word has ``MIN_PREFIX_CHARS`` or more characters and no CJK, and it is not a phrase. A short
+        prefix costs a merge of every word it starts (``con*``: 50k rows, 20-30 ms at 100k messages)."""
+        if not self.words or self.phrase:
+            return False
+        last = _LAST_WORD.search(self.text)
+        return last is not None and len(last.group()) >= MIN_PREFIX_CHARS and not HAS_CJK.search(last.group())
+
     def fts(self) -> str:
-        return '"' + self.text.replace('"', '""') + '"'
+        text = " ".join((fts_form(self.text) or self.text).split()) if self.words else self.text
+        return '"' + text.replace('"', '""') + '"' + ("*" if self.prefix and self.words else "")
 
     def like(self) -> str:
         escaped = self.text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -161,7 +186,7 @@ def _tokens(text: str) -> list[tuple[str, bool]]:
 def split_scripts(word: str) -> list[str]:
     """Cut a word where it changes between CJK and other scripts (``修改youer`` -> ``修改``, ``youer``) and at
     CJK punctuation (``服务端，配置`` -> ``服务端``, ``配置``)."""
-    if not _HAS_CJK.search(word):
+    if not HAS_CJK.search(word):
         return [word]
     parts = [_strip_edges(p) for piece in _CJK_PUNCT.split(word) for p in _SCRIPT_RUNS.findall(piece)]
     return [p for p in parts if p.strip(_LEADING + _TRAILING + " \u3000")]
@@ -199,8 +224,11 @@ def _dedupe(terms: list[Term]) -> tuple[Term, ...]:
     return tuple(out[:MAX_TERMS])
 
 
-def plan_query(query: str | None, operators: bool = True) -> QueryPlan:
-    """Turn any user text into a :class:`QueryPlan` (see the module docstring). Never raises."""
+def plan_query(query: str | None, operators: bool = True, words: bool = False) -> QueryPlan:
+    """Turn any user text into a :class:`QueryPlan` (see the module docstring). Never raises.
+
+    ``words``: the plan is for the word index (``messages_fts``), else for a trigram index (``memories_fts``).
+    """
     text = "".join(ch if ch.isprintable() or ch in "\t\n" else " " for ch in (query or ""))
     if not text.strip():
         return QueryPlan(query=query or "")
@@ -221,11 +249,11 @@ def plan_query(query: str | None, operators: bool = True) -> QueryPlan:
                 negate = True
             continue
         if quoted:
-            groups[-1].append(Term(word, phrase=True, negated=negate))
+            groups[-1].append(Term(word, phrase=True, negated=negate, words=words))
         elif negate:
-            groups[-1].append(Term(_strip_edges(word), negated=True))
+            groups[-1].append(Term(_strip_edges(word), negated=True, words=words))
         else:
-            groups[-1].extend(Term(piece) for piece in split_scripts(_strip_edges(word)))
+            groups[-1].extend(Term(piece, words=words) for piece in split_scripts(_strip_edges(word)))
         negate = False
 
     dropped: list[str] = []
@@ -244,11 +272,11 @@ def plan_query(query: str | None, operators: bool = True) -> QueryPlan:
         pool = long_terms or list(positives)
         variants: list[Term] = []
         for t in pool:
-            variants.append(t)
+            variants.append(replace(t, prefix=t.can_prefix))
             if not t.phrase:
                 stem = light_stem(t.text)
                 if stem != t.text:
-                    variants.append(Term(stem))
+                    variants.append(Term(stem, words=words, prefix=words))
         loose = tuple(Clause((t,)) for t in _dedupe(variants))
         if len(loose) == 1 and loose[0] == clauses[0]:
             loose = ()

@@ -54,13 +54,13 @@ def _cap_query(query: str | None) -> str | None:
 def _search(
     conn: sqlite3.Connection, corpus: Corpus, query: str | None, where: list[str], params: list, limit: int
 ) -> Ranked:
-    plan = plan_query(query)
+    plan = plan_query(query, words=corpus.words)
     if plan.empty:
         return Ranked([], {}, {}, {}, "none", False, plan)
     try:
         return Engine(conn, corpus, where, params).run(plan, limit)
     except sqlite3.OperationalError:  # an expression SQLite still rejects: read the query without operators
-        plain = plan_query(query, operators=False)
+        plain = plan_query(query, operators=False, words=corpus.words)
         try:
             return Engine(conn, corpus, where, params).run(plain, limit)
         except sqlite3.OperationalError:

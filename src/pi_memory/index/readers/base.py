@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import orjson
+
 CHUNK_SIZE = 16 * 1024 * 1024
 """Bytes read per ``read()`` call. Lines longer than this are joined across chunks."""
 
@@ -152,9 +154,19 @@ class LineSource:
 _decode = json.JSONDecoder().decode
 
 
+def _loads(raw: bytes) -> object:
+    """``orjson`` first (about 2x the standard library on session lines); the standard library, on text
+    decoded with U+FFFD for invalid UTF-8, for whatever ``orjson`` refuses (bad UTF-8, NaN, huge integers,
+    nesting past 1,024)."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return _decode(raw.decode("utf-8", "replace"))
+
+
 def _loads_or_none(raw: bytes) -> object:
     try:
-        return _decode(raw.decode("utf-8", "replace"))
+        return _loads(raw)
     except (ValueError, RecursionError):
         return None
 
@@ -162,11 +174,10 @@ def _loads_or_none(raw: bytes) -> object:
 def parse_line(raw: bytes, skipped: collections.Counter) -> dict | None:
     """Parse one line; count and return ``None`` for blank, malformed and non-object lines.
 
-    Invalid UTF-8 bytes are decoded as U+FFFD (the line is kept); decoding per line and calling the decoder on
-    ``str`` is a little faster than ``json.loads(bytes)``.
+    Invalid UTF-8 bytes are decoded as U+FFFD (the line is kept).
     """
     try:
-        obj = _decode(raw.decode("utf-8", "replace"))
+        obj = _loads(raw)
     except (ValueError, RecursionError):
         if raw.strip():
             skipped["malformed_line"] += 1
@@ -228,11 +239,15 @@ _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
 def compact_json(value: object) -> str:
-    """Compact JSON (no spaces, non-ASCII kept) for tool-call arguments."""
+    """Compact JSON (no spaces, non-ASCII kept) for tool-call arguments: ``orjson``, else the standard
+    library (integers past 64 bits, ...), else ``str(value)``."""
     try:
-        return _COMPACT.encode(value)
-    except (TypeError, ValueError):
-        return str(value)
+        return orjson.dumps(value).decode()
+    except TypeError:
+        try:
+            return _COMPACT.encode(value)
+        except (TypeError, ValueError):
+            return str(value)
 
 
 def block_text(

@@ -1,0 +1,47 @@
+"""How session text is cut into searchable words: FTS5 ``unicode61`` plus one token per CJK character.
+
+The message index (``messages_fts``) is a word index. SQLite's ``unicode61`` tokenizer splits on anything
+that is not a letter or a digit (``_`` included), folds case in every script and removes diacritics
+(``café`` matches ``cafe``). It keeps a run of CJK characters as one token, because those scripts do not put
+spaces between words, so a CJK word inside a sentence could not be found. :func:`fts_form` therefore puts a
+space around every CJK character before the text is indexed, and a CJK query term becomes a phrase of single
+characters (``缓存`` -> ``"缓 存"``): it matches wherever those characters are adjacent, which is what a
+substring search gave. Latin text is left as it is.
+
+Why not the trigram tokenizer (what the index used first): it emits about one token per character, which made
+indexing 3.5x slower (6.8 against 20+ MB/s of JSONL, ``benchmarks/index_throughput.py --variants``) and left
+rare words made of common trigrams slow to find at 1M messages. The memory mirror (``memories_fts``, small)
+keeps trigram substring matching.
+"""
+
+from __future__ import annotations
+
+import re
+
+CJK_RANGES = (
+    "\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31ff\u3400-\u4dbf"
+    "\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003134f"
+)
+"""Code point ranges read as CJK (Han, kana, Hangul, bopomofo, CJK punctuation, full/half-width forms)."""
+
+HAS_CJK = re.compile(f"[{CJK_RANGES}]")
+_ONE_CJK = re.compile(f"([{CJK_RANGES}])")
+_WORD = re.compile(r"[^\W_]+")
+
+
+def fts_form(text: str) -> str | None:
+    """The text as it goes into the word index: ``None`` when it has no CJK character (indexed as it is),
+    else the text with a space on both sides of every CJK character."""
+    if not HAS_CJK.search(text):
+        return None
+    return _ONE_CJK.sub(r" \1 ", text)
+
+
+def has_word(text: str) -> bool:
+    """True when the tokenizer finds at least one token in ``text`` (a letter or digit in any script)."""
+    return _WORD.search(text) is not None
+
+
+def word_tokens(text: str) -> list[str]:
+    """The lowercased tokens of ``text`` as the index sees them (CJK characters one by one)."""
+    return _WORD.findall((fts_form(text) or text).lower())

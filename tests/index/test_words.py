@@ -1,0 +1,183 @@
+"""The word index of session messages: tokens, prefixes, CJK, migration from the trigram index, writes."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from pi_memory.index import index_paths, open_index, session_search
+from pi_memory.index import indexer as indexermod
+from pi_memory.index.db import MIGRATIONS, migrate, transaction
+from pi_memory.index.query import Term, plan_query
+from pi_memory.index.words import fts_form, has_word, word_tokens
+from pi_memory.index.writer import GroupWriter, pipeline
+
+
+def texts(result) -> list[str]:
+    return [h.snippet.replace("**", "") for h in result.results]
+
+
+def fts_count(conn: sqlite3.Connection, expr: str) -> int:
+    return conn.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?", (expr,)).fetchone()[0]
+
+
+def test_fts_form_spaces_cjk_only():
+    assert fts_form("plain latin text, café") is None
+    assert fts_form("修改youer服务端") == " 修  改 youer 服  务  端 "
+    assert word_tokens("Fix the wrong-book error_code 缓存") == ["fix", "the", "wrong", "book", "error", "code", "缓", "存"]
+    assert has_word("100%") and has_word("缓") and not has_word("%") and not has_word("--") and not has_word("_")
+
+
+@pytest.mark.parametrize(
+    ("text", "fts", "loose", "short"),
+    [
+        ("deploy", '"deploy"', '"deploy"*', False),  # whole word; broadened, 4+ characters also start longer words
+        ("con", '"con"', '"con"', False),  # under 4 characters: never a prefix (it would merge 50k rows)
+        ("go", '"go"', '"go"', False),  # that word only, not "going"
+        ("缓存", '"缓 存"', '"缓 存"', False),  # CJK: a phrase of single characters
+        ("wrong-book", '"wrong-book"', '"wrong-book"*', False),  # read as the phrase "wrong book"
+        ("100%", '"100%"', '"100%"', False),  # ends in punctuation: no prefix
+        ("%", '"%"', '"%"', True),  # no letter or digit: a LIKE filter
+    ],
+)
+def test_word_terms(text, fts, loose, short):
+    term = Term(text, words=True)
+    assert (term.fts(), term.short) == (fts, short)
+    plan = plan_query(text, words=True)
+    broadened = plan.loose[0].terms[0] if plan.loose else plan.clauses[0].terms[0]  # no loose plan: same as strict
+    assert broadened.fts() == loose
+
+
+def test_phrases_are_exact_and_trigram_terms_unchanged():
+    assert Term("linear cli", phrase=True, words=True).fts() == '"linear cli"'
+    assert Term("deploy").fts() == '"deploy"' and Term("go").short  # memories keep the trigram rules
+    plan = plan_query("paintings", words=True)
+    assert [t.fts() for c in plan.loose for t in c.terms] == ['"paintings"*', '"paint"*']
+
+
+@pytest.fixture
+def words(conn, helpers):
+    helpers.add_session(conn, "s", [
+        {"text": "the deployment failed twice"},
+        {"text": "we go now"},
+        {"text": "going to the store"},
+        {"text": "我们需要修改缓存配置"},
+        {"text": "café au lait"},
+        {"text": "snake_case_name and kebab-case-name"},
+    ])
+    return conn
+
+
+def test_prefix_whole_words_cjk_and_diacritics(words):
+    r = session_search(words, "deploy")  # no whole word "deploy": the broadened prefix finds "deployment"
+    assert (texts(r), r.strategy) == (["the deployment failed twice"], "any")
+    assert texts(session_search(words, "ploy")) == []  # words match from their start, not in the middle
+    assert texts(session_search(words, "go")) == ["we go now"]  # a short word is a whole word: not "going"
+    assert texts(session_search(words, "缓存")) == ["我们需要修改缓存配置"]
+    assert texts(session_search(words, "存配")) == ["我们需要修改缓存配置"]
+    assert texts(session_search(words, "cafe")) == ["café au lait"]
+    assert texts(session_search(words, "case_name")) == ["snake_case_name and kebab-case-name"]
+
+
+def test_deleted_and_replaced_rows_leave_the_index(conn, helpers, tmp_path):
+    session = tmp_path / "s.jsonl"
+    header = '{"type":"session","version":3,"id":"s","timestamp":"2026-11-01T10:00:00.000Z","cwd":"/w"}\n'
+
+    def line(n: int, text: str) -> str:
+        return (f'{{"type":"message","id":"e{n}","parentId":null,"timestamp":"2026-11-01T10:00:0{n}.000Z",'
+                f'"message":{{"role":"user","content":"{text}"}}}}\n')
+
+    session.write_text(header + line(1, "alpha 缓存 beta"))
+    index_paths(conn, [session])
+    assert fts_count(conn, '"alpha"') == 1 and fts_count(conn, '"缓 存"') == 1
+    session.write_text(header + line(1, "gamma only"))  # rewritten: the old rows are replaced
+    index_paths(conn, [session])
+    assert (fts_count(conn, '"alpha"'), fts_count(conn, '"缓 存"'), fts_count(conn, '"gamma"')) == (0, 0, 1)
+    with transaction(conn):
+        conn.execute("DELETE FROM messages")
+    assert fts_count(conn, '"gamma"') == 0
+    assert conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 0)") is not None
+
+
+def test_migration_moves_a_trigram_index_to_words(tmp_path):
+    path = tmp_path / "index.sqlite3"
+    conn = sqlite3.connect(path, isolation_level=None)
+    migrate(conn, MIGRATIONS[:4])  # the schema of the first release: a trigram index, an insert trigger
+    with transaction(conn):
+        conn.execute("INSERT INTO sessions(id, source, session_key) VALUES (1, 'pi', 's')")
+        conn.execute("INSERT INTO session_files(id, path, session_id, size, mtime_ns) VALUES (1, '/s', 1, 0, 0)")
+        for n, text in enumerate(["the deployment failed", "修改缓存配置", "nothing here"], 1):
+            conn.execute("INSERT INTO messages(session_id, file_id, entry_id, line, role, kind, text) "
+                         "VALUES (1, 1, ?, ?, 'user', 'message', ?)", (f"e{n}", n, text))
+    assert fts_count(conn, '"ploy"') == 1  # trigram: any substring
+    conn.close()
+    conn = open_index(tmp_path)
+    assert conn.execute("SELECT name FROM schema_migrations ORDER BY rowid DESC LIMIT 1").fetchone()[0] == (
+        "005_messages_fts_words")
+    assert conn.execute("SELECT fts_text FROM messages ORDER BY id").fetchall() == [
+        (None,), (" 修  改  缓  存  配  置 ",), (None,)]
+    assert texts(session_search(conn, "deploy")) == ["the deployment failed"]
+    assert texts(session_search(conn, "缓存")) == ["修改缓存配置"]
+    with transaction(conn):
+        conn.execute("DELETE FROM messages WHERE entry_id = 'e2'")
+    assert fts_count(conn, '"缓 存"') == 0 and fts_count(conn, '"nothing"') == 1
+
+
+def test_group_writer_rolls_back_only_the_failing_file(conn, helpers):
+    sid = helpers.add_session(conn, "s", [{"text": "seed"}])
+    fid = conn.execute("SELECT id FROM session_files").fetchone()[0]
+    group = GroupWriter(conn, group_bytes=1 << 30, group_seconds=3600)
+
+    def rows(word: str) -> list[tuple]:
+        return [(sid, fid, word, None, 1, None, "user", "message", None, "active", f"{word} text")]
+
+    group.write(lambda c: indexermod._insert_rows(c, rows("kept")), 10)
+
+    def failing(c):
+        indexermod._insert_rows(c, rows("lost"))
+        raise sqlite3.IntegrityError("boom")
+
+    with pytest.raises(sqlite3.IntegrityError):
+        group.write(failing, 10)
+    group.write(lambda c: indexermod._insert_rows(c, rows("later")), 10)
+    assert fts_count(conn, '"kept"') == 0  # not indexed before the group commits
+    group.commit()
+    assert [fts_count(conn, f'"{w}"') for w in ("kept", "lost", "later")] == [1, 0, 1]
+    assert conn.execute("SELECT count(*) FROM messages WHERE entry_id = 'lost'").fetchone()[0] == 0
+
+
+def test_pipeline_reads_in_a_worker_process_in_order():
+    written: list[tuple[str, int]] = []
+    mode = pipeline(["a", "bb", "ccc", "dddd", "eeeee", "f"], len, lambda item, n: written.append((item, n)),
+                    in_process=False)
+    assert written == [("a", 1), ("bb", 2), ("ccc", 3), ("dddd", 4), ("eeeee", 5), ("f", 1)]
+    assert mode == "process"
+    assert pipeline(["a", "bb"], len, lambda *_: None, in_process=True) == "in-process"
+
+
+def test_pipeline_stops_on_a_write_error():
+    seen = []
+
+    def write(item, n):
+        seen.append(item)
+        if item == "ccc":
+            raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        pipeline(["a", "bb", "ccc", "dddd", "eeeee"], len, write, in_process=False)
+    assert seen == ["a", "bb", "ccc"]
+
+
+def test_large_pass_reads_in_a_process_and_finds_the_same_rows(tmp_path, fixtures_dir, monkeypatch):
+    results = {}
+    for mode, threshold in (("in-process", 1 << 40), ("process", 0)):
+        monkeypatch.setattr(indexermod, "PARALLEL_BYTES", threshold)
+        conn = open_index(tmp_path / mode)
+        stats = index_paths(conn, [fixtures_dir])
+        assert stats.reader == mode and stats.files_failed == 0
+        results[mode] = conn.execute("SELECT entry_id, role, kind, branch, text FROM messages ORDER BY id").fetchall()
+        results[mode + " hits"] = [h.entry_id for h in session_search(conn, "session compaction", limit=20).results]
+        conn.close()
+    assert results["process"] == results["in-process"] and len(results["process"]) > 100
+    assert results["process hits"] == results["in-process hits"]
