@@ -7,6 +7,7 @@ import sqlite3
 import pytest
 
 from pi_memory.index import index_paths, open_index, session_search
+from pi_memory.index import engine as enginemod
 from pi_memory.index import indexer as indexermod
 from pi_memory.index.db import MIGRATIONS, migrate, transaction
 from pi_memory.index.query import Term, plan_query
@@ -36,7 +37,8 @@ def test_fts_form_spaces_cjk_only():
         ("con", '"con"', '"con"', False),  # under 4 characters: never a prefix (it would merge 50k rows)
         ("go", '"go"', '"go"', False),  # that word only, not "going"
         ("缓存", '"缓 存"', '"缓 存"', False),  # CJK: a phrase of single characters
-        ("wrong-book", '"wrong-book"', '"wrong-book"*', False),  # read as the phrase "wrong book"
+        ("wrong-book", '"wrong-book"', '"wrong-book"', False),  # the phrase "wrong book": never a prefix
+        ("love's", '"love"', '"love"*', False),  # a possessive 's is dropped (the token "s" is everywhere)
         ("100%", '"100%"', '"100%"', False),  # ends in punctuation: no prefix
         ("%", '"%"', '"%"', True),  # no letter or digit: a LIKE filter
     ],
@@ -78,6 +80,14 @@ def test_prefix_whole_words_cjk_and_diacritics(words):
     assert texts(session_search(words, "存配")) == ["我们需要修改缓存配置"]
     assert texts(session_search(words, "cafe")) == ["café au lait"]
     assert texts(session_search(words, "case_name")) == ["snake_case_name and kebab-case-name"]
+
+
+@pytest.mark.parametrize(("cap", "found"), [(3, ["deployment x", "deploy later", "deploy now"]),
+                                            (2, ["deploy later", "deploy now"])])
+def test_prefix_only_while_the_whole_word_is_rare(conn, helpers, monkeypatch, cap, found):
+    helpers.add_session(conn, "s", [{"text": "deploy now"}, {"text": "deploy later"}, {"text": "deployment x"}])
+    monkeypatch.setattr(enginemod, "LOOSE_CAP", cap)  # "deploy" alone fills a cap of 2: no prefix query
+    assert sorted(texts(session_search(conn, "deploy zebra"))) == sorted(found)
 
 
 def test_deleted_and_replaced_rows_leave_the_index(conn, helpers, tmp_path):
