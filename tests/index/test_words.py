@@ -6,8 +6,9 @@ import sqlite3
 
 import pytest
 
-from pi_memory.index import index_paths, open_index, session_search
+from pi_memory.index import db as dbmod
 from pi_memory.index import engine as enginemod
+from pi_memory.index import index_paths, open_index, session_search
 from pi_memory.index import indexer as indexermod
 from pi_memory.index.db import MIGRATIONS, migrate, transaction
 from pi_memory.index.query import Term, plan_query
@@ -123,8 +124,7 @@ def test_migration_moves_a_trigram_index_to_words(tmp_path):
     assert fts_count(conn, '"ploy"') == 1  # trigram: any substring
     conn.close()
     conn = open_index(tmp_path)
-    assert conn.execute("SELECT name FROM schema_migrations ORDER BY rowid DESC LIMIT 1").fetchone()[0] == (
-        "005_messages_fts_words")
+    assert "005_messages_fts_words" in {r[0] for r in conn.execute("SELECT name FROM schema_migrations")}
     assert conn.execute("SELECT fts_text FROM messages ORDER BY id").fetchall() == [
         (None,), (" 修  改  缓  存  配  置 ",), (None,)]
     assert texts(session_search(conn, "deploy")) == ["the deployment failed"]
@@ -191,3 +191,59 @@ def test_large_pass_reads_in_a_process_and_finds_the_same_rows(tmp_path, fixture
         conn.close()
     assert results["process"] == results["in-process"] and len(results["process"]) > 100
     assert results["process hits"] == results["in-process hits"]
+
+
+def _session_file(folder, name: str, text: str):
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.jsonl"
+    path.write_text(
+        f'{{"type":"session","version":3,"id":"{name}","timestamp":"2026-11-01T10:00:00.000Z","cwd":"/w"}}\n'
+        f'{{"type":"message","id":"e1","parentId":null,"timestamp":"2026-11-01T10:00:01.000Z",'
+        f'"message":{{"role":"user","content":"{text}"}}}}\n'
+    )
+    return path
+
+
+def test_corruption_keeps_sessions_whose_files_are_gone_or_elsewhere(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # empty default folders
+    data = tmp_path / "data"
+    gone = _session_file(tmp_path / "claude", "old", "the 缓存 bug from last month")
+    other = _session_file(tmp_path / "elsewhere", "kept", "notes from another folder")
+    conn = open_index(data)
+    index_paths(conn, [gone, other])
+    conn.close()
+    gone.unlink()  # e.g. Claude Code deleted the transcript after 30 days
+    real_check, calls = dbmod._check, []
+
+    def check_once(conn, path, check):  # damage that quick_check finds while the session tables still read
+        calls.append(path)
+        if len(calls) <= 2:  # the first open, and the look again under the repair lock
+            raise dbmod._Corrupt("*** in database main *** Page 42: btreeInitPage() returns error code 11")
+        return real_check(conn, path, check)
+
+    monkeypatch.setattr(dbmod, "_check", check_once)
+    conn = open_index(data)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'rebuilds'").fetchone() == ("1",)
+    assert texts(session_search(conn, "缓存")) == ["the 缓存 bug from last month"]
+    assert texts(session_search(conn, "another folder")) == ["notes from another folder"]
+    assert index_paths(conn, [other]).files_unchanged == 1  # its file row was copied too: not read again
+
+
+def test_sessions_that_cannot_be_copied_are_read_again_from_their_files(tmp_path, monkeypatch):
+    from pi_memory.index.salvage import salvage_sessions
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    other = _session_file(tmp_path / "elsewhere", "kept", "notes from another folder")
+    old = open_index(tmp_path / "old")
+    index_paths(old, [other])
+    with transaction(old):
+        old.execute("DROP TABLE entries")  # a table that cannot be read: the copy is all or nothing
+    old.close()
+    fresh = open_index(tmp_path / "fresh")
+    report = salvage_sessions(fresh, tmp_path / "old" / "index.sqlite3")
+    assert (report.copied_files, report.copied_messages, report.pending_paths) == (0, 0, 1)
+    assert session_search(fresh, "folder").count == 0
+    stats = index_paths(fresh)  # no paths: default folders plus the pending files
+    assert stats.files_new == 1
+    assert texts(session_search(fresh, "another folder")) == ["notes from another folder"]
+    assert fresh.execute("SELECT count(*) FROM pending_paths").fetchone()[0] == 0

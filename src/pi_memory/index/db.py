@@ -34,6 +34,8 @@ Schema (``MIGRATIONS``, applied in order, each once, each in its own transaction
   ``category``, ``content``, ``failure_reason``, ``source`` ('markdown' | 'extended'), ``created``,
   ``last_used``, ``hit_count``. One row per distinct content within (scope, project, target).
 * ``memories_fts``: FTS5 trigram over ``content`` and ``failure_reason``.
+* ``pending_paths``: session files to read again at the next pass without explicit paths (filled when a
+  corrupt index's sessions could not be copied, :mod:`.salvage`).
 * ``meta``: key/value facts (``rebuilds``: how many times this file was rebuilt after corruption,
   ``recovered_from``: where the corrupt copy went).
 
@@ -49,8 +51,8 @@ count: a busy or read-only database is reported, never "repaired". On corruption
    per process -- a peer's bug started 196 rebuild processes);
 3. otherwise move the file and its ``-wal``/``-shm`` aside to ``index.sqlite3.corrupt-<UTC time>``, create a
    fresh schema and run the ``rebuild`` callback (default: copy the memory rows still readable in the damaged
-   file -- the extended store lives only here -- then mirror the Markdown stores again; session files are
-   re-read by the next index pass, which finds every file new);
+   file -- the extended store lives only here -- and the session rows, or failing that the list of session
+   files to read again (:mod:`.salvage`), then mirror the Markdown stores again);
 4. circuit breaker: if a corrupt copy was set aside less than ``REBUILD_COOLDOWN_S`` ago and the database is
    corrupt again, or the fresh database fails its check, stop with :class:`IndexUnavailableError` instead of
    rebuilding again.
@@ -242,6 +244,7 @@ MIGRATIONS: list[Migration] = [
         """,
         _to_word_index,
     ),
+    Migration("006_pending_paths", "CREATE TABLE pending_paths (path TEXT PRIMARY KEY) WITHOUT ROWID;"),
 ]
 
 RebuildHook = Callable[[sqlite3.Connection, Path], None]
@@ -412,11 +415,13 @@ def _quarantine(path: Path) -> Path:
 
 def _default_rebuild(conn: sqlite3.Connection, damaged: Path) -> None:
     """Copy the memories still readable in the damaged file (extended store, usage counts; and the semantic
-    store's rows when :mod:`pi_memory.semantic` is installed), then mirror the Markdown stores again. Sessions
-    come back with the next index pass, which finds every file new."""
+    store's rows when :mod:`pi_memory.semantic` is installed) and the sessions (:mod:`.salvage`: the rows, or
+    the files to read again), then mirror the Markdown stores again."""
     from pi_memory.index.mirror import salvage_memories, sync_markdown
+    from pi_memory.index.salvage import salvage_sessions
 
     salvage_memories(conn, damaged)
+    salvage_sessions(conn, damaged)
     try:  # the semantic store also lives only in this file (optional module)
         from pi_memory.semantic.schema import salvage_semantic
     except ImportError:

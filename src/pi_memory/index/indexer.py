@@ -339,8 +339,11 @@ def _write(
 _COUNTERS = {"new": "files_new", "append": "files_appended", "replace": "files_replaced"}
 
 
-def _paths(paths: Iterable[Path | str] | None) -> list[str]:
-    roots = default_roots() if paths is None else [Path(p) for p in paths]
+def _paths(conn: sqlite3.Connection, paths: Iterable[Path | str] | None) -> list[str]:
+    """The files to look at: under ``paths``, or under the default folders plus ``pending_paths``."""
+    if paths is not None:
+        return [str(p) for p in discover([Path(p) for p in paths])]
+    roots = [*default_roots().values(), *(Path(r[0]) for r in conn.execute("SELECT path FROM pending_paths"))]
     return [str(p) for p in discover(roots)]
 
 
@@ -360,7 +363,7 @@ def index_paths(
     stats = IndexStats()
     known = _load_known(conn)
     todo: list[_Todo] = []
-    for path in _paths(paths):  # newest first
+    for path in _paths(conn, paths):  # newest first
         stats.files_seen += 1
         item = _classify(path, known.get(path))
         if item is None:
@@ -388,6 +391,10 @@ def index_paths(
                 with transaction(conn):
                     conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')")
                 stats.optimize_seconds = time.perf_counter() - t0
+    pending = paths is None and conn.execute("SELECT 1 FROM pending_paths LIMIT 1").fetchone() is not None
+    if pending and stats.files_failed == 0 and not stats.files_deferred:
+        with transaction(conn):  # every pending file was read (or is gone): nothing is pending any more
+            conn.execute("DELETE FROM pending_paths")
     stats.seconds = time.perf_counter() - started
     return stats
 
