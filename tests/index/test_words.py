@@ -247,3 +247,14 @@ def test_sessions_that_cannot_be_copied_are_read_again_from_their_files(tmp_path
     assert stats.files_new == 1
     assert texts(session_search(fresh, "another folder")) == ["notes from another folder"]
     assert fresh.execute("SELECT count(*) FROM pending_paths").fetchone()[0] == 0
+
+
+def test_small_passes_merge_the_word_index_back_to_one_segment(conn, tmp_path):
+    def segments() -> int:
+        return conn.execute("SELECT count(DISTINCT segid) FROM messages_fts_idx").fetchone()[0]
+
+    for n in range(12):
+        index_paths(conn, [_session_file(tmp_path / "s", f"s{n}", f"message number {n} about topic{n}")])
+        assert segments() <= 2  # each pass adds a segment; the bounded merge folds it in
+    assert segments() == 1
+    assert session_search(conn, "topic7").count == 1

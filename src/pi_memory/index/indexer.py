@@ -18,7 +18,10 @@ FTS segments: every group adds a segment to the word index and FTS5 merges them 
 A pass reading at least ``BULK_BYTES`` (32 MiB) merges less while writing (``automerge=16``), checkpoints the
 WAL every 16,384 pages instead of 1,000 (fewer waits on disk) and ends with one ``optimize`` (a single
 segment: query time grows with the segment count). The optimize rewrites the whole word index, about 0.3 s
-per 65 MB of JSONL.
+per 65 MB of JSONL. Smaller passes (the pi bridge after every run) add one small segment each; each such pass
+then does ``MERGE_PAGES`` of an incremental merge of all segments into one (FTS5 ``'merge'`` with a negative
+budget), so the count stays low without a long lock. Measured at 1M messages: 13 segments -> 1 took
+session_search p50 from 2-9 ms to 1.5-5 ms per query class.
 
 Branches: every tree entry's parent is kept in ``entries``; after a read the labels are recomputed from the
 leaf (``active_branch``). An append that continues from the previous leaf cannot change old labels and
@@ -61,6 +64,7 @@ _TOOL_KINDS = frozenset({"tool_call", "tool_result", "bash"})
 MAX_ERRORS = 20
 BULK_BYTES = 32 * 1024 * 1024
 PARALLEL_BYTES = 64 * 1024 * 1024  # from this much new JSONL on, files are read in a second process
+MERGE_PAGES = 500  # FTS5 pages merged after each small pass that added rows (about 30 ms of work)
 
 Progress = Callable[[int, int, int, int], None]
 """``progress(files_done, files_total, bytes_done, bytes_total)``, called after each file that is read."""
@@ -391,6 +395,9 @@ def index_paths(
                 with transaction(conn):
                     conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')")
                 stats.optimize_seconds = time.perf_counter() - t0
+    if not bulk and stats.messages_added:
+        with transaction(conn):  # a bounded step towards one segment (nothing to do when already there)
+            conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('merge', ?)", (-MERGE_PAGES,))
     pending = paths is None and conn.execute("SELECT 1 FROM pending_paths LIMIT 1").fetchone() is not None
     if pending and stats.files_failed == 0 and not stats.files_deferred:
         with transaction(conn):  # every pending file was read (or is gone): nothing is pending any more
