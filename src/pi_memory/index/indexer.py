@@ -15,7 +15,9 @@ each group's new rows at once. How, and the measurements behind it: :mod:`.write
 ``PARALLEL_BYTES`` (64 MiB) reads in a worker process beside the writes.
 
 FTS segments: every group adds a segment to the word index and FTS5 merges them as it goes (``automerge=4``).
-A pass reading at least ``BULK_BYTES`` (32 MiB) merges less while writing (``automerge=16``), checkpoints the
+A pass reading at least ``BULK_BYTES`` (32 MiB) merges less while writing (``automerge=16``), keeps up to
+``BULK_HASH_BYTES`` of pending terms in memory so each group is flushed as one segment instead of one per MiB
+(FTS5 ``hashsize``; 18-25% faster on 64 MB), checkpoints the
 WAL every 16,384 pages instead of 1,000 (fewer waits on disk) and ends with one ``optimize`` (a single
 segment: query time grows with the segment count). The optimize rewrites the whole word index, about 0.3 s
 per 65 MB of JSONL. Smaller passes (the pi bridge after every run) add one small segment each; each such pass
@@ -64,6 +66,7 @@ _TOOL_KINDS = frozenset({"tool_call", "tool_result", "bash"})
 MAX_ERRORS = 20
 BULK_BYTES = 32 * 1024 * 1024
 PARALLEL_BYTES = 64 * 1024 * 1024  # from this much new JSONL on, files are read in a second process
+BULK_HASH_BYTES = 32 * 1024 * 1024  # FTS5 pending-term memory in a bulk pass: one flush per group (default 1 MiB)
 MERGE_PAGES = 500  # FTS5 pages merged after each small pass that added rows (about 30 ms of work)
 
 Progress = Callable[[int, int, int, int], None]
@@ -383,12 +386,14 @@ def index_paths(
     bulk = total_bytes >= BULK_BYTES
     if bulk:  # fewer, larger merges and checkpoints while writing; one merge at the end
         conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 16)")
+        conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('hashsize', ?)", (BULK_HASH_BYTES,))
         conn.execute("PRAGMA wal_autocheckpoint = 16384")
     try:
         _index_todo(conn, todo, projects, stats, progress, total_bytes)
     finally:
         if bulk:
             conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 4)")
+            conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('hashsize', ?)", (1024 * 1024,))
             conn.execute("PRAGMA wal_autocheckpoint = 1000")
             if stats.messages_added:
                 t0 = time.perf_counter()
