@@ -170,3 +170,17 @@ def test_reindex_keeps_sessions_indexed_from_other_folders(run, tmp_path):
     assert run("reindex", "--dir", d).returncode == 0
     after = json.loads(run("session-search", "flaky", "--dir", d, "--json").stdout)["results"]
     assert [h["file"] for h in after] == [h["file"] for h in before]
+
+
+def test_index_progress_bar_starts_no_thread():
+    """A large pass reads files in a forked worker only from a single-threaded process: the CLI's progress bar
+    must not start rich's refresh thread."""
+    import threading
+
+    from pi_memory.cli.search import _progress_bar
+
+    before = threading.active_count()
+    bar, update = _progress_bar()
+    with bar:
+        update(1, 2, 10, 20)
+        assert threading.active_count() == before

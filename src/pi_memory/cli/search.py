@@ -78,11 +78,14 @@ def memory_search(
 
 
 def _progress_bar():
-    bar = Progress(TextColumn("indexing"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=err)
+    # auto_refresh off: rich would start a refresh thread, and a large pass reads files in a forked worker
+    # only from a single-threaded process (pi_memory.index.writer.pipeline); the callback refreshes instead
+    bar = Progress(TextColumn("indexing"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=err,
+                   auto_refresh=False)
     task = bar.add_task("index", total=None)
 
     def update(files_done: int, files_total: int, bytes_done: int, bytes_total: int) -> None:
-        bar.update(task, completed=bytes_done, total=bytes_total or None)
+        bar.update(task, completed=bytes_done, total=bytes_total or None, refresh=True)
 
     return bar, update
 
