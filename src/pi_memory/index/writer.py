@@ -56,7 +56,8 @@ def index_ranges(conn: sqlite3.Connection, ranges: list[IdRange]) -> None:
 
 class GroupWriter:
     """Writes files into group transactions: ``write(fn)`` runs ``fn(conn) -> IdRange | None`` in a savepoint
-    and returns what it returned; ``close()`` commits the open group. Not thread-safe: one thread calls it."""
+    and returns what it returned; ``commit()`` indexes and commits the open group, ``rollback()`` drops it.
+    Not thread-safe: one thread calls it."""
 
     def __init__(self, conn: sqlite3.Connection, group_bytes: int = GROUP_BYTES, group_seconds: float = GROUP_SECONDS):
         self.conn = conn
