@@ -119,16 +119,19 @@ def pipeline(
     Returns where the items were read: ``"process"`` (the worker read at least one) or ``"in-process"``.
     """
     todo = list(items)
-    if in_process or len(todo) < 2 or threading.active_count() > 1:
+    pool: ProcessPoolExecutor | None = None
+    if not in_process and len(todo) > 1 and threading.active_count() == 1:
+        try:  # no fork on Windows: read in this process there
+            pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
+        except (ValueError, OSError):
+            pool = None
+    if pool is None:
         for item in todo:
             write(item, read(item))
         return "in-process"
     used = False
     ahead: deque[tuple[T, Future | None]] = deque()
     nxt = 0
-    pool: ProcessPoolExecutor | None = ProcessPoolExecutor(
-        max_workers=1, mp_context=multiprocessing.get_context("fork")
-    )
     try:
         while ahead or nxt < len(todo):
             while nxt < len(todo) and len(ahead) < LOOKAHEAD:
