@@ -8,7 +8,7 @@ import pytest
 
 from pi_memory.index import db as dbmod
 from pi_memory.index import engine as enginemod
-from pi_memory.index import index_paths, open_index, session_search
+from pi_memory.index import index_paths, memory_search, open_index, session_search
 from pi_memory.index import indexer as indexermod
 from pi_memory.index.db import MIGRATIONS, migrate, transaction
 from pi_memory.index.query import Term, plan_query
@@ -121,6 +121,9 @@ def test_migration_moves_a_trigram_index_to_words(tmp_path):
         for n, text in enumerate(["the deployment failed", "修改缓存配置", "nothing here"], 1):
             conn.execute("INSERT INTO messages(session_id, file_id, entry_id, line, role, kind, text) "
                          "VALUES (1, 1, ?, ?, 'user', 'message', ?)", (f"e{n}", n, text))
+        conn.execute("INSERT INTO memories(scope, target, content, failure_reason, source, created) VALUES "
+                     "('global', 'memory', '连接池的大小是20', NULL, 'extended', '2026-11-01'), "
+                     "('global', 'failure', 'Use pnpm', 'npm broke the lockfile', 'extended', '2026-11-01')")
     assert fts_count(conn, '"ploy"') == 1  # trigram: any substring
     conn.close()
     conn = open_index(tmp_path)
@@ -132,6 +135,13 @@ def test_migration_moves_a_trigram_index_to_words(tmp_path):
     with transaction(conn):
         conn.execute("DELETE FROM messages WHERE entry_id = 'e2'")
     assert fts_count(conn, '"缓 存"') == 0 and fts_count(conn, '"nothing"') == 1
+    assert [h.content for h in memory_search(conn, "大小").results] == ["连接池的大小是20"]  # migration 007
+    assert [h.content for h in memory_search(conn, "lockfile").results] == ["Use pnpm"]  # the failure reason
+    with transaction(conn):
+        conn.execute("DELETE FROM memories WHERE content = 'Use pnpm'")
+        conn.execute("UPDATE memories SET content = '线程池' WHERE content = '连接池的大小是20'")
+    assert memory_search(conn, "lockfile").count == 0 and memory_search(conn, "大小").count == 0
+    assert [h.content for h in memory_search(conn, "线程").results] == ["线程池"]
 
 
 def test_group_writer_rolls_back_only_the_failing_file(conn, helpers):

@@ -1,4 +1,4 @@
-"""The session and memory index: one SQLite file (``<data_dir>/index.sqlite3``) with FTS5 trigram search.
+"""The session and memory index: one SQLite file (``<data_dir>/index.sqlite3``) with FTS5 word indexes.
 
 * :func:`open_index` -- open/create/migrate the database, repair it once if corrupt (:mod:`.db`);
 * :func:`index_paths`, :func:`reindex`, :func:`prune` -- read session transcripts incrementally (:mod:`.indexer`);

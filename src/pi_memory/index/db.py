@@ -33,7 +33,9 @@ Schema (``MIGRATIONS``, applied in order, each once, each in its own transaction
   project), ``project`` (project id, NULL for global), ``target`` (memory | user | project | failure),
   ``category``, ``content``, ``failure_reason``, ``source`` ('markdown' | 'extended'), ``created``,
   ``last_used``, ``hit_count``. One row per distinct content within (scope, project, target).
-* ``memories_fts``: FTS5 trigram over ``content`` and ``failure_reason``.
+* ``memories_fts``: the same word index over ``content`` and ``failure_reason`` (one text, newline between),
+  kept in sync by triggers that call ``pm_fts_form`` (registered on every connection ``open_index`` makes,
+  :mod:`.words`). Migration 007 replaced the first, trigram, index (``003``).
 * ``pending_paths``: session files to read again at the next pass without explicit paths (filled when a
   corrupt index's sessions could not be copied, :mod:`.salvage`).
 * ``meta``: key/value facts (``rebuilds``: how many times this file was rebuilt after corruption,
@@ -71,6 +73,9 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from pi_memory.index.words import fts_form
+from pi_memory.index.words import register as register_words
+
 INDEX_FILE = "index.sqlite3"
 BUSY_TIMEOUT_S = 10.0
 REBUILD_LOCK_TIMEOUT_S = 120.0
@@ -106,10 +111,12 @@ _WORD_INDEX = (
 )
 
 
+_MEMORY_FORM = "pm_fts_form({row}.content || char(10) || ifnull({row}.failure_reason, ''))"
+"""What ``memories_fts`` indexes for a row: content and failure reason, CJK spaced out (:mod:`.words`)."""
+
+
 def _to_word_index(conn: sqlite3.Connection) -> None:
     """Migration 005: fill ``fts_text`` for rows with CJK text, create the word index and index every row."""
-    from pi_memory.index.words import fts_form
-
     forms = ((fts_form(text), rid) for rid, text in conn.execute("SELECT id, text FROM messages").fetchall())
     conn.executemany("UPDATE messages SET fts_text = ? WHERE id = ?", [(f, rid) for f, rid in forms if f])
     for statement in split_statements(_WORD_INDEX):
@@ -245,6 +252,28 @@ MIGRATIONS: list[Migration] = [
         _to_word_index,
     ),
     Migration("006_pending_paths", "CREATE TABLE pending_paths (path TEXT PRIMARY KEY) WITHOUT ROWID;"),
+    Migration(
+        "007_memories_fts_words",
+        f"""
+        DROP TRIGGER IF EXISTS memories_ai;
+        DROP TRIGGER IF EXISTS memories_ad;
+        DROP TRIGGER IF EXISTS memories_au;
+        DROP TABLE IF EXISTS memories_fts;
+        CREATE VIRTUAL TABLE memories_fts USING fts5(text, content='', columnsize=0);
+        CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+            INSERT INTO memories_fts(rowid, text) VALUES (new.id, {_MEMORY_FORM.format(row="new")});
+        END;
+        CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+            INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.id, {_MEMORY_FORM.format(row="old")});
+        END;
+        CREATE TRIGGER memories_au AFTER UPDATE OF content, failure_reason ON memories BEGIN
+            INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.id, {_MEMORY_FORM.format(row="old")});
+            INSERT INTO memories_fts(rowid, text) VALUES (new.id, {_MEMORY_FORM.format(row="new")});
+        END;
+        INSERT INTO memories_fts(rowid, text)
+            SELECT id, {_MEMORY_FORM.format(row="memories")} FROM memories;
+        """,
+    ),
 ]
 
 RebuildHook = Callable[[sqlite3.Connection, Path], None]
@@ -296,6 +325,7 @@ def migrate(conn: sqlite3.Connection, migrations: list[Migration] | None = None)
     Safe when several processes migrate at once: each step re-checks under ``BEGIN IMMEDIATE``. Steps recorded
     by a newer version of pi-memory that this version does not know are left alone.
     """
+    register_words(conn)  # the memories triggers call pm_fts_form
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
     )
@@ -328,6 +358,7 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA secure_delete = OFF")
         conn.execute("PRAGMA temp_store = MEMORY")
         conn.execute("PRAGMA cache_size = -65536")
+        register_words(conn)
     except BaseException:
         conn.close()
         raise

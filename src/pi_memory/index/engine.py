@@ -1,15 +1,13 @@
 """The ranking engine behind both searches: candidates from an FTS5 index, BM25 computed here.
 
-Two corpora: session messages in the word index (:mod:`.words`) and memories in a trigram index.
+Two corpora, both word indexes (:mod:`.words`): session messages and memories.
 
 1. **Candidates.** Each clause of the plan (:mod:`.query`) yields its newest ``CANDIDATE_CAP`` matching rows
    under the filters (``ORDER BY rowid DESC``; rows are inserted oldest session first, so this is newest
-   first). A one-term clause is one FTS5 query; in the word index a clause of several terms is one FTS5
-   ``AND``. In a trigram index a clause of several terms is driven by its rarest term when that term matches
-   fewer than ``DRIVER_CAP`` rows: those rows are read by id and the other terms checked with ``LIKE`` (the
-   same substring test the trigram index makes), because FTS5 evaluates ``"rare" AND "common"`` slowly on
-   trigrams (30-90 ms at 1M rows, while each phrase alone takes 1-2 ms). Terms the index cannot look up are
-   ``LIKE`` conditions; a clause of those only scans rows newest first.
+   first): one FTS5 query, its terms ANDed. (With the first, trigram, indexes a multi-term clause had to be
+   driven by its rarest term plus ``LIKE`` checks: FTS5 evaluated ``"rare" AND "common"`` on trigrams in
+   30-90 ms at 1M rows; on words it takes about 1 ms.) Terms the index cannot look up are ``LIKE`` conditions;
+   a clause of those only scans rows newest first.
 2. **Ranking.** BM25 (Robertson & Zaragoza 2009; k1 = 1.2, b = 0.75): term frequency = case-insensitive
    occurrences in the first ``SCORE_CHARS`` characters, counted as the index matches (:class:`_TermFreq`),
    length = the text's characters, document frequency = estimated from the
@@ -39,7 +37,6 @@ from pi_memory.index.words import HAS_CJK, word_tokens
 CANDIDATE_CAP = 200  # rows ranked per clause of the query (the newest matches)
 LOOSE_CAP = 100  # rows per term when a query is broadened to any of its terms
 DF_SAMPLE = 64  # newest matches read to estimate how common a term is
-DRIVER_CAP = 2000  # a multi-term clause whose rarest term matches fewer rows is evaluated from those rows
 SCORE_CHARS = 4000  # term frequencies are counted in the first SCORE_CHARS characters of a text
 K1 = 1.2
 B = 0.75
@@ -61,7 +58,7 @@ class Corpus:
 MESSAGES = Corpus("messages_fts", "messages m", "m.id", "m.text", "m.timestamp", words=True)
 MEMORIES = Corpus(
     "memories_fts", "memories mem", "mem.id", "mem.content || ifnull(char(10) || mem.failure_reason, '')",
-    "mem.created",
+    "mem.created", words=True,
 )
 
 
@@ -77,11 +74,6 @@ class Ranked:
     capped: bool
     plan: QueryPlan
     terms: list[Term] = field(default_factory=list)
-
-
-def _caseless(text: str) -> bool:
-    """True when SQLite's ASCII-only ``LIKE`` folds case exactly as the trigram index does for ``text``."""
-    return all(ch.isascii() or ch.lower() == ch.upper() for ch in text)
 
 
 def _density(ids: list[int], cap: int, total: int) -> float:
@@ -246,12 +238,6 @@ class Engine:
             return self.conn.execute(sql, [*self.params, *args, cap]).fetchall()
         if len(clause.terms) == 1:
             return self.term_rows(longs[0], cap)
-        if not self.corpus.words and len(longs) >= 2 and all(_caseless(t.text) for t in clause.terms):
-            driver = min(longs, key=self.doc_freq)
-            if self.doc_freq(driver) < DRIVER_CAP:
-                ids, complete = self.term_ids(driver, DRIVER_CAP)
-                if complete:
-                    return self._rows_by_id(ids, [t for t in clause.terms if t is not driver], cap)
         shorts = [t for t in clause.terms if t.short]
         return self._fts_rows(expr, shorts, self.cols, cap)
 

@@ -1,5 +1,5 @@
-"""User query text -> a search plan over an FTS5 index (the word index of messages or the trigram index of
-memories). Never raises for any input.
+"""User query text -> a search plan over an FTS5 index (the word indexes of messages and memories; the rules
+for a trigram index are kept). Never raises for any input.
 
 The chain, step by step:
 
@@ -238,7 +238,8 @@ def _dedupe(terms: list[Term]) -> tuple[Term, ...]:
 def plan_query(query: str | None, operators: bool = True, words: bool = False) -> QueryPlan:
     """Turn any user text into a :class:`QueryPlan` (see the module docstring). Never raises.
 
-    ``words``: the plan is for the word index (``messages_fts``), else for a trigram index (``memories_fts``).
+    ``words``: the plan is for a word index (``messages_fts``, ``memories_fts``: :mod:`.words`), else for an
+    FTS5 trigram index (what both were first; kept for trigram tables).
     """
     text = "".join(ch if ch.isprintable() or ch in "\t\n" else " " for ch in (query or ""))
     if not text.strip():

@@ -1,7 +1,7 @@
 """``session_search`` and ``memory_search``: ranked, filtered, bounded full-text search over the index.
 
 The query text becomes a plan (:mod:`.query`, never an error), the plan is run and ranked by :mod:`.engine`
-(candidates from the trigram index, BM25, broadening to any term), and the top hits get their provenance, a
+(candidates from the word index, BM25, broadening to any term), and the top hits get their provenance, a
 highlighted snippet (:mod:`.snippets`) and the output caps of :mod:`.results`. Filter values that are invalid
 (an unknown role, an unreadable date) raise :class:`SearchInputError` with the accepted values
 (:mod:`.filters`). ``memory_search`` also records the use of the memories it returns.

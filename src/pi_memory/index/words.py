@@ -1,6 +1,6 @@
-"""How session text is cut into searchable words: FTS5 ``unicode61`` plus one token per CJK character.
+"""How text is cut into searchable words: FTS5 ``unicode61`` plus one token per CJK character.
 
-The message index (``messages_fts``) is a word index. SQLite's ``unicode61`` tokenizer splits on anything
+The message index (``messages_fts``) and the memory index (``memories_fts``) are word indexes. SQLite's ``unicode61`` tokenizer splits on anything
 that is not a letter or a digit (``_`` included), folds case in every script and removes diacritics
 (``café`` matches ``cafe``). It keeps a run of CJK characters as one token, because those scripts do not put
 spaces between words, so a CJK word inside a sentence could not be found. :func:`fts_form` therefore puts a
@@ -8,10 +8,10 @@ space around every CJK character before the text is indexed, and a CJK query ter
 characters (``缓存`` -> ``"缓 存"``): it matches wherever those characters are adjacent, which is what a
 substring search gave. Latin text is left as it is.
 
-Why not the trigram tokenizer (what the index used first): it emits about one token per character, which made
-indexing 3.5x slower (6.8 against 20+ MB/s of JSONL, ``benchmarks/index_throughput.py --variants``) and left
-rare words made of common trigrams slow to find at 1M messages. The memory mirror (``memories_fts``, small)
-keeps trigram substring matching.
+Why not the trigram tokenizer (what both indexes used first): it emits about one token per character, which
+made indexing 3.5x slower (6.8 against 20+ MB/s of JSONL, ``benchmarks/index_throughput.py --variants``) and
+left rare words made of common trigrams slow to find at 1M rows (memory_search p95 42.8 ms at 1M memories on
+trigram). Messages and memories use the same word index rules, so both searches read a query the same way.
 """
 
 from __future__ import annotations
@@ -35,6 +35,24 @@ def fts_form(text: str) -> str | None:
     if not HAS_CJK.search(text):
         return None
     return _ONE_CJK.sub(r" \1 ", text)
+
+
+SQL_FTS_FORM = "pm_fts_form"
+"""The SQL function every index connection gets (:func:`register`): ``pm_fts_form(text)`` is the text as the
+word index takes it (:func:`fts_form`, or the text itself). The ``memories`` triggers call it, so every writer
+indexes CJK the same way. Changing :func:`fts_form` needs a migration that rebuilds ``memories_fts``: a
+contentless index must be told, on delete, exactly the text it indexed."""
+
+
+def register(conn) -> None:
+    """Add ``pm_fts_form`` to a ``sqlite3`` connection (deterministic, so SQLite may use it in triggers)."""
+    conn.create_function(SQL_FTS_FORM, 1, _sql_fts_form, deterministic=True)
+
+
+def _sql_fts_form(text):
+    if not isinstance(text, str):
+        return text
+    return fts_form(text) or text
 
 
 def has_word(text: str) -> bool:
