@@ -37,6 +37,15 @@ def test_maxsim_is_the_mean_best_match_of_each_query_token():
     assert [round(score, 6) for _, score in ranked] == [0.9, -0.1, -0.1]
 
 
+def test_maxsim_ranking_matches_maxsim_on_each_candidate():
+    rng = np.random.default_rng(7)
+    docs = [token_matrix(["a"] * n, rng.normal(size=(n, 8))) for n in (3, 1, 5, 2)] + [np.zeros((0, 8))]
+    query = token_matrix(["q"] * 3, rng.normal(size=(3, 8)))
+    ranked = dict(maxsim_ranking(query, docs, [4, 3, 2, 1, 0]))
+    assert ranked == pytest.approx({i: maxsim(query, d) for i, d in enumerate(docs)})
+    assert maxsim_ranking(query, docs, []) == []
+
+
 def test_pooled_is_the_normalised_mean():
     assert pooled(np.array([[3.0, 0.0], [3.0, 8.0]])).tolist() == pytest.approx([0.6, 0.8])
 
