@@ -26,7 +26,9 @@ it includes embedding the question (the only model call at query time; no LLM is
 ``--ablations``: the turn index built up one step at a time (each row adds one step to the previous and
 prints its effect on R@10), then the final configuration with one step taken out at a time, then the
 ``session_search`` query steps switched off one at a time. Key embeddings are cached across rows (about 5
-minutes on 2 cores for all rows); latency is not reported for ablation rows.
+minutes on 2 cores for all rows); latency is not reported for ablation rows. For every step it also prints
+the change of R@10 in each conversation and in each half of the questions (even / odd positions), so a step
+tuned on this file can be seen to generalise (or not).
 
 The defaults of ``HybridConfig`` were chosen with this script on this data (5 conversations, 760 questions):
 differences under about 0.01 are within what another split of questions would move.
@@ -156,10 +158,14 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[rank - 1]
 
 
-def evaluate(search: Callable[[str, str, int], list[str]], qs: list, ks: list[int], timed: bool = True) -> dict:
+def evaluate(search: Callable[[str, str, int], list[str]], qs: list, ks: list[int], timed: bool = True,
+             keep: int | None = None) -> dict:
+    """Mean recall@k over ``qs`` (overall and by category), latency when ``timed``; ``keep``: also return
+    each question's recall at that k under ``"per_question"`` (for the generalisation check)."""
     per_k: dict[int, list[float]] = {k: [] for k in ks}
     per_cat: dict[int, dict[int, list[float]]] = {c: {k: [] for k in ks} for c in CATEGORIES}
     times = []
+    kept: list[float] = []
     kmax = max(ks)
     if timed and qs:
         search(qs[0][0], qs[0][1], kmax)  # warm-up: first-use costs (model load, caches) are not a query's
@@ -171,6 +177,8 @@ def evaluate(search: Callable[[str, str, int], list[str]], qs: list, ks: list[in
             r = recall(ranked, evidence, k)
             per_k[k].append(r)
             per_cat[cat][k].append(r)
+        if keep is not None:
+            kept.append(recall(ranked, evidence, keep))
     out = {
         "recall": {f"R@{k}": round(statistics.fmean(v), 4) for k, v in per_k.items()},
         "by_category": {
@@ -178,6 +186,8 @@ def evaluate(search: Callable[[str, str, int], list[str]], qs: list, ks: list[in
             for c, d in per_cat.items()
         },
     }
+    if keep is not None:
+        out["per_question"] = kept
     if timed:
         out["latency_p50_ms"] = round(statistics.median(times), 2)
         out["latency_p95_ms"] = round(percentile(times, 95), 2)
@@ -218,6 +228,7 @@ class CachingEmbedder:
     def __init__(self, inner):
         self.inner, self.model_name, self.dim = inner, inner.model_name, inner.dim
         self.cache: dict[str, np.ndarray] = {}
+        self.tokens: dict[str, tuple[list[str], np.ndarray]] = {}
 
     def embed(self, texts):
         missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
@@ -229,6 +240,17 @@ class CachingEmbedder:
         if text not in self.cache:
             self.cache[text] = self.inner.embed_query(text)
         return self.cache[text]
+
+    def __getattr__(self, name):  # embed_tokens only when the wrapped embedder has it
+        if name != "embed_tokens" or not hasattr(self.inner, "embed_tokens"):
+            raise AttributeError(name)
+        return self._embed_tokens
+
+    def _embed_tokens(self, texts):
+        missing = [t for t in dict.fromkeys(texts) if t not in self.tokens]
+        if missing:
+            self.tokens.update(zip(missing, self.inner.embed_tokens(missing), strict=True))
+        return [self.tokens[t] for t in texts]
 
 
 def build_index(samples: list[dict], config: HybridConfig, embedder, vectors: bool = True) -> tuple[TurnIndex, float]:
@@ -247,7 +269,8 @@ def searcher(index: TurnIndex, mode: str) -> Callable[[str, str, int], list[str]
 NO_PRIORS = {"speaker_boost": 0.0, "time_boost": 0.0, "date_boost": 0.0}
 # Cumulative steps: (label, mode, config). Each row adds one step to the row above it.
 STEPS: list[tuple[str, str, HybridConfig]] = []
-_c = HybridConfig(vector_key=KeySpec(), rerank_key=None, expand=False, **NO_PRIORS)
+_c = HybridConfig(vector_key=KeySpec(), rerank_key=None, expand=False, late_weight=0.0, session_boost=0.0,
+                 **NO_PRIORS)
 STEPS.append(("plain vector (turn text + caption)", "vector", _c))
 _c = _c.but(vector_key=KeySpec(speaker=True, date=True))
 STEPS.append(("+ speaker and date fields in the key", "vector", _c))
@@ -270,7 +293,12 @@ _c = _c.but(fusion="convex", weights={"vector": 1.0, "lexical": 1.5})
 STEPS.append(("+ fusion: convex, vector 1 / lexical 1.5", "hybrid", _c))
 _c = _c.but(rerank_key=KeySpec(), rerank_weight=0.25)
 STEPS.append(("+ re-rank: turn-alone key, weight 0.25", "hybrid", _c))
+_c = _c.but(late_weight=0.5)
+STEPS.append(("+ late interaction (MaxSim) list, weight 0.5", "hybrid", _c))
+_c = _c.but(session_boost=0.2)
+STEPS.append(("+ session support 0.2", "hybrid", _c))
 FINAL = HybridConfig()
+assert _c == FINAL, "the last step must be the default configuration"
 # Side rows: one setting of the final configuration changed.
 VARIANTS: list[tuple[str, str, HybridConfig]] = [
     ("final, vector window +-0 (speaker+date)", "hybrid", FINAL.but(vector_key=KeySpec(speaker=True, date=True))),
@@ -283,6 +311,13 @@ VARIANTS: list[tuple[str, str, HybridConfig]] = [
     ("final - time-cue prior", "hybrid", FINAL.but(time_boost=0.0)),
     ("final - date prior", "hybrid", FINAL.but(date_boost=0.0)),
     ("final - re-rank", "hybrid", FINAL.but(rerank_key=None)),
+    ("final - late interaction", "hybrid", FINAL.but(late_weight=0.0)),
+    ("final, late interaction weight 1.0", "hybrid", FINAL.but(late_weight=1.0)),
+    ("final - session support", "hybrid", FINAL.but(session_boost=0.0)),
+    ("final, session support 0.5", "hybrid", FINAL.but(session_boost=0.5)),
+    ("final + first-person speaker list 0.25", "hybrid", FINAL.but(speaker_query_weight=0.25)),
+    ("final + first-person speaker list 0.5", "hybrid", FINAL.but(speaker_query_weight=0.5)),
+    ("final, candidates 200", "hybrid", FINAL.but(candidates=200)),
     ("final, re-rank as blend 0.1 (not a list)", "hybrid", FINAL.but(rerank="blend", rerank_weight=0.1)),
     ("final, fusion RRF k=60 1:1.5", "hybrid", FINAL.but(fusion="rrf")),
     ("final, fusion convex 1:1", "hybrid", FINAL.but(weights={"vector": 1.0, "lexical": 1.0})),
@@ -295,17 +330,30 @@ def run_ablations(samples: list[dict], qs: list, ks: list[int], embedder) -> lis
     cached = CachingEmbedder(embedder)
     rows = []
     previous = None
+    previous_per_q: list[float] | None = None
     for group, table in (("step", STEPS), ("variant", VARIANTS)):
         for label, mode, config in table:
             index, _ = build_index(samples, config, cached, vectors=mode != "bm25")
-            rec = evaluate(searcher(index, mode), qs, ks, timed=False)
+            rec = evaluate(searcher(index, mode), qs, ks, timed=False, keep=10)
             row = {"kind": group, "label": label, "mode": mode, **rec["recall"],
                    "by_category_R@10": {c: v.get("R@10") for c, v in rec["by_category"].items()}}
             if group == "step":
                 row["delta_R@10"] = None if previous is None else round(row["R@10"] - previous, 4)
-                previous = row["R@10"]
+                if previous_per_q is not None:
+                    row["delta_R@10_check"] = generalisation(qs, rec["per_question"], previous_per_q)
+                previous, previous_per_q = row["R@10"], rec["per_question"]
             rows.append(row)
     return rows
+
+
+def generalisation(qs: list, now: list[float], before: list[float]) -> dict:
+    """A step's R@10 change in each conversation and in each half of the questions (even / odd positions):
+    a step tuned on the whole file that only helps some conversations is fitting them, not the task."""
+    delta = np.asarray(now) - np.asarray(before)
+    convs = np.array([q[0] for q in qs])
+    half = np.arange(len(qs)) % 2 == 0
+    return {"conversations": {c: round(float(delta[convs == c].mean()), 4) for c in dict.fromkeys(convs)},
+            "halves": [round(float(delta[half].mean()), 4), round(float(delta[~half].mean()), 4)]}
 
 
 def config_summary(config: HybridConfig) -> dict:
@@ -426,6 +474,13 @@ def print_report(result: dict, ks: list[int]) -> None:
             cats = "/".join(f"{v:.2f}" for v in row["by_category_R@10"].values())
             print(f"  {row['label']:<44}{row['mode']:>7}" + "".join(f"{row[f'R@{k}']:>8.3f}" for k in ks)
                   + f"{d:>8}   {cats}")
+        print("  generalisation: each step's R@10 change per conversation | per half of the questions (even/odd)")
+        for row in result["ablations"]:
+            check = row.get("delta_R@10_check")
+            if check:
+                convs = " ".join(f"{v:+.3f}" for v in check["conversations"].values())
+                halves = " ".join(f"{v:+.3f}" for v in check["halves"])
+                print(f"  {row['label']:<44}{convs}  | {halves}")
         print("  session_search with one query step off:")
         for name, rec in result["session_search_ablations"].items():
             print(f"  {name:<44}{'':>7}" + "".join(f"{rec[f'R@{k}']:>8.3f}" for k in ks))

@@ -185,3 +185,77 @@ def test_concurrent_searches():
     for t in threads:
         t.join()
     assert not errors
+
+
+class CountingBagOfWords(BagOfWords):
+    """BagOfWords that records its query texts."""
+
+    def __init__(self):
+        self.queries = []
+
+    def embed_query(self, text):
+        self.queries.append(text)
+        return super().embed_query(text)
+
+
+class TokenBagOfWords(CountingBagOfWords):
+    """BagOfWords with token states: one hashed one-hot row per word, between [CLS] and [SEP] rows."""
+
+    def embed_tokens(self, texts):
+        out = []
+        for text in texts:
+            words = text.lower().replace("?", " ").replace(":", " ").split()
+            tokens = ["[CLS]", *words, "[SEP]"]
+            states = np.zeros((len(tokens), self.dim), dtype=np.float32)
+            states[0, 0] = states[-1, 1] = 1.0
+            for i, word in enumerate(words, 1):
+                states[i, zlib.crc32(word.encode()) % self.dim] = 1.0
+            out.append((tokens, states))
+        self.token_calls = getattr(self, "token_calls", 0) + 1
+        return out
+
+
+def test_speaker_query_list_ranks_the_named_speakers_turns_in_the_first_person():
+    group = [Turn("b", "Ann, what do you play?", speaker="Bob", session="1"),
+             Turn("a", "I play the violin", speaker="Ann", session="1"),
+             Turn("c", "what a lovely day", speaker="Ann", session="1")]
+    only_speaker = HybridConfig(weights={"vector": 0.0, "lexical": 0.0}, rerank_weight=0.0, speaker_boost=0.0,
+                                time_boost=0.0, speaker_query_weight=1.0, vector_key=KeySpec(), lexical_key=KeySpec())
+    emb = CountingBagOfWords()
+    index = TurnIndex(emb, only_speaker)
+    index.add("c", group)
+    assert index.search("What does Ann play?", "c", 3)[0].id == "a"  # Bob's turn has "play" too, but is Bob's
+    assert emb.queries == ["What does Ann play?", "What does I play?"]
+    ranking = index.speaker_ranking("What does Ann play?", index._groups["c"], index.expand("What does Ann play?", "c"), 5)
+    assert [row for row, _ in ranking] == [1, 2]  # Ann's turns only
+    emb.queries.clear()
+    index.search("What does anyone play?", "c", 3)  # no speaker named: no second embedding
+    index.search("What do Ann and Bob play?", "c", 3)  # every speaker named: none either
+    assert emb.queries == ["What does anyone play?", "What do Ann and Bob play?"]
+
+
+def test_late_interaction_list_uses_token_states_from_one_model_call():
+    group = [Turn("1", "the cat sat on the mat"), Turn("2", "cat and dog played"), Turn("3", "a bird sang")]
+    late_only = HybridConfig(weights={"vector": 0.0, "lexical": 0.0}, rerank_weight=0.0, late_weight=1.0,
+                             late_key=KeySpec(), vector_key=KeySpec(), lexical_key=KeySpec())
+    emb = TokenBagOfWords()
+    index = TurnIndex(emb, late_only)
+    index.add("c", group)
+    assert emb.token_calls == 1 and len(index._groups["c"].tokens) == 3
+    hits = index.search("cat dog", "c", 3)
+    assert [h.id for h in hits][:2] == ["2", "1"]
+    assert emb.token_calls == 2 and emb.queries == []  # the query vector came from its token states
+    plain = TurnIndex(BagOfWords(), late_only)  # no embed_tokens: the step is skipped
+    plain.add("c", group)
+    assert plain._groups["c"].tokens == []
+    assert len(plain.search("cat dog", "c", 3)) == 3
+
+
+def test_bundled_token_states_pool_to_the_query_vector():
+    from pi_memory.embed import get_embedder
+    from pi_memory.retrieval.late import pooled
+
+    emb = get_embedder()
+    ((tokens, states),) = emb.embed_tokens(["Which of them adopted a dog?"])
+    assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]" and states.shape == (len(tokens), 384)
+    assert float(pooled(states) @ emb.embed_query("Which of them adopted a dog?")) > 0.999

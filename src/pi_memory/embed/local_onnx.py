@@ -221,8 +221,22 @@ class OnnxMiniLM:
             raise TypeError(f"embed_query() takes a str, not {type(text).__name__}")
         return self.embed([text])[0]
 
-    def _run(self, batch: list[list[int]]) -> np.ndarray:
-        """One onnxruntime call: pad to the longest row, mean-pool the last hidden state over real tokens."""
+    def embed_tokens(self, texts: Sequence[str]) -> list[tuple[list[str], np.ndarray]]:
+        """Token-level outputs for late interaction (ColBERT-style MaxSim, Khattab & Zaharia 2020): per text,
+        its word pieces (``[CLS]`` and ``[SEP]`` included) and float32 ``(n_tokens, 384)`` last hidden states,
+        not normalised. Mean-pooling a text's states over its tokens and L2-normalising gives its :meth:`embed`
+        vector when the text is alone in its batch. Each text runs alone (no padding), so texts over 256 tokens
+        are cut as in :meth:`embed`."""
+        items = check_texts(texts)
+        self.load()
+        out = []
+        for encoding in self._tokenizer.encode_batch(items):
+            hidden, _ = self._hidden([encoding.ids])
+            out.append((list(encoding.tokens), hidden[0]))
+        return out
+
+    def _hidden(self, batch: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+        """One onnxruntime call padded to the longest row: ``(hidden (batch, width, 384), mask (batch, width))``."""
         width = max(len(ids) for ids in batch)
         input_ids = np.full((len(batch), width), PAD_ID, dtype=np.int64)
         mask = np.zeros((len(batch), width), dtype=np.int64)
@@ -238,6 +252,11 @@ class OnnxMiniLM:
             raise EmbeddingError(f"onnxruntime failed on a batch of {len(batch)} texts: {exc}.",
                                  "report this as a bug, with the text if you can share it.",
                                  provider="local") from exc
+        return hidden, mask
+
+    def _run(self, batch: list[list[int]]) -> np.ndarray:
+        """Mean-pool the last hidden state of one batch over its real tokens, L2-normalised."""
+        hidden, mask = self._hidden(batch)
         weights = mask.astype(np.float32)
         summed = np.einsum("bld,bl->bd", hidden, weights)
         pooled = summed / np.maximum(weights.sum(axis=1, keepdims=True), 1e-9)

@@ -14,6 +14,12 @@
 * **dates**: explicit dates in the question (``October 13, 2023``, ``13 October 2023``, ``May 2023``,
   ``2022``, ``2023-05-08``) as inclusive day ranges, so turns of sessions near them can be favoured
   (time-aware query expansion, LongMemEval §5, with rules instead of a model).
+
+:func:`first_person` rewrites a question about a named speaker the way that speaker would have said it
+("What instruments does Melanie play?" -> "What instruments does I play?"): people talk about themselves in
+the first person, so the rewritten question's embedding sits nearer their own turns than one that carries
+their name (which pulls towards turns *addressed* to them: "Thanks, Melanie!"). Grammar is not repaired; a
+bi-encoder does not need it.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from datetime import date
 from pi_memory.index.query import STOP_WORDS as SEARCH_STOP_WORDS
 from pi_memory.index.query import light_stem
 
-__all__ = ["STOP_WORDS", "ExpandedQuery", "expand_query", "find_dates", "is_temporal", "light_stem"]
+__all__ = ["STOP_WORDS", "ExpandedQuery", "expand_query", "find_dates", "first_person", "is_temporal", "light_stem"]
 
 _QUESTION_FILLERS = """
     also ever etc kind kinds type types sort sorts way ways thing things something anything likely might may
@@ -161,3 +167,16 @@ def expand_query(
     unique = tuple(dict.fromkeys(terms))
     return ExpandedQuery(text=text, terms=unique, speakers=tuple(named), temporal=is_temporal(text),
                          dates=tuple(find_dates(text)))
+
+
+def first_person(question: str, speakers: Iterable[str]) -> str:
+    """``question`` with each of ``speakers`` (full name or first name, whole word, any case) written in the
+    first person: a possessive (``Melanie's``) becomes ``my``, the name alone ``I``; spaces are collapsed.
+    Longer names are replaced first, so ``Ann Lee`` wins over ``Ann``."""
+    names = {name for speaker in speakers if speaker for name in (speaker, speaker.split()[0])}
+    text = question or ""
+    for name in sorted(names, key=len, reverse=True):
+        quoted = re.escape(name)
+        text = re.sub(rf"\b{quoted}['’]s?(?![\w'’])", "my", text, flags=re.IGNORECASE)
+        text = re.sub(rf"\b{quoted}\b", "I", text, flags=re.IGNORECASE)
+    return " ".join(text.split())

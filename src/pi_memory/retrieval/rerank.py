@@ -14,13 +14,13 @@ cosine``. Candidates past ``depth`` keep their order below the re-scored ones.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 
 from pi_memory.retrieval.fusion import minmax
 
-__all__ = ["blend", "cosines", "rescore"]
+__all__ = ["blend", "cosines", "rescore", "session_support"]
 
 
 def cosines(query: np.ndarray, vectors: np.ndarray, rows: Sequence[int]) -> np.ndarray:
@@ -59,3 +59,20 @@ def blend(
     mixed.sort(key=lambda item: -item[1])  # stable: the first stage breaks ties
     floor = min((s for _, s in mixed), default=0.0)
     return mixed + [(row, min(score, floor)) for row, score in tail]
+
+
+def session_support(ranked: Sequence[tuple[int, float]], session_of: Sequence[Hashable], weight: float
+                    ) -> list[tuple[int, float]]:
+    """Re-rank ``(row, score)`` pairs (scores >= 0) by session support (module docstring); ``session_of[row]``
+    is the row's session. ``weight`` 0 returns the pairs unchanged; ties keep their order."""
+    if weight <= 0 or not ranked:
+        return list(ranked)
+    best: dict[Hashable, float] = {}
+    for row, score in ranked:
+        session = session_of[row]
+        best[session] = max(best.get(session, 0.0), score)
+    top = max(best.values())
+    if top <= 0:
+        return list(ranked)
+    lifted = [(row, score * (1.0 + weight * best[session_of[row]] / top)) for row, score in ranked]
+    return sorted(lifted, key=lambda item: -item[1])
