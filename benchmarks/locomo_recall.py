@@ -293,8 +293,6 @@ _c = _c.but(fusion="convex", weights={"vector": 1.0, "lexical": 1.5})
 STEPS.append(("+ fusion: convex, vector 1 / lexical 1.5", "hybrid", _c))
 _c = _c.but(rerank_key=KeySpec(), rerank_weight=0.25)
 STEPS.append(("+ re-rank: turn-alone key, weight 0.25", "hybrid", _c))
-_c = _c.but(late_weight=0.5)
-STEPS.append(("+ late interaction (MaxSim) list, weight 0.5", "hybrid", _c))
 _c = _c.but(session_boost=0.2)
 STEPS.append(("+ session support 0.2", "hybrid", _c))
 FINAL = HybridConfig()
@@ -311,8 +309,8 @@ VARIANTS: list[tuple[str, str, HybridConfig]] = [
     ("final - time-cue prior", "hybrid", FINAL.but(time_boost=0.0)),
     ("final - date prior", "hybrid", FINAL.but(date_boost=0.0)),
     ("final - re-rank", "hybrid", FINAL.but(rerank_key=None)),
-    ("final - late interaction", "hybrid", FINAL.but(late_weight=0.0)),
-    ("final, late interaction weight 1.0", "hybrid", FINAL.but(late_weight=1.0)),
+    ("final + late interaction (MaxSim) 0.5", "hybrid", FINAL.but(late_weight=0.5)),
+    ("final + late interaction (MaxSim) 1.0", "hybrid", FINAL.but(late_weight=1.0)),
     ("final - session support", "hybrid", FINAL.but(session_boost=0.0)),
     ("final, session support 0.5", "hybrid", FINAL.but(session_boost=0.5)),
     ("final + first-person speaker list 0.25", "hybrid", FINAL.but(speaker_query_weight=0.25)),
