@@ -9,6 +9,7 @@ the index at once through the store's ``on_change`` hook; a failed mirror is log
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 import threading
@@ -47,6 +48,20 @@ class Memory:
                 self._conn = open_index(self.settings.data_dir)
             return self._conn
 
+    def repair_index(self) -> sqlite3.Connection:
+        """Close the index and open it again with a full integrity check, which sets a damaged file aside and
+        rebuilds it (:func:`pi_memory.index.open_index` with ``check=True``). For damage found after opening:
+        a large index is not fully checked at every open."""
+        with self._lock:
+            if self._conn is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.close()
+                self._conn = None
+            from pi_memory.index import open_index
+
+            self._conn = open_index(self.settings.data_dir, check=True)
+            return self._conn
+
     def mirror(self, target: str, entries: list[str]) -> None:
         """Mirror one curated store into the index (the store's ``on_change`` hook)."""
         from pi_memory.index import sync_store
@@ -69,7 +84,7 @@ class Memory:
         from pi_memory.tools.search import create_search_tools
 
         current = str(self.project_root) if self.project_root else None
-        tools = create_memory_tools(self.store) + create_search_tools(self.index, current)
+        tools = create_memory_tools(self.store) + create_search_tools(self.index, current, self.repair_index)
         service = self.semantic()
         if service is not None:
             from pi_memory.semantic.tools import create_semantic_tools

@@ -18,7 +18,7 @@ def _tool(name: str, dir_: Path | None, arguments: dict, as_json: bool) -> None:
 
     memory = open_mem(dir_)  # only the search tools: no semantic service, embedder or model for a search
     current = str(memory.project_root) if memory.project_root else None
-    spec = next(t for t in create_search_tools(memory.index, current) if t.name == name)
+    spec = next(t for t in create_search_tools(memory.index, current, memory.repair_index) if t.name == name)
     outcome = spec.call({k: v for k, v in arguments.items() if v is not None})
     if as_json or state.json:
         out.print_json(json.dumps(outcome.result, ensure_ascii=False))
@@ -141,7 +141,7 @@ def reindex(
     from pi_memory.index.readers import default_roots
 
     memory = open_mem(dir)
-    conn = memory.index()
+    conn = memory.repair_index()  # a full integrity check first: damage is set aside and salvaged, not re-read
     sync_markdown(conn, memory.settings.data_dir)
     targets: list[Path] | None = list(paths) if paths else None
     if targets is None:

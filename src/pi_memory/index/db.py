@@ -73,7 +73,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from pi_memory.index.words import fts_form
+from pi_memory.index.words import TOKENIZER, fts_form
 from pi_memory.index.words import register as register_words
 
 INDEX_FILE = "index.sqlite3"
@@ -104,7 +104,8 @@ MESSAGES_DELETE_TRIGGER = (
 )
 
 _WORD_INDEX = (
-    "CREATE VIRTUAL TABLE messages_fts USING fts5(text, content='', columnsize=0);\n" + MESSAGES_DELETE_TRIGGER
+    f"CREATE VIRTUAL TABLE messages_fts USING fts5(text, content='', columnsize=0, tokenize='{TOKENIZER}');\n"
+    + MESSAGES_DELETE_TRIGGER
     + ";\nCREATE TRIGGER messages_au AFTER UPDATE OF text, fts_text ON messages BEGIN "
     "INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.id, coalesce(old.fts_text, old.text)); "
     "INSERT INTO messages_fts(rowid, text) VALUES (new.id, coalesce(new.fts_text, new.text)); END;"
@@ -117,8 +118,14 @@ _MEMORY_FORM = "pm_fts_form({row}.content || char(10) || ifnull({row}.failure_re
 
 def _to_word_index(conn: sqlite3.Connection) -> None:
     """Migration 005: fill ``fts_text`` for rows with CJK text, create the word index and index every row."""
-    forms = ((fts_form(text), rid) for rid, text in conn.execute("SELECT id, text FROM messages").fetchall())
-    conn.executemany("UPDATE messages SET fts_text = ? WHERE id = ?", [(f, rid) for f, rid in forms if f])
+    last = 0
+    while True:  # in batches: a large index must not be read into memory at once
+        rows = conn.execute("SELECT id, text FROM messages WHERE id > ? ORDER BY id LIMIT 5000", (last,)).fetchall()
+        if not rows:
+            break
+        last = rows[-1][0]
+        forms = [(fts_form(text), rid) for rid, text in rows if not text.isascii()]
+        conn.executemany("UPDATE messages SET fts_text = ? WHERE id = ?", [(f, rid) for f, rid in forms if f])
     for statement in split_statements(_WORD_INDEX):
         conn.execute(statement)
     conn.execute("INSERT INTO messages_fts(rowid, text) SELECT id, coalesce(fts_text, text) FROM messages")
@@ -259,7 +266,7 @@ MIGRATIONS: list[Migration] = [
         DROP TRIGGER IF EXISTS memories_ad;
         DROP TRIGGER IF EXISTS memories_au;
         DROP TABLE IF EXISTS memories_fts;
-        CREATE VIRTUAL TABLE memories_fts USING fts5(text, content='', columnsize=0);
+        CREATE VIRTUAL TABLE memories_fts USING fts5(text, content='', columnsize=0, tokenize='{TOKENIZER}');
         CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
             INSERT INTO memories_fts(rowid, text) VALUES (new.id, {_MEMORY_FORM.format(row="new")});
         END;

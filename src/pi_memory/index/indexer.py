@@ -55,7 +55,7 @@ from pathlib import Path
 from pi_memory.index.db import MESSAGES_DELETE_TRIGGER, now_iso, transaction
 from pi_memory.index.readers import default_roots, discover, read_session
 from pi_memory.index.readers.base import ReadResult, SessionInfo, active_branch
-from pi_memory.index.words import fts_form
+from pi_memory.index.words import clean_text, fts_form
 from pi_memory.index.writer import GroupWriter, IdRange, index_ranges, pipeline
 from pi_memory.project import project_id, project_name, project_root
 
@@ -82,6 +82,7 @@ class IndexStats:
     files_replaced: int = 0
     files_failed: int = 0
     files_deferred: int = 0  # changed files left for a later pass because of max_files
+    files_raced: int = 0  # indexed by another pass (another process) while this one ran: left as it wrote them
     messages_added: int = 0
     messages_removed: int = 0
     bytes_read: int = 0
@@ -198,7 +199,12 @@ class _Projects:
         return self.cache[cwd]
 
 
+def _clean(value: str | None) -> str | None:
+    return clean_text(value) if type(value) is str else value
+
+
 def _session_row(conn: sqlite3.Connection, info: SessionInfo, path: str, projects: _Projects) -> int:
+    info = SessionInfo(**{k: _clean(v) for k, v in dataclasses.asdict(info).items()})
     key = info.session_id or Path(path).stem
     pid, pname, proot = projects.get(info.cwd)
     row = conn.execute(
@@ -257,6 +263,10 @@ def insert_messages(conn: sqlite3.Connection, rows: list[tuple]) -> None:
         index_ranges(conn, [ids])
 
 
+class _Raced(Exception):
+    """Raised inside a file's savepoint when another pass indexed the file after this pass classified it."""
+
+
 @dataclass
 class _Read:
     """A file read outside any transaction: the reader's result and the hashes stored for the next pass."""
@@ -278,7 +288,7 @@ def _read(todo: _Todo) -> _Read | Exception:
             prefix_hash = _prefix_hash(fh, res.end_offset)
             tail_hash = _hash(_read_range(fh, todo.size))
         return _Read(res, prefix_hash, tail_hash)
-    except (OSError, ValueError) as exc:
+    except Exception as exc:  # a reader bug costs this file (counted in files_failed), never the pass
         return exc
 
 
@@ -287,6 +297,9 @@ def _write(
 ) -> IdRange | None:
     """Write one file's rows (inside the caller's transaction); returns the new message ids."""
     path, known, res = todo.path, todo.known, read.res
+    now = conn.execute("SELECT end_offset, prefix_hash FROM session_files WHERE path = ?", (path,)).fetchone()
+    if now != ((known.end_offset, known.prefix_hash) if known else None):
+        raise _Raced(path)  # another pass wrote this file after this one looked at it: its rows stand
     leaf = res.leaf_id if res.leaf_id is not None else (known.leaf_id if known else None)
     session_id = _session_row(conn, res.info, path, projects)
     file_id = conn.execute(
@@ -308,7 +321,7 @@ def _write(
     if res.parents:
         conn.executemany(
             "INSERT OR REPLACE INTO entries(file_id, entry_id, parent_id) VALUES (?, ?, ?)",
-            [(file_id, k, v) for k, v in res.parents.items()],
+            [(file_id, _clean(k), _clean(v)) for k, v in res.parents.items()],
         )
     relabel = False
     if todo.mode == "append" and known is not None:
@@ -322,10 +335,10 @@ def _write(
         active = active_branch(res.parents, leaf)
     rows = []
     for r in res.records:
-        text = cap_text(r.text, TOOL_TEXT_CHARS if r.kind in _TOOL_KINDS else MAX_TEXT_CHARS)
+        text = clean_text(cap_text(r.text, TOOL_TEXT_CHARS if r.kind in _TOOL_KINDS else MAX_TEXT_CHARS))
         rows.append((
-            session_id, file_id, r.entry_id, r.parent_id, r.line, r.timestamp, r.role, r.kind, r.tool_name,
-            "active" if r.entry_id is None or r.entry_id in active else "abandoned", text,
+            session_id, file_id, _clean(r.entry_id), _clean(r.parent_id), r.line, r.timestamp, r.role, r.kind,
+            _clean(r.tool_name), "active" if r.entry_id is None or r.entry_id in active else "abandoned", text,
         ))
     ids = _insert_rows(conn, rows)
     if relabel:
@@ -348,10 +361,10 @@ _COUNTERS = {"new": "files_new", "append": "files_appended", "replace": "files_r
 
 def _paths(conn: sqlite3.Connection, paths: Iterable[Path | str] | None) -> list[str]:
     """The files to look at: under ``paths``, or under the default folders plus ``pending_paths``."""
-    if paths is not None:
-        return [str(p) for p in discover([Path(p) for p in paths])]
+    if paths is not None:  # absolute and symlink-free: one file, one row, whatever the cwd or spelling
+        return [str(p) for p in discover([Path(p).expanduser().resolve() for p in paths])]
     roots = [*default_roots().values(), *(Path(r[0]) for r in conn.execute("SELECT path FROM pending_paths"))]
-    return [str(p) for p in discover(roots)]
+    return [str(p) for p in discover([Path(p).expanduser().resolve() for p in roots])]
 
 
 def index_paths(
@@ -384,6 +397,8 @@ def index_paths(
     total_bytes = sum(t.size - (t.known.end_offset if t.mode == "append" and t.known else 0) for t in todo)
     projects = _Projects()
     bulk = total_bytes >= BULK_BYTES
+    if not bulk and todo:
+        _reset_bulk_settings(conn)
     if bulk:  # fewer, larger merges and checkpoints while writing; one merge at the end
         conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 16)")
         conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('hashsize', ?)", (BULK_HASH_BYTES,))
@@ -411,6 +426,15 @@ def index_paths(
     return stats
 
 
+def _reset_bulk_settings(conn: sqlite3.Connection) -> None:
+    """Put back the small-pass FTS settings if a bulk pass was killed before it could (``kill -9``)."""
+    cfg = dict(conn.execute("SELECT k, v FROM messages_fts_config WHERE k IN ('automerge', 'hashsize')"))
+    if cfg.get("automerge", 4) != 4 or cfg.get("hashsize", 1024 * 1024) != 1024 * 1024:
+        with transaction(conn):
+            conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 4)")
+            conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('hashsize', ?)", (1024 * 1024,))
+
+
 def _index_todo(
     conn: sqlite3.Connection,
     todo: list[_Todo],
@@ -432,10 +456,12 @@ def _index_todo(
             stats.bytes_read += read.res.end_offset - (item.known.end_offset if item.mode == "append" else 0)
             counter = _COUNTERS[item.mode]
             setattr(stats, counter, getattr(stats, counter) + 1)
-        except (OSError, ValueError, sqlite3.IntegrityError) as exc:
+        except _Raced:
+            stats.files_raced += 1
+        except (OSError, ValueError, TypeError, AttributeError, KeyError, sqlite3.IntegrityError) as exc:
             stats.files_failed += 1
             if len(stats.errors) < MAX_ERRORS:
-                stats.errors.append(f"{item.path}: {exc}")
+                stats.errors.append(f"{item.path}: {type(exc).__name__}: {exc}")
         done[0] += 1
         done[1] += new_bytes
         if progress is not None:

@@ -48,7 +48,13 @@ MAX_QUERY_CHARS = 1000  # a longer query is cut: it is echoed in the result and 
 
 
 def _cap_query(query: str | None) -> str | None:
-    return query[:MAX_QUERY_CHARS] if isinstance(query, str) else query
+    """At most ``MAX_QUERY_CHARS``, cut at the last white space before the limit (never inside a word, which
+    would become a required fragment) when there is one."""
+    if not isinstance(query, str) or len(query) <= MAX_QUERY_CHARS:
+        return query
+    cut = query[:MAX_QUERY_CHARS]
+    space = max(cut.rfind(" "), cut.rfind("\n"), cut.rfind("\t"))
+    return cut[:space] if space > 0 else cut
 
 
 def _search(
@@ -155,6 +161,8 @@ def session_search(
 
 
 def _empty_note(plan: QueryPlan) -> str:
+    if plan.empty and plan.query.strip():
+        return "The query only excludes terms (NOT ...), so nothing can match it. Add a term to search for."
     if plan.empty:
         return "The query is empty; nothing to search for."
     return "No matches. Try fewer or shorter terms, or a different spelling."

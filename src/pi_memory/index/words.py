@@ -1,8 +1,9 @@
 """How text is cut into searchable words: FTS5 ``unicode61`` plus one token per CJK character.
 
-The message index (``messages_fts``) and the memory index (``memories_fts``) are word indexes. SQLite's ``unicode61`` tokenizer splits on anything
-that is not a letter or a digit (``_`` included), folds case in every script and removes diacritics
-(``café`` matches ``cafe``). It keeps a run of CJK characters as one token, because those scripts do not put
+The message index (``messages_fts``) and the memory index (``memories_fts``) are word indexes. SQLite's
+``unicode61`` tokenizer (with ``remove_diacritics 2``) splits on anything that is not a letter or a digit
+(``_`` included), folds case in every script and removes diacritics, several on one letter too (``café``
+matches ``cafe``, ``Việt`` matches ``viet``). It keeps a run of CJK characters as one token, because those scripts do not put
 spaces between words, so a CJK word inside a sentence could not be found. :func:`fts_form` therefore puts a
 space around every CJK character before the text is indexed, and a CJK query term becomes a phrase of single
 characters (``缓存`` -> ``"缓 存"``): it matches wherever those characters are adjacent, which is what a
@@ -19,14 +20,32 @@ from __future__ import annotations
 import re
 
 CJK_RANGES = (
+    "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
     "\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31ff\u3400-\u4dbf"
     "\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003134f"
 )
-"""Code point ranges read as CJK (Han, kana, Hangul, bopomofo, CJK punctuation, full/half-width forms)."""
+"""Code point ranges indexed one character at a time: CJK (Han, kana, Hangul, bopomofo, CJK punctuation,
+full/half-width forms) and the other scripts written without spaces between words (Thai, Lao, Myanmar,
+Khmer). Called "CJK" throughout for short."""
 
 HAS_CJK = re.compile(f"[{CJK_RANGES}]")
 _ONE_CJK = re.compile(f"([{CJK_RANGES}])")
 _WORD = re.compile(r"[^\W_]+")
+
+
+TOKENIZER = "unicode61 remove_diacritics 2"
+
+
+def clean_text(text: str) -> str:
+    """``text`` with lone UTF-16 surrogates (an emoji cut in half by a truncating tool, kept by JSON) replaced
+    by U+FFFD: SQLite stores UTF-8, which cannot hold them, and one would fail the whole file."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
 
 
 def fts_form(text: str) -> str | None:

@@ -23,8 +23,12 @@ Every write to the connection happens in the calling thread.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import multiprocessing
+import os
 import pickle
+import signal
 import sqlite3
 import threading
 import time
@@ -103,6 +107,17 @@ class GroupWriter:
             self.open, self.pending = False, []
 
 
+def _die_with_parent(parent: int) -> None:
+    """Worker start-up: ask Linux to kill this worker when the indexing process dies (``PR_SET_PDEATHSIG``),
+    so a ``kill -9`` of the indexer leaves no reader behind; exit at once if the parent is already gone."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        os._exit(0)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (no worker traceback)
+
+
 LOOKAHEAD = 4  # files read ahead of the writer (bounds the memory held by parsed files)
 
 
@@ -122,7 +137,10 @@ def pipeline(
     pool: ProcessPoolExecutor | None = None
     if not in_process and len(todo) > 1 and threading.active_count() == 1:
         try:  # no fork on Windows: read in this process there
-            pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
+            pool = ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("fork"), initializer=_die_with_parent,
+                initargs=(os.getpid(),),
+            )
         except (ValueError, OSError):
             pool = None
     if pool is None:

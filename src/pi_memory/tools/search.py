@@ -7,6 +7,7 @@ once pasted and a tool result goes straight into the model's context.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
@@ -15,8 +16,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from pi_memory import safety
 
 if TYPE_CHECKING:
-    import sqlite3
-
     from pi_memory.tools import ToolSpec
 
 
@@ -55,19 +54,51 @@ def _redact(data: dict) -> dict:
     return data
 
 
-def create_search_tools(conn_factory: Callable[[], sqlite3.Connection], current_project: str | None) -> list[ToolSpec]:
-    """``session_search`` and ``memory_search`` over the index opened by ``conn_factory`` (called lazily)."""
-    from pi_memory.index import SearchInputError, memory_search, session_search
+def create_search_tools(
+    conn_factory: Callable[[], sqlite3.Connection],
+    current_project: str | None,
+    repair: Callable[[], object] | None = None,
+) -> list[ToolSpec]:
+    """``session_search`` and ``memory_search`` over the index opened by ``conn_factory`` (called lazily).
+
+    ``repair``: called once when a search meets a damaged database (damage deeper in a large index is not
+    found at open); the search then runs again. Without it, or if the damage stays, the tool answers with an
+    ``index_damaged`` error that says what to do.
+    """
+    from pi_memory.index import (
+        IndexUnavailableError,
+        SearchInputError,
+        is_corruption,
+        memory_search,
+        session_search,
+    )
     from pi_memory.tools import ToolSpec
 
     def project_of(value: str | None) -> str | None:
         return current_project if value == "current" else value
 
+    def damaged(exc: BaseException) -> dict:
+        return {"success": False, "code": "index_damaged",
+                "error": f"The search index is damaged ({exc}) and could not be repaired here. Run "
+                         "`pi-memory reindex` to rebuild it from the session files and Markdown stores."}
+
     def run(fn) -> dict:
         try:
-            result = fn()
+            try:
+                result = fn()
+            except sqlite3.DatabaseError as exc:
+                if not is_corruption(exc) or repair is None:
+                    raise
+                repair()  # sets the damaged file aside, rebuilds (salvaging what it can), then one more try
+                result = fn()
         except SearchInputError as exc:
             return {"success": False, "code": "invalid_arguments", "error": str(exc)}
+        except IndexUnavailableError as exc:
+            return damaged(exc)
+        except sqlite3.DatabaseError as exc:
+            if is_corruption(exc):
+                return damaged(exc)
+            raise
         return {"success": True, **_redact(result.model_dump(by_alias=True, exclude_none=True))}
 
     def sessions(a: SessionSearchArgs) -> dict:

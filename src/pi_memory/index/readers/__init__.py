@@ -58,6 +58,8 @@ class UnknownSessionFormat(ValueError):
 
 def _source_from_content(first: dict) -> str | None:
     ltype = first.get("type")
+    if not isinstance(ltype, str | None):
+        ltype = None  # a list or an object where a string belongs: judge by the other keys
     if ltype == "session":
         return "pi"
     if "payload" in first and ltype in _CODEX_TYPES:

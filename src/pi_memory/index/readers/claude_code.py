@@ -205,53 +205,56 @@ def read_claude_code(
 
     src = LineSource(path, start_offset, start_line)
     for n, raw in src:
-        line = parse_line(raw, skipped)
-        if line is None:
-            continue
-        ltype = line.get("type")
-        eid = line.get("uuid")
-        if type(eid) is str:
-            pid = line.get("parentUuid")
-            if type(pid) is not str:
-                pid = line.get("logicalParentUuid")
+        try:  # a valid JSON line with unexpected types costs that line, never the file
+            line = parse_line(raw, skipped)
+            if line is None:
+                continue
+            ltype = line.get("type")
+            eid = line.get("uuid")
+            if type(eid) is str:
+                pid = line.get("parentUuid")
                 if type(pid) is not str:
-                    pid = None
-            parents[eid] = pid
-            if line.get("isSidechain") is True:
-                side_leaf = eid
+                    pid = line.get("logicalParentUuid")
+                    if type(pid) is not str:
+                        pid = None
+                parents[eid] = pid
+                if line.get("isSidechain") is True:
+                    side_leaf = eid
+                else:
+                    leaf = eid
             else:
-                leaf = eid
-        else:
-            eid = pid = None
-        ts = norm_ts(line.get("timestamp"))
-        if need_info:
-            need_info = _fill_info(info, line, ts)
+                eid = pid = None
+            ts = norm_ts(line.get("timestamp"))
+            if need_info:
+                need_info = _fill_info(info, line, ts)
 
-        if ltype == "user" or ltype == "assistant":
-            if line.get("isMeta"):
-                skipped["is_meta"] += 1
-                continue
-            msg = line.get("message")
-            if type(msg) is not dict:
-                skipped["empty"] += 1
-                continue
-            if ltype == "user":
-                _user(line, msg.get("content"), eid, pid, n, ts, tool_names, records, skipped)
-            elif line.get("isApiErrorMessage"):
-                skipped["api_error"] += 1
+            if ltype == "user" or ltype == "assistant":
+                if line.get("isMeta"):
+                    skipped["is_meta"] += 1
+                    continue
+                msg = line.get("message")
+                if type(msg) is not dict:
+                    skipped["empty"] += 1
+                    continue
+                if ltype == "user":
+                    _user(line, msg.get("content"), eid, pid, n, ts, tool_names, records, skipped)
+                elif line.get("isApiErrorMessage"):
+                    skipped["api_error"] += 1
+                else:
+                    _assistant(msg.get("content"), eid, pid, n, ts, tool_names, records, skipped)
+            elif ltype in META_TYPES:
+                skipped[f"meta:{ltype}"] += 1
+            elif ltype == "summary":
+                text = line.get("summary")
+                target = line.get("leafUuid")
+                if type(text) is str and text.strip() and type(target) is str:
+                    summaries.append((len(records), n, target, text, ts))
+                else:
+                    skipped["empty"] += 1
             else:
-                _assistant(msg.get("content"), eid, pid, n, ts, tool_names, records, skipped)
-        elif ltype in META_TYPES:
-            skipped[f"meta:{ltype}"] += 1
-        elif ltype == "summary":
-            text = line.get("summary")
-            target = line.get("leafUuid")
-            if type(text) is str and text.strip() and type(target) is str:
-                summaries.append((len(records), n, target, text, ts))
-            else:
-                skipped["empty"] += 1
-        else:
-            skipped[f"unknown_type:{ltype}"] += 1
+                skipped[f"unknown_type:{ltype}"] += 1
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError):
+            skipped["malformed_entry"] += 1
 
     if summaries:
         records = _place_summaries(records, summaries, parents, skipped)

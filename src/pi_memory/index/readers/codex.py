@@ -227,45 +227,48 @@ def read_codex(
 
     src = LineSource(path, start_offset, start_line)
     for n, raw in src:
-        eid = f"L{n}"
-        pid = prev
-        parents[eid] = pid
-        prev = eid
-        line = parse_line(raw, skipped)
-        if line is None:
-            continue
-        ts = norm_ts(line.get("timestamp"))
-        ltype = line.get("type")
-        payload = line.get("payload")
-        if type(payload) is not dict:
-            payload = None
-        if ltype == "response_item" and payload is not None:
-            _item(payload, eid, pid, n, ts, st)
-        elif ltype == "event_msg":
-            skipped[f"event_msg:{payload.get('type') if payload else None}"] += 1
-        elif ltype == "compacted":
-            text = payload.get("message") if payload else None
-            if type(text) is str and text.strip():
-                st.records.append(Record("compaction", "summary", text, eid, pid, n, ts))
-            else:
-                skipped["empty"] += 1
-        elif ltype == "session_meta" and payload is not None:
-            if have_meta:
-                skipped["meta:session_meta"] += 1
-            else:
-                info = _meta_info(payload, ts)
+        try:  # a valid JSON line with unexpected types costs that line, never the file
+            eid = f"L{n}"
+            pid = prev
+            parents[eid] = pid
+            prev = eid
+            line = parse_line(raw, skipped)
+            if line is None:
+                continue
+            ts = norm_ts(line.get("timestamp"))
+            ltype = line.get("type")
+            payload = line.get("payload")
+            if type(payload) is not dict:
+                payload = None
+            if ltype == "response_item" and payload is not None:
+                _item(payload, eid, pid, n, ts, st)
+            elif ltype == "event_msg":
+                skipped[f"event_msg:{payload.get('type') if payload else None}"] += 1
+            elif ltype == "compacted":
+                text = payload.get("message") if payload else None
+                if type(text) is str and text.strip():
+                    st.records.append(Record("compaction", "summary", text, eid, pid, n, ts))
+                else:
+                    skipped["empty"] += 1
+            elif ltype == "session_meta" and payload is not None:
+                if have_meta:
+                    skipped["meta:session_meta"] += 1
+                else:
+                    info = _meta_info(payload, ts)
+                    have_meta = True
+            elif ltype in META_TYPES:
+                skipped[f"meta:{ltype}"] += 1
+            elif ltype in ITEM_TYPES and payload is None:  # legacy rollout: bare response item
+                _item(line, eid, pid, n, ts, st)
+            elif ltype is None and n == 1 and "id" in line and not have_meta:  # legacy rollout header
+                info = _meta_info(line, ts)
                 have_meta = True
-        elif ltype in META_TYPES:
-            skipped[f"meta:{ltype}"] += 1
-        elif ltype in ITEM_TYPES and payload is None:  # legacy rollout: bare response item
-            _item(line, eid, pid, n, ts, st)
-        elif ltype is None and n == 1 and "id" in line and not have_meta:  # legacy rollout header
-            info = _meta_info(line, ts)
-            have_meta = True
-        elif ltype is None and line.get("record_type") is not None:
-            skipped[f"meta:{line.get('record_type')}"] += 1
-        else:
-            skipped[f"unknown_type:{ltype}"] += 1
+            elif ltype is None and line.get("record_type") is not None:
+                skipped[f"meta:{line.get('record_type')}"] += 1
+            else:
+                skipped[f"unknown_type:{ltype}"] += 1
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError):
+            skipped["malformed_entry"] += 1
 
     return ReadResult(
         info=info,

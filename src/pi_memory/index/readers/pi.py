@@ -251,49 +251,52 @@ def read_pi(
 
     src = LineSource(path, start_offset, start_line)
     for n, raw in src:
-        entry = parse_line(raw, skipped)
-        if entry is not None and n == 1 and entry.get("type") == "session":
-            info = _info_from_header(entry)
-            linear = info.version == "1"
-            continue
-        if linear:
-            eid: str | None = f"L{n}"
-            pid: str | None = prev_lid
-            parents[eid] = pid
-            prev_lid = leaf = eid
-            if entry is None:
+        try:  # a valid JSON line with unexpected types costs that line, never the file
+            entry = parse_line(raw, skipped)
+            if entry is not None and n == 1 and entry.get("type") == "session":
+                info = _info_from_header(entry)
+                linear = info.version == "1"
                 continue
-        else:
-            if entry is None:
-                continue
-            eid = entry.get("id")
-            pid = entry.get("parentId")
-            if type(eid) is str:
-                if type(pid) is not str:
-                    pid = None
+            if linear:
+                eid: str | None = f"L{n}"
+                pid: str | None = prev_lid
                 parents[eid] = pid
-                leaf = eid
+                prev_lid = leaf = eid
+                if entry is None:
+                    continue
             else:
-                eid = None
-                pid = pid if type(pid) is str else None
+                if entry is None:
+                    continue
+                eid = entry.get("id")
+                pid = entry.get("parentId")
+                if type(eid) is str:
+                    if type(pid) is not str:
+                        pid = None
+                    parents[eid] = pid
+                    leaf = eid
+                else:
+                    eid = None
+                    pid = pid if type(pid) is str else None
 
-        etype = entry.get("type")
-        if etype == "message":
-            msg = entry.get("message")
-            if type(msg) is dict:
-                _message(msg, eid, pid, n, norm_ts(entry.get("timestamp")), records, skipped)
+            etype = entry.get("type")
+            if etype == "message":
+                msg = entry.get("message")
+                if type(msg) is dict:
+                    _message(msg, eid, pid, n, norm_ts(entry.get("timestamp")), records, skipped)
+                else:
+                    skipped["empty"] += 1
+            elif etype in META_TYPES:
+                skipped[f"meta:{etype}"] += 1
+            elif etype == "custom_message":
+                _custom(entry, eid, pid, n, norm_ts(entry.get("timestamp")), records, skipped)
+            elif etype == "compaction" or etype == "branch_summary":
+                _summary(etype, entry, eid, pid, n, norm_ts(entry.get("timestamp")), records, skipped)
+            elif etype == "session":
+                skipped["meta:session"] += 1
             else:
-                skipped["empty"] += 1
-        elif etype in META_TYPES:
-            skipped[f"meta:{etype}"] += 1
-        elif etype == "custom_message":
-            _custom(entry, eid, pid, n, norm_ts(entry.get("timestamp")), records, skipped)
-        elif etype == "compaction" or etype == "branch_summary":
-            _summary(etype, entry, eid, pid, n, norm_ts(entry.get("timestamp")), records, skipped)
-        elif etype == "session":
-            skipped["meta:session"] += 1
-        else:
-            skipped[f"unknown_type:{etype}"] += 1
+                skipped[f"unknown_type:{etype}"] += 1
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError):
+            skipped["malformed_entry"] += 1
 
     return ReadResult(
         info=info,
