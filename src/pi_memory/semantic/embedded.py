@@ -294,6 +294,11 @@ class EmbeddedBackend:
         with self._lock:
             return self._fetch([str(memory_id)], scope).get(str(memory_id))
 
+    def get_many(self, memory_ids: Sequence[str], *, scope: Scope) -> dict[str, SemanticMemory]:
+        """``{id: memory}`` for the ids found in ``scope`` (any status; one query); others are left out."""
+        with self._lock:
+            return self._fetch(list(memory_ids), scope)
+
     def get_all(self, *, scope: Scope, limit: int = 100, include_superseded: bool = False) -> list[SemanticMemory]:
         status = "" if include_superseded else " AND status = 'active'"
         with self._lock:
