@@ -25,6 +25,16 @@ memories stored with no agent and no project). Ids come only from those fields, 
 (identity keys there are dropped). Per-id routes need the scope and answer an unknown id and another scope's
 id with the same 404, so ids cannot be probed.
 
+``PUT`` and a scope that disagrees (decided in review of the semantic-memory issue): an update names its
+memory's scope in the query string (as ``GET``/``DELETE``), in the body (as Mem0 clients do), or in both. When
+both are given and they name different scopes (compared as scopes, so ``user_id=alice&run_id=p`` equals the
+composite ``"alice:project:p"``), the request is a 400 that says an update cannot move a memory to another
+scope and what to send instead. That answer depends on the request alone, never on where the id exists, so it
+leaks nothing: the same request with an unknown id gets the same 400. A ``PUT`` whose one scope is not the
+memory's -- the body alone naming another user, say -- is looked up in that scope and gets the same 404 as
+``GET`` and ``DELETE`` would; a 400 that said "this memory belongs to another scope" would tell any token
+holder which ids exist where.
+
 Differences from Mem0's OSS server: ``user_id`` is always required and per-id routes need the scope; an unknown
 id is 404 (Mem0: ``200 null``); ``PUT`` supersedes (a new id, the old memory kept as ``superseded``) and
 ``DELETE`` marks deleted, both keeping history; ``hash`` is SHA-256 of the normalised text (Mem0: MD5);
@@ -237,9 +247,7 @@ class _Service:
     async def update(self, request: Request) -> Response:
         memory_id = request.path_params["memory_id"]
         body = await _body(request, UpdateBody)
-        q = request.query_params
-        scope = _scope(body.user_id or q.get("user_id"), body.agent_id or q.get("agent_id"),
-                       body.run_id or q.get("run_id"))
+        scope = _update_scope(body, request.query_params)
         text = body.text if body.text is not None else body.data
         if text is None or not text.strip():
             raise ApiError(400, "text is required: send {\"text\": \"the corrected fact\"}")
@@ -312,6 +320,27 @@ def _scope(user_id: str | None, agent_id: str | None, run_id: str | None) -> Sco
         return scope_from_wire(user_id, agent_id, run_id)
     except ValueError as exc:
         raise ApiError(400, str(exc)) from exc
+
+
+def _update_scope(body: UpdateBody, query: Any) -> Scope:
+    """The scope a ``PUT`` names: the query string's, the body's, or both when they agree (module docstring)."""
+    keys = ("user_id", "agent_id", "run_id")
+    in_query = {k: query.get(k) for k in keys if query.get(k)}
+    in_body = {k: getattr(body, k) for k in keys if getattr(body, k)}
+    if not in_query or not in_body:
+        return _scope(*((in_query or in_body).get(k) for k in keys))
+    from_query, from_body = _scope(*(in_query.get(k) for k in keys)), _scope(*(in_body.get(k) for k in keys))
+    if from_query != from_body:
+        raise ApiError(400, f"the body names scope {_describe(in_body)} but the query string names "
+                            f"{_describe(in_query)}; an update keeps a memory in the scope it was stored in and "
+                            "cannot move it. Send the memory's own user_id, agent_id and run_id (in the query "
+                            "string, the body, or the same in both); to keep the fact under another scope, add it "
+                            "there (POST /memories) and delete this one.")
+    return from_query
+
+
+def _describe(ids: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in ids.items())
 
 
 def _id_and_scope(request: Request) -> tuple[str, Scope]:
