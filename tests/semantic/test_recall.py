@@ -9,7 +9,7 @@ from semantic_helpers import ALICE, BOB
 
 from pi_memory.index.db import transaction
 from pi_memory.index.mirror import add_extended
-from pi_memory.semantic.models import SemanticMemory
+from pi_memory.semantic.models import ScoreDetails, SemanticHit, SemanticMemory
 from pi_memory.semantic.ranking import RRF_K, fts_expression, keyword_terms, rrf_fuse
 from pi_memory.semantic.recall import (
     DEFAULT_MIN_SIMILARITY,
@@ -180,8 +180,12 @@ def test_keyword_coverage_and_evidence():
     assert has_evidence(semantic, 0.4) is True  # half of the query's keywords
     keyword_only = RecallHit("semantic", "m2", "x", ranks={"keyword": 1}, coverage=0.25)
     assert has_evidence(keyword_only, 0.4) is False
-    remote = RecallHit("semantic", "m3", "x", ranks={"semantic": 1})  # a remote backend gave no cosine
+    remote = RecallHit("semantic", "m3", "x", ranks={"semantic": 1}, unscored=True)  # Mem0's server: no details
     assert has_evidence(remote, 0.4) is True
+    ours = RecallHit.from_semantic(SemanticHit(memory=_mem("x"), score=0.01, details=ScoreDetails(keyword_rank=4)))
+    assert ours.unscored is False and has_evidence(ours, 0.4) is False  # our server: keyword-only, no cosine
+    bare = RecallHit.from_semantic(SemanticHit(memory=_mem("x"), score=0.9))
+    assert bare.unscored is True and has_evidence(bare, 0.4) is True
     assert has_evidence(RecallHit("session", "s#1", "x", ranks={"sessions": 1}, coverage=0.25), 0.4) is False
 
 

@@ -120,13 +120,15 @@ class RecallHit:
     memory: SemanticMemory | None = None
     similarity: float | None = None
     coverage: float = 0.0
+    unscored: bool = False  # a remote service ranked it and sent no score details (Mem0's server, the platform)
 
     @classmethod
     def from_semantic(cls, hit: SemanticHit) -> RecallHit:
-        ranks = {k: v for k, v in (("keyword", hit.details.keyword_rank), ("vector", hit.details.vector_rank))
-                 if v is not None}
+        d = hit.details
+        ranks = {k: v for k, v in (("keyword", d.keyword_rank), ("vector", d.vector_rank)) if v is not None}
+        unscored = d.cosine is None and d.rrf is None and not ranks
         return cls("semantic", hit.memory.id, hit.memory.text, hit.memory.date, hit.score, ranks, hit.memory,
-                   hit.details.cosine)
+                   d.cosine, unscored=unscored)
 
     def to_public(self) -> dict[str, Any]:
         data = {"kind": self.kind, "id": self.id, "memory": self.text, "date": self.date,
@@ -147,13 +149,12 @@ def keyword_coverage(terms: Sequence[str], text: str) -> float:
 
 def has_evidence(hit: RecallHit, min_similarity: float) -> bool:
     """Whether ``hit`` may be injected: ``min_similarity <= 0`` (floor off), a cosine at or above the floor,
-    keyword coverage at or above :data:`MIN_KEYWORD_COVERAGE`, or a remote backend's hit that carries no cosine
-    (its service ranked it by meaning; there is nothing here to judge it by)."""
-    if min_similarity <= 0 or hit.coverage >= MIN_KEYWORD_COVERAGE:
+    keyword coverage at or above :data:`MIN_KEYWORD_COVERAGE`, or a remote backend's hit that came with no score
+    details at all (``unscored``: its service ranked it by meaning and there is nothing here to judge it by).
+    A hit with details but no cosine (found by keyword only) needs the keyword coverage."""
+    if min_similarity <= 0 or hit.coverage >= MIN_KEYWORD_COVERAGE or hit.unscored:
         return True
-    if hit.similarity is None:
-        return hit.kind == "semantic" and "semantic" in hit.ranks
-    return hit.similarity >= min_similarity
+    return hit.similarity is not None and hit.similarity >= min_similarity
 
 
 def recall(
