@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from pi_memory.index.db import transaction
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # readers_helpers
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"  # ../shared/fixtures of the repo
 
