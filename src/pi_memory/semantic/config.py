@@ -155,14 +155,7 @@ class SemanticSettings(BaseModel):
 def parse_semantic(block: dict[str, Any], *, where: str = "settings") -> SemanticSettings:
     """Build :class:`SemanticSettings` from one merged ``"pi-memory"`` block. Raises
     :class:`SemanticSettingsError` naming ``where`` and the key."""
-    data = {k: block[k] for k in SEMANTIC_KEYS if k in block}
-    nested = block.get("semantic")
-    if nested is False:
-        data["enabled"] = False
-    elif isinstance(nested, dict):
-        data.update({k: v for k, v in nested.items() if k in SEMANTIC_KEYS})
-    elif nested not in (None, True):
-        raise SemanticSettingsError(f'In {where}, "pi-memory.semantic" must be an object or a boolean.')
+    data = _flatten(block, where)
     if isinstance(data.get("userId"), str) and not data["userId"].strip():
         data.pop("userId")  # an unset ${USER} interpolates to "": fall back to the OS user name
     try:
@@ -200,8 +193,9 @@ def load_semantic_settings(cwd: Path | None = None, agent_dir: Path | None = Non
     return settings.model_copy(update={"sources": tuple(sources)})
 
 
-def _flatten(block: dict[str, Any]) -> dict[str, Any]:
-    """Top-level semantic keys overlaid with the nested ``semantic`` object (which may disable the feature)."""
+def _flatten(block: dict[str, Any], where: str | None = None) -> dict[str, Any]:
+    """Top-level semantic keys overlaid with the nested ``semantic`` object (which may disable the feature).
+    Raises :class:`SemanticSettingsError` (naming ``where`` when given) for a ``semantic`` of another type."""
     out = {k: block[k] for k in SEMANTIC_KEYS if k in block}
     nested = block.get("semantic")
     if nested is False:
@@ -209,5 +203,6 @@ def _flatten(block: dict[str, Any]) -> dict[str, Any]:
     elif isinstance(nested, dict):
         out.update({k: v for k, v in nested.items() if k in SEMANTIC_KEYS})
     elif nested not in (None, True):
-        raise SemanticSettingsError('"pi-memory.semantic" must be an object or a boolean.')
+        place = f"In {where}, " if where else ""
+        raise SemanticSettingsError(f'{place}"pi-memory.semantic" must be an object or a boolean.')
     return out
