@@ -20,16 +20,17 @@ def test_sign_codes_and_hamming_exact_values():
     assert codes.shape == (2, 2) and codes.dtype == np.uint64
     assert [int(b) for b in np.unpackbits(codes.view(np.uint8)[0])[:8]] == [1, 0, 1, 0, 0, 0, 0, 0]
     assert int(np.unpackbits(codes.view(np.uint8)[0])[64]) == 1  # the 65th component, in the second word
-    assert hamming(codes, codes[1]).tolist() == [3, 0]
-    assert hamming(codes, codes[0]).tolist() == [0, 3]
+    assert hamming(codes.T, codes[1]).tolist() == [3, 0]
+    assert hamming(codes.T, codes[0]).tolist() == [0, 3]
 
 
 def test_hamming_without_bitwise_count_gives_the_same(monkeypatch):
     rng = np.random.default_rng(1)
     codes = sign_codes(rng.standard_normal((50, 384)))
-    expected = hamming(codes, codes[7]).tolist()
+    expected = hamming(codes.T, codes[7]).tolist()
     monkeypatch.delattr(np, "bitwise_count", raising=False)  # numpy < 2.0: the byte-table fallback
-    assert hamming(codes, codes[7]).tolist() == expected and expected[7] == 0
+    assert hamming(codes.T, codes[7]).tolist() == expected and expected[7] == 0
+    assert expected == [int(np.unpackbits((c ^ codes[7]).view(np.uint8)).sum()) for c in codes]
 
 
 @pytest.fixture

@@ -78,7 +78,8 @@ def memory_search(
 
 
 def _progress_bar():
-    bar = Progress(TextColumn("indexing"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=err)
+    bar = Progress(TextColumn("indexing"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=err,
+                   disable=state.json)  # --json: standard error stays quiet too
     task = bar.add_task("index", total=None)
 
     def update(files_done: int, files_total: int, bytes_done: int, bytes_total: int) -> None:

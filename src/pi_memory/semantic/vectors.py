@@ -55,11 +55,17 @@ def sign_codes(matrix: np.ndarray) -> np.ndarray:
 
 
 def hamming(codes: np.ndarray, code: np.ndarray) -> np.ndarray:
-    """uint16 Hamming distance of each row of ``codes`` to ``code`` (both from :func:`sign_codes`)."""
-    diff = codes ^ code
-    if hasattr(np, "bitwise_count"):  # numpy >= 2.0
-        return np.bitwise_count(diff).sum(axis=1, dtype=np.uint16)
-    return _POPCOUNT8[diff.view(np.uint8)].sum(axis=1, dtype=np.uint16)
+    """uint16 Hamming distance of each column of ``codes`` (``(words, n)``: :func:`sign_codes` transposed, one
+    contiguous row per 64-bit word) to ``code`` (``(words,)``). Word by word, so every step runs over one
+    contiguous array (summing 6 bytes per row along the short axis cost twice as much)."""
+    dist = np.zeros(codes.shape[1], dtype=np.uint16)
+    for word, bits in zip(codes, code, strict=True):
+        diff = word ^ bits
+        if hasattr(np, "bitwise_count"):  # numpy >= 2.0
+            dist += np.bitwise_count(diff)
+        else:
+            dist += _POPCOUNT8[diff.view(np.uint8)].reshape(-1, 8).sum(axis=1, dtype=np.uint16)
+    return dist
 
 
 class VectorMatrix:
@@ -68,7 +74,7 @@ class VectorMatrix:
     def __init__(self, dim: int) -> None:
         self.dim = int(dim)
         self._buf = np.zeros((INITIAL_CAPACITY, self.dim), dtype=np.float32)
-        self._codes = np.zeros((INITIAL_CAPACITY, (self.dim + 63) // 64), dtype=np.uint64)
+        self._codes = np.zeros(((self.dim + 63) // 64, INITIAL_CAPACITY), dtype=np.uint64)  # word-major
         self.exact_rows = EXACT_ROWS
         self._alive = np.zeros(INITIAL_CAPACITY, dtype=bool)
         self._ids: list[str] = []
@@ -92,8 +98,8 @@ class VectorMatrix:
             cap *= 2
         buf = np.zeros((cap, self.dim), dtype=np.float32)
         buf[: len(self._ids)] = self._buf[: len(self._ids)]
-        codes = np.zeros((cap, self._codes.shape[1]), dtype=np.uint64)
-        codes[: len(self._ids)] = self._codes[: len(self._ids)]
+        codes = np.zeros((self._codes.shape[0], cap), dtype=np.uint64)
+        codes[:, : len(self._ids)] = self._codes[:, : len(self._ids)]
         alive = np.zeros(cap, dtype=bool)
         alive[: len(self._ids)] = self._alive[: len(self._ids)]
         self._buf, self._codes, self._alive = buf, codes, alive
@@ -114,7 +120,7 @@ class VectorMatrix:
             self._ids.append(memory_id)
             self._row[memory_id] = row
         self._buf[row] = vec
-        self._codes[row] = sign_codes(vec[None, :])[0]
+        self._codes[:, row] = sign_codes(vec[None, :])[0]
         self._alive[row] = True
 
     def upsert_many(self, ids: list[str], matrix: np.ndarray) -> None:
@@ -134,7 +140,7 @@ class VectorMatrix:
         start = len(self._ids)
         self._grow(start + len(fresh))
         self._buf[start : start + len(fresh)] = block
-        self._codes[start : start + len(fresh)] = sign_codes(block)
+        self._codes[:, start : start + len(fresh)] = sign_codes(block).T
         self._alive[start : start + len(fresh)] = True
         for offset, i in enumerate(fresh):
             self._ids.append(ids[i])
@@ -161,8 +167,8 @@ class VectorMatrix:
         cap = max(INITIAL_CAPACITY, 1 << max(0, int(len(ids) * 1.5) - 1).bit_length())
         buf = np.zeros((cap, self.dim), dtype=np.float32)
         buf[: len(ids)] = self._buf[keep]
-        codes = np.zeros((cap, self._codes.shape[1]), dtype=np.uint64)
-        codes[: len(ids)] = self._codes[keep]
+        codes = np.zeros((self._codes.shape[0], cap), dtype=np.uint64)
+        codes[:, : len(ids)] = self._codes[:, keep]
         alive = np.zeros(cap, dtype=bool)
         alive[: len(ids)] = True
         self._buf, self._codes, self._alive, self._ids = buf, codes, alive, ids
@@ -200,7 +206,7 @@ class VectorMatrix:
         want = max(MIN_CANDIDATES, n // CANDIDATE_DIVISOR, top_k)
         if n <= self.exact_rows or want >= n:
             return None
-        dist = hamming(self._codes[:n], sign_codes(q[None, :])[0])
+        dist = hamming(self._codes[:, :n], sign_codes(q[None, :])[0])
         if self._dead:
             dist[~self._alive[:n]] = _HAMMING_MAX
         return np.sort(np.argpartition(dist, want - 1)[:want])
