@@ -2,8 +2,9 @@
 memories, beside mem0 OSS (``mem0ai``, ``infer=False``, the same embedder) when it is installed somewhere.
 
 What is timed: ``EmbeddedBackend.search(query, scope, top_k=5)`` -- embed the query with the bundled
-all-MiniLM-L6-v2 int8 model, FTS5 BM25 keyword candidates, exact float32 vector candidates (numpy matmul over
-the scope's matrix), reciprocal rank fusion, and reading the winning rows back from SQLite. The first search of
+all-MiniLM-L6-v2 int8 model, FTS5 BM25 keyword candidates, float32 vector candidates (exact up to 20k rows;
+above, sign-bit Hamming candidates re-ranked by exact cosine: ``pi_memory.semantic.vectors``), reciprocal rank
+fusion, and reading the winning rows back from SQLite. The first search of
 a scope loads its vectors into memory; that load is reported separately ("cold"), then ``--queries`` searches
 are timed one after another; then each part is timed alone, in its own loop (embed / keyword / vector).
 
@@ -11,7 +12,7 @@ Data: synthetic memory-like facts ("Alice prefers pnpm for side projects since M
 built from templates with a Zipf-distributed vocabulary, so some words are in a large share of memories and
 identifiers are rare. All memories are in one scope (the worst case for a scope's matrix). Vectors: ``real``
 embeds every text with the bundled model (about 600 texts/s on 2 cores, so about 3 minutes for 100k), ``random``
-uses random unit vectors (the matmul costs the same; only the ranking is meaningless), ``auto`` = real up to
+uses random unit vectors (the vector search costs the same; only the ranking is meaningless), ``auto`` = real up to
 20k, random above.
 
 mem0: pass ``--mem0-python`` (default ``$MEM0_PYTHON``, else ``/tmp/mem0-venv/bin/python`` when it exists), a

@@ -166,6 +166,7 @@ def _interpolate(block: dict, warnings: list[str], path: Path) -> dict:
 KNOWN_ELSEWHERE = {
     "llm", "embedder", "semantic", "memoryMode", "autoCapture", "autoRecall", "toolEnabled", "topK",
     "recallFrequency", "userId", "userIdScope", "agentId", "customInstructions", "backend", "recallTokenBudget",
+    "recallMinSimilarity", "recallSources",
 }
 
 

@@ -184,3 +184,39 @@ def test_index_progress_bar_starts_no_thread():
     with bar:
         update(1, 2, 10, 20)
         assert threading.active_count() == before
+
+
+def test_json_on_every_path_errors_included(run, tmp_path):
+    """Each of these printed text although --json was given (usage errors, settings errors, refusals)."""
+    d = str(tmp_path / "m")
+    usage = run("semantic", "search", "x", "--top-k", "0", "--json", "--dir", d)
+    assert usage.returncode == 2 and json.loads(usage.stdout) == {
+        "success": False, "exitCode": 2,
+        "error": "Invalid value for '--top-k': Input should be greater than or equal to 1 "
+                 "(see `pi-memory semantic search --help`)"}
+    unknown = run("--json", "bogus")
+    assert unknown.returncode == 2 and json.loads(unknown.stdout)["error"] == (
+        "No such command 'bogus'. (see `pi-memory --help`)")
+    assert "Usage:" in run("bogus").stderr  # without --json: click's own text
+    split = run("split", "memory", "--dir", d, "--json")
+    assert split.returncode == 1 and json.loads(split.stdout)["error"].endswith(
+        "does not exist; nothing to split. Write the notes there first, or pick another target.")
+    trust = run("trust", str(tmp_path / "absent"), "--json")
+    assert trust.returncode == 2 and json.loads(trust.stdout) == {
+        "success": False, "exitCode": 2,
+        "error": f"Cannot trust {(tmp_path / 'absent').resolve()}: it is not an existing folder."}
+    ok = run("--json", "untrust", str(tmp_path))
+    assert ok.returncode == 0 and json.loads(ok.stdout) == {
+        "success": True, "project": str(tmp_path.resolve()), "trusted": False, "trustedCount": 0}
+    assert json.loads(run("snapshot", "--dir", d, "--json").stdout) == {"snapshot": ""}
+    missing = run("semantic", "delete", "nope", "--json", "--dir", d)
+    assert missing.returncode == 1 and missing.stderr == "" and json.loads(missing.stdout) == {
+        "success": False, "exitCode": 1, "id": "nope",
+        "error": "no active memory 'nope' in this scope (see `pi-memory semantic list --all`)"}
+    (tmp_path / "agent").mkdir(exist_ok=True)
+    (tmp_path / "agent" / "settings.json").write_text('{"pi-memory": {"memoryCharLimit": -5}}')
+    for args in (("status", "--json"), ("--json", "read", "memory"), ("semantic", "list", "--json")):
+        r = run(*args)
+        data = json.loads(r.stdout)
+        assert r.returncode == 2 and data["success"] is False and data["exitCode"] == 2
+        assert "memoryCharLimit: Input should be greater than 0." in data["error"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -11,6 +12,8 @@ import pytest
 
 from pi_memory.index.db import transaction
 from pi_memory.index.indexer import insert_messages
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # readers_helpers
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"  # ../shared/fixtures of the repo
 

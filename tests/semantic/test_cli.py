@@ -50,6 +50,26 @@ def test_recall_preview_and_status(cli):
     r = cli("recall", "what is my cat called?")
     assert r.exit_code == 0 and r.stdout.startswith("[UNTRUSTED MEMORY DATA]") and "Miso" in r.stdout
     assert cli("recall", "x y z", "--source", "bogus").exit_code == 2
+    unrelated = json.loads(cli("recall", "write a function that reverses a linked list", "--json").stdout)
+    assert unrelated == {"prompt": "write a function that reverses a linked list", "skipped": False, "hits": [],
+                         "text": ""}
+    assert cli("recall", "write a function that reverses a linked list").stdout == (
+        "(nothing would be injected: no memory is related enough -- similarity floor 0.4, or at least half of the "
+        "prompt's keywords)\n")
+
+
+@pytest.mark.parametrize(("prompt", "reason"), [
+    ("", "the prompt is empty"),
+    ("/compact now", "the prompt is a command (/compact), not a question"),
+    ("ok thanks!", "the prompt is a short acknowledgement (ok, thanks, yes...) with nothing to look up"),
+])
+def test_recall_preview_skips_trivial_prompts_like_the_real_recall(cli, prompt, reason):
+    """The preview used to search these prompts, which the real recall before an agent run skips."""
+    cli("add", "User says thanks a lot when things work.")  # would match "thanks" by keyword
+    r = cli("recall", prompt)
+    assert r.exit_code == 0 and r.stdout == f"(nothing would be injected: {reason}; recall skips such prompts)\n"
+    data = json.loads(cli("recall", prompt, "--json").stdout)
+    assert data == {"prompt": prompt, "skipped": True, "reason": reason, "hits": [], "text": ""}
     status = cli("status")
     assert status.exit_code == 0 and "backend embedded" in status.stdout and "capture off" in status.stdout
     info = json.loads(cli("status", "--json").stdout)

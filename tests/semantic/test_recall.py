@@ -10,16 +10,20 @@ from semantic_helpers import ALICE, BOB
 from pi_memory.index.db import transaction
 from pi_memory.index.indexer import insert_messages
 from pi_memory.index.mirror import add_extended
-from pi_memory.semantic.models import SemanticMemory
+from pi_memory.semantic.models import ScoreDetails, SemanticHit, SemanticMemory
 from pi_memory.semantic.ranking import RRF_K, fts_expression, keyword_terms, rrf_fuse
 from pi_memory.semantic.recall import (
+    DEFAULT_MIN_SIMILARITY,
     FENCE_CLOSE,
     FENCE_OPEN,
     RecallHit,
     estimate_tokens,
     format_recall,
+    has_evidence,
+    keyword_coverage,
     recall,
     should_recall,
+    skip_reason,
 )
 
 
@@ -39,6 +43,14 @@ def test_trivial_prompts_are_skipped(prompt):
 ])
 def test_real_prompts_are_searched(prompt):
     assert should_recall(prompt) is True
+    assert skip_reason(prompt) is None
+
+
+def test_skip_reason_says_why():
+    assert skip_reason("  ") == "the prompt is empty"
+    assert skip_reason("/mem0 status") == "the prompt is a command (/mem0), not a question"
+    assert skip_reason("thanks!") == "the prompt is a short acknowledgement (ok, thanks, yes...) with nothing to look up"
+    assert skip_reason("👍") == "the prompt is a short acknowledgement (ok, thanks, yes...) with nothing to look up"
 
 
 def test_rrf_follows_cormack_et_al():
@@ -113,7 +125,7 @@ def test_recall_semantic_matches_backend_search(backend):
     for t in ("User prefers pnpm over npm.", "Staging runs PostgreSQL 16.", "The CI uses GitHub Actions."):
         backend.add(t, scope=ALICE)
     backend.add("Bob prefers yarn.", scope=BOB)
-    hits = recall(backend, "which package manager does the user like", scope=ALICE, top_k=2)
+    hits = recall(backend, "which package manager does the user like", scope=ALICE, top_k=2, min_similarity=0)
     assert [h.kind for h in hits] == ["semantic", "semantic"]
     assert hits[0].text == "User prefers pnpm over npm." and hits[0].memory is not None
     assert [h.id for h in hits] == [h.memory.id for h in backend.search("which package manager does the user like", scope=ALICE, top_k=2)]
@@ -124,7 +136,7 @@ def test_recall_semantic_matches_backend_search(backend):
 
 
 def test_recall_can_include_curated_entries_and_session_turns(backend, conn):
-    backend.add("User prefers pnpm over npm.", scope=ALICE)
+    backend.add("The release script needs a clean git tree.", scope=ALICE)
     add_extended(conn, "Run the release script with --dry-run first.", target="project", scope="project",
                  project=ALICE.project_id)
     add_extended(conn, "Other project's release notes live in docs/.", target="project", scope="project",
@@ -152,4 +164,41 @@ def test_recall_can_include_curated_entries_and_session_turns(backend, conn):
 def test_recall_hit_public_shape():
     hit = RecallHit("semantic", "m1", "x", "2026-01-01", 0.5, {"vector": 1})
     assert hit.to_public() == {"kind": "semantic", "id": "m1", "memory": "x", "date": "2026-01-01", "score": 0.5,
-                               "ranks": {"vector": 1}}
+                               "ranks": {"vector": 1}, "keywordCoverage": 0.0}
+    hit.similarity, hit.coverage = 0.123456, 1 / 3
+    assert hit.to_public()["similarity"] == 0.1235 and hit.to_public()["keywordCoverage"] == 0.3333
+
+
+def test_keyword_coverage_and_evidence():
+    assert keyword_coverage(["package", "manager", "user", "like"], "User prefers pnpm over npm.") == 0.25
+    assert keyword_coverage(["ops-4821"], "Alice fixed ticket OPS-4821.") == 1.0
+    assert keyword_coverage([], "anything") == 0.0
+    semantic = RecallHit("semantic", "m1", "x", ranks={"vector": 3}, similarity=0.39999)
+    assert has_evidence(semantic, 0.4) is False and has_evidence(semantic, 0.39999) is True
+    assert has_evidence(semantic, 0.0) is True  # floor off
+    semantic.coverage = 0.5
+    assert has_evidence(semantic, 0.4) is True  # half of the query's keywords
+    keyword_only = RecallHit("semantic", "m2", "x", ranks={"keyword": 1}, coverage=0.25)
+    assert has_evidence(keyword_only, 0.4) is False
+    remote = RecallHit("semantic", "m3", "x", ranks={"semantic": 1}, unscored=True)  # Mem0's server: no details
+    assert has_evidence(remote, 0.4) is True
+    ours = RecallHit.from_semantic(SemanticHit(memory=_mem("x"), score=0.01, details=ScoreDetails(keyword_rank=4)))
+    assert ours.unscored is False and has_evidence(ours, 0.4) is False  # our server: keyword-only, no cosine
+    bare = RecallHit.from_semantic(SemanticHit(memory=_mem("x"), score=0.9))
+    assert bare.unscored is True and has_evidence(bare, 0.4) is True
+    assert has_evidence(RecallHit("session", "s#1", "x", ranks={"sessions": 1}, coverage=0.25), 0.4) is False
+
+
+def test_recall_floor_drops_unrelated_memories(backend):
+    """The failing input of the issue: an unrelated prompt injected the top-k all the same."""
+    for t in ("User prefers pnpm over npm.", "Staging runs PostgreSQL 16.", "The CI uses GitHub Actions.",
+              "User's cat is called Miso."):
+        backend.add(t, scope=ALICE)
+    prompt = "write a function that reverses a linked list"
+    assert len(recall(backend, prompt, scope=ALICE, min_similarity=0)) == 4  # before: every memory came back
+    assert recall(backend, prompt, scope=ALICE) == []
+    assert DEFAULT_MIN_SIMILARITY == 0.4
+    [cat] = recall(backend, "what's my cat's name?", scope=ALICE)
+    assert cat.text == "User's cat is called Miso." and cat.similarity >= 0.4 and cat.ranks["vector"] == 1
+    [by_word] = recall(backend, "PostgreSQL", scope=ALICE)  # one rare keyword is evidence enough
+    assert by_word.text == "Staging runs PostgreSQL 16." and by_word.coverage == 1.0

@@ -18,6 +18,7 @@ from pi_memory.semantic.backend import BackendError, MemoryNotFoundError, Semant
 from pi_memory.semantic.backends.rest_client import RestBackend, ServerUnreachableError
 from pi_memory.semantic.backends.rest_server import ServerThread, create_app, embedded_backend_factory
 from pi_memory.semantic.models import Scope
+from pi_memory.semantic.recall import recall
 
 TOKEN = "e2e-token-abcdefghijklmnop"
 ALICE = Scope(user_id="alice", project_id="proj1")
@@ -270,3 +271,16 @@ def test_secrets_are_redacted_before_they_leave_the_client(mem0):
     assert fake.bodies and not any("BBBB" in body for body in fake.bodies)
     backend.update(mem.id, "rotated to sk-ant-api03-" + "C" * 40, scope=ALICE)
     assert "CCCC" not in fake.items[mem.id]["memory"]
+
+
+def test_recall_floor_reads_the_servers_score_details(backend):
+    """Recall through a self-hosted server used to inject its top-k for any prompt: the client dropped the
+    server's score details, so the similarity floor had nothing to judge by."""
+    scope = Scope(user_id="floor-user", project_id="f1")
+    backend.add("User's cat is called Miso.", scope=scope)
+    backend.add("Staging runs PostgreSQL 16.", scope=scope)
+    [hit, *_] = backend.search("what's my cat's name?", scope=scope, top_k=2)
+    assert hit.memory.text == "User's cat is called Miso." and hit.details.cosine > 0.4
+    assert hit.details.vector_rank == 1 and hit.details.rrf == hit.score
+    assert recall(backend, "write a function that reverses a linked list", scope=scope) == []
+    assert [h.text for h in recall(backend, "what's my cat's name?", scope=scope)] == ["User's cat is called Miso."]

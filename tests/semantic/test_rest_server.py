@@ -372,3 +372,34 @@ def test_cli_serve_reports_the_refusal(monkeypatch, tmp_path):
     result = CliRunner().invoke(app, ["serve", "--host", "0.0.0.0", "--dir", str(tmp_path)])
     assert result.exit_code == 2
     assert "refusing to listen" in result.output + (result.stderr if result.stderr_bytes is not None else "")
+
+
+def test_update_whose_body_scope_disagrees_with_the_query_is_a_400(client):
+    """The failing input: the body's user_id silently won over the query's, so a PUT addressed to alice's
+    memory acted in bob's scope (and answered a misleading 404)."""
+    item = add(client, "Staging runs PostgreSQL 16", run_id="p1")
+    expected = ("the body names scope user_id='bob' but the query string names user_id='alice', run_id='p1'; an "
+                "update keeps a memory in the scope it was stored in and cannot move it. Send the memory's own "
+                "user_id, agent_id and run_id (in the query string, the body, or the same in both); to keep the "
+                "fact under another scope, add it there (POST /memories) and delete this one.")
+    for memory_id in (item["id"], "no-such-id"):  # the same answer whether the id exists or not: no leak
+        r = client.put(f"/memories/{memory_id}", params={"user_id": "alice", "run_id": "p1"},
+                       json={"text": "Staging runs PostgreSQL 17", "user_id": "bob"}, headers=AUTH)
+        assert r.status_code == 400 and r.json() == {"error": expected}
+    still = client.get(f"/memories/{item['id']}", params={"user_id": "alice", "run_id": "p1"}, headers=AUTH).json()
+    assert still["memory"] == "Staging runs PostgreSQL 16" and still["status"] == "active"  # nothing lost
+    # the same scope written two ways agrees; the body alone or the query alone also work
+    same = client.put(f"/memories/{item['id']}", params={"user_id": "alice", "run_id": "p1"},
+                      json={"text": "Staging runs PostgreSQL 17", "user_id": "alice:project:p1"}, headers=AUTH)
+    assert same.status_code == 200 and same.json()["result"]["memory"] == "Staging runs PostgreSQL 17"
+    new_id = same.json()["id"]
+    body_only = client.put(f"/memories/{new_id}", json={"text": "Staging runs PostgreSQL 18", "user_id": "alice",
+                                                         "run_id": "p1"}, headers=AUTH)
+    assert body_only.status_code == 200
+    # another scope named alone: the same 404 as GET and DELETE give for it
+    latest = body_only.json()["id"]
+    foreign = client.put(f"/memories/{latest}", json={"text": "x", "user_id": "bob"}, headers=AUTH)
+    unknown = client.put("/memories/no-such-id", json={"text": "x", "user_id": "bob"}, headers=AUTH)
+    assert foreign.status_code == unknown.status_code == 404
+    assert foreign.json()["error"].replace(latest, "ID") == unknown.json()["error"].replace("no-such-id", "ID")
+    assert client.get(f"/memories/{latest}", params={"user_id": "bob"}, headers=AUTH).status_code == 404

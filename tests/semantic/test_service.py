@@ -79,6 +79,17 @@ def test_recall_every_input_by_default_and_switches(project, tmp_path, embedder)
     assert tiny.text is None and tiny.reason == "no matches"
 
 
+def test_recall_injects_nothing_for_an_unrelated_prompt(project, tmp_path, embedder):
+    sem = make(project, tmp_path, embedder)
+    for text in ("User's cat is called Miso.", "User prefers pnpm over npm.", "Staging runs PostgreSQL 16."):
+        sem.add(text)
+    unrelated = sem.recall_for_prompt("write a function that reverses a linked list")
+    assert unrelated.text is None and unrelated.hits == [] and unrelated.reason == "no matches"
+    assert sem.status_info()["recallMinSimilarity"] == 0.4
+    floor_off = make(project, tmp_path, embedder, recallMinSimilarity=0)
+    assert len(floor_off.recall_for_prompt("write a function that reverses a linked list").hits) == 3
+
+
 def test_recall_failure_is_reported_not_raised(project, tmp_path, embedder, monkeypatch):
     sem = make(project, tmp_path, embedder)
 
@@ -100,7 +111,7 @@ def test_capture_switches_and_no_model(project, tmp_path, embedder, chat_model, 
     report = none.capture("I use pnpm", "ok")
     assert report.status == "skipped" and report.message.startswith("capture off")
     assert "capture off" in none.status()
-    assert none.recall_for_prompt("which package manager do I use?").text  # recall still works without a model
+    assert none.recall_for_prompt("do I use pnpm?").text  # recall still works without a model
     disabled = make(project, tmp_path, embedder, chat_model, semantic=False)
     assert disabled.capture("x", "y").status == "skipped" and disabled.recall_for_prompt("x y z").text is None
 

@@ -43,8 +43,18 @@ class _State:
 
 state = _State()
 
+
+def _json_flag(value: bool) -> bool:
+    """``--json`` on a command switches the whole invocation to JSON output, before the command body runs (so
+    settings errors met while opening the stores are JSON too)."""
+    if value:
+        state.json = True
+    return value
+
+
 DirOpt = Annotated[Path | None, typer.Option("--dir", help="Data root holding MEMORY.md and USER.md.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the structured result as JSON.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the structured result as JSON (errors too).",
+                                       callback=_json_flag)]
 
 
 @app.callback()
@@ -53,13 +63,29 @@ def _root(dir: DirOpt = None, json_: Annotated[bool, typer.Option("--json")] = F
     state.json = json_
 
 
+def emit_json(data: object) -> None:
+    """Print ``data`` as JSON on standard output (the one thing a ``--json`` invocation prints there)."""
+    out.print_json(json.dumps(data, ensure_ascii=False, default=str))
+
+
+def fail(message: str, code: int, **fields: object) -> typer.Exit:
+    """Report a refusal (``code`` 1) or an error (``code`` 2) and return the ``typer.Exit`` to raise.
+
+    In JSON mode: ``{"success": false, "error": message, "exitCode": code, **fields}`` on standard output;
+    otherwise ``refused: message`` / ``error: message`` on standard error."""
+    if state.json:
+        emit_json({"success": False, "error": message, "exitCode": code, **fields})
+    else:
+        err.print("[red]error:[/red] " if code == 2 else "[red]refused:[/red] ", end="")
+        err.print(message, markup=False)
+    return typer.Exit(code)
+
+
 def settings(dir_: Path | None = None) -> Settings:
     try:
         return load_settings(override_dir=dir_ or state.dir)
     except SettingsError as exc:
-        err.print("[red]error:[/red] ", end="")
-        err.print(str(exc), markup=False)
-        raise typer.Exit(2) from exc
+        raise fail(str(exc), 2) from exc
 
 
 def open_mem(dir_: Path | None = None) -> Memory:
@@ -67,9 +93,7 @@ def open_mem(dir_: Path | None = None) -> Memory:
     try:
         memory = open_memory(override_dir=dir_ or state.dir)
     except SettingsError as exc:
-        err.print("[red]error:[/red] ", end="")
-        err.print(str(exc), markup=False)
-        raise typer.Exit(2) from exc
+        raise fail(str(exc), 2) from exc
     for warning in memory.settings.warnings:
         err.print("[yellow]warning:[/yellow] ", end="")
         err.print(warning, markup=False)
@@ -84,7 +108,7 @@ def finish(result: MemoryResult, as_json: bool) -> None:
     """Print ``result`` and exit 0 (success) or 1 (refused)."""
     data = result.to_dict()
     if as_json or state.json:
-        out.print_json(json.dumps(data, ensure_ascii=False))
+        emit_json(data)
     elif result.success:
         if result.entries is not None:
             _print_entries(result)
@@ -157,9 +181,12 @@ def remove(target: Target, old: str, dir: DirOpt = None, json_: JsonOpt = False)
 
 
 @app.command()
-def snapshot(dir: DirOpt = None) -> None:
+def snapshot(dir: DirOpt = None, json_: JsonOpt = False) -> None:
     """Print the system-prompt snapshot a new session would get."""
     text = build_snapshot(open_store(dir))
+    if json_ or state.json:
+        emit_json({"snapshot": text})
+        return
     sys.stdout.write(text + ("\n" if text else ""))
 
 
@@ -181,7 +208,7 @@ def status(dir: DirOpt = None, json_: JsonOpt = False) -> None:
         }
     data = {"dataDir": str(s.data_dir), "settings": list(s.sources), "warnings": list(s.warnings), "stores": stores}
     if json_ or state.json:
-        out.print_json(json.dumps(data, ensure_ascii=False))
+        emit_json(data)
         return
     out.print(f"data dir: {s.data_dir}", markup=False)
     out.print(f"settings: {', '.join(s.sources) or 'defaults'}", markup=False)
@@ -197,6 +224,7 @@ def split(
     target: Target,
     apply: Annotated[bool, typer.Option("--apply", help="Write the proposed entries (a .bak copy is kept).")] = False,
     dir: DirOpt = None,
+    json_: JsonOpt = False,
 ) -> None:
     """Split a hand-written Markdown store (no § separators) into entries for review."""
     from pi_memory import safety
@@ -204,36 +232,47 @@ def split(
     store = open_store(dir)
     path = store.path(target.value)
     if not path.exists():
-        err.print(f"{path} does not exist; nothing to split.")
-        raise typer.Exit(1)
+        raise fail(f"{path} does not exist; nothing to split. Write the notes there first, or pick another "
+                   "target.", 1)
     text = path.read_bytes().decode("utf-8", errors="replace")
     proposed = split_plain_markdown(text)
     limit = store.limit(target.value)
     flagged = {i for i, e in enumerate(proposed) if safety.check_write(e) is not None}
     too_long = {i for i, e in enumerate(proposed) if len(e) > limit}
+    kept = [e for i, e in enumerate(proposed) if i not in flagged]
+    total = len(DELIMITER.join(kept))
+    as_json = json_ or state.json
+    data: dict = {"file": str(path), "limit": limit, "chars": total, "applied": False,
+                  "entries": [{"text": e, "refused": i in flagged, "tooLong": i in too_long}
+                              for i, e in enumerate(proposed)]}
+    if not as_json:
+        _print_split(proposed, flagged, too_long, limit, total, len(kept))
+    if too_long or total > limit:
+        raise fail(f"Not applicable as is: {'some entries are' if too_long else 'the entries together are'} over "
+                   f"the {limit:,}-char limit. Shorten the notes in {path} (or raise the limit in settings), then "
+                   "run split again.", 1, **({"proposal": data} if as_json else {}))
+    if apply:
+        data["backup"] = str(store.rewrite(target.value, kept))
+        data["applied"] = True
+    if as_json:
+        emit_json({"success": True, **data})
+    elif apply:
+        out.print(f"Wrote {len(kept)} entries to {path}; the original is in {data['backup']}.", markup=False)
+    else:
+        out.print("Run again with --apply to write them.")
+
+
+def _print_split(proposed: list[str], flagged: set[int], too_long: set[int], limit: int, total: int,
+                 kept: int) -> None:
     for i, entry in enumerate(proposed):
         mark = " [red](refused by the scanner, will be dropped)[/red]" if i in flagged else ""
         mark += f" [red](longer than the {limit:,}-char limit)[/red]" if i in too_long else ""
         out.print(f"[dim]{i + 1}.[/dim]{mark} ", end="")
         out.print(printable(entry), markup=False)
-    kept = [e for i, e in enumerate(proposed) if i not in flagged]
-    total = len(DELIMITER.join(kept))
-    summary = f"\n{n_entries(len(kept))} proposed ({total:,}/{limit:,} chars)"
+    summary = f"\n{n_entries(kept)} proposed ({total:,}/{limit:,} chars)"
     if flagged:
         summary += f", {len(flagged)} dropped by the scanner"
     out.print(summary + ".", markup=False)
-    if too_long or total > limit:
-        err.print(
-            f"Not applicable as is: {'some entries are' if too_long else 'the entries together are'} over the "
-            f"{limit:,}-char limit. Shorten the notes in {path} (or raise the limit in settings), then run split again.",
-            markup=False,
-        )
-        raise typer.Exit(1)
-    if not apply:
-        out.print("Run again with --apply to write them.")
-        return
-    bak = store.rewrite(target.value, kept)
-    out.print(f"Wrote {len(kept)} entries to {path}; the original is in {bak}.", markup=False)
 
 
 def _register_subcommands() -> None:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from pi_memory.cli.app import DirOpt, app, err, open_mem, out
+from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, fail, open_mem, out, state
 from pi_memory.config import SettingsError, agent_dir, set_trust
 
 install_app = typer.Typer(help="Install pi-memory into an agent.", no_args_is_help=True)
@@ -26,11 +26,19 @@ def mcp(dir: DirOpt = None) -> None:
 @install_app.command("pi")
 def install_pi(
     agent: Annotated[Path | None, typer.Option("--agent-dir", help="pi's agent folder (default: ~/.pi/agent).")] = None,
+    json_: JsonOpt = False,
 ) -> None:
     """Copy the pi extension into pi's extensions folder, wired to this Python."""
     from pi_memory.integrations.pi.install import install_pi_extension
 
-    target = install_pi_extension(agent or agent_dir(), sys.executable)
+    try:
+        target = install_pi_extension(agent or agent_dir(), sys.executable)
+    except OSError as exc:
+        raise fail(f"Could not install the pi extension: {exc}. Check that pi's agent folder is writable, or "
+                   "name another with --agent-dir.", 2) from exc
+    if json_ or state.json:
+        emit_json({"success": True, "installed": str(target)})
+        return
     out.print(f"Installed the pi extension at {target}. Start pi as usual; memory tools load with it.", markup=False)
 
 
@@ -45,20 +53,25 @@ def demo() -> None:
 
 
 @app.command()
-def trust(path: Annotated[Path, typer.Argument(help="Project folder.")] = Path(".")) -> None:
+def trust(path: Annotated[Path, typer.Argument(help="Project folder.")] = Path("."), json_: JsonOpt = False) -> None:
     """Trust a project: its .pi/settings.json "pi-memory" block will be read."""
-    try:
-        trusted = set_trust(path, True)
-    except SettingsError as exc:
-        err.print(str(exc), markup=False)
-        raise typer.Exit(2) from exc
-    out.print(f"Trusted {path.resolve()} ({len(trusted)} trusted project(s)).", markup=False)
+    _set_trust(path, True, json_)
 
 
 @app.command()
-def untrust(path: Annotated[Path, typer.Argument(help="Project folder.")] = Path(".")) -> None:
+def untrust(path: Annotated[Path, typer.Argument(help="Project folder.")] = Path("."), json_: JsonOpt = False) -> None:
     """Stop reading a project's .pi/settings.json."""
-    set_trust(path, False)
-    err.print(f"{path.resolve()} is no longer trusted.", markup=False)
+    _set_trust(path, False, json_)
 
 
+def _set_trust(path: Path, trusted: bool, json_: bool) -> None:
+    try:
+        projects = set_trust(path, trusted)
+    except SettingsError as exc:
+        raise fail(str(exc), 2) from exc
+    if json_ or state.json:
+        emit_json({"success": True, "project": str(path.resolve()), "trusted": trusted, "trustedCount": len(projects)})
+    elif trusted:
+        out.print(f"Trusted {path.resolve()} ({len(projects)} trusted project(s)).", markup=False)
+    else:
+        out.print(f"{path.resolve()} is no longer trusted.", markup=False)

@@ -6,18 +6,22 @@ Commands: ``status``, ``search QUERY``, ``recall PROMPT`` (preview of the inject
 
 Exit codes, as the rest of the CLI: 0 success; 1 refused or not found (threat pattern, unknown id, a dedup
 or re-embed that could not finish); 2 usage error (bad arguments, unreadable or invalid settings).
+
+With ``--json`` every outcome is one JSON object on standard output: the result, or for a refusal or an error
+``{"success": false, "error": "...", "exitCode": 1|2, ...}`` (see :func:`pi_memory.cli.app.fail`).
 """
 
 from __future__ import annotations
 
-import json
+import functools
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from pi_memory.cli.app import DirOpt, JsonOpt, app, err, out, settings, state
+from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, err, fail, out, settings, state
 
 semantic_app = typer.Typer(help="Semantic memory: facts captured from conversations, recalled by meaning.",
                            no_args_is_help=True)
@@ -25,12 +29,6 @@ app.add_typer(semantic_app, name="semantic")
 
 ProjectOpt = Annotated[Path | None, typer.Option("--project", help="A folder of the project whose memories to use "
                                                  "(default: the current folder).")]
-
-
-def _fail(message: str, code: int) -> typer.Exit:
-    err.print("[red]error:[/red] " if code == 2 else "[red]refused:[/red] ", end="")
-    err.print(message, markup=False)
-    return typer.Exit(code)
 
 
 def _service(dir_: Path | None, project: Path | None, *, model: bool = False) -> Any:
@@ -47,12 +45,29 @@ def _service(dir_: Path | None, project: Path | None, *, model: bool = False) ->
         return open_semantic(sem, cwd, data_dir=resolved.data_dir, background_reembed=False, warm=False,
                              **kwargs)
     except (SemanticSettingsError, EmbeddingError, BackendError, ValueError) as exc:
-        raise _fail(str(exc), 2) from exc
+        raise fail(str(exc), 2) from exc
+
+
+def _backend_errors(command: Callable[..., None]) -> Callable[..., None]:
+    """Turn a backend failure met while a command runs (a memory server that does not answer, storage that
+    cannot be read) into a refusal (exit 1) that says what happened, in JSON with ``--json``."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> None:
+        from pi_memory.semantic.backend import BackendError
+
+        try:
+            command(*args, **kwargs)
+        except BackendError as exc:
+            raise fail(f"{exc} (nothing was changed by this command unless it says so; fix the backend and run "
+                       "it again)", 1) from exc
+
+    return run
 
 
 def _json(data: Any, json_: bool) -> bool:
     if json_ or state.json:
-        out.print_json(json.dumps(data, ensure_ascii=False))
+        emit_json(data)
         return True
     return False
 
@@ -68,6 +83,7 @@ def _line(mem: Any, score: float | None = None) -> None:
 
 
 @semantic_app.command()
+@_backend_errors
 def status(dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """Backend, scope, mode, memory counts, embedder and capture state."""
     service = _service(dir, project, model=True)
@@ -76,6 +92,7 @@ def status(dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = Fals
 
 
 @semantic_app.command()
+@_backend_errors
 def search(query: str, top_k: Annotated[int, typer.Option("--top-k", min=1, max=100)] = 5,
            dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """Hybrid (keyword + meaning) search of this scope's active memories."""
@@ -89,28 +106,37 @@ def search(query: str, top_k: Annotated[int, typer.Option("--top-k", min=1, max=
 
 
 @semantic_app.command()
+@_backend_errors
 def recall(prompt: str,
            source: Annotated[list[str] | None, typer.Option("--source", help="semantic, curated, sessions "
                                                             "(repeatable; default: the settings)")] = None,
            dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
-    """Show the block automatic recall would inject before the agent answers PROMPT."""
-    from pi_memory.semantic.recall import format_recall
-    from pi_memory.semantic.recall import recall as run_recall
+    """Show the block automatic recall would inject before the agent answers PROMPT.
+
+    The same checks as the real recall run first: a trivial prompt (empty, a /command, ok/thanks/yes...) is
+    skipped, and only memories that pass the similarity floor (recallMinSimilarity) are shown."""
+    from pi_memory.semantic.recall import format_recall, skip_reason
 
     service = _service(dir, project)
-    s = service.settings
-    try:
-        hits = run_recall(service.backend, prompt, scope=service.scope, top_k=s.top_k,
-                          include=source or s.recall_sources, conn=service.conn)
-    except ValueError as exc:
-        raise _fail(str(exc), 2) from exc
-    text = format_recall(hits, s.recall_token_budget)
-    if _json({"prompt": prompt, "hits": [h.to_public() for h in hits], "text": text}, json_):
+    skipped = skip_reason(prompt)
+    if skipped is not None:
+        if not _json({"prompt": prompt, "skipped": True, "reason": skipped, "hits": [], "text": ""}, json_):
+            sys.stdout.write(f"(nothing would be injected: {skipped}; recall skips such prompts)\n")
         return
-    sys.stdout.write((text or "(nothing would be injected)") + "\n")
+    try:
+        hits = service.recall_hits(prompt, source)
+    except ValueError as exc:
+        raise fail(str(exc), 2) from exc
+    text = format_recall(hits, service.settings.recall_token_budget)
+    if _json({"prompt": prompt, "skipped": False, "hits": [h.to_public() for h in hits], "text": text}, json_):
+        return
+    floor = service.settings.recall_min_similarity
+    sys.stdout.write((text or f"(nothing would be injected: no memory is related enough -- similarity floor "
+                              f"{floor}, or at least half of the prompt's keywords)") + "\n")
 
 
 @semantic_app.command("list")
+@_backend_errors
 def list_(limit: Annotated[int, typer.Option("--limit", min=1)] = 100,
           all_: Annotated[bool, typer.Option("--all", help="Include superseded and deleted memories.")] = False,
           dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
@@ -125,6 +151,7 @@ def list_(limit: Annotated[int, typer.Option("--limit", min=1)] = 100,
 
 
 @semantic_app.command()
+@_backend_errors
 def add(text: str, dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """Store TEXT verbatim as one memory ("-" reads standard input). Duplicates are not stored twice."""
     from pi_memory.semantic.service import RefusedError
@@ -135,28 +162,34 @@ def add(text: str, dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOp
     try:
         mem, created = service.add(text, source={"kind": "cli"})
     except RefusedError as exc:
-        raise _fail(str(exc), 1) from exc
+        raise fail(str(exc), 1) from exc
     except ValueError as exc:
-        raise _fail(str(exc), 2) from exc
+        raise fail(str(exc), 2) from exc
     if not _json({"event": "ADD" if created else "NOOP", "memory": mem.to_public()}, json_):
         out.print(("Stored " if created else "Already stored as ") + mem.id, markup=False)
 
 
 @semantic_app.command()
+@_backend_errors
 def delete(memory_id: str, reason: Annotated[str | None, typer.Option("--reason")] = None,
            dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """Mark memory ID deleted (its history is kept)."""
     ok = _service(dir, project).delete(memory_id, reason=reason or "deleted from the CLI")
-    if not _json({"success": ok, "id": memory_id}, json_) and ok:
-        out.print(f"Deleted {memory_id} (history kept).", markup=False)
     if not ok:
-        raise _fail(f"no active memory {memory_id!r} in this scope (see `pi-memory semantic list --all`)", 1)
+        raise fail(f"no active memory {memory_id!r} in this scope (see `pi-memory semantic list --all`)", 1,
+                   id=memory_id)
+    if not _json({"success": True, "id": memory_id}, json_):
+        out.print(f"Deleted {memory_id} (history kept).", markup=False)
 
 
 @semantic_app.command()
+@_backend_errors
 def history(memory_id: str, dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """The changes of memory ID and of the memories it replaced or was replaced by, oldest first."""
     events = _service(dir, project).history(memory_id)
+    if not events:
+        raise fail(f"no memory {memory_id!r} in this scope (see `pi-memory semantic list --all`)", 1, id=memory_id,
+                   events=[])
     if not _json({"id": memory_id, "events": [e.to_public() for e in events]}, json_):
         for e in events:
             out.print(f"{e.at} [bold]{e.event}[/bold] [dim]{e.memory_id}[/dim]" + (f" ({e.reason})" if e.reason else ""))
@@ -164,15 +197,18 @@ def history(memory_id: str, dir: DirOpt = None, project: ProjectOpt = None, json
                 out.print(f"  before: {e.old_text}", markup=False)
             if e.new_text is not None:
                 out.print(f"  after:  {e.new_text}", markup=False)
-    if not events:
-        raise _fail(f"no memory {memory_id!r} in this scope", 1)
 
 
 @semantic_app.command()
+@_backend_errors
 def dedup(apply: Annotated[bool, typer.Option("--apply", help="Delete the duplicates (default: preview).")] = False,
           dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """Find exact duplicates (NFC, case-insensitive, collapsed whitespace); --apply keeps the newest of each."""
     report = _service(dir, project).dedup(apply=apply)
+    problem = report.refused or (f"{len(report.failures)} deletion(s) failed: {'; '.join(report.failures[:3])}"
+                                 if report.failures else None)
+    if problem and (json_ or state.json):
+        raise fail(problem, 1, **report.to_public())
     if not _json(report.to_public(), json_):
         for g in report.groups:
             verdict = f"[yellow]left alone: {g.problem}[/yellow]" if g.problem else f"keep {g.keep}"
@@ -182,13 +218,12 @@ def dedup(apply: Annotated[bool, typer.Option("--apply", help="Delete the duplic
         done = f", {report.removed} removed" if report.applied else " (preview: run with --apply to remove them)"
         out.print(f"{report.total} memories, {report.duplicates_found} duplicate(s){done}; "
                   f"{report.ambiguous} ambiguous group(s).", markup=False)
-    if report.refused:
-        raise _fail(report.refused, 1)
-    if report.failures:
-        raise _fail(f"{len(report.failures)} deletion(s) failed: {'; '.join(report.failures[:3])}", 1)
+    if problem:
+        raise fail(problem, 1)
 
 
 @semantic_app.command()
+@_backend_errors
 def reembed(prune: Annotated[bool, typer.Option("--prune", help="Afterwards delete vectors of other models.")] = False,
             dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """Embed every memory that has no vector of the current embedding model (after a model switch)."""
@@ -196,7 +231,7 @@ def reembed(prune: Annotated[bool, typer.Option("--prune", help="Afterwards dele
 
     service = _service(dir, project)
     if not hasattr(service.backend, "reembed"):
-        raise _fail(f"the {service.backend.name} backend embeds on its server; nothing to re-embed here", 1)
+        raise fail(f"the {service.backend.name} backend embeds on its server; nothing to re-embed here", 1)
     quiet = json_ or state.json
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                   TimeRemainingColumn(), console=err, disable=quiet) as bar:
@@ -207,9 +242,14 @@ def reembed(prune: Annotated[bool, typer.Option("--prune", help="Afterwards dele
 
         report = service.reembed(progress, prune=prune)
     data = {"model": report.model, "embedded": report.embedded, "remaining": report.remaining,
-            "pruned": report.pruned, "error": report.error}
-    if not _json(data, json_):
+            "pruned": report.pruned}
+    problem = (f"{report.error}; run `pi-memory semantic reembed` again once the embedder works" if report.error
+               else f"{report.remaining} memories still have no vector; run `pi-memory semantic reembed` again"
+               if report.remaining else None)
+    if problem and quiet:
+        raise fail(problem, 1, **data)
+    if not _json({**data, "error": None}, json_):
         out.print(f"{report.embedded} memories embedded with {report.model}; {report.remaining} remaining"
                   + (f"; {report.pruned} old vectors removed" if report.pruned else ""), markup=False)
-    if report.error or report.remaining:
-        raise _fail(report.error or f"{report.remaining} memories still have no vector", 1)
+    if problem:
+        raise fail(problem, 1)

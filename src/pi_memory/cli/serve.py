@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from pi_memory.cli.app import DirOpt, app, err, settings
+from pi_memory.cli.app import DirOpt, app, err, fail, settings
 
 HostOpt = Annotated[str, typer.Option("--host", help="Address to listen on. Anything but loopback needs --token.")]
 PortOpt = Annotated[int, typer.Option("--port", min=0, max=65535, help="TCP port.")]
@@ -16,12 +16,6 @@ TokenOpt = Annotated[
     typer.Option("--token", help="Bearer token clients must send (default: $PI_MEMORY_SERVER_TOKEN, else a new "
                                  "random one printed at start).", show_default=False),
 ]
-
-
-def _fail(message: str) -> typer.Exit:
-    err.print("[red]error:[/red] ", end="")
-    err.print(message, markup=False)
-    return typer.Exit(2)
 
 
 @app.command()
@@ -43,7 +37,7 @@ def serve(
     try:
         semantic = load_semantic_settings()
     except SemanticSettingsError as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc), 2) from exc
     model, status = resolve_chat_model()
     capture = model_capture(model, semantic.custom_instructions) if model is not None else None
     err.print(f"infer=true adds: {status}", markup=False)
@@ -51,4 +45,4 @@ def serve(
         run_server(host=host, port=port, token=token, data_dir=Path(resolved.data_dir), capture=capture,
                    embedder=semantic.embedder, announce=lambda line: err.print(line, markup=False))
     except ServeError as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc), 2) from exc

@@ -6,12 +6,13 @@ vectors across different pairs (switching models means re-embedding, not mixing)
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Embedder", "EmbeddingError", "check_texts", "l2_normalise", "missing_extra"]
+__all__ = ["Embedder", "EmbeddingError", "LazyModelEmbedder", "check_texts", "l2_normalise", "missing_extra"]
 
 
 @runtime_checkable
@@ -92,3 +93,62 @@ def missing_extra(package: str, extra: str, provider: str) -> EmbeddingError:
         "(the bundled default model, which needs nothing extra).",
         provider=provider,
     )
+
+
+class LazyModelEmbedder:
+    """What the optional in-process providers (fastembed, sentence-transformers) share: the model loads on the
+    first call that needs it, once, under a lock; ``dim`` comes from the settings or, when they leave it out,
+    from the loaded model; argument checks and the empty batch are handled here.
+
+    A subclass sets ``model_name`` and implements ``_open()`` (load and return the engine; set ``self._dim``
+    when it was ``None``; raise :class:`EmbeddingError` saying what to fix), ``_embed_many(items)`` (float32
+    ``(n, dim)`` for a non-empty ``list[str]``, L2-normalised) and ``_embed_one(text)`` (float32 ``(dim,)``
+    for a query, L2-normalised).
+    """
+
+    model_name: str
+
+    def __init__(self, dim: int | None = None) -> None:
+        self._dim = dim
+        self._lock = threading.Lock()
+        self._engine: Any = None
+
+    @property
+    def dim(self) -> int:
+        """Vector length: the configured ``dim``, else the model's (loading it if needed)."""
+        if self._dim is None:
+            self.load()
+        assert self._dim is not None
+        return self._dim
+
+    def load(self) -> None:
+        """Load the model now (otherwise the first embed does). Raises :class:`EmbeddingError`."""
+        if self._engine is not None:
+            return
+        with self._lock:
+            if self._engine is None:
+                self._engine = self._open()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """float32 ``(len(texts), dim)``, rows L2-normalised; ``(0, dim)`` for no texts."""
+        items = check_texts(texts)
+        if not items:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        self.load()
+        return self._embed_many(items)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """float32 ``(dim,)``, L2-normalised, through the model's query path where it has one."""
+        if not isinstance(text, str):
+            raise TypeError(f"embed_query() takes a str, not {type(text).__name__}")
+        self.load()
+        return self._embed_one(text)
+
+    def _open(self) -> Any:
+        raise NotImplementedError
+
+    def _embed_many(self, items: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def _embed_one(self, text: str) -> np.ndarray:
+        raise NotImplementedError

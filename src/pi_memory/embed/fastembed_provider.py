@@ -13,14 +13,12 @@ custom model; that needs ``modelPath``, ``dim`` and the pooling (``"mean"`` or `
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .base import EmbeddingError, check_texts, l2_normalise, missing_extra
+from .base import EmbeddingError, LazyModelEmbedder, l2_normalise, missing_extra
 
 __all__ = ["FastEmbedEmbedder"]
 
@@ -28,7 +26,7 @@ PROVIDER = "fastembed"
 DEFAULT_MODEL = "BAAI/bge-small-en-v1.5"
 
 
-class FastEmbedEmbedder:
+class FastEmbedEmbedder(LazyModelEmbedder):
     """fastembed ``TextEmbedding`` behind the ``Embedder`` interface; loads on first use.
 
     ``model``: a fastembed model name (``TextEmbedding.list_supported_models()``) or, with ``model_path``, any
@@ -52,10 +50,10 @@ class FastEmbedEmbedder:
         local_files_only: bool = False,
         model_name: str | None = None,
     ) -> None:
+        super().__init__(dim)
         self.model = model
         self.model_path = Path(model_path) if model_path is not None else None
         self.model_file = model_file
-        self._dim = dim
         self.pooling = pooling.upper()
         self.normalize = normalize
         self.cache_dir = cache_dir
@@ -63,25 +61,9 @@ class FastEmbedEmbedder:
         self.batch_size = batch_size
         self.local_files_only = local_files_only
         self.model_name: str = model_name or (f"{model}/{Path(model_file).stem}" if model_file else model)
-        self._lock = threading.Lock()
-        self._engine: Any = None
 
     def __repr__(self) -> str:
         return f"FastEmbedEmbedder({self.model_name!r}, dim={self._dim}, path={self.model_path})"
-
-    @property
-    def dim(self) -> int:
-        if self._dim is None:
-            self.load()
-        assert self._dim is not None
-        return self._dim
-
-    def load(self) -> None:
-        if self._engine is not None:
-            return
-        with self._lock:
-            if self._engine is None:
-                self._engine = self._open()
 
     def _open(self) -> Any:
         try:
@@ -131,12 +113,7 @@ class FastEmbedEmbedder:
             self._dim = int(TextEmbedding.get_embedding_size(name))
         return engine
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """float32 ``(len(texts), dim)``, rows L2-normalised."""
-        items = check_texts(texts)
-        if not items:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        self.load()
+    def _embed_many(self, items: list[str]) -> np.ndarray:
         try:
             rows = list(self._engine.embed(items, batch_size=self.batch_size))
         except Exception as exc:
@@ -144,11 +121,8 @@ class FastEmbedEmbedder:
                                  "check the model files; report it if it persists.", provider=PROVIDER) from exc
         return l2_normalise(np.stack(rows))
 
-    def embed_query(self, text: str) -> np.ndarray:
-        """float32 ``(dim,)``; uses fastembed's query path (adds the model's query prefix where it has one)."""
-        if not isinstance(text, str):
-            raise TypeError(f"embed_query() takes a str, not {type(text).__name__}")
-        self.load()
+    def _embed_one(self, text: str) -> np.ndarray:
+        """fastembed's query path: it adds the model's query prefix where the model has one."""
         try:
             row = next(iter(self._engine.query_embed(text)))
         except Exception as exc:

@@ -7,13 +7,11 @@ machine without network, after the model is in the Hugging Face cache or a folde
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from .base import EmbeddingError, check_texts, l2_normalise, missing_extra
+from .base import EmbeddingError, LazyModelEmbedder, l2_normalise, missing_extra
 
 __all__ = ["SentenceTransformerEmbedder"]
 
@@ -21,7 +19,7 @@ PROVIDER = "sentence-transformers"
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 
-class SentenceTransformerEmbedder:
+class SentenceTransformerEmbedder(LazyModelEmbedder):
     """``SentenceTransformer(model).encode(..., normalize_embeddings=True)``; loads on first use.
 
     ``device``: ``"cpu"`` by default (predictable memory, no GPU probing). ``dim``: checked against the
@@ -41,33 +39,17 @@ class SentenceTransformerEmbedder:
         query_prompt: str | None = None,
         model_name: str | None = None,
     ) -> None:
+        super().__init__(dim)
         self.model = model
         self.device = device
-        self._dim = dim
         self.batch_size = batch_size
         self.local_files_only = local_files_only
         self.trust_remote_code = trust_remote_code
         self.query_prompt = query_prompt
         self.model_name: str = model_name or model
-        self._lock = threading.Lock()
-        self._st: Any = None
 
     def __repr__(self) -> str:
         return f"SentenceTransformerEmbedder({self.model_name!r}, dim={self._dim}, device={self.device!r})"
-
-    @property
-    def dim(self) -> int:
-        if self._dim is None:
-            self.load()
-        assert self._dim is not None
-        return self._dim
-
-    def load(self) -> None:
-        if self._st is not None:
-            return
-        with self._lock:
-            if self._st is None:
-                self._st = self._open()
 
     def _open(self) -> Any:
         try:
@@ -94,30 +76,23 @@ class SentenceTransformerEmbedder:
         return st
 
     def _encode(self, items: list[str], *, query: bool) -> np.ndarray:
-        self.load()
         options = {"batch_size": self.batch_size, "normalize_embeddings": True, "convert_to_numpy": True,
                    "show_progress_bar": False}
         try:
             if query and self.query_prompt is not None:
-                out = self._st.encode(items, prompt=self.query_prompt, **options)
-            elif query and hasattr(self._st, "encode_query"):
-                out = self._st.encode_query(items, **options)
+                out = self._engine.encode(items, prompt=self.query_prompt, **options)
+            elif query and hasattr(self._engine, "encode_query"):
+                out = self._engine.encode_query(items, **options)
             else:
-                out = self._st.encode(items, **options)
+                out = self._engine.encode(items, **options)
         except Exception as exc:
             raise EmbeddingError(f"sentence-transformers failed while embedding: {type(exc).__name__}: {exc}.",
                                  "check the model; report it if it persists.", provider=PROVIDER) from exc
         return l2_normalise(np.asarray(out))
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """float32 ``(len(texts), dim)``, rows L2-normalised."""
-        items = check_texts(texts)
-        if not items:
-            return np.zeros((0, self.dim), dtype=np.float32)
+    def _embed_many(self, items: list[str]) -> np.ndarray:
         return self._encode(items, query=False)
 
-    def embed_query(self, text: str) -> np.ndarray:
-        """float32 ``(dim,)``, L2-normalised, with the model's query prompt if it has one."""
-        if not isinstance(text, str):
-            raise TypeError(f"embed_query() takes a str, not {type(text).__name__}")
+    def _embed_one(self, text: str) -> np.ndarray:
+        """With the configured ``query_prompt``, else the model's own query prompt when it defines one."""
         return self._encode([text], query=True)[0]

@@ -23,25 +23,19 @@ read; the SDK's own credential-file discovery is never triggered.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from pi_memory.llm.base import PLACEHOLDER_KEY, ChatModel, RawReply, schema_name
-from pi_memory.llm.errors import (
-    LLMConfigError,
-    LLMError,
-    LLMRequestError,
-    LLMUnavailableError,
-    classify_sdk_error,
-)
+from pi_memory.llm.base import RawReply, schema_name
+from pi_memory.llm.errors import LLMConfigError, LLMRequestError
+from pi_memory.llm.sdk import SdkChatModel, import_sdk, resolve_api_key
 
 AnthropicJsonMode = Literal["tool", "prompt"]
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
 
 
-class AnthropicChatModel(ChatModel):
+class AnthropicChatModel(SdkChatModel):
     """See the module docstring."""
 
     provider = "anthropic"
@@ -58,26 +52,15 @@ class AnthropicChatModel(ChatModel):
         send_temperature: bool = False,
         **kwargs: Any,
     ) -> None:
-        try:
-            import anthropic
-        except ImportError as exc:
-            raise LLMUnavailableError(
-                "The 'anthropic' Python package is not installed, so Anthropic models cannot be used. "
-                "Install it with: pip install 'anthropic>=2.10' (it is a normal dependency of pi-memory)."
-            ) from exc
+        anthropic = import_sdk("anthropic", "anthropic>=2.10", "Anthropic models")
         if json_mode not in ("tool", "prompt"):
             raise LLMConfigError(f"jsonMode {json_mode!r} is not one of tool, prompt (for Anthropic models).")
         base_url = base_url.rstrip("/") if base_url else None
         super().__init__(model, where=base_url or ANTHROPIC_DEFAULT_BASE_URL, **kwargs)
-        if not api_key and not auth_token:
-            api_key = os.environ.get("ANTHROPIC_API_KEY") if base_url is None else None
-            if not api_key:
-                if base_url is None:
-                    raise LLMConfigError(
-                        "No API key for Anthropic: set $ANTHROPIC_API_KEY, or apiKey in the pi-memory llm "
-                        "settings, or the apiKey of the pi models.json provider."
-                    )
-                api_key = PLACEHOLDER_KEY
+        if not auth_token:
+            api_key = resolve_api_key(api_key, base_url, "ANTHROPIC_API_KEY",
+                                      "No API key for Anthropic: set $ANTHROPIC_API_KEY, or apiKey in the pi-memory "
+                                      "llm settings, or the apiKey of the pi models.json provider.")
         self.json_mode = json_mode
         self.send_temperature = send_temperature
         self._sdk = anthropic
@@ -147,9 +130,3 @@ class AnthropicChatModel(ChatModel):
             model=str(getattr(resp, "model", None) or self.model),
             stop_reason=getattr(resp, "stop_reason", None),
         )
-
-    def _classify(self, exc: BaseException) -> LLMError:
-        return classify_sdk_error(exc, self._sdk, where=self.where, model=self.model, timeout_s=self.timeout_s)
-
-    def close(self) -> None:
-        self._client.close()

@@ -16,26 +16,20 @@ Whatever the mode, the reply is parsed and validated by :meth:`ChatModel.complet
 
 from __future__ import annotations
 
-import os
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from pi_memory.llm.base import PLACEHOLDER_KEY, ChatModel, RawReply, schema_name
-from pi_memory.llm.errors import (
-    LLMConfigError,
-    LLMError,
-    LLMRequestError,
-    LLMUnavailableError,
-    classify_sdk_error,
-)
+from pi_memory.llm.base import RawReply, schema_name
+from pi_memory.llm.errors import LLMConfigError, LLMRequestError
+from pi_memory.llm.sdk import SdkChatModel, import_sdk, resolve_api_key
 
 OpenAIJsonMode = Literal["json_object", "json_schema", "prompt"]
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-class OpenAICompatibleChatModel(ChatModel):
+class OpenAICompatibleChatModel(SdkChatModel):
     """See the module docstring. ``api_key=None`` with no ``base_url`` reads ``$OPENAI_API_KEY``."""
 
     provider = "openai-compatible"
@@ -52,28 +46,16 @@ class OpenAICompatibleChatModel(ChatModel):
         send_temperature: bool = True,
         **kwargs: Any,
     ) -> None:
-        try:
-            import openai
-        except ImportError as exc:
-            raise LLMUnavailableError(
-                "The 'openai' Python package is not installed, so OpenAI-compatible models cannot be used. "
-                "Install it with: pip install 'openai>=3.50' (it is a normal dependency of pi-memory)."
-            ) from exc
+        openai = import_sdk("openai", "openai>=3.50", "OpenAI-compatible models")
         if json_mode not in ("json_object", "json_schema", "prompt"):
             raise LLMConfigError(f"jsonMode {json_mode!r} is not one of json_object, json_schema, prompt.")
         if max_tokens_field not in ("max_tokens", "max_completion_tokens"):
             raise LLMConfigError(f"maxTokensField {max_tokens_field!r} is not max_tokens or max_completion_tokens.")
         base_url = base_url.rstrip("/") if base_url else None
         super().__init__(model, where=base_url or OPENAI_DEFAULT_BASE_URL, **kwargs)
-        if not api_key:
-            api_key = os.environ.get("OPENAI_API_KEY") if base_url is None else None
-            if not api_key:
-                if base_url is None:
-                    raise LLMConfigError(
-                        "No API key for OpenAI: set $OPENAI_API_KEY, or apiKey in the pi-memory llm settings, "
-                        "or set baseUrl to a local OpenAI-compatible server."
-                    )
-                api_key = PLACEHOLDER_KEY
+        api_key = resolve_api_key(api_key, base_url, "OPENAI_API_KEY",
+                                  "No API key for OpenAI: set $OPENAI_API_KEY, or apiKey in the pi-memory llm "
+                                  "settings, or set baseUrl to a local OpenAI-compatible server.")
         self.json_mode = json_mode
         self.max_tokens_field = max_tokens_field
         self.send_temperature = send_temperature
@@ -131,9 +113,3 @@ class OpenAICompatibleChatModel(ChatModel):
             model=str(getattr(resp, "model", None) or self.model),
             stop_reason=finish,
         )
-
-    def _classify(self, exc: BaseException) -> LLMError:
-        return classify_sdk_error(exc, self._sdk, where=self.where, model=self.model, timeout_s=self.timeout_s)
-
-    def close(self) -> None:
-        self._client.close()

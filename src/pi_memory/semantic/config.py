@@ -15,6 +15,7 @@ keys win over the same keys at the top level (``"semantic": false`` turns semant
       "agentId": "reviewer",           # optional extra partition
       "customInstructions": "...",     # appended to the fact-extraction prompt
       "recallTokenBudget": 1500,       # cap on the injected recall text (estimated tokens)
+      "recallMinSimilarity": 0.4,      # cosine a memory needs without keyword evidence; 0 turns the floor off
       "recallSources": ["semantic"],   # add "curated" and/or "sessions"
       "embedder": {...},               # passed to pi_memory.embed.get_embedder
       "backend": {"type": "embedded"}  # or "self-hosted" / "platform" with their own keys
@@ -42,6 +43,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, field_validator
 
 from pi_memory import config as core_config
+from pi_memory.semantic.recall import DEFAULT_MIN_SIMILARITY
 
 MemoryMode = Literal["hybrid", "active", "passive"]
 PRESETS: dict[str, dict[str, bool]] = {
@@ -53,8 +55,8 @@ DEFAULT_TOP_K = 5
 DEFAULT_RECALL_BUDGET = 1500
 TOP_K_HINT = "topK must be an integer greater than 0; to turn automatic recall off set autoRecall: false, not topK: 0"
 SEMANTIC_KEYS = ("memoryMode", "autoCapture", "autoRecall", "toolEnabled", "topK", "recallFrequency", "userId",
-                 "userIdScope", "agentId", "customInstructions", "recallTokenBudget", "recallSources", "embedder",
-                 "backend", "enabled")
+                 "userIdScope", "agentId", "customInstructions", "recallTokenBudget", "recallMinSimilarity",
+                 "recallSources", "embedder", "backend", "enabled")
 
 
 class SemanticSettingsError(ValueError):
@@ -100,6 +102,8 @@ class SemanticSettings(BaseModel):
     agent_id: str | None = Field(None, alias="agentId")
     custom_instructions: str | None = Field(None, alias="customInstructions")
     recall_token_budget: StrictInt = Field(DEFAULT_RECALL_BUDGET, alias="recallTokenBudget", gt=0, le=100_000)
+    recall_min_similarity: float = Field(DEFAULT_MIN_SIMILARITY, alias="recallMinSimilarity", ge=0.0, le=1.0,
+                                         strict=True)
     recall_sources: list[Literal["semantic", "curated", "sessions"]] = Field(
         default_factory=lambda: ["semantic"], alias="recallSources", min_length=1)
     embedder: dict[str, Any] = Field(default_factory=dict)
@@ -151,14 +155,7 @@ class SemanticSettings(BaseModel):
 def parse_semantic(block: dict[str, Any], *, where: str = "settings") -> SemanticSettings:
     """Build :class:`SemanticSettings` from one merged ``"pi-memory"`` block. Raises
     :class:`SemanticSettingsError` naming ``where`` and the key."""
-    data = {k: block[k] for k in SEMANTIC_KEYS if k in block}
-    nested = block.get("semantic")
-    if nested is False:
-        data["enabled"] = False
-    elif isinstance(nested, dict):
-        data.update({k: v for k, v in nested.items() if k in SEMANTIC_KEYS})
-    elif nested not in (None, True):
-        raise SemanticSettingsError(f'In {where}, "pi-memory.semantic" must be an object or a boolean.')
+    data = _flatten(block, where)
     if isinstance(data.get("userId"), str) and not data["userId"].strip():
         data.pop("userId")  # an unset ${USER} interpolates to "": fall back to the OS user name
     try:
@@ -196,8 +193,9 @@ def load_semantic_settings(cwd: Path | None = None, agent_dir: Path | None = Non
     return settings.model_copy(update={"sources": tuple(sources)})
 
 
-def _flatten(block: dict[str, Any]) -> dict[str, Any]:
-    """Top-level semantic keys overlaid with the nested ``semantic`` object (which may disable the feature)."""
+def _flatten(block: dict[str, Any], where: str | None = None) -> dict[str, Any]:
+    """Top-level semantic keys overlaid with the nested ``semantic`` object (which may disable the feature).
+    Raises :class:`SemanticSettingsError` (naming ``where`` when given) for a ``semantic`` of another type."""
     out = {k: block[k] for k in SEMANTIC_KEYS if k in block}
     nested = block.get("semantic")
     if nested is False:
@@ -205,5 +203,6 @@ def _flatten(block: dict[str, Any]) -> dict[str, Any]:
     elif isinstance(nested, dict):
         out.update({k: v for k, v in nested.items() if k in SEMANTIC_KEYS})
     elif nested not in (None, True):
-        raise SemanticSettingsError('"pi-memory.semantic" must be an object or a boolean.')
+        place = f"In {where}, " if where else ""
+        raise SemanticSettingsError(f'{place}"pi-memory.semantic" must be an object or a boolean.')
     return out

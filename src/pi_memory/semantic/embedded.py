@@ -13,6 +13,10 @@ Isolation: every statement that reads memories carries the scope filter ``user_i
 AND agent_id = ?``; per-id methods look the id up *with* that filter, so another scope's id is "not found".
 Threads: one lock serialises use of the connection (SQLite connections are not safe for concurrent use);
 embedding runs outside it.
+
+Pieces: this module stores (add, update, delete, history, the per-scope vector cache); searching is
+:mod:`.embedded_search`, re-embedding after a model switch :mod:`.embedded_reembed`, both mixed into
+:class:`EmbeddedBackend`.
 """
 
 from __future__ import annotations
@@ -21,28 +25,26 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from pi_memory import safety
 from pi_memory.index.db import migrate, transaction
-from pi_memory.semantic import keyword
 from pi_memory.semantic.backend import MemoryNotFoundError
+from pi_memory.semantic.embedded_reembed import REEMBED_BATCH, EmbeddedReembed, ReembedReport
+from pi_memory.semantic.embedded_search import EmbeddedSearch
 from pi_memory.semantic.models import (
     HistoryEvent,
     MemorySource,
     Scope,
-    ScoreDetails,
-    SemanticHit,
     SemanticMemory,
     now_iso,
     text_hash,
 )
-from pi_memory.semantic.ranking import RRF_K, rrf_fuse
+from pi_memory.semantic.ranking import RRF_K
 from pi_memory.semantic.schema import SCOPE_SQL, SEMANTIC_MIGRATIONS, salvage_semantic
 from pi_memory.semantic.vectors import VectorMatrix
 
@@ -50,23 +52,10 @@ log = logging.getLogger(__name__)
 
 MAX_TEXT_CHARS = 4000  # one memory is one fact; the bundled embedder reads only the first 256 tokens anyway
 CANDIDATES = 50  # keyword and vector candidates fused per search (RRF works on ranks, so depth > top_k)
-REEMBED_BATCH = 64  # the batch size the embedder evaluation measured (590 sentences/s on 2 cores)
 IDENTITY_KEYS = frozenset({"user_id", "agent_id", "run_id", "project_id", "userId", "agentId", "runId",
                            "projectId", "scope"})  # never taken from metadata (mem0 #6655)
 _COLS = ("id, text, user_id, project_id, agent_id, created_at, updated_at, observed_at, status, superseded_by, "
          "superseded_at, source, metadata, hash")
-
-@dataclass(frozen=True)
-class ReembedReport:
-    """``embedded``: vectors written now; ``remaining``: active memories still without a vector of ``model``;
-    ``pruned``: vectors of other models removed (only with ``prune`` and nothing remaining)."""
-
-    model: str
-    embedded: int
-    remaining: int
-    pruned: int = 0
-    error: str | None = None
-
 
 def clean_text(text: str) -> str:
     """What is stored: credentials redacted (:func:`pi_memory.safety.redact`), ends stripped. Raises
@@ -101,7 +90,7 @@ def _row_to_memory(r: Sequence[Any]) -> SemanticMemory:
     )
 
 
-class EmbeddedBackend:
+class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
     """Semantic memories in SQLite with hybrid (FTS5 BM25 + exact vector) search; see the module docstring.
 
     ``conn``: an open index connection (:func:`pi_memory.index.open_index`); the semantic migrations are
@@ -294,6 +283,11 @@ class EmbeddedBackend:
         with self._lock:
             return self._fetch([str(memory_id)], scope).get(str(memory_id))
 
+    def get_many(self, memory_ids: Sequence[str], *, scope: Scope) -> dict[str, SemanticMemory]:
+        """``{id: memory}`` for the ids found in ``scope`` (any status; one query); others are left out."""
+        with self._lock:
+            return self._fetch(list(memory_ids), scope)
+
     def get_all(self, *, scope: Scope, limit: int = 100, include_superseded: bool = False) -> list[SemanticMemory]:
         status = "" if include_superseded else " AND status = 'active'"
         with self._lock:
@@ -388,148 +382,6 @@ class EmbeddedBackend:
         return [HistoryEvent(memory_id=r[0], event=r[1], old_text=r[2], new_text=r[3], at=r[4], reason=r[5],
                              related_id=r[6]) for r in rows]
 
-    # --- search --------------------------------------------------------------------------------------------
-    def _plan_terms(self, terms: list[str]) -> tuple[list[str], int | None]:
-        with self._lock:
-            return keyword.plan_terms(self.conn, terms)
 
-    def keyword_candidates(self, query: str, *, scope: Scope, limit: int | None = None) -> list[tuple[str, float]]:
-        """``(id, bm25)`` of the scope's active memories matching any query term, best (lowest bm25) first; see
-        :func:`pi_memory.semantic.keyword.keyword_candidates` for how the work is bounded."""
-        with self._lock:
-            return keyword.keyword_candidates(self.conn, query, scope.columns(), limit or self.candidates)
-
-    def vector_candidates(self, query: str | np.ndarray, *, scope: Scope,
-                          limit: int | None = None) -> list[tuple[str, float]]:
-        """``(id, cosine)`` of the nearest active memories with a vector of the current model, best first.
-        ``query`` is text (embedded here) or a query vector. ``[]`` when the embedder fails."""
-        vec = self._embed_query(query) if isinstance(query, str) else query
-        if vec is None:
-            return []
-        with self._lock:
-            matrix = self._matrix(scope)
-        return matrix.search(vec, limit or self.candidates)  # outside the connection lock: see .vectors
-
-    def warm(self, scope: Scope) -> None:
-        """Load the scope's vector matrix now (about 30 ms per 1,000 memories) so the first search is fast."""
-        with self._lock:
-            self._matrix(scope)
-
-    def _pool(self) -> ThreadPoolExecutor:
-        with self._lock:
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pi-memory-vector")
-            return self._executor
-
-    def candidate_lists(self, query: str, *, scope: Scope,
-                        limit: int | None = None) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
-        """``(keyword, vector)`` candidate lists (see the two methods). The query embedding and the matmul run
-        on a worker thread while the FTS5 query runs here: all three release the GIL, so they overlap."""
-        pending = self._pool().submit(self.vector_candidates, query, scope=scope, limit=limit)
-        keyword = self.keyword_candidates(query, scope=scope, limit=limit)
-        return keyword, pending.result()
-
-    def search(self, query: str, *, scope: Scope, top_k: int = 5) -> list[SemanticHit]:
-        """Hybrid search: FTS5 BM25 candidates and vector candidates fused by RRF (:mod:`.ranking`)."""
-        if not (query or "").strip() or top_k <= 0:
-            return []
-        keyword, vector = self.candidate_lists(query, scope=scope)
-        fused = rrf_fuse({"keyword": [i for i, _ in keyword], "vector": [i for i, _ in vector]},
-                         weights=self.weights, k=self.rrf_k)[:top_k]
-        bm25, cos = dict(keyword), dict(vector)
-        with self._lock:
-            mems = self._fetch([str(f.key) for f in fused], scope)
-            matrix = self._matrices.get((scope.columns(), self.model))
-        hits = []
-        for f in fused:
-            mem = mems.get(str(f.key))
-            if mem is None or mem.status != "active":
-                continue
-            details = ScoreDetails(keyword_rank=f.ranks.get("keyword"), vector_rank=f.ranks.get("vector"),
-                                   bm25=bm25.get(f.key), cosine=cos.get(f.key), rrf=f.score,
-                                   stale_model=matrix is None or mem.id not in matrix)
-            hits.append(SemanticHit(memory=mem, score=f.score, details=details))
-        return hits
-
-    def similar(self, text: str, *, scope: Scope, top_k: int = 5) -> list[SemanticHit]:
-        """Exact (normalised) matches first, then vector neighbours; keyword matches when the embedder
-        fails. ``score``: cosine (1.0 for an exact match; BM25 rank order otherwise)."""
-        with self._lock:
-            exact = self._by_hash(scope, text_hash(text))
-        ranked: list[tuple[str, float]] = [(exact.id, 1.0)] if exact else []
-        near = self.vector_candidates(text, scope=scope, limit=top_k + 1)
-        if not near and self.last_embed_error:
-            near = [(i, 0.0) for i, _ in self.keyword_candidates(text, scope=scope, limit=top_k + 1)]
-        ranked += [(i, s) for i, s in near if not exact or i != exact.id]
-        ranked = ranked[:top_k]
-        with self._lock:
-            mems = self._fetch([i for i, _ in ranked], scope)
-        return [SemanticHit(memory=mems[i], score=s, details=ScoreDetails(cosine=s)) for i, s in ranked
-                if i in mems and mems[i].status == "active"]
-
-    # --- model switch ----------------------------------------------------------------------------------------
-    def stale_count(self) -> int:
-        """Active memories (all scopes) without a vector of the current model."""
-        with self._lock:
-            return int(self.conn.execute(
-                "SELECT count(*) FROM semantic_memories m WHERE m.status = 'active' AND NOT EXISTS "
-                "(SELECT 1 FROM semantic_vectors v WHERE v.memory_id = m.id AND v.model = ?)", (self.model,)
-            ).fetchone()[0])
-
-    def models(self) -> dict[str, int]:
-        """Vector count per model name."""
-        with self._lock:
-            return dict(self.conn.execute("SELECT model, count(*) FROM semantic_vectors GROUP BY model").fetchall())
-
-    def reembed(self, progress: Callable[[int, int], None] | None = None, *, batch_size: int = REEMBED_BATCH,
-                prune: bool = False, stop: threading.Event | None = None) -> ReembedReport:
-        """Embed every active memory (all scopes) that lacks a vector of the current model, in batches.
-
-        ``progress(done, total)`` is called after each batch. Each batch is its own transaction and bumps the
-        memories' ``seq``, so searches (in this and other processes) pick the vectors up as they land and the
-        work resumes where it stopped. ``prune``: afterwards, delete vectors of other models (only when none
-        is left to embed). ``stop``: an event that ends the loop between batches.
-        """
-        total = self.stale_count()
-        done = 0
-        error = None
-        if progress:
-            progress(0, total)
-        while not (stop and stop.is_set()):
-            with self._lock:
-                rows = self.conn.execute(
-                    "SELECT m.id, m.text, m.user_id, m.project_id, m.agent_id FROM semantic_memories m "
-                    "WHERE m.status = 'active' AND NOT EXISTS "
-                    "(SELECT 1 FROM semantic_vectors v WHERE v.memory_id = m.id AND v.model = ?) ORDER BY m.pk "
-                    "LIMIT ?", (self.model, batch_size)).fetchall()
-            if not rows:
-                break
-            vecs = self._embed([r[1] for r in rows])
-            if vecs is None:
-                error = self.last_embed_error
-                break
-            now = now_iso()
-            with self._lock, transaction(self.conn):
-                for (mid, _text, *cols), vec in zip(rows, vecs, strict=True):
-                    self._store_vector(mid, cols, vec, now)
-                    self.conn.execute("UPDATE semantic_memories SET seq = ? WHERE id = ?", (self._next_seq(), mid))
-            done += len(rows)
-            if progress:
-                progress(done, max(total, done))
-        remaining = self.stale_count()
-        pruned = 0
-        if prune and remaining == 0 and error is None:
-            with self._lock, transaction(self.conn):
-                pruned = self.conn.execute("DELETE FROM semantic_vectors WHERE model != ?", (self.model,)).rowcount
-        return ReembedReport(self.model, done, remaining, pruned, error)
-
-    def start_reembed(self, progress: Callable[[int, int], None] | None = None) -> tuple[threading.Thread, threading.Event]:
-        """Run :meth:`reembed` on a daemon thread; returns the thread and an event that stops it."""
-        stop = threading.Event()
-        thread = threading.Thread(target=self.reembed, kwargs={"progress": progress, "stop": stop},
-                                  name="pi-memory-reembed", daemon=True)
-        thread.start()
-        return thread, stop
-
-
-__all__ = ["SEMANTIC_MIGRATIONS", "EmbeddedBackend", "ReembedReport", "clean_text", "salvage_semantic"]
+__all__ = ["REEMBED_BATCH", "SEMANTIC_MIGRATIONS", "EmbeddedBackend", "ReembedReport", "clean_text",
+           "salvage_semantic"]

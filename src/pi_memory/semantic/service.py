@@ -40,7 +40,7 @@ from pi_memory.semantic.models import (
     normalise_text,
     now_iso,
 )
-from pi_memory.semantic.recall import RecallHit, format_recall, recall, should_recall
+from pi_memory.semantic.recall import RecallHit, format_recall, recall, skip_reason
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +148,7 @@ class SemanticService:
         s = self.settings
         if not s.enabled or not s.auto_recall:
             return RecallOutcome(None, reason="autoRecall is off")
-        if not should_recall(prompt):
+        if skip_reason(prompt) is not None:
             return RecallOutcome(None, reason="trivial prompt")
         marker = None
         if s.recall_frequency == "session":
@@ -158,8 +158,7 @@ class SemanticService:
         start = time.perf_counter()
         self.stats["recalls"] += 1
         try:
-            hits = recall(self.backend, prompt, scope=self.scope, top_k=s.top_k, include=s.recall_sources,
-                          conn=self.conn)
+            hits = self.recall_hits(prompt)
             text = format_recall(hits, s.recall_token_budget) or None
         except Exception as exc:  # noqa: BLE001 - recall must never break the agent run
             self.stats["recall_errors"] += 1
@@ -168,6 +167,14 @@ class SemanticService:
                                  latency_ms=round((time.perf_counter() - start) * 1000, 2))
         return RecallOutcome(text, marker, "ok" if text else "no matches", hits,
                              latency_ms=round((time.perf_counter() - start) * 1000, 2))
+
+    def recall_hits(self, prompt: str, sources: list[str] | None = None) -> list[RecallHit]:
+        """The hits recall would inject for ``prompt`` (no trivial-prompt check: see :func:`skip_reason`), with
+        the settings' ``topK``, ``recallSources`` (or ``sources``) and ``recallMinSimilarity``. Raises
+        ``ValueError`` for an unknown source; backend errors propagate."""
+        s = self.settings
+        return recall(self.backend, prompt, scope=self.scope, top_k=s.top_k, include=sources or s.recall_sources,
+                      conn=self.conn, min_similarity=s.recall_min_similarity)
 
     # --- capture -------------------------------------------------------------------------------------------
     def capture(self, user_text: str, assistant_text: str, observed_at: str | datetime | None = None,
@@ -246,7 +253,7 @@ class SemanticService:
             "enabled": s.enabled, "backend": self.backend.name, "scope": self.scope.key,
             "userIdScope": s.user_id_scope, "memoryMode": s.memory_mode, **s.controls(), "topK": s.top_k,
             "recallFrequency": s.recall_frequency, "recallTokenBudget": s.recall_token_budget,
-            "recallSources": list(s.recall_sources), "capture": self.model_status, "stats": dict(self.stats),
+            "recallMinSimilarity": s.recall_min_similarity, "recallSources": list(s.recall_sources), "capture": self.model_status, "stats": dict(self.stats),
             "settings": list(s.sources),
         }
         if hasattr(self.backend, "count"):
@@ -267,7 +274,8 @@ class SemanticService:
         lines = [f"semantic memory: {'on' if i['enabled'] else 'off'} (backend {i['backend']})",
                  f"scope: {i['scope']} (userIdScope {i['userIdScope']})",
                  f"mode: {self.settings.describe()}; topK {i['topK']}; recallFrequency {i['recallFrequency']}; "
-                 f"recall budget {i['recallTokenBudget']} tokens; sources {', '.join(i['recallSources'])}"]
+                 f"recall budget {i['recallTokenBudget']} tokens; similarity floor {i['recallMinSimilarity']}; "
+                 f"sources {', '.join(i['recallSources'])}"]
         if "memories" in i:
             m = i["memories"]
             lines.append(f"memories in this scope: {m['active']} active, {m['superseded']} superseded, "

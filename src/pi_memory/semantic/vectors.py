@@ -2,9 +2,19 @@
 
 One :class:`VectorMatrix` per (scope, model): the float32 vectors of the scope's *active* memories that have a
 vector of that model, as rows of one preallocated array (capacity doubles when full, so appends are amortised
-O(dim)). Search is a float32 matrix-vector product and ``argpartition``: exact, no ANN index. The embedder
-evaluation (``../shared/reference/embedder-eval.md`` §3) measured this at 0.3 ms for 10k and 8.7 ms for 100k
-384-d vectors on 2 cores; an ANN index is only worth it past about 500k vectors.
+O(dim)). Search up to ``EXACT_ROWS`` rows is exact: a float32 matrix-vector product and ``argpartition``.
+
+Larger matrices are searched in two steps (no ANN index): every row also keeps its sign bits (48 bytes for 384
+dimensions, 1/32 of the floats), the ``max(MIN_CANDIDATES, rows / CANDIDATE_DIVISOR)`` rows nearest to the
+query by Hamming distance of those bits are taken, and those are ranked by exact cosine. Why: the full product
+reads the whole matrix (154 MB at 100k rows) and is memory-bound, and numpy's multithreaded OpenBLAS makes it
+worse on a busy 2-core machine (threads wait for each other): ``benchmarks/semantic_latency.py`` measured the
+vector part at p50 24 ms under load (the embedder evaluation, ``../shared/reference/embedder-eval.md`` §3, had
+8.7 ms on an idle machine); the two steps take about 5 ms there. What it costs: the exact top 50 is not always
+all among the candidates -- measured with real MiniLM vectors of the benchmark's memories (10k, forced two-step,
+5 % candidates): recall@50 0.995, recall@10 1.0 (``tests/semantic/test_vectors.py`` checks it on synthetic
+data). The products use ``einsum`` (numpy's own single-threaded loop), not BLAS: for a few thousand rows
+OpenBLAS's thread start-up costs more than the work.
 
 Keeping it in sync (see :class:`~pi_memory.semantic.embedded.EmbeddedBackend`):
 
@@ -27,6 +37,35 @@ import numpy as np
 
 INITIAL_CAPACITY = 1024
 COMPACT_FRACTION = 0.25
+EXACT_ROWS = 20_000  # up to here the exact product costs about 1.5 ms (einsum, 384-d): not worth approximating
+MIN_CANDIDATES = 1000  # rows ranked exactly after the Hamming step, at least...
+CANDIDATE_DIVISOR = 20  # ...and 5 % of the rows (recall@50 0.995 on real vectors, module docstring)
+_HAMMING_MAX = np.iinfo(np.uint16).max
+_POPCOUNT8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
+
+
+def sign_codes(matrix: np.ndarray) -> np.ndarray:
+    """The sign bits of each row of ``matrix`` (``(n, dim)`` float), packed into ``(n, ceil(dim / 64))`` uint64
+    (bit set = component > 0; the padding bits are 0)."""
+    bits = np.packbits(np.asarray(matrix) > 0, axis=1)
+    pad = (-bits.shape[1]) % 8
+    if pad:
+        bits = np.pad(bits, ((0, 0), (0, pad)))
+    return np.ascontiguousarray(bits).view(np.uint64)
+
+
+def hamming(codes: np.ndarray, code: np.ndarray) -> np.ndarray:
+    """uint16 Hamming distance of each column of ``codes`` (``(words, n)``: :func:`sign_codes` transposed, one
+    contiguous row per 64-bit word) to ``code`` (``(words,)``). Word by word, so every step runs over one
+    contiguous array (summing 6 bytes per row along the short axis cost twice as much)."""
+    dist = np.zeros(codes.shape[1], dtype=np.uint16)
+    for word, bits in zip(codes, code, strict=True):
+        diff = word ^ bits
+        if hasattr(np, "bitwise_count"):  # numpy >= 2.0
+            dist += np.bitwise_count(diff)
+        else:
+            dist += _POPCOUNT8[diff.view(np.uint8)].reshape(-1, 8).sum(axis=1, dtype=np.uint16)
+    return dist
 
 
 class VectorMatrix:
@@ -35,6 +74,8 @@ class VectorMatrix:
     def __init__(self, dim: int) -> None:
         self.dim = int(dim)
         self._buf = np.zeros((INITIAL_CAPACITY, self.dim), dtype=np.float32)
+        self._codes = np.zeros(((self.dim + 63) // 64, INITIAL_CAPACITY), dtype=np.uint64)  # word-major
+        self.exact_rows = EXACT_ROWS
         self._alive = np.zeros(INITIAL_CAPACITY, dtype=bool)
         self._ids: list[str] = []
         self._row: dict[str, int] = {}
@@ -57,9 +98,11 @@ class VectorMatrix:
             cap *= 2
         buf = np.zeros((cap, self.dim), dtype=np.float32)
         buf[: len(self._ids)] = self._buf[: len(self._ids)]
+        codes = np.zeros((self._codes.shape[0], cap), dtype=np.uint64)
+        codes[:, : len(self._ids)] = self._codes[:, : len(self._ids)]
         alive = np.zeros(cap, dtype=bool)
         alive[: len(self._ids)] = self._alive[: len(self._ids)]
-        self._buf, self._alive = buf, alive
+        self._buf, self._codes, self._alive = buf, codes, alive
 
     def upsert(self, memory_id: str, vector: np.ndarray) -> None:
         """Add or replace the vector of ``memory_id`` (shape ``(dim,)``, any float dtype)."""
@@ -77,6 +120,7 @@ class VectorMatrix:
             self._ids.append(memory_id)
             self._row[memory_id] = row
         self._buf[row] = vec
+        self._codes[:, row] = sign_codes(vec[None, :])[0]
         self._alive[row] = True
 
     def upsert_many(self, ids: list[str], matrix: np.ndarray) -> None:
@@ -96,6 +140,7 @@ class VectorMatrix:
         start = len(self._ids)
         self._grow(start + len(fresh))
         self._buf[start : start + len(fresh)] = block
+        self._codes[:, start : start + len(fresh)] = sign_codes(block).T
         self._alive[start : start + len(fresh)] = True
         for offset, i in enumerate(fresh):
             self._ids.append(ids[i])
@@ -122,9 +167,11 @@ class VectorMatrix:
         cap = max(INITIAL_CAPACITY, 1 << max(0, int(len(ids) * 1.5) - 1).bit_length())
         buf = np.zeros((cap, self.dim), dtype=np.float32)
         buf[: len(ids)] = self._buf[keep]
+        codes = np.zeros((self._codes.shape[0], cap), dtype=np.uint64)
+        codes[:, : len(ids)] = self._codes[:, keep]
         alive = np.zeros(cap, dtype=bool)
         alive[: len(ids)] = True
-        self._buf, self._alive, self._ids = buf, alive, ids
+        self._buf, self._codes, self._alive, self._ids = buf, codes, alive, ids
         self._row = {mid: i for i, mid in enumerate(ids)}
         self._dead = 0
 
@@ -140,10 +187,26 @@ class VectorMatrix:
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         if q.shape[0] != self.dim:
             raise ValueError(f"query has {q.shape[0]} dimensions, the matrix {self.dim}")
-        scores = self._buf[:n] @ q
+        rows = self._candidates(q, n, top_k)
+        block = self._buf[:n] if rows is None else self._buf[rows]
+        scores = np.einsum("ij,j->i", block, q)  # numpy's own loop: no BLAS thread start-up (module docstring)
+        alive = self._alive[:n] if rows is None else self._alive[rows]
         if self._dead:
-            scores[~self._alive[:n]] = -np.inf
-        k = min(top_k, len(self._row))
-        top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
+            scores[~alive] = -np.inf
+        m = scores.shape[0]
+        k = min(top_k, len(self._row), m)
+        top = np.argpartition(-scores, k - 1)[:k] if k < m else np.arange(m)
         top = top[np.argsort(-scores[top], kind="stable")]
-        return [(self._ids[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
+        found = top if rows is None else rows[top]
+        return [(self._ids[r], float(scores[i])) for i, r in zip(top, found, strict=True) if np.isfinite(scores[i])]
+
+    def _candidates(self, q: np.ndarray, n: int, top_k: int) -> np.ndarray | None:
+        """Rows to rank exactly: ``None`` for all of them (up to ``exact_rows``), else the nearest by Hamming
+        distance of the sign bits (module docstring), in row order."""
+        want = max(MIN_CANDIDATES, n // CANDIDATE_DIVISOR, top_k)
+        if n <= self.exact_rows or want >= n:
+            return None
+        dist = hamming(self._codes[:, :n], sign_codes(q[None, :])[0])
+        if self._dead:
+            dist[~self._alive[:n]] = _HAMMING_MAX
+        return np.sort(np.argpartition(dist, want - 1)[:want])

@@ -40,6 +40,7 @@ from pi_memory.semantic.models import (
     HistoryEvent,
     MemorySource,
     Scope,
+    ScoreDetails,
     SemanticHit,
     SemanticMemory,
     now_iso,
@@ -114,6 +115,17 @@ def memory_to_item(mem: SemanticMemory, hit: SemanticHit | None = None) -> dict[
         item["score"] = hit.score
         item["score_details"] = hit.details.model_dump(exclude_none=True)
     return item
+
+
+def _details(raw: Any) -> ScoreDetails:
+    """Our server's ``score_details`` (cosine, ranks: recall's similarity floor reads them); Mem0's server sends
+    none, and anything malformed counts as none."""
+    if not isinstance(raw, dict):
+        return ScoreDetails()
+    try:
+        return ScoreDetails.model_validate(raw)
+    except ValidationError:
+        return ScoreDetails()
 
 
 def history_to_row(event: HistoryEvent, index: int) -> dict[str, Any]:
@@ -399,7 +411,8 @@ class RestBackend:
             mem = self._own(item, scope)
             if mem is not None and mem.status == "active":
                 score = item.get("score")
-                hits.append(SemanticHit(memory=mem, score=float(score) if isinstance(score, int | float) else 0.0))
+                hits.append(SemanticHit(memory=mem, score=float(score) if isinstance(score, int | float) else 0.0,
+                                        details=_details(item.get("score_details"))))
         return hits[:top_k]
 
     def search(self, query: str, *, scope: Scope, top_k: int = 5) -> list[SemanticHit]:

@@ -1,0 +1,113 @@
+"""Where to put recall's similarity floor: cosine scores of related and unrelated prompt/memory pairs with the
+bundled all-MiniLM-L6-v2 int8 model, and what each candidate floor keeps and lets through.
+
+Data (written for this measurement, in ``recall_floor_data.py`` beside this file): ``MEMORIES``, facts of the
+kind capture stores ("The user prefers pnpm over npm."); ``RELATED``, prompts a user might type to which one
+memory is relevant, each paired with that memory (paraphrases, questions, tasks that need the fact, with as
+little word overlap as we could manage); ``UNRELATED``, prompts of a coding session that no memory is about.
+
+Printed:
+
+* ``related``: cos(prompt, its memory) for every related pair -- what a floor must keep;
+* ``unrelated``: max over all memories of cos(prompt, memory) for every unrelated prompt -- the best wrong match
+  recall would inject without a floor, which a floor must drop;
+* for floors 0.15 .. 0.50, by cosine alone: related pairs kept and unrelated prompts whose best match passes;
+* the same floors end to end: :func:`pi_memory.semantic.recall.recall` (top 5, keyword evidence included) over
+  an :class:`~pi_memory.semantic.embedded.EmbeddedBackend` holding the memories in a temporary index -- related
+  prompts whose memory is recalled, and unrelated prompts that inject anything.
+
+The default ``recallMinSimilarity`` (``pi_memory.semantic.recall.DEFAULT_MIN_SIMILARITY``) was chosen from this
+output: the result and the reasoning are in that constant's comment.
+
+Usage: .venv/bin/python benchmarks/recall_floor.py [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from recall_floor_data import MEMORIES, RELATED, UNRELATED  # noqa: E402
+
+from pi_memory.embed import OnnxMiniLM  # noqa: E402
+from pi_memory.index.db import open_index  # noqa: E402
+from pi_memory.semantic.embedded import EmbeddedBackend  # noqa: E402
+from pi_memory.semantic.models import Scope  # noqa: E402
+from pi_memory.semantic.recall import recall  # noqa: E402
+
+FLOORS = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
+
+
+def _quantiles(values: np.ndarray) -> dict[str, float]:
+    qs = np.quantile(values, [0.0, 0.05, 0.25, 0.5, 0.75, 0.95, 1.0])
+    return {name: round(float(v), 3) for name, v in zip(("min", "p5", "p25", "p50", "p75", "p95", "max"), qs,
+                                                         strict=True)}
+
+
+def end_to_end(model: OnnxMiniLM) -> list[dict]:
+    """Per floor: related prompts whose memory :func:`recall` returns (top 5), unrelated prompts it returns
+    anything for."""
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        conn = open_index(Path(tmp))
+        backend = EmbeddedBackend(conn, model)
+        scope = Scope(user_id="bench")
+        ids = [backend.add(text, scope=scope).id for text in MEMORIES]
+        for floor in FLOORS:
+            kept = sum(ids[i] in {h.id for h in recall(backend, p, scope=scope, min_similarity=floor)}
+                       for p, i in RELATED)
+            noisy = sum(bool(recall(backend, p, scope=scope, min_similarity=floor)) for p in UNRELATED)
+            rows.append({"floor": floor, "related_recalled": kept, "unrelated_injecting": noisy})
+        conn.close()
+    return rows
+
+
+def measure() -> dict:
+    """Cosine distributions and per-floor counts (module docstring)."""
+    model = OnnxMiniLM()
+    mem_vecs = model.embed(MEMORIES)
+    related = np.array([float(model.embed_query(prompt) @ mem_vecs[index]) for prompt, index in RELATED])
+    unrelated = np.array([float((mem_vecs @ model.embed_query(prompt)).max()) for prompt in UNRELATED])
+    floors = [{"floor": f, "related_kept": int((related >= f).sum()), "related": len(related),
+               "unrelated_injecting": int((unrelated >= f).sum()), "unrelated": len(unrelated)} for f in FLOORS]
+    return {"model": model.model_name, "memories": len(MEMORIES), "related": _quantiles(related),
+            "unrelated_best_match": _quantiles(unrelated), "floors": floors, "end_to_end": end_to_end(model),
+            "lowest_related": sorted((round(float(s), 3), RELATED[i][0]) for i, s in enumerate(related))[:5],
+            "highest_unrelated": sorted(((round(float(s), 3), UNRELATED[i]) for i, s in enumerate(unrelated)),
+                                        reverse=True)[:5]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    data = measure()
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return
+    print(f"model {data['model']}, {data['memories']} memories, {len(RELATED)} related pairs, "
+          f"{len(UNRELATED)} unrelated prompts")
+    for name in ("related", "unrelated_best_match"):
+        print(f"{name:>22}: " + "  ".join(f"{k} {v:.3f}" for k, v in data[name].items()))
+    print("\n floor  related kept  unrelated still injecting")
+    for row in data["floors"]:
+        print(f"  {row['floor']:.2f}  {row['related_kept']:>5}/{row['related']:<6} {row['unrelated_injecting']:>5}/"
+              f"{row['unrelated']}")
+    print("\nend to end (recall(), top 5, keyword evidence included)\n floor  related recalled  unrelated injecting")
+    for row in data["end_to_end"]:
+        print(f"  {row['floor']:.2f}  {row['related_recalled']:>8}/{len(RELATED):<8} {row['unrelated_injecting']:>5}/"
+              f"{len(UNRELATED)}")
+    print("\nlowest related pairs:", *(f"  {s:.3f}  {p}" for s, p in data["lowest_related"]), sep="\n")
+    print("highest unrelated prompts:", *(f"  {s:.3f}  {p}" for s, p in data["highest_unrelated"]), sep="\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,109 @@
+"""The REST server's ASGI app: routes, bearer-token middleware and the JSON error answers
+(:func:`create_app`). What each route takes and answers: :mod:`.rest_server`."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Send
+from starlette.types import Scope as AsgiScope
+
+from pi_memory.semantic.backend import BackendError, MemoryNotFoundError
+from pi_memory.semantic.backends.rest_client import TOKEN_ENV
+from pi_memory.semantic.backends.rest_handlers import BackendFactory, CaptureFn, RestService
+from pi_memory.semantic.backends.rest_requests import ApiError
+
+log = logging.getLogger("pi_memory.semantic.backends.rest_server")
+
+OPEN_PATHS = frozenset({"/health"})
+
+
+class _Auth:
+    """Pure ASGI middleware: a constant-time bearer-token check on every path outside ``OPEN_PATHS``."""
+
+    def __init__(self, app: ASGIApp, token: str | None) -> None:
+        self.app = app
+        self.token = token.encode() if token else None
+
+    async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
+        if self.token is None or scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v for k, v in scope.get("headers", [])}
+        presented = b""
+        auth = headers.get("authorization", b"")
+        if auth[:7].lower() == b"bearer ":
+            presented = auth[7:].strip()
+        elif headers.get("x-api-key"):
+            presented = headers["x-api-key"].strip()
+        if not presented or not hmac.compare_digest(presented, self.token):
+            why = "missing" if not presented else "wrong"
+            response = JSONResponse(
+                {"error": f"unauthorised: the bearer token is {why}. Send 'Authorization: Bearer <token>' with "
+                          f"the token the server printed at start (or its --token / ${TOKEN_ENV})."},
+                status_code=401, headers={"WWW-Authenticate": 'Bearer realm="pi-memory"'})
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+async def _api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return JSONResponse({"error": exc.message, **exc.extra}, status_code=exc.status)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    message = {404: f"no route {request.method} {request.url.path}; see GET /health and the Mem0 routes",
+               405: f"{request.method} is not allowed on {request.url.path}"}.get(exc.status_code, str(exc.detail))
+    return JSONResponse({"error": message}, status_code=exc.status_code, headers=exc.headers)
+
+
+def _plain(status: int) -> Callable[[Request, Exception], Any]:
+    async def handler(request: Request, exc: Exception) -> Response:
+        if status >= 500:
+            log.warning("%s %s failed: %s", request.method, request.url.path, exc)
+        return JSONResponse({"error": str(exc)}, status_code=status)
+
+    return handler
+
+
+async def _crash(request: Request, exc: Exception) -> Response:
+    log.exception("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+    return JSONResponse({"error": f"internal server error ({type(exc).__name__}); see the server log"},
+                        status_code=500)
+
+
+def create_app(backend_factory: BackendFactory, token: str | None, *, capture: CaptureFn | None = None) -> Starlette:
+    """The ASGI app. ``backend_factory()`` is called once, on the first request that needs the backend.
+
+    ``token``: the bearer token every route but ``/health`` requires; ``None`` turns auth off (tests, or a
+    caller that protects the app otherwise). ``capture``: runs ``infer=true`` adds (see ``CaptureFn``);
+    ``None`` makes them a 400.
+    """
+    service = RestService(backend_factory, capture)
+    routes = [
+        Route("/health", service.health, methods=["GET"]),
+        Route("/memories", service.add, methods=["POST"]),
+        Route("/memories", service.list_all, methods=["GET"]),
+        Route("/memories/{memory_id}", service.get, methods=["GET"]),
+        Route("/memories/{memory_id}", service.update, methods=["PUT"]),
+        Route("/memories/{memory_id}", service.delete, methods=["DELETE"]),
+        Route("/memories/{memory_id}/history", service.history, methods=["GET"]),
+        Route("/search", service.search, methods=["POST"]),
+    ]
+    handlers: dict[Any, Any] = {ApiError: _api_error, HTTPException: _http_error,
+                                MemoryNotFoundError: _plain(404), ValueError: _plain(400), BackendError: _plain(503),
+                                Exception: _crash}
+    app = Starlette(routes=routes, middleware=[Middleware(_Auth, token=token)], exception_handlers=handlers)
+    app.state.service = service
+    return app

@@ -1,0 +1,189 @@
+"""The route handlers of the REST server (:class:`RestService`): each reads its request with
+:mod:`.rest_requests`, runs the backend call on a worker thread and answers Mem0's shapes
+(:func:`~pi_memory.semantic.backends.rest_client.memory_to_item`). Routes and errors: :mod:`.rest_server`."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from pi_memory.semantic.backend import MemoryNotFoundError, SemanticBackend
+from pi_memory.semantic.backends.rest_client import (
+    AddBody,
+    Message,
+    SearchBody,
+    UpdateBody,
+    history_to_row,
+    memory_to_item,
+)
+from pi_memory.semantic.backends.rest_requests import (
+    ApiError,
+    bool_param,
+    clean_metadata,
+    id_and_scope,
+    int_param,
+    messages_of,
+    not_found,
+    read_body,
+    scope_of,
+    update_scope,
+)
+from pi_memory.semantic.models import Scope, now_iso
+
+SERVICE = "pi-memory"
+API_VERSION = 1
+MAX_TOP_K = 100  # search results per request
+MAX_LIST = 1000  # memories per GET /memories
+
+BackendFactory = Callable[[], SemanticBackend]
+# capture(backend, messages=[{"role", "content"}], scope=Scope, metadata=dict, source=dict | None,
+#         observed_at=str | None, instructions=str | None) -> CaptureReport
+CaptureFn = Callable[..., Any]
+
+
+class RestService:
+    """The route handlers over one lazily built backend (built by the factory on first use, then shared)."""
+
+    def __init__(self, backend_factory: BackendFactory, capture: CaptureFn | None) -> None:
+        self._factory = backend_factory
+        self._backend: SemanticBackend | None = None
+        self._lock = threading.Lock()
+        self.capture = capture
+
+    def backend(self) -> SemanticBackend:
+        with self._lock:
+            if self._backend is None:
+                self._backend = self._factory()
+            return self._backend
+
+    async def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        def run() -> Any:
+            return fn(self.backend(), *args, **kwargs)
+
+        return await run_in_threadpool(run)
+
+    # handlers ------------------------------------------------------------------------------------------
+    async def health(self, request: Request) -> Response:
+        return JSONResponse({"status": "ok", "service": SERVICE, "api": API_VERSION, "scope_checked": True,
+                             "infer": self.capture is not None})
+
+    async def add(self, request: Request) -> Response:
+        body = await read_body(request, AddBody)
+        scope = scope_of(body.user_id, body.agent_id, body.run_id)
+        if body.memory_type:
+            raise ApiError(400, f"memory_type {body.memory_type!r} is not supported by this server; leave it out")
+        messages = messages_of(body)
+        metadata = clean_metadata(body.metadata)
+        infer = body.infer if body.infer is not None else body.text is None
+        if infer:
+            return await self._infer(body, messages, scope, metadata)
+        texts = [(m.role, m.text().strip()) for m in messages if m.role != "system" and m.text().strip()]
+        if not texts:
+            raise ApiError(400, "nothing to store: every message is empty or a system message")
+        started = now_iso()
+
+        def store(backend: SemanticBackend) -> list[dict[str, Any]]:
+            out = []
+            for role, text in texts:
+                extra = {} if role == "user" else {"role": role}
+                mem = backend.add(text, scope=scope, source=body.source, observed_at=body.observed_at,
+                                  metadata={**metadata, **extra})
+                out.append({**memory_to_item(mem), "event": "NOOP" if mem.created_at < started else "ADD"})
+            return out
+
+        return JSONResponse({"results": await self.call(store)})
+
+    async def _infer(self, body: AddBody, messages: list[Message], scope: Scope,
+                     metadata: dict[str, Any]) -> Response:
+        if self.capture is None:
+            raise ApiError(400, "infer=true needs an extraction model, and this server has none configured. "
+                                "Send \"infer\": false to store the messages verbatim, or configure a model "
+                                "(see `pi-memory semantic status`) and restart the server.")
+        turn = [{"role": m.role, "content": m.text()} for m in messages if m.role != "system" and m.text().strip()]
+        if not turn:
+            raise ApiError(400, "nothing to capture: every message is empty or a system message")
+        capture = self.capture
+
+        def run(backend: SemanticBackend) -> Any:
+            return capture(backend, messages=turn, scope=scope, metadata=metadata, source=body.source,
+                           observed_at=body.observed_at, instructions=body.prompt)
+
+        report = await self.call(run)
+        results = [{"id": e.id, "memory": e.text, "event": e.event, "previous_memory": e.previous_text,
+                    "previous_id": e.previous_id} for e in report.events]
+        payload = {"results": results, "capture": report.to_public()}
+        if report.status == "error":
+            errors = "; ".join(report.errors) or report.message or "unknown error"
+            return JSONResponse({"error": f"capture failed: {errors}", **payload}, status_code=502)
+        return JSONResponse(payload)
+
+    async def list_all(self, request: Request) -> Response:
+        q = request.query_params
+        scope = scope_of(q.get("user_id"), q.get("agent_id"), q.get("run_id"))
+        limit = int_param(q.get("limit") or q.get("top_k"), "limit", 100, MAX_LIST)
+        include = bool_param(q.get("include_superseded"), "include_superseded")
+        mems = await self.call(lambda b: b.get_all(scope=scope, limit=limit, include_superseded=include))
+        return JSONResponse({"results": [memory_to_item(m) for m in mems]})
+
+    async def get(self, request: Request) -> Response:
+        memory_id, scope = id_and_scope(request)
+        mem = await self.call(lambda b: b.get(memory_id, scope=scope))
+        if mem is None:
+            raise not_found(memory_id)
+        return JSONResponse(memory_to_item(mem))
+
+    async def update(self, request: Request) -> Response:
+        memory_id = request.path_params["memory_id"]
+        body = await read_body(request, UpdateBody)
+        scope = update_scope(body, request.query_params)
+        text = body.text if body.text is not None else body.data
+        if text is None or not text.strip():
+            raise ApiError(400, "text is required: send {\"text\": \"the corrected fact\"}")
+        try:
+            new = await self.call(lambda b: b.update(memory_id, text, scope=scope, reason=body.reason))
+        except MemoryNotFoundError as exc:
+            raise not_found(memory_id, active=True) from exc
+        return JSONResponse({"message": "Memory updated successfully!", "id": new.id, "previous_id": memory_id,
+                             "result": memory_to_item(new)})
+
+    async def delete(self, request: Request) -> Response:
+        memory_id, scope = id_and_scope(request)
+        reason = request.query_params.get("reason")
+        if not await self.call(lambda b: b.delete(memory_id, scope=scope, reason=reason)):
+            raise not_found(memory_id, active=True)
+        return JSONResponse({"message": "Memory deleted successfully!", "id": memory_id})
+
+    async def history(self, request: Request) -> Response:
+        memory_id, scope = id_and_scope(request)
+        events = await self.call(lambda b: b.history(memory_id, scope=scope))
+        if not events:
+            raise not_found(memory_id)
+        return JSONResponse([history_to_row(e, i) for i, e in enumerate(events, 1)])
+
+    async def search(self, request: Request) -> Response:
+        body = await read_body(request, SearchBody)
+        ids = {"user_id": body.user_id, "agent_id": body.agent_id, "run_id": body.run_id}
+        for key, value in (body.filters or {}).items():
+            if key not in ids:
+                raise ApiError(400, f"filter {key!r} is not supported: this server filters by user_id, agent_id "
+                                    "and run_id equality only")
+            if value is not None and not isinstance(value, str):
+                raise ApiError(400, f"filter {key!r} must be a plain string id (operators are not supported)")
+            if value is not None and ids[key] is not None and ids[key] != value:
+                raise ApiError(400, f"{key} is given twice with different values ({ids[key]!r} and {value!r})")
+            ids[key] = value if value is not None else ids[key]
+        scope = scope_of(ids["user_id"], ids["agent_id"], ids["run_id"])
+        query = body.query.strip()
+        if not query:
+            raise ApiError(400, "query is empty")
+        top_k = int_param(body.top_k if body.top_k is not None else body.limit, "top_k", 10, MAX_TOP_K)
+        if body.mode not in (None, "search", "similar"):
+            raise ApiError(400, f"mode {body.mode!r} is not one of: search, similar")
+        similar = body.mode == "similar"
+        hits = await self.call(lambda b: (b.similar if similar else b.search)(query, scope=scope, top_k=top_k))
+        return JSONResponse({"results": [memory_to_item(h.memory, h) for h in hits]})

@@ -1,0 +1,176 @@
+"""Running the REST server: the bind and token rules (:func:`check_bind`), the default backend factory, the
+capture function for ``infer=true`` adds, :func:`serve` for ``pi-memory serve``, and :class:`ServerThread`
+for tests and demos."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import os
+import secrets
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from starlette.types import ASGIApp
+
+from pi_memory.semantic.backend import SemanticBackend
+from pi_memory.semantic.backends.rest_app import create_app
+from pi_memory.semantic.backends.rest_client import TOKEN_ENV
+from pi_memory.semantic.backends.rest_handlers import BackendFactory, CaptureFn
+from pi_memory.semantic.models import Scope
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+MIN_NETWORK_TOKEN_CHARS = 16  # about 96 bits from token_urlsafe's alphabet: not guessable over a network
+
+
+class ServeError(RuntimeError):
+    """The server cannot start as asked (unsafe bind, bad token); the message says what to change."""
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (``127.0.0.0/8``, ``::1``)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def resolve_token(token: str | None) -> tuple[str, bool]:
+    """``(token, generated)``: ``token`` if given, else ``$PI_MEMORY_SERVER_TOKEN``, else a new random one."""
+    for candidate in (token, os.environ.get(TOKEN_ENV)):
+        if candidate is not None:
+            candidate = candidate.strip()
+            if not candidate:
+                raise ServeError(f"the server token is empty; pass --token or set ${TOKEN_ENV} to a secret value")
+            if any(ord(c) < 33 or ord(c) > 126 for c in candidate):
+                raise ServeError("the server token must be printable ASCII without spaces")
+            return candidate, False
+    return secrets.token_urlsafe(32), True
+
+
+def check_bind(host: str, token: str, generated: bool) -> None:
+    """Refuse to listen beyond this machine without a deliberately chosen, long enough token."""
+    if is_loopback(host):
+        return
+    if generated:
+        raise ServeError(f"refusing to listen on {host!r} (reachable from other machines) without a token you chose: "
+                         f"pass --token or set ${TOKEN_ENV}, and give the same token to the clients. "
+                         f"Or keep the default host {DEFAULT_HOST}.")
+    if len(token) < MIN_NETWORK_TOKEN_CHARS:
+        raise ServeError(f"refusing to listen on {host!r} with a token of {len(token)} characters; use at least "
+                         f"{MIN_NETWORK_TOKEN_CHARS} (e.g. `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)")
+
+
+def embedded_backend_factory(data_dir: Path | str, embedder: dict[str, Any] | None = None) -> BackendFactory:
+    """A factory for the default backend: the index database in ``data_dir``; ``embedder``: the settings'
+    ``embedder`` block (default: the bundled model)."""
+
+    def build() -> SemanticBackend:
+        from pi_memory.embed import get_embedder
+        from pi_memory.index.db import open_index
+        from pi_memory.semantic.embedded import EmbeddedBackend
+
+        return EmbeddedBackend(open_index(Path(data_dir)), get_embedder(embedder))
+
+    return build
+
+
+def model_capture(model: Any, custom_instructions: str | None = None) -> CaptureFn:
+    """A ``CaptureFn`` running :func:`pi_memory.semantic.capture.capture_turn` with ``model``: the user messages
+    of the request are the turn's user text, the others its assistant text. A request's ``prompt`` replaces
+    ``custom_instructions``. (The pipeline stores no caller metadata on the facts it writes.)"""
+    from pi_memory.semantic.capture import capture_turn
+
+    def capture(backend: SemanticBackend, *, messages: list[dict[str, str]], scope: Scope, metadata: dict[str, Any],
+                source: dict[str, Any] | None, observed_at: str | None, instructions: str | None) -> Any:
+        user = "\n\n".join(m["content"] for m in messages if m["role"] == "user")
+        assistant = "\n\n".join(m["content"] for m in messages if m["role"] != "user")
+        return capture_turn(backend, model, user_text=user, assistant_text=assistant, scope=scope,
+                            observed_at=observed_at, source=source,
+                            custom_instructions=instructions or custom_instructions)
+
+    return capture
+
+
+class ServerThread:
+    """Run an app with uvicorn in a background thread (tests, demos): ``with ServerThread(app) as s: s.url``.
+
+    ``port=0`` picks a free port; ``url`` is known once the context is entered."""
+
+    def __init__(self, app: ASGIApp, host: str = DEFAULT_HOST, port: int = 0, *, startup_timeout: float = 20.0):
+        import uvicorn
+
+        self.host = host
+        self.port = port
+        self._timeout = startup_timeout
+        self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                                    lifespan="off", access_log=False))
+        self._thread = threading.Thread(target=self._run, name="pi-memory-server", daemon=True)
+
+    def _run(self) -> None:
+        asyncio.run(self.server.serve())
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def start(self) -> ServerThread:
+        self._thread.start()
+        deadline = time.monotonic() + self._timeout
+        while not self.server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise ServeError(f"the test server did not start on {self.host}:{self.port}")
+            time.sleep(0.01)
+        sockets = [s for srv in getattr(self.server, "servers", []) for s in srv.sockets]
+        if sockets:
+            self.port = sockets[0].getsockname()[1]
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self._thread.join(timeout=10)
+
+    def __enter__(self) -> ServerThread:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None,
+          data_dir: Path | str | None = None, *, capture: CaptureFn | None = None,
+          embedder: dict[str, Any] | None = None, log_level: str = "info",
+          announce: Callable[[str], None] | None = None) -> None:
+    """Serve the embedded backend of ``data_dir`` (default: the configured data root) until interrupted.
+
+    Raises :class:`ServeError` before binding when the host/token combination is unsafe."""
+    import uvicorn
+
+    token, generated = resolve_token(token)
+    check_bind(host, token, generated)
+    if data_dir is None:
+        from pi_memory.config import load_settings
+
+        data_dir = load_settings().data_dir
+    data_dir = Path(data_dir).expanduser().resolve()
+    try:  # open now, so a broken index or embedder setting stops the start instead of every request
+        backend = embedded_backend_factory(data_dir, embedder)()
+    except Exception as exc:
+        raise ServeError(f"cannot open the semantic memory in {data_dir}: {exc}") from exc
+    app = create_app(lambda: backend, token, capture=capture)
+    say = announce or (lambda line: print(line, file=sys.stderr, flush=True))
+    shown = f"[{host}]" if ":" in host else host
+    say(f"pi-memory server: http://{shown}:{port or '<port chosen by the system, see below>'} (data: {data_dir})")
+    if generated:
+        say(f"token (generated for this run; pass --token or set ${TOKEN_ENV} to keep one): {token}")
+    else:
+        say("token: the one given with --token / $" + TOKEN_ENV)
+    say("clients: semantic backend \"self-hosted\" with this URL and token; stop with Ctrl+C")
+    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)

@@ -1,0 +1,117 @@
+"""Search over the embedded backend's memories (mixed into
+:class:`~pi_memory.semantic.embedded.EmbeddedBackend`): FTS5 BM25 keyword candidates (:mod:`.keyword`), exact
+vector candidates (:mod:`.vectors`), both fused by reciprocal rank fusion (:mod:`.ranking`), and the ``similar``
+lookup capture uses to find a fact's earlier versions."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from pi_memory.semantic import keyword
+from pi_memory.semantic.models import Scope, ScoreDetails, SemanticHit, text_hash
+from pi_memory.semantic.ranking import rrf_fuse
+from pi_memory.semantic.vectors import VectorMatrix
+
+
+class EmbeddedSearch:
+    """The search methods; the storage they read (connection, lock, vector cache) is the backend's."""
+
+    conn: sqlite3.Connection
+    embedder: Any
+    _lock: threading.RLock
+    last_embed_error: str | None
+    weights: dict[str, float]
+    rrf_k: int
+    candidates: int
+    _matrices: dict[tuple[tuple[str, str, str], str], VectorMatrix]
+    _executor: ThreadPoolExecutor | None
+
+    model: Any  # property of the backend: the embedder's model name
+    _embed_query: Any
+    _matrix: Any
+    _fetch: Any
+    _by_hash: Any
+
+    # --- search --------------------------------------------------------------------------------------------
+    def _plan_terms(self, terms: list[str]) -> tuple[list[str], int | None]:
+        with self._lock:
+            return keyword.plan_terms(self.conn, terms)
+
+    def keyword_candidates(self, query: str, *, scope: Scope, limit: int | None = None) -> list[tuple[str, float]]:
+        """``(id, bm25)`` of the scope's active memories matching any query term, best (lowest bm25) first; see
+        :func:`pi_memory.semantic.keyword.keyword_candidates` for how the work is bounded."""
+        with self._lock:
+            return keyword.keyword_candidates(self.conn, query, scope.columns(), limit or self.candidates)
+
+    def vector_candidates(self, query: str | np.ndarray, *, scope: Scope,
+                          limit: int | None = None) -> list[tuple[str, float]]:
+        """``(id, cosine)`` of the nearest active memories with a vector of the current model, best first.
+        ``query`` is text (embedded here) or a query vector. ``[]`` when the embedder fails."""
+        vec = self._embed_query(query) if isinstance(query, str) else query
+        if vec is None:
+            return []
+        with self._lock:
+            matrix = self._matrix(scope)
+        return matrix.search(vec, limit or self.candidates)  # outside the connection lock: see .vectors
+
+    def warm(self, scope: Scope) -> None:
+        """Load the scope's vector matrix now (about 30 ms per 1,000 memories) so the first search is fast."""
+        with self._lock:
+            self._matrix(scope)
+
+    def _pool(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pi-memory-vector")
+            return self._executor
+
+    def candidate_lists(self, query: str, *, scope: Scope,
+                        limit: int | None = None) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        """``(keyword, vector)`` candidate lists (see the two methods). The query embedding and the matmul run
+        on a worker thread while the FTS5 query runs here: all three release the GIL, so they overlap."""
+        pending = self._pool().submit(self.vector_candidates, query, scope=scope, limit=limit)
+        keyword = self.keyword_candidates(query, scope=scope, limit=limit)
+        return keyword, pending.result()
+
+    def search(self, query: str, *, scope: Scope, top_k: int = 5) -> list[SemanticHit]:
+        """Hybrid search: FTS5 BM25 candidates and vector candidates fused by RRF (:mod:`.ranking`)."""
+        if not (query or "").strip() or top_k <= 0:
+            return []
+        keyword, vector = self.candidate_lists(query, scope=scope)
+        fused = rrf_fuse({"keyword": [i for i, _ in keyword], "vector": [i for i, _ in vector]},
+                         weights=self.weights, k=self.rrf_k)[:top_k]
+        bm25, cos = dict(keyword), dict(vector)
+        with self._lock:
+            mems = self._fetch([str(f.key) for f in fused], scope)
+            matrix = self._matrices.get((scope.columns(), self.model))
+        hits = []
+        for f in fused:
+            mem = mems.get(str(f.key))
+            if mem is None or mem.status != "active":
+                continue
+            details = ScoreDetails(keyword_rank=f.ranks.get("keyword"), vector_rank=f.ranks.get("vector"),
+                                   bm25=bm25.get(f.key), cosine=cos.get(f.key), rrf=f.score,
+                                   stale_model=matrix is None or mem.id not in matrix)
+            hits.append(SemanticHit(memory=mem, score=f.score, details=details))
+        return hits
+
+    def similar(self, text: str, *, scope: Scope, top_k: int = 5) -> list[SemanticHit]:
+        """Exact (normalised) matches first, then vector neighbours; keyword matches when the embedder
+        fails. ``score``: cosine (1.0 for an exact match; BM25 rank order otherwise)."""
+        with self._lock:
+            exact = self._by_hash(scope, text_hash(text))
+        ranked: list[tuple[str, float]] = [(exact.id, 1.0)] if exact else []
+        near = self.vector_candidates(text, scope=scope, limit=top_k + 1)
+        if not near and self.last_embed_error:
+            near = [(i, 0.0) for i, _ in self.keyword_candidates(text, scope=scope, limit=top_k + 1)]
+        ranked += [(i, s) for i, s in near if not exact or i != exact.id]
+        ranked = ranked[:top_k]
+        with self._lock:
+            mems = self._fetch([i for i, _ in ranked], scope)
+        return [SemanticHit(memory=mems[i], score=s, details=ScoreDetails(cosine=s)) for i, s in ranked
+                if i in mems and mems[i].status == "active"]

@@ -1,0 +1,8 @@
+"""Makes ``threat_helpers`` (shared by the threat-scanner tests) importable."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
