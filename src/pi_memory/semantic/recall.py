@@ -5,8 +5,9 @@
   (:func:`~pi_memory.semantic.ranking.rrf_fuse`, Cormack et al. 2009, ``k = 60``):
   semantic memories (FTS5 BM25 list + exact vector list for the embedded backend, or the backend's own
   ``search`` for remote ones), and when asked curated entries (:func:`pi_memory.index.memory_search`) and past
-  session turns (:func:`pi_memory.index.session_search`), both keyword lists. Superseded and deleted memories
-  never appear (backends return active ones only).
+  session turns (:func:`pi_memory.index.session_search`), each a keyword list plus a vector list
+  (:mod:`pi_memory.semantic.sources`; the query is embedded once for every vector list). Superseded and deleted
+  memories never appear (backends return active ones only).
 * :func:`format_recall` -- the text injected as a user-channel message (never the system prompt).
 
 The injected block (our wording)::
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pi_memory import safety
+from pi_memory.semantic import sources as source_vectors
 from pi_memory.semantic.models import SemanticHit, SemanticMemory
 from pi_memory.semantic.ranking import RRF_K, rrf_fuse
 
@@ -113,8 +115,9 @@ def recall(
 
     ``include``: any of ``"semantic"``, ``"curated"``, ``"sessions"``; the last two need ``conn`` (the index
     connection) and are filtered to the scope's project (plus global curated entries). ``weights``: per
-    candidate list (``keyword``, ``vector``, ``semantic``, ``curated``, ``sessions``; defaults
-    ``DEFAULT_WEIGHTS``). An embedder failure leaves the keyword lists.
+    candidate list (``keyword``, ``vector``, ``semantic``, ``curated``, ``sessions``, ``curated_vector``,
+    ``sessions_vector``; defaults ``DEFAULT_WEIGHTS`` and :data:`pi_memory.semantic.sources.WEIGHTS`). An
+    embedder failure leaves the keyword lists.
     """
     include = set(include)
     unknown = include - {"semantic", "curated", "sessions"}
@@ -124,9 +127,11 @@ def recall(
         return []
     lists: dict[str, list[str]] = {}
     items: dict[str, RecallHit] = {}
+    extra = source_vectors.start(backend, query, scope=scope, include=include, conn=conn, limit=candidates)
     if "semantic" in include:
         if hasattr(backend, "candidate_lists"):  # the embedded backend: fuse its two lists with the others
-            keyword, vector = backend.candidate_lists(query, scope=scope, limit=candidates)
+            shared = {"query_vector": extra.query_vector} if extra is not None else {}
+            keyword, vector = backend.candidate_lists(query, scope=scope, limit=candidates, **shared)
             lists["keyword"] = ["s:" + i for i, _ in keyword]
             lists["vector"] = ["s:" + i for i, _ in vector]
         else:
@@ -152,7 +157,9 @@ def recall(
             key = f"t:{h.session_id}#{h.entry_id or h.line}"
             lists["sessions"].append(key)
             items.setdefault(key, RecallHit("session", key[2:], f"{h.role}: {h.snippet}", (h.timestamp or "")[:10]))
-    fused = rrf_fuse(lists, weights={**DEFAULT_WEIGHTS, **(weights or {})}, k=k)
+    if extra is not None:  # vector lists of curated entries and session turns
+        extra.merge(lists, items)
+    fused = rrf_fuse(lists, weights={**DEFAULT_WEIGHTS, **source_vectors.WEIGHTS, **(weights or {})}, k=k)
     missing = [str(f.key)[2:] for f in fused[: top_k * 2] if str(f.key) not in items and str(f.key).startswith("s:")]
     if missing:
         for mid in missing:
