@@ -88,7 +88,8 @@ def _load_sql(source: str, project: str | None) -> tuple[str, list[Any]]:
     model); newest first, capped."""
     if source == "sessions":
         if project is None:
-            return "SELECT id, dim, vector FROM semantic_turn_vectors WHERE model = ? AND id > ?", []
+            # unary + : walk the rowid range above the last id seen instead of sorting the model's rows
+            return "SELECT id, dim, vector FROM semantic_turn_vectors WHERE +model = ? AND id > ?", []
         return ("SELECT id, dim, vector FROM semantic_turn_vectors WHERE model = ? AND id > ? AND project_id = ?",
                 [project])
     where, params = tv.curated_scope_sql(project)
@@ -180,7 +181,7 @@ def _curated_hits(conn: sqlite3.Connection, model: str, dim: int, project: str |
                   limit: int) -> list[tuple[str, float, Any]]:
     where, params = tv.curated_scope_sql(project)
     read = ("SELECT v.id, m.id, m.content, m.created FROM semantic_curated_vectors v JOIN memories m "
-            "ON m.id = v.memory_id WHERE v.id IN ({ids}) AND v.model = ? "
+            "ON m.id = v.memory_id WHERE v.id IN ({ids}) AND +v.model = ? "
             f"AND v.text = {tv.CURATED_TEXT_SQL} AND {where}")
     from pi_memory.semantic.recall import RecallHit
 
@@ -195,7 +196,7 @@ def _turn_hits(conn: sqlite3.Connection, model: str, dim: int, project: str | No
     check, params = ("", []) if project is None else (" AND s.project_id = ?", [project])
     read = ("SELECT v.id, s.session_key, m.entry_id, m.line, m.role, m.timestamp, m.text FROM semantic_turn_vectors v "
             "JOIN messages m ON m.id = v.message_id JOIN sessions s ON s.id = m.session_id "
-            f"WHERE v.id IN ({{ids}}) AND v.model = ?{check}")
+            f"WHERE v.id IN ({{ids}}) AND +v.model = ?{check}")
     found = _nearest(conn, "sessions", model, dim, project, qvec, limit, read, params)
     from pi_memory.semantic.recall import SESSION_SNIPPET_CHARS, RecallHit
 
