@@ -281,3 +281,20 @@ def test_cli_embed_sessions_backfills_with_progress(host, tmp_path):
     usage = runner.invoke(app, [*args, "--prune"])
     assert usage.exit_code == 2 and "--prune" in usage.stderr
     conn.close()
+
+
+def test_service_warm_loads_the_turn_matrix(tmp_path, embedder):
+    from pi_memory.semantic.config import parse_semantic
+    from pi_memory.semantic.service import open_semantic
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    settings = parse_semantic({"userId": "alice", "recallSources": ["semantic", "sessions"]})
+    service = open_semantic(settings, repo, data_dir=tmp_path / "data", model=None, embedder=embedder, warm=False,
+                            background_reembed=False)
+    add_session(service.conn, "s1", project_id(repo), OUR_TURNS)
+    tv.embed_turns(service.conn, embedder)
+    service.warm()
+    cached = [(key[1:], len(mat)) for key, mat in sources._cache.items()]
+    assert cached == [(("sessions", "all-MiniLM-L6-v2-int8", project_id(repo)), 3)]
+    service.close()

@@ -266,10 +266,6 @@ class SemanticService:
         if embedder is not None:
             info["embedder"] = {"model": str(embedder.model_name), "staleMemories": self.backend.stale_count(),
                                 "vectorsByModel": self.backend.models()}
-            if self.conn is not None:
-                from pi_memory.semantic.turn_vectors import vector_counts
-
-                info["embedder"]["sourceVectorsByModel"] = vector_counts(self.conn)
         disclosure = getattr(self.backend, "disclosure", None)
         if disclosure:
             info["disclosure"] = disclosure

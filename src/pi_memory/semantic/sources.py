@@ -279,6 +279,8 @@ def start(backend: Any, query: str, *, scope: Any, include: Iterable[str], conn:
 def warm(conn: sqlite3.Connection, embedder: Any, scope: Any, include: Iterable[str]) -> None:
     """Load the scope's matrices now (about 1 s per 100,000 turn vectors) so the first recall does not wait."""
     project = getattr(scope, "project_id", None)
-    dim = int(embedder.dim)
+    dim = getattr(embedder, "dim", None)
+    if not dim:  # a remote embedder learns its dimension from its first answer
+        return
     for source in {"curated", "sessions"} & set(include):
-        matrix(conn, source, str(embedder.model_name), dim, project)
+        matrix(conn, source, str(embedder.model_name), int(dim), project)
