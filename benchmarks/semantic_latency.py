@@ -15,6 +15,12 @@ embeds every text with the bundled model (about 600 texts/s on 2 cores, so about
 uses random unit vectors (the vector search costs the same; only the ranking is meaningless), ``auto`` = real up to
 20k, random above.
 
+Sessions (``--turns``, default 100,000; 0 skips it): after the figures above, the same database gets that many
+session turns (synthetic texts from the same templates, seed 11, in one project's sessions, 20 turns a session)
+with a vector each (``real`` up to 20k, else random, as above), and ``recall()`` is timed twice per query, as a
+host calls it: ``semantic`` only, then ``semantic`` + ``sessions`` (keyword and vector lists of both, the query
+embedded once and shared). The first recall with sessions loads the turn matrix ("turns cold").
+
 mem0: pass ``--mem0-python`` (default ``$MEM0_PYTHON``, else ``/tmp/mem0-venv/bin/python`` when it exists), a
 Python with ``mem0ai`` (plus ``onnxruntime`` and ``tokenizers`` for our embedder) installed -- never this
 project's venv. A worker process builds ``Memory`` with its default local vector store (Qdrant local mode),
@@ -29,7 +35,7 @@ spent per search (all its threads): on a busy machine it is closer to what an id
 than the wall time itself is.
 
 Usage: .venv/bin/python benchmarks/semantic_latency.py [--sizes 10000,100000] [--queries 200]
-       [--vectors auto|real|random] [--mem0-python PATH | --no-mem0] [--json]
+       [--vectors auto|real|random] [--turns 100000] [--mem0-python PATH | --no-mem0] [--json]
 """
 
 from __future__ import annotations
@@ -113,7 +119,55 @@ def pct(values: list[float]) -> dict[str, float]:
             "mean": round(statistics.fmean(s), 2)}
 
 
-def bench_ours(texts: list[str], vecs: np.ndarray, queries: list[str], n_queries: int) -> dict:
+def add_turns(conn, texts: list[str], vecs: np.ndarray, project: str) -> float:
+    """Store ``texts`` as session turns of ``project`` (20 a session) with ``vecs``; returns seconds taken."""
+    from pi_memory.index import transaction
+    from pi_memory.index.indexer import insert_messages
+
+    start = time.perf_counter()
+    per = 20
+    for first in range(0, len(texts), 10_000):
+        with transaction(conn):
+            for s in range(first, min(len(texts), first + 10_000), per):
+                sid = conn.execute("INSERT INTO sessions(source, session_key, cwd, project_id, project_name) "
+                                   "VALUES ('pi', ?, '/w', ?, 'bench') RETURNING id", (f"s{s}", project)).fetchone()[0]
+                fid = conn.execute("INSERT INTO session_files(path, session_id, size, mtime_ns) VALUES (?, ?, 0, 0) "
+                                   "RETURNING id", (f"/s{s}.jsonl", sid)).fetchone()[0]
+                insert_messages(conn, [(sid, fid, f"e{i}", None, i + 1, "2026-11-01T10:00:00.000Z",
+                                        "user" if i % 2 == 0 else "assistant", "message", None, "active", texts[i])
+                                       for i in range(s, min(len(texts), s + per))])
+                ids = [r[0] for r in conn.execute("SELECT id FROM messages WHERE session_id = ? ORDER BY id", (sid,))]
+                conn.executemany(
+                    "INSERT INTO semantic_turn_vectors(message_id, model, project_id, dim, vector, created_at) "
+                    "VALUES (?, 'all-MiniLM-L6-v2-int8', ?, 384, ?, '2026-11-01T10:00:00.000Z')",
+                    [(mid, project, vecs[s + k].astype("<f4").tobytes()) for k, mid in enumerate(ids)])
+    return time.perf_counter() - start
+
+
+def bench_sessions(backend, scope, turns: tuple[list[str], np.ndarray], sample: list[str]) -> dict:
+    """``recall()`` semantic-only and with sessions, alternating per query (module docstring)."""
+    from pi_memory.semantic.recall import recall
+
+    insert_s = add_turns(backend.conn, turns[0], turns[1], scope.project_id)
+    both = ("semantic", "sessions")
+    start = time.perf_counter()
+    recall(backend, sample[0], scope=scope, include=both, conn=backend.conn)
+    cold_ms = (time.perf_counter() - start) * 1000
+    parts: dict[str, list[float]] = {"semantic": [], "semantic+sessions": [], "semantic+sessions_cpu": []}
+    for q in sample:
+        t0 = time.perf_counter()
+        recall(backend, q, scope=scope, include=("semantic",), conn=backend.conn)
+        parts["semantic"].append((time.perf_counter() - t0) * 1000)
+        c0, t0 = time.process_time(), time.perf_counter()
+        recall(backend, q, scope=scope, include=both, conn=backend.conn)
+        parts["semantic+sessions"].append((time.perf_counter() - t0) * 1000)
+        parts["semantic+sessions_cpu"].append((time.process_time() - c0) * 1000)
+    return {"turns": len(turns[0]), "insert_s": round(insert_s, 1), "turns_cold_ms": round(cold_ms, 1),
+            **{k: pct(v) for k, v in parts.items()}}
+
+
+def bench_ours(texts: list[str], vecs: np.ndarray, queries: list[str], n_queries: int,
+               turns: tuple[list[str], np.ndarray] | None = None) -> dict:
     from pi_memory.embed import get_embedder
     from pi_memory.index import open_index
     from pi_memory.semantic.embedded import EmbeddedBackend
@@ -152,9 +206,10 @@ def bench_ours(texts: list[str], vecs: np.ndarray, queries: list[str], n_queries
             t0 = time.perf_counter()
             backend.vector_candidates(qv, scope=scope)
             parts["vector"].append((time.perf_counter() - t0) * 1000)
+        sessions = bench_sessions(backend, scope, turns, sample) if turns else None
         backend.conn.close()
         return {"insert_s": round(load_s, 1), "cold_first_search_ms": round(cold_ms, 1),
-                **{k: pct(v) for k, v in parts.items()}}
+                **{k: pct(v) for k, v in parts.items()}, "sessions": sessions}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -245,6 +300,7 @@ def main() -> None:
     ap.add_argument("--mem0-python", default=os.environ.get("MEM0_PYTHON")
                     or ("/tmp/mem0-venv/bin/python" if Path("/tmp/mem0-venv/bin/python").exists() else None))
     ap.add_argument("--no-mem0", action="store_true")
+    ap.add_argument("--turns", type=int, default=100_000, help="session turns for the recall-with-sessions run")
     ap.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "pi-memory-bench-vectors"))
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -255,7 +311,12 @@ def main() -> None:
         texts, queries = make_texts(n)
         print(f"{n:,} memories ({mode} vectors)...", file=sys.stderr)
         vecs = vectors_for(texts, mode, Path(args.cache))
-        run = {"memories": n, "vectors": mode, "ours": bench_ours(texts, vecs, queries, args.queries)}
+        turns = None
+        if args.turns > 0:
+            turn_mode = args.vectors if args.vectors != "auto" else ("real" if args.turns <= 20_000 else "random")
+            turn_texts = make_texts(args.turns, seed=11)[0]
+            turns = (turn_texts, vectors_for(turn_texts, turn_mode, Path(args.cache) / "turns"))
+        run = {"memories": n, "vectors": mode, "ours": bench_ours(texts, vecs, queries, args.queries, turns)}
         if args.no_mem0:
             run["mem0"] = {"error": "skipped (--no-mem0)"}
         elif not args.mem0_python:
@@ -278,6 +339,14 @@ def main() -> None:
                 f"cold {o['cold_first_search_ms']} ms; insert {o['insert_s']} s")
         print(f"{run['memories']:>9,} {run['vectors']:>7}  {'pi-memory hybrid (RRF)':<26} {o['total']['p50']:>7} "
               f"{o['total']['p95']:>7}  {note}")
+        t = o.get("sessions")
+        if t:
+            print(f"{'':>9} {'':>7}  {'recall(): semantic':<26} {t['semantic']['p50']:>7} {t['semantic']['p95']:>7}"
+                  f"  same queries, alternating with the next line")
+            print(f"{'':>9} {'':>7}  {'recall(): + ' + format(t['turns'], ',') + ' turns':<26} "
+                  f"{t['semantic+sessions']['p50']:>7} {t['semantic+sessions']['p95']:>7}  CPU p50 "
+                  f"{t['semantic+sessions_cpu']['p50']} p95 {t['semantic+sessions_cpu']['p95']}; turns cold "
+                  f"{t['turns_cold_ms']} ms; insert {t['insert_s']} s")
         m = run["mem0"]
         if "error" in m:
             print(f"{'':>9} {'':>7}  {'mem0 OSS':<26} {'-':>7} {'-':>7}  {m['error']}")

@@ -11,7 +11,10 @@ hooks and Python agents tomorrow) translates its own events into these calls and
 ``shutdown(wait)``     finish queued background work, bounded by ``wait`` seconds
 
 Background work (index catch-up, capture) runs on ONE worker thread with its own SQLite connection, in the
-order it was queued, so a slow model call never delays a tool call and two captures never interleave.
+order it was queued, so a slow model call never delays a tool call and two captures never interleave. After
+each indexing pass the worker embeds the session turns that pass added (at most
+:data:`pi_memory.semantic.turn_vectors.TURNS_PER_RUN`) and the curated entries that lack a vector, when
+semantic recall includes those sources (:mod:`pi_memory.semantic.turn_vectors`).
 """
 
 from __future__ import annotations
@@ -79,6 +82,7 @@ class AgentSession:
         self.memory: Memory = open_memory(self.cwd)
         self.worker = Worker()
         self.indexed_files = 0
+        self.embedded: dict[str, int] = {"curated": 0, "sessions": 0}  # vectors written by the worker
         self.captures: list = []  # the latest capture reports (at most 20)
 
     # ------------------------------------------------------------- lifecycle
@@ -112,17 +116,22 @@ class AgentSession:
                 lambda: self._capture(user_text, assistant_text, observed_at, source), "semantic capture"
             )
 
-    def _capture(self, user_text: str, assistant_text: str, observed_at: str | None, source: dict | None) -> None:
-        """Capture on the worker with the worker's own service (its own SQLite connection); the session's
-        main service sees the new memories through the backend's change sequence."""
+    def _background_semantic(self):
+        """The worker's own semantic service (its own SQLite connection), or ``False`` when semantic memory
+        is off or broken (the status already says why)."""
         if getattr(self, "_bg_semantic", None) is None:
             from pi_memory.runtime import open_semantic_or_none
 
-            if self.memory.semantic() is None:  # off or broken: the status already says why
+            if self.memory.semantic() is None:
                 self._bg_semantic = False
             else:
                 self._bg_semantic = open_semantic_or_none(self.memory, background_reembed=False)
-        if not self._bg_semantic:
+        return self._bg_semantic
+
+    def _capture(self, user_text: str, assistant_text: str, observed_at: str | None, source: dict | None) -> None:
+        """Capture on the worker with the worker's own service; the session's main service sees the new
+        memories through the backend's change sequence."""
+        if not self._background_semantic():
             return
         report = self._bg_semantic.capture(user_text, assistant_text, observed_at, source)
         self.captures.append(report)
@@ -156,12 +165,43 @@ class AgentSession:
     def _catch_up(self) -> None:
         from pi_memory.index import index_paths
 
+        before = self._last_message_id()
         stats = index_paths(self._background_conn(), None, max_files=CATCH_UP_MAX_FILES)
         self.indexed_files += stats.files_new + stats.files_appended + stats.files_replaced
         log.info("index catch-up: %s", stats.to_dict())
+        self._embed(before)
 
     def _index(self, paths: list[str]) -> None:
         from pi_memory.index import index_paths
 
+        before = self._last_message_id()
         stats = index_paths(self._background_conn(), paths)
         self.indexed_files += stats.files_new + stats.files_appended + stats.files_replaced
+        self._embed(before)
+
+    def _last_message_id(self) -> int:
+        from pi_memory.semantic.turn_vectors import max_message_id
+
+        return max_message_id(self._background_conn())
+
+    def _embed(self, after_id: int) -> None:
+        """Vectors for the turns indexed since ``after_id`` and for curated entries without one, when semantic
+        recall includes those sources. A failure is logged; recall then finds those rows by keyword."""
+        main = self.memory.semantic()
+        wanted = set(main.settings.recall_sources) & {"curated", "sessions"} if main is not None else set()
+        service = self._background_semantic() if wanted else None
+        embedder = getattr(service.backend, "embedder", None) if service else None
+        if embedder is None:
+            return
+        from pi_memory.semantic import turn_vectors as tv
+
+        project = service.scope.project_id
+        conn = self._background_conn()
+        if "curated" in wanted:
+            report = tv.embed_curated(conn, embedder, project=project, limit=tv.CURATED_PER_RUN)
+            self.embedded["curated"] += report.embedded
+        if "sessions" in wanted:
+            report = tv.embed_turns(conn, embedder, after_id=after_id, limit=tv.TURNS_PER_RUN)
+            self.embedded["sessions"] += report.embedded
+            if report.error:
+                log.warning("session turns not embedded: %s", report.error)

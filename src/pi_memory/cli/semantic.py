@@ -1,7 +1,8 @@
 """``pi-memory semantic ...``: thin commands over :mod:`pi_memory.semantic`.
 
 Commands: ``status``, ``search QUERY``, ``recall PROMPT`` (preview of the injected block), ``list``,
-``add TEXT``, ``delete ID``, ``history ID``, ``dedup [--apply]``, ``reembed [--prune]``. Every command takes
+``add TEXT``, ``delete ID``, ``history ID``, ``dedup [--apply]``, ``reembed [--prune]``,
+``embed-sessions [--all] [--limit N] [--prune]``. Every command takes
 ``--dir`` (data root), ``--project PATH`` (whose scope: default the current folder) and ``--json``.
 
 Exit codes, as the rest of the CLI: 0 success; 1 refused or not found (threat pattern, unknown id, a dedup
@@ -251,5 +252,55 @@ def reembed(prune: Annotated[bool, typer.Option("--prune", help="Afterwards dele
     if not _json({**data, "error": None}, json_):
         out.print(f"{report.embedded} memories embedded with {report.model}; {report.remaining} remaining"
                   + (f"; {report.pruned} old vectors removed" if report.pruned else ""), markup=False)
+    if problem:
+        raise fail(problem, 1)
+
+
+@semantic_app.command("embed-sessions")
+def embed_sessions(
+    all_: Annotated[bool, typer.Option("--all", help="Every project's turns and curated entries (default: the "
+                                       "project of --project or the current folder).")] = False,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Embed at most this many turns "
+                                              "(newest first); run again to go on.")] = None,
+    prune: Annotated[bool, typer.Option("--prune", help="With --all: afterwards delete curated and turn vectors "
+                                        "of other embedding models (only when none is left to embed).")] = False,
+    dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False,
+) -> None:
+    """Embed past session turns and curated entries, so recall finds them by meaning (newest turns first)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    from pi_memory.semantic import turn_vectors as tv
+
+    service = _service(dir, project)
+    embedder = getattr(service.backend, "embedder", None)
+    if embedder is None or service.conn is None:
+        raise fail(f"the {service.backend.name} backend has no local embedder; session turns are embedded only "
+                    "with the embedded backend (pi-memory.semantic.backend.type \"embedded\")", 1)
+    if prune and not all_:
+        raise fail("--prune removes other models' vectors of every project, so it needs --all", 2)
+    where = None if all_ else service.scope.project_id
+    quiet = json_ or state.json
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                  TimeRemainingColumn(), console=err, disable=quiet) as bar:
+        tasks = {name: bar.add_task(f"{name} with {embedder.model_name}", total=None)
+                 for name in ("curated", "sessions")}
+
+        def progress(source: str, done: int, total: int) -> None:
+            bar.update(tasks[source], completed=done, total=total)
+
+        reports, pruned = tv.backfill(service.conn, embedder, project=where, limit=limit, prune=prune,
+                                      progress=progress)
+    data = {"model": str(embedder.model_name), "project": where, "pruned": pruned,
+            **{r.source: {"embedded": r.embedded, "remaining": r.remaining, "error": r.error} for r in reports}}
+    failed = next((r for r in reports if r.error), None)
+    problem = (f"embedding stopped: {failed.error}. What was embedded is kept; fix the embedder settings "
+               "(`pi-memory semantic status`) and run the command again to go on.") if failed is not None else None
+    if problem and quiet:  # one JSON object: the error with the figures
+        raise fail(problem, 1, **data)
+    if not _json(data, json_):
+        for r in reports:
+            out.print(f"{r.source}: {r.embedded} embedded with {r.model}; {r.remaining} remaining", markup=False)
+        if pruned:
+            out.print(f"{pruned} vectors of other models removed", markup=False)
     if problem:
         raise fail(problem, 1)

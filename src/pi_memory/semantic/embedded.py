@@ -209,10 +209,7 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
                 chunk = ids[i:i + 500]
                 found += self.conn.execute(vec_sql + f" AND memory_id IN ({','.join('?' * len(chunk))})",
                                            (self.model, *cols, *chunk)).fetchall()
-        fresh_ids = [mid for mid, dim, _ in found if mid in active and dim == matrix.dim]
-        if fresh_ids:
-            blob = b"".join(v for mid, dim, v in found if mid in active and dim == matrix.dim)
-            matrix.upsert_many(fresh_ids, np.frombuffer(blob, dtype="<f4").reshape(len(fresh_ids), matrix.dim))
+        matrix.upsert_rows(r for r in found if r[0] in active)
         return matrix
 
     def _cache_upsert(self, scope: Scope, memory_id: str, vector: np.ndarray | None) -> None:

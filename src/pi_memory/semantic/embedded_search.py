@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -48,11 +48,13 @@ class EmbeddedSearch:
         with self._lock:
             return keyword.keyword_candidates(self.conn, query, scope.columns(), limit or self.candidates)
 
-    def vector_candidates(self, query: str | np.ndarray, *, scope: Scope,
+    def vector_candidates(self, query: str | np.ndarray | Future, *, scope: Scope,
                           limit: int | None = None) -> list[tuple[str, float]]:
         """``(id, cosine)`` of the nearest active memories with a vector of the current model, best first.
-        ``query`` is text (embedded here) or a query vector. ``[]`` when the embedder fails."""
+        ``query`` is text (embedded here), a query vector or a ``Future`` of one (``None`` in it: embedding
+        failed). ``[]`` when the embedder fails."""
         vec = self._embed_query(query) if isinstance(query, str) else query
+        vec = vec.result() if isinstance(vec, Future) else vec
         if vec is None:
             return []
         with self._lock:
@@ -70,11 +72,17 @@ class EmbeddedSearch:
                 self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pi-memory-vector")
             return self._executor
 
-    def candidate_lists(self, query: str, *, scope: Scope,
-                        limit: int | None = None) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+    def candidate_lists(self, query: str, *, scope: Scope, limit: int | None = None,
+                        query_vector: np.ndarray | Future | None = None,
+                        ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
         """``(keyword, vector)`` candidate lists (see the two methods). The query embedding and the matmul run
-        on a worker thread while the FTS5 query runs here: all three release the GIL, so they overlap."""
-        pending = self._pool().submit(self.vector_candidates, query, scope=scope, limit=limit)
+        on a worker thread while the FTS5 query runs here: all three release the GIL, so they overlap.
+
+        ``query_vector``: the query's embedding when the caller computes it once for several vector lists
+        (:mod:`.sources`): an array of shape ``(dim,)``, or a ``Future`` of one (``None`` in it: the embedder
+        failed, so the vector list is empty)."""
+        pending = self._pool().submit(self.vector_candidates, query if query_vector is None else query_vector,
+                                      scope=scope, limit=limit)
         keyword = self.keyword_candidates(query, scope=scope, limit=limit)
         return keyword, pending.result()
 

@@ -5,8 +5,9 @@
   (:func:`~pi_memory.semantic.ranking.rrf_fuse`, Cormack et al. 2009, ``k = 60``):
   semantic memories (FTS5 BM25 list + exact vector list for the embedded backend, or the backend's own
   ``search`` for remote ones), and when asked curated entries (:func:`pi_memory.index.memory_search`) and past
-  session turns (:func:`pi_memory.index.session_search`), both keyword lists. Superseded and deleted memories
-  never appear (backends return active ones only).
+  session turns (:func:`pi_memory.index.session_search`), each a keyword list plus a vector list
+  (:mod:`pi_memory.semantic.sources`; the query is embedded once for every vector list). Superseded and deleted
+  memories never appear (backends return active ones only).
 * :func:`format_recall` -- the text injected as a user-channel message (never the system prompt).
 
 The evidence floor: RRF scores are rank-based, so the top of a fused list is "best of what there is" even when
@@ -40,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pi_memory import safety
+from pi_memory.semantic import sources as source_vectors
 from pi_memory.semantic.models import SemanticHit, SemanticMemory
 from pi_memory.semantic.ranking import RRF_K, keyword_terms, rrf_fuse
 
@@ -175,9 +177,10 @@ def recall(
 
     ``include``: any of ``"semantic"``, ``"curated"``, ``"sessions"``; the last two need ``conn`` (the index
     connection) and are filtered to the scope's project (plus global curated entries). ``weights``: per
-    candidate list (``keyword``, ``vector``, ``semantic``, ``curated``, ``sessions``; defaults
-    ``DEFAULT_WEIGHTS``). ``min_similarity``: cosine floor (:func:`has_evidence`; ``0`` turns the floor off).
-    An embedder failure leaves the keyword lists. Raises ``ValueError`` for an unknown source.
+    candidate list (``keyword``, ``vector``, ``semantic``, ``curated``, ``sessions``, ``curated_vector``,
+    ``sessions_vector``; defaults ``DEFAULT_WEIGHTS`` and :data:`pi_memory.semantic.sources.WEIGHTS`).
+    ``min_similarity``: cosine floor (:func:`has_evidence`; ``0`` turns the floor off). An embedder failure
+    leaves the keyword lists. Raises ``ValueError`` for an unknown source.
     """
     include = set(include)
     unknown = include - {"semantic", "curated", "sessions"}
@@ -188,9 +191,11 @@ def recall(
     lists: dict[str, list[str]] = {}
     items: dict[str, RecallHit] = {}
     cosines: dict[str, float] = {}
+    extra = source_vectors.start(backend, query, scope=scope, include=include, conn=conn, limit=candidates)
     if "semantic" in include:
         if hasattr(backend, "candidate_lists"):  # the embedded backend: fuse its two lists with the others
-            keyword, vector = backend.candidate_lists(query, scope=scope, limit=candidates)
+            shared = {"query_vector": extra.query_vector} if extra is not None else {}
+            keyword, vector = backend.candidate_lists(query, scope=scope, limit=candidates, **shared)
             lists["keyword"] = ["s:" + i for i, _ in keyword]
             lists["vector"] = ["s:" + i for i, _ in vector]
             cosines = {"s:" + i: c for i, c in vector}
@@ -217,7 +222,10 @@ def recall(
             key = f"t:{h.session_id}#{h.entry_id or h.line}"
             lists["sessions"].append(key)
             items.setdefault(key, RecallHit("session", key[2:], f"{h.role}: {h.snippet}", (h.timestamp or "")[:10]))
-    fused = rrf_fuse(lists, weights={**DEFAULT_WEIGHTS, **(weights or {})}, k=k)
+    if extra is not None:  # vector lists of curated entries and session turns; their cosines meet the floor too
+        extra.merge(lists, items)
+        cosines.update(extra.cosines)
+    fused = rrf_fuse(lists, weights={**DEFAULT_WEIGHTS, **source_vectors.WEIGHTS, **(weights or {})}, k=k)
     terms = keyword_terms(query)
     out: list[RecallHit] = []
     for start in range(0, len(fused), top_k * 2):  # read memories a slice at a time: most prompts stop at the first

@@ -16,6 +16,17 @@ when a backend opens the index):
   loading a scope's matrix reads the rows in insertion order instead of one random lookup per memory.
 * ``semantic_fts``: FTS5 ``tokenize='trigram'`` over ``text`` (external content, kept in sync by triggers), so
   substrings of 3+ characters match in any script.
+* ``semantic_curated_vectors`` (migration 003): one vector per (curated entry of the index's ``memories``
+  table, model): ``memory_id``, ``model``, ``dim``, ``vector`` (as above), ``text`` (exactly what was embedded,
+  so an entry whose text changed is re-embedded, never matched with its old vector). See :mod:`.turn_vectors`.
+* ``semantic_turn_vectors`` (migration 004): one vector per (session turn of the index's ``messages`` table,
+  model), with the turn's ``project_id`` (``''`` for none) copied from its session so a project's matrix loads
+  with one range scan of ``(model, project_id, id)``.
+
+Both vector tables key rows by an ``AUTOINCREMENT`` id that is never reused: the in-memory matrices
+(:mod:`.sources`) pick up new rows with ``id > last seen``, and a row that was replaced or deleted cannot come
+back under the same id. Their ``ON DELETE CASCADE`` foreign keys drop a vector with its entry or message (the
+index's connections run with ``foreign_keys=ON``).
 """
 
 from __future__ import annotations
@@ -101,6 +112,38 @@ SEMANTIC_MIGRATIONS: list[Migration] = [
         END;
         """,
     ),
+    Migration(
+        "semantic_003_curated_vectors",
+        """
+        CREATE TABLE semantic_curated_vectors (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            dim INTEGER NOT NULL CHECK (dim > 0),
+            vector BLOB NOT NULL,
+            text TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (memory_id, model)
+        );
+        CREATE INDEX semantic_curated_vectors_model ON semantic_curated_vectors(model, id);
+        """,
+    ),
+    Migration(
+        "semantic_004_turn_vectors",
+        """
+        CREATE TABLE semantic_turn_vectors (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            project_id TEXT NOT NULL DEFAULT '',
+            dim INTEGER NOT NULL CHECK (dim > 0),
+            vector BLOB NOT NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (message_id, model)
+        );
+        CREATE INDEX semantic_turn_vectors_scope ON semantic_turn_vectors(model, project_id, id);
+        """,
+    ),
 ]
 
 
@@ -109,7 +152,8 @@ def salvage_semantic(conn: sqlite3.Connection, damaged: str | Path) -> int:
 
     Semantic memories live only in the index, so a corruption rebuild must carry them over (the rebuild hook
     in :mod:`pi_memory.index.db` should call this). Returns the memories copied; reading stops quietly at the
-    first unreadable row. Vectors are not copied: :meth:`EmbeddedBackend.reembed` recreates them.
+    first unreadable row. Vectors are not copied: :meth:`EmbeddedBackend.reembed` recreates them (and
+``pi-memory semantic embed-sessions`` those of curated entries and session turns).
     """
     migrate(conn, SEMANTIC_MIGRATIONS)
     copied = 0

@@ -246,6 +246,16 @@ class SemanticService:
         self.reembed_thread, _stop = self.backend.start_reembed()
         return True
 
+    def warm(self) -> None:
+        """Load the vectors recall searches: the scope's semantic memories, and the curated entries' and
+        session turns' when recall includes them (:func:`pi_memory.semantic.sources.warm`)."""
+        self.backend.warm(self.scope)
+        embedder = getattr(self.backend, "embedder", None)
+        if self.conn is not None and embedder is not None:
+            from pi_memory.semantic import sources
+
+            sources.warm(self.conn, embedder, self.scope, self.settings.recall_sources)
+
     # --- status --------------------------------------------------------------------------------------------
     def status_info(self) -> dict[str, Any]:
         s = self.settings
@@ -337,7 +347,7 @@ def open_semantic(settings: SemanticSettings | None = None, cwd: Path | str | No
         except Exception as exc:  # noqa: BLE001 - a failed start only delays re-embedding
             log.warning("could not start background re-embedding: %s", exc)
     if warm and settings.enabled and settings.auto_recall and hasattr(backend, "warm"):
-        threading.Thread(target=_quietly, args=(backend.warm, scope), name="pi-memory-warm", daemon=True).start()
+        threading.Thread(target=_quietly, args=(service.warm,), name="pi-memory-warm", daemon=True).start()
     return service
 
 

@@ -32,6 +32,7 @@ its own lock, so a search (the matmul, which releases the GIL) can run while the
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -145,6 +146,16 @@ class VectorMatrix:
         for offset, i in enumerate(fresh):
             self._ids.append(ids[i])
             self._row[ids[i]] = start + offset
+
+    def upsert_rows(self, rows: Iterable[tuple[str, int, bytes]]) -> int:
+        """Bulk :meth:`upsert` of ``(id, dim, blob)`` rows as SQLite stores vectors (float32 little-endian,
+        ``dim x 4`` bytes). Rows of another dimension are skipped (another model's space, never compared).
+        Returns the rows applied."""
+        fresh = [(mid, blob) for mid, dim, blob in rows if dim == self.dim]
+        if fresh:
+            block = np.frombuffer(b"".join(blob for _, blob in fresh), dtype="<f4").reshape(len(fresh), self.dim)
+            self.upsert_many([mid for mid, _ in fresh], block)
+        return len(fresh)
 
     def drop(self, memory_id: str) -> None:
         """Remove ``memory_id`` (superseded, deleted, or its vector is of another model now)."""
