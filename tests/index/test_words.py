@@ -10,8 +10,9 @@ from pi_memory.index import db as dbmod
 from pi_memory.index import engine as enginemod
 from pi_memory.index import index_paths, memory_search, open_index, session_search
 from pi_memory.index import indexer as indexermod
-from pi_memory.index.db import MIGRATIONS, migrate, transaction
+from pi_memory.index.db import migrate, transaction
 from pi_memory.index.query import Term, plan_query
+from pi_memory.index.schema import MIGRATIONS
 from pi_memory.index.words import fts_form, has_word, word_tokens
 from pi_memory.index.writer import GroupWriter, pipeline
 

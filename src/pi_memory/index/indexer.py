@@ -1,12 +1,6 @@
 """Index session transcripts into the ``messages`` table, incrementally.
 
-Per file, decided from one ``SELECT`` of every ``session_files`` row plus a ``stat`` of each file:
-
-* **unchanged** (same size, same ``mtime_ns`` and the same BLAKE2b hash of the last 4 KiB): skipped;
-* **appended** (the first 4 KiB and the 4 KiB before the old ``end_offset`` still hash the same): read from
-  ``end_offset`` on, with the previous pass's ``SessionInfo``;
-* **new**, or **rewritten** (shorter, or the old prefix changed, e.g. pi migrating a v1 file to v3): its rows
-  are replaced by a full read.
+Which files changed, and how (unchanged, appended, new or rewritten): :mod:`.changes`.
 
 Files are processed oldest first (``max_files`` keeps the newest ones when it must choose), so insertion order
 follows time -- :mod:`.search` relies on it to rank the newest matches first. Each file is read (parsed,
@@ -43,23 +37,29 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import hashlib
 import json
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pi_memory.index.db import MESSAGES_DELETE_TRIGGER, now_iso, transaction
+from pi_memory.index.changes import (
+    Todo,
+    classify,
+    file_hash,
+    load_known,
+    prefix_hash,
+    read_range,
+)
+from pi_memory.index.db import now_iso, transaction
 from pi_memory.index.readers import default_roots, discover, read_session
 from pi_memory.index.readers.base import ReadResult, SessionInfo, active_branch
+from pi_memory.index.schema import MESSAGES_DELETE_TRIGGER
 from pi_memory.index.words import clean_text, fts_form
 from pi_memory.index.writer import GroupWriter, IdRange, index_ranges, pipeline
 from pi_memory.project import project_id, project_name, project_root
 
-TAIL_BYTES = 4096
 MAX_TEXT_CHARS = 20_000  # messages, summaries: head 16,000 + tail 4,000
 TOOL_TEXT_CHARS = 8_000  # tool calls and results (file dumps, logs): head 6,400 + tail 1,600
 _TOOL_KINDS = frozenset({"tool_call", "tool_result", "bash"})
@@ -98,31 +98,6 @@ class IndexStats:
         return data
 
 
-def _hash(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=16).digest()
-
-
-def _read_range(fh, end: int) -> bytes:
-    start = max(0, end - TAIL_BYTES)
-    fh.seek(start)
-    return fh.read(end - start)
-
-
-def _prefix_hash(fh, end: int) -> bytes:
-    """Hash of the first 4 KiB and of the 4 KiB before ``end``: what an append leaves unchanged."""
-    fh.seek(0)
-    head = fh.read(min(TAIL_BYTES, end))
-    return _hash(head + b"\x00" + _read_range(fh, end))
-
-
-def _tail_hash(path: str, size: int) -> bytes | None:
-    try:
-        with open(path, "rb") as fh:
-            return _hash(_read_range(fh, size))
-    except OSError:
-        return None
-
-
 def cap_text(text: str, limit: int = MAX_TEXT_CHARS) -> str:
     """``text`` cut to about ``limit`` characters: the first 80% and the last 20% kept, a marker between."""
     if len(text) <= limit:
@@ -130,58 +105,6 @@ def cap_text(text: str, limit: int = MAX_TEXT_CHARS) -> str:
     head, tail = limit * 4 // 5, limit // 5
     left_out = len(text) - head - tail
     return f"{text[:head]}\n… [{left_out:,} characters not indexed] …\n{text[-tail:]}"
-
-
-@dataclass
-class _Known:
-    file_id: int
-    size: int
-    mtime_ns: int
-    tail_hash: bytes | None
-    prefix_hash: bytes | None
-    end_offset: int
-    end_line: int
-    leaf_id: str | None
-    info: str | None
-
-
-@dataclass
-class _Todo:
-    path: str
-    size: int
-    mtime_ns: int
-    mode: str  # "new" | "append" | "replace"
-    known: _Known | None
-
-
-def _classify(path: str, known: _Known | None) -> _Todo | None:
-    """What to do with ``path``; ``None`` when it is unchanged or gone."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    if known is None:
-        return _Todo(path, st.st_size, st.st_mtime_ns, "new", None)
-    same_stat = st.st_size == known.size and st.st_mtime_ns == known.mtime_ns
-    if same_stat and _tail_hash(path, st.st_size) == known.tail_hash:
-        return None
-    if st.st_size >= known.end_offset:
-        try:
-            with open(path, "rb") as fh:
-                prefix = _prefix_hash(fh, known.end_offset)
-        except OSError:
-            return None
-        if prefix == known.prefix_hash:
-            return _Todo(path, st.st_size, st.st_mtime_ns, "append", known)
-    return _Todo(path, st.st_size, st.st_mtime_ns, "replace", known)
-
-
-def _load_known(conn: sqlite3.Connection) -> dict[str, _Known]:
-    rows = conn.execute(
-        "SELECT path, id, size, mtime_ns, tail_hash, prefix_hash, end_offset, end_line, leaf_id, info "
-        "FROM session_files"
-    )
-    return {r[0]: _Known(*r[1:]) for r in rows}
 
 
 class _Projects:
@@ -276,7 +199,7 @@ class _Read:
     tail_hash: bytes
 
 
-def _read(todo: _Todo) -> _Read | Exception:
+def _read(todo: Todo) -> _Read | Exception:
     try:
         known = todo.known
         if todo.mode == "append" and known is not None:
@@ -285,15 +208,15 @@ def _read(todo: _Todo) -> _Read | Exception:
         else:
             res = read_session(todo.path)
         with open(todo.path, "rb") as fh:
-            prefix_hash = _prefix_hash(fh, res.end_offset)
-            tail_hash = _hash(_read_range(fh, todo.size))
-        return _Read(res, prefix_hash, tail_hash)
+            head = prefix_hash(fh, res.end_offset)
+            tail = file_hash(read_range(fh, todo.size))
+        return _Read(res, head, tail)
     except Exception as exc:  # a reader bug costs this file (counted in files_failed), never the pass
         return exc
 
 
 def _write(
-    conn: sqlite3.Connection, todo: _Todo, read: _Read, projects: _Projects, stats: IndexStats
+    conn: sqlite3.Connection, todo: Todo, read: _Read, projects: _Projects, stats: IndexStats
 ) -> IdRange | None:
     """Write one file's rows (inside the caller's transaction); returns the new message ids."""
     path, known, res = todo.path, todo.known, read.res
@@ -381,11 +304,11 @@ def index_paths(
     """
     started = time.perf_counter()
     stats = IndexStats()
-    known = _load_known(conn)
-    todo: list[_Todo] = []
+    known = load_known(conn)
+    todo: list[Todo] = []
     for path in _paths(conn, paths):  # newest first
         stats.files_seen += 1
-        item = _classify(path, known.get(path))
+        item = classify(path, known.get(path))
         if item is None:
             stats.files_unchanged += 1
         else:
@@ -437,7 +360,7 @@ def _reset_bulk_settings(conn: sqlite3.Connection) -> None:
 
 def _index_todo(
     conn: sqlite3.Connection,
-    todo: list[_Todo],
+    todo: list[Todo],
     projects: _Projects,
     stats: IndexStats,
     progress: Progress | None,
@@ -447,7 +370,7 @@ def _index_todo(
     group = GroupWriter(conn)
     done = [0, 0]  # files, bytes
 
-    def write(item: _Todo, read: _Read | Exception) -> None:
+    def write(item: Todo, read: _Read | Exception) -> None:
         new_bytes = item.size - (item.known.end_offset if item.mode == "append" and item.known else 0)
         try:
             if isinstance(read, Exception):
