@@ -15,9 +15,9 @@ Printed, all in the same run:
 * a second ``index_paths`` over 1,000 small unchanged session files (target <= 100 ms), beside its own
   baseline: ``os.stat`` of the same 1,000 files.
 
-``--variants`` also indexes 64 MB of the corpus four ways (as shipped; reading in-process instead of in a
-worker process; the first release's trigram index instead of the word index; no FTS index) to show where the
-time goes, with the CPU time of this process beside the wall-clock figure.
+``--variants`` also indexes 64 MB of the corpus three ways (as shipped; the first release's trigram index
+instead of the word index; no FTS index) to show where the time goes, with the CPU time beside the wall-clock
+figure.
 
 Usage: .venv/bin/python benchmarks/index_throughput.py [--size-mb 1024] [--variants] [--json] [--keep DIR]
 """
@@ -38,7 +38,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from pi_memory.index import index_paths, open_index
-from pi_memory.index import indexer as indexermod
 from pi_memory.index import writer as writermod
 from pi_memory.index.readers import read_session
 
@@ -168,9 +167,8 @@ def unchanged_pass(folder: Path, db_dir: Path, runs: int = 7) -> dict:
 
 
 def fts_variants(files: list[Path], root: Path, mb_limit: float = 64.0) -> dict:
-    """index_paths on the first ``mb_limit`` MB of the corpus: as shipped (word index, reading in a worker
-    process), reading in-process, with the first release's trigram index instead of the word index, and with
-    no FTS index at all: where the indexing time goes."""
+    """index_paths on the first ``mb_limit`` MB of the corpus: as shipped (word index), with the first release's
+    trigram index instead of the word index, and with no FTS index at all: where the indexing time goes."""
     subset, size = [], 0
     for p in files:
         if size >= mb_limit * 1e6:
@@ -183,12 +181,10 @@ def fts_variants(files: list[Path], root: Path, mb_limit: float = 64.0) -> dict:
         dest.parent.mkdir(parents=True, exist_ok=True)
         os.link(p, dest)
     out = {"mb": round(size / 1e6, 1)}
-    for name in ("words", "words_in_process", "trigram", "none"):
+    for name in ("words", "trigram", "none"):
         conn = open_index(root / f"db-{name}")
-        saved = (indexermod.PARALLEL_BYTES, writermod.index_ranges)
-        if name == "words_in_process":
-            indexermod.PARALLEL_BYTES = 1 << 50
-        elif name == "trigram":
+        saved = writermod.index_ranges
+        if name == "trigram":
             conn.execute("DROP TABLE messages_fts")
             conn.execute("CREATE VIRTUAL TABLE messages_fts USING fts5(text, content='', columnsize=0, tokenize='trigram')")
         elif name == "none":
@@ -198,7 +194,7 @@ def fts_variants(files: list[Path], root: Path, mb_limit: float = 64.0) -> dict:
             stats = index_paths(conn, [folder])
             cpu = time.process_time() - c0
         finally:
-            indexermod.PARALLEL_BYTES, writermod.index_ranges = saved
+            writermod.index_ranges = saved
         out[f"{name}_mb_s"] = round(size / 1e6 / stats.seconds, 1)
         out[f"{name}_cpu_s"] = round(cpu, 2)
         conn.close()
@@ -211,7 +207,7 @@ def main() -> None:
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     ap.add_argument("--keep", type=Path, help="build in this folder and keep it (default: a temp folder)")
     ap.add_argument("--variants", action="store_true",
-                    help="also index 64 MB of the corpus in-process, with a trigram index and with no FTS index")
+                    help="also index 64 MB of the corpus with a trigram index and with no FTS index")
     args = ap.parse_args()
 
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="pi-memory-bench-"))
@@ -242,7 +238,6 @@ def main() -> None:
             "of_which_optimize_s": round(stats.optimize_seconds, 1),
             "index_mb_s": round(mb / stats.seconds, 1),
             "index_cpu_mb_s": round(mb / cpu_s, 1),
-            "reader": stats.reader,
             "messages_indexed": stats.messages_added,
             "index_db_mb": round(db_bytes / 1e6, 1),
             "target_mb_s": 50,
@@ -265,14 +260,13 @@ def main() -> None:
     print(f"  index_paths (wall clock)     {result['index_mb_s']:8.1f} MB/s   target >= 50  "
           f"({result['index_s']} s incl. {result['of_which_optimize_s']} s final FTS optimize, "
           f"{result['messages_indexed']:,} messages, db {result['index_db_mb']} MB)")
-    print(f"  index_paths (CPU time)       {result['index_cpu_mb_s']:8.1f} MB/s   (this process only; files read "
-          f"{result['reader']})")
+    print(f"  index_paths (CPU time)       {result['index_cpu_mb_s']:8.1f} MB/s")
     print(f"re-index of {u['files']} unchanged files: p50 {u['unchanged_p50_ms']} ms, max {u['unchanged_max_ms']} ms "
           f"(target <= 100 ms); baseline os.stat of the same files p50 {u['baseline_stat_p50_ms']} ms")
     if variants:
         print(f"same pipeline on {variants['mb']} MB (wall clock MB/s, CPU s of this process):")
-        for name, label in (("words", "as shipped"), ("words_in_process", "reading in-process"),
-                            ("trigram", "trigram index (first release)"), ("none", "no FTS index")):
+        for name, label in (("words", "as shipped"), ("trigram", "trigram index (first release)"),
+                            ("none", "no FTS index")):
             print(f"  {label:<30}{variants[name + '_mb_s']:8.1f} MB/s {variants[name + '_cpu_s']:8.2f} s")
     print(f"machine: {result['cpus']} CPUs, load average {result['load_avg_1m']}")
 

@@ -172,20 +172,6 @@ def test_reindex_keeps_sessions_indexed_from_other_folders(run, tmp_path):
     assert [h["file"] for h in after] == [h["file"] for h in before]
 
 
-def test_index_progress_bar_starts_no_thread():
-    """A large pass reads files in a forked worker only from a single-threaded process: the CLI's progress bar
-    must not start rich's refresh thread."""
-    import threading
-
-    from pi_memory.cli.search import _progress_bar
-
-    before = threading.active_count()
-    bar, update = _progress_bar()
-    with bar:
-        update(1, 2, 10, 20)
-        assert threading.active_count() == before
-
-
 def test_json_on_every_path_errors_included(run, tmp_path):
     """Each of these printed text although --json was given (usage errors, settings errors, refusals)."""
     d = str(tmp_path / "m")

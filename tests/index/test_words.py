@@ -14,7 +14,7 @@ from pi_memory.index.db import migrate, transaction
 from pi_memory.index.query import Term, plan_query
 from pi_memory.index.schema import MIGRATIONS
 from pi_memory.index.words import fts_form, has_word, word_tokens
-from pi_memory.index.writer import GroupWriter, pipeline
+from pi_memory.index.writer import GroupWriter
 
 
 def texts(result) -> list[str]:
@@ -166,42 +166,6 @@ def test_group_writer_rolls_back_only_the_failing_file(conn, helpers):
     group.commit()
     assert [fts_count(conn, f'"{w}"') for w in ("kept", "lost", "later")] == [1, 0, 1]
     assert conn.execute("SELECT count(*) FROM messages WHERE entry_id = 'lost'").fetchone()[0] == 0
-
-
-def test_pipeline_reads_in_a_worker_process_in_order():
-    written: list[tuple[str, int]] = []
-    mode = pipeline(["a", "bb", "ccc", "dddd", "eeeee", "f"], len, lambda item, n: written.append((item, n)),
-                    in_process=False)
-    assert written == [("a", 1), ("bb", 2), ("ccc", 3), ("dddd", 4), ("eeeee", 5), ("f", 1)]
-    assert mode == "process"
-    assert pipeline(["a", "bb"], len, lambda *_: None, in_process=True) == "in-process"
-
-
-def test_pipeline_stops_on_a_write_error():
-    seen = []
-
-    def write(item, n):
-        seen.append(item)
-        if item == "ccc":
-            raise RuntimeError("disk full")
-
-    with pytest.raises(RuntimeError, match="disk full"):
-        pipeline(["a", "bb", "ccc", "dddd", "eeeee"], len, write, in_process=False)
-    assert seen == ["a", "bb", "ccc"]
-
-
-def test_large_pass_reads_in_a_process_and_finds_the_same_rows(tmp_path, fixtures_dir, monkeypatch):
-    results = {}
-    for mode, threshold in (("in-process", 1 << 40), ("process", 0)):
-        monkeypatch.setattr(indexermod, "PARALLEL_BYTES", threshold)
-        conn = open_index(tmp_path / mode)
-        stats = index_paths(conn, [fixtures_dir])
-        assert stats.reader == mode and stats.files_failed == 0
-        results[mode] = conn.execute("SELECT entry_id, role, kind, branch, text FROM messages ORDER BY id").fetchall()
-        results[mode + " hits"] = [h.entry_id for h in session_search(conn, "session compaction", limit=20).results]
-        conn.close()
-    assert results["process"] == results["in-process"] and len(results["process"]) > 100
-    assert results["process hits"] == results["in-process hits"]
 
 
 def _session_file(folder, name: str, text: str):

@@ -78,14 +78,12 @@ def memory_search(
 
 
 def _progress_bar():
-    # auto_refresh off: rich would start a refresh thread, and a large pass reads files in a forked worker
-    # only from a single-threaded process (pi_memory.index.writer.pipeline); the callback refreshes instead
     bar = Progress(TextColumn("indexing"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=err,
-                   auto_refresh=False, disable=state.json)  # --json: standard error stays quiet too
+                   disable=state.json)  # --json: standard error stays quiet too
     task = bar.add_task("index", total=None)
 
     def update(files_done: int, files_total: int, bytes_done: int, bytes_total: int) -> None:
-        bar.update(task, completed=bytes_done, total=bytes_total or None, refresh=True)
+        bar.update(task, completed=bytes_done, total=bytes_total or None)
 
     return bar, update
 

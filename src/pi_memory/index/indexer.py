@@ -5,16 +5,16 @@ Which files changed, and how (unchanged, appended, new or rewritten): :mod:`.cha
 Files are processed oldest first (``max_files`` keeps the newest ones when it must choose), so insertion order
 follows time -- :mod:`.search` relies on it to rank the newest matches first. Each file is read (parsed,
 hashed) outside any transaction and written inside a savepoint of a group transaction; the word index gets
-each group's new rows at once. How, and the measurements behind it: :mod:`.writer`. A pass of at least
-``PARALLEL_BYTES`` (64 MiB) reads in a worker process beside the writes.
+each group's new rows at once. How, and the measurements behind it: :mod:`.writer`.
 
 FTS segments: every group adds a segment to the word index and FTS5 merges them as it goes (``automerge=4``).
-A pass reading at least ``BULK_BYTES`` (32 MiB) merges less while writing (``automerge=16``), keeps up to
-``BULK_HASH_BYTES`` of pending terms in memory so each group is flushed as one segment instead of one per MiB
-(FTS5 ``hashsize``; 18-25% faster on 64 MB), checkpoints the
-WAL every 16,384 pages instead of 1,000 (fewer waits on disk) and ends with one ``optimize`` (a single
-segment: query time grows with the segment count). The optimize rewrites the whole word index, about 0.3 s
-per 65 MB of JSONL. Smaller passes (the pi bridge after every run) add one small segment each; each such pass
+A pass reading at least ``BULK_BYTES`` (32 MiB) does not merge while writing (``automerge=0``, ``crisismerge``
+1000), keeps up to ``BULK_HASH_BYTES`` of pending terms in memory so each group is flushed as one segment
+instead of one per MiB (FTS5 ``hashsize``; 18-25% faster on 64 MB), checkpoints the WAL every 16,384 pages
+instead of 1,000 and ends with one ``optimize`` that merges every segment at once (query time grows with the
+segment count). Merging once instead of at every 16 segments and then again took 1 GB from 43 to 49-51 MB/s;
+the optimize itself takes about 2 s per GB. The FTS5 defaults are put back at the end (and at the start of
+any small pass, should a bulk pass have been killed). Smaller passes (the pi bridge after every run) add one small segment each; each such pass
 then does ``MERGE_PAGES`` of an incremental merge of all segments into one (FTS5 ``'merge'`` with a negative
 budget), so the count stays low without a long lock. Measured at 1M messages: 13 segments -> 1 took
 session_search p50 from 2-9 ms to 1.5-5 ms per query class.
@@ -57,7 +57,7 @@ from pi_memory.index.readers import default_roots, discover, read_session
 from pi_memory.index.readers.base import ReadResult, SessionInfo, active_branch
 from pi_memory.index.schema import MESSAGES_DELETE_TRIGGER
 from pi_memory.index.words import clean_text, fts_form
-from pi_memory.index.writer import GroupWriter, IdRange, index_ranges, pipeline
+from pi_memory.index.writer import GroupWriter, IdRange, index_ranges
 from pi_memory.project import project_id, project_name, project_root
 
 MAX_TEXT_CHARS = 20_000  # messages, summaries: head 16,000 + tail 4,000
@@ -65,7 +65,6 @@ TOOL_TEXT_CHARS = 8_000  # tool calls and results (file dumps, logs): head 6,400
 _TOOL_KINDS = frozenset({"tool_call", "tool_result", "bash"})
 MAX_ERRORS = 20
 BULK_BYTES = 32 * 1024 * 1024
-PARALLEL_BYTES = 64 * 1024 * 1024  # from this much new JSONL on, files are read in a second process
 BULK_HASH_BYTES = 32 * 1024 * 1024  # FTS5 pending-term memory in a bulk pass: one flush per group (default 1 MiB)
 MERGE_PAGES = 500  # FTS5 pages merged after each small pass that added rows (about 30 ms of work)
 
@@ -88,7 +87,6 @@ class IndexStats:
     bytes_read: int = 0
     seconds: float = 0.0
     optimize_seconds: float = 0.0  # time spent merging the FTS index after a bulk pass
-    reader: str = "in-process"  # "process" when files were read in a worker process (see .writer.pipeline)
     skipped: collections.Counter = field(default_factory=collections.Counter)
     errors: list[str] = field(default_factory=list)
 
@@ -126,8 +124,15 @@ def _clean(value: str | None) -> str | None:
     return clean_text(value) if type(value) is str else value
 
 
-def _session_row(conn: sqlite3.Connection, info: SessionInfo, path: str, projects: _Projects) -> int:
-    info = SessionInfo(**{k: _clean(v) for k, v in dataclasses.asdict(info).items()})
+def _same(value: str | None) -> str | None:
+    return value
+
+
+def _session_row(
+    conn: sqlite3.Connection, info: SessionInfo, path: str, projects: _Projects, cl: Callable = _same
+) -> int:
+    if cl is not _same:
+        info = SessionInfo(**{k: cl(v) for k, v in dataclasses.asdict(info).items()})
     key = info.session_id or Path(path).stem
     pid, pname, proot = projects.get(info.cwd)
     row = conn.execute(
@@ -216,15 +221,20 @@ def _read(todo: Todo) -> _Read | Exception:
 
 
 def _write(
-    conn: sqlite3.Connection, todo: Todo, read: _Read, projects: _Projects, stats: IndexStats
+    conn: sqlite3.Connection, todo: Todo, read: _Read, projects: _Projects, stats: IndexStats, clean: bool = False
 ) -> IdRange | None:
-    """Write one file's rows (inside the caller's transaction); returns the new message ids."""
+    """Write one file's rows (inside the caller's transaction); returns the new message ids.
+
+    ``clean``: replace lone surrogates in every string first (:func:`~.words.clean_text`). Off on the first
+    try (it costs a check of every string); a ``UnicodeEncodeError`` rolls the file back and it is written
+    again with it on."""
+    cl = _clean if clean else _same
     path, known, res = todo.path, todo.known, read.res
     now = conn.execute("SELECT end_offset, prefix_hash FROM session_files WHERE path = ?", (path,)).fetchone()
     if now != ((known.end_offset, known.prefix_hash) if known else None):
         raise _Raced(path)  # another pass wrote this file after this one looked at it: its rows stand
     leaf = res.leaf_id if res.leaf_id is not None else (known.leaf_id if known else None)
-    session_id = _session_row(conn, res.info, path, projects)
+    session_id = _session_row(conn, res.info, path, projects, cl)
     file_id = conn.execute(
         "INSERT INTO session_files(path, session_id, size, mtime_ns, tail_hash, prefix_hash, end_offset, "
         "end_line, leaf_id, info, skipped, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -244,7 +254,8 @@ def _write(
     if res.parents:
         conn.executemany(
             "INSERT OR REPLACE INTO entries(file_id, entry_id, parent_id) VALUES (?, ?, ?)",
-            [(file_id, _clean(k), _clean(v)) for k, v in res.parents.items()],
+            [(file_id, cl(k), cl(v)) for k, v in res.parents.items()] if clean
+            else [(file_id, k, v) for k, v in res.parents.items()],
         )
     relabel = False
     if todo.mode == "append" and known is not None:
@@ -258,10 +269,10 @@ def _write(
         active = active_branch(res.parents, leaf)
     rows = []
     for r in res.records:
-        text = clean_text(cap_text(r.text, TOOL_TEXT_CHARS if r.kind in _TOOL_KINDS else MAX_TEXT_CHARS))
+        text = cap_text(r.text, TOOL_TEXT_CHARS if r.kind in _TOOL_KINDS else MAX_TEXT_CHARS)
         rows.append((
-            session_id, file_id, _clean(r.entry_id), _clean(r.parent_id), r.line, r.timestamp, r.role, r.kind,
-            _clean(r.tool_name), "active" if r.entry_id is None or r.entry_id in active else "abandoned", text,
+            session_id, file_id, cl(r.entry_id), cl(r.parent_id), r.line, r.timestamp, r.role, r.kind,
+            cl(r.tool_name), "active" if r.entry_id is None or r.entry_id in active else "abandoned", cl(text),
         ))
     ids = _insert_rows(conn, rows)
     if relabel:
@@ -323,15 +334,15 @@ def index_paths(
     if not bulk and todo:
         _reset_bulk_settings(conn)
     if bulk:  # fewer, larger merges and checkpoints while writing; one merge at the end
-        conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 16)")
+        conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 0)")
+        conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('crisismerge', 1000)")
         conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('hashsize', ?)", (BULK_HASH_BYTES,))
         conn.execute("PRAGMA wal_autocheckpoint = 16384")
     try:
         _index_todo(conn, todo, projects, stats, progress, total_bytes)
     finally:
         if bulk:
-            conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 4)")
-            conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('hashsize', ?)", (1024 * 1024,))
+            _reset_bulk_settings(conn)
             conn.execute("PRAGMA wal_autocheckpoint = 1000")
             if stats.messages_added:
                 t0 = time.perf_counter()
@@ -349,13 +360,16 @@ def index_paths(
     return stats
 
 
+_SMALL_PASS_FTS = {"automerge": 4, "crisismerge": 16, "hashsize": 1024 * 1024}  # the FTS5 defaults
+
+
 def _reset_bulk_settings(conn: sqlite3.Connection) -> None:
     """Put back the small-pass FTS settings if a bulk pass was killed before it could (``kill -9``)."""
-    cfg = dict(conn.execute("SELECT k, v FROM messages_fts_config WHERE k IN ('automerge', 'hashsize')"))
-    if cfg.get("automerge", 4) != 4 or cfg.get("hashsize", 1024 * 1024) != 1024 * 1024:
+    cfg = dict(conn.execute("SELECT k, v FROM messages_fts_config WHERE k IN ('automerge', 'crisismerge', 'hashsize')"))
+    if any(cfg.get(k, v) != v for k, v in _SMALL_PASS_FTS.items()):
         with transaction(conn):
-            conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 4)")
-            conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('hashsize', ?)", (1024 * 1024,))
+            for k, v in _SMALL_PASS_FTS.items():
+                conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES (?, ?)", (k, v))
 
 
 def _index_todo(
@@ -375,7 +389,10 @@ def _index_todo(
         try:
             if isinstance(read, Exception):
                 raise read
-            group.write(lambda c: _write(c, item, read, projects, stats), new_bytes)
+            try:
+                group.write(lambda c: _write(c, item, read, projects, stats), new_bytes)
+            except UnicodeEncodeError:  # a lone surrogate somewhere (an emoji cut in half): clean and write again
+                group.write(lambda c: _write(c, item, read, projects, stats, clean=True), new_bytes)
             stats.bytes_read += read.res.end_offset - (item.known.end_offset if item.mode == "append" else 0)
             counter = _COUNTERS[item.mode]
             setattr(stats, counter, getattr(stats, counter) + 1)
@@ -391,7 +408,8 @@ def _index_todo(
             progress(done[0], len(todo), done[1], total_bytes)
 
     try:
-        stats.reader = pipeline(todo, _read, write, in_process=total_bytes < PARALLEL_BYTES)
+        for item in todo:
+            write(item, _read(item))
         group.commit()
     except BaseException:
         group.rollback()
