@@ -84,10 +84,6 @@ def _density(ids: list[int], cap: int, total: int) -> float:
     return min(float(total), len(ids) * total / max(1, ids[0] - ids[-1] + 1))
 
 
-def _is_word_char(ch: str) -> bool:
-    return ch.isalnum()
-
-
 class _TermFreq:
     """Occurrences of a term in a lowercased text, counted the way the index matches it.
 
@@ -179,12 +175,11 @@ class Engine:
         )
         return self.conn.execute(sql, [expr, *self.params, *args, limit]).fetchall()
 
-    def _rows_by_id(self, ids: list[int], checks: list[Term], limit: int) -> list[tuple]:
+    def _rows_by_id(self, ids: list[int], limit: int) -> list[tuple]:
         c = self.corpus
-        conds, args = self._likes(checks)
-        conds = [*self.where, f"{c.key} IN (SELECT value FROM json_each(?))", *conds]
+        conds = [*self.where, f"{c.key} IN (SELECT value FROM json_each(?))"]
         sql = f"SELECT {self.cols} FROM {c.table} WHERE {' AND '.join(conds)} ORDER BY {c.key} DESC LIMIT ?"
-        return self.conn.execute(sql, [*self.params, json.dumps(ids), *args, limit]).fetchall()
+        return self.conn.execute(sql, [*self.params, json.dumps(ids), limit]).fetchall()
 
     def _cached(self, term: Term, limit: int) -> tuple[list[int], bool] | None:
         """The newest ``limit`` ids of ``term`` if already known, with whether they are all its matches."""
@@ -211,7 +206,7 @@ class Engine:
         """The newest ``limit`` rows matching one long term (by id when its ids are already known)."""
         known = self._cached(term, limit)
         if known is not None:
-            return self._rows_by_id(known[0], [], limit)
+            return self._rows_by_id(known[0], limit)
         rows = self._fts_rows(_key(term), [], self.cols, limit)
         self._ids[_key(term)] = ([r[0] for r in rows], limit)
         return rows

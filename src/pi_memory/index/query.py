@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from pi_memory.index.words import CJK_RANGES, HAS_CJK, fts_form, has_word
+from pi_memory.index.words import CJK_RANGES, HAS_CJK, fts_form, has_word, word_tokens
 
 MIN_FTS_CHARS = 3
 MIN_PREFIX_CHARS = 4
@@ -49,7 +49,6 @@ MAX_TERMS = 12
 OPERATORS = frozenset({"OR", "AND", "NOT"})
 
 _CJK = CJK_RANGES
-_WORDS = re.compile(r"[^\W_]+")
 _POSSESSIVE = ("'s", "\u2019s")
 _SCRIPT_RUNS = re.compile(f"[{_CJK}]+|[^{_CJK}]+")
 _CJK_PUNCT = re.compile("[\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]+")
@@ -95,7 +94,7 @@ class Term:
         does a prefix phrase (``interactive-mode*``: 93 ms at 1M), so only a single word can be a prefix."""
         if not self.words or self.phrase:
             return False
-        tokens = _WORDS.findall(self.index_text)
+        tokens = word_tokens(self.index_text)
         return len(tokens) == 1 and len(tokens[0]) >= MIN_PREFIX_CHARS and not HAS_CJK.search(tokens[0])
 
     @property

@@ -21,12 +21,15 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TypeVar
 
+from pi_memory.semantic.ranking import RRF_K as SEMANTIC_RRF_K
+from pi_memory.semantic.ranking import rrf_fuse
+
 __all__ = ["RRF_K", "convex_fuse", "minmax", "weighted_rrf"]
 
 H = TypeVar("H", bound=Hashable)
 
-#: The constant of Cormack et al. 2009.
-RRF_K = 60.0
+#: The constant of Cormack et al. 2009 (the same one recall uses).
+RRF_K = float(SEMANTIC_RRF_K)
 
 
 def weighted_rrf(
@@ -42,19 +45,7 @@ def weighted_rrf(
     returned with score 0 after the others). A key repeated within one list counts at its first position.
     ``k`` must be ≥ 0. ``limit`` cuts the result.
     """
-    if k < 0:
-        raise ValueError("the RRF constant k must be >= 0")
-    scores: dict[H, float] = {}
-    for name, keys in lists.items():
-        weight = 1.0 if weights is None else float(weights.get(name, 1.0))
-        seen: set[H] = set()
-        for rank, key in enumerate(keys, 1):
-            if key in seen:
-                continue
-            seen.add(key)
-            scores[key] = scores.get(key, 0.0) + (weight / (k + rank) if weight else 0.0)
-    order = sorted(scores, key=lambda key: -scores[key])  # stable: first appearance breaks ties
-    fused = [(key, scores[key]) for key in order]
+    fused = [(f.key, f.score) for f in rrf_fuse(lists, weights=weights, k=k)]  # one RRF for the whole package
     return fused if limit is None else fused[:limit]
 
 
