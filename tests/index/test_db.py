@@ -131,13 +131,30 @@ def test_damaged_page_is_detected_by_quick_check(tmp_path):
     conn.close()
     path = tmp_path / "index.sqlite3"
     data = bytearray(path.read_bytes())
-    page = 4096
-    for p in range(3, len(data) // page):  # leave the header page and the schema page intact
+    page = int.from_bytes(data[16:18], "big")  # the page size, from the file header
+    assert page == dbmod.PAGE_SIZE
+    for p in range(1, len(data) // page):  # leave page 1 (the header and the schema) intact
         data[p * page + 8 : p * page + 600] = os.urandom(592)
     path.write_bytes(bytes(data))
     conn = open_index(tmp_path, rebuild=None)
     assert len(quarantined(tmp_path)) == 1
     assert meta_get(conn, "rebuilds") == "1"
+
+
+@pytest.mark.parametrize("sql", [b"CREATE TABLE x(a) \xbe", b"CREATE \xbe TABLE x(a)"])
+def test_schema_with_bytes_that_are_not_utf8_is_corruption(tmp_path, sql):
+    # Found as a 1-in-60 failure of the random-damage test above: SQLite quotes the damaged schema in its error
+    # message, and Python raised UnicodeDecodeError (not a DatabaseError) from open_index.
+    conn = open_index(tmp_path)
+    conn.execute("PRAGMA writable_schema = ON")
+    conn.execute("INSERT INTO sqlite_master(type, name, tbl_name, rootpage, sql) "
+                 "VALUES ('table', 'x', 'x', 2, CAST(? AS TEXT))", (sql,))
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    conn = open_index(tmp_path, rebuild=None)
+    assert len(quarantined(tmp_path)) == 1
+    assert meta_get(conn, "rebuilds") == "1"
+    assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'x'").fetchone() == (0,)
 
 
 def test_default_rebuild_restores_markdown_memories(tmp_path):

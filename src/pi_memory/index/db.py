@@ -165,6 +165,12 @@ def _check(conn: sqlite3.Connection, path: Path, check: bool | None) -> None:
         raise
 
 
+def _undecodable(exc: UnicodeDecodeError) -> _Corrupt:
+    # Our statements are ASCII, so bytes that are not UTF-8 came from the file: SQLite quotes a damaged schema
+    # in its error message, and Python cannot decode that message.
+    return _Corrupt(f"the schema holds bytes that are not UTF-8 ({exc.reason} at byte {exc.start})")
+
+
 def _open_checked(path: Path, check: bool | None) -> sqlite3.Connection:
     try:
         conn = _connect(path)
@@ -172,6 +178,8 @@ def _open_checked(path: Path, check: bool | None) -> sqlite3.Connection:
         if is_corruption(exc):
             raise _Corrupt(str(exc)) from exc
         raise
+    except UnicodeDecodeError as exc:
+        raise _undecodable(exc) from exc
     try:
         _check(conn, path, check)
         migrate(conn)
@@ -180,6 +188,9 @@ def _open_checked(path: Path, check: bool | None) -> sqlite3.Connection:
         if is_corruption(exc):
             raise _Corrupt(str(exc)) from exc
         raise
+    except UnicodeDecodeError as exc:
+        conn.close()
+        raise _undecodable(exc) from exc
     except BaseException:
         conn.close()
         raise
