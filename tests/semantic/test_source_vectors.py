@@ -300,3 +300,29 @@ def test_service_warm_loads_the_turn_matrix(tmp_path, embedder):
     cached = [(key[1:], len(mat)) for key, mat in sources._cache.items()]
     assert cached == [(("sessions", "all-MiniLM-L6-v2-int8", project_id(repo)), 3)]
     service.close()
+
+
+LONG_TURN = " ".join(["we talked about the weather and lunch plans"] * 20) + " then the Kafka broker rebalanced twice"
+
+
+def test_keyword_found_turn_shows_the_window_around_the_terms(conn, backend):
+    # The keyword list of a recall reads only the winners' rows (session_ranking, then load_turns); a long turn
+    # whose match lies past the first 400 characters must still show the match, and so still count as evidence.
+    assert len(LONG_TURN) > 800 and LONG_TURN.index("Kafka") > 800
+    add_session(conn, "s1", ALICE.project_id, [("user", LONG_TURN), ("user", "ok")])
+    hits = recall(backend, "Kafka broker rebalanced", scope=ALICE, top_k=5, include=("sessions",), conn=conn)
+    assert [(h.id, h.ranks, h.coverage) for h in hits] == [("s1#e0", {"sessions": 1}, 1.0)]
+    assert hits[0].text.startswith("user: …plans we talked") and hits[0].text.endswith("**Kafka** **broker** **rebalanced** twice")
+    assert hits[0].date == "2026-11-01"
+
+
+def test_session_ranking_orders_as_session_search(sessions):
+    from pi_memory.index import session_ranking
+
+    for query in ("Windows runners", "database Postgres", "README install", "nothing matches zzzq"):
+        full = session_search(sessions, query, limit=10, project=ALICE.project_id)
+        ranked = session_ranking(sessions, query, limit=10, project=ALICE.project_id)
+        rows = dict(sessions.execute("SELECT id, entry_id FROM messages"))
+        assert [rows[mid] for mid, _ in ranked] == [h.entry_id for h in full.results]
+        assert [round(score, 4) for _, score in ranked] == [h.score for h in full.results]
+    assert session_ranking(sessions, "Postgres", limit=10, project=ALICE_OTHER_PROJECT.project_id) == []

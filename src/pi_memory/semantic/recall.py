@@ -5,7 +5,8 @@
   (:func:`~pi_memory.semantic.ranking.rrf_fuse`, Cormack et al. 2009, ``k = 60``):
   semantic memories (FTS5 BM25 list + exact vector list for the embedded backend, or the backend's own
   ``search`` for remote ones), and when asked curated entries (:func:`pi_memory.index.memory_search`) and past
-  session turns (:func:`pi_memory.index.session_search`), each a keyword list plus a vector list
+  session turns (:func:`pi_memory.index.session_ranking`: ``session_search``'s ranking without its snippets
+  and output caps; only the rows that reach the evidence check are read), each a keyword list plus a vector list
   (:mod:`pi_memory.semantic.sources`; the query is embedded once for every vector list). Superseded and deleted
   memories never appear (backends return active ones only).
 * :func:`format_recall` -- the text injected as a user-channel message (never the system prompt).
@@ -213,15 +214,16 @@ def recall(
             key = f"c:{h.id}"
             lists["curated"].append(key)
             items[key] = RecallHit("curated", str(h.id), h.content, (h.created or "")[:10])
+    turn_rows: dict[str, int] = {}  # key -> message id of keyword-found turns, read when they are judged
+    snippet_terms: list = []
     if "sessions" in include and conn is not None:
-        from pi_memory.index import session_search
+        from pi_memory.index import plan_query, session_ranking
 
-        res = session_search(conn, query, limit=candidates, project=project, snippet_chars=SESSION_SNIPPET_CHARS)
-        lists["sessions"] = []
-        for h in res.results:
-            key = f"t:{h.session_id}#{h.entry_id or h.line}"
-            lists["sessions"].append(key)
-            items.setdefault(key, RecallHit("session", key[2:], f"{h.role}: {h.snippet}", (h.timestamp or "")[:10]))
+        snippet_terms = plan_query(query, words=True).terms
+        ranked = source_vectors.turn_keys(conn, [mid for mid, _ in session_ranking(conn, query, candidates, project)])
+        lists["sessions"] = list(dict.fromkeys(key for key, _ in ranked))
+        for key, mid in reversed(ranked):  # two rows of one turn: the better-ranked one is read
+            turn_rows[key] = mid
     if extra is not None:  # vector lists of curated entries and session turns; their cosines meet the floor too
         extra.merge(lists, items)
         cosines.update(extra.cosines)
@@ -232,6 +234,9 @@ def recall(
         chunk = fused[start: start + top_k * 2]
         _load_semantic(backend, scope, [str(f.key)[2:] for f in chunk if str(f.key) not in items
                                         and str(f.key).startswith("s:")], items)
+        if turn_rows:  # keyword-found turns: their term-centred snippet replaces a vector hit's opening
+            wanted = {str(f.key): turn_rows.pop(str(f.key)) for f in chunk if str(f.key) in turn_rows}
+            source_vectors.load_turns(conn, wanted, items, snippet_terms)
         for f in chunk:
             hit = items.get(str(f.key))
             if hit is None:

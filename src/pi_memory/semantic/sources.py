@@ -40,7 +40,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -198,14 +198,51 @@ def _turn_hits(conn: sqlite3.Connection, model: str, dim: int, project: str | No
             "JOIN messages m ON m.id = v.message_id JOIN sessions s ON s.id = m.session_id "
             f"WHERE v.id IN ({{ids}}) AND +v.model = ?{check}")
     found = _nearest(conn, "sessions", model, dim, project, qvec, limit, read, params)
-    from pi_memory.semantic.recall import SESSION_SNIPPET_CHARS, RecallHit
+    from pi_memory.semantic.recall import RecallHit
 
     out = []
     for cos, (_, session_key, entry_id, line, role, timestamp, text) in found:
         key = f"t:{session_key}#{entry_id or line}"
-        snippet = text if len(text) <= SESSION_SNIPPET_CHARS else text[:SESSION_SNIPPET_CHARS].rstrip() + " …"
-        out.append((key, cos, RecallHit("session", key[2:], f"{role}: {snippet}", (timestamp or "")[:10])))
+        out.append((key, cos, RecallHit("session", key[2:], f"{role}: {_snippet(text)}", (timestamp or "")[:10])))
     return out
+
+
+def turn_keys(conn: sqlite3.Connection, message_ids: Sequence[int]) -> list[tuple[str, int]]:
+    """``(key, message id)`` of session messages, in the order given: the recall key of a turn is
+    ``t:<session key>#<entry id or line>``, the same as the vector list's. One query, no message text."""
+    if not message_ids:
+        return []
+    rows = {r[0]: r for r in conn.execute(
+        "SELECT m.id, s.session_key, m.entry_id, m.line FROM messages m JOIN sessions s ON s.id = m.session_id "
+        f"WHERE m.id IN ({','.join('?' * len(message_ids))})", list(message_ids))}
+    return [(f"t:{rows[mid][1]}#{rows[mid][2] or rows[mid][3]}", mid) for mid in message_ids if mid in rows]
+
+
+def load_turns(conn: sqlite3.Connection, wanted: Mapping[str, int], items: dict[str, Any],
+               terms: Sequence[Any]) -> None:
+    """Read the turns ``wanted`` (key -> message id) into ``items`` as recall hits (role, snippet, day),
+    replacing what is there: the snippet is the window of the text around the query's ``terms``
+    (:func:`pi_memory.index.snippets.make_snippet`, as ``session_search`` shows it). One query; rows deleted since the
+    search are left out."""
+    if not wanted:
+        return
+    from pi_memory.index.snippets import make_snippet
+    from pi_memory.semantic.recall import SESSION_SNIPPET_CHARS, RecallHit
+
+    rows = {r[0]: r for r in conn.execute(
+        "SELECT id, role, timestamp, text FROM messages "
+        f"WHERE id IN ({','.join('?' * len(wanted))})", list(wanted.values()))}
+    for key, mid in wanted.items():
+        if mid in rows:
+            _, role, timestamp, text = rows[mid]
+            snippet = make_snippet(text, terms, SESSION_SNIPPET_CHARS)[0]
+            items[key] = RecallHit("session", key[2:], f"{role}: {snippet}", (timestamp or "")[:10])
+
+
+def _snippet(text: str) -> str:
+    from pi_memory.semantic.recall import SESSION_SNIPPET_CHARS
+
+    return text if len(text) <= SESSION_SNIPPET_CHARS else text[:SESSION_SNIPPET_CHARS].rstrip() + " …"
 
 
 # --- one recall --------------------------------------------------------------------------------------------------
