@@ -14,6 +14,11 @@ What is measured, same run:
   conversation is its own project; entry id = ``dia_id``; timestamp = the session's date) and goes through the
   real pipeline (readers, ``index_paths``); the question is asked through
   ``session_search(query=question, limit=max k, project=<the conversation>)``.
+* **recall() over sessions** (``--recall``): what a host injects before a run, ranked --
+  :func:`pi_memory.semantic.recall.recall` with ``include=("sessions",)`` over the same indexed sessions
+  (``session_ranking`` keyword list + turn-vector list, RRF; every turn embedded first, as ``pi-memory semantic
+  embed-sessions`` does; evidence floor off). The pi files carry roles, not the LoCoMo speakers' names, so
+  this path cannot use the speaker fields the turn index below is given.
 * **turn index** (``--mode``): :class:`pi_memory.retrieval.TurnIndex` with its default
   :class:`~pi_memory.retrieval.HybridConfig`, one group per conversation, built from the same turns (speaker,
   session date, image caption). ``hybrid`` (default): BM25 + vectors + re-scoring, fused, with priors;
@@ -34,7 +39,7 @@ The defaults of ``HybridConfig`` were chosen with this script on this data (5 co
 differences under about 0.01 are within what another split of questions would move.
 
 Usage: .venv/bin/python benchmarks/locomo_recall.py --data ../shared/bench-data/locomo-dev.json --k 5,10,25
-       [--mode hybrid|vector|bm25|all] [--ablations] [--json]
+       [--mode hybrid|vector|bm25|all] [--recall] [--ablations] [--json]
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ import re
 import shutil
 import sqlite3
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -360,6 +366,28 @@ def config_summary(config: HybridConfig) -> dict:
     return out
 
 
+def product_recall(conn: sqlite3.Connection, embedder, pids: dict[str, str]) -> Callable[[str, str, int], list[str]]:
+    """What a host injects before a run, ranked: :func:`pi_memory.semantic.recall.recall` with ``include=
+    ("sessions",)`` over the indexed pi sessions (keyword list + turn-vector list, RRF), evidence floor off so
+    the ranking itself is measured. Every turn is embedded first, as ``pi-memory semantic embed-sessions`` does."""
+    from pi_memory.semantic import turn_vectors
+    from pi_memory.semantic.embedded import EmbeddedBackend
+    from pi_memory.semantic.models import Scope
+    from pi_memory.semantic.recall import recall
+
+    backend = EmbeddedBackend(conn, embedder)  # creates the vector tables
+    start = time.perf_counter()
+    reports, _ = turn_vectors.backfill(conn, embedder)
+    print(f"recall(): embedded {reports[-1].embedded} turns in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+
+    def search(sample: str, question: str, k: int) -> list[str]:
+        scope = Scope(user_id="locomo", project_id=pids[sample])
+        hits = recall(backend, question, scope=scope, top_k=k, include=("sessions",), conn=conn, min_similarity=0.0)
+        return [h.id.rsplit("#", 1)[-1] for h in hits]
+
+    return search
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, required=True, help="LoCoMo JSON (a list of samples)")
@@ -367,6 +395,8 @@ def main() -> None:
     ap.add_argument("--mode", choices=["hybrid", "vector", "bm25", "all"], default="hybrid",
                     help="turn-index mode to measure (default hybrid; all: the three)")
     ap.add_argument("--ablations", action="store_true", help="also print each retrieval step's effect")
+    ap.add_argument("--recall", action="store_true",
+                    help="also measure the host's recall() over the indexed sessions (turn vectors embedded first)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     ks = sorted({int(k) for k in args.k.split(",") if k.strip()})
@@ -391,6 +421,9 @@ def main() -> None:
             return [h.entry_id for h in r.results]
 
         baseline = Baseline(samples)
+        if args.recall:
+            embedder.embed(["warm-up"])
+            recall_host = product_recall(conn, embedder, pids)
         result: dict = {
             "data": str(args.data),
             "mode": args.mode,
@@ -399,6 +432,7 @@ def main() -> None:
             "embedder": getattr(embedder, "model_name", "?"),
             "baseline_fts5_bm25": evaluate(baseline.search, qs, ks),
             "session_search": evaluate(ours, qs, ks),
+            **({"recall_sessions": evaluate(recall_host, qs, ks)} if args.recall else {}),
             "turn_index": {"config": config_summary(FINAL), "modes": {}},
         }
         if "vector" in modes or "hybrid" in modes:
@@ -456,6 +490,8 @@ def print_report(result: dict, ks: list[int]) -> None:
     header = "".join(f"{'R@' + str(k):>8}" for k in ks)
     print(f"  {'':<34}{header}{'p50 ms':>9}{'p95 ms':>9}")
     rows = [("baseline FTS5 bm25 (OR)", result["baseline_fts5_bm25"]), ("session_search", result["session_search"])]
+    if "recall_sessions" in result:
+        rows.append(("recall() over sessions (host)", result["recall_sessions"]))
     rows += [(f"turn index {mode}", r) for mode, r in ti["modes"].items()]
     for label, r in rows:
         print(f"  {label:<34}" + "".join(f"{r['recall'][f'R@{k}']:>8.3f}" for k in ks)
