@@ -39,6 +39,7 @@ class Target(enum.StrEnum):
 class _State:
     dir: Path | None = None
     json: bool = False
+    stdout_is_protocol: bool = False  # `pi-memory mcp`: standard output carries MCP, so JSON goes to stderr
 
 
 state = _State()
@@ -61,11 +62,18 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print the structured resu
 def _root(dir: DirOpt = None, json_: Annotated[bool, typer.Option("--json")] = False) -> None:
     state.dir = dir
     state.json = json_
+    state.stdout_is_protocol = False
 
 
 def emit_json(data: object) -> None:
-    """Print ``data`` as JSON on standard output (the one thing a ``--json`` invocation prints there)."""
-    out.print_json(json.dumps(data, ensure_ascii=False, default=str))
+    """Print ``data`` as JSON on standard output (the one thing a ``--json`` invocation prints there); on
+    standard error, as one line, when standard output carries a protocol (``state.stdout_is_protocol``)."""
+    text = json.dumps(data, ensure_ascii=False, default=str)
+    if state.stdout_is_protocol:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+    else:
+        out.print_json(text)
 
 
 def fail(message: str, code: int, **fields: object) -> typer.Exit:

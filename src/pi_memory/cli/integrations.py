@@ -15,12 +15,26 @@ install_app = typer.Typer(help="Install pi-memory into an agent.", no_args_is_he
 app.add_typer(install_app, name="install")
 
 
-@app.command()
-def mcp(dir: DirOpt = None) -> None:
-    """Serve the memory tools over MCP on stdio (for Claude Code, Codex, Cursor, any MCP client)."""
-    from pi_memory.integrations.mcp_server import serve_stdio
+IntervalOpt = Annotated[float, typer.Option(
+    "--index-interval", envvar="PI_MEMORY_INDEX_INTERVAL", min=0, show_default=True,
+    help="Seconds between background index passes over pi / Claude Code / Codex transcripts (each followed by "
+         "embedding the new turns when semantic recall includes sessions). 0 turns background indexing off.")]
 
-    serve_stdio(open_mem(dir))
+
+@app.command()
+def mcp(dir: DirOpt = None, index_interval: IntervalOpt = 60.0, json_: JsonOpt = False) -> None:
+    """Serve the memory tools over MCP on stdio (for Claude Code, Codex, Cursor, any MCP client).
+
+    In the background the server indexes new transcripts at start and every --index-interval seconds, and
+    embeds their turns when semantic recall includes sessions; tool calls never wait for it, and resource
+    memory://status shows its progress and errors. Standard output carries the MCP protocol only, so with
+    --json the start and stop lines go to standard error, one JSON object each ({"event": "started", ...} /
+    {"event": "stopped", ...}); errors before the start (bad settings) are JSON on standard error too."""
+    from pi_memory.integrations.mcp_server import serve_stdio, stderr_reporter
+
+    state.stdout_is_protocol = True  # from here on, even an error's JSON goes to standard error
+    memory = open_mem(dir)
+    serve_stdio(memory, index_interval, report=stderr_reporter(json_ or state.json))
 
 
 @install_app.command("pi")
