@@ -292,7 +292,8 @@ class AgentSession:
         if error and not self._embed_warned:  # said once; later passes try again quietly
             self._embed_warned = True
             log.warning("%s not embedded: %s. Keyword search still finds them; fix the embedder settings and "
-                        "run `pi-memory semantic embed-sessions` to catch up.", reports[-1].source, error)
+                        "run `pi-memory semantic embed-sessions` to catch up.", reports[-1].source, error.rstrip("."))
         elif error:
             log.debug("embedding failed again: %s", error)
-        self.embed_error = error
+        if error or any(r.embedded for r in reports):  # the latest failure, until vectors are written again
+            self.embed_error = error
