@@ -68,12 +68,18 @@ def _root(dir: DirOpt = None, json_: Annotated[bool, typer.Option("--json")] = F
 def emit_json(data: object) -> None:
     """Print ``data`` as JSON on standard output (the one thing a ``--json`` invocation prints there); on
     standard error, as one line, when standard output carries a protocol (``state.stdout_is_protocol``)."""
-    text = json.dumps(data, ensure_ascii=False, default=str)
     if state.stdout_is_protocol:
-        sys.stderr.write(text + "\n")
-        sys.stderr.flush()
+        emit_json_line(data, sys.stderr)
     else:
-        out.print_json(text)
+        out.print_json(json.dumps(data, ensure_ascii=False, default=str))
+
+
+def emit_json_line(data: object, stream=None) -> None:
+    """Write ``data`` as one line of JSON to ``stream`` (default standard output) and flush: for commands that
+    report more than one event as they happen (JSON Lines)."""
+    stream = stream or sys.stdout
+    stream.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+    stream.flush()
 
 
 def fail(message: str, code: int, **fields: object) -> typer.Exit:

@@ -57,13 +57,23 @@ def install_pi(
 
 
 @app.command()
-def demo() -> None:
-    """Run the real pi CLI against a scripted local model and show memory working end to end."""
+def demo(json_: JsonOpt = False) -> None:
+    """Run the real pi CLI against a scripted local model and show memory working end to end.
+
+    Exits 1 when any check failed. With --json the walk-through goes to standard error and standard output
+    gets one object: {"success": bool, "failed": int, "checks": [{"name", "ok", "detail"}]}."""
+    from dataclasses import asdict
+
     from rich.console import Console
 
-    from pi_memory.integrations.pi.demo import run_demo
+    from pi_memory.integrations.pi.demo import demo_checks
 
-    raise typer.Exit(run_demo(Console()))
+    as_json = json_ or state.json
+    checks = demo_checks(Console(stderr=as_json))
+    failed = sum(1 for check in checks if not check.ok)
+    if as_json:
+        emit_json({"success": failed == 0, "failed": failed, "checks": [asdict(check) for check in checks]})
+    raise typer.Exit(1 if failed else 0)
 
 
 @app.command()
