@@ -10,6 +10,7 @@ import typer
 
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, fail, open_mem, out, state
 from pi_memory.config import SettingsError, agent_dir, set_trust
+from pi_memory.session import INDEX_EVERY_S
 
 install_app = typer.Typer(help="Install pi-memory into an agent.", no_args_is_help=True)
 app.add_typer(install_app, name="install")
@@ -22,14 +23,12 @@ IntervalOpt = Annotated[float, typer.Option(
 
 
 @app.command()
-def mcp(dir: DirOpt = None, index_interval: IntervalOpt = 60.0, json_: JsonOpt = False) -> None:
+def mcp(dir: DirOpt = None, index_interval: IntervalOpt = INDEX_EVERY_S, json_: JsonOpt = False) -> None:
     """Serve the memory tools over MCP on stdio (for Claude Code, Codex, Cursor, any MCP client).
 
-    In the background the server indexes new transcripts at start and every --index-interval seconds, and
-    embeds their turns when semantic recall includes sessions; tool calls never wait for it, and resource
-    memory://status shows its progress and errors. Standard output carries the MCP protocol only, so with
-    --json the start and stop lines go to standard error, one JSON object each ({"event": "started", ...} /
-    {"event": "stopped", ...}); errors before the start (bad settings) are JSON on standard error too."""
+    In the background the server indexes new pi / Claude Code / Codex transcripts at start and every --index-interval seconds, and embeds their turns when semantic recall includes sessions; tool calls never wait for it, and resource memory://status shows its progress and errors.
+
+    Standard output carries the MCP protocol only, so with --json the start and stop lines go to standard error, one JSON object each ({"event": "started", ...} and {"event": "stopped", ...}), and so do errors before the start (bad settings or options)."""
     from pi_memory.integrations.mcp_server import serve_stdio, stderr_reporter
 
     state.stdout_is_protocol = True  # from here on, even an error's JSON goes to standard error

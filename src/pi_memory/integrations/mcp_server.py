@@ -9,7 +9,7 @@ session) is JSON: ``{"dataDir", "semantic", "worker": AgentSession.status()}``.
 Background work (:func:`serve_stdio`): the server is one :class:`pi_memory.session.AgentSession`, so it runs
 the same worker as the pi bridge, on its own thread and SQLite connection: at start a bounded catch-up of the
 session index (pi, Claude Code and Codex transcripts) then, every ``index_every`` seconds
-(:data:`DEFAULT_INDEX_EVERY_S`, ``pi-memory mcp --index-interval``; 0 turns background indexing off), the
+(:data:`INDEX_EVERY_S`, ``pi-memory mcp --index-interval``; 0 turns background indexing off), the
 same incremental pass. After each pass it embeds the new turns and curated entries without a vector when
 semantic recall includes those sources. Tool calls never wait for it; a failed pass is logged and listed in
 ``memory://status``. On shutdown (stdin closed, SIGTERM, Ctrl+C) it waits at most :data:`SHUTDOWN_WAIT_S`.
@@ -34,11 +34,10 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from pi_memory.curated import MemoryStore, build_snapshot
 from pi_memory.runtime import Memory
-from pi_memory.session import AgentSession
+from pi_memory.session import INDEX_EVERY_S, AgentSession
 from pi_memory.tools import ToolSpec, create_memory_tools
 
 TURN_GAP_S = 30.0
-DEFAULT_INDEX_EVERY_S = 60.0  # a pass over 2,000 unchanged transcripts: about 0.1 s; new turns show within a minute
 SHUTDOWN_WAIT_S = 1.5  # below the 2 s the MCP SDK's client waits after closing stdin before it sends SIGTERM
 
 INSTRUCTIONS = (
@@ -139,7 +138,7 @@ def _register(server: MCPServer, spec: ToolSpec, run) -> None:
     server._tool_manager.get_tool(spec.name).parameters = spec.parameters
 
 
-def serve_stdio(memory: Memory, index_every: float = DEFAULT_INDEX_EVERY_S,
+def serve_stdio(memory: Memory, index_every: float = INDEX_EVERY_S,
                 report: Callable[[dict[str, Any]], None] | None = None) -> bool:
     """Serve ``memory`` over stdio until the client closes stdin (or SIGTERM / Ctrl+C), with the background
     worker of the module docstring (``index_every`` seconds between index passes; 0 or less: no background
