@@ -158,3 +158,20 @@ def test_demo_json_without_pi(env, tmp_path):
         "success": False, "failed": 1,
         "checks": [{"name": "demo ran to the end", "ok": False,
                     "detail": f"FileNotFoundError: [Errno 2] No such file or directory: '{tmp_path / 'missing-pi'}'"}]}
+
+
+def test_mcp_stops_cleanly_on_sigterm(env, tmp_path):
+    proc = subprocess.Popen(cli("--json", "mcp", "--dir", str(tmp_path / "data"), "--index-interval", "0.2"),
+                            env=env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        line = proc.stderr.readline()
+        while line and not line.startswith("{"):
+            line = proc.stderr.readline()
+        assert json.loads(line)["event"] == "started"
+    finally:
+        proc.send_signal(signal.SIGTERM)  # stdin still open: the signal alone stops it
+        stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and stdout == ""
+    stopped = [json.loads(x) for x in stderr.splitlines() if x.startswith("{")]
+    assert [e["event"] for e in stopped] == ["stopped"] and stopped[0]["workerFinished"] is True
+    assert stopped[0]["worker"]["errors"] == [] and stopped[0]["worker"]["indexEverySeconds"] == 0.2
