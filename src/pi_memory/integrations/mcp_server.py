@@ -149,14 +149,14 @@ def serve_stdio(memory: Memory, index_every: float = INDEX_EVERY_S,
     session = AgentSession(memory.cwd, memory=memory)
     server = build_server(memory, session)
     background = index_every > 0
-    if background:
-        session.start(catch_up=True, every=index_every)
-    if report:
-        report({"event": "started", "transport": "stdio", "dataDir": str(memory.settings.data_dir),
-                "tools": [t.name for t in memory.tools()], "indexIntervalSeconds": index_every if background else None,
-                "semantic": memory.semantic_status})
-    restore = _exit_on_sigterm()
+    restore = _exit_on_sigterm()  # before "started": a client may stop the server as soon as it reads that
     try:
+        if background:
+            session.start(catch_up=True, every=index_every)
+        if report:
+            report({"event": "started", "transport": "stdio", "dataDir": str(memory.settings.data_dir),
+                    "tools": [t.name for t in memory.tools()],
+                    "indexIntervalSeconds": index_every if background else None, "semantic": memory.semantic_status})
         server.run()
     finally:
         restore()
