@@ -3,18 +3,25 @@
 Every host sees the same moments of an agent's life; an adapter (the pi bridge today; Claude Code / Codex
 hooks and Python agents tomorrow) translates its own events into these calls and nothing else:
 
-``start()``            open the stores; start a bounded catch-up of the session index in the background
+``start(every=None)``  open the stores; start a bounded catch-up of the session index in the background and,
+                       with ``every`` seconds, repeat that incremental pass while the session lives
 ``before_run(prompt)`` a new agent run: reset the per-run retry guard
 ``recall(prompt)``     semantic recall for the prompt: the fenced text to inject as a user-channel message
 ``after_run(...)``     index the session file as it grew; queue semantic capture of the turn
 ``snapshot()``         the frozen curated-memory block (built at session start and after a compaction)
+``status()``           what the background worker has done: passes, files indexed, vectors written, errors
 ``shutdown(wait)``     finish queued background work, bounded by ``wait`` seconds
 
 Background work (index catch-up, capture) runs on ONE worker thread with its own SQLite connection, in the
 order it was queued, so a slow model call never delays a tool call and two captures never interleave. After
 each indexing pass the worker embeds the session turns that pass added (at most
 :data:`pi_memory.semantic.turn_vectors.TURNS_PER_RUN`) and the curated entries that lack a vector, when
-semantic recall includes those sources (:mod:`pi_memory.semantic.turn_vectors`).
+semantic recall includes those sources (:mod:`pi_memory.semantic.turn_vectors`). A job that raises is logged and
+kept in :attr:`Worker.errors` (and :meth:`AgentSession.status`); the worker goes on with the next job.
+
+Hosts: the pi bridge (one session per pi session: catch-up at ``hello``, an index pass after each run) and the
+MCP server (one session per server process: catch-up at start, then a pass every ``--index-interval`` seconds,
+since MCP has no "run ended" event).
 """
 
 from __future__ import annotations
@@ -22,24 +29,34 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pi_memory.index.db import now_iso
 from pi_memory.runtime import Memory, open_memory
 
 log = logging.getLogger(__name__)
 
 CATCH_UP_MAX_FILES = 50
+INDEX_EVERY_S = 60.0  # MCP server's default between index passes; 2,000 unchanged transcripts: about 0.1 s a pass
 
 
 @dataclass
 class Worker:
-    """A single background thread running queued jobs in order."""
+    """A single background thread running queued jobs in order, plus at most one periodic job.
+
+    ``submit`` queues a job; ``every`` also runs one job each ``seconds`` (after the queued job that is running
+    when it falls due, never two at once, never piling up); ``drain`` waits for what is queued; ``stop`` ends
+    the thread after what is queued. A job that raises is logged and its ``"label: Type: message"`` kept in
+    ``errors`` (the last 20)."""
 
     name: str = "pi-memory-worker"
     _jobs: queue.Queue = field(default_factory=queue.Queue)
     _thread: threading.Thread | None = None
+    _periodic: tuple[float, Callable[[], object], str] | None = None
+    _due: float = 0.0  # time.monotonic() when the periodic job runs next
     errors: list[str] = field(default_factory=list)
     done: int = 0
 
@@ -49,20 +66,56 @@ class Worker:
             self._thread.start()
         self._jobs.put((label, job))
 
+    def every(self, seconds: float, job: Callable[[], object], label: str) -> None:
+        """Run ``job`` every ``seconds`` (> 0), the first time ``seconds`` from now."""
+        if seconds <= 0:
+            raise ValueError(f"a periodic job needs an interval above 0 seconds, not {seconds}")
+        self._periodic, self._due = (seconds, job, label), time.monotonic() + seconds
+        self.submit(lambda: None, "schedule")  # wakes the thread so it waits for the new due time
+
+    def stop(self, wait: float, last: Callable[[], object] | None = None, label: str = "close") -> bool:
+        """End the worker: no more periodic runs, then ``last`` (clean-up) after the queued jobs, then the thread
+        ends. Waits up to ``wait`` seconds for all that; returns whether it finished in time."""
+        self._periodic = None
+        if last is not None:
+            self.submit(last, label)
+        finished = self.drain(wait)
+        if self._thread is not None:
+            self._jobs.put(("stop", None))
+        return finished
+
     def _run(self) -> None:
         while True:
-            label, job = self._jobs.get()
+            periodic = self._periodic
+            wait = max(0.0, self._due - time.monotonic()) if periodic else None
+            try:
+                label, job = self._jobs.get(timeout=wait)
+            except queue.Empty:
+                self._run_periodic()
+                continue
             try:
                 if job is None:
                     return
-                job()
-                self.done += 1
-            except Exception as exc:  # background work must never take the session down
-                log.exception("background job %s failed", label)
-                self.errors.append(f"{label}: {type(exc).__name__}: {exc}")
-                del self.errors[:-20]
+                self._call(label, job)
             finally:
                 self._jobs.task_done()
+            self._run_periodic()
+
+    def _run_periodic(self) -> None:
+        periodic = self._periodic
+        if periodic is not None and time.monotonic() >= self._due:
+            seconds, job, label = periodic
+            self._call(label, job)
+            self._due = time.monotonic() + seconds
+
+    def _call(self, label: str, job: Callable[[], object]) -> None:
+        try:
+            job()
+            self.done += 1
+        except Exception as exc:  # background work must never take the session down
+            log.exception("background job %s failed", label)
+            self.errors.append(f"{label}: {type(exc).__name__}: {exc}")
+            del self.errors[:-20]
 
     def drain(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for queued jobs; True when all finished."""
@@ -74,21 +127,44 @@ class Worker:
 
 
 class AgentSession:
-    """One agent session of one host process."""
+    """One agent session of one host process.
 
-    def __init__(self, cwd: Path | str | None = None, session_id: str | None = None):
+    ``memory``: the assembled system to use (a host that resolved ``--dir`` itself passes it); default
+    :func:`pi_memory.runtime.open_memory` for ``cwd``."""
+
+    def __init__(self, cwd: Path | str | None = None, session_id: str | None = None, memory: Memory | None = None):
         self.cwd = Path(cwd) if cwd else Path.cwd()
         self.session_id = session_id
-        self.memory: Memory = open_memory(self.cwd)
+        self.memory: Memory = memory if memory is not None else open_memory(self.cwd)
         self.worker = Worker()
         self.indexed_files = 0
         self.embedded: dict[str, int] = {"curated": 0, "sessions": 0}  # vectors written by the worker
         self.captures: list = []  # the latest capture reports (at most 20)
+        self.index_every: float | None = None  # seconds between periodic index passes (None: none)
+        self.passes = 0  # index passes finished (catch-up and periodic)
+        self.last_pass: dict | None = None  # {"at": ISO time, "seconds", "files", "messagesAdded", "deferred"}
+        self.embed_error: str | None = None  # the latest embedding failure (logged once as a warning)
+        self._embed_warned = False
+        self._stop = threading.Event()  # set when shutdown gave up waiting: embedding passes stop between batches
 
     # ------------------------------------------------------------- lifecycle
-    def start(self, catch_up: bool = True) -> None:
+    def start(self, catch_up: bool = True, every: float | None = None) -> None:
+        """Queue the catch-up pass (at most :data:`CATCH_UP_MAX_FILES` changed transcripts, the newest, then
+        their vectors) and, with ``every`` seconds (> 0), repeat the same incremental pass on that interval
+        until :meth:`shutdown` (files a pass deferred are read by the next one). Returns at once."""
         if catch_up:
             self.worker.submit(self._catch_up, "index catch-up")
+        if every is not None and every > 0:
+            self.index_every = float(every)
+            self.worker.every(self.index_every, self._catch_up, "periodic index pass")
+
+    def status(self) -> dict:
+        """The background work so far (camelCase, JSON-ready): ``{"indexEverySeconds": float | None,
+        "passes": int, "lastPass": dict | None, "indexedFiles": int, "embedded": {"curated": int, "sessions":
+        int}, "embedError": str | None, "errors": [str]}`` (``errors``: the last 20 failed jobs)."""
+        return {"indexEverySeconds": self.index_every, "passes": self.passes, "lastPass": self.last_pass,
+                "indexedFiles": self.indexed_files, "embedded": dict(self.embedded),
+                "embedError": self.embed_error, "errors": list(self.worker.errors)}
 
     def before_run(self, prompt: str | None = None) -> None:
         self.memory.store.begin_turn()
@@ -140,8 +216,12 @@ class AgentSession:
             log.warning("semantic capture: %s", "; ".join(report.errors))
 
     def shutdown(self, wait: float = 2.0) -> bool:
-        self.worker.submit(self._close_background, "close")
-        finished = self.worker.drain(wait)
+        """Stop periodic passes, finish queued work (at most ``wait`` seconds), close the stores. Returns whether
+        the queued work finished; when it did not, a running embedding pass stops at its next batch and the
+        worker thread (a daemon) is left to end with the process."""
+        finished = self.worker.stop(wait, last=self._close_background)
+        if not finished:
+            self._stop.set()
         self.memory.close()
         return finished
 
@@ -167,8 +247,12 @@ class AgentSession:
 
         before = self._last_message_id()
         stats = index_paths(self._background_conn(), None, max_files=CATCH_UP_MAX_FILES)
-        self.indexed_files += stats.files_new + stats.files_appended + stats.files_replaced
-        log.info("index catch-up: %s", stats.to_dict())
+        files = stats.files_new + stats.files_appended + stats.files_replaced
+        self.indexed_files += files
+        self.passes += 1
+        self.last_pass = {"at": now_iso(), "seconds": round(stats.seconds, 3), "files": files,
+                          "messagesAdded": stats.messages_added, "deferred": stats.files_deferred}
+        log.log(logging.INFO if files or stats.files_failed else logging.DEBUG, "index pass: %s", stats.to_dict())
         self._embed(before)
 
     def _index(self, paths: list[str]) -> None:
@@ -197,11 +281,20 @@ class AgentSession:
 
         project = service.scope.project_id
         conn = self._background_conn()
+        reports = []
         if "curated" in wanted:
-            report = tv.embed_curated(conn, embedder, project=project, limit=tv.CURATED_PER_RUN)
-            self.embedded["curated"] += report.embedded
-        if "sessions" in wanted:
-            report = tv.embed_turns(conn, embedder, after_id=after_id, limit=tv.TURNS_PER_RUN)
-            self.embedded["sessions"] += report.embedded
-            if report.error:
-                log.warning("session turns not embedded: %s", report.error)
+            reports.append(tv.embed_curated(conn, embedder, project=project, limit=tv.CURATED_PER_RUN,
+                                            stop=self._stop))
+        if "sessions" in wanted and not (reports and reports[-1].error):
+            reports.append(tv.embed_turns(conn, embedder, after_id=after_id, limit=tv.TURNS_PER_RUN, stop=self._stop))
+        for report in reports:
+            self.embedded[report.source] += report.embedded
+        error = next((r.error for r in reports if r.error), None)
+        if error and not self._embed_warned:  # said once; later passes try again quietly
+            self._embed_warned = True
+            log.warning("%s not embedded: %s. Keyword search still finds them; fix the embedder settings and "
+                        "run `pi-memory semantic embed-sessions` to catch up.", reports[-1].source, error.rstrip("."))
+        elif error:
+            log.debug("embedding failed again: %s", error)
+        if error or any(r.embedded for r in reports):  # the latest failure, until vectors are written again
+            self.embed_error = error

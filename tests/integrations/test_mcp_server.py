@@ -15,8 +15,11 @@ from pi_memory.integrations.mcp_server import build_server
 
 
 def stdio_params(data_dir: Path) -> StdioServerParameters:
-    env = {k: v for k, v in os.environ.items()}
-    env["PI_MEMORY_DIR"] = str(data_dir)
+    """The server with ``data_dir`` and a HOME / agent folder of its own (its worker indexes transcripts under
+    them at start, never the real user's)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PI_CODING_AGENT_SESSION_DIR", "PI_MEMORY_INDEX_INTERVAL")}
+    env.update(PI_MEMORY_DIR=str(data_dir), HOME=str(data_dir / "home"), PI_CODING_AGENT_DIR=str(data_dir / "agent"),
+               CODEX_HOME=str(data_dir / "codex"))
     return StdioServerParameters(command=sys.executable, args=["-m", "pi_memory.cli", "mcp"], env=env)
 
 

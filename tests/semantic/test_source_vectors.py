@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from pathlib import Path
 
 import pytest
 from semantic_helpers import ALICE, ALICE_EXACT, ALICE_OTHER_PROJECT, BrokenEmbedder, RenamedEmbedder
 from typer.testing import CliRunner
 
+from pi_memory.devtools.transcripts import write_pi_session
 from pi_memory.index import open_index, session_search, transaction
 from pi_memory.index.indexer import insert_messages
 from pi_memory.index.mirror import add_extended
@@ -203,20 +203,6 @@ def test_weights_apply_to_the_vector_lists(sessions, backend, embedder):
 
 
 # --- the background worker and the CLI ------------------------------------------------------------------------
-def pi_session_file(path: Path, cwd: Path, turns: list[tuple[str, str]]) -> Path:
-    lines = [{"type": "session", "version": 3, "id": "01aa", "timestamp": "2026-11-29T10:00:00.000Z", "cwd": str(cwd)}]
-    parent = None
-    for n, (role, text) in enumerate(turns, 1):
-        msg = {"role": role, "content": [{"type": "text", "text": text}], "timestamp": 1}
-        if role == "assistant":
-            msg["stopReason"] = "stop"
-        lines.append({"type": "message", "id": f"e{n}", "parentId": parent,
-                      "timestamp": f"2026-11-29T10:00:{n:02d}.000Z", "message": msg})
-        parent = f"e{n}"
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    return path
-
-
 @pytest.fixture
 def host(tmp_path, monkeypatch):
     """A project folder, a data folder and pi settings with recall over semantic memories and sessions."""
@@ -241,7 +227,7 @@ def test_background_worker_embeds_the_turns_a_run_indexed(host, tmp_path, monkey
     session = AgentSession(host, "01aa")
     try:
         session.memory.store.add("memory", "The staging database is reset every night at 02:00.")
-        session.after_run(session_file=str(pi_session_file(tmp_path / "s.jsonl", host, turns)))
+        session.after_run(session_file=str(write_pi_session(tmp_path / "s.jsonl", host, turns)))
         assert session.worker.drain(60) and session.worker.errors == []
         assert session.embedded == {"curated": 1, "sessions": 3}  # the newest 3 of the 5 turns
         conn = open_index(tmp_path / "data")

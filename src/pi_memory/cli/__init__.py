@@ -3,6 +3,8 @@
 Exit codes: 0 success; 1 the store refused (limit, threat, secret, drift, no match, lock); 2 usage error
 (bad arguments, unreadable settings). With ``--json`` (on the command or before it) every outcome, usage errors
 included, is one JSON object on standard output; an error is ``{"success": false, "error": ..., "exitCode": ...}``.
+Two commands differ: ``mcp`` speaks MCP on standard output, so its JSON (start and stop events, errors) goes to
+standard error, one object per line; ``serve`` prints one object when it listens and one when it stops.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ def main(argv: list[str] | None = None) -> None:
             ctx = getattr(exc, "ctx", None)
             where = getattr(ctx, "command_path", None) or "pi-memory"
             print(json.dumps({"success": False, "error": f"{exc.format_message()} (see `{where} --help`)",
-                              "exitCode": getattr(exc, "exit_code", 2)}, ensure_ascii=False))
+                              "exitCode": getattr(exc, "exit_code", 2)}, ensure_ascii=False),
+                  file=sys.stderr if where.split()[1:2] == ["mcp"] else sys.stdout)  # mcp: stdout is MCP's
         else:
             exc.show()
         sys.exit(getattr(exc, "exit_code", 2))

@@ -39,6 +39,7 @@ class Target(enum.StrEnum):
 class _State:
     dir: Path | None = None
     json: bool = False
+    stdout_is_protocol: bool = False  # `pi-memory mcp`: standard output carries MCP, so JSON goes to stderr
 
 
 state = _State()
@@ -61,11 +62,24 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print the structured resu
 def _root(dir: DirOpt = None, json_: Annotated[bool, typer.Option("--json")] = False) -> None:
     state.dir = dir
     state.json = json_
+    state.stdout_is_protocol = False
 
 
 def emit_json(data: object) -> None:
-    """Print ``data`` as JSON on standard output (the one thing a ``--json`` invocation prints there)."""
-    out.print_json(json.dumps(data, ensure_ascii=False, default=str))
+    """Print ``data`` as JSON on standard output (the one thing a ``--json`` invocation prints there); on
+    standard error, as one line, when standard output carries a protocol (``state.stdout_is_protocol``)."""
+    if state.stdout_is_protocol:
+        emit_json_line(data, sys.stderr)
+    else:
+        out.print_json(json.dumps(data, ensure_ascii=False, default=str))
+
+
+def emit_json_line(data: object, stream=None) -> None:
+    """Write ``data`` as one line of JSON to ``stream`` (default standard output) and flush: for commands that
+    report more than one event as they happen (JSON Lines)."""
+    stream = stream or sys.stdout
+    stream.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+    stream.flush()
 
 
 def fail(message: str, code: int, **fields: object) -> typer.Exit:

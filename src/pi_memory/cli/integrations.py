@@ -10,17 +10,30 @@ import typer
 
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, fail, open_mem, out, state
 from pi_memory.config import SettingsError, agent_dir, set_trust
+from pi_memory.session import INDEX_EVERY_S
 
 install_app = typer.Typer(help="Install pi-memory into an agent.", no_args_is_help=True)
 app.add_typer(install_app, name="install")
 
 
-@app.command()
-def mcp(dir: DirOpt = None) -> None:
-    """Serve the memory tools over MCP on stdio (for Claude Code, Codex, Cursor, any MCP client)."""
-    from pi_memory.integrations.mcp_server import serve_stdio
+IntervalOpt = Annotated[float, typer.Option(
+    "--index-interval", envvar="PI_MEMORY_INDEX_INTERVAL", min=0, show_default=True,
+    help="Seconds between background index passes over pi / Claude Code / Codex transcripts (each followed by "
+         "embedding the new turns when semantic recall includes sessions). 0 turns background indexing off.")]
 
-    serve_stdio(open_mem(dir))
+
+@app.command()
+def mcp(dir: DirOpt = None, index_interval: IntervalOpt = INDEX_EVERY_S, json_: JsonOpt = False) -> None:
+    """Serve the memory tools over MCP on stdio (for Claude Code, Codex, Cursor, any MCP client).
+
+    In the background the server indexes new pi / Claude Code / Codex transcripts at start and every --index-interval seconds, and embeds their turns when semantic recall includes sessions; tool calls never wait for it, and resource memory://status shows its progress and errors.
+
+    Standard output carries the MCP protocol only, so with --json the start and stop lines go to standard error, one JSON object each ({"event": "started", ...} and {"event": "stopped", ...}), and so do errors before the start (bad settings or options)."""
+    from pi_memory.integrations.mcp_server import serve_stdio, stderr_reporter
+
+    state.stdout_is_protocol = True  # from here on, even an error's JSON goes to standard error
+    memory = open_mem(dir)
+    serve_stdio(memory, index_interval, report=stderr_reporter(json_ or state.json))
 
 
 @install_app.command("pi")
@@ -43,13 +56,23 @@ def install_pi(
 
 
 @app.command()
-def demo() -> None:
-    """Run the real pi CLI against a scripted local model and show memory working end to end."""
+def demo(json_: JsonOpt = False) -> None:
+    """Run the real pi CLI against a scripted local model and show memory working end to end.
+
+    Exits 1 when any check failed. With --json the walk-through goes to standard error and standard output
+    gets one object: {"success": bool, "failed": int, "checks": [{"name", "ok", "detail"}]}."""
+    from dataclasses import asdict
+
     from rich.console import Console
 
-    from pi_memory.integrations.pi.demo import run_demo
+    from pi_memory.integrations.pi.demo import demo_checks
 
-    raise typer.Exit(run_demo(Console()))
+    as_json = json_ or state.json
+    checks = demo_checks(Console(stderr=as_json))
+    failed = sum(1 for check in checks if not check.ok)
+    if as_json:
+        emit_json({"success": failed == 0, "failed": failed, "checks": [asdict(check) for check in checks]})
+    raise typer.Exit(1 if failed else 0)
 
 
 @app.command()

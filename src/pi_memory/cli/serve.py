@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from pi_memory.cli.app import DirOpt, app, err, fail, settings
+from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json_line, err, fail, settings, state
 
 HostOpt = Annotated[str, typer.Option("--host", help="Address to listen on. Anything but loopback needs --token.")]
 PortOpt = Annotated[int, typer.Option("--port", min=0, max=65535, help="TCP port.")]
@@ -24,10 +24,13 @@ def serve(
     port: PortOpt = 8765,
     token: TokenOpt = None,
     dir: DirOpt = None,
+    json_: JsonOpt = False,
 ) -> None:
     """Serve semantic memory over HTTP (Mem0 OSS REST shape) for other machines, tools or Mem0 clients.
 
-    Clients use the "self-hosted" semantic backend with this URL and token. Memories live in the data root's index, the same ones the embedded backend uses. With a chat model configured, infer=true adds run the capture pipeline; without one they are refused, and infer=false adds store text verbatim."""
+    Clients use the "self-hosted" semantic backend with this URL and token. Memories live in the data root's index, the same ones the embedded backend uses. With a chat model configured, infer=true adds run the capture pipeline; without one they are refused, and infer=false adds store text verbatim.
+
+    With --json, standard output gets one JSON line once the server listens ({"event": "listening", "url", "host", "port", "backend", "dataDir", "auth", "token": "given" | "generated", "infer"}; never the token itself: a generated one goes to standard error) and one when it stops ({"event": "stopped", "url", "signal"})."""
     from pi_memory.llm import resolve_chat_model
     from pi_memory.semantic.backends.rest_server import ServeError, model_capture
     from pi_memory.semantic.backends.rest_server import serve as run_server
@@ -43,6 +46,7 @@ def serve(
     err.print(f"infer=true adds: {status}", markup=False)
     try:
         run_server(host=host, port=port, token=token, data_dir=Path(resolved.data_dir), capture=capture,
-                   embedder=semantic.embedder, announce=lambda line: err.print(line, markup=False))
+                   embedder=semantic.embedder, announce=lambda line: err.print(line, markup=False),
+                   report=emit_json_line if json_ or state.json else None)
     except ServeError as exc:
         raise fail(str(exc), 2) from exc

@@ -3,7 +3,16 @@
 Run with ``pi-memory mcp`` (stdio). Tools carry annotations (read-only / destructive / idempotent) and
 structured output (the :class:`MemoryResult` schema); a refused write is ``isError: true`` with the same
 structured result, so a client sees both the reason and the current entries. Resource ``memory://snapshot``
-is the fenced snapshot a host would put in its system prompt.
+is the fenced snapshot a host would put in its system prompt; ``memory://status`` (when the server has a
+session) is JSON: ``{"dataDir", "semantic", "worker": AgentSession.status()}``.
+
+Background work (:func:`serve_stdio`): the server is one :class:`pi_memory.session.AgentSession`, so it runs
+the same worker as the pi bridge, on its own thread and SQLite connection: at start a bounded catch-up of the
+session index (pi, Claude Code and Codex transcripts) then, every ``index_every`` seconds
+(:data:`INDEX_EVERY_S`, ``pi-memory mcp --index-interval``; 0 turns background indexing off), the
+same incremental pass. After each pass it embeds the new turns and curated entries without a vector when
+semantic recall includes those sources. Tool calls never wait for it; a failed pass is logged and listed in
+``memory://status``. On shutdown (stdin closed, SIGTERM, Ctrl+C) it waits at most :data:`SHUTDOWN_WAIT_S`.
 
 MCP has no notion of an agent turn, so the per-turn retry guard resets when the client has been quiet for
 ``TURN_GAP_S`` seconds (a new user turn is the usual cause of such a gap).
@@ -12,7 +21,12 @@ MCP has no notion of an agent turn, so the per-turn retry guard resets when the 
 from __future__ import annotations
 
 import inspect
+import json
+import signal
+import sys
+import threading
 import time
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from mcp.server import MCPServer
@@ -20,9 +34,11 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from pi_memory.curated import MemoryStore, build_snapshot
 from pi_memory.runtime import Memory
+from pi_memory.session import INDEX_EVERY_S, AgentSession
 from pi_memory.tools import ToolSpec, create_memory_tools
 
 TURN_GAP_S = 30.0
+SHUTDOWN_WAIT_S = 1.5  # below the 2 s the MCP SDK's client waits after closing stdin before it sends SIGTERM
 
 INSTRUCTIONS = (
     "pi-memory: persistent curated memory. memory_read lists what is saved (MEMORY.md = your notes, USER.md = "
@@ -31,8 +47,10 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(memory: Memory | MemoryStore) -> MCPServer:
-    """An ``MCPServer`` serving every tool of ``memory`` (a bare ``MemoryStore`` serves the curated tools)."""
+def build_server(memory: Memory | MemoryStore, session: AgentSession | None = None) -> MCPServer:
+    """An ``MCPServer`` serving every tool of ``memory`` (a bare ``MemoryStore`` serves the curated tools).
+    With ``session`` (whose ``memory`` this is) it also serves ``memory://status``. Starting and stopping the
+    session's worker is the caller's job (:func:`serve_stdio` does it)."""
     if isinstance(memory, MemoryStore):
         store, specs_list = memory, create_memory_tools(memory)
     else:
@@ -65,7 +83,25 @@ def build_server(memory: Memory | MemoryStore) -> MCPServer:
     def snapshot() -> str:
         return build_snapshot(store)
 
+    if session is not None:
+
+        @server.resource(
+            "memory://status",
+            name="status",
+            description="pi-memory's state as JSON: data folder, semantic memory, and the background worker "
+            "(index passes, files indexed, vectors written, recent errors).",
+            mime_type="application/json",
+        )
+        def status() -> str:
+            return json.dumps(server_status(session), ensure_ascii=False)
+
     return server
+
+
+def server_status(session: AgentSession) -> dict[str, Any]:
+    """``{"dataDir": str, "semantic": str, "worker": AgentSession.status()}`` (what ``memory://status`` serves)."""
+    memory = session.memory
+    return {"dataDir": str(memory.settings.data_dir), "semantic": memory.semantic_status, "worker": session.status()}
 
 
 def _register(server: MCPServer, spec: ToolSpec, run) -> None:
@@ -102,5 +138,66 @@ def _register(server: MCPServer, spec: ToolSpec, run) -> None:
     server._tool_manager.get_tool(spec.name).parameters = spec.parameters
 
 
-def serve_stdio(memory: Memory) -> None:
-    build_server(memory).run()
+def serve_stdio(memory: Memory, index_every: float = INDEX_EVERY_S,
+                report: Callable[[dict[str, Any]], None] | None = None) -> bool:
+    """Serve ``memory`` over stdio until the client closes stdin (or SIGTERM / Ctrl+C), with the background
+    worker of the module docstring (``index_every`` seconds between index passes; 0 or less: no background
+    indexing at all). ``report`` gets ``{"event": "started", "transport": "stdio", "dataDir", "tools": [name],
+    "indexIntervalSeconds": float | None, "semantic": str}`` once the worker is queued and ``{"event":
+    "stopped", "workerFinished": bool, "worker": AgentSession.status()}`` after shutdown; it must not write to
+    standard output (the protocol's channel). Returns whether the worker finished within :data:`SHUTDOWN_WAIT_S`."""
+    session = AgentSession(memory.cwd, memory=memory)
+    server = build_server(memory, session)
+    background = index_every > 0
+    restore = _exit_on_sigterm()  # before "started": a client may stop the server as soon as it reads that
+    try:
+        if background:
+            session.start(catch_up=True, every=index_every)
+        if report:
+            report({"event": "started", "transport": "stdio", "dataDir": str(memory.settings.data_dir),
+                    "tools": [t.name for t in memory.tools()],
+                    "indexIntervalSeconds": index_every if background else None, "semantic": memory.semantic_status})
+        server.run()
+    finally:
+        restore()
+        finished = session.shutdown(SHUTDOWN_WAIT_S)
+        if report:
+            report({"event": "stopped", "workerFinished": finished, "worker": session.status()})
+    return finished
+
+
+def _exit_on_sigterm() -> Callable[[], None]:
+    """Turn SIGTERM into ``SystemExit(0)`` (so shutdown runs, as for Ctrl+C); returns what restores the old
+    handler. A no-op off the main thread, where Python cannot set signal handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(0)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    return lambda: signal.signal(signal.SIGTERM, previous)
+
+
+def stderr_reporter(as_json: bool) -> Callable[[dict[str, Any]], None]:
+    """A ``report`` for :func:`serve_stdio` writing one line per event to standard error: a JSON object
+    (``as_json``) or a sentence."""
+
+    def report(event: dict[str, Any]) -> None:
+        if as_json:
+            line = json.dumps(event, ensure_ascii=False, default=str)
+        elif event["event"] == "started":
+            every = event["indexIntervalSeconds"]
+            line = (f"pi-memory mcp: {len(event['tools'])} tools on stdio, data in {event['dataDir']}; "
+                    + (f"indexing transcripts every {every:g} s (--index-interval 0 turns that off)" if every
+                       else "background indexing off"))
+        else:
+            worker = event["worker"]
+            line = (f"pi-memory mcp: stopped after {worker['passes']} index passes, "
+                    f"{worker['embedded']['sessions']} turn vectors written"
+                    + ("" if event["workerFinished"] else "; background work was cut short: the next start indexes what "
+                          "is left, `pi-memory semantic embed-sessions` embeds it"))
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    return report

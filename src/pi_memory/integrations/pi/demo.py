@@ -155,7 +155,7 @@ class _Demo:
         elif session2 is None:
             self.check("session 2 can be resumed", False, "session 2 left no session file")
 
-    def report(self) -> int:
+    def report(self) -> None:
         table = Table(title="pi-memory demo", show_lines=False)
         table.add_column("", width=2)
         table.add_column("check")
@@ -166,21 +166,27 @@ class _Demo:
         failed = [item for item in self.checks if not item.ok]
         if failed:
             self.console.print(f"[red bold]{len(failed)} check(s) failed.[/]")
-            return 1
-        self.console.print("[green bold]All checks held: pi remembered across sessions through pi-memory.[/]")
-        return 0
+        else:
+            self.console.print("[green bold]All checks held: pi remembered across sessions through pi-memory.[/]")
+
+
+NO_PI = ("No pi CLI found. Install the pinned versions with `bash scripts/setup-e2e.sh` (from a pi-memory "
+         "checkout) or point PI_MEMORY_PI_BIN at a pi launcher.")
 
 
 def run_demo(console: Console | None = None) -> int:
     """Run the demo; returns 0 when every check held, 1 otherwise."""
+    return 0 if all(check.ok for check in demo_checks(console)) else 1
+
+
+def demo_checks(console: Console | None = None) -> list[Check]:
+    """Run the demo, showing it on ``console`` (default: standard output), and return every check it made, in
+    order. Without a pi CLI the one check is ``"pi CLI found"``, failed, with what to install."""
     console = console or Console()
     found = _find_pi()
     if found is None:
-        console.print(
-            "[red]No pi CLI found.[/] Install the pinned versions with [bold]bash scripts/setup-e2e.sh[/] "
-            "(from a pi-memory checkout) or point [bold]PI_MEMORY_PI_BIN[/] at a pi launcher."
-        )
-        return 1
+        console.print(NO_PI, style="red", markup=False)
+        return [Check("pi CLI found", False, NO_PI)]
     launcher, label = found
     with tempfile.TemporaryDirectory(prefix="pi-memory-demo-") as tmp, ScriptedLLM() as llm:
         sandbox = PiSandbox(Path(tmp), llm, launcher)
@@ -195,7 +201,8 @@ def run_demo(console: Console | None = None) -> int:
             demo.steps()
         except Exception as exc:  # report, never traceback at the user
             demo.check("demo ran to the end", False, f"{type(exc).__name__}: {exc}")
-        return demo.report()
+        demo.report()
+        return demo.checks
 
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@ import asyncio
 import ipaddress
 import os
 import secrets
+import signal
+import socket
 import sys
 import threading
 import time
@@ -144,13 +146,60 @@ class ServerThread:
         self.stop()
 
 
+ServeReport = Callable[[dict[str, Any]], None]
+"""Gets the server's events: ``{"event": "listening", "url", "host", "port", "backend": "embedded", "dataDir",
+"auth": True, "token": "given" | "generated", "infer": bool}`` once the socket accepts connections, and
+``{"event": "stopped", "url", "signal": "SIGINT" | "SIGTERM" | None}`` after shutdown. Never the token itself."""
+
+
+class _Stopped(Exception):
+    """Raised by our signal handlers once uvicorn has shut down and re-raises the signal it caught."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host``:``port`` (0: a free port), not yet listening. Raises :class:`ServeError`
+    saying what to change when the address is taken or unusable."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        raise ServeError(f"cannot listen on {host}:{port}: {exc.strerror or exc}. Choose another --port (0 picks a "
+                         "free one), stop the program using it, or check --host") from exc
+    return sock
+
+
+def say_event(say: Callable[[str], None]) -> ServeReport:
+    """A :data:`ServeReport` writing the events as sentences through ``say``."""
+
+    def report(event: dict[str, Any]) -> None:
+        if event["event"] == "listening":
+            say(f"pi-memory server: {event['url']} (data: {event['dataDir']})")
+            if event["token"] == "given":
+                say("token: the one given with --token / $" + TOKEN_ENV)
+            say("clients: semantic backend \"self-hosted\" with this URL and token; stop with Ctrl+C")
+        else:
+            say(f"pi-memory server stopped ({event['signal'] or 'shut down'}).")
+
+    return report
+
+
 def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None,
           data_dir: Path | str | None = None, *, capture: CaptureFn | None = None,
           embedder: dict[str, Any] | None = None, log_level: str = "info",
-          announce: Callable[[str], None] | None = None) -> None:
-    """Serve the embedded backend of ``data_dir`` (default: the configured data root) until interrupted.
+          announce: Callable[[str], None] | None = None, report: ServeReport | None = None) -> None:
+    """Serve the embedded backend of ``data_dir`` (default: the configured data root) until SIGINT / SIGTERM,
+    then return. ``report`` gets the :data:`ServeReport` events (default: sentences through ``announce``,
+    default standard error). A generated token is always written through ``announce`` (never to ``report``).
 
-    Raises :class:`ServeError` before binding when the host/token combination is unsafe."""
+    Raises :class:`ServeError` before listening when the host/token combination is unsafe, the address cannot be
+    bound, or the memory cannot be opened."""
     import uvicorn
 
     token, generated = resolve_token(token)
@@ -166,11 +215,33 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None 
         raise ServeError(f"cannot open the semantic memory in {data_dir}: {exc}") from exc
     app = create_app(lambda: backend, token, capture=capture)
     say = announce or (lambda line: print(line, file=sys.stderr, flush=True))
-    shown = f"[{host}]" if ":" in host else host
-    say(f"pi-memory server: http://{shown}:{port or '<port chosen by the system, see below>'} (data: {data_dir})")
-    if generated:
-        say(f"token (generated for this run; pass --token or set ${TOKEN_ENV} to keep one): {token}")
-    else:
-        say("token: the one given with --token / $" + TOKEN_ENV)
-    say("clients: semantic backend \"self-hosted\" with this URL and token; stop with Ctrl+C")
-    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)
+    report = report or say_event(say)
+    sock = bind_socket(host, port)
+    shown = f"[{host.strip('[]')}]" if ":" in host else host
+    url = f"http://{shown}:{sock.getsockname()[1]}"
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            report({"event": "listening", "url": url, "host": host, "port": sock.getsockname()[1],
+                    "backend": "embedded", "dataDir": str(data_dir), "auth": True,
+                    "token": "generated" if generated else "given", "infer": capture is not None})
+            if generated:
+                say(f"token (generated for this run; pass --token or set ${TOKEN_ENV} to keep one): {token}")
+
+    def stopped(signum: int, frame: object) -> None:
+        raise _Stopped(signum)
+
+    server = Server(uvicorn.Config(app, log_level=log_level, access_log=False))
+    main = threading.current_thread() is threading.main_thread()  # only there can signal handlers be set
+    previous = {sig: signal.signal(sig, stopped) for sig in (signal.SIGINT, signal.SIGTERM)} if main else {}
+    caught = None
+    try:
+        server.run(sockets=[sock])
+    except _Stopped as exc:  # uvicorn shut down gracefully, then re-raised the signal it had caught
+        caught = exc.signum
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        sock.close()
+    report({"event": "stopped", "url": url, "signal": signal.Signals(caught).name if caught else None})
