@@ -150,12 +150,14 @@ def test_curated_entries_are_embedded_lazily_and_boundedly_at_recall(conn, backe
 
 def test_recall_without_vectors_is_keyword_only(sessions, backend, conn, embedder):
     hits = recall(backend, "flaky Windows runners", scope=ALICE, top_k=5, include=("sessions",), conn=conn, min_similarity=0.0)
-    assert [(h.id, h.ranks) for h in hits] == [("s1#e2", {"sessions": 1})]
+    # the match, then the turns before it through context (turn_context; "ok, go ahead" is too short to count)
+    in_context = [("s1#e2", {"sessions": 1}), ("s1#e1", {"sessions": 2}), ("s1#e0", {"sessions": 3})]
+    assert [(h.id, h.ranks) for h in hits] == in_context
     broken = EmbeddedBackend(conn, BrokenEmbedder())
     tv.embed_turns(conn, embedder)  # vectors exist, but the embedder is down: keyword lists only, no error
     hits = recall(broken, "flaky Windows runners", scope=ALICE, top_k=5, include=("semantic", "sessions", "curated"),
                   conn=conn, min_similarity=0.0)
-    assert [(h.id, h.ranks) for h in hits] == [("s1#e2", {"sessions": 1})]
+    assert [(h.id, h.ranks) for h in hits] == in_context
     report = tv.embed_turns(conn, BrokenEmbedder(), count=True)
     assert report.embedded == 0 and report.remaining == 4 and "refused the connection" in report.error
 

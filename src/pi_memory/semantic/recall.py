@@ -43,6 +43,7 @@ from typing import Any, Literal
 
 from pi_memory import safety
 from pi_memory.semantic import sources as source_vectors
+from pi_memory.semantic import turn_context
 from pi_memory.semantic.models import SemanticHit, SemanticMemory
 from pi_memory.semantic.ranking import RRF_K, keyword_terms, rrf_fuse
 
@@ -214,16 +215,19 @@ def recall(
             key = f"c:{h.id}"
             lists["curated"].append(key)
             items[key] = RecallHit("curated", str(h.id), h.content, (h.created or "")[:10])
-    turn_rows: dict[str, int] = {}  # key -> message id of keyword-found turns, read when they are judged
+    turn_rows: dict[str, tuple[int, ...]] = {}  # keyword-found turns, read when judged: key -> (id, lenders...)
     snippet_terms: list = []
+    loaded: set[str] = set()  # keys of turns load_turns read (their coverage includes their context)
     if "sessions" in include and conn is not None:
         from pi_memory.index import plan_query, session_ranking
 
         snippet_terms = plan_query(query, words=True).terms
-        ranked = source_vectors.turn_keys(conn, [mid for mid, _ in session_ranking(conn, query, candidates, project)])
+        matches = turn_context.spread(conn, session_ranking(conn, query, candidates, project), candidates)
+        lent = {mid: lenders for mid, _, lenders in matches}
+        ranked = source_vectors.turn_keys(conn, [mid for mid, _, _ in matches])
         lists["sessions"] = list(dict.fromkeys(key for key, _ in ranked))
         for key, mid in reversed(ranked):  # two rows of one turn: the better-ranked one is read
-            turn_rows[key] = mid
+            turn_rows[key] = (mid, *(m for m in lent[mid] if m != mid))
     if extra is not None:  # vector lists of curated entries and session turns; their cosines meet the floor too
         extra.merge(lists, items)
         cosines.update(extra.cosines)
@@ -236,7 +240,8 @@ def recall(
                                         and str(f.key).startswith("s:")], items)
         if turn_rows:  # keyword-found turns: their term-centred snippet replaces a vector hit's opening
             wanted = {str(f.key): turn_rows.pop(str(f.key)) for f in chunk if str(f.key) in turn_rows}
-            source_vectors.load_turns(conn, wanted, items, snippet_terms)
+            source_vectors.load_turns(conn, wanted, items, snippet_terms, terms)
+            loaded.update(wanted)
         for f in chunk:
             hit = items.get(str(f.key))
             if hit is None:
@@ -244,7 +249,8 @@ def recall(
             hit.score, hit.ranks = f.score, dict(f.ranks)
             if hit.similarity is None:
                 hit.similarity = cosines.get(str(f.key))
-            hit.coverage = keyword_coverage(terms, hit.text)
+            if hit.kind != "session" or str(f.key) not in loaded:  # load_turns judged those in context
+                hit.coverage = keyword_coverage(terms, hit.text)
             if has_evidence(hit, min_similarity):
                 out.append(hit)
                 if len(out) >= top_k:
