@@ -45,6 +45,7 @@ from pi_memory.semantic.models import (
     text_hash,
 )
 from pi_memory.semantic.ranking import RRF_K
+from pi_memory.semantic.sanitize import clean_metadata, clean_reason, clean_source
 from pi_memory.semantic.schema import SCOPE_SQL, SEMANTIC_MIGRATIONS, salvage_semantic
 from pi_memory.semantic.vectors import VectorMatrix
 
@@ -78,7 +79,7 @@ def clean_text(text: str) -> str:
 
 
 def _clean_metadata(metadata: dict[str, Any] | None) -> dict[str, Any]:
-    return {k: v for k, v in (metadata or {}).items() if k not in IDENTITY_KEYS}
+    return clean_metadata(metadata, IDENTITY_KEYS)
 
 
 def _row_to_memory(r: Sequence[Any]) -> SemanticMemory:
@@ -148,7 +149,7 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
         self.conn.execute(
             "INSERT INTO semantic_history(memory_id, user_id, project_id, agent_id, event, old_text, new_text, "
             "related_id, reason, at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (memory_id, *scope.columns(), event, old, new, related, reason, at))
+            (memory_id, *scope.columns(), event, old, new, related, clean_reason(reason), at))
 
     def _insert(self, mem: SemanticMemory, vector: np.ndarray | None) -> None:
         self.conn.execute(
@@ -237,7 +238,7 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
         now = now_iso()
         mem = SemanticMemory(text=cleaned, user_id=scope.user_id, project_id=scope.project_id,
                              agent_id=scope.agent_id, created_at=now, updated_at=now,
-                             observed_at=observed_at or now, source=MemorySource.model_validate(source or {}),
+                             observed_at=observed_at or now, source=clean_source(source),
                              metadata=_clean_metadata(metadata), hash=digest)
         with self._lock, transaction(self.conn):
             again = self._by_hash(scope, digest)  # a concurrent writer may have stored it meanwhile
@@ -258,7 +259,7 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
         if vectors is None:
             vectors = self._embed(cleaned)
         now = now_iso()
-        src = MemorySource.model_validate(source or {})
+        src = clean_source(source)
         added = 0
         with self._lock, transaction(self.conn):
             seen = {r[0] for r in self.conn.execute(
@@ -336,7 +337,7 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
         now = now_iso()
         new = SemanticMemory(text=cleaned, user_id=scope.user_id, project_id=scope.project_id,
                              agent_id=scope.agent_id, created_at=now, updated_at=now, observed_at=observed_at or now,
-                             source=MemorySource.model_validate(source) if source is not None else old.source,
+                             source=clean_source(source) if source is not None else old.source,
                              metadata=old.metadata, hash=digest)
         with self._lock, transaction(self.conn):
             current = self._fetch([old.id], scope).get(old.id)

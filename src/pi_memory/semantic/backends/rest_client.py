@@ -47,6 +47,7 @@ from pi_memory.semantic.models import (
     parse_iso,
     to_iso,
 )
+from pi_memory.semantic.sanitize import clean_metadata, clean_reason, clean_source
 
 __all__ = [
     "IDENTITY_KEYS", "TOKEN_ENV", "AddBody", "Message", "RestBackend", "SearchBody", "ServerUnreachableError",
@@ -373,10 +374,10 @@ class RestBackend:
             raise ValueError("memory text is empty")
         body: dict[str, Any] = {
             "messages": [{"role": "user", "content": cleaned}], **self._ids(scope), "infer": False,
-            "metadata": {k: v for k, v in (metadata or {}).items() if k not in IDENTITY_KEYS},
+            "metadata": clean_metadata(metadata, IDENTITY_KEYS),
         }
         if source:
-            body["source"] = source
+            body["source"] = clean_source(source).model_dump(exclude_none=True)
         if observed_at:
             body["observed_at"] = observed_at
         results = _results(self._call("POST", "/memories", json=body))
@@ -448,8 +449,8 @@ class RestBackend:
             if mem is None or mem.status != "active":
                 return False
         params: dict[str, Any] = dict(self._ids(scope))
-        if reason:
-            params["reason"] = reason
+        if clean_reason(reason):
+            params["reason"] = clean_reason(reason)
         return self._call("DELETE", self._path(memory_id), params=params, missing_ok=True) is not None
 
     def update(self, memory_id: str, text: str, *, scope: Scope, reason: str | None = None) -> SemanticMemory:
@@ -462,8 +463,8 @@ class RestBackend:
             if mem is None or mem.status != "active":
                 raise not_found
         body: dict[str, Any] = {"text": cleaned, **self._ids(scope)}
-        if reason:
-            body["reason"] = reason
+        if clean_reason(reason):
+            body["reason"] = clean_reason(reason)
         data = self._call("PUT", self._path(memory_id), params=self._ids(scope), json=body, missing_ok=True)
         if data is None:
             raise not_found
