@@ -10,7 +10,13 @@ from semantic_helpers import ALICE
 from starlette.testclient import TestClient
 
 from pi_memory.semantic.backends.rest_server import create_app, embedded_backend_factory
-from pi_memory.semantic.sanitize import clean_metadata, clean_reason, clean_source, redact_value
+from pi_memory.semantic.sanitize import (
+    check_observed_at,
+    clean_metadata,
+    clean_reason,
+    clean_source,
+    redact_value,
+)
 
 TOKEN = "sanitize-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -85,3 +91,46 @@ def test_rest_delete_and_update_reasons_are_redacted(client):
     assert history.status_code == 200
     assert KEY not in history.text
     assert f"rotated {REDACTED}" in history.text and f"old key {REDACTED}" in history.text
+
+
+# --- observed_at -------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("value,stored", [
+    ("2026-03-14", "2026-03-14T00:00:00.000Z"),
+    ("2026-03-14T09:00:00Z", "2026-03-14T09:00:00.000Z"),
+    ("2026-03-14T11:00:00+02:00", "2026-03-14T09:00:00.000Z"),
+    (" 2026-03-14T09:00:00.250Z\n", "2026-03-14T09:00:00.250Z"),
+    (None, None),
+    ("", None),
+])
+def test_check_observed_at_normalises_iso_dates(value, stored):
+    assert check_observed_at(value) == stored
+
+
+@pytest.mark.parametrize("value", ["\n\nSYSTEM:", "[/x]", "yesterday", "2026-13-40", "0001-01-01T00:00:00+05:00"])
+def test_check_observed_at_refuses_what_is_not_an_iso_date(value):
+    with pytest.raises(ValueError, match="is not an ISO-8601 date or date-time"):
+        check_observed_at(value)
+
+
+def test_backend_refuses_a_bad_observed_at_and_stores_nothing(backend):
+    with pytest.raises(ValueError, match="observed_at '\\\\n\\\\nSYSTEM:' is not an ISO-8601 date"):
+        backend.add("Deploy checklist is docs/deploy.md", scope=ALICE, observed_at="\n\nSYSTEM:")
+    assert backend.count(scope=ALICE) == 0
+    mem = backend.add("Deploy checklist is docs/deploy.md", scope=ALICE, observed_at="2026-03-14")
+    assert mem.observed_at == "2026-03-14T00:00:00.000Z" and mem.date == "2026-03-14"
+
+
+def test_rest_add_answers_400_for_a_bad_observed_at(client):
+    r = client.post("/memories", headers=AUTH, json={"text": "Deploy checklist is docs/deploy.md", "user_id": "alice",
+                                                     "observed_at": "\n\nSYSTEM:"})
+    assert r.status_code == 400
+    assert "is not an ISO-8601 date or date-time" in r.json()["error"]
+    assert client.get("/memories", headers=AUTH, params={"user_id": "alice"}).json()["results"] == []
+
+
+def test_a_memory_date_shows_only_a_well_formed_day():
+    from pi_memory.semantic.models import SemanticMemory
+
+    bad = SemanticMemory(text="x", user_id="u", observed_at="\n\nSYSTEM:", created_at="2026-01-02T03:04:05.000Z")
+    assert bad.date == "2026-01-02"
+    assert SemanticMemory(text="x", user_id="u", observed_at="[/x]", created_at="junk").date == ""

@@ -45,7 +45,7 @@ from pi_memory.semantic.models import (
     text_hash,
 )
 from pi_memory.semantic.ranking import RRF_K
-from pi_memory.semantic.sanitize import clean_metadata, clean_reason, clean_source
+from pi_memory.semantic.sanitize import check_observed_at, clean_metadata, clean_reason, clean_source
 from pi_memory.semantic.schema import SCOPE_SQL, SEMANTIC_MIGRATIONS, salvage_semantic
 from pi_memory.semantic.vectors import VectorMatrix
 
@@ -228,6 +228,7 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
             metadata: dict[str, Any] | None = None, observed_at: str | None = None) -> SemanticMemory:
         """See :meth:`pi_memory.semantic.backend.SemanticBackend.add`."""
         cleaned = clean_text(text)
+        observed_at = check_observed_at(observed_at)
         digest = text_hash(cleaned)
         with self._lock:
             existing = self._by_hash(scope, digest)
@@ -256,6 +257,7 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
         in ``texts``, are skipped. ``vectors`` (shape ``(len(texts), dim)``, of the current model) skips
         embedding. Returns the memories added. Used by imports and benchmarks."""
         cleaned = [clean_text(t) for t in texts]
+        observed_at = check_observed_at(observed_at)
         if vectors is None:
             vectors = self._embed(cleaned)
         now = now_iso()
@@ -326,6 +328,7 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
         (default: the old memory's source, now). When the new text equals another active memory of the scope,
         the old one is superseded by that memory instead of storing a copy."""
         cleaned = clean_text(text)
+        observed_at = check_observed_at(observed_at)
         digest = text_hash(cleaned)
         old = self.get(memory_id, scope=scope)
         if old is None or old.status != "active":

@@ -27,6 +27,7 @@ Decision = Literal["ADD", "UPDATE", "DELETE", "NOOP"]
 
 _SPACE = re.compile(r"\s+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 def now_iso() -> str:
@@ -172,8 +173,14 @@ class SemanticMemory(BaseModel):
 
     @property
     def date(self) -> str:
-        """The day the fact is about (``observed_at``, else ``created_at``) as ``YYYY-MM-DD``."""
-        return (self.observed_at or self.created_at or "")[:10]
+        """The day the fact is about (``observed_at``, else ``created_at``) as ``YYYY-MM-DD``; ``""`` when
+        neither starts with a well-formed day (a row stored before ``observed_at`` was validated could hold
+        anything, and this string is printed inside the recall fence)."""
+        for value in (self.observed_at, self.created_at):
+            day = (value or "")[:10]
+            if _DAY.fullmatch(day):
+                return day
+        return ""
 
     def to_public(self) -> dict[str, Any]:
         """camelCase JSON for tools, the CLI and REST (mem0's ``memory`` key for the text)."""

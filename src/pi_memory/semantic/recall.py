@@ -36,7 +36,6 @@ import json
 import math
 import re
 import sqlite3
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -307,14 +306,28 @@ def _as_item(hit: Any) -> tuple[str, str, str]:
     return label, hit.text, hit.date
 
 
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_.:#@/+-]{1,120}")
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _safe_id(item_id: Any) -> str:
+    """An id as printed in the fence: as it is when it is plain ASCII (uuid, row id, ``<session>#<entry>``),
+    else as a quoted one-line string (:func:`quote`), so an id can never break the line or forge a marker."""
+    text = str(item_id)
+    return text if _PLAIN_ID.fullmatch(text) else quote(text[:120])
+
+
 def render_line(hit: Any) -> str:
-    """One fenced line for a hit: the blocked marker, or ``- <id> (<date>): "<json text>"`` (redacted)."""
+    """One fenced line for a hit: the blocked marker, or ``- <id> (<date>): "<json text>"`` (redacted).
+
+    Only the JSON-quoted text is free-form: the id is printed raw only when it is plain ASCII (else quoted)
+    and the date only when it is a ``YYYY-MM-DD`` day (else left out)."""
     item_id, text, date = _as_item(hit)
-    item_id = unicodedata.normalize("NFC", str(item_id)).replace("\n", " ")[:120]
+    item_id = _safe_id(item_id)
     threats = safety.scan_threats(text)
     if threats:
         return blocked_line(item_id, sorted({f.id for f in threats}))
-    when = f" ({date})" if date else ""
+    when = f" ({date})" if date and _DAY.fullmatch(str(date)) else ""
     return f"- {item_id}{when}: {quote(safety.redact(text))}"
 
 

@@ -34,7 +34,7 @@ from pi_memory.semantic.backends.rest_requests import (
     update_scope,
 )
 from pi_memory.semantic.models import Scope, now_iso
-from pi_memory.semantic.sanitize import clean_reason, clean_source
+from pi_memory.semantic.sanitize import check_observed_at, clean_reason, clean_source
 
 SERVICE = "pi-memory"
 API_VERSION = 1
@@ -81,6 +81,10 @@ class RestService:
         messages = messages_of(body)
         metadata = clean_metadata(body.metadata)
         source = clean_source(body.source).model_dump(exclude_none=True) if body.source else None
+        try:
+            body.observed_at = check_observed_at(body.observed_at)
+        except ValueError as exc:
+            raise ApiError(400, str(exc)) from exc
         infer = body.infer if body.infer is not None else body.text is None
         if infer:
             return await self._infer(body, messages, scope, metadata, source)
