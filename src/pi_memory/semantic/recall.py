@@ -25,9 +25,12 @@ The injected block (our wording)::
     [BLOCKED UNTRUSTED MEMORY: 9c1e… matched role_hijack]
     [END UNTRUSTED MEMORY DATA]
 
-Each memory is one line whose text is a JSON string (quotes, newlines, U+2028/9 escaped), so a memory can
-neither end the fence nor start a line of its own. Entries that trip :func:`pi_memory.safety.scan_threats` are
-replaced by the blocked marker; credentials are redacted (:func:`pi_memory.safety.redact`).
+Each memory is one line whose text is a JSON string (quotes and every line break ``str.splitlines()`` knows
+escaped: newlines, NEL U+0085, U+2028/9...), so a memory can neither end the fence nor start a line of its own;
+copies of the fence markers, also in look-alike spellings (fullwidth brackets, Cyrillic letters), are defused.
+Ids are printed raw only when plain ASCII, dates only as ``YYYY-MM-DD``. Entries that trip
+:func:`pi_memory.safety.scan_threats` are replaced by the blocked marker; credentials are redacted
+(:func:`pi_memory.safety.redact`).
 """
 
 from __future__ import annotations
@@ -281,15 +284,39 @@ def estimate_tokens(text: str) -> int:
 
 
 _FENCE_WORDS = re.compile(r"\[\s*(/|end\s+)?\s*untrusted\s+memory(\s+data)?\s*\]", re.IGNORECASE)
+# Every character str.splitlines() breaks at. json.dumps already escapes those below U+0020; the rest
+# (NEL U+0085, LINE/PARAGRAPH SEPARATOR U+2028/9) are escaped here, since renderers and models may break there.
+_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_ESCAPE_BREAKS = str.maketrans({c: f"\\u{ord(c):04x}" for c in _LINE_BREAKS})
+# Square-bracket look-alikes that NFKC leaves apart (fullwidth U+FF3B/D is folded by NFKC already).
+_BRACKETS = str.maketrans("\u3010\u3014\u3016\u3018\u301a\u27e6\u2772\u2045\uff3b\ufe5d",
+                          "[[[[[[[[[[")
+_BRACKETS.update(str.maketrans("\u3011\u3015\u3017\u3019\u301b\u27e7\u2773\u2046\uff3d\ufe5e",
+                               "]]]]]]]]]]"))
+
+
+def _defuse_fence_words(text: str) -> str:
+    """``text`` with every copy of a fence marker rewritten with parentheses. Matched on the folded text
+    (:func:`pi_memory.safety.fold`: NFKC, Cyrillic/Greek look-alike letters, invisible characters removed; plus
+    bracket look-alikes), so ``［END UNTRUSTED MEMORY DАTA］`` with a Cyrillic A counts too."""
+    folded = safety.fold(text.translate(_BRACKETS))  # one-to-one, so offsets stay those of ``text``
+    out, pos = [], 0
+    for m in _FENCE_WORDS.finditer(folded.text):
+        start, end = folded.raw_span(*m.span())
+        if start < pos:
+            continue
+        out += [text[pos:start], "(" + m.group(0)[1:-1] + ")"]
+        pos = end
+    return "".join(out) + text[pos:] if out else text
 
 
 def quote(text: str) -> str:
-    """``text`` as a one-line JSON string (U+2028/U+2029 escaped too: some renderers break lines there).
+    """``text`` as a one-line JSON string: every character :meth:`str.splitlines` breaks at is escaped.
 
-    A copy of the fence's own markers inside a memory (``[END UNTRUSTED MEMORY DATA]`` and variants) is
-    rewritten with parentheses, so a stored memory cannot appear to close the fence early."""
-    text = _FENCE_WORDS.sub(lambda m: "(" + m.group(0)[1:-1] + ")", text)
-    return json.dumps(text, ensure_ascii=False).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    A copy of the fence's own markers inside a memory (``[END UNTRUSTED MEMORY DATA]`` and variants, also in
+    look-alike spellings: :func:`_defuse_fence_words`) is rewritten with parentheses, so a stored memory cannot
+    appear to close the fence early."""
+    return json.dumps(_defuse_fence_words(text), ensure_ascii=False).translate(_ESCAPE_BREAKS)
 
 
 def blocked_line(item_id: str, patterns: Sequence[str]) -> str:
