@@ -362,8 +362,10 @@ def format_recall(hits: Sequence[Any], budget_tokens: int = DEFAULT_BUDGET_TOKEN
     """The injected text for ``hits`` (best first: :class:`RecallHit`, :class:`SemanticHit` or
     :class:`SemanticMemory`), or ``""`` when there is nothing to inject.
 
-    The whole block, fence and notice included, stays within ``budget_tokens`` (:func:`estimate_tokens`);
-    the lowest-ranked entries are dropped first, so what is kept is always the best prefix.
+    The whole block, fence and notice included, stays within ``budget_tokens`` (:func:`estimate_tokens`).
+    Entries are taken best first; one that does not fit in what is left of the budget is skipped and the next
+    ones are still tried, so one oversized memory ranked first cannot empty the whole recall. (Skipped, not
+    truncated: a cut memory could use up the budget and still mislead.) Kept entries stay in rank order.
     """
     if not hits or budget_tokens <= 0:
         return ""
@@ -374,7 +376,7 @@ def format_recall(hits: Sequence[Any], budget_tokens: int = DEFAULT_BUDGET_TOKEN
         line = render_line(hit)
         cost = estimate_tokens(line) + 1
         if used + cost > budget_tokens:
-            break
+            continue
         lines.append(line)
         used += cost
     if not lines:
