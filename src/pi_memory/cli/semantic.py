@@ -15,6 +15,7 @@ With ``--json`` every outcome is one JSON object on standard output: the result,
 from __future__ import annotations
 
 import functools
+import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +25,7 @@ import typer
 
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, err, fail, out, settings, state
 
+log = logging.getLogger(__name__)
 semantic_app = typer.Typer(help="Semantic memory: facts captured from conversations, recalled by meaning.",
                            no_args_is_help=True)
 app.add_typer(semantic_app, name="semantic")
@@ -51,10 +53,16 @@ def _service(dir_: Path | None, project: Path | None, *, model: bool = False) ->
 
 def _backend_errors(command: Callable[..., None]) -> Callable[..., None]:
     """Turn a backend failure met while a command runs (a memory server that does not answer, storage that
-    cannot be read) into a refusal (exit 1) that says what happened, in JSON with ``--json``."""
+    cannot be read) into a refusal (exit 1) that says what happened, in JSON with ``--json``.
+
+    An unexpected error (a bug, a damaged database) is reported the same way with ``--json``, so the output
+    stays one JSON object (``"errorType"`` names the exception; the traceback goes to the log at debug level);
+    without ``--json`` it propagates with its traceback, which is what a bug report needs."""
 
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> None:
+        import sqlite3
+
         from pi_memory.semantic.backend import BackendError
 
         try:
@@ -62,6 +70,17 @@ def _backend_errors(command: Callable[..., None]) -> Callable[..., None]:
         except BackendError as exc:
             raise fail(f"{exc} (nothing was changed by this command unless it says so; fix the backend and run "
                        "it again)", 1) from exc
+        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            if not state.json:
+                raise
+            log.debug("semantic %s failed", command.__name__, exc_info=exc)
+            hint = (" The index database may be damaged: run `pi-memory semantic status`, and `pi-memory semantic "
+                    "reembed` to rebuild vectors." if isinstance(exc, sqlite3.Error) else "")
+            raise fail(f"unexpected error ({type(exc).__name__}): {exc}.{hint} Nothing was changed by this "
+                       "command unless it says so; run it again without --json to see the traceback and report "
+                       "it if it persists.", 1, errorType=type(exc).__name__) from exc
 
     return run
 

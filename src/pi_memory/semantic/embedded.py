@@ -111,6 +111,7 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
         self._lock = threading.RLock()
         self._matrices: dict[tuple[tuple[str, str, str], str], VectorMatrix] = {}
         self.last_embed_error: str | None = None
+        self.bad_vectors = 0  # stored vectors skipped when loading matrices (damaged or of another dimension)
         self._executor: ThreadPoolExecutor | None = None
         migrate(conn, SEMANTIC_MIGRATIONS)
 
@@ -194,8 +195,9 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
         if not rows:
             return matrix
         active = set()
+        newest = matrix.seq_seen  # advanced only once the rows are applied, so a failure is retried next time
         for mid, status, seq in rows:
-            matrix.seq_seen = max(matrix.seq_seen, seq)
+            newest = max(newest, seq)
             if status == "active":
                 active.add(mid)
             else:
@@ -210,7 +212,14 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
                 chunk = ids[i:i + 500]
                 found += self.conn.execute(vec_sql + f" AND memory_id IN ({','.join('?' * len(chunk))})",
                                            (self.model, *cols, *chunk)).fetchall()
-        matrix.upsert_rows(r for r in found if r[0] in active)
+        _applied, skipped = matrix.upsert_rows(r for r in found if r[0] in active)
+        if skipped:
+            self.bad_vectors += skipped
+            log.warning("semantic memory: skipped %d stored vector(s) of scope %s that are damaged or of another "
+                        "dimension (%d this process); they count as stale: run `pi-memory semantic reembed` to "
+                        "repair them. Keyword search still finds those memories.", skipped, scope.key,
+                        self.bad_vectors)
+        matrix.seq_seen = newest
         return matrix
 
     def _cache_upsert(self, scope: Scope, memory_id: str, vector: np.ndarray | None) -> None:
