@@ -97,3 +97,32 @@ def test_cli_search_json_stays_json_on_a_damaged_vector_and_on_an_unexpected_err
     data = json.loads(r.stdout)
     assert r.exit_code == 1 and data["success"] is False and data["errorType"] == "DatabaseError"
     assert data["error"].startswith("unexpected error (DatabaseError): database disk image is malformed.")
+
+
+class _SameNameEmbedder:
+    """One model name, any dimension: a provider whose vector size changed under the same name."""
+
+    model_name = "same-name"
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+
+    def embed(self, texts):
+        out = np.zeros((len(texts), self.dim), np.float32)
+        for i, text in enumerate(texts):
+            for word in text.lower().split():
+                out[i, sum(map(ord, word)) % self.dim] += 1
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
+
+    def embed_query(self, text):
+        return self.embed([text])[0]
+
+
+def test_a_new_dimension_under_the_same_model_name_makes_old_vectors_stale(tmp_path):
+    first = EmbeddedBackend(open_index(tmp_path / "d"), _SameNameEmbedder(16))
+    mem = first.add("deploys run on fly every friday", scope=ALICE)
+    second = EmbeddedBackend(open_index(tmp_path / "d"), _SameNameEmbedder(8))
+    assert second.stale_count() == 1
+    assert second.vector_candidates("friday deploys", scope=ALICE) == []  # the 16-d vector is never compared
+    assert (second.reembed().embedded, second.stale_count()) == (1, 0)
+    assert [i for i, _ in second.vector_candidates("friday deploys", scope=ALICE)] == [mem.id]
