@@ -33,6 +33,7 @@ from pi_memory.semantic.backends.rest_requests import (
     scope_of,
     update_scope,
 )
+from pi_memory.semantic.embedded import clean_text
 from pi_memory.semantic.models import Scope, now_iso
 from pi_memory.semantic.sanitize import check_observed_at, clean_reason, clean_source
 
@@ -91,6 +92,13 @@ class RestService:
         texts = [(m.role, m.text().strip()) for m in messages if m.role != "system" and m.text().strip()]
         if not texts:
             raise ApiError(400, "nothing to store: every message is empty or a system message")
+        for i, (_role, text) in enumerate(texts, 1):  # all or nothing: check every message before storing any
+            try:
+                clean_text(text)
+            except ValueError as exc:
+                where = f"message {i} of {len(texts)}: " if len(texts) > 1 else ""
+                raise ApiError(400, f"{where}{exc} Nothing was stored from this request; fix or leave out that "
+                                    "message and send the request again.") from exc
         started = now_iso()
 
         def store(backend: SemanticBackend) -> list[dict[str, Any]]:
