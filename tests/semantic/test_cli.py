@@ -93,3 +93,20 @@ def test_dedup_and_reembed(cli):
     assert cli("dedup", "--apply").exit_code == 0
     done = json.loads(cli("reembed", "--json").stdout)
     assert done == {"model": "all-MiniLM-L6-v2-int8", "embedded": 0, "remaining": 0, "pruned": 0, "error": None}
+
+
+def test_markup_like_data_is_printed_not_parsed(cli, tmp_path):
+    import sqlite3
+
+    mid = cli("add", "On-call rota is in PagerDuty", "--json")
+    mid = json.loads(mid.stdout)["memory"]["id"]
+    r = cli("delete", mid, "--reason", "[/x] closed [bold]")
+    assert r.exit_code == 0
+    hist = cli("history", mid)
+    assert hist.exit_code == 0, hist.output
+    assert "(deleted from the CLI)" not in hist.stdout and "([/x] closed [bold])" in hist.stdout
+    with sqlite3.connect(tmp_path / "data" / "index.sqlite3") as c:  # a row written by an older or foreign writer
+        c.execute("UPDATE semantic_memories SET superseded_by = '[/x]', observed_at = '[/x]' WHERE id = ?", (mid,))
+    listed = cli("list", "--all")
+    assert listed.exit_code == 0, listed.output
+    assert f"{mid} " in listed.stdout and "(deleted by [/x])" in listed.stdout

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, err, fail, out, settings, state
 
@@ -92,13 +93,18 @@ def _json(data: Any, json_: bool) -> bool:
     return False
 
 
+def _e(value: Any) -> str:
+    """A stored value for a rich markup string: ``[...]`` in data is printed, never read as markup."""
+    return escape(str(value))
+
+
 def _line(mem: Any, score: float | None = None) -> None:
     extra = f" [dim]score {score:.4f}[/dim]" if score is not None else ""
-    status = "" if mem.status == "active" else f" [yellow]({mem.status}"
+    status = "" if mem.status == "active" else f" [yellow]({_e(mem.status)}"
     if mem.superseded_by:
-        status += f" by {mem.superseded_by}"
+        status += f" by {_e(mem.superseded_by)}"
     status += ")[/yellow]" if status else ""
-    out.print(f"[dim]{mem.id}[/dim] {mem.date}{status}{extra}")
+    out.print(f"[dim]{_e(mem.id)}[/dim] {_e(mem.date)}{status}{extra}")
     out.print(f"  {mem.text}", markup=False)
 
 
@@ -212,7 +218,8 @@ def history(memory_id: str, dir: DirOpt = None, project: ProjectOpt = None, json
                    events=[])
     if not _json({"id": memory_id, "events": [e.to_public() for e in events]}, json_):
         for e in events:
-            out.print(f"{e.at} [bold]{e.event}[/bold] [dim]{e.memory_id}[/dim]" + (f" ({e.reason})" if e.reason else ""))
+            out.print(f"{_e(e.at)} [bold]{_e(e.event)}[/bold] [dim]{_e(e.memory_id)}[/dim]"
+                      + (f" ({_e(e.reason)})" if e.reason else ""))
             if e.old_text is not None:
                 out.print(f"  before: {e.old_text}", markup=False)
             if e.new_text is not None:
@@ -231,7 +238,7 @@ def dedup(apply: Annotated[bool, typer.Option("--apply", help="Delete the duplic
         raise fail(problem, 1, **report.to_public())
     if not _json(report.to_public(), json_):
         for g in report.groups:
-            verdict = f"[yellow]left alone: {g.problem}[/yellow]" if g.problem else f"keep {g.keep}"
+            verdict = f"[yellow]left alone: {_e(g.problem)}[/yellow]" if g.problem else f"keep {_e(g.keep)}"
             out.print(f"{len(g.ids)}× ", end="")
             out.print(g.text, markup=False, end="")
             out.print(f" — {verdict}")
