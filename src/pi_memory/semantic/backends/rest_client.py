@@ -63,7 +63,8 @@ IDENTITY_KEYS = frozenset({"user_id", "agent_id", "run_id", "project_id", "actor
 CONNECT_RETRIES = 2
 CONNECT_TIMEOUT_S = 3.0
 RETRY_BACKOFF_S = (0.05, 0.2)
-MAX_FETCH = 100
+MAX_FETCH = 100  # results per search request: the self-hosted server's cap (rest_handlers.MAX_TOP_K)
+MAX_LIST = 1000  # memories per list request: the self-hosted server's cap (rest_handlers.MAX_LIST)
 _EVENTS = {"ADD", "UPDATE", "DELETE", "SUPERSEDE"}
 
 
@@ -403,7 +404,7 @@ class RestBackend:
         query = safety.redact(query or "").strip()
         if not query:
             return []
-        fetch = top_k if self.server_checks_scope() else min(MAX_FETCH, top_k * 3)
+        fetch = min(MAX_FETCH, top_k if self.server_checks_scope() else top_k * 3)  # clamped: never a 400
         body: dict[str, Any] = {"query": query, "filters": self._ids(scope), "top_k": fetch, "limit": fetch}
         if mode:
             body["mode"] = mode
@@ -431,7 +432,8 @@ class RestBackend:
     def get_all(self, *, scope: Scope, limit: int = 100, include_superseded: bool = False) -> list[SemanticMemory]:
         if limit < 1:
             return []
-        params: dict[str, Any] = {**self._ids(scope), "limit": limit, "top_k": limit}
+        fetch = min(limit, MAX_LIST)
+        params: dict[str, Any] = {**self._ids(scope), "limit": fetch, "top_k": fetch}
         if include_superseded:
             params["include_superseded"] = "true"
         mems = [m for i in _results(self._call("GET", "/memories", params=params))
