@@ -110,3 +110,15 @@ def test_markup_like_data_is_printed_not_parsed(cli, tmp_path):
     listed = cli("list", "--all")
     assert listed.exit_code == 0, listed.output
     assert f"{mid} " in listed.stdout and "(deleted by [/x])" in listed.stdout
+
+
+def test_a_project_folder_that_does_not_exist_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    missing = tmp_path / "no-such-dir"
+    r = CliRunner().invoke(app, ["semantic", "add", "Typo project fact", "--dir", str(tmp_path / "data"),
+                                 "--project", str(missing), "--json"])
+    assert r.exit_code == 2
+    data = json.loads(r.stdout)
+    assert data["success"] is False
+    assert data["error"].startswith(f"--project {missing} does not exist; memories are kept per project folder")
+    assert not (tmp_path / "data" / "index.sqlite3").exists()

@@ -42,6 +42,11 @@ def _service(dir_: Path | None, project: Path | None, *, model: bool = False) ->
     from pi_memory.semantic.service import open_semantic
 
     cwd = (project or Path.cwd()).resolve()
+    if project is not None and not cwd.is_dir():  # a typo would silently start a new, empty scope
+        what = "is not a folder" if cwd.exists() else "does not exist"
+        raise fail(f"--project {project} {what}; memories are kept per project folder, so a mistyped path would "
+                   "start a new, empty scope. Pass an existing folder of the project (or leave --project out to "
+                   "use the current folder).", 2)
     resolved = settings(dir_)
     try:
         sem = load_semantic_settings(cwd)
