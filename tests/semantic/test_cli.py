@@ -122,3 +122,11 @@ def test_a_project_folder_that_does_not_exist_is_refused(tmp_path, monkeypatch):
     assert data["success"] is False
     assert data["error"].startswith(f"--project {missing} does not exist; memories are kept per project folder")
     assert not (tmp_path / "data" / "index.sqlite3").exists()
+
+
+def test_serve_help_says_the_token_is_one_shared_team_token():
+    import pi_memory.cli.serve  # noqa: F401  (registers the "serve" command)
+
+    text = " ".join(CliRunner().invoke(app, ["serve", "--help"], env={"COLUMNS": "200"}).stdout.split())
+    assert "the token is ONE shared team token, not a per-user login" in text
+    assert "they are not per-user authorisation" in text
