@@ -130,3 +130,24 @@ def test_serve_help_says_the_token_is_one_shared_team_token():
     text = " ".join(CliRunner().invoke(app, ["serve", "--help"], env={"COLUMNS": "200"}).stdout.split())
     assert "the token is ONE shared team token, not a per-user login" in text
     assert "they are not per-user authorisation" in text
+
+
+def test_search_json_stays_json_on_a_damaged_vector_and_on_an_unexpected_error(cli, tmp_path, monkeypatch):
+    import sqlite3
+
+    from pi_memory.semantic.embedded import EmbeddedBackend
+
+    assert cli("add", "The CI runs on GitHub Actions").exit_code == 0
+    with sqlite3.connect(tmp_path / "data" / "index.sqlite3") as c:
+        c.execute("UPDATE semantic_vectors SET vector = x'000102'")
+    r = cli("search", "GitHub Actions", "--json")  # found by keyword; its damaged vector is skipped
+    assert r.exit_code == 0 and json.loads(r.stdout)["count"] == 1
+
+    def boom(self, *a, **k):
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    monkeypatch.setattr(EmbeddedBackend, "search", boom)
+    r = cli("search", "GitHub Actions", "--json")
+    data = json.loads(r.stdout)
+    assert r.exit_code == 1 and data["success"] is False and data["errorType"] == "DatabaseError"
+    assert data["error"].startswith("unexpected error (DatabaseError): database disk image is malformed.")

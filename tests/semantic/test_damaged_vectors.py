@@ -1,19 +1,15 @@
 """A damaged stored vector (truncated blob, wrong dimension, NaN) is skipped with a warning and counted as stale,
-never breaks vector search of its scope, and is repaired by re-embedding; the CLI's --json stays JSON."""
+never breaks vector search of its scope, and is repaired by re-embedding (the CLI side: test_cli.py)."""
 
 from __future__ import annotations
 
-import json
 import logging
 import sqlite3
 
 import numpy as np
 import pytest
 from semantic_helpers import ALICE
-from typer.testing import CliRunner
 
-import pi_memory.cli.semantic  # noqa: F401  (registers the "semantic" sub-app)
-from pi_memory.cli.app import app
 from pi_memory.index import open_index
 from pi_memory.semantic.embedded import EmbeddedBackend
 from pi_memory.semantic.vectors import VectorMatrix
@@ -71,32 +67,6 @@ def test_vector_matrix_skips_bad_rows_and_counts_them():
     assert m.upsert_rows([("a", 4, ok), ("b", 4, b"\x00\x01\x02"), ("c", 4, nan), ("d", 8, ok * 2)]) == (1, 3)
     assert len(m) == 1 and "a" in m and "c" not in m  # "c"'s stored vector changed: the old one is dropped
     assert m.search(np.array([1, 0, 0, 0], np.float32), 5) == [("a", 1.0)]
-
-
-def test_cli_search_json_stays_json_on_a_damaged_vector_and_on_an_unexpected_error(tmp_path, monkeypatch):
-    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
-    monkeypatch.delenv("PI_MEMORY_DIR", raising=False)
-    project = tmp_path / "repo"
-    (project / ".git").mkdir(parents=True)
-    runner = CliRunner()
-
-    def cli(*args: str):
-        return runner.invoke(app, ["semantic", *args, "--dir", str(tmp_path / "data"), "--project", str(project)])
-
-    assert cli("add", "The CI runs on GitHub Actions").exit_code == 0
-    with sqlite3.connect(tmp_path / "data" / "index.sqlite3") as c:
-        c.execute("UPDATE semantic_vectors SET vector = x'000102'")
-    r = cli("search", "GitHub Actions", "--json")  # found by keyword; its vector is skipped
-    assert r.exit_code == 0 and json.loads(r.stdout)["count"] == 1
-
-    def boom(self, *a, **k):
-        raise sqlite3.DatabaseError("database disk image is malformed")
-
-    monkeypatch.setattr(EmbeddedBackend, "search", boom)
-    r = cli("search", "continuous integration", "--json")
-    data = json.loads(r.stdout)
-    assert r.exit_code == 1 and data["success"] is False and data["errorType"] == "DatabaseError"
-    assert data["error"].startswith("unexpected error (DatabaseError): database disk image is malformed.")
 
 
 class _SameNameEmbedder:
