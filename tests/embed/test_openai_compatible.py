@@ -121,6 +121,14 @@ def test_batches_requests_and_sends_key_and_dimensions(server: ScriptedServer):
     assert all(r["auth"] == "Bearer sk-test" and r["body"]["dimensions"] == DIM for r in server.requests)
 
 
+def test_model_name_carries_the_dim_only_when_dimensions_are_sent():
+    base = {"provider": "openai-compatible", "baseUrl": "http://127.0.0.1:9/v1", "model": "text-embedding-3-small"}
+    assert get_embedder({**base, "dim": 256, "sendDimensions": True}).model_name == "text-embedding-3-small@256d"
+    assert get_embedder({**base, "dim": 512, "sendDimensions": True}).model_name == "text-embedding-3-small@512d"
+    assert get_embedder({**base, "dim": 256}).model_name == "text-embedding-3-small"  # the server's fixed size
+    assert get_embedder({**base, "dim": 256, "sendDimensions": True, "modelName": "mine"}).model_name == "mine"
+
+
 def test_empty_input_with_known_dim_makes_no_request(server: ScriptedServer):
     emb = OpenAICompatibleEmbedder(server.base_url, "m", dim=DIM)
     assert emb.embed([]).shape == (0, DIM)

@@ -196,3 +196,36 @@ def test_two_facts_touching_one_memory_follow_the_chain(backend, chat_model, scr
     assert report.status == "ok" and [e.event for e in report.events] == ["DELETE", "UPDATE"]
     assert report.events[1].previous_id == report.events[0].id  # the second decision applied to the replacement
     assert [m.text for m in backend.get_all(scope=ALICE)] == ["User lives in Porto with two cats."]
+
+
+def test_add_and_delete_store_the_extracted_fact_not_the_decision_text(backend, chat_model, scripted):
+    old = backend.add("Service 0 runs on port 8000.", scope=ALICE)
+    scripted.extract.append({"facts": ["User likes Go.", "Service 0 runs on port 9999."]})
+    scripted.decide.append(decide_with(lambda p: [
+        {"fact": 0, "event": "ADD", "memory_id": None, "text": "User's AWS secret is in the vault"},
+        {"fact": 1, "event": "DELETE", "memory_id": alias_of(p, old.text), "text": "x"}]))
+    report = run(backend, chat_model, "I like Go. Service 0 moved to port 9999.")
+    assert report.errors == []
+    assert [(e.event, e.text) for e in report.events] == [("ADD", "User likes Go."),
+                                                           ("DELETE", "Service 0 runs on port 9999.")]
+    assert sorted(m.text for m in backend.get_all(scope=ALICE)) == ["Service 0 runs on port 9999.", "User likes Go."]
+
+
+def test_a_reply_over_max_facts_says_how_many_were_dropped(backend, chat_model, scripted):
+    from pi_memory.semantic.capture import MAX_FACTS
+
+    scripted.extract.append({"facts": [f"Fact number {i} about project zeta." for i in range(MAX_FACTS + 5)]})
+    report = run(backend, chat_model, "Lots of facts.")
+    assert len(report.facts) == MAX_FACTS and report.dropped_facts == 5
+    assert report.message == f"the model returned {MAX_FACTS + 5} facts; only the first {MAX_FACTS} were used and 5 dropped"
+    assert "; 5 over the per-turn limit dropped" in report.summary()
+    assert report.to_public()["droppedFacts"] == 5
+
+
+def test_an_error_quotes_a_huge_fact_cut_with_its_length(backend, chat_model, scripted):
+    scripted.extract.append({"facts": ["x" * 2_000_000]})
+    report = run(backend, chat_model, "A very long turn.")
+    assert report.status == "error" and len(report.errors) == 1
+    error = report.errors[0]
+    assert error.startswith("storing fact " + repr("x" * 200) + "… (2,000,000 characters) failed: memory text is ")
+    assert len(error) < 1000

@@ -93,3 +93,61 @@ def test_dedup_and_reembed(cli):
     assert cli("dedup", "--apply").exit_code == 0
     done = json.loads(cli("reembed", "--json").stdout)
     assert done == {"model": "all-MiniLM-L6-v2-int8", "embedded": 0, "remaining": 0, "pruned": 0, "error": None}
+
+
+def test_markup_like_data_is_printed_not_parsed(cli, tmp_path):
+    import sqlite3
+
+    mid = cli("add", "On-call rota is in PagerDuty", "--json")
+    mid = json.loads(mid.stdout)["memory"]["id"]
+    r = cli("delete", mid, "--reason", "[/x] closed [bold]")
+    assert r.exit_code == 0
+    hist = cli("history", mid)
+    assert hist.exit_code == 0, hist.output
+    assert "(deleted from the CLI)" not in hist.stdout and "([/x] closed [bold])" in hist.stdout
+    with sqlite3.connect(tmp_path / "data" / "index.sqlite3") as c:  # a row written by an older or foreign writer
+        c.execute("UPDATE semantic_memories SET superseded_by = '[/x]', observed_at = '[/x]' WHERE id = ?", (mid,))
+    listed = cli("list", "--all")
+    assert listed.exit_code == 0, listed.output
+    assert f"{mid} " in listed.stdout and "(deleted by [/x])" in listed.stdout
+
+
+def test_a_project_folder_that_does_not_exist_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    missing = tmp_path / "no-such-dir"
+    r = CliRunner().invoke(app, ["semantic", "add", "Typo project fact", "--dir", str(tmp_path / "data"),
+                                 "--project", str(missing), "--json"])
+    assert r.exit_code == 2
+    data = json.loads(r.stdout)
+    assert data["success"] is False
+    assert data["error"].startswith(f"--project {missing} does not exist; memories are kept per project folder")
+    assert not (tmp_path / "data" / "index.sqlite3").exists()
+
+
+def test_serve_help_says_the_token_is_one_shared_team_token():
+    import pi_memory.cli.serve  # noqa: F401  (registers the "serve" command)
+
+    text = " ".join(CliRunner().invoke(app, ["serve", "--help"], env={"COLUMNS": "200"}).stdout.split())
+    assert "the token is ONE shared team token, not a per-user login" in text
+    assert "they are not per-user authorisation" in text
+
+
+def test_search_json_stays_json_on_a_damaged_vector_and_on_an_unexpected_error(cli, tmp_path, monkeypatch):
+    import sqlite3
+
+    from pi_memory.semantic.embedded import EmbeddedBackend
+
+    assert cli("add", "The CI runs on GitHub Actions").exit_code == 0
+    with sqlite3.connect(tmp_path / "data" / "index.sqlite3") as c:
+        c.execute("UPDATE semantic_vectors SET vector = x'000102'")
+    r = cli("search", "GitHub Actions", "--json")  # found by keyword; its damaged vector is skipped
+    assert r.exit_code == 0 and json.loads(r.stdout)["count"] == 1
+
+    def boom(self, *a, **k):
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    monkeypatch.setattr(EmbeddedBackend, "search", boom)
+    r = cli("search", "GitHub Actions", "--json")
+    data = json.loads(r.stdout)
+    assert r.exit_code == 1 and data["success"] is False and data["errorType"] == "DatabaseError"
+    assert data["error"].startswith("unexpected error (DatabaseError): database disk image is malformed.")

@@ -49,6 +49,14 @@ def test_top_k_must_be_positive_and_says_to_use_auto_recall(value):
         parse_semantic({"topK": value})
 
 
+@pytest.mark.parametrize("value", [101, 10**21])
+def test_top_k_has_an_upper_bound_of_100(value):
+    with pytest.raises(SemanticSettingsError, match=f"topK is {value}, but at most 100 results can be fetched per "
+                                                    "search"):
+        parse_semantic({"topK": value})
+    assert parse_semantic({"topK": 100}).top_k == 100
+
+
 @pytest.mark.parametrize("value", ["5", 2.5, True, None])
 def test_top_k_must_be_an_integer(value):
     with pytest.raises(SemanticSettingsError, match="topK"):

@@ -202,3 +202,21 @@ def test_recall_floor_drops_unrelated_memories(backend):
     assert cat.text == "User's cat is called Miso." and cat.similarity >= 0.4 and cat.ranks["vector"] == 1
     [by_word] = recall(backend, "PostgreSQL", scope=ALICE)  # one rare keyword is evidence enough
     assert by_word.text == "Staging runs PostgreSQL 16." and by_word.coverage == 1.0
+
+
+def test_format_recall_skips_an_oversized_first_hit_and_keeps_filling():
+    long_hit = _mem("The staging database notes: " + "数据库迁移步骤说明。" * 390, "long")
+    short_hit = _mem("The staging database is PostgreSQL 16 on port 5433", "short")
+    assert estimate_tokens(long_hit.text) > 1500
+    text = format_recall([long_hit, short_hit], 1500)
+    assert text.split("\n")[2:] == ['- short (2026-11-20): "The staging database is PostgreSQL 16 on port 5433"',
+                                    FENCE_CLOSE]
+    assert format_recall([long_hit], 1500) == ""  # nothing fits: nothing is injected
+
+
+def test_recall_then_format_keeps_the_short_hit_behind_a_long_one(backend):
+    backend.add("The staging database is PostgreSQL 16 on port 5433", scope=ALICE)
+    backend.add("The staging database notes: " + "数据库迁移步骤说明。" * 390, scope=ALICE)
+    hits = recall(backend, "staging database notes 数据库迁移步骤", scope=ALICE, top_k=5)
+    assert len(hits) == 2 and hits[0].text.startswith("The staging database notes: ")
+    assert "PostgreSQL 16 on port 5433" in format_recall(hits, 1500)

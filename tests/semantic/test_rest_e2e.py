@@ -284,3 +284,10 @@ def test_recall_floor_reads_the_servers_score_details(backend):
     assert hit.details.vector_rank == 1 and hit.details.rrf == hit.score
     assert recall(backend, "write a function that reverses a linked list", scope=scope) == []
     assert [h.text for h in recall(backend, "what's my cat's name?", scope=scope)] == ["User's cat is called Miso."]
+
+
+def test_requests_above_the_server_caps_are_clamped_not_refused(backend):
+    scope = Scope(user_id="clamp", project_id="proj1")
+    backend.add("User prefers pnpm over npm", scope=scope)
+    assert [h.memory.text for h in backend.search("pnpm", scope=scope, top_k=101)] == ["User prefers pnpm over npm"]
+    assert [m.text for m in backend.get_all(scope=scope, limit=5000)] == ["User prefers pnpm over npm"]

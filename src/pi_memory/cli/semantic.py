@@ -15,15 +15,18 @@ With ``--json`` every outcome is one JSON object on standard output: the result,
 from __future__ import annotations
 
 import functools
+import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, err, fail, out, settings, state
 
+log = logging.getLogger(__name__)
 semantic_app = typer.Typer(help="Semantic memory: facts captured from conversations, recalled by meaning.",
                            no_args_is_help=True)
 app.add_typer(semantic_app, name="semantic")
@@ -39,6 +42,11 @@ def _service(dir_: Path | None, project: Path | None, *, model: bool = False) ->
     from pi_memory.semantic.service import open_semantic
 
     cwd = (project or Path.cwd()).resolve()
+    if project is not None and not cwd.is_dir():  # a typo would silently start a new, empty scope
+        what = "is not a folder" if cwd.exists() else "does not exist"
+        raise fail(f"--project {project} {what}; memories are kept per project folder, so a mistyped path would "
+                   "start a new, empty scope. Pass an existing folder of the project (or leave --project out to "
+                   "use the current folder).", 2)
     resolved = settings(dir_)
     try:
         sem = load_semantic_settings(cwd)
@@ -51,10 +59,16 @@ def _service(dir_: Path | None, project: Path | None, *, model: bool = False) ->
 
 def _backend_errors(command: Callable[..., None]) -> Callable[..., None]:
     """Turn a backend failure met while a command runs (a memory server that does not answer, storage that
-    cannot be read) into a refusal (exit 1) that says what happened, in JSON with ``--json``."""
+    cannot be read) into a refusal (exit 1) that says what happened, in JSON with ``--json``.
+
+    An unexpected error (a bug, a damaged database) is reported the same way with ``--json``, so the output
+    stays one JSON object (``"errorType"`` names the exception; the traceback goes to the log at debug level);
+    without ``--json`` it propagates with its traceback, which is what a bug report needs."""
 
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> None:
+        import sqlite3
+
         from pi_memory.semantic.backend import BackendError
 
         try:
@@ -62,6 +76,17 @@ def _backend_errors(command: Callable[..., None]) -> Callable[..., None]:
         except BackendError as exc:
             raise fail(f"{exc} (nothing was changed by this command unless it says so; fix the backend and run "
                        "it again)", 1) from exc
+        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            if not state.json:
+                raise
+            log.debug("semantic %s failed", command.__name__, exc_info=exc)
+            hint = (" The index database may be damaged: run `pi-memory semantic status`, and `pi-memory semantic "
+                    "reembed` to rebuild vectors." if isinstance(exc, sqlite3.Error) else "")
+            raise fail(f"unexpected error ({type(exc).__name__}): {exc}.{hint} Nothing was changed by this "
+                       "command unless it says so; run it again without --json to see the traceback and report "
+                       "it if it persists.", 1, errorType=type(exc).__name__) from exc
 
     return run
 
@@ -73,13 +98,18 @@ def _json(data: Any, json_: bool) -> bool:
     return False
 
 
+def _e(value: Any) -> str:
+    """A stored value for a rich markup string: ``[...]`` in data is printed, never read as markup."""
+    return escape(str(value))
+
+
 def _line(mem: Any, score: float | None = None) -> None:
     extra = f" [dim]score {score:.4f}[/dim]" if score is not None else ""
-    status = "" if mem.status == "active" else f" [yellow]({mem.status}"
+    status = "" if mem.status == "active" else f" [yellow]({_e(mem.status)}"
     if mem.superseded_by:
-        status += f" by {mem.superseded_by}"
+        status += f" by {_e(mem.superseded_by)}"
     status += ")[/yellow]" if status else ""
-    out.print(f"[dim]{mem.id}[/dim] {mem.date}{status}{extra}")
+    out.print(f"[dim]{_e(mem.id)}[/dim] {_e(mem.date)}{status}{extra}")
     out.print(f"  {mem.text}", markup=False)
 
 
@@ -193,7 +223,8 @@ def history(memory_id: str, dir: DirOpt = None, project: ProjectOpt = None, json
                    events=[])
     if not _json({"id": memory_id, "events": [e.to_public() for e in events]}, json_):
         for e in events:
-            out.print(f"{e.at} [bold]{e.event}[/bold] [dim]{e.memory_id}[/dim]" + (f" ({e.reason})" if e.reason else ""))
+            out.print(f"{_e(e.at)} [bold]{_e(e.event)}[/bold] [dim]{_e(e.memory_id)}[/dim]"
+                      + (f" ({_e(e.reason)})" if e.reason else ""))
             if e.old_text is not None:
                 out.print(f"  before: {e.old_text}", markup=False)
             if e.new_text is not None:
@@ -212,7 +243,7 @@ def dedup(apply: Annotated[bool, typer.Option("--apply", help="Delete the duplic
         raise fail(problem, 1, **report.to_public())
     if not _json(report.to_public(), json_):
         for g in report.groups:
-            verdict = f"[yellow]left alone: {g.problem}[/yellow]" if g.problem else f"keep {g.keep}"
+            verdict = f"[yellow]left alone: {_e(g.problem)}[/yellow]" if g.problem else f"keep {_e(g.keep)}"
             out.print(f"{len(g.ids)}× ", end="")
             out.print(g.text, markup=False, end="")
             out.print(f" — {verdict}")

@@ -30,6 +30,8 @@ def serve(
 
     Clients use the "self-hosted" semantic backend with this URL and token. Memories live in the data root's index, the same ones the embedded backend uses. With a chat model configured, infer=true adds run the capture pipeline; without one they are refused, and infer=false adds store text verbatim.
 
+    Trust: the token is ONE shared team token, not a per-user login. Anyone who holds it can read, add, change and delete the memories of any user_id, agent_id and run_id simply by naming them. The scope checks keep one scope's ids from being found or changed through another scope (no id probing across scopes); they are not per-user authorisation. Give the token only to people and machines that may see every memory on this server; run one server (and token) per group that must not see each other's memories.
+
     With --json, standard output gets one JSON line once the server listens ({"event": "listening", "url", "host", "port", "backend", "dataDir", "auth", "token": "given" | "generated", "infer"}; never the token itself: a generated one goes to standard error) and one when it stops ({"event": "stopped", "url", "signal"})."""
     from pi_memory.llm import resolve_chat_model
     from pi_memory.semantic.backends.rest_server import ServeError, model_capture

@@ -38,6 +38,11 @@ class OpenAICompatibleEmbedder:
     ``model``: the server's model name; also the ``model_name`` recorded with each vector (unless overridden).
     ``dim``: expected vector length; sent as ``dimensions`` only if ``send_dimensions`` (OpenAI's v3 models
     accept it, most servers reject it). Unknown → learnt from the first response.
+
+    With ``send_dimensions`` the recorded ``model_name`` is ``<model>@<dim>d`` (e.g.
+    ``text-embedding-3-small@256d``): one model asked for another ``dimensions`` makes vectors of another space,
+    so changing ``dim`` alone must make the stored vectors stale (and re-embedded) rather than silently unusable.
+    Switching back to an earlier ``dim`` finds its vectors again. An explicit ``model_name`` is used as given.
     ``timeout``: seconds per request (connect and read). ``max_retries``: extra attempts for transient errors,
     waiting ``backoff * 2**attempt`` seconds between them.
     """
@@ -69,9 +74,9 @@ class OpenAICompatibleEmbedder:
         self.base_url = base_url.rstrip("/")
         self.url = f"{self.base_url}/embeddings"
         self.model = model
-        self.model_name: str = model_name or model
         self._dim = dim
         self.send_dimensions = send_dimensions and dim is not None
+        self.model_name: str = model_name or (f"{model}@{dim}d" if self.send_dimensions else model)
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff

@@ -13,6 +13,8 @@ Public API
 * ``check_write(text) -> Finding | None`` — the first threat, else the first secret, else ``None``.
 * ``refusal_message(finding, where="memory") -> str`` — why a write was refused and what to do instead.
 * ``blocked_marker(filename, ids) -> str`` — the line that replaces a hostile entry in a prompt snapshot.
+* ``fold(text) -> Folded`` — the folded text the scanners match on (``.text``) and ``.raw_span(start, end)``
+  back to raw offsets; for callers that match their own patterns the same way (the recall fence markers).
 
 Both scanners match on folded text (ignorable characters removed, NFKD + marks stripped + NFKC, exact
 look-alike letters mapped) and report spans in the raw text. Every scan is linear in the text length.
@@ -20,14 +22,17 @@ look-alike letters mapped) and report spans in the raw text. Every scan is linea
 
 from __future__ import annotations
 
+from ._text import Folded, fold
 from ._threat_patterns import INVISIBLE_UNICODE
 from .secrets import SECRET, redact, scan_secrets
 from .threats import Finding, scan_threats
 
 __all__ = [
     "Finding",
+    "Folded",
     "blocked_marker",
     "check_write",
+    "fold",
     "redact",
     "refusal_message",
     "scan_secrets",

@@ -23,15 +23,23 @@ slack_token              ``xoxb-/xoxp-/xoxa-/xoxr-/xoxs-/xapp-`` + 10+ chars
 webhook_url              Slack ``https://hooks.slack.com/services/…``, Discord ``/api/webhooks/…``, Teams
                          ``….webhook.office.com/webhookb2/…`` (the URL is the credential)
 stripe_key               ``sk_live_/rk_live_/sk_test_/rk_test_`` + 16+ chars (publishable ``pk_`` keys are not secret)
+huggingface_token        ``hf_`` + 30+ letters/digits
+npm_token                ``npm_`` + 30+ letters/digits
+gitlab_token             ``glpat-`` + 20+ chars
+sendgrid_key             ``SG.<16-32 chars>.<16-64 chars>``
+digitalocean_token       ``dop_v1_/doo_v1_/dor_v1_`` + 64 hex
+twilio_key               ``SK`` + 32 hex (an API key SID), alone as a word
 jwt                      three base64url segments, the first starting ``eyJ``
 azure_key                ``AccountKey=…``, ``SharedAccessKey=…``, ``SharedAccessSignature=…``, a SAS ``sig=…``
 url_credentials          ``scheme://user:password@host`` (the password part)
 bearer_token             ``Bearer <20+ token chars>`` (not a CONSTANT_NAME placeholder, entropy ≥ 3 bits/char)
 cli_password             ``sshpass -p pw``, ``mysql -pPW``, ``redis-cli -a pw``, ``curl -u user:pw``,
                          ``--password pw``
-password_in_prose        ``password: x``, ``Password for Test WebUI: x``, ``pw = "x"``, ``the password is x``
-                         (6+ chars; not "forgot my password", "password policy", "password: required")
-secret_assignment        ``api_key/secret/token/… = <16+ chars, letters and digits, entropy ≥ 3 bits/char>``
+password_in_prose        ``password: x``, ``Password for Test WebUI: x``, ``pw = "x"``, ``the password is x``,
+                         ``password is: x``, ``pass=x``, ``passphrase x`` (6+ chars; not "forgot my password",
+                         "password policy", "password: required")
+secret_assignment        ``api_key/secret/token/… = <16+ chars, letters and digits, entropy ≥ 3 bits/char>``,
+                         also written ``the API token is <value>`` / ``the secret is: <value>``
 =======================  =============================================================================
 
 Only values count: an environment variable *name* (``OPENAI_API_KEY``) is where a secret lives, not a secret.
@@ -58,6 +66,11 @@ Decisions
 * ``url_credentials`` needs a password part (``postgres://user@host`` has none) of 4+ characters.
 * ``bearer_token`` no longer needs a digit (many tokens are letters only); instead CONSTANT_NAME
   placeholders (``Bearer YOUR_ACCESS_TOKEN``) and low-entropy values are ignored.
+* ``pass`` alone (``pass=x``) counts only with ``=``: "pass: ..." and "the pass is ..." are too often prose
+  (a mountain pass, a boarding pass). ``passphrase x`` without ``:``/``=``/``is`` counts only when the value
+  does not read as a word: 8+ characters with a digit or a symbol, not a ``-flag``.
+* ``twilio_key`` needs ``SK`` in capitals followed by exactly 32 hex digits as a whole word (``S`` and ``K`` are
+  not hex digits, so a hash cannot look like it).
 * ``aws_secret_access_key`` in prose needs the context word, so random 40-char base64 strings elsewhere
   (and 40-char hex git hashes anywhere) are not reported.
 """
@@ -156,6 +169,12 @@ def _password_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
         return None
     plain_word = value.isalpha() and value.islower()
     # "the password is managed by IT" is prose; "the db password is correcthorsebatterystaple" is not.
+    if key.lower() == "pass" and "=" not in (m.group("sep") or ""):
+        return None  # "mountain pass: Stelvio", "the pass is valid": only "pass=" counts (module docstring)
+    if m.group("bare") is not None and (
+        quoted or len(value) < 8 or value.startswith("-") or not any(not c.isalpha() for c in value)
+    ):
+        return None  # "passphrase protected", "passphrase --stdin": a bare value must not read as a word
     if m.group("is") and not quoted and plain_word and (
         len(value) < 8 or value in _PROSE_WORDS or _PROSE_SUFFIX.search(value) or not _CLAUSE_ENDS.match(text, end)
     ):
@@ -305,6 +324,12 @@ PATTERNS: tuple[_SecretPattern, ...] = (
         r"|https://[\w-]{1,63}\.webhook\.office\.com/webhookb2/[^\s\"'<>]{20,500}",
         "hooks.slack.com", "discord", "webhook.office.com", flags=_I),
     _sp("stripe_key", r"(?<![\w-])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", "_live_", "_test_"),
+    _sp("huggingface_token", r"(?<![\w-])hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9])", "hf_"),
+    _sp("npm_token", r"(?<![\w-])npm_[A-Za-z0-9]{30,}(?![A-Za-z0-9])", "npm_"),
+    _sp("gitlab_token", r"(?<![\w-])glpat-[A-Za-z0-9_-]{20,}", "glpat-"),
+    _sp("sendgrid_key", r"(?<![\w.-])SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}(?![\w-])", "sg."),
+    _sp("digitalocean_token", r"(?<![\w-])do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9])", "_v1_"),
+    _sp("twilio_key", r"(?<![A-Za-z0-9])SK[0-9a-fA-F]{32}(?![A-Za-z0-9])", "sk"),
     _sp("jwt", r"eyJ(?<![\w-]eyJ)[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", "eyj"),
     _sp("azure_key",  # every branch starts with a literal, so the engine can skip between candidates
         r"AccountKey(?<![\w-]AccountKey)[ \t]*=[ \t]*(?P<v1>[A-Za-z0-9+/=]{20,200})"
@@ -325,15 +350,17 @@ PATTERNS: tuple[_SecretPattern, ...] = (
         rf"|(?<![\w-]-)-(?:password|passwd)[ \t]+(?!-){_qv(6)})",
         "sshpass", "mysql", "mariadb", "redis-cli", "curl", "--pass", validate=_cli_password),
     _sp("password_in_prose",
-        r"(?P<key>password|passwd|passphrase|passcode|pwd|pw)(?![A-Za-z0-9])"
+        r"(?P<key>password|passwd|passphrase|passcode|pwd|pw|pass)(?![A-Za-z0-9])"
         r"(?:[ \t]+(?:for|of|on|at|to)[ \t]+[^:=\n\"]{1,40}?)?[\"']?"
-        r"(?:[ \t]*[:=][ \t]*|[ \t]+(?P<is>is|was)[ \t]+)"
-        r"(?:([\"'`])(?P<q>[^\"'`\n]{6,200}?)\3|(?P<v>[^\s\"'`,;]{6,200}))",
+        r"(?:(?P<sep>[ \t]*[:=][ \t]*)|[ \t]+(?:is|was)[ \t]*:[ \t]*|[ \t]+(?P<is>is|was)[ \t]+"
+        r"|(?<=passphrase)(?P<bare>[ \t]+))"
+        r"(?:(?P<qc>[\"'`])(?P<q>[^\"'`\n]{6,200}?)(?P=qc)|(?P<v>[^\s\"'`,;]{6,200}))",
         "pass", "pw", flags=_I, validate=_password_value),
     _sp("secret_assignment",
         r"(?<![A-Za-z0-9])(?:api[_-]?key|apikey|secret(?:[_-]?key)?"
         r"|client[_-]?secret|access[_-]?key|private[_-]?key|signing[_-]?key|(?:access|auth|api|bearer|refresh"
-        r"|session|bot|id)?[_-]?token)(?:[_.-][A-Za-z0-9]{1,24}){0,2}[\"']?[ \t]*[:=][ \t]*[\"']?"
+        r"|session|bot|id)?[_-]?token)(?:[_.-][A-Za-z0-9]{1,24}){0,2}"
+        r"(?:[\"']?[ \t]*[:=][ \t]*[\"']?|[ \t]+(?:is|was)[ \t]*:?[ \t]*[\"'`]?)"
         r"(?P<v>[A-Za-z0-9_\-+/=.~]{16,400})",
         "key", "secret", "token", flags=_I, validate=_assignment_value),
     _sp("aws_secret_access_key", r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",

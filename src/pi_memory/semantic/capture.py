@@ -19,6 +19,13 @@ Steps of :func:`capture_turn` (mem0 v1's algorithm, which mem0 v2 dropped; our p
    (a contradiction) supersedes the memory *with the new fact*, which is therefore stored (mem0 #4536 lost
    it). An UPDATE/DELETE whose fact says the same as its target is turned into NOOP.
 
+Decisions: ADD and DELETE store the extracted fact itself, never the decision's ``text``: that fact is the one
+that went through redaction and the threat screen of step 3, and a reply that rewrote it (``"text": "x"``)
+would otherwise replace the fact with anything. Only UPDATE takes the model's ``text`` (the merged memory; it is
+redacted and screened before use). A reply with more than :data:`MAX_FACTS` facts keeps the first ones and says
+how many were dropped (``report.dropped_facts``, the report's message, a log warning). Facts quoted in error
+strings are cut to :data:`QUOTE_CHARS` characters with their length, so one huge fact cannot bloat a report.
+
 A model failure (malformed JSON after the retries, timeout, refused connection) is recorded in the report's
 ``errors`` and logged, never reported as "no change". Facts already applied stay applied.
 """
@@ -43,6 +50,7 @@ log = logging.getLogger(__name__)
 
 SIMILAR_PER_FACT = 5  # existing memories shown per fact (mem0 v1 used 5)
 MAX_FACTS = 20  # facts taken from one turn
+QUOTE_CHARS = 200  # of a fact quoted in an error string
 MAX_TURN_CHARS = 6000  # of each side of the turn sent to the model (head and tail kept)
 EXTRACT_MAX_TOKENS = 1200
 DECIDE_MAX_TOKENS = 2000
@@ -110,6 +118,13 @@ def _decision_schema(n_facts: int, aliases: list[str]) -> type[BaseModel]:
     return create_model("MemoryDecisions", decisions=(list[item], Field(min_length=1)))  # type: ignore[valid-type]
 
 
+def _q(fact: str) -> str:
+    """``fact`` for an error string: ``repr``, cut to :data:`QUOTE_CHARS` characters with a length note."""
+    if len(fact) <= QUOTE_CHARS:
+        return repr(fact)
+    return f"{fact[:QUOTE_CHARS]!r}… ({len(fact):,} characters)"
+
+
 def _clip(text: str) -> str:
     if len(text) <= MAX_TURN_CHARS:
         return text
@@ -175,6 +190,11 @@ def capture_turn(
     # 3. screen
     facts: list[str] = []
     seen: set[str] = set()
+    if len(extracted.facts) > MAX_FACTS:
+        report.dropped_facts = len(extracted.facts) - MAX_FACTS
+        report.message = (f"the model returned {len(extracted.facts)} facts; only the first {MAX_FACTS} were used "
+                          f"and {report.dropped_facts} dropped")
+        log.warning("capture: %s", report.message)
     for raw in extracted.facts[:MAX_FACTS]:
         fact = safety.redact(str(raw)).strip()
         if not fact:
@@ -237,12 +257,12 @@ def capture_turn(
     for i, fact in enumerate(pending):
         d = by_fact.get(i)
         if d is None:
-            report.errors.append(f"the model gave no decision for fact {i} ({fact!r}); it was not stored")
+            report.errors.append(f"the model gave no decision for fact {i} ({_q(fact)}); it was not stored")
             continue
         try:
             _apply(backend, report, scope, fact, d, alias_to_id, replaced, src, observed)
         except (BackendError, ValueError) as exc:  # MemoryNotFoundError is a BackendError
-            report.errors.append(f"storing fact {fact!r} failed: {exc}")
+            report.errors.append(f"storing fact {_q(fact)} failed: {str(exc)[:QUOTE_CHARS * 2]}")
     if report.errors:
         report.status = "error"
         log.warning("capture: %s", report.summary())
@@ -262,7 +282,8 @@ def _fail(report: CaptureReport, step: str, exc: Exception, start: float) -> Cap
 def _apply(backend: Any, report: CaptureReport, scope: Scope, fact: str, d: Any, alias_to_id: dict[str, str],
            replaced: dict[str, str], src: dict[str, Any], observed: str) -> None:
     event = d.event
-    text = safety.redact((d.text or "").strip()) or fact  # ADD/DELETE: the new fact unless the model reworded it
+    # ADD/DELETE store the screened fact; only UPDATE takes the model's merged text (module docstring)
+    text = (safety.redact((d.text or "").strip()) or fact) if event == "UPDATE" else fact
     if event != "NOOP" and safety.scan_threats(text):
         report.blocked_facts += 1
         return
@@ -275,13 +296,13 @@ def _apply(backend: Any, report: CaptureReport, scope: Scope, fact: str, d: Any,
         return
     real = alias_to_id.get(d.memory_id or "")
     if real is None:  # the schema already refuses unknown ids; this guards against a changed schema
-        report.errors.append(f"the model named unknown memory id {d.memory_id!r} for fact {fact!r}")
+        report.errors.append(f"the model named unknown memory id {d.memory_id!r} for fact {_q(fact)}")
         return
     while real in replaced:
         real = replaced[real]
     target = backend.get(real, scope=scope)
     if target is None or target.status != "active":
-        report.errors.append(f"memory {real} is no longer active; fact {fact!r} was not applied")
+        report.errors.append(f"memory {real} is no longer active; fact {_q(fact)} was not applied")
         return
     if normalise_text(text) == normalise_text(target.text) or normalise_text(fact) == normalise_text(target.text):
         report.events.append(MemoryEvent(event="NOOP", fact=fact, id=target.id, text=target.text,

@@ -8,7 +8,7 @@ keys win over the same keys at the top level (``"semantic": false`` turns semant
       "autoCapture": true,             # override of the preset (unset: inherit)
       "autoRecall": false,             # override of the preset (unset: inherit)
       "toolEnabled": true,             # override of the preset (unset: inherit)
-      "topK": 5,                       # integer > 0; results for recall and mem0_memory search
+      "topK": 5,                       # integer 1..100; results for recall and mem0_memory search
       "recallFrequency": "user-input", # or "session": only the first prompt of a persistent session
       "userId": "alice",               # default: the OS user name
       "userIdScope": "project",        # or "exact": one identity across projects
@@ -52,6 +52,7 @@ PRESETS: dict[str, dict[str, bool]] = {
     "passive": {"auto_capture": True, "auto_recall": True, "tool_enabled": False},
 }
 DEFAULT_TOP_K = 5
+MAX_TOP_K = 100  # the self-hosted server's cap per search (rest_handlers.MAX_TOP_K); recall injects far fewer
 DEFAULT_RECALL_BUDGET = 1500
 TOP_K_HINT = "topK must be an integer greater than 0; to turn automatic recall off set autoRecall: false, not topK: 0"
 SEMANTIC_KEYS = ("memoryMode", "autoCapture", "autoRecall", "toolEnabled", "topK", "recallFrequency", "userId",
@@ -116,6 +117,9 @@ class SemanticSettings(BaseModel):
     def _top_k(cls, v: int) -> int:
         if v <= 0:
             raise ValueError(f"{TOP_K_HINT} (got {v})")
+        if v > MAX_TOP_K:
+            raise ValueError(f"topK is {v}, but at most {MAX_TOP_K} results can be fetched per search (the memory "
+                             f"server's limit); set topK to a number from 1 to {MAX_TOP_K} (recall uses 5 by default)")
         return v
 
     @field_validator("user_id", "agent_id")

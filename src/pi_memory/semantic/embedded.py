@@ -45,6 +45,7 @@ from pi_memory.semantic.models import (
     text_hash,
 )
 from pi_memory.semantic.ranking import RRF_K
+from pi_memory.semantic.sanitize import check_observed_at, clean_metadata, clean_reason, clean_source
 from pi_memory.semantic.schema import SCOPE_SQL, SEMANTIC_MIGRATIONS, salvage_semantic
 from pi_memory.semantic.vectors import VectorMatrix
 
@@ -78,7 +79,7 @@ def clean_text(text: str) -> str:
 
 
 def _clean_metadata(metadata: dict[str, Any] | None) -> dict[str, Any]:
-    return {k: v for k, v in (metadata or {}).items() if k not in IDENTITY_KEYS}
+    return clean_metadata(metadata, IDENTITY_KEYS)
 
 
 def _row_to_memory(r: Sequence[Any]) -> SemanticMemory:
@@ -110,6 +111,7 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
         self._lock = threading.RLock()
         self._matrices: dict[tuple[tuple[str, str, str], str], VectorMatrix] = {}
         self.last_embed_error: str | None = None
+        self.bad_vectors = 0  # stored vectors skipped when loading matrices (damaged or of another dimension)
         self._executor: ThreadPoolExecutor | None = None
         migrate(conn, SEMANTIC_MIGRATIONS)
 
@@ -148,7 +150,7 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
         self.conn.execute(
             "INSERT INTO semantic_history(memory_id, user_id, project_id, agent_id, event, old_text, new_text, "
             "related_id, reason, at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (memory_id, *scope.columns(), event, old, new, related, reason, at))
+            (memory_id, *scope.columns(), event, old, new, related, clean_reason(reason), at))
 
     def _insert(self, mem: SemanticMemory, vector: np.ndarray | None) -> None:
         self.conn.execute(
@@ -193,8 +195,9 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
         if not rows:
             return matrix
         active = set()
+        newest = matrix.seq_seen  # advanced only once the rows are applied, so a failure is retried next time
         for mid, status, seq in rows:
-            matrix.seq_seen = max(matrix.seq_seen, seq)
+            newest = max(newest, seq)
             if status == "active":
                 active.add(mid)
             else:
@@ -209,7 +212,14 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
                 chunk = ids[i:i + 500]
                 found += self.conn.execute(vec_sql + f" AND memory_id IN ({','.join('?' * len(chunk))})",
                                            (self.model, *cols, *chunk)).fetchall()
-        matrix.upsert_rows(r for r in found if r[0] in active)
+        _applied, skipped = matrix.upsert_rows(r for r in found if r[0] in active)
+        if skipped:
+            self.bad_vectors += skipped
+            log.warning("semantic memory: skipped %d stored vector(s) of scope %s that are damaged or of another "
+                        "dimension (%d this process); they count as stale: run `pi-memory semantic reembed` to "
+                        "repair them. Keyword search still finds those memories.", skipped, scope.key,
+                        self.bad_vectors)
+        matrix.seq_seen = newest
         return matrix
 
     def _cache_upsert(self, scope: Scope, memory_id: str, vector: np.ndarray | None) -> None:
@@ -227,6 +237,7 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
             metadata: dict[str, Any] | None = None, observed_at: str | None = None) -> SemanticMemory:
         """See :meth:`pi_memory.semantic.backend.SemanticBackend.add`."""
         cleaned = clean_text(text)
+        observed_at = check_observed_at(observed_at)
         digest = text_hash(cleaned)
         with self._lock:
             existing = self._by_hash(scope, digest)
@@ -237,7 +248,7 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
         now = now_iso()
         mem = SemanticMemory(text=cleaned, user_id=scope.user_id, project_id=scope.project_id,
                              agent_id=scope.agent_id, created_at=now, updated_at=now,
-                             observed_at=observed_at or now, source=MemorySource.model_validate(source or {}),
+                             observed_at=observed_at or now, source=clean_source(source),
                              metadata=_clean_metadata(metadata), hash=digest)
         with self._lock, transaction(self.conn):
             again = self._by_hash(scope, digest)  # a concurrent writer may have stored it meanwhile
@@ -255,10 +266,11 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
         in ``texts``, are skipped. ``vectors`` (shape ``(len(texts), dim)``, of the current model) skips
         embedding. Returns the memories added. Used by imports and benchmarks."""
         cleaned = [clean_text(t) for t in texts]
+        observed_at = check_observed_at(observed_at)
         if vectors is None:
             vectors = self._embed(cleaned)
         now = now_iso()
-        src = MemorySource.model_validate(source or {})
+        src = clean_source(source)
         added = 0
         with self._lock, transaction(self.conn):
             seen = {r[0] for r in self.conn.execute(
@@ -325,6 +337,7 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
         (default: the old memory's source, now). When the new text equals another active memory of the scope,
         the old one is superseded by that memory instead of storing a copy."""
         cleaned = clean_text(text)
+        observed_at = check_observed_at(observed_at)
         digest = text_hash(cleaned)
         old = self.get(memory_id, scope=scope)
         if old is None or old.status != "active":
@@ -336,7 +349,7 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
         now = now_iso()
         new = SemanticMemory(text=cleaned, user_id=scope.user_id, project_id=scope.project_id,
                              agent_id=scope.agent_id, created_at=now, updated_at=now, observed_at=observed_at or now,
-                             source=MemorySource.model_validate(source) if source is not None else old.source,
+                             source=clean_source(source) if source is not None else old.source,
                              metadata=old.metadata, hash=digest)
         with self._lock, transaction(self.conn):
             current = self._fetch([old.id], scope).get(old.id)

@@ -1,9 +1,16 @@
 """Re-embedding after an embedding-model switch (mixed into
 :class:`~pi_memory.semantic.embedded.EmbeddedBackend`): which active memories lack a vector of the current
-model, and filling them in batches that searches pick up as they land."""
+model, and filling them in batches that searches pick up as they land.
+
+A memory is *stale* unless it has a usable vector of the current model: stored under the embedder's
+``model_name``, of the embedder's ``dim`` (when that is known without loading a model or calling a server), and
+with a blob of exactly ``dim x 4`` bytes. So a vector damaged on disk, or one of another dimension under the same
+model name (an OpenAI-compatible model asked for other ``dimensions``), is counted by :meth:`stale_count` and
+replaced by :meth:`reembed`, instead of being silently unusable."""
 
 from __future__ import annotations
 
+import inspect
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -41,12 +48,26 @@ class EmbeddedReembed:
     _store_vector: Any
     _next_seq: Any
 
+    def _known_dim(self) -> int | None:
+        """The embedder's dimension when known without loading a model or calling a server, else ``None``."""
+        for value in (inspect.getattr_static(self.embedder, "dim", None), getattr(self.embedder, "_dim", None)):
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+        return None
+
+    def _usable_vector_sql(self) -> tuple[str, tuple[Any, ...]]:
+        """``NOT EXISTS`` of this finds the stale active memories ``m`` (module docstring)."""
+        dim = self._known_dim()
+        size = ("v.dim = ? AND length(v.vector) = ?", (dim, dim * 4)) if dim else ("length(v.vector) = v.dim * 4", ())
+        return (f"(SELECT 1 FROM semantic_vectors v WHERE v.memory_id = m.id AND v.model = ? AND {size[0]})",
+                (self.model, *size[1]))
+
     def stale_count(self) -> int:
-        """Active memories (all scopes) without a vector of the current model."""
+        """Active memories (all scopes) without a usable vector of the current model (module docstring)."""
+        usable, args = self._usable_vector_sql()
         with self._lock:
             return int(self.conn.execute(
-                "SELECT count(*) FROM semantic_memories m WHERE m.status = 'active' AND NOT EXISTS "
-                "(SELECT 1 FROM semantic_vectors v WHERE v.memory_id = m.id AND v.model = ?)", (self.model,)
+                f"SELECT count(*) FROM semantic_memories m WHERE m.status = 'active' AND NOT EXISTS {usable}", args
             ).fetchone()[0])
 
     def models(self) -> dict[str, int]:
@@ -56,7 +77,8 @@ class EmbeddedReembed:
 
     def reembed(self, progress: Callable[[int, int], None] | None = None, *, batch_size: int = REEMBED_BATCH,
                 prune: bool = False, stop: threading.Event | None = None) -> ReembedReport:
-        """Embed every active memory (all scopes) that lacks a vector of the current model, in batches.
+        """Embed every active memory (all scopes) that lacks a usable vector of the current model, in batches
+        (a damaged or wrong-dimension vector is replaced).
 
         ``progress(done, total)`` is called after each batch. Each batch is its own transaction and bumps the
         memories' ``seq``, so searches (in this and other processes) pick the vectors up as they land and the
@@ -69,12 +91,12 @@ class EmbeddedReembed:
         if progress:
             progress(0, total)
         while not (stop and stop.is_set()):
+            usable, args = self._usable_vector_sql()
             with self._lock:
                 rows = self.conn.execute(
                     "SELECT m.id, m.text, m.user_id, m.project_id, m.agent_id FROM semantic_memories m "
-                    "WHERE m.status = 'active' AND NOT EXISTS "
-                    "(SELECT 1 FROM semantic_vectors v WHERE v.memory_id = m.id AND v.model = ?) ORDER BY m.pk "
-                    "LIMIT ?", (self.model, batch_size)).fetchall()
+                    f"WHERE m.status = 'active' AND NOT EXISTS {usable} ORDER BY m.pk LIMIT ?",
+                    (*args, batch_size)).fetchall()
             if not rows:
                 break
             vecs = self._embed([r[1] for r in rows])

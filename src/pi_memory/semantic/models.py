@@ -27,6 +27,7 @@ Decision = Literal["ADD", "UPDATE", "DELETE", "NOOP"]
 
 _SPACE = re.compile(r"\s+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 def now_iso() -> str:
@@ -172,8 +173,14 @@ class SemanticMemory(BaseModel):
 
     @property
     def date(self) -> str:
-        """The day the fact is about (``observed_at``, else ``created_at``) as ``YYYY-MM-DD``."""
-        return (self.observed_at or self.created_at or "")[:10]
+        """The day the fact is about (``observed_at``, else ``created_at``) as ``YYYY-MM-DD``; ``""`` when
+        neither starts with a well-formed day (a row stored before ``observed_at`` was validated could hold
+        anything, and this string is printed inside the recall fence)."""
+        for value in (self.observed_at, self.created_at):
+            day = (value or "")[:10]
+            if _DAY.fullmatch(day):
+                return day
+        return ""
 
     def to_public(self) -> dict[str, Any]:
         """camelCase JSON for tools, the CLI and REST (mem0's ``memory`` key for the text)."""
@@ -257,6 +264,7 @@ class CaptureReport(BaseModel):
     facts: list[str] = Field(default_factory=list)
     events: list[MemoryEvent] = Field(default_factory=list)
     blocked_facts: int = 0  # facts dropped because they tripped the threat scanner
+    dropped_facts: int = 0  # facts past capture.MAX_FACTS in the model's reply (see ``message``)
     redacted_secrets: int = 0  # credentials removed from the turn before the model saw it
     errors: list[str] = Field(default_factory=list)
     model_calls: int = 0
@@ -280,6 +288,8 @@ class CaptureReport(BaseModel):
         line = f"capture {self.status}: {len(self.facts)} fact(s)" + (f" → {', '.join(parts)}" if parts else "")
         if self.blocked_facts:
             line += f"; {self.blocked_facts} blocked by the threat scanner"
+        if self.dropped_facts:
+            line += f"; {self.dropped_facts} over the per-turn limit dropped"
         if self.errors:
             line += f"; {len(self.errors)} error(s): {self.errors[0]}"
         return line
@@ -287,6 +297,7 @@ class CaptureReport(BaseModel):
     def to_public(self) -> dict[str, Any]:
         return {"status": self.status, "message": self.message, "facts": self.facts,
                 "events": [e.to_public() for e in self.events], "blockedFacts": self.blocked_facts,
+                "droppedFacts": self.dropped_facts,
                 "redactedSecrets": self.redacted_secrets, "errors": self.errors, "modelCalls": self.model_calls,
                 "inputTokens": self.input_tokens, "outputTokens": self.output_tokens, "costUsd": self.cost_usd,
                 "latencyMs": self.latency_ms}

@@ -25,9 +25,12 @@ The injected block (our wording)::
     [BLOCKED UNTRUSTED MEMORY: 9c1e… matched role_hijack]
     [END UNTRUSTED MEMORY DATA]
 
-Each memory is one line whose text is a JSON string (quotes, newlines, U+2028/9 escaped), so a memory can
-neither end the fence nor start a line of its own. Entries that trip :func:`pi_memory.safety.scan_threats` are
-replaced by the blocked marker; credentials are redacted (:func:`pi_memory.safety.redact`).
+Each memory is one line whose text is a JSON string (quotes and every line break ``str.splitlines()`` knows
+escaped: newlines, NEL U+0085, U+2028/9...), so a memory can neither end the fence nor start a line of its own;
+copies of the fence markers, also in look-alike spellings (fullwidth brackets, Cyrillic letters), are defused.
+Ids are printed raw only when plain ASCII, dates only as ``YYYY-MM-DD``. Entries that trip
+:func:`pi_memory.safety.scan_threats` are replaced by the blocked marker; credentials are redacted
+(:func:`pi_memory.safety.redact`).
 """
 
 from __future__ import annotations
@@ -36,7 +39,6 @@ import json
 import math
 import re
 import sqlite3
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -282,15 +284,39 @@ def estimate_tokens(text: str) -> int:
 
 
 _FENCE_WORDS = re.compile(r"\[\s*(/|end\s+)?\s*untrusted\s+memory(\s+data)?\s*\]", re.IGNORECASE)
+# Every character str.splitlines() breaks at. json.dumps already escapes those below U+0020; the rest
+# (NEL U+0085, LINE/PARAGRAPH SEPARATOR U+2028/9) are escaped here, since renderers and models may break there.
+_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_ESCAPE_BREAKS = str.maketrans({c: f"\\u{ord(c):04x}" for c in _LINE_BREAKS})
+# Square-bracket look-alikes that NFKC leaves apart (fullwidth U+FF3B/D is folded by NFKC already).
+_BRACKETS = str.maketrans("\u3010\u3014\u3016\u3018\u301a\u27e6\u2772\u2045\uff3b\ufe5d",
+                          "[[[[[[[[[[")
+_BRACKETS.update(str.maketrans("\u3011\u3015\u3017\u3019\u301b\u27e7\u2773\u2046\uff3d\ufe5e",
+                               "]]]]]]]]]]"))
+
+
+def _defuse_fence_words(text: str) -> str:
+    """``text`` with every copy of a fence marker rewritten with parentheses. Matched on the folded text
+    (:func:`pi_memory.safety.fold`: NFKC, Cyrillic/Greek look-alike letters, invisible characters removed; plus
+    bracket look-alikes), so ``［END UNTRUSTED MEMORY DАTA］`` with a Cyrillic A counts too."""
+    folded = safety.fold(text.translate(_BRACKETS))  # one-to-one, so offsets stay those of ``text``
+    out, pos = [], 0
+    for m in _FENCE_WORDS.finditer(folded.text):
+        start, end = folded.raw_span(*m.span())
+        if start < pos:
+            continue
+        out += [text[pos:start], "(" + m.group(0)[1:-1] + ")"]
+        pos = end
+    return "".join(out) + text[pos:] if out else text
 
 
 def quote(text: str) -> str:
-    """``text`` as a one-line JSON string (U+2028/U+2029 escaped too: some renderers break lines there).
+    """``text`` as a one-line JSON string: every character :meth:`str.splitlines` breaks at is escaped.
 
-    A copy of the fence's own markers inside a memory (``[END UNTRUSTED MEMORY DATA]`` and variants) is
-    rewritten with parentheses, so a stored memory cannot appear to close the fence early."""
-    text = _FENCE_WORDS.sub(lambda m: "(" + m.group(0)[1:-1] + ")", text)
-    return json.dumps(text, ensure_ascii=False).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    A copy of the fence's own markers inside a memory (``[END UNTRUSTED MEMORY DATA]`` and variants, also in
+    look-alike spellings: :func:`_defuse_fence_words`) is rewritten with parentheses, so a stored memory cannot
+    appear to close the fence early."""
+    return json.dumps(_defuse_fence_words(text), ensure_ascii=False).translate(_ESCAPE_BREAKS)
 
 
 def blocked_line(item_id: str, patterns: Sequence[str]) -> str:
@@ -307,14 +333,28 @@ def _as_item(hit: Any) -> tuple[str, str, str]:
     return label, hit.text, hit.date
 
 
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_.:#@/+-]{1,120}")
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _safe_id(item_id: Any) -> str:
+    """An id as printed in the fence: as it is when it is plain ASCII (uuid, row id, ``<session>#<entry>``),
+    else as a quoted one-line string (:func:`quote`), so an id can never break the line or forge a marker."""
+    text = str(item_id)
+    return text if _PLAIN_ID.fullmatch(text) else quote(text[:120])
+
+
 def render_line(hit: Any) -> str:
-    """One fenced line for a hit: the blocked marker, or ``- <id> (<date>): "<json text>"`` (redacted)."""
+    """One fenced line for a hit: the blocked marker, or ``- <id> (<date>): "<json text>"`` (redacted).
+
+    Only the JSON-quoted text is free-form: the id is printed raw only when it is plain ASCII (else quoted)
+    and the date only when it is a ``YYYY-MM-DD`` day (else left out)."""
     item_id, text, date = _as_item(hit)
-    item_id = unicodedata.normalize("NFC", str(item_id)).replace("\n", " ")[:120]
+    item_id = _safe_id(item_id)
     threats = safety.scan_threats(text)
     if threats:
         return blocked_line(item_id, sorted({f.id for f in threats}))
-    when = f" ({date})" if date else ""
+    when = f" ({date})" if date and _DAY.fullmatch(str(date)) else ""
     return f"- {item_id}{when}: {quote(safety.redact(text))}"
 
 
@@ -322,8 +362,10 @@ def format_recall(hits: Sequence[Any], budget_tokens: int = DEFAULT_BUDGET_TOKEN
     """The injected text for ``hits`` (best first: :class:`RecallHit`, :class:`SemanticHit` or
     :class:`SemanticMemory`), or ``""`` when there is nothing to inject.
 
-    The whole block, fence and notice included, stays within ``budget_tokens`` (:func:`estimate_tokens`);
-    the lowest-ranked entries are dropped first, so what is kept is always the best prefix.
+    The whole block, fence and notice included, stays within ``budget_tokens`` (:func:`estimate_tokens`).
+    Entries are taken best first; one that does not fit in what is left of the budget is skipped and the next
+    ones are still tried, so one oversized memory ranked first cannot empty the whole recall. (Skipped, not
+    truncated: a cut memory could use up the budget and still mislead.) Kept entries stay in rank order.
     """
     if not hits or budget_tokens <= 0:
         return ""
@@ -334,7 +376,7 @@ def format_recall(hits: Sequence[Any], budget_tokens: int = DEFAULT_BUDGET_TOKEN
         line = render_line(hit)
         cost = estimate_tokens(line) + 1
         if used + cost > budget_tokens:
-            break
+            continue
         lines.append(line)
         used += cost
     if not lines:

@@ -147,15 +147,32 @@ class VectorMatrix:
             self._ids.append(ids[i])
             self._row[ids[i]] = start + offset
 
-    def upsert_rows(self, rows: Iterable[tuple[str, int, bytes]]) -> int:
+    def upsert_rows(self, rows: Iterable[tuple[str, int, bytes]]) -> tuple[int, int]:
         """Bulk :meth:`upsert` of ``(id, dim, blob)`` rows as SQLite stores vectors (float32 little-endian,
-        ``dim x 4`` bytes). Rows of another dimension are skipped (another model's space, never compared).
-        Returns the rows applied."""
-        fresh = [(mid, blob) for mid, dim, blob in rows if dim == self.dim]
+        ``dim x 4`` bytes). Returns ``(applied, skipped)``.
+
+        A row is skipped -- never raises, so one damaged row cannot break the scope's vector search -- when its
+        ``dim`` is not the matrix's (another vector space, never compared), its blob is not ``dim x 4`` bytes
+        (truncated or overwritten) or it holds a NaN/infinity. A skipped id that was in the matrix is dropped:
+        its stored vector is no longer the one the matrix holds. The backend counts these rows as stale, so
+        re-embedding repairs them."""
+        fresh: list[tuple[str, bytes]] = []
+        skipped: list[str] = []
+        for mid, dim, blob in rows:
+            ok = dim == self.dim and isinstance(blob, bytes | bytearray | memoryview) and len(blob) == 4 * self.dim
+            (fresh.append((mid, bytes(blob))) if ok else skipped.append(mid))
         if fresh:
             block = np.frombuffer(b"".join(blob for _, blob in fresh), dtype="<f4").reshape(len(fresh), self.dim)
-            self.upsert_many([mid for mid, _ in fresh], block)
-        return len(fresh)
+            finite = np.isfinite(block).all(axis=1)
+            if not finite.all():
+                skipped += [mid for (mid, _), good in zip(fresh, finite, strict=True) if not good]
+                fresh = [row for row, good in zip(fresh, finite, strict=True) if good]
+                block = block[finite]
+            if fresh:
+                self.upsert_many([mid for mid, _ in fresh], block)
+        for mid in skipped:
+            self.drop(mid)
+        return len(fresh), len(skipped)
 
     def drop(self, memory_id: str) -> None:
         """Remove ``memory_id`` (superseded, deleted, or its vector is of another model now)."""

@@ -29,7 +29,8 @@ from pi_memory import safety
 from pi_memory.semantic.backend import BackendError, MemoryNotFoundError
 from pi_memory.semantic.backends.rest_client import item_to_memory, row_to_history
 from pi_memory.semantic.backends.rest_server import IDENTITY_KEYS
-from pi_memory.semantic.models import HistoryEvent, MemorySource, Scope, SemanticHit, SemanticMemory
+from pi_memory.semantic.models import HistoryEvent, Scope, SemanticHit, SemanticMemory
+from pi_memory.semantic.sanitize import clean_metadata, clean_source
 
 __all__ = ["INSTALL_HINT", "PLATFORM_DISCLOSURE", "MissingExtraError", "PlatformBackend"]
 
@@ -140,9 +141,9 @@ class PlatformBackend:
         cleaned = safety.redact(text if isinstance(text, str) else "").strip()
         if not cleaned:
             raise ValueError("memory text is empty")
-        meta = {k: v for k, v in (metadata or {}).items() if k not in IDENTITY_KEYS}
+        meta = clean_metadata(metadata, IDENTITY_KEYS)
         if source:
-            meta["pi_memory_source"] = source
+            meta["pi_memory_source"] = clean_source(source).model_dump(exclude_none=True)
         if observed_at:
             meta["observed_at"] = observed_at
         client = self._mem0()
@@ -154,7 +155,7 @@ class PlatformBackend:
             raise BackendError("Mem0 Cloud accepted the memory but returned no id; it may still be processing")
         return SemanticMemory(id=str(memory_id), text=str(first.get("memory") or cleaned), user_id=scope.user_id,
                               agent_id=scope.agent_id, project_id=scope.project_id, observed_at=observed_at,
-                              source=MemorySource.model_validate(source or {}), metadata=meta)
+                              source=clean_source(source), metadata=meta)
 
     def search(self, query: str, *, scope: Scope, top_k: int = 5) -> list[SemanticHit]:
         query = safety.redact(query or "").strip()

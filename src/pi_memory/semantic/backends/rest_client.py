@@ -47,6 +47,7 @@ from pi_memory.semantic.models import (
     parse_iso,
     to_iso,
 )
+from pi_memory.semantic.sanitize import clean_metadata, clean_reason, clean_source
 
 __all__ = [
     "IDENTITY_KEYS", "TOKEN_ENV", "AddBody", "Message", "RestBackend", "SearchBody", "ServerUnreachableError",
@@ -62,7 +63,8 @@ IDENTITY_KEYS = frozenset({"user_id", "agent_id", "run_id", "project_id", "actor
 CONNECT_RETRIES = 2
 CONNECT_TIMEOUT_S = 3.0
 RETRY_BACKOFF_S = (0.05, 0.2)
-MAX_FETCH = 100
+MAX_FETCH = 100  # results per search request: the self-hosted server's cap (rest_handlers.MAX_TOP_K)
+MAX_LIST = 1000  # memories per list request: the self-hosted server's cap (rest_handlers.MAX_LIST)
 _EVENTS = {"ADD", "UPDATE", "DELETE", "SUPERSEDE"}
 
 
@@ -373,10 +375,10 @@ class RestBackend:
             raise ValueError("memory text is empty")
         body: dict[str, Any] = {
             "messages": [{"role": "user", "content": cleaned}], **self._ids(scope), "infer": False,
-            "metadata": {k: v for k, v in (metadata or {}).items() if k not in IDENTITY_KEYS},
+            "metadata": clean_metadata(metadata, IDENTITY_KEYS),
         }
         if source:
-            body["source"] = source
+            body["source"] = clean_source(source).model_dump(exclude_none=True)
         if observed_at:
             body["observed_at"] = observed_at
         results = _results(self._call("POST", "/memories", json=body))
@@ -402,7 +404,7 @@ class RestBackend:
         query = safety.redact(query or "").strip()
         if not query:
             return []
-        fetch = top_k if self.server_checks_scope() else min(MAX_FETCH, top_k * 3)
+        fetch = min(MAX_FETCH, top_k if self.server_checks_scope() else top_k * 3)  # clamped: never a 400
         body: dict[str, Any] = {"query": query, "filters": self._ids(scope), "top_k": fetch, "limit": fetch}
         if mode:
             body["mode"] = mode
@@ -430,7 +432,8 @@ class RestBackend:
     def get_all(self, *, scope: Scope, limit: int = 100, include_superseded: bool = False) -> list[SemanticMemory]:
         if limit < 1:
             return []
-        params: dict[str, Any] = {**self._ids(scope), "limit": limit, "top_k": limit}
+        fetch = min(limit, MAX_LIST)
+        params: dict[str, Any] = {**self._ids(scope), "limit": fetch, "top_k": fetch}
         if include_superseded:
             params["include_superseded"] = "true"
         mems = [m for i in _results(self._call("GET", "/memories", params=params))
@@ -448,8 +451,8 @@ class RestBackend:
             if mem is None or mem.status != "active":
                 return False
         params: dict[str, Any] = dict(self._ids(scope))
-        if reason:
-            params["reason"] = reason
+        if clean_reason(reason):
+            params["reason"] = clean_reason(reason)
         return self._call("DELETE", self._path(memory_id), params=params, missing_ok=True) is not None
 
     def update(self, memory_id: str, text: str, *, scope: Scope, reason: str | None = None) -> SemanticMemory:
@@ -462,8 +465,8 @@ class RestBackend:
             if mem is None or mem.status != "active":
                 raise not_found
         body: dict[str, Any] = {"text": cleaned, **self._ids(scope)}
-        if reason:
-            body["reason"] = reason
+        if clean_reason(reason):
+            body["reason"] = clean_reason(reason)
         data = self._call("PUT", self._path(memory_id), params=self._ids(scope), json=body, missing_ok=True)
         if data is None:
             raise not_found

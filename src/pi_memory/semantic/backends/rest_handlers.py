@@ -33,7 +33,9 @@ from pi_memory.semantic.backends.rest_requests import (
     scope_of,
     update_scope,
 )
+from pi_memory.semantic.embedded import clean_text
 from pi_memory.semantic.models import Scope, now_iso
+from pi_memory.semantic.sanitize import check_observed_at, clean_reason, clean_source
 
 SERVICE = "pi-memory"
 API_VERSION = 1
@@ -79,27 +81,39 @@ class RestService:
             raise ApiError(400, f"memory_type {body.memory_type!r} is not supported by this server; leave it out")
         messages = messages_of(body)
         metadata = clean_metadata(body.metadata)
+        source = clean_source(body.source).model_dump(exclude_none=True) if body.source else None
+        try:
+            body.observed_at = check_observed_at(body.observed_at)
+        except ValueError as exc:
+            raise ApiError(400, str(exc)) from exc
         infer = body.infer if body.infer is not None else body.text is None
         if infer:
-            return await self._infer(body, messages, scope, metadata)
+            return await self._infer(body, messages, scope, metadata, source)
         texts = [(m.role, m.text().strip()) for m in messages if m.role != "system" and m.text().strip()]
         if not texts:
             raise ApiError(400, "nothing to store: every message is empty or a system message")
+        for i, (_role, text) in enumerate(texts, 1):  # all or nothing: check every message before storing any
+            try:
+                clean_text(text)
+            except ValueError as exc:
+                where = f"message {i} of {len(texts)}: " if len(texts) > 1 else ""
+                raise ApiError(400, f"{where}{exc} Nothing was stored from this request; fix or leave out that "
+                                    "message and send the request again.") from exc
         started = now_iso()
 
         def store(backend: SemanticBackend) -> list[dict[str, Any]]:
             out = []
             for role, text in texts:
                 extra = {} if role == "user" else {"role": role}
-                mem = backend.add(text, scope=scope, source=body.source, observed_at=body.observed_at,
+                mem = backend.add(text, scope=scope, source=source, observed_at=body.observed_at,
                                   metadata={**metadata, **extra})
                 out.append({**memory_to_item(mem), "event": "NOOP" if mem.created_at < started else "ADD"})
             return out
 
         return JSONResponse({"results": await self.call(store)})
 
-    async def _infer(self, body: AddBody, messages: list[Message], scope: Scope,
-                     metadata: dict[str, Any]) -> Response:
+    async def _infer(self, body: AddBody, messages: list[Message], scope: Scope, metadata: dict[str, Any],
+                     source: dict[str, Any] | None) -> Response:
         if self.capture is None:
             raise ApiError(400, "infer=true needs an extraction model, and this server has none configured. "
                                 "Send \"infer\": false to store the messages verbatim, or configure a model "
@@ -110,7 +124,7 @@ class RestService:
         capture = self.capture
 
         def run(backend: SemanticBackend) -> Any:
-            return capture(backend, messages=turn, scope=scope, metadata=metadata, source=body.source,
+            return capture(backend, messages=turn, scope=scope, metadata=metadata, source=source,
                            observed_at=body.observed_at, instructions=body.prompt)
 
         report = await self.call(run)
@@ -145,7 +159,7 @@ class RestService:
         if text is None or not text.strip():
             raise ApiError(400, "text is required: send {\"text\": \"the corrected fact\"}")
         try:
-            new = await self.call(lambda b: b.update(memory_id, text, scope=scope, reason=body.reason))
+            new = await self.call(lambda b: b.update(memory_id, text, scope=scope, reason=clean_reason(body.reason)))
         except MemoryNotFoundError as exc:
             raise not_found(memory_id, active=True) from exc
         return JSONResponse({"message": "Memory updated successfully!", "id": new.id, "previous_id": memory_id,
@@ -153,7 +167,7 @@ class RestService:
 
     async def delete(self, request: Request) -> Response:
         memory_id, scope = id_and_scope(request)
-        reason = request.query_params.get("reason")
+        reason = clean_reason(request.query_params.get("reason"))
         if not await self.call(lambda b: b.delete(memory_id, scope=scope, reason=reason)):
             raise not_found(memory_id, active=True)
         return JSONResponse({"message": "Memory deleted successfully!", "id": memory_id})

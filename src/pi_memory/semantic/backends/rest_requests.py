@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 
+from pi_memory.semantic import sanitize
 from pi_memory.semantic.backends.rest_client import (
     IDENTITY_KEYS,
     AddBody,
@@ -103,8 +104,9 @@ def messages_of(body: AddBody) -> list[Message]:
 
 
 def clean_metadata(metadata: dict[str, Any] | None) -> dict[str, Any]:
-    """Caller metadata without identity keys: scope comes only from the explicit id fields (mem0 #6655)."""
-    return {k: v for k, v in (metadata or {}).items() if k not in IDENTITY_KEYS}
+    """Caller metadata without identity keys (scope comes only from the explicit id fields, mem0 #6655) and with
+    every string redacted (:mod:`pi_memory.semantic.sanitize`)."""
+    return sanitize.clean_metadata(metadata, IDENTITY_KEYS)
 
 
 def int_param(value: Any, name: str, default: int, maximum: int) -> int:

@@ -35,6 +35,11 @@ memory's -- the body alone naming another user, say -- is looked up in that scop
 ``GET`` and ``DELETE`` would; a 400 that said "this memory belongs to another scope" would tell any token
 holder which ids exist where.
 
+Trust model (say it plainly): the bearer token is one shared team token. Any holder can act as any
+``user_id`` (and agent, project) just by naming it: scope checks stop id probing and changes *across* scopes,
+they are not per-user authorisation. Hand the token only to those who may see every memory on the server; run
+a server per group that must be kept apart. (``pi-memory serve --help`` and the README say the same.)
+
 Differences from Mem0's OSS server: ``user_id`` is always required and per-id routes need the scope; an unknown
 id is 404 (Mem0: ``200 null``); ``PUT`` supersedes (a new id, the old memory kept as ``superseded``) and
 ``DELETE`` marks deleted, both keeping history; ``hash`` is SHA-256 of the normalised text (Mem0: MD5);
