@@ -120,6 +120,8 @@ class HybridConfig:
     late_key: KeySpec | None = field(default_factory=lambda: KeySpec(speaker=True))
     late_weight: float = 0.0  # off: -0.002..+0.001 R@10 on LoCoMo dev for 2.2x hybrid p95, ~25 KB per turn
     session_boost: float = 0.2
+    extra_vector_weight: float = 1.0
+    extra_rerank_weight: float = 0.25
 
     def but(self, **changes: Any) -> HybridConfig:
         """A copy with some settings changed."""
@@ -169,8 +171,10 @@ class TurnIndex:
         *,
         conn: sqlite3.Connection | None = None,
         lexical: Lexical | None = None,
+        extra_embedders: Mapping[str, Any] | None = None,
     ) -> None:
         self.config = config or HybridConfig()
+        self._extras = dict(extra_embedders or {})
         weights = self.config.column_weights
         if len(weights) != 3 or not all(math.isfinite(float(w)) and float(w) >= 0 for w in weights):
             raise ValueError(f"column_weights must be three finite numbers >= 0, not {weights!r}")
@@ -229,6 +233,12 @@ class TurnIndex:
                 if spec not in cache:
                     cache[spec] = np.asarray(self.embedder.embed(build_keys(turns, spec)), dtype=np.float32)
                 g.vectors[name] = cache[spec]
+            for name, extra in self._extras.items():
+                done: dict[KeySpec, np.ndarray] = {}
+                for key, spec in self._key_specs().items():
+                    if spec not in done:
+                        done[spec] = np.asarray(extra.embed(build_keys(turns, spec)), dtype=np.float32)
+                    g.vectors[f"{key}@{name}"] = done[spec]
             if self._late_on():
                 g.centre, g.tokens = self._token_states(build_keys(turns, self.config.late_key))
         spec = self.config.lexical_key
@@ -291,9 +301,10 @@ class TurnIndex:
             return []
         return [(int(row), -float(score)) for row, score in found]
 
-    def vector_ranking(self, query_vector: np.ndarray, group: str, limit: int) -> list[tuple[int, float]]:
-        """``(row, cosine)`` best first over the group's ``vector`` key."""
-        matrix = self._groups[group].vectors.get("vector")
+    def vector_ranking(self, query_vector: np.ndarray, group: str, limit: int, key: str = "vector"
+                       ) -> list[tuple[int, float]]:
+        """``(row, cosine)`` best first over the group's ``vector`` key (or ``key``)."""
+        matrix = self._groups[group].vectors.get(key)
         if matrix is None or not len(matrix):
             return []
         sims = matrix @ query_vector
@@ -343,11 +354,20 @@ class TurnIndex:
             lists["lexical"] = self.lexical_ranking(query, group, expanded, cfg.candidates)
         if qv is not None:
             lists["vector"] = self.vector_ranking(qv, group, cfg.candidates)
+        extra_qv = {name: np.asarray(e.embed_query(query), dtype=np.float32) for name, e in self._extras.items()
+                    if qv is not None and f"vector@{name}" in g.vectors}
+        if cfg.extra_vector_weight > 0:
+            for name, v in extra_qv.items():
+                lists[f"vector@{name}"] = self.vector_ranking(v, group, cfg.candidates, key=f"vector@{name}")
         if qv is not None and cfg.speaker_query_weight > 0 and "rerank" in g.vectors:
             lists["speaker"] = self.speaker_ranking(query, g, expanded, cfg.candidates)
         pool = list(dict.fromkeys(row for items in lists.values() for row, _ in items))
         if qv is not None and "rerank" in g.vectors and cfg.rerank_weight > 0 and cfg.rerank == "list":
             lists["rerank"] = rescore(pool, qv, g.vectors["rerank"])
+        if cfg.extra_rerank_weight > 0 and cfg.rerank == "list":
+            for name, v in extra_qv.items():
+                if f"rerank@{name}" in g.vectors:
+                    lists[f"rerank@{name}"] = rescore(pool, v, g.vectors[f"rerank@{name}"])
         if query_tokens is not None:
             lists["late"] = maxsim_ranking(query_tokens, g.tokens, pool)
         fused = self._fuse(lists)
@@ -391,6 +411,9 @@ class TurnIndex:
         cfg = self.config
         weights = {**cfg.weights, "rerank": cfg.rerank_weight, "speaker": cfg.speaker_query_weight,
                    "late": cfg.late_weight}
+        for name in self._extras:
+            weights[f"vector@{name}"] = cfg.extra_vector_weight
+            weights[f"rerank@{name}"] = cfg.extra_rerank_weight
         if self.config.fusion == "convex":
             return convex_fuse({n: dict(items) for n, items in lists.items()}, weights)
         return weighted_rrf({n: [row for row, _ in items] for n, items in lists.items()}, weights,
