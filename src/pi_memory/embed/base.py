@@ -6,13 +6,15 @@ vectors across different pairs (switching models means re-embedding, not mixing)
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Embedder", "EmbeddingError", "LazyModelEmbedder", "check_texts", "l2_normalise", "missing_extra"]
+__all__ = ["Embedder", "EmbeddingError", "LazyModelEmbedder", "check_texts", "import_extra", "l2_normalise",
+           "missing_extra"]
 
 
 @runtime_checkable
@@ -93,6 +95,14 @@ def missing_extra(package: str, extra: str, provider: str) -> EmbeddingError:
         "(the bundled default model, which needs nothing extra).",
         provider=provider,
     )
+
+
+def import_extra(module: str, package: str, extra: str, provider: str) -> Any:
+    """``module`` imported, or :func:`missing_extra`'s error when it (or one of its imports) is missing."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise missing_extra(package, extra, provider) from exc
 
 
 class LazyModelEmbedder:

