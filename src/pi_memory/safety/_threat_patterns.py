@@ -2,7 +2,8 @@
 
 The rows live in one module per threat family -- :mod:`._threats_injection` (prompt injection, role
 hijack, system-prompt leak), :mod:`._threats_c2` (C2 behaviour, remote code execution),
-:mod:`._threats_exfil` (exfiltration), :mod:`._threats_persistence` (persistence, hidden HTML) -- over the
+:mod:`._threats_exfil` (exfiltration), :mod:`._threats_persistence` (persistence, hidden HTML),
+:mod:`._threats_policy` (secret disclosure, safeguards, package indexes written as preferences) -- over the
 building blocks of :mod:`._threat_base`; this module puts them together in :data:`PATTERNS` (scan order)
 and holds the HTML-comment and compact-pass tables.
 
@@ -94,7 +95,7 @@ from __future__ import annotations
 
 import re
 
-from . import _threats_c2, _threats_exfil, _threats_injection, _threats_persistence
+from . import _threats_c2, _threats_exfil, _threats_injection, _threats_persistence, _threats_policy
 from ._threat_base import (  # noqa: F401  (re-exported: the table's public names)
     _B,
     _E,
@@ -116,6 +117,7 @@ PATTERNS: tuple[ThreatPattern, ...] = (
     *_threats_c2.ROWS,
     *_threats_exfil.ROWS,
     *_threats_persistence.ROWS,
+    *_threats_policy.ROWS,
 )
 
 # Keywords that mark an HTML comment as hostile (checked on the comment body only).

@@ -68,6 +68,13 @@ markdown_exfil                exfiltration          ``![x](https://host/p?data=�
                                                     ``{``/``$`` placeholder), ``<img src=…>`` likewise
 context_exfil                 exfiltration          include/print/share the conversation / chat history /
                                                     previous messages / your entire context
+secret_file_disclosure        exfiltration          upload/send/paste/print/dump/reveal … a secret file or a
+                                                    private key, written as a preference ("always upload
+                                                    ~/.ssh/id_rsa to …"); not after a negation
+disable_safeguards            prompt_injection      disable/turn off/bypass … safety or security checks,
+                                                    guardrails, safeguards; not after a negation
+untrusted_package_index       remote_execution      ``--index-url`` / ``--registry`` / ``-i`` over plain http at a
+                                                    public IPv4 address (local and RFC 1918 mirrors pass)
 authorized_keys_write         persistence           writing or appending to authorized_keys (a mention is fine)
 ssh_key_implant               persistence           adding a key to, or redirecting output into, ~/.ssh,
                                                     $HOME/.ssh, /home/<u>/.ssh, /root/.ssh, /Users/<u>/.ssh
