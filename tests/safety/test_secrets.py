@@ -94,6 +94,7 @@ CASES = [
     ("password_in_prose", "the GPG passphrase Tr0ub4dor&3x", "Tr0ub4dor&3x"),
     ("secret_assignment", "The API token is 9f8e7d6c5b4a39281706f5e4d3c2b1a0", "9f8e7d6c5b4a39281706f5e4d3c2b1a0"),
     ("secret_assignment", "the webhook secret is: 3f2a9c1e5b7d4a6f8e0c2b4d", "3f2a9c1e5b7d4a6f8e0c2b4d"),
+    ("payment_card", "company card 4111 1111 1111 1111, exp 09/28", "4111 1111 1111 1111"),
     # hidden or look-alike characters inside the value (the span covers them)
     ("openai_api_key", "Deploy key: sk-proj-abcdefghij\u00adklmnopqrstuvwxyz0123456789",
      "sk-proj-abcdefghij\u00adklmnopqrstuvwxyz0123456789"),
@@ -247,3 +248,20 @@ def test_big_input_completes():
     found = scan_secrets(text)
     assert [f.id for f in found] == ["password_in_prose", "github_token"]
     assert redact(text).count("[REDACTED:github_token]") == 150
+
+
+@pytest.mark.parametrize(("text", "redacted"), [
+    ("Card: 4111 1111 1111 1111 exp 12/29", "Card: [REDACTED:payment_card] exp 12/29"),
+    ("amex 3782-822463-10005 on file", "amex [REDACTED:payment_card] on file"),
+    ("visa 4012888888881881", "visa [REDACTED:payment_card]"),
+    ("5555 5555 5555 4444", "[REDACTED:payment_card]"),
+    # a bare run of digits needs a card word; a failed Luhn check or an unknown issuer is not a card
+    ("order id 4012888888881881 shipped", "order id 4012888888881881 shipped"),
+    ("build 1732900000000 took 4 minutes", "build 1732900000000 took 4 minutes"),
+    ("call 4111-1111-1111-1112", "call 4111-1111-1111-1112"),
+    ("version 4.1.1111.1111", "version 4.1.1111.1111"),
+    ("1111 1111 1111 1117", "1111 1111 1111 1117"),
+])
+def test_payment_card_numbers(text, redacted):
+    # found by a tester (semantic memory, 2026-11-29): a card number pasted into a turn reached storage
+    assert redact(text) == redacted

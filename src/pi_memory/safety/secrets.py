@@ -40,6 +40,8 @@ password_in_prose        ``password: x``, ``Password for Test WebUI: x``, ``pw =
                          "password policy", "password: required")
 secret_assignment        ``api_key/secret/token/… = <16+ chars, letters and digits, entropy ≥ 3 bits/char>``,
                          also written ``the API token is <value>`` / ``the secret is: <value>``
+payment_card             13-19 digits with a card network's prefix passing the Luhn check, grouped
+                         (``4111 1111 1111 1111``) or with a card word nearby (``visa 4111111111111111``)
 =======================  =============================================================================
 
 Only values count: an environment variable *name* (``OPENAI_API_KEY``) is where a secret lives, not a secret.
@@ -283,6 +285,43 @@ def _aws_prose(m: re.Match[str], text: str) -> tuple[int, int] | None:
     return (start, end)
 
 
+def _luhn(digits: str) -> bool:
+    """The Luhn check digit test (ISO/IEC 7812-1) on a string of digits."""
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = ord(ch) - 48
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+# Issuer prefixes of the card networks whose numbers people paste (ISO/IEC 7812 IINs as the networks publish
+# them): Visa 4; Mastercard 51-55 and 2221-2720; Amex 34, 37; Discover 6011, 644-649, 65; JCB 3528-3589;
+# Diners 300-305, 36, 38-39; UnionPay 62.
+_CARD_IIN = re.compile(r"4|5[1-5]|2(?:2[2-9][1-9]|2[3-9]\d|[3-6]\d\d|7[01]\d|720)|3[47]|6011|64[4-9]|65"
+                       r"|35(?:2[89]|[3-8]\d)|30[0-5]|3[689]|62")
+_CARD_WORDS = re.compile(r"\b(?:card|credit|debit|visa|mastercard|master card|amex|american express|discover"
+                         r"|cc|cvv|cvc|pan|kreditkarte|carte|tarjeta)\b", re.IGNORECASE)
+
+
+def _card_number(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    """A payment card number: 13-19 digits with a known issuer prefix that pass the Luhn check, written in
+    groups (``4111 1111 1111 1111``, ``3782-822463-10005``) or, as one run of digits, with a card word
+    (card, credit, visa, cvv…) within 40 characters: a bare run of digits is more often an id or a timestamp
+    (one in ten random numbers passes Luhn)."""
+    raw = m.group()
+    digits = raw.replace(" ", "").replace("-", "")
+    if not 13 <= len(digits) <= 19 or not _CARD_IIN.match(digits) or not _luhn(digits):
+        return None
+    start, end = m.span()
+    grouped = raw != digits
+    if not grouped and not (_CARD_WORDS.search(text, max(0, start - 40), start)
+                            or _CARD_WORDS.search(text, end, end + 40)):
+        return None
+    return (start, end)
+
+
 def _sp(id_: str, pattern: str, *keywords: str, flags: int = 0, group: str | int = 0, validate=None):
     return _SecretPattern(id_, re.compile(pattern, flags), keywords, group, validate)
 
@@ -365,6 +404,9 @@ PATTERNS: tuple[_SecretPattern, ...] = (
         "key", "secret", "token", flags=_I, validate=_assignment_value),
     _sp("aws_secret_access_key", r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
         "aws", "secret", "amazon", validate=_aws_prose),
+    _sp("payment_card",  # groups of 4 (Amex 4-6-5) with one space or dash, or one run of 13-19 digits
+        r"(?<![\w.-])(?:\d{4}(?:([ -])\d{4}){2,3}(?:\1\d{1,3})?|\d{4}([ -])\d{6}\2\d{5}|\d{13,19})(?![\w-]|\.\d)",
+        *"0123456789", validate=_card_number),
 )
 
 
