@@ -75,6 +75,7 @@ from pi_memory.index import search as searchmod
 from pi_memory.retrieval import HybridConfig, KeySpec, Turn, TurnIndex
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from locomo_host import product_recall  # noqa: E402
 from locomo_report import CATEGORIES, print_report  # noqa: E402
 
 EVIDENCE = re.compile(r"D\d+:\d+")
@@ -389,28 +390,6 @@ def config_summary(config: HybridConfig) -> dict:
     out = asdict(config)
     out["weights"] = dict(config.weights)
     return out
-
-
-def product_recall(conn: sqlite3.Connection, embedder, pids: dict[str, str]) -> Callable[[str, str, int], list[str]]:
-    """What a host injects before a run, ranked: :func:`pi_memory.semantic.recall.recall` with ``include=
-    ("sessions",)`` over the indexed pi sessions (keyword list + turn-vector list, RRF), evidence floor off so
-    the ranking itself is measured. Every turn is embedded first, as ``pi-memory semantic embed-sessions`` does."""
-    from pi_memory.semantic import turn_vectors
-    from pi_memory.semantic.embedded import EmbeddedBackend
-    from pi_memory.semantic.models import Scope
-    from pi_memory.semantic.recall import recall
-
-    backend = EmbeddedBackend(conn, embedder)  # creates the vector tables
-    start = time.perf_counter()
-    reports, _ = turn_vectors.backfill(conn, embedder)
-    print(f"recall(): embedded {reports[-1].embedded} turns in {time.perf_counter() - start:.1f} s", file=sys.stderr)
-
-    def search(sample: str, question: str, k: int) -> list[str]:
-        scope = Scope(user_id="locomo", project_id=pids[sample])
-        hits = recall(backend, question, scope=scope, top_k=k, include=("sessions",), conn=conn, min_similarity=0.0)
-        return [h.id.rsplit("#", 1)[-1] for h in hits]
-
-    return search
 
 
 def main() -> None:
