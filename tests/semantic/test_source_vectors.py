@@ -150,7 +150,7 @@ def test_curated_entries_are_embedded_lazily_and_boundedly_at_recall(conn, backe
 
 def test_recall_without_vectors_is_keyword_only(sessions, backend, conn, embedder):
     hits = recall(backend, "flaky Windows runners", scope=ALICE, top_k=5, include=("sessions",), conn=conn, min_similarity=0.0)
-    # the match, then the turns before it through context (turn_context; "ok, go ahead" is too short to count)
+    # the match, then the turns before it through context (index/context.py; "ok, go ahead" is too short to count)
     in_context = [("s1#e2", {"sessions": 1}), ("s1#e1", {"sessions": 2}), ("s1#e0", {"sessions": 3})]
     assert [(h.id, h.ranks) for h in hits] == in_context
     broken = EmbeddedBackend(conn, BrokenEmbedder())

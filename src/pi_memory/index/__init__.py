@@ -37,6 +37,7 @@ from pi_memory.index.search import (
     memory_search,
     parse_time,
     session_ranking,
+    session_ranking_in_context,
     session_search,
 )
 
@@ -67,6 +68,7 @@ __all__ = [
     "reindex",
     "remove_memory",
     "session_ranking",
+    "session_ranking_in_context",
     "session_search",
     "sync_markdown",
     "sync_store",

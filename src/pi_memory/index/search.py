@@ -16,7 +16,7 @@ import sqlite3
 from datetime import date, datetime
 from pathlib import Path
 
-from pi_memory.index import engine
+from pi_memory.index import context, engine
 from pi_memory.index.db import now_iso
 from pi_memory.index.engine import MEMORIES, MESSAGES, Corpus, Engine, Ranked
 from pi_memory.index.filters import (
@@ -48,6 +48,7 @@ __all__ = [
     "parse_time",
     "project_ids",
     "session_ranking",
+    "session_ranking_in_context",
     "session_search",
 ]
 
@@ -164,6 +165,29 @@ def session_ranking(
     where, params = _session_filters(conn, project, None, None, None)
     ranked = _search(conn, MESSAGES, query, where, params, limit)
     return [(mid, ranked.scores.get(mid, 0.0)) for mid in ranked.ids[:limit]]
+
+
+def session_ranking_in_context(
+    conn: sqlite3.Connection,
+    query: str | None,
+    limit: int = 10,
+    project: str | Path | None = None,
+    window: int = context.WINDOW,
+    weight: float = context.WEIGHT,
+) -> list[context.ContextHit]:
+    """The best ``limit`` session turns for ``query`` read in context (:mod:`.context`): keyword matches, the
+    turns around them, each scored by BM25 over its own text plus its window of ``window`` turns each side.
+    For recall before an agent run, where the answer after a question counts; ``session_search`` keeps strict
+    matching. Never raises for the query text; an unknown ``project`` name matches nothing."""
+    query = _cap_query(query)
+    limit = _clamp(limit, 1, MAX_LIMIT, 10)
+    where, params = _session_filters(conn, project, None, None, None)
+    ranked = _search(conn, MESSAGES, query, where, params, limit)
+    matches = [(mid, ranked.scores.get(mid, 0.0)) for mid in ranked.ids[:limit]]
+    if not matches:
+        return []
+    scorer = Engine(conn, MESSAGES, where, params)
+    return context.rank(conn, scorer, ranked.terms or ranked.plan.terms, matches, limit, window, weight)
 
 
 def _session_filters(

@@ -5,8 +5,9 @@
   (:func:`~pi_memory.semantic.ranking.rrf_fuse`, Cormack et al. 2009, ``k = 60``):
   semantic memories (FTS5 BM25 list + exact vector list for the embedded backend, or the backend's own
   ``search`` for remote ones), and when asked curated entries (:func:`pi_memory.index.memory_search`) and past
-  session turns (:func:`pi_memory.index.session_ranking`: ``session_search``'s ranking without its snippets
-  and output caps; only the rows that reach the evidence check are read), each a keyword list plus a vector list
+  session turns (:func:`pi_memory.index.session_ranking_in_context`: keyword matches and the turns around
+  them, scored with their context window, :mod:`pi_memory.index.context`; only the rows that reach the
+  evidence check are read), each a keyword list plus a vector list
   (:mod:`pi_memory.semantic.sources`; the query is embedded once for every vector list). Superseded and deleted
   memories never appear (backends return active ones only).
 * :func:`format_recall` -- the text injected as a user-channel message (never the system prompt).
@@ -45,7 +46,6 @@ from typing import Any, Literal
 
 from pi_memory import safety
 from pi_memory.semantic import sources as source_vectors
-from pi_memory.semantic import turn_context
 from pi_memory.semantic.models import SemanticHit, SemanticMemory
 from pi_memory.semantic.ranking import RRF_K, keyword_terms, rrf_fuse
 
@@ -221,12 +221,12 @@ def recall(
     snippet_terms: list = []
     loaded: set[str] = set()  # keys of turns load_turns read (their coverage includes their context)
     if "sessions" in include and conn is not None:
-        from pi_memory.index import plan_query, session_ranking
+        from pi_memory.index import plan_query, session_ranking_in_context
 
         snippet_terms = plan_query(query, words=True).terms
-        matches = turn_context.spread(conn, session_ranking(conn, query, candidates, project), candidates)
-        lent = {mid: lenders for mid, _, lenders in matches}
-        ranked = source_vectors.turn_keys(conn, [mid for mid, _, _ in matches])
+        matches = session_ranking_in_context(conn, query, candidates, project)
+        lent = {h.id: h.lenders for h in matches}
+        ranked = source_vectors.turn_keys(conn, [h.id for h in matches])
         lists["sessions"] = list(dict.fromkeys(key for key, _ in ranked))
         for key, mid in reversed(ranked):  # two rows of one turn: the better-ranked one is read
             turn_rows[key] = (mid, *(m for m in lent[mid] if m != mid))

@@ -4,11 +4,13 @@ Recall fuses ranked lists by reciprocal rank fusion. For semantic memories the e
 and a vector list; this module adds a vector list for each of the other two sources when recall includes them:
 ``curated_vector`` (the index's ``memories`` rows: the curated Markdown mirror and the extended store) and
 ``sessions_vector`` (session turns). Default RRF weights (:data:`WEIGHTS`; recall's ``weights`` argument
-overrides them): ``curated_vector`` equals the curated keyword list (1.0); ``sessions_vector`` is 0.2 against
-the session keyword list's 0.5, so vectors mostly fill in when few turns match by keyword. Measured on LoCoMo
-(``benchmarks/locomo_recall.py --recall``, keyword list with context, :mod:`.turn_context`): R@10 0.663 at 0.5,
-0.677 at 0.3, 0.693 at 0.2, 0.706 at 0.1; the turn vectors alone reach 0.499 (one short chat turn is little
-for the small model). 0.2 rather than 0.1 keeps recall by meaning for prompts that share no word with a turn.
+overrides them): ``curated_vector`` equals the curated keyword list (1.0); ``sessions_vector`` is 0.1 against
+the session keyword list's 0.5. Measured on LoCoMo (``benchmarks/locomo_recall.py --recall``, keyword list read
+in context, :mod:`pi_memory.index.context`): R@10 0.716 keyword only, 0.686 at 0.3, 0.705 at 0.2, 0.724 at
+0.1; the turn vectors alone reach 0.499 (one short chat turn is little for the small model). At 0.1 (and at
+0.2) a turn found by its vector alone ranks after the 50 keyword candidates, so vectors re-order the turns both
+lists found and fill in when few turns match by keyword: recall by meaning is kept for prompts that share no
+word with any turn.
 
 How one recall runs (:func:`start`, then :meth:`VectorLists.merge`):
 
@@ -56,7 +58,7 @@ from pi_memory.semantic.vectors import VectorMatrix
 
 log = logging.getLogger(__name__)
 
-WEIGHTS = {"curated_vector": 1.0, "sessions_vector": 0.2}  # module docstring: measured on LoCoMo
+WEIGHTS = {"curated_vector": 1.0, "sessions_vector": 0.1}  # module docstring: measured on LoCoMo
 MAX_MATRIX_ROWS = 250_000
 WRITE_WAIT_S = 0.2  # how long a recall waits for the write lock to store curated vectors
 LOAD_CHUNK = 10_000  # vector rows decoded at a time while loading (bounds the memory of a large load)
@@ -225,7 +227,7 @@ def turn_keys(conn: sqlite3.Connection, message_ids: Sequence[int]) -> list[tupl
 def load_turns(conn: sqlite3.Connection, wanted: Mapping[str, Sequence[int]], items: dict[str, Any],
                terms: Sequence[Any], keywords: Sequence[str]) -> None:
     """Read the turns ``wanted`` (key -> message id, then the ids of the matches that lent it its keyword score:
-    :func:`pi_memory.semantic.turn_context.spread`) into ``items`` as recall hits, replacing what is there: role,
+    :func:`pi_memory.index.context.spread`) into ``items`` as recall hits, replacing what is there: role,
     the window of the text around the query's ``terms`` (:func:`pi_memory.index.snippets.make_snippet`, as
     ``session_search`` shows it) and day; ``coverage`` = share of ``keywords`` in the turn and its lenders
     together (a turn found through the question before it carries that question's evidence). One query; rows

@@ -34,13 +34,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pi_memory.index.context import (
+    MIN_TURN_CHARS,  # shorter turns are acknowledgements; keyword search covers them
+)
 from pi_memory.index.db import now_iso, transaction
 
 log = logging.getLogger(__name__)
 
 BATCH = 64  # texts per embedder call: the batch the embedder evaluation measured (590 sentences/s on 2 cores)
 EMBED_CHARS = 2000  # the bundled model reads 256 tokens (about 1,000-1,500 characters of English): no need for more
-MIN_TURN_CHARS = 24  # shorter turns are acknowledgements and one-word answers; keyword search covers them
 TURNS_PER_RUN = 256  # turns the background worker embeds after one indexing pass (about half a second of work)
 CURATED_PER_RECALL = 8  # curated entries a recall may embed before it searches (about 10 ms of work)
 CURATED_PER_RUN = 512  # curated entries the background worker embeds after a run

@@ -1,22 +1,22 @@
-"""Keyword matches lend part of their score to the turns around them (semantic/turn_context.py), with a real
+"""Keyword matches lend part of their score to the turns around them (index/context.py), with a real
 index: neighbours are the same session's user/assistant turns, nearest first, tool rows skipped."""
 
 from __future__ import annotations
 
 import pytest
-from semantic_helpers import ALICE
 
-from pi_memory.index import transaction
+from pi_memory.index import context as turn_context
+from pi_memory.index import session_ranking_in_context, transaction
 from pi_memory.index.indexer import insert_messages
-from pi_memory.semantic import turn_context
-from pi_memory.semantic.recall import recall
+
+PROJECT = "0123456789ab"
 
 
 def add(conn, key: str, rows: list[tuple[str, str, str]]) -> list[int]:
-    """A session of ALICE's project with ``rows`` = (role, kind, text); returns the message ids in order."""
+    """A session of PROJECT with ``rows`` = (role, kind, text); returns the message ids in order."""
     with transaction(conn):
         sid = conn.execute("INSERT INTO sessions(source, session_key, cwd, project_id, project_name) "
-                           "VALUES ('pi', ?, '/w', ?, 'demo') RETURNING id", (key, ALICE.project_id)).fetchone()[0]
+                           "VALUES ('pi', ?, '/w', ?, 'demo') RETURNING id", (key, PROJECT)).fetchone()[0]
         fid = conn.execute("INSERT INTO session_files(path, session_id, size, mtime_ns) VALUES (?, ?, 0, 0) "
                            "RETURNING id", (f"/s/{key}.jsonl", sid)).fetchone()[0]
         insert_messages(conn, [(sid, fid, f"e{i}", None, i + 1, "2026-11-01T10:00:00.000Z", role, kind, None,
@@ -25,7 +25,7 @@ def add(conn, key: str, rows: list[tuple[str, str, str]]) -> list[int]:
 
 
 @pytest.fixture
-def ids(conn, backend):
+def ids(conn):
     first = add(conn, "a", [("user", "message", "what board game should we bring to the convention"),
                             ("assistant", "tool_result", "ls output: games.txt"),
                             ("assistant", "message", "Catan, we played it last year and everyone loved it"),
@@ -52,7 +52,7 @@ def test_spread_gives_neighbours_a_share_by_distance(conn, ids):
     assert turn_context.spread(conn, [(q, 4.0)], limit=10, weight=0.0) == [(q, 4.0, (q,))]
 
 
-def test_acknowledgements_lend_and_borrow_nothing(conn, backend):
+def test_acknowledgements_lend_and_borrow_nothing(conn):
     q, ok, answer = add(conn, "c", [("user", "message", "which port does the staging proxy listen on"),
                                     ("user", "message", "ok"),
                                     ("assistant", "message", "Port 8443, behind the load balancer")])
@@ -60,14 +60,14 @@ def test_acknowledgements_lend_and_borrow_nothing(conn, backend):
     assert turn_context.spread(conn, [(q, 1.0)], limit=5) == [(q, 1.0, (q,)), (answer, 0.5, (q,))]
 
 
-def test_recall_finds_the_answer_after_the_question(conn, backend, ids):
-    # "convention board game" matches only the question; its answer (Catan) shares no word with the prompt and
-    # comes second through context. Without context the keyword list held the question alone.
-    hits = recall(backend, "convention board game", scope=ALICE, top_k=3, include=("sessions",), conn=conn,
-                  min_similarity=0.0)
-    assert [h.id for h in hits] == ["a#e0", "a#e2", "a#e3"]
-    assert hits[1].text == "assistant: Catan, we played it last year and everyone loved it"
-    # the answer has no keyword of its own; the question that lent it its score is its evidence
-    assert [(h.coverage, h.similarity) for h in hits] == [(1.0, None)] * 3
-    default_floor = recall(backend, "convention board game", scope=ALICE, top_k=3, include=("sessions",), conn=conn)
-    assert [h.id for h in default_floor] == ["a#e0", "a#e2", "a#e3"]
+def test_rank_scores_each_candidate_with_its_window(conn, ids):
+    q, tool, answer, pack, snacks, other = ids
+    hits = session_ranking_in_context(conn, "convention board game", limit=10, project=PROJECT)
+    # the question matches; the turns around it enter through its score and are ranked by their windows, which
+    # hold the question's words; the tool output matches "game*" by itself (it lends to the turns around it
+    # too) and, not being a turn, has no window; the other session never enters
+    assert [h.id for h in hits] == [q, answer, pack, tool]
+    assert [h.lenders for h in hits] == [(q, tool), (q, tool), (q, tool), (tool,)]
+    assert hits[0].score > hits[1].score == hits[2].score > hits[3].score > 0  # a tie keeps the spread order
+    assert session_ranking_in_context(conn, "convention board game", limit=10, project="ffffffffffff") == []
+    assert session_ranking_in_context(conn, "zzzq nothing", limit=10, project=PROJECT) == []
