@@ -1,15 +1,21 @@
 """Keyword matches lend part of their score to the turns around them (index/context.py), with a real
-index: neighbours are the same session's user/assistant turns, nearest first, tool rows skipped."""
+index: neighbours are the same session's user/assistant turns, nearest first, tool rows skipped; recall over
+sessions finds the answer after a question, with the question as its keyword evidence."""
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import pytest
 
 from pi_memory.index import context as turn_context
 from pi_memory.index import session_ranking_in_context, transaction
 from pi_memory.index.indexer import insert_messages
+from pi_memory.semantic.models import Scope
+from pi_memory.semantic.recall import recall
 
 PROJECT = "0123456789ab"
+SCOPE = Scope(user_id="alice", project_id=PROJECT)
 
 
 def add(conn, key: str, rows: list[tuple[str, str, str]]) -> list[int]:
@@ -71,3 +77,17 @@ def test_rank_scores_each_candidate_with_its_window(conn, ids):
     assert hits[0].score > hits[1].score == hits[2].score > hits[3].score > 0  # a tie keeps the spread order
     assert session_ranking_in_context(conn, "convention board game", limit=10, project="ffffffffffff") == []
     assert session_ranking_in_context(conn, "zzzq nothing", limit=10, project=PROJECT) == []
+
+
+def test_recall_finds_the_answer_after_the_question(conn, ids):
+    # "convention board game" matches only the question; its answer (Catan) shares no word with the prompt and
+    # comes second through context. Without context the keyword list held the question alone.
+    backend = SimpleNamespace(embedder=None)  # sessions only, no vectors: the keyword list alone
+    hits = recall(backend, "convention board game", scope=SCOPE, top_k=3, include=("sessions",), conn=conn,
+                  min_similarity=0.0)
+    assert [h.id for h in hits] == ["a#e0", "a#e2", "a#e3"]
+    assert hits[1].text == "assistant: Catan, we played it last year and everyone loved it"
+    # the answer has no keyword of its own; the question that lent it its score is its evidence
+    assert [(h.coverage, h.similarity) for h in hits] == [(1.0, None)] * 3
+    default_floor = recall(backend, "convention board game", scope=SCOPE, top_k=3, include=("sessions",), conn=conn)
+    assert [h.id for h in default_floor] == ["a#e0", "a#e2", "a#e3"]
