@@ -196,6 +196,12 @@ def recall(
     items: dict[str, RecallHit] = {}
     cosines: dict[str, float] = {}
     extra = source_vectors.start(backend, query, scope=scope, include=include, conn=conn, limit=candidates)
+    project = getattr(scope, "project_id", None)
+    session_job = None
+    if "sessions" in include and conn is not None:  # on a worker thread, beside the semantic lists below
+        from pi_memory.index import session_ranking_in_context
+
+        session_job = source_vectors.submit(session_ranking_in_context, conn, query, candidates, project)
     if "semantic" in include:
         if hasattr(backend, "candidate_lists"):  # the embedded backend: fuse its two lists with the others
             shared = {"query_vector": extra.query_vector} if extra is not None else {}
@@ -207,7 +213,6 @@ def recall(
             found = backend.search(query, scope=scope, top_k=candidates)
             lists["semantic"] = ["s:" + h.memory.id for h in found]
             items.update({"s:" + h.memory.id: RecallHit.from_semantic(h) for h in found})
-    project = getattr(scope, "project_id", None)
     if "curated" in include and conn is not None:
         from pi_memory.index import memory_search
 
@@ -220,11 +225,11 @@ def recall(
     turn_rows: dict[str, tuple[int, ...]] = {}  # keyword-found turns, read when judged: key -> (id, lenders...)
     snippet_terms: list = []
     loaded: set[str] = set()  # keys of turns load_turns read (their coverage includes their context)
-    if "sessions" in include and conn is not None:
-        from pi_memory.index import plan_query, session_ranking_in_context
+    if session_job is not None:
+        from pi_memory.index import plan_query
 
         snippet_terms = plan_query(query, words=True).terms
-        matches = session_ranking_in_context(conn, query, candidates, project)
+        matches = session_job.result()
         lent = {h.id: h.lenders for h in matches}
         ranked = source_vectors.turn_keys(conn, [h.id for h in matches])
         lists["sessions"] = list(dict.fromkeys(key for key, _ in ranked))

@@ -46,7 +46,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -75,8 +75,13 @@ def _executor() -> ThreadPoolExecutor:
     global _pool
     with _cache_lock:
         if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="pi-memory-sources")
+            _pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="pi-memory-sources")
         return _pool
+
+
+def submit(fn: Callable[..., Any], *args: Any) -> Future:
+    """Run ``fn(*args)`` on the recall worker threads (the pool the vector lists use); its ``Future``."""
+    return _executor().submit(fn, *args)
 
 
 def database_file(conn: sqlite3.Connection) -> str:
