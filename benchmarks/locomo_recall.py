@@ -16,8 +16,8 @@ What is measured, same run:
   ``session_search(query=question, limit=max k, project=<the conversation>)``.
 * **recall() over sessions** (``--recall``): what a host injects before a run, ranked --
   :func:`pi_memory.semantic.recall.recall` with ``include=("sessions",)`` over the same indexed sessions
-  (``session_ranking`` keyword list + turn-vector list, RRF; every turn embedded first, as ``pi-memory semantic
-  embed-sessions`` does; evidence floor off). The pi files carry roles, not the LoCoMo speakers' names, so
+  (``session_ranking_in_context`` keyword list + turn-vector list, RRF; every turn embedded first, as
+  ``pi-memory semantic embed-sessions`` does; evidence floor off). The pi files carry roles, not the LoCoMo speakers' names, so
   this path cannot use the speaker fields the turn index below is given.
 * **turn index** (``--mode``): :class:`pi_memory.retrieval.TurnIndex` with its default
   :class:`~pi_memory.retrieval.HybridConfig`, one group per conversation, built from the same turns (speaker,

@@ -73,15 +73,17 @@ def neighbours(conn: sqlite3.Connection, message_ids: Sequence[int], window: int
 
 
 def spread(conn: sqlite3.Connection, ranked: Sequence[tuple[int, float]], limit: int, window: int = WINDOW,
-           weight: float = WEIGHT) -> list[tuple[int, float, tuple[int, ...]]]:
+           weight: float = WEIGHT, near: dict[int, list[int]] | None = None) -> list[tuple[int, float, tuple[int, ...]]]:
     """``ranked`` = ``(message id, score)`` of keyword matches (higher is better) re-ranked with context: each
     turn's score is its own plus ``weight / d`` of the score of every match ``d`` turns away (``d <= window``),
     so a turn without a match of its own can enter. Returns ``(message id, score, lenders)``, best ``limit``
     first, where ``lenders`` are the matches that gave the turn its score (itself first when it matched). Ties
-    keep the order first seen. ``weight`` 0 or ``window`` 0: ``ranked`` cut to ``limit``."""
+    keep the order first seen. ``weight`` 0 or ``window`` 0: ``ranked`` cut to ``limit``. ``near``: the
+    neighbours already known (:func:`neighbours`); the missing ones are looked up and added to it."""
     if weight <= 0 or window <= 0:
         return [(mid, s, (mid,)) for mid, s in list(ranked)[:limit]]
-    near = neighbours(conn, [mid for mid, _ in ranked], window)
+    near = {} if near is None else near
+    near.update(neighbours(conn, [mid for mid, _ in ranked if mid not in near], window))
     score: dict[int, float] = defaultdict(float)
     lenders: dict[int, list[int]] = defaultdict(list)  # insertion order = order first seen
     for mid, s in ranked:
@@ -104,13 +106,15 @@ def rank(conn: sqlite3.Connection, scorer: Any, terms: Sequence[Any], matches: S
     of the keyword search), re-scored as own score + BM25(window text). ``scorer``: the search's engine
     (:class:`pi_memory.index.engine.Engine`: ``doc_freq(term)``, ``score(rows, terms)``) so both BM25s use
     its document frequencies. Ties keep the spread order."""
-    pool = spread(conn, matches, limit, window, weight)
+    known: dict[int, list[int]] = {}
+    pool = spread(conn, matches, limit, window, weight, near=known)  # fills ``known`` for the matches
     if not pool or window <= 0:
         return [ContextHit(m, s, lent) for m, s, lent in pool]
     ids = [m for m, _, _ in pool]
     turns = {r[0] for r in conn.execute(f"SELECT id FROM messages WHERE id IN ({','.join('?' * len(ids))}) AND "
                                         f"{_TURN}", ids)}
-    near = neighbours(conn, [m for m in ids if m in turns], window)  # tool output and the like: no window
+    known.update(neighbours(conn, [m for m in ids if m in turns and m not in known], window))
+    near = {m: known[m] for m in ids if m in turns}  # tool output and the like: no window
     wanted = sorted({*ids, *(n for ns in near.values() for n in ns)})
     text = dict(conn.execute(f"SELECT id, substr(text, 1, {_PIECE_CHARS}) FROM messages "
                              f"WHERE id IN ({','.join('?' * len(wanted))})", wanted))

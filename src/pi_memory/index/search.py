@@ -69,17 +69,27 @@ def _cap_query(query: str | None) -> str | None:
 def _search(
     conn: sqlite3.Connection, corpus: Corpus, query: str | None, where: list[str], params: list, limit: int
 ) -> Ranked:
+    return _run(conn, corpus, query, where, params, limit)[0]
+
+
+def _run(
+    conn: sqlite3.Connection, corpus: Corpus, query: str | None, where: list[str], params: list, limit: int
+) -> tuple[Ranked, Engine | None]:
+    """The ranking and the engine that made it (its document frequencies serve further scoring; ``None`` when
+    nothing ran)."""
     plan = plan_query(query, words=corpus.words)
     if plan.empty:
-        return Ranked([], {}, {}, {}, "none", False, plan)
+        return Ranked([], {}, {}, {}, "none", False, plan), None
+    engine = Engine(conn, corpus, where, params)
     try:
-        return Engine(conn, corpus, where, params).run(plan, limit)
+        return engine.run(plan, limit), engine
     except sqlite3.OperationalError:  # an expression SQLite still rejects: read the query without operators
         plain = plan_query(query, operators=False, words=corpus.words)
+        engine = Engine(conn, corpus, where, params)
         try:
-            return Engine(conn, corpus, where, params).run(plain, limit)
+            return engine.run(plain, limit), engine
         except sqlite3.OperationalError:
-            return Ranked([], {}, {}, {}, "none", False, plain)
+            return Ranked([], {}, {}, {}, "none", False, plain), None
 
 
 def _clamp(value: int | None, lo: int, hi: int, default: int) -> int:
@@ -160,11 +170,19 @@ def session_ranking(
     snippets or output caps. For callers that fuse it with other lists and read only the winners' rows
     (``messages.id``), such as recall before an agent run; about 5 ms cheaper than ``session_search`` at
     50 hits. Never raises for the query text; an unknown ``project`` name matches nothing."""
-    query = _cap_query(query)
+    ranked, _engine, limit = _session_ranked(conn, query, limit, project)
+    return [(mid, ranked.scores.get(mid, 0.0)) for mid in ranked.ids[:limit]]
+
+
+def _session_ranked(
+    conn: sqlite3.Connection, query: str | None, limit: int, project: str | Path | None
+) -> tuple[Ranked, Engine | None, int]:
+    """The keyword ranking behind :func:`session_ranking` and :func:`session_ranking_in_context`, its engine
+    and the clamped limit."""
     limit = _clamp(limit, 1, MAX_LIMIT, 10)
     where, params = _session_filters(conn, project, None, None, None)
-    ranked = _search(conn, MESSAGES, query, where, params, limit)
-    return [(mid, ranked.scores.get(mid, 0.0)) for mid in ranked.ids[:limit]]
+    ranked, engine = _run(conn, MESSAGES, _cap_query(query), where, params, limit)
+    return ranked, engine, limit
 
 
 def session_ranking_in_context(
@@ -179,15 +197,11 @@ def session_ranking_in_context(
     turns around them, each scored by BM25 over its own text plus its window of ``window`` turns each side.
     For recall before an agent run, where the answer after a question counts; ``session_search`` keeps strict
     matching. Never raises for the query text; an unknown ``project`` name matches nothing."""
-    query = _cap_query(query)
-    limit = _clamp(limit, 1, MAX_LIMIT, 10)
-    where, params = _session_filters(conn, project, None, None, None)
-    ranked = _search(conn, MESSAGES, query, where, params, limit)
+    ranked, engine, limit = _session_ranked(conn, query, limit, project)
     matches = [(mid, ranked.scores.get(mid, 0.0)) for mid in ranked.ids[:limit]]
-    if not matches:
+    if not matches or engine is None:
         return []
-    scorer = Engine(conn, MESSAGES, where, params)
-    return context.rank(conn, scorer, ranked.terms or ranked.plan.terms, matches, limit, window, weight)
+    return context.rank(conn, engine, ranked.terms or ranked.plan.terms, matches, limit, window, weight)
 
 
 def _session_filters(
