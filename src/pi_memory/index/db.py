@@ -9,6 +9,9 @@ mode (``isolation_level=None``): write with :func:`transaction`, which issues ``
 
 Schema and migrations: :mod:`.schema` (tables, named steps, the word-index triggers).
 
+Credentials: migration ``008_redact_secrets`` is finished at open (:func:`.redaction.redact_pending_index`:
+batched and resumable; the CLI shows its progress).
+
 Corruption: at open a probe reads the schema (a garbage file fails with "file is not a database"), and
 ``PRAGMA quick_check`` runs when the file is at most ``QUICK_CHECK_MAX_BYTES`` (32 MiB: it reads every page, so
 a large index is not checked on every start; pass ``check=True`` to force it). Damage deeper in a large file
@@ -40,6 +43,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from pi_memory.index.redaction import redact_pending_index
 from pi_memory.index.schema import MIGRATIONS, Migration, split_statements
 from pi_memory.index.words import register as register_words
 
@@ -183,6 +187,7 @@ def _open_checked(path: Path, check: bool | None) -> sqlite3.Connection:
     try:
         _check(conn, path, check)
         migrate(conn)
+        redact_pending_index(conn, path)
     except sqlite3.DatabaseError as exc:
         conn.close()
         if is_corruption(exc):

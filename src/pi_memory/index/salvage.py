@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pi_memory.index.db import transaction
+from pi_memory.index.redaction import redact_text
 from pi_memory.index.words import fts_form
 from pi_memory.index.writer import index_ranges
 
@@ -73,7 +74,7 @@ def salvage_sessions(conn: sqlite3.Connection, damaged: Path | str) -> SalvageRe
         tables = {name: _read_all(src, name) for name in _TABLES}
         if all(rows is not None for rows in tables.values()):
             with transaction(conn):
-                messages = tables["messages"] or []
+                messages = [(*r[:-1], redact_text(r[-1])) for r in tables["messages"] or []]  # an older index
                 tables["messages"] = [(*r, None if r[-1].isascii() else fts_form(r[-1])) for r in messages]
                 for name, rows in tables.items():
                     if rows:
