@@ -63,6 +63,7 @@ from pi_memory.index.redaction import (
     load_state,
     prepare_text,
     redact_pending_index,
+    redact_text,
     save_state,
 )
 from pi_memory.index.redaction import cap_text as _cap
@@ -193,6 +194,7 @@ def insert_messages(conn: sqlite3.Connection, rows: list[tuple]) -> None:
     Runs inside the caller's transaction (or autocommits each statement without one). The indexer writes
     through :class:`~.writer.GroupWriter` instead, which indexes a whole group at once.
     """
+    rows = [(*row[:-1], redact_text(row[-1])) for row in rows]  # what the index stores is redacted
     ids = _insert_rows(conn, rows)
     if ids is not None:
         index_ranges(conn, [ids])

@@ -44,6 +44,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -87,14 +88,29 @@ def cap_text(text: str, limit: int) -> str:
     return f"{text[:head]}\n… [{left_out:,} characters not indexed] …\n{text[-tail:]}"
 
 
+# A command that prints one variable named like a credential: its output is that credential's bare value.
+_PRINTS_VARIABLE = re.compile(
+    r"(?:printenv|echo|printf\s+['\"]?%s\\?n?['\"]?|print|Write-Output)\s+['\"]?(?:\$\{?|\$env:)?"
+    r"(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD|PASS|AUTH|CREDENTIALS?)[A-Za-z0-9_]*)"
+    r"\}?['\"]?[^\n]{0,40}$",
+    re.IGNORECASE,
+)
+
+
 def redact_text(text: str, context: str = "") -> str:
     """``text`` with every credential replaced by ``[REDACTED:<id>]``; ``context`` (the text read just before
-    it) is scanned with it, and a match reaching from it into ``text`` is replaced from the start of ``text``."""
+    it) is scanned with it, and a match reaching from it into ``text`` is replaced from the start of ``text``.
+
+    When ``context`` ends with a command printing one credential-named variable (``printenv DB_PASSWORD``,
+    ``echo $API_TOKEN``), ``text`` is scanned as that variable's assignment (``DB_PASSWORD=<text>``): the bare
+    value a tool result prints has no label of its own."""
     if not text:
         return text
     if not context:
         return redact(text)
-    joined = context[-CONTEXT_CHARS:] + "\n"
+    tail = context[-CONTEXT_CHARS:]
+    printed = _PRINTS_VARIABLE.search(tail.rstrip().rstrip('"}').rstrip())
+    joined = f"{printed.group('name')}=" if printed else tail + "\n"
     offset = len(joined)
     spans = [s for s in secret_spans(joined + text) if s.end > offset]
     if not spans:
