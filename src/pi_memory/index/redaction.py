@@ -211,11 +211,21 @@ def _messages_batch(conn: sqlite3.Connection, state: RedactionState, batch: int)
     from pi_memory.index.words import fts_form
 
     rows = conn.execute(
-        "SELECT id, text FROM messages WHERE id > ? ORDER BY id LIMIT ?", (state.cursor, batch)
+        "SELECT id, file_id, text FROM messages WHERE id > ? ORDER BY id LIMIT ?", (state.cursor, batch)
     ).fetchall()
     if not rows:
         return False
-    changed = [(rid, new) for rid, text in rows if (new := redact(text)) != text]
+    before: dict[int, str] = {}  # file -> the text of its row before (the context the indexer gives)
+    first = conn.execute("SELECT text FROM messages WHERE file_id = ? AND id < ? ORDER BY id DESC LIMIT 1",
+                         (rows[0][1], rows[0][0])).fetchone()
+    if first:
+        before[rows[0][1]] = first[0]
+    changed = []
+    for rid, file_id, text in rows:
+        new = redact_text(text, before.get(file_id, ""))
+        before[file_id] = text
+        if new != text:
+            changed.append((rid, new))
     with _tx(conn):
         conn.executemany(  # the update trigger deletes the old tokens from the word index and adds the new
             "UPDATE messages SET text = ?, fts_text = ? WHERE id = ?",
