@@ -257,6 +257,12 @@ def _write(
         ),
     ).fetchone()[0]
     removed = 0
+    if todo.mode == "append" and res.records:  # a repeated entry (Claude Code resumes): the last version wins
+        again = {r.entry_id for r in res.records if r.entry_id is not None}
+        if again:
+            for eid in again:
+                removed += conn.execute("DELETE FROM messages WHERE file_id = ? AND entry_id = ?",
+                                        (file_id, cl(eid))).rowcount
     if todo.mode == "replace":
         removed = conn.execute("DELETE FROM messages WHERE file_id = ?", (file_id,)).rowcount
         conn.execute("DELETE FROM entries WHERE file_id = ?", (file_id,))

@@ -146,8 +146,14 @@ def session_search(
             )
         }
         redacted = not redaction_pending(conn)  # rows are redacted when written, once migration 008 is done
-        for rank, mid in enumerate(top, 1):
+        seen: set[tuple] = set()
+        for mid in top:
             r = meta[mid]
+            same = (r[8], r[7] if r[7] is not None else r[6], r[2], r[3], r[14])
+            if same in seen:  # the same entry stored twice (an index written before repeats were merged)
+                continue
+            seen.add(same)
+            rank = len(hits) + 1
             text = r[14] if redacted else redact(r[14])
             snippet, cut = make_snippet(text, ranked.terms, snippet_chars, redacted=True)
             hits.append(
