@@ -31,7 +31,11 @@ Methods:
 ``after_run {sessionFile, userText, assistantText, timestamp, entryIds}``
     Queues indexing of the session file and semantic capture of the turn; answers at once.
 ``status {}``
-    ``{text, memoryEntries, userEntries, dataDir}`` (``text`` is the pi status-line text).
+    ``{text, memoryEntries, userEntries, dataDir, indexRepair?}`` (``text`` is the pi status-line text).
+    ``indexRepair``, present once the index was ever repaired after corruption: the newest repair record
+    ``{at, damagedCopy, reason, rebuilt: {sessionFiles, messages, filesToReadAgain, memories,
+    semanticMemories, semanticFromHistory}, lost: {semanticMemories, semanticHistoryUnreadable,
+    transcriptsGone, vectors}}`` (:mod:`pi_memory.index.salvage`), for the status line to tell the user.
 ``shutdown {}``
     ``{ok: true}``, then the process exits.
 
@@ -109,7 +113,13 @@ class Bridge:
         text = f"memory: {memory} {'entry' if memory == 1 else 'entries'}"
         if user:
             text += f", user: {user}"
-        return {"text": text, "memoryEntries": memory, "userEntries": user, "dataDir": str(self.settings.data_dir)}
+        status = {"text": text, "memoryEntries": memory, "userEntries": user, "dataDir": str(self.settings.data_dir)}
+        from pi_memory.index import last_repair
+
+        repair = last_repair(self.settings.data_dir)
+        if repair:
+            status["indexRepair"] = repair
+        return status
 
     # ---------------------------------------------------------------- methods
     def hello(self, cwd: str | None = None, sessionId: str | None = None, **_: Any) -> dict[str, Any]:  # noqa: N803
