@@ -114,6 +114,11 @@ def decide_with(fn: Callable[[dict], list[dict]]) -> Callable[[dict], dict]:
     return lambda payload: {"decisions": fn(payload)}
 
 
+def why(subject: str, attribute: str, old: str, new: str) -> dict:
+    """The ``reason`` an UPDATE or DELETE decision carries (:class:`pi_memory.semantic.supersession.SupersedeReason`)."""
+    return {"subject": subject, "attribute": attribute, "old_value": old, "new_value": new}
+
+
 def alias_of(payload: dict, text: str) -> str:
     """The id the model was shown for the existing memory whose text is ``text``."""
     for m in payload["existing_memories"]:

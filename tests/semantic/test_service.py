@@ -4,7 +4,7 @@ scenario (a fact from session 1 recalled in session 2; a contradiction supersede
 from __future__ import annotations
 
 import pytest
-from semantic_helpers import alias_of, decide_with
+from semantic_helpers import alias_of, decide_with, why
 
 from pi_memory.semantic.config import parse_semantic
 from pi_memory.semantic.recall import FENCE_OPEN
@@ -40,7 +40,9 @@ def test_fact_from_session_one_is_recalled_in_session_two(project, tmp_path, emb
     old_id = report.events[0].id
     scripted.extract.append({"facts": ["User's favourite database is now SQLite."]})
     scripted.decide.append(decide_with(lambda p: [{"fact": 0, "event": "DELETE", "text": None,
-                                                   "memory_id": alias_of(p, "User's favourite database is PostgreSQL.")}]))
+                                                   "memory_id": alias_of(p, "User's favourite database is PostgreSQL."),
+                                                   "reason": why("User's favourite database", "database",
+                                                                 "PostgreSQL", "SQLite")}]))
     later = two.capture("Changed my mind: SQLite is my favourite database now.", "Noted.", "2026-11-20T09:00:00Z",
                         {"session_id": "session-2", "entry_ids": ["e9"]})
     assert later.count("DELETE") == 1

@@ -191,7 +191,8 @@ class SemanticService:
         try:
             report = capture_turn(self.backend, model, user_text=user_text, assistant_text=assistant_text,
                                   scope=self.scope, observed_at=observed_at, source=source,
-                                  custom_instructions=self.settings.custom_instructions)
+                                  custom_instructions=self.settings.custom_instructions,
+                                  max_input_tokens=self.settings.capture_max_input_tokens)
         except Exception as exc:  # noqa: BLE001 - a capture failure must not break the host
             log.warning("semantic capture failed: %s", exc, exc_info=True)
             report = CaptureReport(status="error", errors=[f"capture failed: {type(exc).__name__}: {exc}"])
