@@ -4,23 +4,12 @@ scenario (a fact from session 1 recalled in session 2; a contradiction supersede
 from __future__ import annotations
 
 import pytest
-from semantic_helpers import alias_of, decide_with, why
+from semantic_helpers import alias_of, decide_with, make_service, why
 
-from pi_memory.semantic.config import parse_semantic
 from pi_memory.semantic.recall import FENCE_OPEN
-from pi_memory.semantic.service import RECALL_MARKER_KEY, RefusedError, open_semantic
+from pi_memory.semantic.service import RECALL_MARKER_KEY, RefusedError
 
-
-@pytest.fixture
-def project(tmp_path):
-    root = tmp_path / "repo"
-    (root / ".git").mkdir(parents=True)
-    return root
-
-
-def make(project, tmp_path, embedder, model=None, **block):
-    settings = parse_semantic({"userId": "alice", **block})
-    return open_semantic(settings, project, data_dir=tmp_path / "data", model=model, embedder=embedder)
+make = make_service
 
 
 def test_fact_from_session_one_is_recalled_in_session_two(project, tmp_path, embedder, chat_model, scripted):
@@ -158,7 +147,7 @@ def test_status_lines(project, tmp_path, embedder):
     sem.add("User prefers tabs.")
     text = sem.status()
     assert "backend embedded" in text and "alice:project:" in text
-    assert "passive (autoCapture on, autoRecall on, toolEnabled on*)" in text
+    assert "passive (autoCapture on but inactive: no chat model, autoRecall on, toolEnabled on*)" in text
     assert "1 active, 0 superseded, 0 deleted" in text and "all-MiniLM-L6-v2" in text
     info = sem.status_info()
     assert info["memories"]["active"] == 1 and info["embedder"]["staleMemories"] == 0

@@ -154,11 +154,15 @@ class SemanticSettings(BaseModel):
         return {"autoCapture": bool(self.auto_capture), "autoRecall": bool(self.auto_recall),
                 "toolEnabled": bool(self.tool_enabled)}
 
-    def describe(self) -> str:
-        """``hybrid (autoCapture on, autoRecall off*, toolEnabled on)`` -- ``*`` marks an explicit override."""
+    def describe(self, capture_model: bool = True) -> str:
+        """``hybrid (autoCapture on, autoRecall off*, toolEnabled on)`` -- ``*`` marks an explicit override.
+        ``capture_model=False``: no chat model is configured, so an ``autoCapture on`` is said to be inactive
+        (``autoCapture on but inactive: no chat model``) and never reads as if turns were captured."""
         names = {"auto_capture": "autoCapture", "auto_recall": "autoRecall", "tool_enabled": "toolEnabled"}
         parts = [f"{label} {'on' if getattr(self, key) else 'off'}{'*' if key in self.overrides else ''}"
                  for key, label in names.items()]
+        if self.auto_capture and not capture_model:
+            parts[0] += " but inactive: no chat model"
         return f"{self.memory_mode} ({', '.join(parts)})"
 
 

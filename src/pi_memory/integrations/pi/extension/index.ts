@@ -432,6 +432,7 @@ export default async function piMemory(pi: any): Promise<void> {
 		} catch {}
 		try {
 			const reply = await bridge.request("recall", { prompt: event.prompt, state: { [RECALL_MARKER_KEY]: marker ?? null } });
+			takeStatus(reply?.status); // shows a capture failure of the previous turn (any process)
 			if (typeof reply?.marker === "string" && sessionId) {
 				try {
 					pi.appendEntry(RECALL_ENTRY, { sessionId, marker: reply.marker });
