@@ -39,6 +39,7 @@ class Target(enum.StrEnum):
 class _State:
     dir: Path | None = None
     json: bool = False
+    data_dir: Path | None = None  # the resolved data root, once a command has resolved its settings
     stdout_is_protocol: bool = False  # `pi-memory mcp`: standard output carries MCP, so JSON goes to stderr
 
 
@@ -62,6 +63,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print the structured resu
 def _root(dir: DirOpt = None, json_: Annotated[bool, typer.Option("--json")] = False) -> None:
     state.dir = dir
     state.json = json_
+    state.data_dir = None
     state.stdout_is_protocol = False
 
 
@@ -97,9 +99,11 @@ def fail(message: str, code: int, **fields: object) -> typer.Exit:
 
 def settings(dir_: Path | None = None) -> Settings:
     try:
-        return load_settings(override_dir=dir_ or state.dir)
+        resolved = load_settings(override_dir=dir_ or state.dir)
     except SettingsError as exc:
         raise fail(str(exc), 2) from exc
+    state.data_dir = resolved.data_dir
+    return resolved
 
 
 def open_mem(dir_: Path | None = None) -> Memory:
@@ -108,10 +112,21 @@ def open_mem(dir_: Path | None = None) -> Memory:
         memory = open_memory(override_dir=dir_ or state.dir)
     except SettingsError as exc:
         raise fail(str(exc), 2) from exc
+    state.data_dir = memory.settings.data_dir
     for warning in memory.settings.warnings:
         err.print("[yellow]warning:[/yellow] ", end="")
         err.print(warning, markup=False)
     return memory
+
+
+def require_writable(folder: Path) -> None:
+    """Refuse (exit 1, the folder and what to do) unless a file can be written in ``folder``: for commands that
+    serve for a long time (``mcp``, ``serve``), which should refuse at start rather than fail every write."""
+    from pi_memory.storage import folder_problem
+
+    problem = folder_problem(folder)
+    if problem is not None:
+        raise fail(problem.message, 1, problem=problem.kind, dataDir=str(problem.folder))
 
 
 def open_store(dir_: Path | None = None) -> MemoryStore:

@@ -79,8 +79,10 @@ def _backend_errors(command: Callable[..., None]) -> Callable[..., None]:
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
         except Exception as exc:
-            if not state.json:
-                raise
+            from pi_memory.storage import storage_problem
+
+            if not state.json or storage_problem(exc, state.data_dir) is not None:
+                raise  # a storage problem is reported by pi_memory.cli.main, as for every command
             log.debug("semantic %s failed", command.__name__, exc_info=exc)
             hint = (" The index database may be damaged: run `pi-memory semantic status`, and `pi-memory semantic "
                     "reembed` to rebuild vectors." if isinstance(exc, sqlite3.Error) else "")
