@@ -21,7 +21,7 @@ import sys
 
 import typer
 
-from pi_memory.cli.app import app, fail, state
+from pi_memory.cli.app import app, build_command, fail, state
 
 try:  # typer 0.2x ships its own copy of click; its usage errors derive from TyperException
     from typer import TyperException as _ClickError
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     _log_to_stderr()
     try:
-        code = app(args=args, prog_name="pi-memory", standalone_mode=False)
+        code = build_command()(args=args, prog_name="pi-memory", standalone_mode=False)
     except typer.Abort:
         print("Aborted.", file=sys.stderr)
         sys.exit(1)

@@ -24,6 +24,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},  # subcommands inherit it from the root context
 )
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -59,12 +60,82 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print the structured resu
                                        callback=_json_flag)]
 
 
+ProjectFilterOpt = Annotated[Path | None, typer.Option(
+    "--project", help="Only this project: a folder inside it, or 'current' for the current folder's project.")]
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from pi_memory import __version__
+
+        out.print(f"pi-memory {__version__}", markup=False)
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _root(dir: DirOpt = None, json_: Annotated[bool, typer.Option("--json")] = False) -> None:
+def _root(
+    dir: DirOpt = None,
+    json_: Annotated[bool, typer.Option("--json", help="Print every result and error as JSON on standard output "
+                                                      "(the same as --json after the command).")] = False,
+    version: Annotated[bool, typer.Option("--version", help="Show the version and exit.", is_eager=True,
+                                          callback=_show_version)] = False,
+) -> None:
     state.dir = dir
     state.json = json_
     state.data_dir = None
     state.stdout_is_protocol = False
+
+
+def build_command():
+    """The click command of the whole app (what ``app()`` runs), with the help tidied for a person: no type
+    label on flags (``--json`` takes no value, ``<bool>`` suggested one) and each paragraph of a docstring
+    joined into one line (source line breaks showed up as breaks in mid-sentence), lists kept as lists.
+    Every command is tidied, including those other modules register later."""
+    import typer.main
+
+    command = typer.main.get_command(app)
+    _tidy(command)
+    return command
+
+
+def _reflow(text: str) -> str:
+    import inspect
+
+    paragraphs = []
+    for paragraph in inspect.cleandoc(text).split("\n\n"):
+        lines = paragraph.split("\n")
+        listed = len(lines) > 1 and all(line.lstrip().startswith(("-", "*", "•")) or line.startswith(" ")
+                                        for line in lines[1:])
+        paragraphs.append(paragraph if paragraph.startswith("\b") or listed else " ".join(x.strip() for x in lines))
+    return "\n\n".join(paragraphs)
+
+
+def _tidy(command) -> None:
+    if command.help:
+        command.help = _reflow(command.help)
+        command.short_help = command.short_help or command.help.split("\n\n")[0]
+    for sub in getattr(command, "commands", {}).values():
+        _tidy(sub)
+
+
+def _flag_label(display):
+    """``display_type_rich`` without a type label for flags (typer labels them ``<bool>``)."""
+
+    def display_type_rich(self, ctx):
+        return None if getattr(self, "is_flag", False) and self.metavar is None else display(self, ctx)
+
+    return display_type_rich
+
+
+def _patch_flag_labels() -> None:
+    from typer.core import TyperOption
+
+    if not getattr(TyperOption.display_type_rich, "_pi_memory", False):
+        TyperOption.display_type_rich = _flag_label(TyperOption.display_type_rich)
+        TyperOption.display_type_rich._pi_memory = True
+
+
+_patch_flag_labels()
 
 
 def emit_json(data: object) -> None:

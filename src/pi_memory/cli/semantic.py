@@ -126,7 +126,8 @@ def status(dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = Fals
 
 @semantic_app.command()
 @_backend_errors
-def search(query: str, top_k: Annotated[int, typer.Option("--top-k", min=1, max=100)] = 5,
+def search(query: str, top_k: Annotated[int, typer.Option(
+               "--top-k", min=1, max=100, help="How many memories to show at most (the best first).")] = 5,
            dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """Hybrid (keyword + meaning) search of this scope's active memories."""
     hits = _service(dir, project).search(query, top_k=top_k)
@@ -170,7 +171,7 @@ def recall(prompt: str,
 
 @semantic_app.command("list")
 @_backend_errors
-def list_(limit: Annotated[int, typer.Option("--limit", min=1)] = 100,
+def list_(limit: Annotated[int, typer.Option("--limit", min=1, help="How many memories to show at most.")] = 100,
           all_: Annotated[bool, typer.Option("--all", help="Include superseded and deleted memories.")] = False,
           dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """This scope's memories, newest first."""
@@ -204,7 +205,9 @@ def add(text: str, dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOp
 
 @semantic_app.command()
 @_backend_errors
-def delete(memory_id: str, reason: Annotated[str | None, typer.Option("--reason")] = None,
+def delete(memory_id: str, reason: Annotated[str | None, typer.Option(
+               "--reason", help="Why it is deleted; kept in the memory's history (default: \"deleted from the "
+               "CLI\").")] = None,
            dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """Mark memory ID deleted (its history is kept)."""
     ok = _service(dir, project).delete(memory_id, reason=reason or "deleted from the CLI")
