@@ -63,6 +63,10 @@ def _root(dir: DirOpt = None, json_: Annotated[bool, typer.Option("--json")] = F
     state.dir = dir
     state.json = json_
     state.stdout_is_protocol = False
+    from pi_memory.cli.search import redaction_bar
+    from pi_memory.index.redaction import set_progress
+
+    set_progress(redaction_bar())  # an index opened by this command that needs migration 008 shows a bar
 
 
 def emit_json(data: object) -> None:

@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.text import Text
 
 from pi_memory.cli.app import DirOpt, JsonOpt, app, err, fail, open_mem, out, state
@@ -89,6 +96,28 @@ def memory_search(
     """Search saved memories by relevance."""
     args = {"query": query, "limit": limit, "target": target, "category": category, "project": project}
     _tool("memory_search", dir, args, json_)
+
+
+def redaction_bar():
+    """The progress callback of migration 008 for this CLI run (:func:`pi_memory.index.redaction_progress`): a
+    bar on standard error, drawn from the first batch on and closed when the last is done; nothing under
+    ``--json`` or ``mcp`` (the bar is only for a person watching)."""
+    bar: dict = {}
+
+    def update(done: int, total: int) -> None:
+        if state.json or state.stdout_is_protocol or (bar.get("closed") and done >= total):
+            return
+        if "p" not in bar:
+            bar["p"] = Progress(TextColumn("redacting credentials in the index"), BarColumn(), MofNCompleteColumn(),
+                                TimeRemainingColumn(), console=err)
+            bar["p"].start()
+            bar["t"] = bar["p"].add_task("redact", total=total or None)
+        bar["p"].update(bar["t"], completed=done, total=total or None)
+        if done >= total:
+            bar.pop("p").stop()
+            bar["closed"] = True
+
+    return update
 
 
 def _progress_bar():

@@ -67,6 +67,11 @@ RedactProgress = Callable[[int, int], None]
 _PROGRESS: contextvars.ContextVar[RedactProgress | None] = contextvars.ContextVar("redact_progress", default=None)
 
 
+def set_progress(callback: RedactProgress | None) -> None:
+    """Report the migration's progress to ``callback`` from now on in this context (a command-line run)."""
+    _PROGRESS.set(callback)
+
+
 @contextlib.contextmanager
 def redaction_progress(callback: RedactProgress | None) -> Iterator[None]:
     """Report the migration's progress to ``callback`` for the indexes opened inside the block (the CLI draws a
