@@ -203,3 +203,19 @@ def test_vectors_embedded_from_plaintext_are_dropped(old: Path) -> None:
     conn = open_index(data)
     assert conn.execute("SELECT count(*) FROM semantic_turn_vectors").fetchone()[0] == 0  # all held a secret
     conn.close()
+
+
+def test_a_read_only_index_opens_and_its_searches_still_redact(old: Path) -> None:
+    data = old / "data"
+    conn = sqlite3.connect(data / "index.sqlite3", isolation_level=None)
+    from pi_memory.index.db import migrate
+
+    migrate(conn)  # the work is recorded but not done (as when the lock holder was killed)
+    conn.close()
+    ro = sqlite3.connect(f"file:{data / 'index.sqlite3'}?mode=ro", uri=True)
+    with pytest.raises(sqlite3.OperationalError):
+        redaction.redact_pending_index(ro)
+    assert redaction.redaction_pending(ro)
+    result = session_search(ro, f"oldidx{FAMILIES.index(SECRETS[0])}").to_json()
+    assert "oldidx" in result and not any(r in result for r in runs(SECRETS[0].secret))
+    ro.close()

@@ -282,7 +282,10 @@ def compact(conn: sqlite3.Connection) -> bool:
     with _tx(conn):
         conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')")
         conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
-    conn.execute("VACUUM")
+    try:
+        conn.execute("VACUUM")
+    except sqlite3.OperationalError:  # another connection is writing, or the disk is full: try at the next open
+        return False
     busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     return busy == 0
 
