@@ -117,12 +117,14 @@ def test_a_binary_file_is_a_failure_wherever_it_lies(tmp_path: Path, monkeypatch
     blob = bytes(range(256)) * 8 + b"\n" + os.urandom(64).replace(b"\n", b"x") + b"\n"
     inside = tmp_path / ".claude" / "projects" / "-w" / "x.jsonl"
     elsewhere = tmp_path / "elsewhere" / "x.jsonl"
-    for path in (inside, elsewhere):
+    pi = tmp_path / ".pi" / "agent" / "sessions" / "--w--" / "2026-11-01T10-00-00-000Z_x.jsonl"
+    codex = tmp_path / ".codex" / "sessions" / "2026" / "11" / "01" / "rollout-2026-11-01T10-00-00-x.jsonl"
+    for path in (inside, elsewhere, pi, codex):
         path.parent.mkdir(parents=True)
         path.write_bytes(blob)
     conn = open_index(tmp_path / "data")
-    stats = index_paths(conn, [inside, elsewhere])
-    assert (stats.files_new, stats.files_failed) == (0, 2)
+    stats = index_paths(conn, [inside, elsewhere, pi, codex])
+    assert (stats.files_new, stats.files_failed) == (0, 4)
     assert all("cannot tell which agent wrote" in e for e in stats.errors)
     text = inside.with_name("y.jsonl")  # a real transcript in the same folder is still read
     text.write_text(json.dumps({"type": "user", "uuid": "u1", "sessionId": "s", "message": {"role": "user",

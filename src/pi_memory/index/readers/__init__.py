@@ -113,8 +113,9 @@ def read_session(
 
 
 def _nothing_but_garbage(res: ReadResult) -> bool:
-    """No record, no tree entry, and at least one line that was not JSON, nothing else."""
-    return (not res.records and not res.parents and res.skipped.get("malformed_line", 0) > 0
+    """No record and at least one line that was not JSON, nothing else (the synthetic tree ids of the linear
+    formats say nothing about the content)."""
+    return (not res.records and res.skipped.get("malformed_line", 0) > 0
             and set(res.skipped) <= {"malformed_line", "not_object", "blank_line"})
 
 
