@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import random
-from bisect import bisect_left
 from pathlib import Path
 
 from pi_memory.safety import SecretSpan, redact, secret_spans
@@ -17,19 +16,7 @@ KEY = "sk-proj-Qm4Tz8Lp2Vx7Nc3Rb9Wk5Hd1Jf6Gs0Ya"
 
 def _every_position(text: str) -> list[tuple]:
     """The scanner without its anchoring and hints: each pattern's ``finditer`` over the whole text."""
-    lowered, taken = text.lower(), []
-    for prio, pat in enumerate(S.PATTERNS):
-        if not any(map(lowered.__contains__, pat.keywords)):
-            continue
-        for m in pat.regex.finditer(text):
-            span = pat.validate(m, text) if pat.validate else m.span(pat.group)
-            if span is None or span[0] == span[1]:
-                continue
-            i = bisect_left(taken, (span[0],))
-            if (i > 0 and taken[i - 1][1] > span[0]) or (i < len(taken) and taken[i][0] < span[1]):
-                continue
-            taken.insert(i, (span[0], span[1], prio, pat.id))
-    return taken
+    return S._folded_matches(text, anchored=False)
 
 
 def test_every_occurrence_is_reported_with_its_raw_span() -> None:

@@ -451,16 +451,17 @@ def _anchored(pat: _SecretPattern, text: str, lowered: str, back: int):
         tried = max(tried, place + 1)
 
 
-def _folded_matches(text: str) -> list[tuple[int, int, int, str]]:
-    """All accepted (start, end, priority, id) value spans in ``text``, overlaps resolved by table order."""
+def _folded_matches(text: str, anchored: bool = True) -> list[tuple[int, int, int, str]]:
+    """All accepted (start, end, priority, id) value spans in ``text``, overlaps resolved by table order.
+    ``anchored=False`` tries every pattern at every position (what the anchoring must equal; for tests)."""
     lowered = text.lower()
     taken: list[tuple[int, int, int, str]] = []  # kept sorted and non-overlapping
     for prio, pat in enumerate(PATTERNS):
         if not any(map(lowered.__contains__, pat.keywords)):
             continue
-        if pat.id == "payment_card" and not _CARD_HINT.search(text):
+        if anchored and pat.id == "payment_card" and not _CARD_HINT.search(text):
             continue
-        back = _ANCHOR_BACK.get(pat.id) if len(lowered) == len(text) else None  # lower() kept the places
+        back = _ANCHOR_BACK.get(pat.id) if anchored and len(lowered) == len(text) else None  # places kept
         found = pat.regex.finditer(text) if back is None else _anchored(pat, text, lowered, back)
         for m in found:
             span = pat.validate(m, text) if pat.validate else m.span(pat.group)
