@@ -57,7 +57,7 @@ from pi_memory.safety import redact, secret_spans
 
 VERSION = 1
 BATCH = 2000
-CONTEXT_CHARS = 300
+CONTEXT_CHARS = 120
 MARGIN = 25_000
 META_KEY = "redaction"
 
