@@ -84,6 +84,10 @@ def _root(
     state.json = json_
     state.data_dir = None
     state.stdout_is_protocol = False
+    from pi_memory.cli.search import redaction_bar
+    from pi_memory.index.redaction import set_progress
+
+    set_progress(redaction_bar())  # an index opened by this command that needs migration 008 shows a bar
 
 
 def build_command():
