@@ -13,6 +13,8 @@ Public API
 * ``check_write(text) -> Finding | None`` — the first threat, else the first secret, else ``None``.
 * ``refusal_message(finding, where="memory") -> str`` — why a write was refused and what to do instead.
 * ``blocked_marker(filename, ids) -> str`` — the line that replaces a hostile entry in a prompt snapshot.
+* ``replace_unencodable(value)`` — lone surrogates (``"\ud83d"``, ``argv`` bytes that are not UTF-8) replaced by
+  U+FFFD in a string or in the strings of a parsed JSON value; called at every input edge (see ``unencodable``).
 * ``fold(text) -> Folded`` — the folded text the scanners match on (``.text``) and ``.raw_span(start, end)``
   back to raw offsets; for callers that match their own patterns the same way (the recall fence markers).
 
@@ -26,6 +28,7 @@ from ._text import Folded, fold
 from ._threat_patterns import INVISIBLE_UNICODE
 from .secrets import SECRET, redact, scan_secrets
 from .threats import Finding, scan_threats
+from .unencodable import replace_unencodable
 
 __all__ = [
     "Finding",
@@ -35,6 +38,7 @@ __all__ = [
     "fold",
     "redact",
     "refusal_message",
+    "replace_unencodable",
     "scan_secrets",
     "scan_threats",
 ]
