@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from ._text import Folded, fold
 from ._threat_patterns import INVISIBLE_UNICODE
+from ._threats_beacon import IMAGE_BEACON_IDS
 from .secrets import SECRET, redact, scan_secrets
 from .threats import Finding, scan_threats
 from .unencodable import replace_unencodable
@@ -65,6 +66,13 @@ def refusal_message(finding: Finding, where: str = "memory") -> str:
         return (
             f"Not saved: the {where} text contains a hidden character ({finding.id}), which can smuggle "
             f"instructions into future system prompts. Remove it and save the plain text."
+        )
+    if finding.id in IMAGE_BEACON_IDS:
+        return (
+            f"Not saved: the {where} text matches the threat pattern {finding.id} (exfiltration): it has or asks "
+            f"for an image whose URL carries data (a placeholder, a data parameter, or secrets or messages put "
+            f"into it), and a client loads such an image by itself, sending that data to the image's host. Keep "
+            f"the fact without the image, or give the image's plain URL with no placeholder and no data in it."
         )
     kind = "" if finding.category == finding.id else f" ({finding.category})"
     return (

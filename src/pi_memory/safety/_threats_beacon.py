@@ -46,7 +46,7 @@ _DEST = (r"(?:[^()\s<{\[]|<[^<>\n]{0,80}>|\{[^{}\n]{0,80}\}|\[[^\[\]\n]{0,80}\]|
 _DEST_RE = re.compile(rf"[ \t]*(?:\n[ \t]*)?(?P<dest><[^<>\n]{{1,2000}}>|{_DEST})(?P<title>[ \t]+(?:\"[^\"\n]{{0,300}}\""
                       rf"|'[^'\n]{{0,300}}'|\([^()\n]{{0,300}}\)))?")
 _ALT = r"(?:[^\[\]\n]|\[[^\[\]\n]{0,100}\]){0,300}+"
-_URL_START = r"[ \t]*<?(?:https?:)?[/\\]{2}"
+_URL_START = r"[ \t]*(?:\n[ \t]*)?<?(?:https?:)?[/\\]{2}"
 _SENTENCE_END = re.compile(r"(?<![.])[.!?](?=\s)|\n")
 _WINDOW = 300
 
@@ -238,6 +238,8 @@ def _image_instruction(m: re.Match[str], text: str) -> tuple[int, int] | int:
         return resume
     return (lo + fill.start(), lo + fill.end())
 
+
+IMAGE_BEACON_IDS = frozenset({"markdown_exfil", "image_exfil_instruction"})
 
 ROWS: tuple[ThreatPattern, ...] = (
     _p("markdown_exfil", EXFILTRATION,
