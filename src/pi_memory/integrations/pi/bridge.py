@@ -250,7 +250,9 @@ class Bridge:
         if not line.strip():
             return None
         try:
-            request = json.loads(line)
+            from pi_memory.safety import replace_unencodable  # lazy, like every import here
+
+            request = replace_unencodable(json.loads(line))  # "\ud83d" escapes -> U+FFFD, never a lost turn
         except json.JSONDecodeError as exc:
             return {"id": None, "error": {"message": f"invalid JSON request: {exc}"}}
         if not isinstance(request, dict):
