@@ -32,6 +32,9 @@ def run(backend, chat_model, user, assistant="Noted.", *, observed_at="2026-03-1
     ("", "Sure thing!", "acknowledgement"),
     ("hola", "¡Hola!", "few content words"),
     ("yes", "ok", "acknowledgement"),
+    ("谢谢!", "不客气！", "acknowledgement"),
+    ("ありがとう", "どういたしまして。", "acknowledgement"),
+    ("merci !", "De rien !", "acknowledgement"),
 ])
 def test_turns_without_durable_content_are_skipped(user, assistant, rule):
     assert skip_rule(user, assistant)[0] == rule
