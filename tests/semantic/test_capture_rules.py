@@ -135,6 +135,8 @@ def test_real_contradictions_still_supersede(backend, chat_model, scripted):
      ("User", "equipment", "a ThinkPad X1", "a standing desk"), False),
     ("DELETE", "User plays guitar.", "User started piano lessons.", ("User", "instrument", "plays guitar",
                                                                      "started piano lessons"), False),
+    ("DELETE", "用户住在里斯本。", "用户住在波尔图。", ("用户", "城市", "里斯本", "波尔图"), True),  # no spaces
+    ("DELETE", "用户在公司工作。", "用户管理公司的GitHub组织。", ("用户", "职位", "在公司工作", "管理公司的GitHub组织"), False),
 ])
 def test_the_check_against_the_pair(event, old, new, reason, allowed):
     subject, attribute, before, after = reason
