@@ -79,8 +79,10 @@ def _backend_errors(command: Callable[..., None]) -> Callable[..., None]:
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
         except Exception as exc:
-            if not state.json:
-                raise
+            from pi_memory.storage import storage_problem
+
+            if not state.json or storage_problem(exc, state.data_dir) is not None:
+                raise  # a storage problem is reported by pi_memory.cli.main, as for every command
             log.debug("semantic %s failed", command.__name__, exc_info=exc)
             hint = (" The index database may be damaged: run `pi-memory semantic status`, and `pi-memory semantic "
                     "reembed` to rebuild vectors." if isinstance(exc, sqlite3.Error) else "")
@@ -181,7 +183,7 @@ def recall(prompt: str,
 
 @semantic_app.command("list")
 @_backend_errors
-def list_(limit: Annotated[int, typer.Option("--limit", min=1)] = 100,
+def list_(limit: Annotated[int, typer.Option("--limit", min=1, help="How many memories to show at most.")] = 100,
           all_: Annotated[bool, typer.Option("--all", help="Include superseded and deleted memories.")] = False,
           dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """This scope's memories, newest first."""
@@ -215,7 +217,9 @@ def add(text: str, dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOp
 
 @semantic_app.command()
 @_backend_errors
-def delete(memory_id: str, reason: Annotated[str | None, typer.Option("--reason")] = None,
+def delete(memory_id: str, reason: Annotated[str | None, typer.Option(
+               "--reason", help="Why it is deleted; kept in the memory's history (default: \"deleted from the "
+               "CLI\").")] = None,
            dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """Mark memory ID deleted (its history is kept)."""
     ok = _service(dir, project).delete(memory_id, reason=reason or "deleted from the CLI")

@@ -32,9 +32,13 @@ Methods:
 ``after_run {sessionFile, userText, assistantText, timestamp, entryIds}``
     Queues indexing of the session file and semantic capture of the turn; answers at once.
 ``status {}``
-    ``{text, memoryEntries, userEntries, dataDir, latestError}`` (``text`` is the pi status-line text;
-    ``latestError``: the newest capture or recall failure recorded in the index since this bridge started,
+    ``{text, memoryEntries, userEntries, dataDir, latestError, indexRepair?}`` (``text`` is the pi status-line
+    text; ``latestError``: the newest capture or recall failure recorded in the index since this bridge started,
     by any process, ``{job, outcome, at, message, ...}`` or null; the text then ends with it).
+    ``indexRepair``, present once the index was ever repaired after corruption: the newest repair record
+    ``{at, damagedCopy, reason, rebuilt: {sessionFiles, messages, filesToReadAgain, memories,
+    semanticMemories, semanticFromHistory}, lost: {semanticMemories, semanticHistoryUnreadable,
+    transcriptsGone, vectors}}`` (:mod:`pi_memory.index.salvage`), for the status line to tell the user.
 ``shutdown {}``
     ``{ok: true}``, then the process exits.
 
@@ -117,8 +121,14 @@ class Bridge:
         if error is not None:
             text += f" · {error['job']} failed at {error['at'][11:16]} UTC: {' '.join(error['message'].split())}"
             text = text if len(text) <= 160 else text[:159] + "…"
-        return {"text": text, "memoryEntries": memory, "userEntries": user, "dataDir": str(self.settings.data_dir),
-                "latestError": error}
+        status = {"text": text, "memoryEntries": memory, "userEntries": user,
+                  "dataDir": str(self.settings.data_dir), "latestError": error}
+        from pi_memory.index import last_repair
+
+        repair = last_repair(self.settings.data_dir)
+        if repair:
+            status["indexRepair"] = repair
+        return status
 
     def _latest_error(self) -> dict[str, Any] | None:
         """The newest capture/recall error in the index since this bridge started (any process), or None."""
