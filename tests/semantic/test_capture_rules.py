@@ -47,6 +47,8 @@ def test_turns_without_durable_content_are_skipped(user, assistant, rule):
     ("yes", "I deployed the billing service to staging on port 8080."),
     ("我用pnpm", "好的"),
     ("Nope, we deploy on Thursdays now.", "Got it."),
+    ("I'm on billing.", "Noted."),  # one content word on each side
+    ("I need help with the build, it works locally", "Let me know the error."),
 ])
 def test_turns_with_content_are_read(user, assistant):
     assert skip_rule(user, assistant) is None

@@ -65,9 +65,9 @@ def content_words(text: str) -> int:
     non-ASCII letter always counts (every CJK character of a run counts once)."""
     count = 0
     for word in _words(text):
-        if word in ACK_WORDS:
-            continue
         if not word.isascii():
+            if word in ACK_WORDS:  # 谢谢, ありがとう: the ASCII ones are in _NOT_CONTENT when they never count
+                continue
             count += sum(1 for ch in word if ord(ch) >= 0x2E80) or 1  # CJK runs have no spaces between words
         elif len(word) >= 2 and word not in _NOT_CONTENT:
             count += 1
