@@ -149,14 +149,16 @@ class Bridge:
 
         self.cwd = Path(cwd) if cwd else None
         self.session_id = sessionId
-        self.started_at = now_iso()
+        started = now_iso()
         self._open(self.cwd, catch_up=os.environ.get("PI_MEMORY_CATCH_UP", "1") != "0")
+        status = self.status()  # before started_at is set: no error can be this session's yet, and hello must
+        self.started_at = started  # not wait for the index to open (a long migration would time it out)
         return {
             "version": _package_version(),
             "protocol": PROTOCOL_VERSION,
             "dataDir": str(self.settings.data_dir),
             "tools": [tool_spec_dict(t) for t in self.tools.values()],
-            "status": self.status(),
+            "status": status,
         }
 
     def snapshot(self, **_: Any) -> dict[str, Any]:
