@@ -14,6 +14,7 @@ from rich.console import Console
 from pi_memory.config import Settings, SettingsError, load_settings
 from pi_memory.curated import MemoryResult, MemoryStore, build_snapshot
 from pi_memory.curated.entries import DELIMITER, printable, split_plain_markdown
+from pi_memory.curated.messages import for_person
 from pi_memory.curated.store import FAILURE_CATEGORIES
 from pi_memory.runtime import Memory, open_memory
 
@@ -35,6 +36,9 @@ class Target(enum.StrEnum):
     user = "user"
     project = "project"
     failure = "failure"
+
+
+Category = enum.StrEnum("Category", {c.replace("-", "_"): c for c in FAILURE_CATEGORIES})
 
 
 class _State:
@@ -206,10 +210,11 @@ def open_store(dir_: Path | None = None) -> MemoryStore:
 
 def finish(result: MemoryResult, as_json: bool) -> None:
     """Print ``result`` and exit 0 (success) or 1 (refused)."""
-    data = result.to_dict()
     if as_json or state.json:
-        emit_json(data)
-    elif result.success:
+        emit_json(result.to_dict())  # for programs: the same result a tool call gets
+        raise typer.Exit(0 if result.success else 1)
+    result = result.for_person()
+    if result.success:
         if result.entries is not None:
             _print_entries(result)
         else:
@@ -218,7 +223,7 @@ def finish(result: MemoryResult, as_json: bool) -> None:
     else:
         err.print(f"[red]refused ({result.code}):[/red] ", end="")
         err.print(result.error or "", markup=False)
-        for title, items in (("matches", result.matches), ("current entries", result.current_entries)):
+        for title, items in (("matching entries", result.matches), ("current entries", result.current_entries)):
             if items:
                 err.print(f"{title}:")
                 for item in items:
@@ -255,16 +260,22 @@ def read(target: Target, dir: DirOpt = None, json_: JsonOpt = False) -> None:
 def add(
     target: Target,
     text: str,
-    category: Annotated[str, typer.Option(help="failure target: " + ", ".join(FAILURE_CATEGORIES))] = "failure",
-    reason: Annotated[str | None, typer.Option(help="failure target: what went wrong.")] = None,
+    category: Annotated[Category | None, typer.Option(
+        help="failure target only: the kind of lesson (default: failure).", show_default=False)] = None,
+    reason: Annotated[str | None, typer.Option(help="failure target only: what went wrong.")] = None,
     dir: DirOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Add an entry. TEXT "-" reads it from standard input."""
+    if target is not Target.failure and (category is not None or reason is not None):
+        given = " and ".join(o for o, v in (("--category", category), ("--reason", reason)) if v is not None)
+        verb = "apply" if " and " in given else "applies"
+        raise fail(f"{given} {verb} to the failure target only; nothing was saved. Use `pi-memory add failure "
+                   f"TEXT {given.split()[0]} ...`, or leave {given} out to add to {target.value}.", 2)
     text = text_arg(text)
     store = open_store(dir)
     if target is Target.failure:
-        finish(store.add_failure(text, category, reason), json_)
+        finish(store.add_failure(text, (category or Category.failure).value, reason), json_)
     finish(store.add(target.value, text), json_)
 
 
@@ -316,7 +327,7 @@ def status(dir: DirOpt = None, json_: JsonOpt = False) -> None:
         health = "[red]drift: " + info["drift"] + "[/red]" if info["drift"] else "[green]ok[/green]"
         out.print(f"{store.name(target)}: {n_entries(info['entryCount'] or 0)}, {info['usage']} — {health}")
         if info["notice"]:
-            out.print(f"  {info['notice']}", markup=False)
+            out.print(f"  {for_person(info['notice'])}", markup=False)
 
 
 @app.command()

@@ -1,6 +1,10 @@
-"""Texts of curated-store results, written for a person and for an LLM: what happened, then what to do next.
+"""Texts of curated-store results: what happened, then what to do next.
 
-Kept apart from the store logic so wording can be reviewed (and translated) in one place.
+Kept apart from the store logic so wording can be reviewed (and translated) in one place. A result's text is
+written for the model that called a tool: it names the tools (``memory_replace``), the result's fields
+(``currentEntries``) and what the model must not do ("do not repeat it"). A person reads the same result
+through :func:`for_person` (``MemoryResult.for_person``, used by the CLI), which swaps those phrases for
+commands and for the lists the CLI prints below the message.
 """
 
 from __future__ import annotations
@@ -128,6 +132,34 @@ def full_on_batch(name: str, new_total: int, limit: int) -> str:
     )
 
 
+DONE = " This change is complete; do not repeat it."
+
+# Model phrase -> person phrase. The CLI prints `currentEntries` / `matches` as lists below the message.
+_FOR_PERSON = (
+    (DONE, ""),
+    ("one of the entries in currentEntries", "one of the entries (`pi-memory read` lists them)"),
+    ("use memory_remove instead", "use `pi-memory remove` instead"),
+    ("Its current text is in currentEntries:", "Its current text is listed below:"),
+    ("from currentEntries and retry", "from the entries listed below and retry"),
+    ("found in only one of the entries in matches", "found in only one of the entries listed below"),
+    ("merge related entries with memory_replace or delete stale ones with memory_remove (see currentEntries), "
+     "then retry this add in the same turn", "merge related entries with `pi-memory replace` or delete stale ones "
+     "with `pi-memory remove` (see the entries listed below), then add it again"),
+    ("(see currentEntries)", "(see the entries listed below)"),
+    ("re-add anything missing with memory_add", "re-add anything missing with `pi-memory add`"),
+    ("read it with memory_read and delete it with memory_remove", "delete it with `pi-memory remove`"),
+)
+
+
+def for_person(text: str | None) -> str | None:
+    """``text`` (a result's message or error, written for a model) in words for a person at a terminal."""
+    if text is None:
+        return None
+    for model, person in _FOR_PERSON:
+        text = text.replace(model, person)
+    return text
+
+
 def success(ops: list, name: str, notes: list[str], single: bool) -> str:
     if single and notes:
         return notes[0]
@@ -138,7 +170,7 @@ def success(ops: list, name: str, notes: list[str], single: bool) -> str:
         text = f"Applied {len(ops)} operation(s) to {name}."
         if notes:
             text += " " + " ".join(dict.fromkeys(notes))
-    return text + " This change is complete; do not repeat it."
+    return text + DONE
 
 
 _DRIFT_CAUSE = {
