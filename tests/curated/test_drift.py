@@ -43,21 +43,41 @@ def test_formatting_only_differences_are_not_drift(tmp_path, content):
     assert backups(tmp_path) == []
 
 
-def test_oversized_entry_is_drift_backup_and_refusal(tmp_path):
+def test_an_entry_over_the_limit_is_over_budget_not_drift(tmp_path):
+    """Text appended without a '§' line joins the entry before it; a write keeps it whole, so it is not drift:
+    adds are refused as over budget, shrinking changes work, no backup is written (issue 9 §11)."""
     raw = b"short entry\n\xc2\xa7\n" + b"appended by a patch tool without separators " * 10
     s = make(tmp_path, raw, limit=200)
-    assert s.drift("memory").drift == "oversized_entry"
-    for call in (lambda: s.add("memory", "new"), lambda: s.remove("memory", "short"),
-                 lambda: s.replace("memory", "short", "x")):
-        r = call()
-        assert not r.success and r.code == "drift"
-        assert r.drift_backup and Path(r.drift_backup).read_bytes() == raw
-        assert "Nothing was written" in r.error and "memory_add" in r.error
-    # file untouched, one backup only (identical bytes are not copied twice)
+    assert s.drift("memory") is None
+    r = s.add("memory", "new")
+    assert not r.success and r.code == "over_limit" and "over budget: it uses 453 of 200 chars" in r.error
+    assert r.drift_backup is None and "memoryCharLimit" in r.error
     assert (tmp_path / "MEMORY.md").read_bytes() == raw
-    assert len(backups(tmp_path)) == 1
-    assert backups(tmp_path)[0].name.startswith("MEMORY.md.bak.")
-    assert backups(tmp_path)[0].name.rsplit(".", 1)[1].isdigit()
+    notice = s.read("memory").notice
+    assert "over budget: it holds 453 chars and its limit is 200" in notice and "One entry alone is 439" in notice
+    r = s.remove("memory", "short")
+    assert r.success
+    assert (tmp_path / "MEMORY.md").read_bytes() == b"appended by a patch tool without separators " * 9 + \
+        b"appended by a patch tool without separators\n"
+    assert backups(tmp_path) == []
+
+
+@pytest.mark.parametrize(("limit", "entries"), [
+    (100, ["a" * 60, "b" * 60]),  # every entry fits, the store does not
+    (50, ["c" * 60, "d" * 30]),  # one entry alone is over the limit
+    (30, ["e" * 20, "f" * 20, "g" * 20]),
+])
+def test_a_lowered_limit_refuses_adds_and_keeps_the_file(tmp_path, limit, entries):
+    raw = "\n§\n".join(entries).encode() + b"\n"
+    s = make(tmp_path, raw, limit=limit)
+    for _ in range(3):
+        r = s.add("memory", "one more fact")
+        assert not r.success and r.code == "over_limit" and "over budget" in r.error
+        assert r.current_entries == entries
+    s.begin_turn()
+    assert s.replace("memory", entries[0][:5], "short").success  # shrinking is allowed
+    assert (tmp_path / "MEMORY.md").read_bytes() == "\n§\n".join(["short", *entries[1:]]).encode() + b"\n"
+    assert backups(tmp_path) == []
 
 
 def test_malformed_delimiter_line_is_drift(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -13,7 +14,7 @@ from rich.console import Console
 
 from pi_memory.config import Settings, SettingsError, load_settings
 from pi_memory.curated import MemoryResult, MemoryStore, build_snapshot
-from pi_memory.curated.entries import DELIMITER, printable, split_plain_markdown
+from pi_memory.curated.entries import DELIMITER, joined_length, printable, split_plain_markdown
 from pi_memory.curated.messages import for_person
 from pi_memory.curated.store import FAILURE_CATEGORIES
 from pi_memory.runtime import Memory, open_memory
@@ -27,6 +28,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},  # subcommands inherit it from the root context
 )
+log = logging.getLogger("pi_memory.cli")
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -178,7 +180,15 @@ def settings(dir_: Path | None = None) -> Settings:
     except SettingsError as exc:
         raise fail(str(exc), 2) from exc
     state.data_dir = resolved.data_dir
+    _warn(resolved)
     return resolved
+
+
+def _warn(resolved: Settings) -> None:
+    """Settings warnings, through logging: the CLI's handler prints each distinct one once per run (the
+    runtime logs the same ones when it opens the stores)."""
+    for warning in resolved.warnings:
+        log.warning("%s", warning)
 
 
 def open_mem(dir_: Path | None = None) -> Memory:
@@ -188,9 +198,7 @@ def open_mem(dir_: Path | None = None) -> Memory:
     except SettingsError as exc:
         raise fail(str(exc), 2) from exc
     state.data_dir = memory.settings.data_dir
-    for warning in memory.settings.warnings:
-        err.print("[yellow]warning:[/yellow] ", end="")
-        err.print(warning, markup=False)
+    _warn(memory.settings)
     return memory
 
 
@@ -315,6 +323,7 @@ def status(dir: DirOpt = None, json_: JsonOpt = False) -> None:
             "entryCount": result.entry_count,
             "usage": result.usage,
             "drift": (store.drift(target).drift if store.drift(target) else None),
+            "overBudget": joined_length(store.entries(target)) > store.limit(target),
             "notice": result.notice,
         }
     data = {"dataDir": str(s.data_dir), "settings": list(s.sources), "warnings": list(s.warnings), "stores": stores}
@@ -324,7 +333,8 @@ def status(dir: DirOpt = None, json_: JsonOpt = False) -> None:
     out.print(f"data dir: {s.data_dir}", markup=False)
     out.print(f"settings: {', '.join(s.sources) or 'defaults'}", markup=False)
     for target, info in stores.items():
-        health = "[red]drift: " + info["drift"] + "[/red]" if info["drift"] else "[green]ok[/green]"
+        health = ("[red]drift: " + info["drift"] + "[/red]" if info["drift"] else
+                  "[red]OVER BUDGET[/red]" if info["overBudget"] else "[green]ok[/green]")
         out.print(f"{store.name(target)}: {n_entries(info['entryCount'] or 0)}, {info['usage']} — {health}")
         if info["notice"]:
             out.print(f"  {for_person(info['notice'])}", markup=False)

@@ -16,10 +16,12 @@ Drift (the file holds something the tool would mangle) is one of:
   two entries it separates would be merged on the next write. Differences of line endings (CRLF/CR), a BOM,
   trailing newlines, whitespace around entries, blank lines and empty entries (``§`` twice in a row, a
   trailing delimiter) lose nothing, are normalised silently on the next write and are never drift;
-* ``oversized_entry``: one entry alone is longer than the store's limit (a patch-tool or shell append with no
-  delimiter, hand-written notes, or a limit lowered below an existing entry). When such a file has no
-  delimiter at all and looks like Markdown, the reason is ``plain_markdown`` and the remedy is
-  ``pi-memory split``;
+* ``plain_markdown``: an entry alone is longer than the store's limit and the file has no delimiter at all and
+  looks like hand-written Markdown notes: the remedy is ``pi-memory split``. An over-long entry in a file that
+  does have entries (a limit lowered below what the store holds, a shell append without a ``§`` line) is not
+  drift: a write keeps it as it is, so nothing could be lost. The store is then *over budget*: adds are
+  refused with the usage and what to do, replaces and removes that do not grow it still work, and the read
+  result carries a notice (``MemoryStore.read``);
 * ``unreadable``: the file exists but cannot be read (permissions, a directory, a symlink loop). Not drift in
   the strict sense, but handled the same way: reported, never a crash, no write.
 """
@@ -107,7 +109,7 @@ class Analysis:
     """A store file read from disk: its entries (deduplicated) and whether it has drifted."""
 
     entries: list[str]
-    drift: str | None = None  # not_utf8 | round_trip | oversized_entry | plain_markdown | unreadable
+    drift: str | None = None  # not_utf8 | round_trip | plain_markdown | unreadable
     detail: str = ""
     text: str = ""
 
@@ -152,11 +154,10 @@ def analyse(raw: bytes | OSError | None, limit: int) -> Analysis:
             text=text,
         )
     oversized = [e for e in entries if len(e) > limit]
-    if oversized:
-        reason = "plain_markdown" if looks_like_plain_markdown(text) else "oversized_entry"
+    if oversized and looks_like_plain_markdown(text):
         return Analysis(
             entries=dedupe(entries),
-            drift=reason,
+            drift="plain_markdown",
             detail=f"one entry is {len(oversized[0]):,} chars, over the store limit of {limit:,}",
             text=text,
         )

@@ -110,7 +110,23 @@ def ambiguous(name: str, old_text: str, count: int) -> str:
     )
 
 
-def full_on_add(name: str, cur: int, limit: int, needed: int) -> str:
+def over_budget(name: str, cur: int, limit: int, longest: int, setting: str) -> str:
+    """Notice for a store holding more than its limit (the limit was lowered, or text was appended outside)."""
+    cause = (f" One entry alone is {longest:,} chars, more than the whole limit (text appended without a line "
+             "holding only '§' joins the entry before it)." if longest > limit else "")
+    return (f"{name} is over budget: it holds {cur:,} chars and its limit is {limit:,}, so nothing can be added "
+            f"until it is back under the limit.{cause} Merge or shorten entries with memory_replace, delete stale "
+            f"ones with memory_remove, or raise {setting} in settings; nothing is lost meanwhile.")
+
+
+def full_on_add(name: str, cur: int, limit: int, needed: int, setting: str) -> str:
+    if cur > limit:
+        return (
+            f"{name} is over budget: it uses {cur:,} of {limit:,} chars (its limit is lower than what it already "
+            "holds), so no entry can be added. Nothing was saved; the file is unchanged. Make room first: merge "
+            "related entries with memory_replace or delete stale ones with memory_remove (see currentEntries), or "
+            f"raise {setting} in settings, then retry this add in the same turn."
+        )
     return (
         f"{name} is full: it uses {cur:,} of {limit:,} chars and this entry needs {needed:,} more (separator "
         "included). Nothing was saved. Make room first: merge related entries with memory_replace or delete "
@@ -137,17 +153,17 @@ DONE = " This change is complete; do not repeat it."
 # Model phrase -> person phrase. The CLI prints `currentEntries` / `matches` as lists below the message.
 _FOR_PERSON = (
     (DONE, ""),
+    ("read it with memory_read and delete it with memory_remove", "delete it with `pi-memory remove`"),
     ("one of the entries in currentEntries", "one of the entries (`pi-memory read` lists them)"),
-    ("use memory_remove instead", "use `pi-memory remove` instead"),
     ("Its current text is in currentEntries:", "Its current text is listed below:"),
     ("from currentEntries and retry", "from the entries listed below and retry"),
     ("found in only one of the entries in matches", "found in only one of the entries listed below"),
-    ("merge related entries with memory_replace or delete stale ones with memory_remove (see currentEntries), "
-     "then retry this add in the same turn", "merge related entries with `pi-memory replace` or delete stale ones "
-     "with `pi-memory remove` (see the entries listed below), then add it again"),
     ("(see currentEntries)", "(see the entries listed below)"),
-    ("re-add anything missing with memory_add", "re-add anything missing with `pi-memory add`"),
-    ("read it with memory_read and delete it with memory_remove", "delete it with `pi-memory remove`"),
+    (", then retry this add in the same turn", ", then add it again"),
+    ("use memory_remove instead", "use `pi-memory remove` instead"),
+    ("with memory_replace", "with `pi-memory replace`"),
+    ("with memory_remove", "with `pi-memory remove`"),
+    ("with memory_add", "with `pi-memory add`"),
 )
 
 
@@ -176,8 +192,6 @@ def success(ops: list, name: str, notes: list[str], single: bool) -> str:
 _DRIFT_CAUSE = {
     "not_utf8": "is not valid UTF-8 text",
     "round_trip": "has a malformed entry separator",
-    "oversized_entry": "has an entry longer than the whole store's limit (text appended by a shell, a patch tool "
-    "or another program without the '§' separators, or a limit lowered below an existing entry)",
     "unreadable": "cannot be read",
     "plain_markdown": "looks like hand-written Markdown notes with no '§' separators between entries",
 }
