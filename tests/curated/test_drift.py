@@ -150,3 +150,57 @@ def test_write_through_symlink_keeps_link(tmp_path):
 def test_analyse_missing_file_is_empty_store():
     a = analyse(None, 100)
     assert a.entries == [] and a.drift is None
+
+
+@pytest.mark.parametrize("folder", ["plain", "with space", "it's"])
+def test_split_hint_names_the_data_root_it_was_read_from(tmp_path, folder):
+    import shlex
+
+    root = tmp_path / folder
+    root.mkdir()
+    notes = "# Tooling\n- uses uv for everything\n- ruff for lint\n\n# People\n- Ada owns the deploy scripts\n"
+    s = make(root, (notes * 8).encode(), limit=200)
+    r = s.add("memory", "x")
+    quoted = shlex.quote(str(root))
+    assert f"Run `pi-memory split memory --dir {quoted}` to see it split" in r.error
+    assert f"`pi-memory split memory --dir {quoted} --apply` to save them" in r.error
+    assert shlex.split(f"pi-memory split memory --dir {quoted}")[-1] == str(root)  # copy-paste acts on this store
+
+
+def test_split_hint_for_a_project_store_names_the_data_root(tmp_path):
+    import subprocess
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    s = MemoryStore(tmp_path / "data", project_root=repo, project_char_limit=100)
+    s.path("project").parent.mkdir(parents=True)
+    s.path("project").write_text("# Notes\n- one\n- two\n\n# More\n- three\n" * 5)
+    notice = s.read("project").notice
+    assert f"`pi-memory split project --dir {tmp_path / 'data'}`" in notice
+
+
+@pytest.mark.parametrize(("text", "codec", "named"), [
+    ("Préférences: café, naïve, été à Montréal", "latin-1", "ISO-8859-1"),
+    ("Größe: Straße, Übergröße", "latin-1", "ISO-8859-1"),
+    ("café", "latin-1", "ISO-8859-1"),
+    ("Smart “quotes” – and a € sign", "cp1252", "WINDOWS-1252"),
+    ("用户偏好：使用中文回答", "gbk", "GB18030"),
+    ("用户偏好", "gbk", "GB18030"),
+    ("ユーザーは日本語の回答を好む", "shift_jis", "SHIFT_JIS"),
+    ("사용자는 한국어 답변을 선호합니다", "euc_kr", "EUC-KR"),
+    ("使用者偏好繁體中文回答", "big5", "BIG5"),
+    ("notes in UTF-16 with ö", "utf-16", "UTF-16"),
+])
+def test_not_utf8_hint_names_the_likely_encoding(tmp_path, text, codec, named):
+    import shlex
+
+    s = make(tmp_path, text.encode(codec))
+    r = s.add("memory", "x")
+    path = shlex.quote(str(tmp_path / "MEMORY.md"))
+    assert r.code == "drift" and f"It looks like {named} text: convert it with `iconv -f {named} -t UTF-8 {path}" in r.error
+    assert "GBK" not in r.error or named == "GB18030"
+    converted = text.encode(codec).decode({"ISO-8859-1": "latin-1", "WINDOWS-1252": "cp1252", "GB18030": "gb18030",
+                                           "SHIFT_JIS": "shift_jis", "EUC-KR": "euc_kr", "BIG5": "big5",
+                                           "UTF-16": "utf-16"}[named])
+    assert converted == text  # following the hint gives the text back

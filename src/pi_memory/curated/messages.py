@@ -9,6 +9,9 @@ commands and for the lists the CLI prints below the message.
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
+
 from pi_memory.curated.entries import Analysis
 from pi_memory.curated.results import MemoryResult, preview
 
@@ -197,22 +200,35 @@ _DRIFT_CAUSE = {
 }
 
 
-def drift_notice(name: str, target: str, analysis: Analysis) -> str:
+def drift_notice(name: str, target: str, analysis: Analysis, path) -> str:
     cause = _DRIFT_CAUSE.get(analysis.drift or "", "was changed outside pi-memory")
     return f"{name} {cause} ({analysis.detail}). Changes through pi-memory are refused until it is fixed. " + remedy(
-        name, target, analysis.drift
+        name, target, analysis, path
     )
 
 
-def remedy(name: str, target: str, drift: str | None) -> str:
-    if drift == "plain_markdown":
+def _split_command(target: str, path, apply: bool = False) -> str:
+    """``pi-memory split TARGET --dir ROOT`` for the store file at ``path``: with the data root it was read
+    from, so the command acts on this store and not on the default one."""
+    path = Path(path)
+    root = path.parents[2] if target == "project" else path.parent  # projects/<folder>/MEMORY.md
+    return f"pi-memory split {target} --dir {shlex.quote(str(root))}" + (" --apply" if apply else "")
+
+
+def remedy(name: str, target: str, analysis: Analysis, path) -> str:
+    """What to do about ``analysis.drift`` of the store file at ``path`` (commands spelled out in full)."""
+    if analysis.drift == "plain_markdown":
         return (
-            f"Run `pi-memory split {target}` to see it split into entries, then `pi-memory split {target} --apply` "
-            "to save them (the original is kept as a .bak file)."
+            f"Run `{_split_command(target, path)}` to see it split into entries, then "
+            f"`{_split_command(target, path, apply=True)}` to save them (the original is kept as a .bak file)."
         )
-    if drift == "not_utf8":
+    if analysis.drift == "not_utf8":
+        quoted = shlex.quote(str(path))
+        encoding = analysis.encoding or "ISO-8859-1"
         return (
-            f"Convert {name} to UTF-8 (for example `iconv -f GBK -t UTF-8`) or restore it from the backup, then retry."
+            f"It looks like {encoding} text: convert it with `iconv -f {encoding} -t UTF-8 {quoted} > {quoted}.utf8 "
+            f"&& mv {quoted}.utf8 {quoted}` (check the result; name another encoding if the text looks wrong), or "
+            "restore it from the backup, then retry."
         )
     return (
         f"Open the backup, re-add anything missing with memory_add, and rewrite {name} as entries separated by "
@@ -220,18 +236,18 @@ def remedy(name: str, target: str, drift: str | None) -> str:
     )
 
 
-def drift_error(name: str, target: str, analysis: Analysis, bak) -> str:
+def drift_error(name: str, target: str, analysis: Analysis, bak, path) -> str:
     cause = _DRIFT_CAUSE.get(analysis.drift or "", "was changed outside pi-memory")
     return (
         f"Refusing to change {name}: the file on disk {cause} ({analysis.detail}), so writing it back could lose "
-        f"text. Nothing was written; the file as found was saved to {bak}. " + remedy(name, target, analysis.drift)
+        f"text. Nothing was written; the file as found was saved to {bak}. " + remedy(name, target, analysis, path)
     )
 
 
-def plain_markdown_notice(name: str, target: str) -> str:
+def plain_markdown_notice(name: str, target: str, path) -> str:
     return (
         f"{name} has no '§' separators, so all of it counts as one entry. If it holds separate notes, "
-        + remedy(name, target, "plain_markdown")
+        + remedy(name, target, Analysis(entries=[], drift="plain_markdown"), path)
     )
 
 

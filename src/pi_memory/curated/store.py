@@ -213,12 +213,12 @@ class MemoryStore:
         notice = None
         cur, limit = fmt.joined_length(analysis.entries), self.limits[target]
         if analysis.drift:
-            notice = msg.drift_notice(self.names[target], target, analysis)
+            notice = msg.drift_notice(self.names[target], target, analysis, self.path(target))
         elif cur > limit:
             notice = msg.over_budget(self.names[target], cur, limit, max(map(len, analysis.entries)),
                                      LIMIT_SETTINGS[target])
         elif fmt.looks_like_plain_markdown(analysis.text) and len(analysis.entries) == 1:
-            notice = msg.plain_markdown_notice(self.names[target], target)
+            notice = msg.plain_markdown_notice(self.names[target], target, self.path(target))
         return MemoryResult(
             success=True,
             target=target,
@@ -307,7 +307,7 @@ class MemoryStore:
             raise _Refusal(
                 self._result(
                     target, False, "drift",
-                    error=msg.drift_error(self.names[target], target, analysis, bak),
+                    error=msg.drift_error(self.names[target], target, analysis, bak, self.path(target)),
                     drift_backup=bak,
                 )
             )
