@@ -239,8 +239,11 @@ def load_settings(cwd: Path | None = None, override_dir: Path | None = None) -> 
     else:
         data_dir = adir / "memories"
 
+    data_dir = data_dir.expanduser().resolve()
+    unset = f"{user_path}: {SETTINGS_KEY}.dataDir uses unset variable(s)"
+    warnings = [f"{w} Data is kept in {data_dir} instead." if w.startswith(unset) else w for w in warnings]
     return Settings(
-        data_dir=data_dir.expanduser().resolve(),
+        data_dir=data_dir,
         memory_char_limit=pick("memory_char_limit", DEFAULT_MEMORY_CHAR_LIMIT),
         user_char_limit=pick("user_char_limit", DEFAULT_USER_CHAR_LIMIT),
         lock_timeout=pick("lock_timeout_seconds", DEFAULT_LOCK_TIMEOUT_S),

@@ -38,7 +38,8 @@ def test_each_settings_warning_once(run, tmp_path, command):
     assert r.returncode == 0, r.stderr
     path = run.agent / "settings.json"
     assert _warnings(r.stderr) == [
-        f"warning: {path}: pi-memory.dataDir uses unset variable(s) PIM_UNSET_VAR; setting ignored.",
+        f"warning: {path}: pi-memory.dataDir uses unset variable(s) PIM_UNSET_VAR; setting ignored. Data is kept "
+        f"in {run.agent / 'memories'} instead.",
         f"warning: {path}: unknown pi-memory key 'memoryCharLimt' ignored; did you mean 'memoryCharLimit'?",
     ]
 
