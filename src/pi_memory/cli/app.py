@@ -326,7 +326,11 @@ def status(dir: DirOpt = None, json_: JsonOpt = False) -> None:
             "overBudget": joined_length(store.entries(target)) > store.limit(target),
             "notice": result.notice,
         }
-    data = {"dataDir": str(s.data_dir), "settings": list(s.sources), "warnings": list(s.warnings), "stores": stores}
+    from pi_memory.index import describe_repair, last_repair
+
+    repair = last_repair(s.data_dir)
+    data = {"dataDir": str(s.data_dir), "settings": list(s.sources), "warnings": list(s.warnings), "stores": stores,
+            "indexRepair": repair}
     if json_ or state.json:
         emit_json(data)
         return
@@ -338,6 +342,8 @@ def status(dir: DirOpt = None, json_: JsonOpt = False) -> None:
         out.print(f"{store.name(target)}: {n_entries(info['entryCount'] or 0)}, {info['usage']} — {health}")
         if info["notice"]:
             out.print(f"  {for_person(info['notice'])}", markup=False)
+    if repair:
+        out.print(describe_repair(repair), markup=False, style="yellow")
 
 
 @app.command()

@@ -126,15 +126,27 @@ def status(dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = Fals
 
 @semantic_app.command()
 @_backend_errors
-def search(query: str, top_k: Annotated[int, typer.Option(
-               "--top-k", min=1, max=100, help="How many memories to show at most (the best first).")] = 5,
+def search(query: str,
+           top_k: Annotated[int, typer.Option("--top-k", min=1, max=100,
+                                              help="Show at most this many memories, best first.")] = 5,
+           no_floor: Annotated[bool, typer.Option("--no-floor", help="Also show memories without evidence of "
+                                                  "their own (below the similarity floor and without the "
+                                                  "query's keywords), ranked as found.")] = False,
            dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
-    """Hybrid (keyword + meaning) search of this scope's active memories."""
-    hits = _service(dir, project).search(query, top_k=top_k)
-    if _json({"query": query, "count": len(hits), "results": [h.to_public() for h in hits]}, json_):
+    """Hybrid (keyword + meaning) search of this scope's active memories.
+
+    Like recall, only memories related to QUERY are shown: a similarity of at least recallMinSimilarity, or
+    at least half of the query's keywords in the text. --no-floor shows the ranked list as it is."""
+    service = _service(dir, project)
+    hits = service.search(query, top_k=top_k, floor=not no_floor)
+    floor = None if no_floor else service.settings.recall_min_similarity
+    if _json({"query": query, "count": len(hits), "floor": floor, "results": [h.to_public() for h in hits]},
+             json_):
         return
     if not hits:
-        out.print("No matching memories.")
+        out.print("No matching memories." if no_floor else
+                  f"No memory is related enough (similarity floor {floor}, or at least half of the query's "
+                  "keywords); --no-floor shows the closest ones anyway.", markup=False)
     for hit in hits:
         _line(hit.memory, hit.score)
 
