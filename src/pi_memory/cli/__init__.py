@@ -81,8 +81,24 @@ def _log_to_stderr() -> None:
         root.setLevel(logging.DEBUG)
     else:
         handler.setFormatter(_OneLine())
+        handler.addFilter(_once())
         root.setLevel(logging.WARNING)
     root.addHandler(handler)
+
+
+def _once():
+    """A filter passing each distinct message once (a settings warning is met by every layer that reads the
+    settings; a person needs it once)."""
+    seen: set[str] = set()
+
+    def first(record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if text in seen:
+            return False
+        seen.add(text)
+        return True
+
+    return first
 
 
 def _data_dir():
