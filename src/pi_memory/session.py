@@ -151,13 +151,14 @@ class AgentSession:
         self.learning = self._open_learning()
 
     # ------------------------------------------------------------- lifecycle
-    def start(self, catch_up: bool = True, every: float | None = None) -> None:
+    def start(self, catch_up: bool = True, every: float | None = None, dream: bool = True) -> None:
         """Queue the catch-up pass (at most :data:`CATCH_UP_MAX_FILES` changed transcripts, the newest, then
         their vectors) and, with ``every`` seconds (> 0), repeat the same incremental pass on that interval
-        until :meth:`shutdown` (files a pass deferred are read by the next one). Returns at once."""
+        until :meth:`shutdown` (files a pass deferred are read by the next one); with ``dream``, check the dream
+        gate on the worker after that. Returns at once."""
         if catch_up:
             self.worker.submit(self._catch_up, "index catch-up")
-        if self.learning is not None:
+        if dream and self.learning is not None:
             self.learning.start()  # the dream gate, on the worker after the catch-up
         if every is not None and every > 0:
             self.index_every = float(every)

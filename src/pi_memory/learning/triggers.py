@@ -59,6 +59,11 @@ class SessionLearning:
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------- triggers
+    def add_tool_calls(self, count: int) -> None:
+        """Tool calls a host reports apart from :meth:`after_run` (the pi extension, before the run ends)."""
+        with self._lock:
+            self.tool_calls += max(0, int(count))
+
     def after_run(self, session_file: str | None, user_text: str, tool_calls: int = 0) -> None:
         with self._lock:
             self.turn += 1
@@ -140,7 +145,8 @@ class SessionLearning:
             self._keep(dream(learner, self.data_dir, model_named=self.model_named))
 
     def status(self) -> dict:
-        return {"model": self.model_status, "turnsSinceReview": self.turns, "toolCallsSinceReview": self.tool_calls,
+        return {"model": self.model_status, "flushCompactTimeoutMs": self.settings.flush_compact_timeout_ms,
+                "turnsSinceReview": self.turns, "toolCallsSinceReview": self.tool_calls,
                 "userTurnsSinceFlush": self.since_flush, "reviewRunning": self.review_running,
                 "ruleProblems": list(self.rules.problems), "jobs": list(self.reports)}
 
