@@ -118,3 +118,16 @@ def test_review_fires_on_tool_calls_and_flush_needs_min_turns(agent, llm, brain,
                                                                "finished": True}
     assert [j["kind"] for j in session.learning_status()["jobs"]] == ["review", "flush"]
     session.shutdown()
+
+
+def test_a_budget_refusal_shows_in_the_session_status(agent, llm, brain, project):
+    session = _session(agent, llm, project, nudgeInterval=1, learning={"jobTokenBudget": 300})
+    path = write_pi_session(project / "s.jsonl", project, CHAT)
+    for text in ("a", "b", "c"):
+        session.after_run(str(path), text)
+    assert session.worker.drain(10) and llm.chat_requests == []
+    status = session.learning_status()
+    assert status["jobs"][-1]["outcome"] == "budget"
+    assert status["budget"]["lastRefusal"].startswith("review not run: the job budget (learning.jobTokenBudget = 300")
+    assert status["budget"]["spentToday"] == 0 and status["budget"]["resetsAt"].endswith("T00:00:00Z")
+    session.shutdown()

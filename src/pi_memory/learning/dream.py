@@ -139,6 +139,9 @@ def dream(learner: Learner, data_dir: Path, *, model_named: bool, force: bool = 
                 ctx.note = "no new session messages since the last dream"
                 return []
             prompt = f"# Current memory (orient)\n\n{stores}\n\n# Recent sessions (gather)\n\n{text}"
+            if "project" in learner.store.targets:
+                prompt += (f"\n\nThe project store belongs to project {learner.store.project_name}: put there only "
+                           "facts from that project's sessions; facts of other projects go to memory or nowhere.")
             return ask_ops(ctx, learner.store, prompt, SYSTEM, DREAM_REPLY_TOKENS, "nothing to consolidate")
 
         report = learner.run("dream", trigger + (" (forced)" if force and not is_open else ""), work,

@@ -56,6 +56,7 @@ class SessionLearning:
         self.reviewed = 0  # messages of the session file already reviewed or flushed
         self.review_running = False
         self.reports: list[dict] = []
+        self.budget: dict | None = None  # spent today, left, when it resets, the latest budget refusal
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------- triggers
@@ -111,6 +112,9 @@ class SessionLearning:
 
     # ------------------------------------------------------------- on the worker
     def _keep(self, report: JobReport) -> JobReport:
+        learner = self._learner()
+        if learner is not None:  # on the worker: the budget as the last job left it (status reads it anywhere)
+            self.budget = learner.budget_status()
         self.reports.append(report.to_dict())
         del self.reports[:-20]
         if report.outcome not in ("ok", "nothing", "dry_run", "off", "closed", "locked"):
@@ -148,7 +152,7 @@ class SessionLearning:
         return {"model": self.model_status, "flushCompactTimeoutMs": self.settings.flush_compact_timeout_ms,
                 "turnsSinceReview": self.turns, "toolCallsSinceReview": self.tool_calls,
                 "userTurnsSinceFlush": self.since_flush, "reviewRunning": self.review_running,
-                "ruleProblems": list(self.rules.problems), "jobs": list(self.reports)}
+                "ruleProblems": list(self.rules.problems), "jobs": list(self.reports), "budget": self.budget}
 
 
 def _read(session_file: str) -> tuple[str | None, list[Turn], int]:
