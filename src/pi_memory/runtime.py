@@ -115,7 +115,9 @@ class Memory:
                 spec, why = self._llm
                 if spec is None:
                     return None, f"no model for learning jobs: {why}"
-            return build_chat_model(spec, max_retries=0), f"learning on: {spec.model} (from {spec.source})"
+            timeout = min(spec.timeout_s, self.learning.jobs.job_timeout_seconds) if self.learning else spec.timeout_s
+            model = build_chat_model(spec, max_retries=0, timeout_s=timeout)
+            return model, f"learning on: {spec.model} (from {spec.source})"
         except (LLMConfigError, ValueError) as exc:
             return None, f"no model for learning jobs: {exc}"
 

@@ -64,7 +64,7 @@ def test_a_correction_is_saved_in_the_same_session(pi) -> None:
     pi.llm.responder = LearningModel({})
     pi.run("Install the dependencies.", "no, use pnpm not npm")
     failures = (pi.sandbox.memory_dir / "FAILURES.md").read_text()
-    assert failures == "[correction] Use pnpm not npm — Failed: User corrected the agent\n"
+    assert failures == "[correction] Use pnpm not npm — Failed: User corrected the agent in project project\n"
     kinds = [j["kind"] for j in learning_log(pi)]
     assert kinds == ["refine", "correction"]
 

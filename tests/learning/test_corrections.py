@@ -46,7 +46,7 @@ def test_rule_based_save_needs_no_model_and_refinement_replaces_it(agent, llm, b
     memory = open_memory(project)
     report = save_correction(memory.learner(), RULES.detect("no, use pnpm not npm"), session_id="s")
     assert report.outcome == "ok"
-    saved = "[correction] Use pnpm not npm — Failed: User corrected the agent"
+    saved = "[correction] Use pnpm not npm — Failed: User corrected the agent in project repo"
     assert memory.store.read("failure").entries == [saved]
     write_settings(agent, llm_block(llm))
     learner = open_memory(project).learner()

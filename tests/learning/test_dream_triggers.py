@@ -83,7 +83,7 @@ def test_correction_is_saved_by_rule_then_refined_and_rate_limited(agent, llm, b
     session.after_run(str(path), "no, use yarn instead")  # within 3 turns: not saved
     assert session.worker.drain(10)
     assert session.memory.store.read("failure").entries == [
-        "[correction] Use pnpm not npm — Failed: User corrected the agent"]
+        "[correction] Use pnpm not npm — Failed: User corrected the agent in project repo"]
     kinds = [j["kind"] for j in session.learning_status()["jobs"]]
     assert kinds == ["correction", "refine"]
     session.shutdown()

@@ -69,7 +69,9 @@ def review_session(learner: Learner, turns: list[Turn], *, kind: str = "review",
 def save_correction(learner: Learner, detection: Detection, *, session_id: str | None,
                     dry_run: bool | None = None) -> JobReport:
     """The rule-based save: a ``[correction]`` failure entry holding the directive. No model involved."""
-    entry = failure_entry(detection.directive or "", "correction", REASON)
+    project = learner.store.project_name if "project" in learner.store.targets else None
+    # Scoped to the project when there is one: FAILURES.md is one file, so the reason names the project.
+    entry = failure_entry(detection.directive or "", "correction", REASON + (f" in project {project}" if project else ""))
 
     def work(ctx: JobContext) -> list[PlannedOp]:
         ctx.read([session_id] if session_id else [])
