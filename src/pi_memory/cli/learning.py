@@ -62,11 +62,15 @@ def log_cmd(limit: Annotated[int, typer.Option("--limit", min=1, help="Newest jo
     """List the background jobs, newest first: kind, trigger, tokens, outcome and each write."""
     from pi_memory.learning import list_jobs
 
-    _, learner = _learner(dir)
+    memory, learner = _learner(dir)
     jobs = list_jobs(learner.conn, limit=limit, kind=kind)
+    model, status = memory.learning_model("review")
+    if model is not None:
+        model.close()
     if json_ or state.json:
-        emit_json({"success": True, "jobs": jobs, "budget": learner.budget_status()})
+        emit_json({"success": True, "jobs": jobs, "budget": learner.budget_status(), "model": status})
         return
+    out.print(status if model is not None else f"Model-driven jobs are off: {status}", markup=False)
     if not jobs:
         out.print("No learning jobs yet.")
     for job in jobs:
