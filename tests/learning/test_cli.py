@@ -40,7 +40,7 @@ def test_review_dry_run_then_real_then_log_and_undo(agent, llm, brain, project, 
     code, real = cli("review", str(path), "--json")
     assert code == 0 and real["outcome"] == "ok"
     code, text = cli("learning", "log")
-    assert code == 0 and f"#{real["jobId"]} " in text and "add to USER.md: Prefers tabs" in text
+    assert code == 0 and f"#{real['jobId']} " in text and "add to USER.md: Prefers tabs" in text
     assert text.startswith("learning on: fake-model (from pi-memory.llm in ")
     code, undone = cli("learning", "undo", str(real["jobId"]), "--json")
     assert code == 0 and undone["outcome"] == "ok" and undone["writes"][0]["action"] == "remove"
