@@ -138,7 +138,8 @@ class Memory:
 
         store.on_change = mirror
         store.load_from_disk()
-        return Learner(self.learning, conn, store, self.learning_model, project=store.project_id)
+        return Learner(self.learning, conn, store, self.learning_model, project=store.project_id,
+                       on_write=self.store.acknowledge)
 
     def _overflow_learner(self):
         from pi_memory.index import open_index

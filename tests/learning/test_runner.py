@@ -120,3 +120,12 @@ def test_threat_in_model_output_is_refused_by_the_store_scanner(agent, llm, brai
     report = review_session(learner, TURNS, trigger="t", session_id=None)
     assert report.outcome == "refused" and report.writes == []
     assert learner.store.read("memory").entries == []
+
+
+def test_the_agents_store_can_edit_an_entry_a_job_wrote_at_once(agent, llm, brain, project):
+    memory, learner = _learner(agent, llm, project)
+    memory.store.load_from_disk()
+    brain.replies.append(ADD_USER)
+    assert review_session(learner, TURNS, trigger="t", session_id=None).outcome == "ok"
+    result = memory.store.replace("user", "tabs over spaces", "Prefers tabs (width 4)")
+    assert result.success, result.error

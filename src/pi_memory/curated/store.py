@@ -196,6 +196,12 @@ class MemoryStore:
         self._seen[target] = (self._seen[target] or set()) | set(analysis.entries)
         return analysis
 
+    def acknowledge(self, target: str, entries: list[str]) -> None:
+        """Entries another writer of this process made (a background learning job): replace/remove treat them
+        as seen, so the agent's first edit of such an entry is not refused as changed on disk."""
+        if self._seen.get(target) is not None:
+            self._seen[target].update(entries)
+
     def begin_turn(self) -> None:
         """Start a new agent run: reset the per-store failure counters."""
         self._failures = {t: 0 for t in self.files}

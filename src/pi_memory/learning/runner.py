@@ -177,7 +177,8 @@ class Learner:
     """
 
     def __init__(self, settings: LearningSettings, conn, store: MemoryStore, models: ModelFactory,
-                 project: str | None = None, clock: Callable[[], float] = time.monotonic):
+                 project: str | None = None, clock: Callable[[], float] = time.monotonic,
+                 on_write: Callable[[str, list[str]], None] | None = None):
         self.settings = settings
         self.conn = jlog.open_log(conn)
         self.store = store
@@ -185,6 +186,7 @@ class Learner:
         self.project = project
         self.clock = clock
         self.last_refusal: str | None = None  # the latest budget refusal, for status
+        self.on_write = on_write  # (target, new entry texts) after a batch is written: the agent's store learns them
 
     # ----------------------------------------------------------- budgets
     def reserve(self, job_id: int, tokens: int) -> None:
@@ -257,6 +259,8 @@ class Learner:
             if not result.success:
                 return writes, results, "refused", f"{self.store.name(target)}: {result.error}"
             writes += planned
+            if self.on_write is not None:
+                self.on_write(target, [w.after for w in planned if w.after])
         if dry:
             return writes, results, "dry_run", f"dry run: {len(writes)} write(s) not made"
         return writes, results, "ok", f"{len(writes)} write(s)"
