@@ -169,6 +169,10 @@ KNOWN_ELSEWHERE = {
     "llm", "embedder", "semantic", "memoryMode", "autoCapture", "autoRecall", "toolEnabled", "topK",
     "recallFrequency", "userId", "userIdScope", "agentId", "customInstructions", "backend", "recallTokenBudget",
     "recallMinSimilarity", "recallSources",
+    # the learning loops (pi_memory.learning.settings)
+    "learning", "nudgeInterval", "nudgeToolCalls", "reviewEnabled", "reviewRecentMessages", "correctionDetection",
+    "correctionStrongPatterns", "correctionWeakPatterns", "correctionNegativePatterns", "correctionDirectiveWords",
+    "flushMinTurns", "flushCompactTimeoutMs", "memoryOverflowStrategy", "overflowGraceMs", "dreaming",
 }
 
 
@@ -254,3 +258,18 @@ def load_settings(cwd: Path | None = None, override_dir: Path | None = None) -> 
         sources=tuple(sources),
         warnings=tuple(warnings),
     )
+
+
+def merged_block(cwd: Path | None = None) -> tuple[dict, str]:
+    """The ``"pi-memory"`` block of the user's settings (interpolated) overlaid key by key with a trusted
+    project's (not interpolated), and where it came from. For capabilities whose settings are parsed at the
+    composition root (learning). Raises :class:`SettingsError` for an unreadable file."""
+    cwd = (cwd or Path.cwd()).resolve()
+    user_path = agent_dir() / "settings.json"
+    merged = _interpolate(_read_block(user_path), [], user_path)
+    where = [str(user_path)]
+    project_path = cwd / ".pi" / "settings.json"
+    if project_path.is_file() and is_trusted(cwd):
+        merged.update(_read_block(project_path))
+        where.append(str(project_path))
+    return merged, " and ".join(where)

@@ -101,6 +101,7 @@ class MemoryStore:
         project_char_limit: int = DEFAULT_MEMORY_CHAR_LIMIT,
         failure_char_limit: int | None = None,
         on_change: Callable[[str, list[str]], None] | None = None,
+        on_overflow: Callable[[MemoryStore, str, str, MemoryResult], MemoryResult] | None = None,
     ):
         self.dir = Path(dir).expanduser()
         self.limits = {
@@ -125,6 +126,9 @@ class MemoryStore:
         self.lock_timeout = lock_timeout
         self.max_failures_per_turn = max_failures_per_turn
         self.on_change = on_change
+        # Called with (store, target, content, refusal) when an add is refused as over the limit; returns the
+        # result to give instead (:mod:`pi_memory.learning.consolidate`: fifo-evict, auto-consolidate).
+        self.on_overflow = on_overflow
         self._live: dict[str, list[str]] = {t: [] for t in self.files}
         self._drift: dict[str, fmt.Analysis | None] = {t: None for t in self.files}
         self._failures: dict[str, int] = {t: 0 for t in self.files}
@@ -194,6 +198,12 @@ class MemoryStore:
         self._seen[target] = (self._seen[target] or set()) | set(analysis.entries)
         return analysis
 
+    def acknowledge(self, target: str, entries: list[str]) -> None:
+        """Entries another writer of this process made (a background learning job): replace/remove treat them
+        as seen, so the agent's first edit of such an entry is not refused as changed on disk."""
+        if self._seen.get(target) is not None:
+            self._seen[target].update(entries)
+
     def begin_turn(self) -> None:
         """Start a new agent run: reset the per-store failure counters."""
         self._failures = {t: 0 for t in self.files}
@@ -233,8 +243,12 @@ class MemoryStore:
 
     # ------------------------------------------------------------ mutations
     def add(self, target: str, content: str) -> MemoryResult:
-        """Append ``content`` as a new entry. An exact duplicate succeeds without writing."""
-        return self.apply(target, [Operation(action="add", content=content)], single=True)
+        """Append ``content`` as a new entry. An exact duplicate succeeds without writing. Over the limit, the
+        ``on_overflow`` hook (when set) decides what happens instead of the refusal."""
+        result = self.apply(target, [Operation(action="add", content=content)], single=True)
+        if result.code == "over_limit" and self.on_overflow is not None:
+            return self.on_overflow(self, target, fmt.normalise_newlines(content).strip(), result)
+        return result
 
     def replace(self, target: str, old_text: str, new_content: str) -> MemoryResult:
         """Swap the whole entry containing ``old_text`` for ``new_content``."""

@@ -31,6 +31,16 @@ Methods:
     none); ``status`` as below, so the status line shows what the last turn's capture did.
 ``after_run {sessionFile, userText, assistantText, timestamp, entryIds}``
     Queues indexing of the session file and semantic capture of the turn; answers at once.
+``tool_calls {count}``
+    Tool calls of the run that is ending (counted for the background review). ``{ok: true}``.
+``flush {reason, sessionFile, wait?}``
+    Compaction or shutdown: queue a flush job when due (:mod:`pi_memory.learning.triggers`); with ``wait``
+    seconds, wait that long at most for it. ``{queued, reason, finished?}``.
+``consolidate {target, dryRun?}``
+    pi's ``/memory-consolidate``: one consolidation job now (the code behind ``pi-memory consolidate``).
+    ``{ok, text, report}`` (``text`` for a person).
+``learning_status {}``
+    The learning triggers and the latest jobs.
 ``status {}``
     ``{text, memoryEntries, userEntries, dataDir, latestError, indexRepair?}`` (``text`` is the pi status-line
     text; ``latestError``: the newest capture or recall failure recorded in the index since this bridge started,
@@ -150,10 +160,15 @@ class Bridge:
         self.cwd = Path(cwd) if cwd else None
         self.session_id = sessionId
         started = now_iso()
-        self._open(self.cwd, catch_up=os.environ.get("PI_MEMORY_CATCH_UP", "1") != "0")
+        catch_up = os.environ.get("PI_MEMORY_CATCH_UP", "1") != "0"
+        self._open(self.cwd, catch_up=catch_up)
+        if not catch_up:
+            self.session.start(catch_up=False)  # the dream gate still runs, on the worker
         status = self.status()  # before started_at is set: no error can be this session's yet, and hello must
         self.started_at = started  # not wait for the index to open (a long migration would time it out)
+        learning = self.session.memory.learning
         return {
+            "learning": {"flushCompactTimeoutMs": learning.flush_compact_timeout_ms if learning else 60_000},
             "version": _package_version(),
             "protocol": PROTOCOL_VERSION,
             "dataDir": str(self.settings.data_dir),
@@ -234,6 +249,40 @@ class Bridge:
         )
         return {"ok": True}
 
+    def tool_calls(self, count: Any = 0, **_: Any) -> dict[str, Any]:
+        """Tool calls of the run that is ending, for the review trigger (sent before ``after_run``)."""
+        self._ensure_open()
+        if self.session.learning is not None and isinstance(count, int) and count > 0:
+            self.session.learning.add_tool_calls(count)
+        return {"ok": True}
+
+    def flush(self, reason: Any = "compaction", sessionFile: Any = None, wait: Any = 0, **_: Any) -> dict[str, Any]:  # noqa: N803
+        self._ensure_open()
+        seconds = float(wait) if isinstance(wait, int | float) and wait > 0 else 0.0
+        return self.session.flush(str(reason), sessionFile if isinstance(sessionFile, str) else None, wait=seconds)
+
+    def consolidate(self, target: Any = "memory", dryRun: Any = False, **_: Any) -> dict[str, Any]:  # noqa: N803
+        from pi_memory.learning import consolidate
+        from pi_memory.learning.consolidate import usage_signals
+
+        self._ensure_open()
+        target = (target or "memory").strip() if isinstance(target, str) else "memory"
+        learner = self.session.memory.learner()
+        if learner is None:
+            return {"ok": False, "text": self.session.memory.learning_status, "report": None}
+        if target not in learner.store.targets:
+            return {"ok": False, "text": f"Unknown store {target!r}; use one of: {', '.join(learner.store.targets)}.",
+                    "report": None}
+        report = consolidate(learner, target, dry_run=bool(dryRun) or None, usage=usage_signals(learner, target))
+        text = f"consolidate {target}: {report.outcome}: {report.message}"
+        if report.job_id and report.outcome == "ok":
+            text += f" (undo: pi-memory learning undo {report.job_id})"
+        return {"ok": report.ok, "text": text, "report": report.to_dict(), "status": self._safe_status()}
+
+    def learning_status(self, **_: Any) -> dict[str, Any]:
+        self._ensure_open()
+        return self.session.learning_status()
+
     def shutdown(self, wait: Any = None, **_: Any) -> dict[str, Any]:
         """Finish queued background work (at most ``wait`` seconds, default 1), then exit."""
         self.stopping = True
@@ -244,7 +293,7 @@ class Bridge:
 
     METHODS = (
         "hello", "snapshot", "validate_snapshot", "begin_turn", "call_tool", "recall", "after_run", "status",
-        "shutdown",
+        "shutdown", "tool_calls", "flush", "consolidate", "learning_status",
     )
 
     def handle(self, line: str) -> dict[str, Any] | None:
