@@ -82,10 +82,11 @@ class MemoryStore:
     (``projects/<name>-<id>/MEMORY.md``, one per git repository root; see :mod:`pi_memory.project`).
 
     ``*_char_limit``: budget in characters of all entries joined with ``\\n§\\n`` (failure defaults to twice
-    the memory limit, as pi-hermes-memory does). ``lock_timeout``: seconds to wait for another writer before
-    refusing with ``code="locked"``. ``on_change(target, entries)`` is called after every successful write
-    (the search index mirrors the stores through it; an exception there is logged, never fails the write).
-    All public methods return a :class:`MemoryResult`; only programming errors raise.
+    the memory limit, as pi-hermes-memory does); ``enforce_limits=False`` (policy mode) lets a store pass it.
+    ``lock_timeout``: seconds to wait for another writer before refusing with ``code="locked"``.
+    ``on_change(target, entries)`` is called after every successful write (the search index
+    mirrors the stores through it; an exception there is logged, never fails the write). All public methods return a
+    :class:`MemoryResult`; only programming errors raise.
     """
 
     def __init__(
@@ -99,6 +100,7 @@ class MemoryStore:
         project_char_limit: int = DEFAULT_MEMORY_CHAR_LIMIT,
         failure_char_limit: int | None = None,
         on_change: Callable[[str, list[str]], None] | None = None,
+        enforce_limits: bool = True,
     ):
         self.dir = Path(dir).expanduser()
         self.limits = {
@@ -123,6 +125,9 @@ class MemoryStore:
         self.lock_timeout = lock_timeout
         self.max_failures_per_turn = max_failures_per_turn
         self.on_change = on_change
+        # False in policy mode (nothing is injected, the index holds every entry): a store may grow past its
+        # limit; a single entry still may not (a longer one would read as drift on the next load).
+        self.enforce_limits = enforce_limits
         self._live: dict[str, list[str]] = {t: [] for t in self.files}
         self._drift: dict[str, fmt.Analysis | None] = {t: None for t in self.files}
         self._failures: dict[str, int] = {t: 0 for t in self.files}
@@ -147,6 +152,7 @@ class MemoryStore:
             project_root=root,
             project_char_limit=settings.project_char_limit,
             failure_char_limit=settings.failure_char_limit,
+            enforce_limits=getattr(settings, "prompt_mode", "snapshot") != "policy",
             **kwargs,
         )
 
@@ -316,7 +322,8 @@ class MemoryStore:
             where = "" if single else f"Operation {i + 1} ({op.action}): "
             self._step(target, work, op, where, notes, single)
         cur, limit = fmt.joined_length(work), self.limits[target]
-        if cur > limit and fmt.joined_length(work) > fmt.joined_length(before):
+        if cur > limit and fmt.joined_length(work) > fmt.joined_length(before) and (
+                self.enforce_limits or any(op.content and len(op.content) > limit for op in ops)):
             raise _Refusal(self._over_limit(target, before, ops, cur, single))
         if work != before:
             atomic_write_text(path, fmt.serialise(work))
