@@ -8,7 +8,9 @@ hooks and Python agents tomorrow) translates its own events into these calls and
 ``before_run(prompt)`` a new agent run: reset the per-run retry guard
 ``recall(prompt)``     semantic recall for the prompt: the fenced text to inject as a user-channel message
 ``after_run(...)``     index the session file as it grew; queue semantic capture of the turn
-``snapshot()``         the frozen curated-memory block (built at session start and after a compaction)
+``context(...)``       what the prompt gets (:func:`pi_memory.prompt.build_context`): the frozen ``memory``
+                       part (snapshot or policy, built at session start and after a compaction) and the
+                       parts rebuilt at every run (memory blocks, standing instructions)
 ``status()``           what the background worker has done: passes, files indexed, vectors written, errors
 ``shutdown(wait)``     finish queued background work, bounded by ``wait`` seconds
 
@@ -151,7 +153,12 @@ class AgentSession:
     def start(self, catch_up: bool = True, every: float | None = None) -> None:
         """Queue the catch-up pass (at most :data:`CATCH_UP_MAX_FILES` changed transcripts, the newest, then
         their vectors) and, with ``every`` seconds (> 0), repeat the same incremental pass on that interval
-        until :meth:`shutdown` (files a pass deferred are read by the next one). Returns at once."""
+        until :meth:`shutdown` (files a pass deferred are read by the next one). Also creates the default memory
+        blocks when none exist. Returns at once."""
+        try:
+            self.memory.blocks().ensure_defaults()
+        except Exception as exc:  # a read-only data root must not stop the session
+            log.warning("default memory blocks not created: %s", exc)
         if catch_up:
             self.worker.submit(self._catch_up, "index catch-up")
         if every is not None and every > 0:
@@ -165,6 +172,12 @@ class AgentSession:
         return {"indexEverySeconds": self.index_every, "passes": self.passes, "lastPass": self.last_pass,
                 "indexedFiles": self.indexed_files, "embedded": dict(self.embedded),
                 "embedError": self.embed_error, "errors": list(self.worker.errors)}
+
+    def context(self, prompt: str | None = None):
+        """Every prompt part this session gets (a :class:`pi_memory.prompt.SessionContext`)."""
+        from pi_memory.prompt import build_context
+
+        return build_context(self.memory, prompt=prompt)
 
     def before_run(self, prompt: str | None = None) -> None:
         self.memory.store.begin_turn()

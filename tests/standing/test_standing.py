@@ -109,9 +109,11 @@ def test_no_tool_or_background_path_can_write_standing(tmp_path, monkeypatch):
     src = pathlib.Path(__file__).parents[2] / "src" / "pi_memory"
     users = sorted(str(p.relative_to(src)) for p in src.rglob("*.py")
                    if "StandingStore" in p.read_text() and not str(p.relative_to(src)).startswith("standing/"))
-    assert users == ["cli/standing.py", "prompt/context.py"]
-    context = (src / "prompt" / "context.py").read_text()
-    assert ".rules()" in context and ".add(" not in context and ".clear(" not in context
+    assert users == ["cli/standing.py", "insights.py", "integrations/pi/commands.py", "prompt/context.py"]
+    for reader in ("insights.py", "prompt/context.py"):  # they only read the rules
+        text = (src / reader).read_text()
+        assert ").rules()" in text and not any("Store.in_data_dir(" in line and (".add(" in line or ".remove("
+                                               in line or ".clear(" in line) for line in text.splitlines())
     from pi_memory.runtime import open_memory
 
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))

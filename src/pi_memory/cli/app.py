@@ -207,30 +207,15 @@ def snapshot(dir: DirOpt = None, json_: JsonOpt = False) -> None:
 @app.command()
 def status(dir: DirOpt = None, json_: JsonOpt = False) -> None:
     """Data root, settings sources, and each store's usage and health."""
-    s = settings(dir)
-    store = open_store(dir)
-    stores = {}
-    for target in store.targets:
-        result = store.read(target)
-        stores[target] = {
-            "file": str(store.path(target)),
-            "exists": store.path(target).exists(),
-            "entryCount": result.entry_count,
-            "usage": result.usage,
-            "drift": (store.drift(target).drift if store.drift(target) else None),
-            "notice": result.notice,
-        }
-    data = {"dataDir": str(s.data_dir), "settings": list(s.sources), "warnings": list(s.warnings), "stores": stores}
+    from pi_memory.insights import status_data
+    from pi_memory.reports import status_lines
+
+    data = status_data(open_mem(dir))
     if json_ or state.json:
         emit_json(data)
         return
-    out.print(f"data dir: {s.data_dir}", markup=False)
-    out.print(f"settings: {', '.join(s.sources) or 'defaults'}", markup=False)
-    for target, info in stores.items():
-        health = "[red]drift: " + info["drift"] + "[/red]" if info["drift"] else "[green]ok[/green]"
-        out.print(f"{store.name(target)}: {n_entries(info['entryCount'] or 0)}, {info['usage']} — {health}")
-        if info["notice"]:
-            out.print(f"  {info['notice']}", markup=False)
+    for line in status_lines(data):
+        out.print(line, markup=False)
 
 
 @app.command()

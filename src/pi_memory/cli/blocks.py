@@ -10,37 +10,14 @@ from typing import Annotated
 
 import typer
 
-from pi_memory.blocks import DEFAULT_LIMIT, Block
+from pi_memory.blocks import DEFAULT_LIMIT
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, fail, open_mem, out, state
 from pi_memory.curated.entries import printable
+from pi_memory.reports import block_lines
 
 blocks_app = typer.Typer(help="Memory blocks: self-edited notes with a character limit (Letta-style).",
                          no_args_is_help=True)
 app.add_typer(blocks_app, name="blocks")
-
-
-def usage_bar(chars: int, limit: int, width: int = 20) -> str:
-    """``[██████░░░░░░░░░░░░░░]`` for a share of a limit (full past it)."""
-    filled = min(width, round(width * chars / limit)) if limit > 0 else width
-    return "[" + "█" * filled + "░" * (width - filled) + "]"
-
-
-def block_lines(blocks: list[Block], preview: int = 120) -> list[str]:
-    """The lines a person reads for a block list (the CLI and pi's /memory)."""
-    if not blocks:
-        return ["No memory blocks yet; they are created at the next session start (user, agent), or with "
-                "pi-memory blocks create KEY."]
-    lines = []
-    for b in blocks:
-        over = "  OVER LIMIT" if b.chars > b.limit else ""
-        hidden = "  (hidden by the project block)" if b.shadowed else ""
-        lines.append(f"{b.key} ({b.scope}) {usage_bar(b.chars, b.limit)} {b.usage}{over}{hidden}")
-        if b.description:
-            lines.append(f"  {b.description}")
-        text = printable(" ".join(b.value.split()))
-        lines.append(f"  {text[:preview] + '…' if len(text) > preview else text or '(empty)'}")
-        lines += [f"  warning: {p}" for p in b.problems]
-    return lines
 
 
 @blocks_app.command("list")

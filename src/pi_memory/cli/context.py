@@ -12,28 +12,8 @@ from typing import Annotated
 import typer
 
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, open_mem, out, state
-from pi_memory.prompt import SessionContext, build_context
-
-LABELS = {"memory": "memory", "blocks": "memory blocks", "standing": "standing instructions",
-          "recall": "recall (first user-channel message)"}
-
-
-def context_lines(ctx: SessionContext, full: bool = True) -> list[str]:
-    """The lines a person reads for a preview (the CLI and pi's /memory-preview-context)."""
-    data = ctx.to_dict()
-    lines = [f"Prompt mode: {ctx.mode}. The system prompt gets {len(ctx.system_prompt):,} chars "
-             f"(~{data['systemTokens']:,} tokens) from pi-memory."]
-    for part in ctx.parts:
-        where = "system prompt" if part.channel == "system" else "user message"
-        when = {"session": "frozen per session", "run": "rebuilt every run", "prompt": "per prompt"}[part.refresh]
-        lines.append("")
-        lines.append(f"── {LABELS.get(part.name, part.name)} · {where}, {when} · ~{part.tokens:,} tokens"
-                     + (f" · {part.note}" if part.note else ""))
-        if part.text and full:
-            lines += part.text.splitlines()
-        elif not part.text:
-            lines.append("(nothing)")
-    return lines
+from pi_memory.prompt import build_context
+from pi_memory.reports import context_lines
 
 
 @app.command("preview-context")

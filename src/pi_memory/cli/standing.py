@@ -12,7 +12,8 @@ from typing import Annotated
 import typer
 
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, err, out, settings, state, text_arg
-from pi_memory.standing import MAX_CHARS, MAX_RULES, PinResult, StandingStore
+from pi_memory.reports import pin_lines
+from pi_memory.standing import PinResult, StandingStore
 
 pin_app = typer.Typer(help="Standing instructions: rules you pin for every session (STANDING.md).",
                       no_args_is_help=True)
@@ -22,23 +23,6 @@ app.add_typer(pin_app, name="pin")
 def _store(dir_: Path | None) -> tuple[StandingStore, bool]:
     s = settings(dir_)
     return StandingStore.in_data_dir(s.data_dir, s.lock_timeout), s.standing_enabled
-
-
-def pin_lines(result: PinResult, enabled: bool = True) -> list[str]:
-    """The lines a person reads for a pin result (the CLI and pi's /memory-pin)."""
-    lines = [result.message] if result.success and result.message else []
-    if not result.success:
-        lines.append(f"refused: {result.error}")
-    if result.rules:
-        lines.append(f"Standing instructions ({len(result.rules)}/{MAX_RULES} rules, "
-                     f"{result.chars:,}/{MAX_CHARS:,} chars):")
-        lines += [f"  {i}. {rule}" for i, rule in enumerate(result.rules, 1)]
-    elif result.success:
-        lines.append(f"No standing instructions pinned ({MAX_RULES} rules / {MAX_CHARS:,} chars available).")
-    lines += [f"warning: {p}" for p in result.problems]
-    if not enabled:
-        lines.append("note: standingInstructionsEnabled is false, so these rules are not injected.")
-    return lines
 
 
 def _finish(result: PinResult, enabled: bool, as_json: bool) -> None:

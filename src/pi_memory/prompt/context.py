@@ -129,12 +129,11 @@ def blocks_store(memory: Memory) -> BlockStore:
     return BlockStore.from_settings(memory.settings, memory.project_root)
 
 
-def run_parts(memory: Memory, create_defaults: bool = False) -> list[Part]:
-    """The parts rebuilt at every run: memory blocks, then standing instructions."""
+def run_parts(memory: Memory, preview: bool = True) -> list[Part]:
+    """The parts rebuilt at every run: memory blocks, then standing instructions. ``preview`` shows the default
+    blocks a session start would create when none exist (a live session shows only the files)."""
     store = blocks_store(memory)
-    if create_defaults:
-        store.ensure_defaults()
-    blocks = store.blocks() if create_defaults else store.default_preview()
+    blocks = store.default_preview() if preview else store.blocks()
     parts = [Part("blocks", "system", "run", blocks_text(blocks), f"{len(blocks)} block(s)")]
     if memory.settings.standing_enabled:
         rules = StandingStore.in_data_dir(memory.settings.data_dir).rules()
@@ -148,7 +147,9 @@ def build_context(memory: Memory, prompt: str | None = None, create_defaults: bo
     """Every part a session gets (see the module docstring). ``prompt``: also run semantic recall for it (the
     user-channel part). ``create_defaults``: write the default blocks when none exist (a real session start;
     a preview shows them without writing)."""
-    parts = [memory_part(memory), *run_parts(memory, create_defaults)]
+    if create_defaults:
+        blocks_store(memory).ensure_defaults()
+    parts = [memory_part(memory), *run_parts(memory, preview=not create_defaults)]
     if prompt is not None:
         parts.append(recall_part(memory, prompt))
     return SessionContext(memory.settings.prompt_mode, parts)
