@@ -275,7 +275,7 @@ def _print_split(proposed: list[str], flagged: set[int], too_long: set[int], lim
 
 
 def _register_subcommands() -> None:
-    from pi_memory.cli import blocks, context, integrations, search, semantic, serve, standing  # noqa: F401
+    from pi_memory.cli import blocks, context, insights, integrations, search, semantic, serve, standing  # noqa: F401
 
 
 _register_subcommands()
