@@ -92,7 +92,8 @@ class Memory:
         from pi_memory.tools.search import create_search_tools
 
         current = str(self.project_root) if self.project_root else None
-        tools = create_memory_tools(self.store) + create_search_tools(self.index, current, self.repair_index)
+        injected = self.settings.prompt_mode != "policy"
+        tools = create_memory_tools(self.store, injected) + create_search_tools(self.index, current, self.repair_index)
         tools += create_block_tools(self.blocks())
         service = self.semantic()
         if service is not None:

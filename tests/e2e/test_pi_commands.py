@@ -9,8 +9,11 @@ what the scripted model received: present in every run's system prompt, rebuilt 
 from __future__ import annotations
 
 import json
+import os
 import queue
 import re
+import shlex
+import shutil
 import subprocess
 import threading
 import time
@@ -178,3 +181,55 @@ def test_blocks_and_standing_reach_every_run_and_update_memory_edits_a_block(pi:
     assert "## user [26/2,000 chars]\nFacts about the user" in after and "Name is Ada; prefers tabs." in after
     block = (pi.sandbox.memory_dir / "blocks" / "user.md").read_text()
     assert block.endswith("---\n\nName is Ada; prefers tabs.\n")
+
+
+def test_long_output_pages_in_the_tui(pi: PiE2E, tmp_path) -> None:
+    """The interactive TUI, driven in tmux: a long command output opens the pager, space pages, q closes."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    sandbox = pi.sandbox
+    from pi_memory.standing import StandingStore
+
+    store = StandingStore.in_data_dir(sandbox.memory_dir)
+    for i in range(15):
+        assert store.add(f"rule number {i} for the pager").success
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sandbox.env().items())
+    name = f"pi-memory-e2e-{os.getpid()}-{pi.version}".replace(".", "_")  # tmux turns dots into "_"
+    script = tmp_path / "run-tui.sh"
+    script.write_text(f"cd {shlex.quote(str(sandbox.project))} && exec env -i {env} {shlex.quote(str(sandbox.launcher))} "
+                      f"-e {shlex.quote(str(EXTENSION_DIR))} --no-session\n")
+
+    def tmux(*args: str) -> str:
+        return subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=10).stdout
+
+    def screen_until(marker: str, timeout: float = 30) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            text = tmux("capture-pane", "-t", name, "-p")
+            if re.search(marker, text):
+                return text
+            time.sleep(0.3)
+        raise AssertionError(f"{marker!r} never showed; screen:\n{text}")
+
+    tmux("new-session", "-d", "-s", name, "-x", "100", "-y", "30", f"bash {shlex.quote(str(script))}")
+    try:
+        screen_until(r"memory: 0 entries", timeout=120)  # a loaded machine starts pi slowly
+        tmux("send-keys", "-t", name, "-l", "/memory-preview-context")
+        time.sleep(0.5)
+        tmux("send-keys", "-t", name, "Enter")
+        first = screen_until(r"/memory-preview-context · lines 1-\d+ of \d+ · ↑↓ line · space/b page")
+        assert "Prompt mode: snapshot." in first
+        tmux("send-keys", "-t", name, "Space")
+        last = screen_until(r"lines \d+-(\d+) of \1 ·")  # the last page
+        assert "</standing-instructions>" in last
+        tmux("send-keys", "-t", name, "q")
+        closed = screen_until(r"memory: 0 entries")
+        assert "/memory-preview-context · lines" not in closed
+        tmux("send-keys", "-t", name, "-l", "/quit")  # a clean exit: pi shuts the bridge down
+        time.sleep(0.5)
+        tmux("send-keys", "-t", name, "Enter")
+        deadline = time.monotonic() + 30
+        while name in tmux("list-sessions", "-F", "#{session_name}") and time.monotonic() < deadline:
+            time.sleep(0.3)
+    finally:
+        tmux("kill-session", "-t", name)

@@ -163,3 +163,14 @@ def test_cli_preview_context_json_both_modes(env, tmp_path):
     assert r.exit_code == 0
     assert "Prompt mode: policy." in r.stdout and "<memory-policy>" in r.stdout
     assert "── standing instructions · system prompt, rebuilt every run · ~0 tokens" in r.stdout
+
+
+def test_policy_mode_tool_descriptions_say_memory_is_searched(env):
+    memory = env(memoryMode="policy")
+    add = next(t for t in memory.tools() if t.name == "memory_add")
+    assert "it is not shown in your prompt, so find it with memory_search" in add.description
+    memory.close()
+    memory = env()
+    add = next(t for t in memory.tools() if t.name == "memory_add")
+    assert "is shown to you at the start of each session" in add.description
+    memory.close()

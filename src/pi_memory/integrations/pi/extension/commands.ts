@@ -3,7 +3,8 @@
  * the same library code as the command's CLI twin and answers with text for a person
  * (src/pi_memory/integrations/pi/commands.py). This file only shows that text:
  *   - short text: one notification;
- *   - long text in the TUI: a pager (↑/↓, PgUp/PgDn, space, q or Esc to close);
+ *   - long text in the TUI: a pager (↑/↓ a line, space/b a page, g/G the ends, q or Esc closes; pi keeps
+ *     PgUp/PgDn for its own scrolling);
  *   - long text without the TUI (RPC mode): one page per notification, `--page N` for the next one.
  * Only Node built-ins; no pi imports, so it loads the same on pi 0.73 and 1.x.
  */
@@ -43,33 +44,72 @@ function clip(line: string, width: number): string {
 	return chars.length <= width ? line : `${chars.slice(0, Math.max(1, width - 1)).join("")}…`;
 }
 
-/** A scrolling view of `lines`; resolves when the user closes it (true), or undefined where there is no TUI. */
+/** `lines` wrapped at word boundaries to `width` columns (long words are cut), so nothing is hidden. */
+function wrap(lines: string[], width: number): string[] {
+	const out: string[] = [];
+	for (const line of lines) {
+		let rest = Array.from(line);
+		const indent = Array.from(/^\s*/.exec(line)?.[0] ?? "").slice(0, Math.floor(width / 2));
+		if (rest.length <= width) {
+			out.push(line);
+			continue;
+		}
+		let first = true;
+		while (rest.length > 0) {
+			const room = first ? width : width - indent.length;
+			if (rest.length <= room) {
+				out.push((first ? "" : indent.join("")) + rest.join(""));
+				break;
+			}
+			let cut = rest.lastIndexOf(" ", room);
+			if (cut <= 0) cut = room;
+			out.push((first ? "" : indent.join("")) + rest.slice(0, cut).join("").trimEnd());
+			rest = rest.slice(cut);
+			while (rest[0] === " ") rest = rest.slice(1);
+			first = false;
+		}
+	}
+	return out;
+}
+
+/** A scrolling view of `lines`; resolves when the user closes it (true), or false where there is no TUI. */
 async function pager(ctx: any, title: string, lines: string[]): Promise<boolean> {
 	if (typeof ctx?.ui?.custom !== "function" || (ctx.mode !== undefined && ctx.mode !== "tui")) return false;
 	const shown = await ctx.ui.custom((tui: any, _theme: any, keybindings: any, done: (v: boolean) => void) => {
 		let top = 0;
+		let width = 80;
+		const key = (data: string, id: string) => {
+			try {
+				return keybindings?.matches?.(data, id) === true;
+			} catch {
+				return false;
+			}
+		};
 		const height = () => Math.max(5, Number(tui?.terminal?.rows ?? process.stdout.rows ?? 24) - 6);
 		const move = (delta: number) => {
-			top = Math.min(Math.max(0, top + delta), Math.max(0, lines.length - height()));
+			const total = wrap(lines, width).length;
+			top = Math.min(Math.max(0, top + delta), Math.max(0, total - height()));
 			tui?.requestRender?.();
 		};
 		return {
-			render(width: number): string[] {
+			render(w: number): string[] {
+				width = Math.max(20, w);
+				const all = wrap(lines, width);
 				const h = height();
-				const end = Math.min(lines.length, top + h);
-				const body = lines.slice(top, end).map((l) => clip(l, width));
-				const foot = `${title} · lines ${top + 1}-${end} of ${lines.length} · ↑↓ PgUp PgDn space · q/Esc close`;
-				return [...body, "", clip(foot, width)];
+				top = Math.min(top, Math.max(0, all.length - h));
+				const end = Math.min(all.length, top + h);
+				const foot = `${title} · lines ${top + 1}-${end} of ${all.length} · ↑↓ line · space/b page · g/G ends · q/Esc close`;
+				return [...all.slice(top, end), "", clip(foot, width)];
 			},
 			handleInput(data: string): void {
 				const h = height();
-				if (data === "q" || data === "\x1b" || data === "\r" || keybindings?.matches?.(data, "tui.select.cancel")) done(true);
-				else if (data === "\x1b[A" || data === "k") move(-1);
-				else if (data === "\x1b[B" || data === "j") move(1);
-				else if (data === "\x1b[5~" || data === "b") move(-h);
-				else if (data === "\x1b[6~" || data === " ") move(h);
-				else if (data === "g" || data === "\x1b[H") move(-lines.length);
-				else if (data === "G" || data === "\x1b[F") move(lines.length);
+				if (data === "q" || key(data, "tui.select.cancel") || key(data, "tui.select.confirm")) done(true);
+				else if (data === "k" || key(data, "tui.select.up")) move(-1);
+				else if (data === "j" || key(data, "tui.select.down")) move(1);
+				else if (data === "b" || key(data, "tui.select.pageUp")) move(-h);
+				else if (data === " " || key(data, "tui.select.pageDown")) move(h);
+				else if (data === "g") move(-Number.MAX_SAFE_INTEGER);
+				else if (data === "G") move(Number.MAX_SAFE_INTEGER);
 			},
 			invalidate(): void {},
 		};
