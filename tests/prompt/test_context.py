@@ -34,15 +34,16 @@ def test_snapshot_mode_parts_in_order_with_tokens(env):
 
     StandingStore.in_data_dir(memory.settings.data_dir).add("never push to main")
     ctx = build_context(memory)
-    assert [p.name for p in ctx.parts] == ["memory", "blocks", "standing"]
-    assert [p.refresh for p in ctx.parts] == ["session", "run", "run"]
+    assert [p.name for p in ctx.parts] == ["memory", "blocks", "standing", "recall"]
+    assert [p.refresh for p in ctx.parts] == ["session", "run", "run", "prompt"]
+    assert ctx.part("recall").text == "" and ctx.user_message == ""
     assert ctx.part("memory").text.startswith("<memory-snapshot>")
     assert "Project uses uv" in ctx.part("memory").text
     assert "1. never push to main" in ctx.part("standing").text
     system = ctx.system_prompt
     assert system.index("<memory-snapshot>") < system.index("<memory-blocks>") < system.index(
         "<standing-instructions>")
-    assert all(p.tokens > 0 for p in ctx.parts)
+    assert all(p.tokens > 0 for p in ctx.parts[:3])
     assert ctx.to_dict()["systemTokens"] >= sum(p.tokens for p in ctx.parts) - 3
     memory.close()
 
@@ -156,7 +157,7 @@ def test_cli_preview_context_json_both_modes(env, tmp_path):
     r = runner.invoke(app, ["preview-context", "--dir", d, "--json"])
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
-    assert [p["name"] for p in data["parts"]] == ["memory", "blocks", "standing"]
+    assert [p["name"] for p in data["parts"]] == ["memory", "blocks", "standing", "recall"]
     assert data["mode"] == "snapshot"
     env(memoryMode="policy").close()
     r = runner.invoke(app, ["preview-context", "--dir", d])
@@ -173,4 +174,18 @@ def test_policy_mode_tool_descriptions_say_memory_is_searched(env):
     memory = env()
     add = next(t for t in memory.tools() if t.name == "memory_add")
     assert "is shown to you at the start of each session" in add.description
+    memory.close()
+
+
+def test_preview_with_a_prompt_shows_the_recall_message(tmp_path, monkeypatch):
+    """Semantic memory on (embedded backend, the bundled embedder): the user-channel part holds the recall."""
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    monkeypatch.delenv("PI_MEMORY_DIR", raising=False)
+    memory = open_memory(tmp_path, override_dir=tmp_path / "mem")
+    memory.semantic().add("The staging database is called orca", source={"kind": "test"})
+    ctx = build_context(memory, prompt="what is the staging database called?")
+    recall = ctx.part("recall")
+    assert (recall.channel, recall.refresh) == ("user", "prompt")
+    assert "The staging database is called orca" in recall.text and recall.tokens > 0
+    assert ctx.user_message == recall.text and recall.text not in ctx.system_prompt
     memory.close()

@@ -24,6 +24,7 @@ frontmatter text untouched. :meth:`BlockStore.create` (people: CLI, pi command) 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,13 +109,18 @@ class BlockResult:
 
 def shown_value(block: Block) -> str:
     """What a model may see of a block: a blocked marker for a hostile value, else the value with secrets
-    redacted."""
-    threats = safety.scan_threats(block.value)
+    redacted. Scans are cached by text: a block unchanged since the last run costs a dictionary lookup."""
+    return _shown(block.key, str(block.path), block.value)
+
+
+@functools.lru_cache(maxsize=256)
+def _shown(key: str, path: str, value: str) -> str:
+    threats = safety.scan_threats(value)
     if threats:
         ids = list(dict.fromkeys(f.id for f in threats))
-        return (f"[BLOCKED: memory block {block.key!r} contains threat pattern(s): {', '.join(ids)}. It was kept out "
-                f"of the prompt; the user can fix it in {block.path}.]")
-    return safety.redact(block.value)
+        return (f"[BLOCKED: memory block {key!r} contains threat pattern(s): {', '.join(ids)}. It was kept out "
+                f"of the prompt; the user can fix it in {path}.]")
+    return safety.redact(value)
 
 
 def split_file(text: str) -> tuple[str | None, str]:
@@ -139,10 +145,9 @@ def parse_block(key: str, scope: str, path: Path, text: str) -> Block:
     block = Block(key, scope, path, value=body.strip("\r\n").replace("\r\n", "\n"))
     if fm is None:
         return block
-    try:
-        meta = yaml.safe_load(fm) or {}
-    except yaml.YAMLError as exc:
-        block.problems.append(f"frontmatter is not valid YAML ({str(exc).splitlines()[0]}); defaults used")
+    meta = _frontmatter(fm)
+    if isinstance(meta, str):
+        block.problems.append(f"frontmatter is not valid YAML ({meta}); defaults used")
         return block
     if not isinstance(meta, dict):
         block.problems.append("frontmatter is not a mapping; defaults used")
@@ -158,6 +163,18 @@ def parse_block(key: str, scope: str, path: Path, text: str) -> Block:
             block.problems.append(f"limit {limit!r} is not a whole number from 1 to {MAX_LIMIT:,}; "
                                   f"{DEFAULT_LIMIT:,} used")
     return block
+
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: a block is read every run
+
+
+@functools.lru_cache(maxsize=256)
+def _frontmatter(fm: str) -> object:
+    """The parsed frontmatter (cached by its text), or the parser's first error line as a string."""
+    try:
+        return yaml.load(fm, Loader=_LOADER) or {}  # noqa: S506 - a safe loader
+    except yaml.YAMLError as exc:
+        return str(exc).splitlines()[0]
 
 
 class BlockStore:

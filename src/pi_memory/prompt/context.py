@@ -152,6 +152,9 @@ def build_context(memory: Memory, prompt: str | None = None, create_defaults: bo
     parts = [memory_part(memory), *run_parts(memory, preview=not create_defaults)]
     if prompt is not None:
         parts.append(recall_part(memory, prompt))
+    else:
+        parts.append(Part("recall", "user", "prompt", "", "runs on each prompt; preview it with a prompt "
+                          "(pi-memory preview-context --prompt TEXT, /memory-preview-context TEXT)"))
     return SessionContext(memory.settings.prompt_mode, parts)
 
 

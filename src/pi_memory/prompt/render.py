@@ -10,6 +10,8 @@ marker, secrets are redacted, and fence tags inside the text are neutralised.
 
 from __future__ import annotations
 
+import functools
+
 from pi_memory import safety
 from pi_memory.blocks import Block, shown_value
 from pi_memory.curated.snapshot import neutralise_fence
@@ -54,12 +56,18 @@ def policy_text(style: str, custom: str | None = None) -> str:
     return POLICY_FULL if style == "full" else POLICY_COMPACT
 
 
+@functools.lru_cache(maxsize=256)  # rules rarely change between runs; the scan is the costly part
 def _rule_shown(number: int, rule: str) -> str:
     threats = safety.scan_threats(rule)
     if threats:
         ids = ", ".join(dict.fromkeys(f.id for f in threats))
         return f"[rule {number} withheld: it matched threat pattern(s) {ids}; the user can fix it in STANDING.md]"
     return neutralise_fence(safety.redact(rule), "standing-instructions")
+
+
+@functools.lru_cache(maxsize=256)
+def _hostile(text: str) -> bool:
+    return bool(safety.scan_threats(text))
 
 
 def standing_text(rules: list[str]) -> str:
@@ -84,7 +92,7 @@ def blocks_text(blocks: list[Block]) -> str:
     for block in blocks:
         over = " ⚠ OVER LIMIT" if block.chars > block.limit else ""
         head = f"## {block.key} [{block.chars:,}/{block.limit:,} chars{over}]"
-        if block.description and safety.scan_threats(block.description):
+        if block.description and _hostile(block.description):
             head += "\n[description withheld: it matched a threat pattern; the user can fix it in the file]"
         elif block.description:
             head += f"\n{neutralise_fence(safety.redact(block.description), 'memory-blocks')}"
