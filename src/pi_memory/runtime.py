@@ -81,13 +81,23 @@ class Memory:
                 self._semantic = open_semantic_or_none(self)
             return self._semantic or None
 
+    def blocks(self):
+        """The memory blocks of this project and the global folder (:class:`pi_memory.blocks.BlockStore`)."""
+        from pi_memory.blocks import BlockStore
+
+        return BlockStore.from_settings(self.settings, self.project_root)
+
     def tools(self) -> list[ToolSpec]:
-        """Every tool this host serves: the four curated tools, session_search and memory_search, and
-        ``mem0_memory`` when semantic memory's ``toolEnabled`` resolves to true."""
+        """Every tool this host serves: the four curated tools, session_search and memory_search,
+        ``updateMemory`` (memory blocks), and ``mem0_memory`` when semantic memory's ``toolEnabled`` resolves
+        to true."""
+        from pi_memory.tools.blocks import create_block_tools
         from pi_memory.tools.search import create_search_tools
 
         current = str(self.project_root) if self.project_root else None
-        tools = create_memory_tools(self.store) + create_search_tools(self.index, current, self.repair_index)
+        injected = self.settings.prompt_mode != "policy"
+        tools = create_memory_tools(self.store, injected) + create_search_tools(self.index, current, self.repair_index)
+        tools += create_block_tools(self.blocks())
         service = self.semantic()
         if service is not None:
             from pi_memory.semantic.tools import create_semantic_tools

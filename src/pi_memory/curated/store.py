@@ -84,10 +84,11 @@ class MemoryStore:
     (``projects/<name>-<id>/MEMORY.md``, one per git repository root; see :mod:`pi_memory.project`).
 
     ``*_char_limit``: budget in characters of all entries joined with ``\\n§\\n`` (failure defaults to twice
-    the memory limit, as pi-hermes-memory does). ``lock_timeout``: seconds to wait for another writer before
-    refusing with ``code="locked"``. ``on_change(target, entries)`` is called after every successful write
-    (the search index mirrors the stores through it; an exception there is logged, never fails the write).
-    All public methods return a :class:`MemoryResult`; only programming errors raise.
+    the memory limit, as pi-hermes-memory does); ``enforce_limits=False`` (policy mode) lets a store pass it.
+    ``lock_timeout``: seconds to wait for another writer before refusing with ``code="locked"``.
+    ``on_change(target, entries)`` is called after every successful write (the search index
+    mirrors the stores through it; an exception there is logged, never fails the write). All public methods return a
+    :class:`MemoryResult`; only programming errors raise.
     """
 
     def __init__(
@@ -102,6 +103,7 @@ class MemoryStore:
         failure_char_limit: int | None = None,
         on_change: Callable[[str, list[str]], None] | None = None,
         on_overflow: Callable[[MemoryStore, str, str, MemoryResult], MemoryResult] | None = None,
+        enforce_limits: bool = True,
     ):
         self.dir = Path(dir).expanduser()
         self.limits = {
@@ -129,6 +131,9 @@ class MemoryStore:
         # Called with (store, target, content, refusal) when an add is refused as over the limit; returns the
         # result to give instead (:mod:`pi_memory.learning.consolidate`: fifo-evict, auto-consolidate).
         self.on_overflow = on_overflow
+        # False in policy mode (nothing is injected, the index holds every entry): a store may grow past its
+        # limit; a single entry still may not (a longer one would read as drift on the next load).
+        self.enforce_limits = enforce_limits
         self._live: dict[str, list[str]] = {t: [] for t in self.files}
         self._drift: dict[str, fmt.Analysis | None] = {t: None for t in self.files}
         self._failures: dict[str, int] = {t: 0 for t in self.files}
@@ -153,6 +158,7 @@ class MemoryStore:
             project_root=root,
             project_char_limit=settings.project_char_limit,
             failure_char_limit=settings.failure_char_limit,
+            enforce_limits=getattr(settings, "prompt_mode", "snapshot") != "policy",
             **kwargs,
         )
 
@@ -332,7 +338,8 @@ class MemoryStore:
             where = "" if single else f"Operation {i + 1} ({op.action}): "
             self._step(target, work, op, where, notes, single)
         cur, limit = fmt.joined_length(work), self.limits[target]
-        if cur > limit and fmt.joined_length(work) > fmt.joined_length(before):
+        if cur > limit and fmt.joined_length(work) > fmt.joined_length(before) and (
+                self.enforce_limits or any(op.content and len(op.content) > limit for op in ops)):
             raise _Refusal(self._over_limit(target, before, ops, cur, single))
         if work != before:
             atomic_write_text(path, fmt.serialise(work))
