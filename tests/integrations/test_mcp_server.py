@@ -30,7 +30,7 @@ def test_stdio_server_tools_and_snapshot_resource(tmp_path, mode):
             tools = {t.name: t for t in (await client.list_tools()).tools}
             assert set(tools) == {
                 "memory_add", "memory_replace", "memory_remove", "memory_read", "session_search", "memory_search",
-        "mem0_memory",
+        "mem0_memory", "skill_manage",
             }
             assert tools["session_search"].annotations.read_only_hint is True
             assert tools["memory_read"].annotations.read_only_hint is True
