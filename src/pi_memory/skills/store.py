@@ -403,6 +403,26 @@ class SkillStore:
         return _ok(f"Moved {skill.id} to {to_scope}:{skill.slug}.", moved=True,
                    skill=self._load(to_scope, dest).summary())
 
+    def adopt(self, scope: str, slug: str, source: Path | None = None, text: str | None = None) -> dict:
+        """Bring in a skill made elsewhere (an import): copy the folder ``source`` (supporting files too), or
+        write ``text`` as its ``SKILL.md``; refused (``exists``) when ``scope:slug`` is taken. The caller has
+        checked and scanned it."""
+        dest = self.folder(scope, slug)
+        try:
+            with locked(self.data_dir / ".skills", self.lock_timeout):
+                if dest.exists():
+                    return _no("exists", f"{scope}:{slug} already exists.")
+                if source is not None:
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("*.lock"))
+                else:
+                    atomic_write_text(dest / fmt.SKILL_FILE, text or "")
+        except StoreLockedError as exc:
+            return _no("locked", str(exc))
+        except OSError as exc:
+            return _no("io_error", f"Could not write {dest}: {exc}.")
+        return _ok(f"Imported {scope}:{slug}.", skill=self._load(scope, dest).summary())
+
     # -------------------------------------------------------------- for hosts
     def discoverable(self) -> list[Path]:
         """Skill folders a host may hand to pi (``resources_discover``): readable, clean under the threat and
