@@ -64,3 +64,29 @@ def hermes(path: Annotated[Path | None, typer.Argument(help="The pi-hermes-memor
     finally:
         memory.close()
     _emit(report)
+
+
+@import_app.command("mem0")
+def mem0(path: Annotated[Path | None, typer.Argument(help="mem0-vectors.db, or the folder holding it (default: "
+                                                     "<agentDir>/memories).")] = None,
+         apply: ApplyOpt = False,
+         source_user: Annotated[str | None, typer.Option("--source-user", help="Import only this mem0 user id.")] = None,
+         all_users: Annotated[bool, typer.Option("--all-users", help="Import every user id of the file.")] = False,
+         project: Annotated[Path | None, typer.Option("--project", help="The project whose semantic scope receives "
+                                                      "them (default: the current folder).")] = None,
+         dir: DirOpt = None, json_: JsonOpt = False) -> None:
+    """Import pi-memory-mem0's embedded store (mem0-vectors.db and its mem0-history.db), re-embedded with our
+    model, history kept."""
+    from pi_memory.cli.semantic import _service
+    from pi_memory.config import agent_dir
+    from pi_memory.importers import ImportSourceError, import_mem0
+
+    service = _service(dir, project, model=False)
+    try:
+        report = import_mem0(service, path, agent_dir() / "memories", apply=apply, source_user=source_user,
+                             all_users=all_users)
+    except ImportSourceError as exc:
+        raise fail(str(exc), 2) from exc
+    finally:
+        service.close()
+    _emit(report)

@@ -11,6 +11,7 @@ Seed 000's ``<agentDir>/memories/`` folder needs no import: it is our default da
 """
 
 from pi_memory.importers.hermes import ImportSourceError, import_hermes
+from pi_memory.importers.mem0 import import_mem0
 from pi_memory.importers.report import ImportItem, ImportReport
 
-__all__ = ["ImportItem", "ImportReport", "ImportSourceError", "import_hermes"]
+__all__ = ["ImportItem", "ImportReport", "ImportSourceError", "import_hermes", "import_mem0"]
