@@ -20,6 +20,8 @@ from pi_memory.skills.document import (
     render_body,
     slugify,
 )
+from pi_memory.skills.export import export_skills
+from pi_memory.skills.nudge import complex_run_nudge, is_complex_run
 from pi_memory.skills.similarity import find_clash, jaccard, tokens
 from pi_memory.skills.store import SCOPES, Skill, SkillStore
 
@@ -31,7 +33,10 @@ __all__ = [
     "SkillDoc",
     "SkillFormatError",
     "SkillStore",
+    "complex_run_nudge",
+    "export_skills",
     "find_clash",
+    "is_complex_run",
     "jaccard",
     "parse",
     "render_body",

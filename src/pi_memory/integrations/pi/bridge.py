@@ -30,6 +30,8 @@ Methods:
     ``{text, marker, reason}``: semantic recall to inject as a user-channel message (``text`` null: none).
 ``after_run {sessionFile, userText, assistantText, timestamp, entryIds}``
     Queues indexing of the session file and semantic capture of the turn; answers at once.
+``skills {action, ...}``
+    Skill discovery, the ``/memory-skills`` manager and the complex-run question (:mod:`.skills_host`).
 ``status {}``
     ``{text, memoryEntries, userEntries, dataDir}`` (``text`` is the pi status-line text).
 ``shutdown {}``
@@ -196,6 +198,15 @@ class Bridge:
         )
         return {"ok": True}
 
+    def skills(self, action: Any = None, **params: Any) -> dict[str, Any]:
+        from pi_memory.integrations.pi.skills_host import handle
+
+        self._ensure_open()
+        try:
+            return handle(self.session.memory.skills(), action, params)
+        except ValueError as exc:
+            raise BridgeError(str(exc)) from exc
+
     def shutdown(self, wait: Any = None, **_: Any) -> dict[str, Any]:
         """Finish queued background work (at most ``wait`` seconds, default 1), then exit."""
         self.stopping = True
@@ -206,7 +217,7 @@ class Bridge:
 
     METHODS = (
         "hello", "snapshot", "validate_snapshot", "begin_turn", "call_tool", "recall", "after_run", "status",
-        "shutdown",
+        "shutdown", "skills",
     )
 
     def handle(self, line: str) -> dict[str, Any] | None:

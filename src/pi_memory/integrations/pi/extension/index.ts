@@ -17,6 +17,7 @@ import { spawn } from "node:child_process";
 import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { registerSkills } from "./skills";
 
 const SNAPSHOT_ENTRY = "pi-memory-snapshot";
 /** Custom entry marking that semantic recall ran in this session (recallFrequency: "session"). */
@@ -334,6 +335,8 @@ export default async function piMemory(pi: any): Promise<void> {
 			},
 		});
 	}
+
+	registerSkills(pi, bridge);
 
 	// Refusals come back as normal results; flag them as errors (0.73 ignores `isError` on results).
 	pi.on("tool_result", (event: any) => {

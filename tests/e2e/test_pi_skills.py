@@ -1,0 +1,140 @@
+"""End-to-end on the real pi CLIs: skills reach pi through resources_discover, skill_manage writes them, a
+complex run asks once whether to save a procedure, and /memory-skills manages them with pi's dialogs (RPC)."""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pi_memory.devtools.scripted_llm import system_prompt_of, text_of
+from pi_memory.integrations.pi import EXTENSION_DIR
+from pi_memory.skills import SkillStore, render_body
+from pi_memory.skills.nudge import NUDGE_TEXT
+
+if TYPE_CHECKING:
+    from conftest import PiE2E
+
+pytestmark = pytest.mark.e2e
+BODY = render_body("When shipping", ["make deploy ENV=staging", "watch the dashboard"])
+NUDGE_START = NUDGE_TEXT.split("(")[0]
+
+
+def store_for(pi: PiE2E) -> SkillStore:
+    return SkillStore(pi.sandbox.memory_dir, project_root=pi.sandbox.project)
+
+
+def test_skills_reach_the_prompt_and_skill_manage_saves_one(pi: PiE2E) -> None:
+    store = store_for(pi)
+    store.create("deploy staging", "Deploy the shop to staging with make deploy", "global", BODY)
+    store.create("run migrations", "Run this repository's database migrations safely", "project", BODY)
+    create = {"action": "create", "name": "release notes", "scope": "project",
+              "description": "Write release notes from git log", "procedure_steps": ["git log --oneline"]}
+    pi.run("Save a skill.\n[tool:skill_manage] " + json.dumps(create))
+    system = system_prompt_of(pi.llm.chat_requests[0]) or ""
+    assert "Deploy the shop to staging with make deploy" in system
+    assert "database migrations safely" in system, system[-1500:]
+    assert str(store.roots["global"] / "deploy-staging" / "SKILL.md") in system
+    saved = store.view("project:release-notes")
+    assert saved["sections"] == {"procedure": "1. git log --oneline"}
+
+
+def test_a_complex_run_asks_once_whether_to_save_a_skill(pi: PiE2E) -> None:
+    steps = "\n".join(['[tool:bash] {"command": "echo step"}'] * 4 + ['[tool:memory_read] {"target": "memory"}'] * 4)
+    pi.run("First complex task.\n" + steps, "Second complex task.\n" + steps)
+    asked = [b for b in pi.llm.chat_requests
+             if any(text_of(m.get("content")).startswith(NUDGE_START) for m in b.get("messages", []))]
+    assert asked, "the agent was never asked"
+    nudges = {text_of(m.get("content")) for b in pi.llm.chat_requests for m in b.get("messages", [])
+              if text_of(m.get("content")).startswith(NUDGE_START)}
+    assert nudges == {NUDGE_TEXT.format(calls=8, tools=2)}  # once per session, with this run's figures
+
+
+def rpc_command(pi: PiE2E, message: str, answer: Callable[[dict], dict | None], done: Callable[[list], bool],
+                timeout: float = 60) -> list[dict]:
+    """Run ``message`` in ``pi --mode rpc``; ``answer(request)`` replies to each dialog (``None``: cancel)."""
+    sandbox = pi.sandbox
+    proc = subprocess.Popen([str(sandbox.launcher), "-e", str(EXTENSION_DIR), "--mode", "rpc"], cwd=sandbox.project,
+                            env=sandbox.env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    events: list[dict] = []
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(json.dumps({"id": "c1", "type": "prompt", "message": message}) + "\n")
+        proc.stdin.flush()
+        deadline = time.monotonic() + timeout
+        while not done(events):
+            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+            if line is None:
+                break
+            event = json.loads(line)
+            events.append(event)
+            if event.get("type") == "extension_ui_request" and event.get("method") in ("select", "input", "confirm"):
+                reply = answer(event)
+                body = {"cancelled": True} if reply is None else reply
+                proc.stdin.write(json.dumps({"type": "extension_ui_response", "id": event["id"], **body}) + "\n")
+                proc.stdin.flush()
+        proc.stdin.close()
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return events
+
+
+def notifications(events: list[dict]) -> list[str]:
+    return [e["message"] for e in events if e.get("type") == "extension_ui_request" and e.get("method") == "notify"]
+
+
+def test_memory_skills_manager_searches_selects_moves_and_deletes(pi: PiE2E) -> None:
+    store = store_for(pi)
+    store.create("deploy staging", "Deploy the shop to staging", "global", BODY)
+    store.create("deploy production", "Ship the shop to production after staging", "global", BODY)
+    store.create("flaky tests", "Fix flaky pytest runs", "global", BODY)
+    script = iter([
+        ("select", lambda o: next(x for x in o if x.startswith("Search:"))),
+        ("input", "deploy"),
+        ("select", lambda o: "Select all shown"),
+        ("select", lambda o: next(x for x in o if x.startswith("Act on 2 selected"))),
+        ("select", lambda o: next(x for x in o if x.startswith("Move to project"))),
+        ("select", lambda o: next(x for x in o if "deploy-production" in x)),
+        ("select", lambda o: next(x for x in o if x.startswith("Act on 1 selected"))),
+        ("select", lambda o: "Delete"),
+        ("confirm", True),
+        ("select", lambda o: "Close"),
+    ])
+    seen: list[dict] = []
+
+    def answer(request: dict) -> dict | None:
+        seen.append(request)
+        method, value = next(script)
+        assert request["method"] == method, request
+        if method == "select":
+            return {"value": value(request["options"])}
+        return {"confirmed": value} if method == "confirm" else {"value": value}
+
+    events = rpc_command(pi, "/memory-skills", answer,
+                         done=lambda ev: len([n for n in notifications(ev) if n.startswith(("Moved", "Deleted"))]) >= 2
+                         and any(e.get("method") == "select" and "Close" in e.get("options", []) for e in seen[-1:])
+                         and len(seen) == 10)
+    texts = [n for n in notifications(events) if n.startswith(("Moved", "Deleted"))]
+    assert texts == ["Moved 2 skill(s).\nRun /reload so pi sees the change.",
+                     "Deleted 1 skill(s).\nRun /reload so pi sees the change."]
+    assert [s.id for s in store.skills()] == ["global:flaky-tests", "project:deploy-staging"]
+    assert seen[2]["title"] == 'Skills: 2 of 3 matching "deploy" (pick one to select it)'
