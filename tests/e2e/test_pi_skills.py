@@ -4,17 +4,12 @@ complex run asks once whether to save a procedure, and /memory-skills manages th
 from __future__ import annotations
 
 import json
-import queue
-import subprocess
-import threading
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pytest
 
 from pi_memory.devtools.scripted_llm import system_prompt_of, text_of
-from pi_memory.integrations.pi import EXTENSION_DIR
 from pi_memory.skills import SkillStore, render_body
 from pi_memory.skills.nudge import NUDGE_TEXT
 
@@ -59,43 +54,15 @@ def test_a_complex_run_asks_once_whether_to_save_a_skill(pi: PiE2E) -> None:
 def rpc_command(pi: PiE2E, message: str, answer: Callable[[dict], dict | None], done: Callable[[list], bool],
                 timeout: float = 60) -> list[dict]:
     """Run ``message`` in ``pi --mode rpc``; ``answer(request)`` replies to each dialog (``None``: cancel)."""
-    sandbox = pi.sandbox
-    proc = subprocess.Popen([str(sandbox.launcher), "-e", str(EXTENSION_DIR), "--mode", "rpc"], cwd=sandbox.project,
-                            env=sandbox.env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
-    lines: queue.Queue[str | None] = queue.Queue()
 
-    def pump() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.put(line)
-        lines.put(None)
+    def on_event(events: list[dict], reply: Callable[[dict], None]) -> bool:
+        event = events[-1]
+        if event.get("type") == "extension_ui_request" and event.get("method") in ("select", "input", "confirm"):
+            body = answer(event)
+            reply({"type": "extension_ui_response", "id": event["id"], **({"cancelled": True} if body is None else body)})
+        return done(events)
 
-    threading.Thread(target=pump, daemon=True).start()
-    events: list[dict] = []
-    assert proc.stdin is not None
-    try:
-        proc.stdin.write(json.dumps({"id": "c1", "type": "prompt", "message": message}) + "\n")
-        proc.stdin.flush()
-        deadline = time.monotonic() + timeout
-        while not done(events):
-            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
-            if line is None:
-                break
-            event = json.loads(line)
-            events.append(event)
-            if event.get("type") == "extension_ui_request" and event.get("method") in ("select", "input", "confirm"):
-                reply = answer(event)
-                body = {"cancelled": True} if reply is None else reply
-                proc.stdin.write(json.dumps({"type": "extension_ui_response", "id": event["id"], **body}) + "\n")
-                proc.stdin.flush()
-        proc.stdin.close()
-        assert proc.wait(timeout=20) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    return events
+    return pi.rpc(message, on_event, timeout=timeout)
 
 
 def notifications(events: list[dict]) -> list[str]:
