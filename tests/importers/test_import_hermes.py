@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 from pathlib import Path
@@ -46,7 +47,7 @@ def test_dry_run_writes_nothing_and_says_what_it_would_bring(hermes) -> None:
         "skills": {"add": 2},
         "STANDING.md": {"add": 2},
         "sessions.db memories": {"extended": 3, "skip": 1},
-        "sessions.db conversations": {"skip": 1},
+        "sessions.db conversations": {"add": 1},
     }
     orphan = [i for i in report["items"] if i["kind"] == "projects-memory/orphan"][0]
     assert "--project-map orphan=/path/to/its/repository" in orphan["reason"]
@@ -77,9 +78,18 @@ def test_apply_brings_everything_then_a_second_run_finds_it_there(hermes) -> Non
          "2026-04-13"),
     ]
     assert report["applied"] is True
+    restored = hermes["agent"] / "sessions" / "--pi-hermes-memory-import--" / "s2.jsonl"
+    lines = [json.loads(line) for line in restored.read_text().splitlines()]
+    assert [(e["type"], e.get("message", {}).get("role")) for e in lines] == [
+        ("session", None), ("message", "user"), ("message", "assistant")]
+    assert lines[0]["cwd"] == "/nonexistent/orphan" and lines[2]["parentId"] == lines[1]["id"]
+    found = hermes["cli"]("session-search", "quokka exporter")
+    assert [(h["sessionId"], h["role"], h["line"]) for h in found["results"]] == [
+        ("s2", "user", 2), ("s2", "assistant", 3)]
     again = hermes["cli"]("import", "pi-hermes-memory", "--apply")
     actions = {a for counts in again["counts"].values() for a in counts}
     assert actions == {"already", "skip"}
+    assert again["counts"]["sessions.db conversations"] == {"already": 1}
     assert again["counts"]["MEMORY.md"] == {"already": 3}
     assert again["counts"]["sessions.db memories"] == {"already": 3, "skip": 1}
 

@@ -20,7 +20,8 @@ What goes where:
 * ``skills/`` -> our global and project skills (:mod:`.skills`); ``STANDING.md`` -> merged into ours
   (:mod:`.standing`); ``sessions.db`` -> its ``memories`` rows that are not copies of a Markdown entry (the
   peer's extended store) into ours. Its conversations come from pi's session files, which
-  ``pi-memory index-sessions`` reads itself; the ones whose file is gone are listed as skipped.
+  ``pi-memory index-sessions`` reads itself; the ones whose file is gone are written back as pi session
+  files from the messages ``sessions.db`` kept (:mod:`.sessions`) and indexed.
 
 Idempotent: a second run finds everything "already there". Nothing of ours is ever overwritten.
 """
@@ -131,7 +132,7 @@ def import_hermes(memory, path: Path | None = None, apply: bool = False,
     import_skills(report, memory.skills(), "global", root / "skills", apply)
     import_standing(report, settings.data_dir, root / "STANDING.md", apply, settings.lock_timeout)
     _import_extended(report, memory, db, root, folders, apply)
-    _report_sessions(report, db)
+    _restore_sessions(report, memory, db, apply)
     return report
 
 
@@ -179,15 +180,17 @@ def _import_extended(report: ImportReport, memory, db: Path, root: Path, folders
         report.add(kind, text, "extended", to="extended store")
 
 
-def _report_sessions(report: ImportReport, db: Path) -> None:
-    rows = _rows(db, "SELECT path FROM session_files")
-    sessions = _rows(db, "SELECT count(*) AS n FROM sessions")
-    total = sessions[0]["n"] if sessions else 0
-    if not total:
+def _restore_sessions(report: ImportReport, memory, db: Path, apply: bool) -> None:
+    from pi_memory.importers.sessions import restore_sessions
+
+    tables = {name: [dict(r) for r in _rows(db, f"SELECT * FROM {name} ORDER BY rowid")]
+              for name in ("sessions", "session_files", "messages")}
+    if not tables["sessions"]:
         return
-    gone = [r["path"] for r in rows if not Path(r["path"]).exists()]
-    report.notes.append(f"sessions.db holds {total} conversation(s); pi-memory reads pi's session files itself: "
-                        "run `pi-memory index-sessions` to make them searchable.")
-    for path in gone:
-        report.add("sessions.db conversations", path, "skip",
-                   "its pi session file no longer exists, so it cannot be indexed")
+    folder = restore_sessions(report, tables, memory.settings.agent_dir / "sessions", apply)
+    if folder is not None:
+        from pi_memory.index import index_paths
+
+        index_paths(memory.index(), [folder])
+    report.notes.append(f"sessions.db holds {len(tables['sessions'])} conversation(s); those whose pi session "
+                        "file still exists are read from it: run `pi-memory index-sessions` to make them searchable.")
