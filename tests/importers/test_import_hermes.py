@@ -136,3 +136,19 @@ def test_missing_source_is_a_usage_error(machine) -> None:
     result = machine["runner"].invoke(app, ["import", "pi-hermes-memory", str(machine["tmp"] / "nope"), "--json"])
     assert result.exit_code == 2
     assert "No pi-hermes-memory folder at" in result.stdout
+
+
+def test_custom_memory_dir_from_the_peers_config_and_the_legacy_folder(machine) -> None:
+    custom = machine["tmp"] / "elsewhere-memory"
+    custom.mkdir()
+    (custom / "MEMORY.md").write_text("Kept in a custom memoryDir\n")
+    (machine["agent"] / "hermes-memory-config.json").write_text(json.dumps({"memoryDir": str(custom)}))
+    report = machine["cli"]("import", "pi-hermes-memory")
+    assert report["source"] == str(custom) and report["counts"] == {"MEMORY.md": {"add": 1}}
+    (machine["agent"] / "hermes-memory-config.json").unlink()
+    legacy = machine["agent"] / "memory"
+    legacy.mkdir()
+    (legacy / "MEMORY.md").write_text("From before v0.7.10 <!-- created=2025-12-01, last=2025-12-01 -->\n")
+    report = machine["cli"]("import", "pi-hermes-memory")
+    assert report["source"] == str(legacy)
+    assert [i["what"] for i in report["items"]] == ["From before v0.7.10"]

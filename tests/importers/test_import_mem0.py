@@ -86,3 +86,23 @@ def test_missing_store_is_a_usage_error(machine) -> None:
 
     result = machine["runner"].invoke(app, ["import", "mem0", str(machine["tmp"] / "none.db"), "--json"])
     assert result.exit_code == 2 and "No mem0 store at" in json.loads(result.stdout)["error"]
+
+
+def test_a_memory_of_ours_with_the_same_text_is_left_alone(mem0) -> None:
+    service = open_semantic(cwd=Path.cwd(), data_dir=mem0["data"], background_reembed=False, warm=False,
+                            model=None)
+    try:
+        mine, _ = service.add("Runs the API on port 8080 in development")
+    finally:
+        service.close()
+    report = mem0["cli"]("import", "mem0", "--source-user", "priya:project:9b2f0c", "--apply")
+    assert report["counts"] == {"mem0": {"add": 3, "skip": 1}}
+    service = open_semantic(cwd=Path.cwd(), data_dir=mem0["data"], background_reembed=False, warm=False,
+                            model=None)
+    try:
+        assert service.get(mine.id).status == "active"  # mem0's later version did not supersede ours
+        texts = sorted(m.text for m in service.list(limit=100))
+        assert texts == ["Prefers pnpm over npm for every JavaScript project",
+                         "Runs the API on port 8080 in development", "Runs the API on port 8081 in development"]
+    finally:
+        service.close()

@@ -13,7 +13,8 @@ What goes where:
   ``<!-- created=…, last=… -->`` comment removed (its date kept for entries that go to the extended store);
   the peer's limits are 5,000 characters, ours 2,200 / 1,375 by default, so what does not fit goes to the
   extended store (searchable by ``memory_search``), never dropped.
-* ``projects-memory/<project>/`` -> that project's store and skills. The peer names a project by the basename
+* ``projects-memory/<project>/`` -> that project's store and skills (failure entries the peer scoped to a
+  project, ``project64=`` in their comment, join our failure store, which is global). The peer names a project by the basename
   of its git root, we key it by the root's path: the folder is found from the ``cwd`` of the peer's own
   session rows (``sessions.db``) that still exist on disk, or from ``--project-map NAME=PATH``, or is the
   current project when the names match. A project with no known folder is skipped, with the flag to pass.
@@ -32,6 +33,7 @@ import re
 import sqlite3
 from pathlib import Path
 
+from pi_memory.config import read_json_object
 from pi_memory.curated import entries as fmt
 from pi_memory.curated.store import failure_entry
 from pi_memory.importers.curated import existing_rows, import_entries, index_or_none, refusal
@@ -49,13 +51,25 @@ class ImportSourceError(ValueError):
 
 
 def layout(path: Path | None, agent_dir: Path) -> tuple[Path, Path]:
-    """``(store folder, projects folder)`` for ``PATH`` (see the module docstring)."""
-    base = (path or agent_dir).expanduser()
-    root = base / "pi-hermes-memory" if (base / "pi-hermes-memory").is_dir() or path is None else base
+    """``(store folder, projects folder)`` for ``PATH`` (see the module docstring). Without ``PATH``: the
+    ``memoryDir`` / ``projectsMemoryDir`` of the peer's ``hermes-memory-config.json`` when set, else
+    ``<agentDir>/pi-hermes-memory`` (or its pre-0.7.10 name ``<agentDir>/memory``)."""
+    if path is None:
+        config = read_json_object(agent_dir / "hermes-memory-config.json", ImportSourceError)
+        memory_dir = config.get("memoryDir") if isinstance(config.get("memoryDir"), str) else None
+        projects = config.get("projectsMemoryDir") if isinstance(config.get("projectsMemoryDir"), str) else None
+        root = Path(memory_dir).expanduser() if memory_dir else agent_dir / "pi-hermes-memory"
+        if not memory_dir and not root.is_dir() and (agent_dir / "memory" / "MEMORY.md").is_file():
+            root = agent_dir / "memory"
+        projects_dir = agent_dir / (projects or "projects-memory")
+    else:
+        base = path.expanduser()
+        root = base / "pi-hermes-memory" if (base / "pi-hermes-memory").is_dir() else base
+        projects_dir = root.parent / "projects-memory"
     if not root.is_dir():
         raise ImportSourceError(f"No pi-hermes-memory folder at {root}. Pass the folder that holds its MEMORY.md "
                                 "(e.g. ~/.pi/agent/pi-hermes-memory) or the pi agent folder above it.")
-    return root, root.parent / "projects-memory"
+    return root, projects_dir
 
 
 def read_entries(path: Path) -> list[tuple[str, str | None]]:
@@ -131,17 +145,18 @@ def import_hermes(memory, path: Path | None = None, apply: bool = False,
         import_skills(report, pmem.skills(), "project", folder / "skills", apply, kind=f"{kind}/skills")
     import_skills(report, memory.skills(), "global", root / "skills", apply)
     import_standing(report, settings.data_dir, root / "STANDING.md", apply, settings.lock_timeout)
-    _import_extended(report, memory, db, root, folders, apply)
+    _import_extended(report, memory, db, root, projects, folders, apply)
     _restore_sessions(report, memory, db, apply)
     return report
 
 
-def _import_extended(report: ImportReport, memory, db: Path, root: Path, folders: dict, apply: bool) -> None:
+def _import_extended(report: ImportReport, memory, db: Path, root: Path, projects: Path, folders: dict,
+                     apply: bool) -> None:
     """The peer's SQLite-only memories (rows of ``memories`` that are no Markdown entry) -> our extended store."""
     from pi_memory.index import add_extended
 
     markdown = {t for name, _ in GLOBAL_FILES for t, _ in read_entries(root / name)}
-    for folder in (root.parent / "projects-memory").glob("*/MEMORY.md"):
+    for folder in projects.glob("*/MEMORY.md"):
         markdown |= {t for t, _ in read_entries(folder)}
     conn = index_or_none(memory, apply)
     kind = "sessions.db memories"

@@ -20,7 +20,8 @@ Source scopes: mem0 kept one user id per project. With one user id in the file, 
 several, name one (``--source-user``) or take all of them (``--all-users``) -- the dry run lists them.
 
 Idempotent: a memory whose ``mem0Id`` is already ours, or whose current text is already an active memory of
-the scope, is "already there". Texts the threat scanner refuses are skipped; credentials are redacted by the
+the scope, is "already there". When only an earlier version matches one of our memories, ours is left as it
+is and mem0's current text is added beside it (its history is then not replayed). Texts the threat scanner refuses are skipped; credentials are redacted by the
 backend, as for every write.
 """
 
@@ -178,7 +179,10 @@ def _replay(backend, scope, mem: SourceMemory) -> None:
     except ValueError:  # an observation time the backend cannot read
         stored = backend.add(mem.versions[0], scope=scope, source={"kind": "import"}, metadata=meta)
     if stored.metadata.get("mem0Id") != mem.mem0_id:
-        return  # that text is already one of our memories: leave ours alone
+        # the first version is already one of our memories: leave ours alone, bring mem0's current text beside it
+        if len(mem.versions) > 1 and not mem.deleted:
+            backend.add(mem.versions[-1], scope=scope, source={"kind": "import"}, metadata=meta)
+        return
     for text in mem.versions[1:]:
         stored = backend.update(stored.id, text, scope=scope, reason="mem0 history: UPDATE")
     if mem.deleted:
