@@ -70,8 +70,10 @@ def list_(scope: ScopeOpt = None, dir: DirOpt = None, project: ProjectOpt = None
         out.print(f"No skills yet ({escape(where)}). The agent saves them with the skill_manage tool.")
         return
     table = Table(box=None, show_header=True, header_style="bold")
-    for column in ("id", "version", "updated", "description"):
-        table.add_column(column, overflow="fold")
+    table.add_column("id", no_wrap=True)
+    table.add_column("version", no_wrap=True)
+    table.add_column("updated", no_wrap=True)
+    table.add_column("description", overflow="fold")
     for s in skills:
         if "error" in s:
             table.add_row(escape(s["id"]), "-", "-", f"[red]{escape(s['error'])}[/red]")

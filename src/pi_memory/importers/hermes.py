@@ -136,7 +136,7 @@ def import_hermes(memory, path: Path | None = None, apply: bool = False,
         target_root = folders.get(name)
         if target_root is None:
             count = len(read_entries(folder / "MEMORY.md"))
-            report.add(kind, f"{count} entries and its skills", "skip",
+            report.add(kind, f"{count} entr{'y' if count == 1 else 'ies'} and its skills", "skip",
                        f"no folder is known for project {name!r}; run the import again with "
                        f"--project-map {name}=/path/to/its/repository")
             continue
