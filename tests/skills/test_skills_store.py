@@ -186,3 +186,34 @@ def test_discoverable_skips_hostile_and_exported(store: SkillStore, tmp_path: Pa
     (tmp_path / "pi-skills").mkdir()
     (tmp_path / "pi-skills" / "deploy-staging").symlink_to(store.roots["global"] / "deploy-staging")
     assert store.discoverable() == [store.roots["project"] / "run-tests"]
+
+
+def test_concurrent_creates_of_one_slug_write_once(tmp_path: Path) -> None:
+    import threading
+
+    stores = [SkillStore(tmp_path / "data", clock=lambda: "2026-04-26") for _ in range(4)]
+    results: list[dict] = []
+    barrier = threading.Barrier(len(stores))
+
+    def create(store: SkillStore, n: int) -> None:
+        barrier.wait()
+        results.append(store.create("deploy staging", f"Deploy the app, writer {n}", "global", BODY))
+
+    threads = [threading.Thread(target=create, args=(s, n)) for n, s in enumerate(stores)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(r.get("code", "ok") for r in results) == ["duplicate", "duplicate", "duplicate", "ok"]
+    assert len(stores[0].skills()) == 1
+
+
+def test_a_held_lock_refuses_with_locked_and_writes_nothing(tmp_path: Path) -> None:
+    from filelock import FileLock
+
+    store = SkillStore(tmp_path / "data", lock_timeout=0.1)
+    store.data_dir.mkdir(parents=True)
+    with FileLock(str(store.data_dir / ".skills.lock")):
+        result = store.create("deploy", "Deploy it", "global", BODY)
+    assert result["code"] == "locked" and "retry in a moment" in result["error"]
+    assert store.skills() == []
