@@ -78,3 +78,17 @@ def test_patch_and_move_through_the_tool(tool) -> None:
     assert spec.call({"action": "move", "skill_id": "deploy", "scope": "project"}).result["skill"]["id"] == \
         "project:deploy"
     assert spec.call({"action": "delete", "skill_id": "deploy"}).result["success"] is True
+
+
+def test_big_listings_and_bodies_are_capped(tool) -> None:
+    spec, store = tool
+    for n in range(102):
+        folder = store.roots["global"] / f"s{n:03d}"
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(f"---\nname: s{n:03d}\ndescription: skill {n}\n---\nbody\n")
+    listing = spec.call({"action": "view"}).result
+    assert (len(listing["skills"]), listing["truncated"], listing["total"]) == (100, True, 102)
+    big = store.roots["global"] / "s000" / "SKILL.md"
+    big.write_text("---\nname: s000\ndescription: big\n---\n" + "word " * 5000)
+    view = spec.call({"action": "view", "skill_id": "s000"}).result
+    assert len(view["content"]) == 16_000 and view["truncated"] is True and view["total"] == 24_999  # the final space: frontmatter strips the body
