@@ -1,7 +1,7 @@
 """Merge a peer's ``STANDING.md`` (standing instructions) into ours, ``<data root>/STANDING.md``.
 
 The format is the same on both sides: one rule per line; blank lines and ``#`` lines are skipped, a leading
-``-``/``*`` bullet is stripped and whitespace collapsed; at most 20 rules and 2,000 characters (the rules
+``-``/``*``/``+`` bullet (or a ``1.``/``1)`` number) is stripped and whitespace collapsed; at most 20 rules and 2,000 characters (the rules
 joined by newlines). A rule already pinned (case-insensitively) is "already there"; a rule that would break a
 cap, or that the threat or secret scanner refuses, is skipped with the reason. New rules are appended after
 ours (our comments and order are kept), under the file's lock, with an atomic write.
@@ -29,7 +29,7 @@ def parse_rules(text: str) -> list[str]:
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        rule = " ".join(re.sub(r"^[-*]\s+", "", stripped).split())
+        rule = " ".join(re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", stripped).split())
         if rule:
             rules.append(rule)
     return rules
