@@ -100,3 +100,16 @@ def test_export_codex_copy_then_refresh(env) -> None:
     assert [i["action"] for i in again["items"]] == ["updated"]
     assert "Not on Friday" in (copy / "SKILL.md").read_text()
     assert os.listdir(copy.parent) == ["deploy-staging"]
+
+
+def test_export_after_a_move_drops_the_dangling_link_and_links_the_new_place(env) -> None:
+    run, home, repo, store = env
+    run("skills", "export", "--to", "claude-code")
+    old = home / ".claude" / "skills" / "deploy-staging"
+    assert old.is_symlink()
+    store.move("global:deploy-staging", "project")
+    result = run("skills", "export", "--to", "claude-code", "--json")
+    items = [(i["skill_id"], i["action"]) for i in json.loads(result.stdout)["items"]]
+    assert items == [("deploy-staging", "removed"), ("project:deploy-staging", "linked"),
+                     ("project:run-migrations", "unchanged")]
+    assert not old.is_symlink() and (repo / ".claude" / "skills" / "deploy-staging").is_symlink()

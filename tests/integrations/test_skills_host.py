@@ -74,3 +74,12 @@ def test_bad_requests_are_errors(bridge) -> None:
     assert reply["error"]["message"].startswith("unknown skills action 'explode'")
     reply = b.handle(json.dumps({"id": 3, "method": "skills", "params": {"action": "move", "ids": "x"}}))
     assert reply["error"]["message"] == "'ids' must be a list of skill ids"
+
+
+def test_install_ships_skills_ts_beside_index_ts(tmp_path: Path) -> None:
+    from pi_memory.integrations.pi import EXTENSION_DIR
+    from pi_memory.integrations.pi.install import install_pi_extension
+
+    installed = install_pi_extension(tmp_path / "agent", python="/usr/bin/python3")
+    assert (installed / "skills.ts").read_text() == (EXTENSION_DIR / "skills.ts").read_text()
+    assert 'import { registerSkills } from "./skills";' in (installed / "index.ts").read_text()

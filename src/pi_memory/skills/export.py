@@ -10,7 +10,8 @@ Where they read skills (their documentation, checked 2026-12):
 Global skills go to the personal folder, the current project's skills to the repository's folder. Each is a
 symlink to our folder (so later edits show up at once), or with ``copy=True`` (or where links cannot be made)
 a copy marked with a ``.pi-memory-export`` file. Nothing of the user's is ever overwritten: a destination that
-exists and is not our link or our marked copy is skipped and reported.
+exists and is not our link or our marked copy is skipped and reported. After a ``move`` or ``delete`` the old
+link points nowhere: the next export removes links of ours that point nowhere and refreshes stale copies.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ TARGETS = {"claude-code": Path(".claude") / "skills", "codex": Path(".agents") /
 
 @dataclass(frozen=True)
 class ExportItem:
-    """What happened to one skill: ``action`` is ``linked``, ``copied``, ``updated`` (our earlier copy
-    refreshed), ``unchanged`` (already our link), ``skipped`` (``reason`` says why) or, in a dry run, the
-    action it would take."""
+    """What happened to one skill: ``action`` is ``linked``, ``copied``, ``updated`` (our earlier copy or
+    link refreshed), ``unchanged`` (already our link), ``skipped`` (``reason`` says why), ``removed`` (a link
+    of ours to a skill moved or deleted since) or, in a dry run, the action it would take."""
 
     skill_id: str
     destination: str
@@ -51,13 +52,20 @@ def destinations(target: str, home: Path, project_root: Path | None) -> dict[str
     return out
 
 
-def _ours(dest: Path, source: Path, skill_id: str) -> str | None:
-    """``"link"`` / ``"copy"`` when ``dest`` is our export of ``source``, else ``None``."""
+def _links_into(link: Path, roots: list[Path]) -> bool:
+    """Whether the symlink ``link`` points into one of ``roots`` (its target may be gone)."""
+    try:
+        target = Path(os.path.normpath(link.parent / os.readlink(link)))
+    except OSError:
+        return False
+    return any(target == r or r in target.parents for r in roots)
+
+
+def _ours(dest: Path, source: Path, skill_id: str, roots: list[Path]) -> str | None:
+    """``"link"`` / ``"copy"`` when ``dest`` is our export (of ``source``, or a link into our folders left
+    by an earlier export), else ``None``."""
     if dest.is_symlink():
-        with contextlib.suppress(OSError):
-            if dest.resolve() == source.resolve():
-                return "link"
-        return None
+        return "link" if _links_into(dest, roots) else None
     marker = dest / MARKER
     with contextlib.suppress(OSError):
         if marker.is_file() and marker.read_text(encoding="utf-8").strip() == skill_id:
@@ -81,18 +89,25 @@ def export_skills(store: SkillStore, target: str, home: Path, copy: bool = False
     if target not in TARGETS:
         raise ValueError(f"unknown export target {target!r}; use one of {', '.join(TARGETS)}")
     dests = destinations(target, home, store.project_root)
+    roots = [r.resolve() for r in store.roots.values()]
     items = []
+    for folder in dests.values():  # links of ours whose skill was moved or deleted since
+        for link in sorted(folder.iterdir()) if folder.is_dir() else []:
+            if link.is_symlink() and not link.exists() and _links_into(link, roots):
+                if not dry_run:
+                    link.unlink()
+                items.append(ExportItem(link.name, str(link), "removed", "its skill was moved or deleted"))
     for skill in store.skills(scope):
         dest = dests[skill.scope] / skill.slug
         if skill.doc is None:
             items.append(ExportItem(skill.id, str(dest), "skipped", f"unreadable: {skill.error}"))
             continue
-        ours = _ours(dest, skill.folder, skill.id) if (dest.exists() or dest.is_symlink()) else None
+        ours = _ours(dest, skill.folder, skill.id, roots) if (dest.exists() or dest.is_symlink()) else None
         if (dest.exists() or dest.is_symlink()) and ours is None:
             items.append(ExportItem(skill.id, str(dest), "skipped", "a skill of yours is already there; "
                                     "it was left untouched"))
             continue
-        if ours == "link" and not copy:
+        if ours == "link" and not copy and dest.resolve() == skill.folder.resolve():
             items.append(ExportItem(skill.id, str(dest), "unchanged"))
             continue
         action = "updated" if ours else ("copied" if copy else "linked")
