@@ -92,3 +92,13 @@ def test_big_listings_and_bodies_are_capped(tool) -> None:
     big.write_text("---\nname: s000\ndescription: big\n---\n" + "word " * 5000)
     view = spec.call({"action": "view", "skill_id": "s000"}).result
     assert len(view["content"]) == 16_000 and view["truncated"] is True and view["total"] == 24_999  # the final space: frontmatter strips the body
+
+
+def test_edit_is_update(tool) -> None:
+    spec, store = tool
+    spec.call({"action": "create", "name": "deploy", "description": "Deploy", "scope": "global",
+               "procedure_steps": ["ship it"]})
+    out = spec.call({"action": "edit", "skill_id": "deploy", "description": "Deploy to staging first",
+                     "procedure_steps": ["stage", "ship"]})
+    assert out.result["skill"]["description"] == "Deploy to staging first"
+    assert store.view("deploy")["sections"] == {"procedure": "1. stage\n2. ship"}

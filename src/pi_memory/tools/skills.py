@@ -28,9 +28,10 @@ Steps = str | list[str] | None
 class SkillManageArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    action: Literal["create", "view", "patch", "update", "delete", "move"] = Field(
+    action: Literal["create", "view", "patch", "update", "edit", "delete", "move"] = Field(
         description="create a new skill; view one (skill_id) or list all (no skill_id); patch one section; "
-        "update the description and/or the whole body; delete; move between global and project.")
+        "update the description and/or the whole body ('edit' is the same); delete; move between global and "
+        "project.")
     skill_id: str | None = Field(default=None, description="The skill, e.g. 'global:deploy-staging' or "
                                  "'project:run-migrations' (a bare slug works when only one scope has it).")
     name: str | None = Field(default=None, description="create: a short name, e.g. 'debug flaky pytest'.")
@@ -136,7 +137,7 @@ def create_skill_tools(store: SkillStore) -> list[ToolSpec]:
                           "pitfalls": args.pitfalls, "verification": args.verification_steps}
             text = args.content if args.content not in (None, "", []) else structured[args.section]
             return store.patch(args.skill_id, args.section, text or "")
-        if args.action == "update":
+        if args.action in ("update", "edit"):
             raw = _raw_document(body)
             if raw is not None:
                 return store.update(args.skill_id, args.description or raw.description, raw.body)
