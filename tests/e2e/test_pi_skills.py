@@ -41,14 +41,17 @@ def test_skills_reach_the_prompt_and_skill_manage_saves_one(pi: PiE2E) -> None:
 
 
 def test_a_complex_run_asks_once_whether_to_save_a_skill(pi: PiE2E) -> None:
+    """Print mode: the question rides along with the next prompt (a turn of its own would collide with it)."""
     steps = "\n".join(['[tool:bash] {"command": "echo step"}'] * 4 + ['[tool:memory_read] {"target": "memory"}'] * 4)
     pi.run("First complex task.\n" + steps, "Second complex task.\n" + steps)
     asked = [b for b in pi.llm.chat_requests
              if any(text_of(m.get("content")).startswith(NUDGE_START) for m in b.get("messages", []))]
     assert asked, "the agent was never asked"
-    nudges = {text_of(m.get("content")) for b in pi.llm.chat_requests for m in b.get("messages", [])
-              if text_of(m.get("content")).startswith(NUDGE_START)}
-    assert nudges == {NUDGE_TEXT.format(calls=8, tools=2)}  # once per session, with this run's figures
+    last = pi.llm.chat_requests[-1]
+    nudges = [text_of(m.get("content")) for m in last.get("messages", [])
+              if text_of(m.get("content")).startswith(NUDGE_START)]
+    assert "Second complex task." in json.dumps(last)  # the whole session is in the last request
+    assert nudges == [NUDGE_TEXT.format(calls=8, tools=2)]  # once per session, with the run's figures
 
 
 def rpc_command(pi: PiE2E, message: str, answer: Callable[[dict], dict | None], done: Callable[[list], bool],

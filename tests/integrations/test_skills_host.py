@@ -83,3 +83,11 @@ def test_install_ships_skills_ts_beside_index_ts(tmp_path: Path) -> None:
     installed = install_pi_extension(tmp_path / "agent", python="/usr/bin/python3")
     assert (installed / "skills.ts").read_text() == (EXTENSION_DIR / "skills.ts").read_text()
     assert 'import { registerSkills } from "./skills";' in (installed / "index.ts").read_text()
+
+
+def test_nudge_rule_matches_the_python_rule(bridge) -> None:
+    b, _ = bridge
+    rule = call(b, action="nudge_rule")
+    assert (rule["minToolCalls"], rule["minDistinctTools"]) == (8, 2)
+    text = rule["template"].replace("{calls}", "9").replace("{tools}", "3")
+    assert text == call(b, action="nudge", toolNames=["a"] * 7 + ["b", "c"])["text"]

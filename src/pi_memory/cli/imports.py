@@ -75,8 +75,8 @@ def mem0(path: Annotated[Path | None, typer.Argument(help="mem0-vectors.db, or t
          project: Annotated[Path | None, typer.Option("--project", help="The project whose semantic scope receives "
                                                       "them (default: the current folder).")] = None,
          dir: DirOpt = None, json_: JsonOpt = False) -> None:
-    """Import pi-memory-mem0's embedded store (mem0-vectors.db and its mem0-history.db), re-embedded with our
-    model, history kept."""
+    """Import pi-memory-mem0's embedded store (mem0-vectors.db and its mem0-history.db), embedded again with
+    pi-memory's model, history kept."""
     from pi_memory.cli.semantic import _service
     from pi_memory.config import agent_dir
     from pi_memory.importers import ImportSourceError, import_mem0

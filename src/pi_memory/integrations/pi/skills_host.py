@@ -6,6 +6,8 @@ project's; hostile or already-visible ones left out, :meth:`SkillStore.discovera
 ``{action: "move", ids, to}`` / ``{action: "delete", ids}`` -> ``{results: [{id, success, message|error}]}``,
 one per id (a batch with partial success: a conflicting skill stays where it is and is reported).
 ``{action: "nudge", toolNames}`` -> ``{text}``: the once-per-session question after a complex run, or null.
+``{action: "nudge_rule"}`` -> ``{minToolCalls, minDistinctTools, template}``: the same rule, for the extension
+to apply synchronously at ``agent_end`` (``{calls}`` and ``{tools}`` in the template are the run's figures).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from pi_memory.skills import SkillStore, complex_run_nudge
+from pi_memory.skills.nudge import MIN_DISTINCT_TOOLS, MIN_TOOL_CALLS, NUDGE_TEXT
 
 
 def _ids(ids: Any) -> list[str]:
@@ -42,4 +45,6 @@ def handle(store: SkillStore, action: Any, params: dict[str, Any]) -> dict[str, 
         names = params.get("toolNames")
         names = [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
         return {"text": complex_run_nudge(names)}
-    raise ValueError(f"unknown skills action {action!r}; use paths, list, move, delete or nudge")
+    if action == "nudge_rule":
+        return {"minToolCalls": MIN_TOOL_CALLS, "minDistinctTools": MIN_DISTINCT_TOOLS, "template": NUDGE_TEXT}
+    raise ValueError(f"unknown skills action {action!r}; use paths, list, move, delete, nudge or nudge_rule")

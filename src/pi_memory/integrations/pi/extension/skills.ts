@@ -4,8 +4,9 @@
  *   - resources_discover: hands pi the folders of our skills (global and the current project's), so pi lists
  *     them with its own skills. The bridge leaves out hostile or already-visible ones.
  *   - After an agent run with 8+ tool calls of 2+ different tools, the agent is asked once per session
- *     (a hidden follow-up message) whether the procedure is worth saving with skill_manage. Python owns the
- *     rule and the wording (pi_memory/skills/nudge.py); this file only counts the calls.
+ *     (a hidden message: a follow-up turn in the TUI, attached to the next prompt in print / RPC mode)
+ *     whether the procedure is worth saving with skill_manage. Python owns the rule and the wording
+ *     (pi_memory/skills/nudge.py, fetched once at session start); this file counts the calls.
  *   - /memory-skills [query]: search, select (several at once), move between global and project, delete,
  *     with pi's dialogs (ctx.ui.select / input / confirm / notify), so it works in the TUI and in RPC mode.
  *
@@ -150,27 +151,37 @@ export function registerSkills(pi: any, bridge: SkillsBridge): void {
 	pi.on("tool_execution_end", (event: any) => {
 		if (typeof event?.toolName === "string") calls.push(event.toolName);
 	});
+	// The rule and the wording come from Python (skills/nudge.py) once, at session start (awaiting is safe
+	// there), so agent_end can decide and queue the question synchronously, before pi sends a next prompt.
+	let rule: { minToolCalls: number; minDistinctTools: number; template: string } | undefined;
+	pi.on("session_start", async () => {
+		if (rule || !bridge.alive) return;
+		try {
+			const reply = await bridge.request("skills", { action: "nudge_rule" });
+			if (typeof reply?.template === "string" && Number.isFinite(reply?.minToolCalls)) rule = reply;
+		} catch {}
+	});
 	pi.on("agent_end", (_event: any, ctx: any) => {
-		if (nudged || !bridge.alive || calls.length === 0) return;
 		const names = calls;
 		calls = [];
-		// Fire-and-forget: this handler runs in pi's agent-event queue.
-		bridge
-			.request("skills", { action: "nudge", toolNames: names })
-			.then((reply) => {
-				if (nudged || typeof reply?.text !== "string" || !reply.text) return;
-				nudged = true;
-				try {
-					pi.sendMessage(
-						{ customType: NUDGE_TYPE, content: reply.text, display: false },
-						{ deliverAs: "followUp", triggerTurn: true },
-					);
-					if (ctx?.hasUI) ctx.ui.notify("pi-memory asked the agent whether this procedure is worth saving as a skill.", "info");
-				} catch {
-					// the session ended meanwhile (print mode): nothing to ask
-				}
-			})
-			.catch(() => {});
+		if (nudged || !rule || !bridge.alive) return;
+		const distinct = new Set(names).size;
+		if (names.length < rule.minToolCalls || distinct < rule.minDistinctTools) return;
+		nudged = true;
+		const text = rule.template.replace("{calls}", String(names.length)).replace("{tools}", String(distinct));
+		// In the TUI the question starts a turn of its own (pi queues what the user types meanwhile). In print
+		// and RPC mode the client sends its next prompt as soon as the run ends, and pi refuses a prompt while
+		// a turn runs, so there the question rides along with the next prompt instead.
+		const tui = ctx?.mode === "tui" || (ctx?.mode === undefined && ctx?.hasUI === true);
+		try {
+			pi.sendMessage(
+				{ customType: NUDGE_TYPE, content: text, display: false },
+				tui ? { deliverAs: "followUp", triggerTurn: true } : { deliverAs: "nextTurn" },
+			);
+			if (ctx?.hasUI) ctx.ui.notify("pi-memory asked the agent whether this procedure is worth saving as a skill.", "info");
+		} catch {
+			// the session ended meanwhile: nothing to ask
+		}
 	});
 
 	pi.registerCommand("memory-skills", {
