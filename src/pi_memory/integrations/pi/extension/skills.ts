@@ -173,15 +173,21 @@ export function registerSkills(pi: any, bridge: SkillsBridge): void {
 		// and RPC mode the client sends its next prompt as soon as the run ends, and pi refuses a prompt while
 		// a turn runs, so there the question rides along with the next prompt instead.
 		const tui = ctx?.mode === "tui" || (ctx?.mode === undefined && ctx?.hasUI === true);
-		try {
-			pi.sendMessage(
-				{ customType: NUDGE_TYPE, content: text, display: false },
-				tui ? { deliverAs: "followUp", triggerTurn: true } : { deliverAs: "nextTurn" },
-			);
-			if (ctx?.hasUI) ctx.ui.notify("pi-memory asked the agent whether this procedure is worth saving as a skill.", "info");
-		} catch {
-			// the session ended meanwhile: nothing to ask
-		}
+		const send = () => {
+			try {
+				pi.sendMessage(
+					{ customType: NUDGE_TYPE, content: text, display: false },
+					tui ? { deliverAs: "followUp", triggerTurn: true } : { deliverAs: "nextTurn" },
+				);
+				if (ctx?.hasUI) ctx.ui.notify("pi-memory asked the agent whether this procedure is worth saving as a skill.", "info");
+			} catch {
+				// the session ended meanwhile: nothing to ask
+			}
+		};
+		// nextTurn is queued at once (before pi sends the next prompt). A turn of its own waits until this run
+		// has wound down: pi 0.73 drops a follow-up queued from inside agent_end.
+		if (tui) setTimeout(send, 0);
+		else send();
 	});
 
 	pi.registerCommand("memory-skills", {
