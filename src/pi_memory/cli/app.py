@@ -386,12 +386,14 @@ def _register_subcommands() -> None:
     from pi_memory.cli import (  # noqa: F401  (register commands on import)
         blocks,
         context,
+        imports,
         insights,
         integrations,
         learning,
         search,
         semantic,
         serve,
+        skills,
         standing,
     )
 

@@ -14,7 +14,6 @@ a terminal ``retry_limit`` result without touching the file (after Hermes' runaw
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -54,10 +53,6 @@ def failure_entry(content: str, category: str = "failure", reason: str | None = 
 
 
 log = logging.getLogger(__name__)
-
-
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "root"
 
 
 class Operation(BaseModel):
@@ -118,11 +113,11 @@ class MemoryStore:
         self.project_id: str | None = None
         self.project_name: str | None = None
         if project_root is not None:
-            from pi_memory.project import project_id, project_name
+            from pi_memory.project import project_folder, project_id, project_name
 
             self.project_root = Path(project_root)
             self.project_id, self.project_name = project_id(self.project_root), project_name(self.project_root)
-            folder = f"{_safe(self.project_name)}-{self.project_id}"
+            folder = project_folder(self.project_root)
             self.files["project"] = self.dir / "projects" / folder / PROJECT_FILE
             self.names["project"] = f"projects/{folder}/{PROJECT_FILE}"
         self.lock_timeout = lock_timeout

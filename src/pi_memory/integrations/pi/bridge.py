@@ -47,6 +47,8 @@ Methods:
     ``{ok, text, report}`` (``text`` for a person).
 ``learning_status {}``
     The learning triggers and the latest jobs.
+``skills {action, ...}``
+    Skill discovery, the ``/memory-skills`` manager and the complex-run question (:mod:`.skills_host`).
 ``status {}``
     ``{text, memoryEntries, userEntries, dataDir, latestError, indexRepair?}`` (``text`` is the pi status-line
     text; ``latestError``: the newest capture or recall failure recorded in the index since this bridge started,
@@ -310,6 +312,14 @@ class Bridge:
     def learning_status(self, **_: Any) -> dict[str, Any]:
         self._ensure_open()
         return self.session.learning_status()
+    def skills(self, action: Any = None, **params: Any) -> dict[str, Any]:
+        from pi_memory.integrations.pi.skills_host import handle
+
+        self._ensure_open()
+        try:
+            return handle(self.session.memory.skills(), action, params)
+        except ValueError as exc:
+            raise BridgeError(str(exc)) from exc
 
     def shutdown(self, wait: Any = None, **_: Any) -> dict[str, Any]:
         """Finish queued background work (at most ``wait`` seconds, default 1), then exit."""
@@ -321,7 +331,7 @@ class Bridge:
 
     METHODS = (
         "hello", "snapshot", "validate_snapshot", "run_context", "command", "begin_turn", "call_tool", "recall",
-        "after_run", "status", "shutdown", "tool_calls", "flush", "consolidate", "learning_status",
+        "after_run", "status", "shutdown", "tool_calls", "flush", "consolidate", "learning_status", "skills",
     )
 
     def handle(self, line: str) -> dict[str, Any] | None:

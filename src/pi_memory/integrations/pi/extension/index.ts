@@ -19,6 +19,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { registerLearning } from "./learning.ts";
 import { registerCommands } from "./commands.ts";
+import { registerSkills } from "./skills";
 
 const SNAPSHOT_ENTRY = "pi-memory-snapshot";
 /** Custom entry marking that semantic recall ran in this session (recallFrequency: "session"). */
@@ -348,6 +349,7 @@ export default async function piMemory(pi: any): Promise<void> {
 
 	registerLearning(pi, bridge);
 	registerCommands(pi, (method, params, timeoutMs) => bridge.request(method, params, timeoutMs), () => (bridge.alive ? undefined : bridge.deadReason));
+	registerSkills(pi, bridge);
 
 	// Refusals come back as normal results; flag them as errors (0.73 ignores `isError` on results).
 	pi.on("tool_result", (event: any) => {
