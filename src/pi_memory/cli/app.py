@@ -290,7 +290,7 @@ def _print_split(proposed: list[str], flagged: set[int], too_long: set[int], lim
 
 
 def _register_subcommands() -> None:
-    from pi_memory.cli import integrations, search, semantic, serve  # noqa: F401  (register commands on import)
+    from pi_memory.cli import hosts, integrations, search, semantic, serve  # noqa: F401  (register commands on import)
 
 
 _register_subcommands()

@@ -1,0 +1,109 @@
+"""Commands for Claude Code and Codex: ``install claude-code|codex``, ``uninstall <host>``, ``hook``.
+
+``pi-memory hook`` is normally answered before this module is imported (:mod:`pi_memory.launch`); the command
+here documents it in ``--help`` and serves ``python -m pi_memory.cli``-style callers the same way.
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pi_memory.cli.app import JsonOpt, app, emit_json, fail, out, state
+from pi_memory.cli.integrations import install_app
+
+uninstall_app = typer.Typer(help="Remove what `pi-memory install` added to an agent.", no_args_is_help=True)
+app.add_typer(uninstall_app, name="uninstall")
+
+
+class Scope(enum.StrEnum):
+    user = "user"
+    project = "project"
+
+
+ScopeOpt = Annotated[Scope, typer.Option("--scope", help="user: ~/.claude/settings.json and ~/.claude.json; "
+                                         "project: .claude/settings.json and .mcp.json of --project.")]
+ProjectOpt = Annotated[Path | None, typer.Option("--project", help="Project folder for --scope project "
+                                                 "(default: the current folder).")]
+CodexBinOpt = Annotated[str | None, typer.Option("--codex-bin", help="The codex binary asked for the hooks' "
+                                                 "trust keys (default: codex on PATH).")]
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def hook(host: Annotated[str, typer.Argument(help="claude-code or codex.")],
+         event: Annotated[str, typer.Argument(help="session-start, prompt, pre-compact, stop or session-end.")]
+         ) -> None:
+    """Answer one Claude Code / Codex hook: reads the hook JSON on standard input, prints the answer.
+
+    session-start prints the frozen memory snapshot, prompt the recall for the prompt, the others queue
+    transcript indexing and capture in the background. Any failure prints {} and is logged in the hook log."""
+    from pi_memory.integrations.hooks import main_and_exit
+
+    main_and_exit([host, event])
+
+
+def _report(host: str, action: str, changes: list, extra: dict | None = None) -> None:
+    from pi_memory.integrations.hooks.install import summarise
+
+    extra = extra or {}
+    if state.json:
+        emit_json({"success": True, "host": host, "action": action, "changes": [c.to_dict() for c in changes],
+                   **extra})
+        return
+    if not changes or all(c.action == "unchanged" for c in changes):
+        out.print(f"{host}: nothing to change" + (f" ({len(changes)} file(s) already as wanted)." if changes
+                                                   else "; pi-memory was not installed there."), markup=False)
+    else:
+        out.print(summarise(changes), markup=False)
+    if extra.get("trustError"):
+        out.print(f"warning: {extra['trustError']}", markup=False)
+
+
+def _run(host: str, action: str, call, json_: bool):
+    from pi_memory.integrations.hooks.install import InstallError
+
+    if json_:
+        state.json = True
+    try:
+        return call()
+    except (InstallError, OSError) as exc:
+        raise fail(f"Could not {action} pi-memory for {host}: {exc}", 2) from exc
+
+
+@install_app.command("claude-code")
+def install_claude_code(scope: ScopeOpt = Scope.user, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
+    """Register the MCP server and the hooks (snapshot, recall, indexing) in Claude Code's settings."""
+    from pi_memory.integrations.hooks import claude_code
+
+    changes = _run("claude-code", "install", lambda: claude_code.install(scope.value, project), json_)
+    _report("claude-code", "install", changes, {"scope": scope.value})
+
+
+@install_app.command("codex")
+def install_codex(codex_bin: CodexBinOpt = None, json_: JsonOpt = False) -> None:
+    """Add the MCP server to Codex's config.toml, the hooks to hooks.json, and record the hooks' trust."""
+    from pi_memory.integrations.hooks import codex
+
+    result = _run("codex", "install", lambda: codex.install(codex_bin=codex_bin), json_)
+    _report("codex", "install", result["changes"], {"trusted": result["trusted"], "trustError": result["trustError"]})
+
+
+@uninstall_app.command("claude-code")
+def uninstall_claude_code(scope: ScopeOpt = Scope.user, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
+    """Remove pi-memory's hooks and MCP server from Claude Code's settings (nothing else)."""
+    from pi_memory.integrations.hooks import claude_code
+
+    changes = _run("claude-code", "uninstall", lambda: claude_code.uninstall(scope.value, project), json_)
+    _report("claude-code", "uninstall", changes, {"scope": scope.value})
+
+
+@uninstall_app.command("codex")
+def uninstall_codex(json_: JsonOpt = False) -> None:
+    """Remove pi-memory's hooks, their trust entries and the MCP server from Codex's settings."""
+    from pi_memory.integrations.hooks import codex
+
+    result = _run("codex", "uninstall", codex.uninstall, json_)
+    _report("codex", "uninstall", result["changes"])
