@@ -107,7 +107,8 @@ def test_codex_install_keeps_comments_and_uninstall_restores_the_bytes(home):
     text = config.read_text(encoding="utf-8")
     assert text.startswith(CODEX_CONFIG)  # comments, order and formatting kept
     doc = tomlkit.parse(text).unwrap()
-    assert doc["mcp_servers"]["pi-memory"] == {"command": SCRIPT, "args": ["mcp"]}
+    assert doc["mcp_servers"]["pi-memory"] == {"command": SCRIPT, "args": ["mcp"], "env_vars": [
+        "PI_MEMORY_DIR", "PI_CODING_AGENT_DIR", "PI_MEMORY_STATE_DIR"]}
     assert doc["features"] == {"hooks": True}
     hooks = json.loads((home / ".codex" / "hooks.json").read_text(encoding="utf-8"))
     assert sorted(hooks["hooks"]) == ["PreCompact", "SessionStart", "Stop", "UserPromptSubmit"]
@@ -127,7 +128,8 @@ def test_codex_keeps_a_users_hooks_switch_and_server_options(home):
     codex.install(script=SCRIPT)
     doc = tomlkit.parse(config.read_text(encoding="utf-8")).unwrap()
     assert doc["features"] == {"hooks": False}  # the user's choice stays
-    assert doc["mcp_servers"]["pi-memory"] == {"command": SCRIPT, "args": ["mcp"], "required": True}
+    assert doc["mcp_servers"]["pi-memory"] == {"command": SCRIPT, "args": ["mcp"], "env_vars": [
+        "PI_MEMORY_DIR", "PI_CODING_AGENT_DIR", "PI_MEMORY_STATE_DIR"], "required": True}
     codex.uninstall()
     assert tomlkit.parse(config.read_text(encoding="utf-8")).unwrap() == {"features": {"hooks": False}}
 

@@ -19,7 +19,7 @@ import threading
 
 from pi_memory.integrations.hooks import protocol, state
 
-CEILING_S = 2.0
+CEILING_S = 2.0  # $PI_MEMORY_HOOK_CEILING_S overrides it (seconds), e.g. for tests on a loaded machine
 USAGE = ("usage: pi-memory hook HOST EVENT  (reads the host's hook JSON on standard input)\n"
          f"  HOST: {', '.join(protocol.HOSTS)}\n  EVENT: {', '.join(protocol.EVENTS)}\n")
 
@@ -70,7 +70,11 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         state.log(f"{host} {event}: could not read standard input: {exc}")
         raw = ""
-    sys.stdout.write(run_hook(host, event, raw) + "\n")
+    try:
+        ceiling = float(os.environ.get("PI_MEMORY_HOOK_CEILING_S") or CEILING_S)
+    except ValueError:
+        ceiling = CEILING_S
+    sys.stdout.write(run_hook(host, event, raw, ceiling) + "\n")
     sys.stdout.flush()
     return 0
 

@@ -1,7 +1,9 @@
 """``pi-memory install codex`` / ``uninstall codex``: the MCP server, the hooks and their trust for Codex.
 
 * ``$CODEX_HOME/config.toml`` (default ``~/.codex``), edited with tomlkit so the user's comments, order and
-  formatting stay: ``[mcp_servers.pi-memory]`` (``command`` = the absolute console script, ``args = ["mcp"]``),
+  formatting stay: ``[mcp_servers.pi-memory]`` (``command`` = the absolute console script, ``args = ["mcp"]``,
+  ``env_vars`` naming pi-memory's variables: Codex starts an MCP server with a bare environment, so without it a
+  ``PI_MEMORY_DIR`` the user set would reach the hooks but not the server),
   ``[features] hooks = true`` when the file does not say otherwise, and one ``[hooks.state."<key>"]
   trusted_hash`` per pi-memory hook;
 * ``$CODEX_HOME/hooks.json``: SessionStart, UserPromptSubmit, PreCompact and Stop (Codex has no SessionEnd;
@@ -33,6 +35,8 @@ from pi_memory.integrations.hooks.protocol import EVENTS, HOST_EVENTS
 HOST = "codex"
 TIMEOUT_S = 10
 LIST_TIMEOUT_S = 30.0
+# what Codex must pass on to the MCP server so it opens the same memory as the hooks (which get the full env)
+FORWARDED_ENV = ("PI_MEMORY_DIR", "PI_CODING_AGENT_DIR", "PI_MEMORY_STATE_DIR")
 
 
 def codex_home() -> Path:
@@ -85,10 +89,11 @@ def install(script: str | None = None, codex_bin: str | None = None, cwd: Path |
     entry = tomlkit.table()
     entry["command"] = script
     entry["args"] = ["mcp"]
+    entry["env_vars"] = list(FORWARDED_ENV)  # Codex starts MCP servers with a bare environment
     if common.MCP_NAME in servers:
         old = servers[common.MCP_NAME]
         for key, value in old.items():  # keep what the user added to our server (env, timeouts, required)
-            if key not in ("command", "args"):
+            if key not in ("command", "args", "env_vars"):
                 entry[key] = value
     servers[common.MCP_NAME] = entry
     details.append(f"[mcp_servers.{common.MCP_NAME}] {script} mcp")
