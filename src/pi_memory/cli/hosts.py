@@ -107,3 +107,31 @@ def uninstall_codex(json_: JsonOpt = False) -> None:
 
     result = _run("codex", "uninstall", codex.uninstall, json_)
     _report("codex", "uninstall", result["changes"])
+
+
+def serve_mcp_http(dir_: Path | None, host: str, port: int, token: str | None, index_interval: float,
+                   as_json: bool) -> None:
+    """``pi-memory mcp --http``: events as JSON lines (``--json``) or sentences on standard error."""
+    import sys
+
+    from pi_memory.cli.app import emit_json_line, open_mem
+    from pi_memory.integrations.mcp_http import serve_http
+    from pi_memory.semantic.backends.rest_runner import ServeError
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    def report(event: dict) -> None:
+        if as_json:
+            emit_json_line(event)
+        elif event["event"] == "started":
+            say(f"pi-memory mcp: {len(event['tools'])} tools at {event['url']} (bearer token), data in "
+                f"{event['dataDir']}; stop with Ctrl+C")
+        else:
+            say("pi-memory mcp: stopped")
+
+    memory = open_mem(dir_)
+    try:
+        serve_http(memory, host, port, token, index_interval, report=report, say=say)
+    except ServeError as exc:
+        raise fail(str(exc), 2) from exc
