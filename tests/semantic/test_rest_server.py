@@ -147,7 +147,9 @@ def test_infer_runs_the_real_capture_pipeline(tmp_path):
     model = ScriptedModel(
         {"facts": ["User's editor is Vim"]}, {"decisions": [{"fact": 0, "event": "ADD"}]},
         {"facts": ["User's editor is Helix"]},
-        {"decisions": [{"fact": 0, "event": "UPDATE", "memory_id": "0", "text": "User's editor is Helix"}]},
+        {"decisions": [{"fact": 0, "event": "UPDATE", "memory_id": "0", "text": "User's editor is Helix",
+                        "reason": {"subject": "User's editor", "attribute": "editor", "old_value": "Vim",
+                                   "new_value": "Helix"}}]},
         MalformedReplyError("the reply was not JSON", attempts=3, last_error="bad", last_text="{"),
     )
     c = TestClient(create_app(embedded_backend_factory(tmp_path), TOKEN, capture=rest_server.model_capture(model)))

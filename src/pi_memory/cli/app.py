@@ -24,6 +24,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},  # subcommands inherit it from the root context
 )
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -39,6 +40,7 @@ class Target(enum.StrEnum):
 class _State:
     dir: Path | None = None
     json: bool = False
+    data_dir: Path | None = None  # the resolved data root, once a command has resolved its settings
     stdout_is_protocol: bool = False  # `pi-memory mcp`: standard output carries MCP, so JSON goes to stderr
 
 
@@ -58,11 +60,82 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print the structured resu
                                        callback=_json_flag)]
 
 
+ProjectFilterOpt = Annotated[Path | None, typer.Option(
+    "--project", help="Only this project: a folder inside it, or 'current' for the current folder's project.")]
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from pi_memory import __version__
+
+        out.print(f"pi-memory {__version__}", markup=False)
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _root(dir: DirOpt = None, json_: Annotated[bool, typer.Option("--json")] = False) -> None:
+def _root(
+    dir: DirOpt = None,
+    json_: Annotated[bool, typer.Option("--json", help="Print every result and error as JSON on standard output "
+                                                      "(the same as --json after the command).")] = False,
+    version: Annotated[bool, typer.Option("--version", help="Show the version and exit.", is_eager=True,
+                                          callback=_show_version)] = False,
+) -> None:
     state.dir = dir
     state.json = json_
+    state.data_dir = None
     state.stdout_is_protocol = False
+
+
+def build_command():
+    """The click command of the whole app (what ``app()`` runs), with the help tidied for a person: no type
+    label on flags (``--json`` takes no value, ``<bool>`` suggested one) and each paragraph of a docstring
+    joined into one line (source line breaks showed up as breaks in mid-sentence), lists kept as lists.
+    Every command is tidied, including those other modules register later."""
+    import typer.main
+
+    command = typer.main.get_command(app)
+    _tidy(command)
+    return command
+
+
+def _reflow(text: str) -> str:
+    import inspect
+
+    paragraphs = []
+    for paragraph in inspect.cleandoc(text).split("\n\n"):
+        lines = paragraph.split("\n")
+        listed = len(lines) > 1 and all(line.lstrip().startswith(("-", "*", "•")) or line.startswith(" ")
+                                        for line in lines[1:])
+        paragraphs.append(paragraph if paragraph.startswith("\b") or listed else " ".join(x.strip() for x in lines))
+    return "\n\n".join(paragraphs)
+
+
+def _tidy(command) -> None:
+    if command.help:
+        command.help = _reflow(command.help)
+        command.short_help = command.short_help or command.help.split("\n\n")[0]
+    for sub in getattr(command, "commands", {}).values():
+        _tidy(sub)
+
+
+def _flag_label(display):
+    """``display_type_rich`` without a type label for flags (typer labels them ``<bool>``)."""
+
+    def display_type_rich(self, ctx):
+        return None if getattr(self, "is_flag", False) and self.metavar is None else display(self, ctx)
+
+    return display_type_rich
+
+
+def _patch_flag_labels() -> None:
+    from typer.core import TyperOption
+
+    if not getattr(TyperOption.display_type_rich, "_pi_memory", False):
+        TyperOption.display_type_rich = _flag_label(TyperOption.display_type_rich)
+        TyperOption.display_type_rich._pi_memory = True
+
+
+_patch_flag_labels()
 
 
 def emit_json(data: object) -> None:
@@ -97,9 +170,11 @@ def fail(message: str, code: int, **fields: object) -> typer.Exit:
 
 def settings(dir_: Path | None = None) -> Settings:
     try:
-        return load_settings(override_dir=dir_ or state.dir)
+        resolved = load_settings(override_dir=dir_ or state.dir)
     except SettingsError as exc:
         raise fail(str(exc), 2) from exc
+    state.data_dir = resolved.data_dir
+    return resolved
 
 
 def open_mem(dir_: Path | None = None) -> Memory:
@@ -108,10 +183,21 @@ def open_mem(dir_: Path | None = None) -> Memory:
         memory = open_memory(override_dir=dir_ or state.dir)
     except SettingsError as exc:
         raise fail(str(exc), 2) from exc
+    state.data_dir = memory.settings.data_dir
     for warning in memory.settings.warnings:
         err.print("[yellow]warning:[/yellow] ", end="")
         err.print(warning, markup=False)
     return memory
+
+
+def require_writable(folder: Path) -> None:
+    """Refuse (exit 1, the folder and what to do) unless a file can be written in ``folder``: for commands that
+    serve for a long time (``mcp``, ``serve``), which should refuse at start rather than fail every write."""
+    from pi_memory.storage import folder_problem
+
+    problem = folder_problem(folder)
+    if problem is not None:
+        raise fail(problem.message, 1, problem=problem.kind, dataDir=str(problem.folder))
 
 
 def open_store(dir_: Path | None = None) -> MemoryStore:
@@ -220,7 +306,11 @@ def status(dir: DirOpt = None, json_: JsonOpt = False) -> None:
             "drift": (store.drift(target).drift if store.drift(target) else None),
             "notice": result.notice,
         }
-    data = {"dataDir": str(s.data_dir), "settings": list(s.sources), "warnings": list(s.warnings), "stores": stores}
+    from pi_memory.index import describe_repair, last_repair
+
+    repair = last_repair(s.data_dir)
+    data = {"dataDir": str(s.data_dir), "settings": list(s.sources), "warnings": list(s.warnings), "stores": stores,
+            "indexRepair": repair}
     if json_ or state.json:
         emit_json(data)
         return
@@ -231,6 +321,8 @@ def status(dir: DirOpt = None, json_: JsonOpt = False) -> None:
         out.print(f"{store.name(target)}: {n_entries(info['entryCount'] or 0)}, {info['usage']} — {health}")
         if info["notice"]:
             out.print(f"  {info['notice']}", markup=False)
+    if repair:
+        out.print(describe_repair(repair), markup=False, style="yellow")
 
 
 @app.command()

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-from pi_memory.cli.app import DirOpt, JsonOpt, app, err, open_mem, out, state
+from pi_memory.cli.app import DirOpt, JsonOpt, ProjectFilterOpt, app, err, open_mem, out, state
 
 
 def _tool(name: str, dir_: Path | None, arguments: dict, as_json: bool) -> None:
@@ -50,7 +50,7 @@ def _print_hits(result: dict) -> None:
 def session_search(
     query: str,
     limit: Annotated[int | None, typer.Option(help="1-50, default 10.")] = None,
-    project: Annotated[str | None, typer.Option(help="A project folder, or 'current'.")] = None,
+    project: ProjectFilterOpt = None,
     role: Annotated[str | None, typer.Option(help="user, assistant, tool or summary.")] = None,
     since: Annotated[str | None, typer.Option(help="ISO date/time.")] = None,
     until: Annotated[str | None, typer.Option(help="ISO date/time.")] = None,
@@ -58,7 +58,8 @@ def session_search(
     json_: JsonOpt = False,
 ) -> None:
     """Search past sessions (pi, Claude Code, Codex) by relevance."""
-    args = {"query": query, "limit": limit, "project": project, "role": role, "since": since, "until": until}
+    args = {"query": query, "limit": limit, "project": project and str(project), "role": role, "since": since,
+            "until": until}
     _tool("session_search", dir, args, json_)
 
 
@@ -68,12 +69,13 @@ def memory_search(
     limit: Annotated[int | None, typer.Option(help="1-50, default 10.")] = None,
     target: Annotated[str | None, typer.Option(help="memory, user, project or failure.")] = None,
     category: Annotated[str | None, typer.Option(help="failure category.")] = None,
-    project: Annotated[str | None, typer.Option(help="A project folder, or 'current'.")] = None,
+    project: ProjectFilterOpt = None,
     dir: DirOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Search saved memories by relevance."""
-    args = {"query": query, "limit": limit, "target": target, "category": category, "project": project}
+    args = {"query": query, "limit": limit, "target": target, "category": category,
+            "project": project and str(project)}
     _tool("memory_search", dir, args, json_)
 
 

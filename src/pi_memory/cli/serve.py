@@ -7,7 +7,17 @@ from typing import Annotated
 
 import typer
 
-from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json_line, err, fail, settings, state
+from pi_memory.cli.app import (
+    DirOpt,
+    JsonOpt,
+    app,
+    emit_json_line,
+    err,
+    fail,
+    require_writable,
+    settings,
+    state,
+)
 
 HostOpt = Annotated[str, typer.Option("--host", help="Address to listen on. Anything but loopback needs --token.")]
 PortOpt = Annotated[int, typer.Option("--port", min=0, max=65535, help="TCP port.")]
@@ -39,6 +49,7 @@ def serve(
     from pi_memory.semantic.config import SemanticSettingsError, load_semantic_settings
 
     resolved = settings(dir)
+    require_writable(resolved.data_dir)
     try:
         semantic = load_semantic_settings()
     except SemanticSettingsError as exc:

@@ -64,6 +64,18 @@ def unreadable(name: str, path, detail: str) -> str:
     )
 
 
+def io_error(name: str, folder, exc: OSError) -> str:
+    """A write the system refused (read-only folder, no permission, full disk...): which, and what to do."""
+    from pi_memory.storage import ERRNO_KIND, describe
+
+    kind = ERRNO_KIND.get(exc.errno or 0)
+    if kind is None:
+        return (f"Could not read or write {name} in {folder} ({type(exc).__name__}: {exc}). Nothing was changed. "
+                "Check that the file and its folder are writable and the disk has space, then retry.")
+    what, todo = describe(kind, folder)
+    return f"Could not write {name}. {what} Nothing was changed. {todo}"
+
+
 def invalid_target(target: object, available: tuple[str, ...] = ("memory", "user")) -> str:
     choices = ", ".join(_TARGET_HELP[t] for t in available)
     extra = ""

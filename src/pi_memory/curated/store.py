@@ -262,11 +262,7 @@ class MemoryStore:
             return self._result(target, False, "locked", error=str(exc))
         except OSError as exc:
             self._failures[target] += 1
-            return self._result(
-                target, False, "io_error",
-                error=f"Could not read or write {self.path(target)} ({type(exc).__name__}: {exc}). Nothing was "
-                "changed. Check that the file and its folder are writable and the disk has space, then retry.",
-            )
+            return self._result(target, False, "io_error", error=msg.io_error(self.names[target], self.dir, exc))
 
     def _prepare(self, target: str, op: Operation, index: int, single: bool) -> Operation:
         """Normalise and validate one operation before taking the lock (scanning is the slow part)."""

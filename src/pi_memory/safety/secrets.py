@@ -5,6 +5,9 @@ Shapes
 * ``scan_secrets(text) -> list[Finding]`` — one ``Finding(id, "secret", span)`` per id (first occurrence),
   ordered by position. ``span`` covers the secret *value* only (not the ``password:`` label), in raw offsets.
 * ``redact(text) -> str`` — every secret value replaced by ``[REDACTED:<id>]``; the words around it stay.
+* ``secret_spans(text) -> list[SecretSpan]`` — every secret value (not only the first per id) as
+  ``SecretSpan(start, end, id)`` in raw offsets, sorted and non-overlapping: for callers that must know where
+  each credential is (the session index redacts at index time and keeps snippet windows off them).
 
 Ids (ours; the formats are the vendors' public token formats):
 
@@ -85,6 +88,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ._text import fold
 from .threats import Finding
@@ -438,6 +442,21 @@ def _matches(text: str) -> list[tuple[int, int, int, str]]:
             continue
         out.append((raw_start, raw_end, prio, ident))
     return out
+
+
+class SecretSpan(NamedTuple):
+    """One secret value in a text: raw ``[start, end)`` offsets and the pattern id."""
+
+    start: int
+    end: int
+    id: str
+
+
+def secret_spans(text: str) -> list[SecretSpan]:
+    """Every secret value in ``text`` (all occurrences), sorted by position and non-overlapping."""
+    if not text:
+        return []
+    return [SecretSpan(start, end, ident) for start, end, _prio, ident in _matches(text)]
 
 
 def scan_secrets(text: str) -> list[Finding]:
