@@ -135,3 +135,69 @@ def serve_mcp_http(dir_: Path | None, host: str, port: int, token: str | None, i
         serve_http(memory, host, port, token, index_interval, report=report, say=say)
     except ServeError as exc:
         raise fail(str(exc), 2) from exc
+
+
+import_app = typer.Typer(help="Import another agent's own memories into pi-memory (a dry run unless --apply).",
+                         no_args_is_help=True)
+app.add_typer(import_app, name="import")
+ApplyOpt = Annotated[bool, typer.Option("--apply", help="Write the entries (without it: show what would be "
+                                        "imported and change nothing).")]
+
+
+def _import(source: str, folder: Path, planned: list, project: Path, apply: bool, json_: bool) -> None:
+    from pi_memory.config import SettingsError
+    from pi_memory.integrations.hooks.imports import apply as write_entries
+    from pi_memory.runtime import open_memory
+
+    if json_:
+        state.json = True
+    results = None
+    if apply and planned:
+        try:
+            memory = open_memory(project, override_dir=state.dir)
+        except SettingsError as exc:
+            raise fail(str(exc), 2) from exc
+        try:
+            results = write_entries(memory.store, planned)
+        finally:
+            memory.close()
+    if state.json:
+        emit_json({"success": True, "source": source, "folder": str(folder), "dryRun": not apply,
+                   "entries": [p.to_dict() for p in planned], "results": results})
+        return
+    if not planned:
+        out.print(f"Nothing to import: no {source} memories in {folder}.", markup=False)
+        return
+    rows = results or [{**p.to_dict(), "status": "would add"} for p in planned]
+    for row in rows:
+        why = f" ({row['message']})" if row.get("status") == "refused" and row.get("message") else ""
+        out.print(f"{row['status']}: {row['target']}: {row['text']}{why}", markup=False)
+    if results is None:
+        out.print(f"{len(planned)} entr{'y' if len(planned) == 1 else 'ies'} from {folder}; nothing was written. "
+                  "Run again with --apply to import them.", markup=False)
+    else:
+        counts = {s: sum(1 for r in results if r["status"] == s) for s in ("added", "duplicate", "refused")}
+        out.print(f"{counts['added']} added, {counts['duplicate']} already there, {counts['refused']} refused. "
+                  f"{folder} was left as it was.", markup=False)
+
+
+@import_app.command("claude-code-memory")
+def import_claude_code(project: ProjectOpt = None, apply: ApplyOpt = False, json_: JsonOpt = False) -> None:
+    """Claude Code's auto-memory of a project (~/.claude/projects/<project>/memory/): user memories into USER.md,
+    the others into the project's store."""
+    from pi_memory.integrations.hooks.claude_code import config_dir
+    from pi_memory.integrations.hooks.imports import claude_memory_dir, plan_claude_code
+
+    where = (project or Path.cwd()).resolve()
+    folder = claude_memory_dir(where, config_dir())
+    _import("Claude Code", folder, plan_claude_code(folder), where, apply, json_)
+
+
+@import_app.command("codex-memories")
+def import_codex(apply: ApplyOpt = False, json_: JsonOpt = False) -> None:
+    """Codex's memories ($CODEX_HOME/memories: memory_summary.md and MEMORY.md) into MEMORY.md."""
+    from pi_memory.integrations.hooks.codex import codex_home
+    from pi_memory.integrations.hooks.imports import plan_codex
+
+    folder = codex_home() / "memories"
+    _import("Codex", folder, plan_codex(folder), Path.cwd(), apply, json_)
