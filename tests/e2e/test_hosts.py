@@ -108,6 +108,8 @@ def test_the_next_session_starts_with_the_snapshot_and_a_resumed_one_with_the_sa
     memory.write_text("Deploys go through fly.io\n§\nA fact written after the session started\n", encoding="utf-8")
     _, resumed = host.run("and now?", resume=host.sandbox.session_id(first))
     assert snapshot_in(resumed[0]) == snapshot  # frozen per host session: the same bytes
+    assert all("A fact written after the session started" not in json.dumps(body) for body in resumed)
+    assert "the frozen context again" in host.sandbox.hook_log()  # the hook ran on the resume, answered the copy
     _, fresh = host.run("a new session")
     assert "A fact written after the session started" in snapshot_in(fresh[0])
 

@@ -10,7 +10,12 @@ import sys
 
 import pytest
 
-from pi_memory.integrations.hooks.imports import claude_memory_dir, markdown_items, plan_claude_code, plan_codex
+from pi_memory.integrations.hooks.imports import (
+    claude_memory_dir,
+    markdown_items,
+    plan_claude_code,
+    plan_codex,
+)
 
 TOPIC = """---
 name: pnpm-only

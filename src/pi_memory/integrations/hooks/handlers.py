@@ -62,6 +62,8 @@ def on_session_start(host: str, payload: dict) -> str | None:
     source = _text(payload.get("source"))
     saved = state.read_json(state.session_file(host, sid)) if sid else {}
     if isinstance(saved.get("context"), str) and source not in ("compact", "clear"):
+        state.log(f"{host} session-start ({source or 'no source'}): session {sid}: the frozen context again "
+                  f"({len(saved['context'])} chars)")
         return saved["context"]
     cwd = _cwd(payload)
     text = state.cached_context(cwd, CACHE_VERSION)
