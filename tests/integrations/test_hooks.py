@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -141,3 +142,47 @@ def test_the_console_script_answers_and_exits_zero(env):
                          timeout=30)
     assert (bad.returncode, bad.stdout.strip()) == (2, "{}")
     assert "unknown hook event 'nonsense'" in bad.stderr
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def test_the_background_job_indexes_the_transcript_and_refreshes_the_snapshot_cache(env):
+    import shutil
+
+    from pi_memory.index import open_index
+    from pi_memory.integrations.hooks import background
+
+    source = next((FIXTURES / "claude_code").rglob("*.jsonl"))
+    transcript = env / "home" / ".claude" / "projects" / "p" / source.name
+    transcript.parent.mkdir(parents=True)
+    shutil.copy(source, transcript)
+    (env / "data" / "MEMORY.md").write_text("written during the turn\n", encoding="utf-8")
+    cwd = str((env / "proj").resolve())
+    assert state.cached_context(cwd, handlers.CACHE_VERSION) is None
+    job = {"host": "claude-code", "event": "stop", "sessionId": "b1", "cwd": cwd, "transcript": str(transcript),
+           "userText": "", "assistantText": ""}
+    assert background.run(job) is True
+    conn = open_index(env / "data")
+    try:
+        indexed = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
+    finally:
+        conn.close()
+    assert indexed > 0
+    assert "written during the turn" in state.cached_context(cwd, handlers.CACHE_VERSION)
+    assert "claude-code stop: session b1: 1 file(s) indexed" in (env / "state" / "hooks.log").read_text(
+        encoding="utf-8")
+
+
+def test_a_second_job_of_the_same_session_waits_then_gives_up(env, monkeypatch):
+    from filelock import FileLock
+
+    from pi_memory.integrations.hooks import background
+
+    monkeypatch.setattr(background, "LOCK_WAIT_S", 0.1)
+    lock_path = state.session_file("codex", "busy").with_suffix(".lock")
+    lock_path.parent.mkdir(parents=True)
+    with FileLock(str(lock_path)):
+        assert background.run({"host": "codex", "event": "stop", "sessionId": "busy", "cwd": str(env)}) is False
+    assert "another job of session busy is still running; skipped" in (env / "state" / "hooks.log").read_text(
+        encoding="utf-8")

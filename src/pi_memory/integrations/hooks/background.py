@@ -7,6 +7,8 @@ one run (``after_run`` then ``shutdown``), never a resident process:
 * bounded: ``SIGALRM`` ends it after :data:`JOB_CEILING_S` seconds whatever it is doing (a capture model that
   hangs included); what it did not finish is picked up by the next job, the MCP server's index pass or
   ``pi-memory index-sessions``, since indexing is incremental;
+* after the run it rebuilds the session-start context cache when the turn changed memory
+  (:func:`refresh_context`), so the next session start stays on the fast path;
 * one at a time per host session: a job waits up to :data:`LOCK_WAIT_S` for the one before it, and when that
   runs long it gives up (the next job, or the running one, indexes the rest).
 """
@@ -45,6 +47,7 @@ def run(job: dict) -> bool:
                           assistant_text=str(job.get("assistantText") or ""),
                           source={"host": host, "session_id": sid})
         finished = session.shutdown(JOB_CEILING_S - 10)
+        refresh_context(job.get("cwd"))
         errors = session.worker.errors
         state.log(f"{host} {job.get('event')}: session {sid}: {session.indexed_files} file(s) indexed, "
                   f"{len(session.captures)} capture(s), {time.monotonic() - started:.2f} s"
@@ -52,6 +55,16 @@ def run(job: dict) -> bool:
         return finished
     finally:
         lock.release()
+
+
+def refresh_context(cwd: str | None) -> None:
+    """Build the session-start context for ``cwd`` again when its cache is stale (a tool call of the turn
+    changed memory), so the next session start is answered from the cache instead of building it within the
+    hook's time ceiling."""
+    from pi_memory.integrations.hooks import handlers
+
+    if cwd and state.cached_context(cwd, handlers.CACHE_VERSION) is None:
+        handlers.session_context(cwd)
 
 
 def main(argv: list[str] | None = None) -> int:
