@@ -176,3 +176,21 @@ def test_one_memory_across_pi_claude_code_and_codex(tmp_path, pi):
     finally:
         for gen in (claude, codex):
             gen.close()
+
+
+def test_codex_install_with_trust_round_trips(tmp_path):
+    cli = host_cli("codex")
+    if cli is None:
+        pytest.skip("codex is not installed under .cache/e2e/; run `bash scripts/setup-e2e.sh` first")
+    with ScriptedResponses() as server:
+        sandbox = HostSandbox(tmp_path, "codex", server, cli)
+        config = sandbox.home / ".codex" / "config.toml"
+        original = config.read_text(encoding="utf-8")
+        installed = sandbox.install()
+        doc = tomlkit.parse(config.read_text(encoding="utf-8")).unwrap()
+        assert sorted(doc["hooks"]["state"]) == sorted(installed["trusted"])
+        assert all(v["trusted_hash"].startswith("sha256:") for v in doc["hooks"]["state"].values())
+        removed = json.loads(sandbox.pi_memory("uninstall", "codex", "--json").stdout)
+        assert [(Path(c["path"]).name, c["action"]) for c in removed["changes"]] == [
+            ("hooks.json", "removed"), ("config.toml", "updated")]
+        assert config.read_text(encoding="utf-8") == original
