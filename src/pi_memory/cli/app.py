@@ -386,6 +386,7 @@ def _register_subcommands() -> None:
     from pi_memory.cli import (  # noqa: F401  (register commands on import)
         blocks,
         context,
+        hosts,
         imports,
         insights,
         integrations,

@@ -19,7 +19,7 @@ from rich.markup import escape
 
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, fail, open_mem, out, state
 
-import_app = typer.Typer(help="Move over from another memory extension (a dry run unless --apply).",
+import_app = typer.Typer(help="Move over from another memory extension or agent (a dry run unless --apply).",
                          no_args_is_help=True)
 app.add_typer(import_app, name="import")
 
