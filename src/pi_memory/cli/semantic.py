@@ -128,7 +128,7 @@ def status(dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = Fals
 @_backend_errors
 def search(query: str,
            top_k: Annotated[int, typer.Option("--top-k", min=1, max=100,
-                                              help="Show at most this many memories, best first.")] = 5,
+                                              help="How many memories to show at most (the best first).")] = 5,
            no_floor: Annotated[bool, typer.Option("--no-floor", help="Also show memories without evidence of "
                                                   "their own (below the similarity floor and without the "
                                                   "query's keywords), ranked as found.")] = False,
