@@ -118,7 +118,8 @@ def _line(mem: Any, score: float | None = None) -> None:
 @semantic_app.command()
 @_backend_errors
 def status(dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
-    """Backend, scope, mode, memory counts, embedder and capture state."""
+    """Backend, scope, mode, memory counts, embedder and capture state, and what capture and recall did in
+    every process (kept in the index: turns read and skipped, model calls, refusals, the latest error)."""
     service = _service(dir, project, model=True)
     if not _json(service.status_info(), json_):
         out.print(service.status(), markup=False)
