@@ -103,13 +103,15 @@ def test_a_rule_cannot_close_the_fence():
 
 
 def test_no_tool_or_background_path_can_write_standing(tmp_path, monkeypatch):
-    """Only StandingStore writes STANDING.md, and nothing but the CLI and the pi command holds one."""
+    """Only StandingStore writes STANDING.md, and nothing but hosts a person drives (the CLI, the pi command, the
+    memory inspector's page) holds one."""
     import pathlib
 
     src = pathlib.Path(__file__).parents[2] / "src" / "pi_memory"
     users = sorted(str(p.relative_to(src)) for p in src.rglob("*.py")
                    if "StandingStore" in p.read_text() and not str(p.relative_to(src)).startswith("standing/"))
-    assert users == ["cli/standing.py", "insights.py", "integrations/pi/commands.py", "prompt/context.py"]
+    assert users == ["cli/standing.py", "insights.py", "integrations/inspector/views_stores.py",
+                     "integrations/pi/commands.py", "prompt/context.py"]
     for reader in ("insights.py", "prompt/context.py"):  # they only read the rules
         text = (src / reader).read_text()
         assert ").rules()" in text and not any("Store.in_data_dir(" in line and (".add(" in line or ".remove("

@@ -396,6 +396,7 @@ def _register_subcommands() -> None:
         serve,
         skills,
         standing,
+        ui,
     )
 
 
