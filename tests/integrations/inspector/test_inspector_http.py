@@ -108,3 +108,19 @@ def test_every_view_renders(client, inspector_data) -> None:
         assert r.status_code == 200, path
         for needle in needles:
             assert needle in r.text, (path, needle)
+
+
+def test_undo_in_the_page_reverts_the_learning_job(client, inspector, inspector_data) -> None:
+    memory_md = inspector_data.data / "MEMORY.md"
+    assert "Billing deploys go through scripts/ship.sh" in memory_md.read_text(encoding="utf-8")
+    r = post(client, inspector, f"/learning/{inspector_data.job_id}/undo", {})
+    assert r.status_code == 200 and "undo: ok" in r.text
+    assert "Billing deploys go through scripts/ship.sh" not in memory_md.read_text(encoding="utf-8")
+    again = post(client, inspector, f"/learning/{inspector_data.job_id}/undo", {})
+    assert "undo: refused" in again.text  # already undone: said in words, nothing changes
+
+
+def test_the_chart_has_a_bar_per_day_and_the_budget_line(client) -> None:
+    page = client.get("/learning").text
+    assert page.count('class="day"') + page.count('class="over"') == 14
+    assert 'class="budget"' in page and "300,000" in page

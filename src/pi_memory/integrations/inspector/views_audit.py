@@ -17,6 +17,8 @@ from pi_memory.semantic import outcomes as semantic_outcomes
 
 CHART_DAYS = 14
 JOBS_SHOWN = 50
+COUNT_LABELS = {"sessionFiles": "session files", "memories": "curated entries (index mirror)",
+                "extended": "extended store entries"}
 
 
 def routes(memory, renderer) -> list[Route]:
@@ -65,7 +67,9 @@ def routes(memory, renderer) -> list[Route]:
     async def health(request: Request) -> Response:
         data_dir = memory.settings.data_dir
         path = index_path(data_dir)
-        info: dict = {"path": str(path), "exists": path.exists(), "size": path.stat().st_size if path.exists() else 0,
+        files = [path, path.with_name(path.name + "-wal")]  # WAL mode: recent writes live in the -wal file
+        info: dict = {"path": str(path), "exists": path.exists(),
+                      "size": sum(f.stat().st_size for f in files if f.exists()),
                       "counts": None, "error": None, "repairs": [], "errors": [], "semantic": None}
         try:
             conn = memory.index()
@@ -80,7 +84,7 @@ def routes(memory, renderer) -> list[Route]:
         model, info["model_status"] = memory.learning_model("review")
         if model is not None:
             model.close()
-        return renderer.page(request, "health.html", "health", info=info, semantic_status=memory.semantic_status,
+        return renderer.page(request, "health.html", "health", info=info, labels=COUNT_LABELS, semantic_status=memory.semantic_status,
                              settings=memory.settings)
 
     return [Route("/learning", learning), Route("/learning/{job_id:int}/undo", undo, methods=["POST"]),
