@@ -124,3 +124,53 @@ def test_the_chart_has_a_bar_per_day_and_the_budget_line(client) -> None:
     page = client.get("/learning").text
     assert page.count('class="day"') + page.count('class="over"') == 14
     assert 'class="budget"' in page and "300,000" in page
+
+
+def test_a_memory_history_is_a_timeline_with_a_link_to_its_source_turn(client, inspector_data) -> None:
+    page = client.get(f"/semantic/{inspector_data.memory_ids['deploy']}").text
+    assert "<strong>ADD</strong>" in page and "Billing is deployed to staging with scripts/ship.sh" in page
+    assert "/sessions/turn?session=sess-1&amp;entry=e2" in page
+    turn = client.get("/sessions/turn?session=sess-1&entry=e2").text
+    assert turn.count('class="turn focus"') == 1
+    focus = turn.split('class="turn focus"', 1)[1].split("</div>", 1)[0]
+    assert "Run scripts/ship.sh with the staging profile" in focus
+    old = client.get(f"/semantic/{inspector_data.memory_ids['old']}").text
+    assert "<strong>DELETE</strong>" in old and "moved away" in old
+    assert "The user lived in Lisbon" not in client.get("/semantic").text
+    assert "The user lived in Lisbon" in client.get("/semantic?all=1").text
+
+
+def test_an_unknown_turn_or_memory_is_said_in_words(client) -> None:
+    assert "That message is not in the index" in client.get("/sessions/turn?session=nope&entry=e1").text
+    assert "No memory nope in this scope." in client.get("/semantic/nope").text
+
+
+def test_another_project_scope_is_listed_and_a_missing_folder_refused(client, inspector_data, tmp_path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    page = client.get("/semantic", params={"project": str(other)}).text
+    assert "0 memories in scope" in page and "Helix" not in page
+    page = client.get("/semantic", params={"project": str(tmp_path / "missing")}).text
+    assert "is not a folder" in page
+
+
+def test_deleting_a_memory_in_the_page_keeps_its_history(client, inspector, inspector_data) -> None:
+    mid = inspector_data.memory_ids["editor"]
+    r = post(client, inspector, f"/semantic/{mid}/delete", {})
+    assert f"Deleted {mid} (history kept)." in r.text
+    assert "The user edits code in Helix" not in client.get("/semantic").text
+    assert "<strong>DELETE</strong>" in client.get(f"/semantic/{mid}").text
+    again = post(client, inspector, f"/semantic/{mid}/delete", {})
+    assert "nothing was deleted" in again.text
+
+
+def test_skills_are_viewed_moved_and_deleted_through_the_store(client, inspector, inspector_data) -> None:
+    view = client.get("/skills", params={"id": "global:ship-billing"}).text
+    assert "Run scripts/ship.sh" in view
+    r = post(client, inspector, "/skills/move", {"id": "global:ship-billing", "scope": "project"})
+    assert "Moved global:ship-billing to project:ship-billing." in r.text
+    r = post(client, inspector, "/skills/delete", {"id": "project:ship-billing"})
+    assert "Deleted skill project:ship-billing." in r.text
+    assert (inspector_data.data / ".trash" / "skills").is_dir()
+    r = post(client, inspector, "/skills/delete", {"id": "project:ship-billing"})
+    assert "Refused:" in r.text

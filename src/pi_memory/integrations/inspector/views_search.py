@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -23,14 +25,34 @@ def _int(value: str | None) -> int | None:
 
 
 def routes(memory, renderer) -> list[Route]:
-    def service():
-        return memory.semantic()
+    others: dict[str, object] = {}  # scope of another project folder -> its service (opened once)
+
+    def service(project: str | None = None):
+        """This project's service, or with ``project`` (a folder) that project's scope, as ``--project`` of
+        ``pi-memory semantic``; ``(service | None, problem | None)``."""
+        if not project:
+            return memory.semantic(), None
+        folder = Path(project).expanduser()
+        if not folder.is_dir():
+            return None, (f"{project} is not a folder: memories are kept per project folder, so give an existing "
+                          "folder of the project (or leave it empty for the project the inspector was started in).")
+        key = str(folder.resolve())
+        if key not in others:
+            from pi_memory.semantic import open_semantic
+
+            try:
+                others[key] = open_semantic(cwd=folder, data_dir=memory.settings.data_dir,
+                                            background_reembed=False, warm=False, model=None)
+            except Exception as exc:  # unusable settings of that folder: say so in the page
+                return None, f"semantic memory of {project} cannot be opened: {exc}"
+        return others[key], None
 
     async def semantic(request: Request) -> Response:
         q = request.query_params.get("q", "").strip()
         show_all = request.query_params.get("all") == "1"
-        svc = service()
-        hits, mems, error = [], [], None
+        project = request.query_params.get("project", "").strip()
+        svc, error = service(project)
+        hits, mems = [], []
         if svc is not None:
             try:
                 if q:
@@ -38,20 +60,20 @@ def routes(memory, renderer) -> list[Route]:
                 else:
                     mems = svc.list(limit=LIST_LIMIT, include_superseded=show_all)
             except Exception as exc:  # a backend that does not answer: say so in the page
-                error = f"{type(exc).__name__}: {exc}"
+                error = f"The memory backend failed: {type(exc).__name__}: {exc}"
         return renderer.page(request, "semantic.html", "semantic", service=svc, status=memory.semantic_status,
-                             q=q, show_all=show_all, hits=hits, mems=mems, error=error,
+                             q=q, show_all=show_all, hits=hits, mems=mems, error=error, project=project,
                              floor=svc.settings.recall_min_similarity if svc else None)
 
     async def history(request: Request) -> Response:
-        svc = service()
+        svc, _ = service(request.query_params.get("project"))
         mid = request.path_params["memory_id"]
         events = svc.history(mid) if svc is not None else []
         mem = svc.get(mid) if svc is not None else None
         return renderer.page(request, "history.html", "semantic", mem=mem, mid=mid, events=events)
 
     async def delete(request: Request) -> Response:
-        svc = service()
+        svc, _ = service(request.query_params.get("project"))
         mid = request.path_params["memory_id"]
         ok = svc is not None and svc.delete(mid, reason="deleted in the memory inspector")
         return renderer.fragment("_deleted.html", ok=ok, mid=mid)
@@ -81,7 +103,7 @@ def routes(memory, renderer) -> list[Route]:
     async def recall(request: Request) -> Response:
         prompt = request.query_params.get("prompt")
         ctx = build_context(memory)
-        svc = service()
+        svc, _ = service()
         preview, error = None, None
         if prompt is not None and svc is not None:
             try:
