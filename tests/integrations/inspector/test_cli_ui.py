@@ -43,3 +43,24 @@ def test_ui_prints_a_token_url_that_opens_and_stops_on_ctrl_c(tmp_path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_ui_demo_serves_a_sample_data_root(tmp_path) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "pi_memory", "ui", "--demo", "--no-browser", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp_path),
+                            cwd=tmp_path)
+    try:
+        event = json.loads(proc.stdout.readline())
+        assert "pi-memory-ui-demo-" in event["dataDir"]
+        with httpx.Client(base_url=event["base"], timeout=30) as client:
+            client.get(event["url"], follow_redirects=True)
+            assert "Billing deploys go through scripts/ship.sh" in client.get("/learning").text
+            assert "The user edits code in Helix" in client.get("/semantic").text
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=20)
+        assert proc.returncode == 0
+        assert not (tmp_path / "data").exists()  # the user's data root was not touched
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
