@@ -41,6 +41,9 @@ def page(browser, inspector):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     p = context.new_page()
     p.set_default_timeout(15000)
+    p.console_errors = []  # CSP violations and script errors of the page, checked by the last test
+    p.on("console", lambda m: p.console_errors.append(m.text) if m.type == "error" else None)
+    p.on("pageerror", lambda e: p.console_errors.append(str(e)))
     p.goto(inspector.url)  # the token URL: cookie set, redirected to /stores
     assert p.url == inspector.base + "/stores"
     yield p
@@ -143,3 +146,20 @@ def test_a_post_without_the_csrf_header_is_refused_in_the_browser(page, inspecto
         return r.status; }""")
     assert status == 403
     assert "posted without the header" not in (inspector_data.data / "MEMORY.md").read_text(encoding="utf-8")
+
+
+def test_undo_in_the_page_after_confirming(page, inspector, inspector_data) -> None:
+    memory_md = inspector_data.data / "MEMORY.md"
+    assert "Billing deploys go through scripts/ship.sh" in memory_md.read_text(encoding="utf-8")
+    page.goto(inspector.base + "/learning")
+    page.once("dialog", lambda dialog: dialog.accept())  # hx-confirm
+    page.locator(f".job[data-job='{inspector_data.job_id}'] button", has_text="Undo").click()
+    page.locator("#jobs .done").wait_for()
+    assert page.locator("#jobs .done").inner_text().startswith("undo: ok")
+    assert "Billing deploys go through scripts/ship.sh" not in memory_md.read_text(encoding="utf-8")
+    shot(page, "learning-undone")
+
+
+def test_the_pages_ran_without_script_errors_or_csp_violations(page) -> None:
+    errors = [e for e in page.console_errors if "403" not in e]  # the refused fetch above is expected
+    assert errors == []

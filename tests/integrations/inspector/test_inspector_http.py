@@ -174,3 +174,12 @@ def test_skills_are_viewed_moved_and_deleted_through_the_store(client, inspector
     assert (inspector_data.data / ".trash" / "skills").is_dir()
     r = post(client, inspector, "/skills/delete", {"id": "project:ship-billing"})
     assert "Refused:" in r.text
+
+
+def test_every_answer_carries_the_security_headers(client, inspector) -> None:
+    for response in (client.get("/stores"), httpx.get(inspector.base + "/stores"),
+                     httpx.get(inspector.base + "/static/style.css")):
+        csp = response.headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp
+        assert response.headers["x-frame-options"] == "DENY"
+        assert response.headers["cache-control"] == "no-store"

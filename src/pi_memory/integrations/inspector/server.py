@@ -30,6 +30,15 @@ COOKIE = "pi_memory_ui"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 STATIC = Path(__file__).parent / "static"
 SAFE_METHODS = ("GET", "HEAD")
+# Defence in depth behind autoescaping: only our own files run (htmx), nothing may frame the page (a framed
+# button could be clicked by a trick), nothing is cached. Inline style attributes draw the usage bars.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+                               "img-src 'self' data:; connect-src 'self'; form-action 'self'; "
+                               "frame-ancestors 'none'; base-uri 'none'",
+    "X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
 
 
 class InspectorError(Exception):
@@ -81,6 +90,12 @@ class Guard(BaseHTTPMiddleware):
         self.tokens = tokens
 
     async def dispatch(self, request: Request, call_next):
+        response = await self._check(request, call_next)
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        return response
+
+    async def _check(self, request: Request, call_next):
         if _host_name(request) not in LOOPBACK_NAMES:
             return _refuse("This inspector answers only to http://127.0.0.1 or http://localhost addresses. Open "
                            "the URL that `pi-memory ui` printed.")
