@@ -73,7 +73,7 @@ def _demo_memory():
 
 
 def _serve(memory, host: str, port: int, no_browser: bool, as_json: bool) -> None:
-    from pi_memory.integrations.inspector import run_inspector
+    from pi_memory.integrations.inspector import InspectorError, run_inspector
     from pi_memory.semantic.backends.rest_runner import ServeError
 
     stop = threading.Event()
@@ -93,8 +93,10 @@ def _serve(memory, host: str, port: int, no_browser: bool, as_json: bool) -> Non
             with contextlib.suppress(KeyboardInterrupt):
                 while not stop.wait(0.5):
                     pass
+    except InspectorError as exc:
+        raise fail(str(exc), 1) from exc
     except (OSError, ServeError) as exc:
-        raise fail(f"cannot listen on {host}:{port}: {exc}. Pick another --port (or leave it out for a free one).",
+        raise fail(f"cannot listen on {host}:{port} ({exc}). Pick another --port (or leave it out for a free one).",
                    1) from exc
     if as_json:
         emit_json_line({"event": "stopped"})

@@ -64,3 +64,16 @@ def test_ui_demo_serves_a_sample_data_root(tmp_path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_ui_refuses_a_port_in_use_in_words(tmp_path) -> None:
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        run = subprocess.run([sys.executable, "-m", "pi_memory", "ui", "--port", str(port), "--no-browser"],
+                             capture_output=True, text=True, env=_env(tmp_path), cwd=tmp_path, timeout=60)
+    assert run.returncode == 1
+    assert f"port {port} on 127.0.0.1 cannot be used" in run.stderr and "Pick another --port" in run.stderr

@@ -42,6 +42,19 @@ class Running:
         return self.tokens.url(self.base)
 
 
+def _check_port(host: str, port: int) -> None:
+    """Refuse a port another program holds, in words (uvicorn would only log it from its thread)."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise InspectorError(f"port {port} on {host} cannot be used ({exc.strerror or exc}); another program "
+                                 "may hold it. Pick another --port, or leave it out for a free one.") from exc
+
+
 @contextmanager
 def run_inspector(memory, host: str = DEFAULT_HOST, port: int = 0, tokens: Tokens | None = None):
     """Serve the inspector over ``memory`` on ``host`` (loopback only, :func:`check_loopback`) and ``port``
@@ -49,6 +62,8 @@ def run_inspector(memory, host: str = DEFAULT_HOST, port: int = 0, tokens: Token
     from pi_memory.semantic.backends.rest_runner import ServerThread
 
     check_loopback(host)
+    if port:
+        _check_port(host, port)
     tokens = tokens or Tokens()
     thread = ServerThread(create_app(memory, tokens), host=host, port=port)
     with thread:
