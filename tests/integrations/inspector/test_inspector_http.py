@@ -183,3 +183,23 @@ def test_every_answer_carries_the_security_headers(client, inspector) -> None:
         assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp
         assert response.headers["x-frame-options"] == "DENY"
         assert response.headers["cache-control"] == "no-store"
+
+
+def test_a_drifted_store_is_shown_in_words_and_its_file_kept(tmp_path, monkeypatch) -> None:
+    from pi_memory.integrations.inspector import run_inspector
+    from pi_memory.runtime import open_memory
+
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    broken = b"good entry\n\xa7\n\xff\xfe not utf-8"
+    (tmp_path / "MEMORY.md").write_bytes(broken)
+    memory = open_memory(tmp_path, override_dir=tmp_path)
+    try:
+        with run_inspector(memory) as running, httpx.Client(base_url=running.base) as c:
+            c.get(running.url)
+            page = c.get("/stores").text
+            assert "drifted: changes refused" in page and "is not valid UTF-8 text" in page
+            r = c.post("/stores/memory/add", data={"text": "new"}, headers={CSRF_HEADER: running.tokens.csrf})
+            assert "Refused (drift):" in r.text and "Nothing was written" in r.text
+    finally:
+        memory.close()
+    assert (tmp_path / "MEMORY.md").read_bytes() == broken
