@@ -160,6 +160,15 @@ def test_undo_in_the_page_after_confirming(page, inspector, inspector_data) -> N
     shot(page, "learning-undone")
 
 
+def test_moving_a_skill_in_the_page(page, inspector, inspector_data) -> None:
+    page.goto(inspector.base + "/skills")
+    page.locator("tr.skill[data-id='global:ship-billing'] button", has_text="Move to project").click()
+    page.locator("main .done").wait_for()
+    assert page.locator("main .done").inner_text() == "Moved global:ship-billing to project:ship-billing."
+    assert page.locator("tr.skill[data-id='project:ship-billing']").count() == 1
+    assert page.locator("main").count() == 1  # the view was swapped, not nested
+
+
 def test_the_pages_ran_without_script_errors_or_csp_violations(page) -> None:
     errors = [e for e in page.console_errors if "403" not in e]  # the refused fetch above is expected
     assert errors == []
