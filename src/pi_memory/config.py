@@ -18,7 +18,8 @@ Keys: ``dataDir``, ``memoryCharLimit`` (2200), ``userCharLimit`` (1375), ``proje
 * The user file (``<agentDir>/settings.json``) is always read; ``${VAR}`` in its string values is replaced by the
   environment variable (an unset variable makes that setting count as absent and adds a warning). A relative
   ``dataDir`` there is relative to ``agentDir``; in a project file, relative to the project folder.
-* Limits must be JSON integers (``true`` is not 1). Unknown keys produce a warning, not an error.
+* Limits must be JSON integers (``true`` is not 1). An unknown key produces a warning naming the known key it
+  most likely misspells (``memoryCharLimt`` -> ``memoryCharLimit``), not an error.
 * A project file (``<project>/.pi/settings.json``) is read only when the project is trusted, and is never
   interpolated: a repository you clone must not be able to point your memory at a path of its choosing just by
   shipping a settings file. Trust is recorded outside the project, in ``<agentDir>/pi-memory-trust.json``
@@ -28,6 +29,7 @@ Keys: ``dataDir``, ``memoryCharLimit`` (2200), ``userCharLimit`` (1375), ``proje
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -170,12 +172,26 @@ KNOWN_ELSEWHERE = {
 }
 
 
+def known_keys() -> list[str]:
+    """Every key the ``"pi-memory"`` block may hold (this module's and the other features')."""
+    return sorted({f.alias for f in PiMemorySettings.model_fields.values() if f.alias} | KNOWN_ELSEWHERE)
+
+
+def _unknown_key(path: Path, key: str) -> str:
+    """The warning for an unknown key, naming the known key it most likely misspells."""
+    known = known_keys()
+    folded = {k.lower(): k for k in known}
+    guess = folded.get(key.lower()) or next(iter(difflib.get_close_matches(key, known, n=1, cutoff=0.6)), None)
+    hint = f"did you mean {guess!r}?" if guess else f"known keys: {', '.join(known)}."
+    return f"{path}: unknown {SETTINGS_KEY} key {key!r} ignored; {hint}"
+
+
 def _validate(block: dict, path: Path, warnings: list[str] | None = None) -> PiMemorySettings:
     try:
         parsed = PiMemorySettings.model_validate(block)
         unknown = sorted(set(parsed.model_extra or {}) - KNOWN_ELSEWHERE)
-        if unknown and warnings is not None:
-            warnings.append(f"{path}: unknown {SETTINGS_KEY} key(s) {', '.join(unknown)} ignored (check the spelling).")
+        if warnings is not None:
+            warnings.extend(_unknown_key(path, key) for key in unknown)
         return parsed
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
@@ -223,8 +239,11 @@ def load_settings(cwd: Path | None = None, override_dir: Path | None = None) -> 
     else:
         data_dir = adir / "memories"
 
+    data_dir = data_dir.expanduser().resolve()
+    unset = f"{user_path}: {SETTINGS_KEY}.dataDir uses unset variable(s)"
+    warnings = [f"{w} Data is kept in {data_dir} instead." if w.startswith(unset) else w for w in warnings]
     return Settings(
-        data_dir=data_dir.expanduser().resolve(),
+        data_dir=data_dir,
         memory_char_limit=pick("memory_char_limit", DEFAULT_MEMORY_CHAR_LIMIT),
         user_char_limit=pick("user_char_limit", DEFAULT_USER_CHAR_LIMIT),
         lock_timeout=pick("lock_timeout_seconds", DEFAULT_LOCK_TIMEOUT_S),

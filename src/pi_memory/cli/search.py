@@ -18,7 +18,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from pi_memory.cli.app import DirOpt, JsonOpt, app, err, fail, open_mem, out, state
+from pi_memory.cli.app import DirOpt, JsonOpt, ProjectFilterOpt, app, err, fail, open_mem, out, state
 
 
 def _tool(name: str, dir_: Path | None, arguments: dict, as_json: bool) -> None:
@@ -71,7 +71,7 @@ def _print_hits(result: dict) -> None:
 def session_search(
     query: str,
     limit: Annotated[int | None, typer.Option(help="1-50, default 10.")] = None,
-    project: Annotated[str | None, typer.Option(help="A project folder, or 'current'.")] = None,
+    project: ProjectFilterOpt = None,
     role: Annotated[str | None, typer.Option(help="user, assistant, tool or summary.")] = None,
     since: Annotated[str | None, typer.Option(help="ISO date/time.")] = None,
     until: Annotated[str | None, typer.Option(help="ISO date/time.")] = None,
@@ -79,7 +79,8 @@ def session_search(
     json_: JsonOpt = False,
 ) -> None:
     """Search past sessions (pi, Claude Code, Codex) by relevance."""
-    args = {"query": query, "limit": limit, "project": project, "role": role, "since": since, "until": until}
+    args = {"query": query, "limit": limit, "project": project and str(project), "role": role, "since": since,
+            "until": until}
     _tool("session_search", dir, args, json_)
 
 
@@ -89,12 +90,13 @@ def memory_search(
     limit: Annotated[int | None, typer.Option(help="1-50, default 10.")] = None,
     target: Annotated[str | None, typer.Option(help="memory, user, project or failure.")] = None,
     category: Annotated[str | None, typer.Option(help="failure category.")] = None,
-    project: Annotated[str | None, typer.Option(help="A project folder, or 'current'.")] = None,
+    project: ProjectFilterOpt = None,
     dir: DirOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Search saved memories by relevance."""
-    args = {"query": query, "limit": limit, "target": target, "category": category, "project": project}
+    args = {"query": query, "limit": limit, "target": target, "category": category,
+            "project": project and str(project)}
     _tool("memory_search", dir, args, json_)
 
 

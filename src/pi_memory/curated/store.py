@@ -40,6 +40,8 @@ from pi_memory.curated.sanitise import sanitise_entry
 TARGET_FILES = {"memory": "MEMORY.md", "user": "USER.md", "failure": "FAILURES.md"}
 PROJECT_FILE = "MEMORY.md"
 TARGETS = ("memory", "user", "project", "failure")
+LIMIT_SETTINGS = {"memory": "memoryCharLimit", "user": "userCharLimit", "project": "projectCharLimit",
+                  "failure": "failureCharLimit"}  # the setting holding each store's limit
 Target = Literal["memory", "user", "project", "failure"]
 FAILURE_CATEGORIES = ("failure", "correction", "insight", "preference", "convention", "tool-quirk")
 FailureCategory = Literal["failure", "correction", "insight", "preference", "convention", "tool-quirk"]
@@ -209,10 +211,14 @@ class MemoryStore:
             )
         shown = [self._show(target, e, sanitised) for e in analysis.entries]
         notice = None
+        cur, limit = fmt.joined_length(analysis.entries), self.limits[target]
         if analysis.drift:
-            notice = msg.drift_notice(self.names[target], target, analysis)
+            notice = msg.drift_notice(self.names[target], target, analysis, self.path(target))
+        elif cur > limit:
+            notice = msg.over_budget(self.names[target], cur, limit, max(map(len, analysis.entries)),
+                                     LIMIT_SETTINGS[target])
         elif fmt.looks_like_plain_markdown(analysis.text) and len(analysis.entries) == 1:
-            notice = msg.plain_markdown_notice(self.names[target], target)
+            notice = msg.plain_markdown_notice(self.names[target], target, self.path(target))
         return MemoryResult(
             success=True,
             target=target,
@@ -262,11 +268,7 @@ class MemoryStore:
             return self._result(target, False, "locked", error=str(exc))
         except OSError as exc:
             self._failures[target] += 1
-            return self._result(
-                target, False, "io_error",
-                error=f"Could not read or write {self.path(target)} ({type(exc).__name__}: {exc}). Nothing was "
-                "changed. Check that the file and its folder are writable and the disk has space, then retry.",
-            )
+            return self._result(target, False, "io_error", error=msg.io_error(self.names[target], self.dir, exc))
 
     def _prepare(self, target: str, op: Operation, index: int, single: bool) -> Operation:
         """Normalise and validate one operation before taking the lock (scanning is the slow part)."""
@@ -305,7 +307,7 @@ class MemoryStore:
             raise _Refusal(
                 self._result(
                     target, False, "drift",
-                    error=msg.drift_error(self.names[target], target, analysis, bak),
+                    error=msg.drift_error(self.names[target], target, analysis, bak, self.path(target)),
                     drift_backup=bak,
                 )
             )
@@ -389,7 +391,7 @@ class MemoryStore:
             error = msg.entry_too_long(name, len(ops[0].content), limit)
         elif single and ops[0].action == "add":
             needed = new_total - cur
-            error = msg.full_on_add(name, cur, limit, needed)
+            error = msg.full_on_add(name, cur, limit, needed, LIMIT_SETTINGS[target])
         elif single:
             error = msg.full_on_replace(name, new_total, limit)
         else:

@@ -368,7 +368,8 @@ class ScriptedLLM:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Scripted OpenAI-compatible chat server (127.0.0.1 only).")
+    parser = argparse.ArgumentParser(prog="python -m pi_memory.devtools.scripted_llm",
+                                     description="Scripted OpenAI-compatible chat server (127.0.0.1 only).")
     parser.add_argument("--port", type=int, default=18080)
     parser.add_argument("--log", default=None, help="append each request as one JSON line here")
     args = parser.parse_args(argv)

@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from pi_memory import safety
 from pi_memory.tools.curated import create_memory_tools
 
 
@@ -52,6 +53,7 @@ class ToolSpec:
         return _clean_schema(self.args_model.model_json_schema(by_alias=True))
 
     def call(self, arguments: dict | None) -> ToolOutcome:
+        arguments = safety.replace_unencodable(arguments)  # lone surrogates -> U+FFFD, never a lost write
         try:
             args = self.args_model.model_validate(arguments if arguments is not None else {})
         except ValidationError as exc:

@@ -27,11 +27,14 @@ Methods:
 ``call_tool {name, arguments}``
     ``{text, result, isError, status}``. A refusal is a normal result with ``isError: true``.
 ``recall {prompt, state}``
-    ``{text, marker, reason}``: semantic recall to inject as a user-channel message (``text`` null: none).
+    ``{text, marker, reason, status}``: semantic recall to inject as a user-channel message (``text`` null:
+    none); ``status`` as below, so the status line shows what the last turn's capture did.
 ``after_run {sessionFile, userText, assistantText, timestamp, entryIds}``
     Queues indexing of the session file and semantic capture of the turn; answers at once.
 ``status {}``
-    ``{text, memoryEntries, userEntries, dataDir, indexRepair?}`` (``text`` is the pi status-line text).
+    ``{text, memoryEntries, userEntries, dataDir, latestError, indexRepair?}`` (``text`` is the pi status-line
+    text; ``latestError``: the newest capture or recall failure recorded in the index since this bridge started,
+    by any process, ``{job, outcome, at, message, ...}`` or null; the text then ends with it).
     ``indexRepair``, present once the index was ever repaired after corruption: the newest repair record
     ``{at, damagedCopy, reason, rebuilt: {sessionFiles, messages, filesToReadAgain, memories,
     semanticMemories, semanticFromHistory}, lost: {semanticMemories, semanticHistoryUnreadable,
@@ -91,6 +94,7 @@ class Bridge:
         self.tools: dict[str, Any] = {}
         self.session: Any = None
         self.stopping = False
+        self.started_at: str | None = None  # UTC ISO time of hello: older job errors are not this session's
 
     # ------------------------------------------------------------------ setup
     def _open(self, cwd: Path | None, catch_up: bool = False) -> None:
@@ -113,7 +117,12 @@ class Bridge:
         text = f"memory: {memory} {'entry' if memory == 1 else 'entries'}"
         if user:
             text += f", user: {user}"
-        status = {"text": text, "memoryEntries": memory, "userEntries": user, "dataDir": str(self.settings.data_dir)}
+        error = self._latest_error()
+        if error is not None:
+            text += f" · {error['job']} failed at {error['at'][11:16]} UTC: {' '.join(error['message'].split())}"
+            text = text if len(text) <= 160 else text[:159] + "…"
+        status = {"text": text, "memoryEntries": memory, "userEntries": user,
+                  "dataDir": str(self.settings.data_dir), "latestError": error}
         from pi_memory.index import last_repair
 
         repair = last_repair(self.settings.data_dir)
@@ -121,17 +130,35 @@ class Bridge:
             status["indexRepair"] = repair
         return status
 
+    def _latest_error(self) -> dict[str, Any] | None:
+        """The newest capture/recall error in the index since this bridge started (any process), or None."""
+        if self.started_at is None or self.session is None:
+            return None
+        try:
+            from pi_memory.semantic.outcomes import latest_error
+
+            found = latest_error(self.session.memory.index(), since=self.started_at)
+        except Exception as exc:  # noqa: BLE001 - the status line must always answer
+            log.debug("job outcomes unreadable: %s", exc)
+            return None
+        return found.to_public() if found is not None else None
+
     # ---------------------------------------------------------------- methods
     def hello(self, cwd: str | None = None, sessionId: str | None = None, **_: Any) -> dict[str, Any]:  # noqa: N803
+        from pi_memory.index.db import now_iso
+
         self.cwd = Path(cwd) if cwd else None
         self.session_id = sessionId
+        started = now_iso()
         self._open(self.cwd, catch_up=os.environ.get("PI_MEMORY_CATCH_UP", "1") != "0")
+        status = self.status()  # before started_at is set: no error can be this session's yet, and hello must
+        self.started_at = started  # not wait for the index to open (a long migration would time it out)
         return {
             "version": _package_version(),
             "protocol": PROTOCOL_VERSION,
             "dataDir": str(self.settings.data_dir),
             "tools": [tool_spec_dict(t) for t in self.tools.values()],
-            "status": self.status(),
+            "status": status,
         }
 
     def snapshot(self, **_: Any) -> dict[str, Any]:
@@ -187,9 +214,10 @@ class Bridge:
         self._ensure_open()
         outcome = self.session.recall(prompt if isinstance(prompt, str) else "", state if isinstance(state, dict) else {})
         if outcome is None:
-            return {"text": None, "marker": None, "reason": self.session.memory.semantic_status}
+            return {"text": None, "marker": None, "reason": self.session.memory.semantic_status,
+                    "status": self._safe_status()}
         return {"text": outcome.text, "marker": outcome.marker, "reason": outcome.reason,
-                "count": len(outcome.hits), "latencyMs": outcome.latency_ms}
+                "count": len(outcome.hits), "latencyMs": outcome.latency_ms, "status": self._safe_status()}
 
     def after_run(
         self, sessionFile: Any = None, userText: Any = None, assistantText: Any = None,  # noqa: N803
@@ -224,7 +252,9 @@ class Bridge:
         if not line.strip():
             return None
         try:
-            request = json.loads(line)
+            from pi_memory.safety import replace_unencodable  # lazy, like every import here
+
+            request = replace_unencodable(json.loads(line))  # "\ud83d" escapes -> U+FFFD, never a lost turn
         except json.JSONDecodeError as exc:
             return {"id": None, "error": {"message": f"invalid JSON request: {exc}"}}
         if not isinstance(request, dict):
