@@ -9,9 +9,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import pi_session
 from credential_cases import FAMILIES, cases, render, runs
 
+from pi_memory.devtools.transcripts import write_pi_session
 from pi_memory.index import (
     index_paths,
     memory_search,
@@ -26,6 +26,10 @@ from pi_memory.index.writer import index_ranges
 
 SECRETS = [f for f in FAMILIES if f.id in ("openai_api_key", "aws_secret_access_key", "url_credentials",
                                           "password_in_prose", "github_token")]
+
+
+def pi_session(path: Path, session_id: str, cwd: str, turns: list[tuple[str, str]]) -> Path:
+    return write_pi_session(path, Path(cwd), turns, session_id)
 
 
 def _turns() -> list[tuple[str, str]]:
