@@ -265,6 +265,28 @@ def test_a_failed_index_mirror_after_a_saved_write_is_one_warning_line(locked):
         "database is locked)"]
 
 
+def test_mcp_refuses_a_full_disk_at_start(full_disk):
+    proc = subprocess.run([sys.executable, "-m", "pi_memory", "mcp", "--dir", str(full_disk), "--json"],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 1 and proc.stdout == "" and "Traceback" not in proc.stderr
+    data = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert data["problem"] == "disk_full" and data["dataDir"] == str(full_disk)
+
+
+def test_an_index_damaged_beyond_repair_is_a_refusal(tmp_path, monkeypatch):
+    from pi_memory.index import IndexUnavailableError
+
+    def unavailable(*args, **kwargs):
+        raise IndexUnavailableError("The search index is damaged again; delete the file and run `pi-memory reindex`.")
+
+    monkeypatch.setattr("pi_memory.index.open_index", unavailable)
+    code, out, err = _run(["sync-markdown", "--dir", str(tmp_path), "--json"])  # (the search tools answer it)
+    assert code == 1 and "Traceback" not in err
+    assert json.loads(out) == {"success": False, "exitCode": 1, "problem": "index_unavailable",
+                               "dataDir": str(tmp_path), "error": "The search index is damaged again; delete the "
+                               "file and run `pi-memory reindex`."}
+
+
 @pytest.mark.parametrize("command", [["mcp"], ["serve", "--port", "0"]])
 def test_mcp_and_serve_refuse_a_read_only_folder_at_start(read_only, command):
     base, kind = read_only
