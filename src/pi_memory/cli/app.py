@@ -14,8 +14,7 @@ from rich.console import Console
 
 from pi_memory.config import Settings, SettingsError, load_settings
 from pi_memory.curated import MemoryResult, MemoryStore, build_snapshot
-from pi_memory.curated.entries import DELIMITER, joined_length, printable, split_plain_markdown
-from pi_memory.curated.messages import for_person
+from pi_memory.curated.entries import DELIMITER, printable, split_plain_markdown
 from pi_memory.curated.store import FAILURE_CATEGORIES
 from pi_memory.runtime import Memory, open_memory
 
@@ -90,6 +89,10 @@ def _root(
     state.json = json_
     state.data_dir = None
     state.stdout_is_protocol = False
+    from pi_memory.cli.search import redaction_bar
+    from pi_memory.index.redaction import set_progress
+
+    set_progress(redaction_bar())  # an index opened by this command that needs migration 008 shows a bar
 
 
 def build_command():
@@ -312,38 +315,15 @@ def snapshot(dir: DirOpt = None, json_: JsonOpt = False) -> None:
 @app.command()
 def status(dir: DirOpt = None, json_: JsonOpt = False) -> None:
     """Data root, settings sources, and each store's usage and health."""
-    s = settings(dir)
-    store = open_store(dir)
-    stores = {}
-    for target in store.targets:
-        result = store.read(target)
-        stores[target] = {
-            "file": str(store.path(target)),
-            "exists": store.path(target).exists(),
-            "entryCount": result.entry_count,
-            "usage": result.usage,
-            "drift": (store.drift(target).drift if store.drift(target) else None),
-            "overBudget": joined_length(store.entries(target)) > store.limit(target),
-            "notice": result.notice,
-        }
-    from pi_memory.index import describe_repair, last_repair
+    from pi_memory.insights import status_data
+    from pi_memory.reports import status_lines
 
-    repair = last_repair(s.data_dir)
-    data = {"dataDir": str(s.data_dir), "settings": list(s.sources), "warnings": list(s.warnings), "stores": stores,
-            "indexRepair": repair}
+    data = status_data(open_mem(dir))
     if json_ or state.json:
         emit_json(data)
         return
-    out.print(f"data dir: {s.data_dir}", markup=False)
-    out.print(f"settings: {', '.join(s.sources) or 'defaults'}", markup=False)
-    for target, info in stores.items():
-        health = ("[red]drift: " + info["drift"] + "[/red]" if info["drift"] else
-                  "[red]OVER BUDGET[/red]" if info["overBudget"] else "[green]ok[/green]")
-        out.print(f"{store.name(target)}: {n_entries(info['entryCount'] or 0)}, {info['usage']} — {health}")
-        if info["notice"]:
-            out.print(f"  {for_person(info['notice'])}", markup=False)
-    if repair:
-        out.print(describe_repair(repair), markup=False, style="yellow")
+    for line in status_lines(data):
+        out.print(line, markup=False)
 
 
 @app.command()
@@ -403,7 +383,20 @@ def _print_split(proposed: list[str], flagged: set[int], too_long: set[int], lim
 
 
 def _register_subcommands() -> None:
-    from pi_memory.cli import integrations, search, semantic, serve  # noqa: F401  (register commands on import)
+    from pi_memory.cli import (  # noqa: F401  (register commands on import)
+        blocks,
+        context,
+        hosts,
+        imports,
+        insights,
+        integrations,
+        learning,
+        search,
+        semantic,
+        serve,
+        skills,
+        standing,
+    )
 
 
 _register_subcommands()

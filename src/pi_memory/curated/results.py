@@ -57,6 +57,7 @@ class MemoryResult(BaseModel):
     entries: list[str] | None = None
     current_entries: list[str] | None = None
     matches: list[str] | None = None
+    evicted_entries: list[str] | None = Field(default=None, description="fifo-evict: entries dropped to make room")
     findings: list[str] | None = None
     drift_backup: str | None = None
     notice: str | None = None
