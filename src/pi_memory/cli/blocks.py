@@ -1,6 +1,6 @@
 """``pi-memory blocks ...``: memory blocks (``.pi/memory-blocks/`` of the project, ``<data root>/blocks/``).
 
-``blocks list`` (usage bars), ``blocks show KEY``, ``blocks create KEY [--description] [--limit] [--project]``;
+``blocks list`` (usage bars), ``blocks show KEY``, ``blocks create KEY [--description] [--limit] [--scope global|project]``;
 all take ``--json``. Exit codes: 0 done, 1 refused or not found, 2 usage error.
 """
 
