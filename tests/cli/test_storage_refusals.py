@@ -31,6 +31,7 @@ APART = {
     "serve": "serves until stopped: test_mcp_and_serve_refuse_a_read_only_folder_at_start",
     "demo": "runs the real pi in a temporary folder of its own; no data folder",
     "install pi": "writes pi's agent folder (its errors: tests/cli/test_cli.py)",
+    "hook": "answers a host and never refuses: any failure prints {} and is logged (tests/integrations/test_hook*)",
 }
 WRITERS = {"add", "replace", "remove", "index-sessions", "reindex", "sync-markdown", "semantic add"}
 
