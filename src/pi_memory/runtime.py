@@ -33,6 +33,7 @@ class Memory:
     _conn: sqlite3.Connection | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _semantic: object | None = field(default=None, repr=False)
+    _skills: object | None = field(default=None, repr=False)
     semantic_status: str = "semantic memory: not opened"
     learning: object | None = None  # pi_memory.learning.LearningSettings; None when its settings are invalid
     learning_status: str = ""
@@ -81,13 +82,34 @@ class Memory:
                 self._semantic = open_semantic_or_none(self)
             return self._semantic or None
 
+    def blocks(self):
+        """The memory blocks of this project and the global folder (:class:`pi_memory.blocks.BlockStore`)."""
+        from pi_memory.blocks import BlockStore
+
+        return BlockStore.from_settings(self.settings, self.project_root)
+
+    def skills(self):
+        """The skills of this data root and the cwd's project (:class:`pi_memory.skills.SkillStore`)."""
+        with self._lock:
+            if self._skills is None:
+                from pi_memory.skills import SkillStore
+
+                self._skills = SkillStore.from_settings(self.settings, cwd=self.cwd)
+            return self._skills
+
     def tools(self) -> list[ToolSpec]:
-        """Every tool this host serves: the four curated tools, session_search and memory_search, and
-        ``mem0_memory`` when semantic memory's ``toolEnabled`` resolves to true."""
+        """Every tool this host serves: the four curated tools, session_search and memory_search,
+        ``updateMemory`` (memory blocks), ``skill_manage``, and ``mem0_memory`` when semantic memory's
+        ``toolEnabled`` resolves to true."""
+        from pi_memory.tools.blocks import create_block_tools
         from pi_memory.tools.search import create_search_tools
+        from pi_memory.tools.skills import create_skill_tools
 
         current = str(self.project_root) if self.project_root else None
-        tools = create_memory_tools(self.store) + create_search_tools(self.index, current, self.repair_index)
+        injected = self.settings.prompt_mode != "policy"
+        tools = create_memory_tools(self.store, injected) + create_search_tools(self.index, current, self.repair_index)
+        tools += create_block_tools(self.blocks())
+        tools += create_skill_tools(self.skills())
         service = self.semantic()
         if service is not None:
             from pi_memory.semantic.tools import create_semantic_tools

@@ -10,7 +10,9 @@ hooks and Python agents tomorrow) translates its own events into these calls and
 ``after_run(...)``     index the session file as it grew; queue semantic capture of the turn; count the turn
                        and its tool calls for the learning triggers (correction capture, background review)
 ``flush(reason)``      compaction or shutdown: queue a flush job when due (:mod:`pi_memory.learning.triggers`)
-``snapshot()``         the frozen curated-memory block (built at session start and after a compaction)
+``context(...)``       what the prompt gets (:func:`pi_memory.prompt.build_context`): the frozen ``memory``
+                       part (snapshot or policy, built at session start and after a compaction) and the
+                       parts rebuilt at every run (memory blocks, standing instructions)
 ``status()``           what the background worker has done: passes, files indexed, vectors written, errors
 ``shutdown(wait)``     finish queued background work, bounded by ``wait`` seconds
 
@@ -155,7 +157,11 @@ class AgentSession:
         """Queue the catch-up pass (at most :data:`CATCH_UP_MAX_FILES` changed transcripts, the newest, then
         their vectors) and, with ``every`` seconds (> 0), repeat the same incremental pass on that interval
         until :meth:`shutdown` (files a pass deferred are read by the next one); with ``dream``, check the dream
-        gate on the worker after that. Returns at once."""
+        gate on the worker after that. Also creates the default memory blocks when none exist. Returns at once."""
+        try:
+            self.memory.blocks().ensure_defaults()
+        except Exception as exc:  # a read-only data root must not stop the session
+            log.warning("default memory blocks not created: %s", exc)
         if catch_up:
             self.worker.submit(self._catch_up, "index catch-up")
         if dream and self.learning is not None:
@@ -177,6 +183,12 @@ class AgentSession:
         if self.learning is None:
             return {"model": self.memory.learning_status or "learning is off"}
         return self.learning.status()
+
+    def context(self, prompt: str | None = None):
+        """Every prompt part this session gets (a :class:`pi_memory.prompt.SessionContext`)."""
+        from pi_memory.prompt import build_context
+
+        return build_context(self.memory, prompt=prompt)
 
     def before_run(self, prompt: str | None = None) -> None:
         self.memory.store.begin_turn()

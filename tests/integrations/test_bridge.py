@@ -90,7 +90,7 @@ def test_hello_describes_the_tools(bridge: BridgeProcess, tmp_path: Path, memory
     hello = bridge.result("hello", {"cwd": str(tmp_path), "sessionId": "abc"})
     assert {t["name"] for t in hello["tools"]} == {
         "memory_add", "memory_replace", "memory_remove", "memory_read", "session_search", "memory_search",
-        "mem0_memory",
+        "updateMemory", "skill_manage", "mem0_memory",
     }
     for tool in hello["tools"]:
         assert tool["label"] and tool["description"] and tool["parameters"]["type"] == "object"

@@ -69,6 +69,14 @@ class MemoryResult(BaseModel):
         data = self.model_dump(by_alias=True, exclude_none=True)
         return cap_result(data)
 
+    def for_person(self) -> MemoryResult:
+        """A copy whose ``message``, ``error`` and ``notice`` are worded for a person (the CLI prints it): the
+        model's wording names tools and result fields (:func:`pi_memory.curated.messages.for_person`)."""
+        from pi_memory.curated.messages import for_person
+
+        return self.model_copy(update={"message": for_person(self.message), "error": for_person(self.error),
+                                       "notice": for_person(self.notice)})
+
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False)
 
