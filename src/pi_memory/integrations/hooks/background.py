@@ -46,6 +46,8 @@ def run(job: dict) -> bool:
         session.after_run(job.get("transcript"), user_text=str(job.get("userText") or ""),
                           assistant_text=str(job.get("assistantText") or ""),
                           source={"host": host, "session_id": sid})
+        if job.get("event") in ("pre-compact", "session-end") and job.get("transcript"):
+            session.flush_transcript(str(job["event"]), str(job["transcript"]), f"{host}:{sid}")
         finished = session.shutdown(JOB_CEILING_S - 10)
         refresh_context(job.get("cwd"))
         errors = session.worker.errors
