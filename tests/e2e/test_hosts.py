@@ -173,6 +173,13 @@ def test_one_memory_across_pi_claude_code_and_codex(tmp_path, pi):
         cx.run(tool("codex", "memory_add", {"target": "memory", "content": "Saved in Codex: CI runs on Fridays"}))
         system = system_prompt_of(run_pi(pi, "what runs on Fridays?")[0])
         assert "Saved in pi: releases are tagged vX.Y.Z" in system and "Saved in Codex: CI runs on Fridays" in system
+        # what Claude Code discussed is recalled in Codex (past turns are a recall source)
+        pi.update_settings({"pi-memory": {"recallSources": ["semantic", "sessions"]}})
+        cc.run("Note for later: the flamingo migration script lives in tools/migrate.py")
+        _, requests = cx.run("Where does the flamingo migration script live?")
+        recalled = [t for t in strings_in(requests[0]) if "[UNTRUSTED MEMORY DATA]" in t]
+        assert len(recalled) == 1  # the session turn, as session recall shows it (match terms in bold)
+        assert "Note for later: the **flamingo** **migration** **script** lives in tools/migrate.py" in recalled[0]
     finally:
         for gen in (claude, codex):
             gen.close()
