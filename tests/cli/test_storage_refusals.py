@@ -55,13 +55,21 @@ CHECKED = sorted(set(COMMANDS) - set(APART))
 
 def _args(name: str) -> list[str]:
     """The command with a value for each required argument: a store target, text matching the saved entry."""
+    import enum
+
     values = []
     for param in COMMANDS[name].params:
         if not param.required or param.param_type_name != "argument":
             continue
         annotation = param.type_descriptor.annotation
-        values.append("memory" if isinstance(annotation, type) and issubclass(annotation, str) and
-                      annotation is not str else "note")
+        if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+            values.append("memory" if "memory" in {m.value for m in annotation} else next(iter(annotation)).value)
+        elif annotation in (int, float):
+            values.append("1")
+        elif annotation is Path:
+            values.append(".")
+        else:
+            values.append("note")
     return [*name.split(), *values]
 
 

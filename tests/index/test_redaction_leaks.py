@@ -8,6 +8,7 @@ The index is built once for the module; each family is one parametrised test ove
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import io
 import json
@@ -186,8 +187,10 @@ def _bridge_outputs(built: Built) -> dict[str, list[str]]:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Built:
     b = Built(tmp_path_factory.mktemp("leaks"))
-    b.mcp = _mcp_outputs(b)
-    b.bridge = _bridge_outputs(b)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:  # the two host processes run side by side
+        bridge = pool.submit(_bridge_outputs, b)
+        b.mcp = _mcp_outputs(b)
+        b.bridge = bridge.result()
     yield b
     b.conn.close()
 

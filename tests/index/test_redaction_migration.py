@@ -172,3 +172,50 @@ def test_fresh_indexing_stores_what_the_migration_stores(tmp_path: Path) -> None
     raw.close()
     assert migrated == fresh
     assert json.dumps(fresh).count("[REDACTED:") >= len(turns)
+
+
+def test_the_cli_shows_the_migration_as_a_progress_bar(old: Path) -> None:
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "pi_memory.cli", "session-search", "oldidx1", "--dir", str(old / "data")]
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("PI_")}
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.count("redacting credentials in the index") == 1 and f"{len(_turns())}/{len(_turns())}" in run.stderr
+    again = subprocess.run([*cmd, "--json"], capture_output=True, text=True, timeout=60, env=env)
+    assert "redacting" not in again.stderr  # done once; and never drawn under --json
+    assert json.loads(again.stdout)["count"] >= 1
+
+
+def test_vectors_embedded_from_plaintext_are_dropped(old: Path) -> None:
+    data = old / "data"
+    conn = sqlite3.connect(data / "index.sqlite3", isolation_level=None)
+    from pi_memory.index.db import migrate
+    from pi_memory.semantic.schema import SEMANTIC_MIGRATIONS
+
+    migrate(conn, SEMANTIC_MIGRATIONS)
+    conn.execute("PRAGMA foreign_keys = ON")
+    ids = [r[0] for r in conn.execute("SELECT id FROM messages ORDER BY id")]
+    conn.executemany("INSERT INTO semantic_turn_vectors(message_id, model, dim, vector, created_at) "
+                     "VALUES (?, 'm', 1, x'00000000', 'now')", [(i,) for i in ids])
+    conn.close()
+    conn = open_index(data)
+    assert conn.execute("SELECT count(*) FROM semantic_turn_vectors").fetchone()[0] == 0  # all held a secret
+    conn.close()
+
+
+def test_a_read_only_index_opens_and_its_searches_still_redact(old: Path) -> None:
+    data = old / "data"
+    conn = sqlite3.connect(data / "index.sqlite3", isolation_level=None)
+    from pi_memory.index.db import migrate
+
+    migrate(conn)  # the work is recorded but not done (as when the lock holder was killed)
+    conn.close()
+    ro = sqlite3.connect(f"file:{data / 'index.sqlite3'}?mode=ro", uri=True)
+    with pytest.raises(sqlite3.OperationalError):
+        redaction.redact_pending_index(ro)
+    assert redaction.redaction_pending(ro)
+    result = session_search(ro, f"oldidx{FAMILIES.index(SECRETS[0])}").to_json()
+    assert "oldidx" in result and not any(r in result for r in runs(SECRETS[0].secret))
+    ro.close()

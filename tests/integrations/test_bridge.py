@@ -90,7 +90,7 @@ def test_hello_describes_the_tools(bridge: BridgeProcess, tmp_path: Path, memory
     hello = bridge.result("hello", {"cwd": str(tmp_path), "sessionId": "abc"})
     assert {t["name"] for t in hello["tools"]} == {
         "memory_add", "memory_replace", "memory_remove", "memory_read", "session_search", "memory_search",
-        "mem0_memory",
+        "updateMemory", "skill_manage", "mem0_memory",
     }
     for tool in hello["tools"]:
         assert tool["label"] and tool["description"] and tool["parameters"]["type"] == "object"
@@ -225,6 +225,21 @@ def test_after_run_indexes_the_session_file_for_session_search(bridge: BridgePro
         time.sleep(0.1)
     assert [h["entryId"] for h in hits] == ["e1"]
     assert hits[0]["file"] == str(session) and hits[0]["line"] == 2
+
+
+def test_learning_methods_without_a_model(bridge: BridgeProcess, tmp_path: Path) -> None:
+    bridge.result("hello", {"cwd": str(tmp_path)})
+    assert bridge.result("tool_calls", {"count": 4}) == {"ok": True}
+    status = bridge.result("learning_status")
+    assert status["toolCallsSinceReview"] == 4 and status["flushCompactTimeoutMs"] == 60_000
+    assert status["model"].startswith("no model for learning jobs: no model configured")
+    flush = bridge.result("flush", {"reason": "compaction", "sessionFile": str(tmp_path / "s.jsonl")})
+    assert flush["queued"] is False and flush["reason"].startswith("flush is off: no model for learning jobs")
+    reply = bridge.result("consolidate", {"target": "nowhere"})
+    assert reply == {"ok": False, "text": "Unknown store 'nowhere'; use one of: memory, user, project, failure.",
+                     "report": None}
+    reply = bridge.result("consolidate", {"target": "memory"})
+    assert reply["ok"] is False and reply["text"].startswith("consolidate memory: off: consolidate is off: no model")
 
 
 def test_a_capture_failure_is_counted_in_the_index_and_seen_from_another_process(tmp_path: Path,

@@ -55,7 +55,9 @@ def test_the_curated_store_refuses_a_beacon(tmp_path, text):
     assert result.success is False and result.code == "threat"
     assert result.findings[0] in ("markdown_exfil", "image_exfil_instruction")
     assert result.error.startswith(f"Not saved: the memory text matches the threat pattern {result.findings[0]} "
-                                   "(exfiltration)")
+                                   "(exfiltration): it has or asks for an image whose URL carries data")
+    assert result.error.endswith("Keep the fact without the image, or give the image's plain URL with no "
+                                 "placeholder and no data in it.")
     assert not (tmp_path / "MEMORY.md").exists() or text not in (tmp_path / "MEMORY.md").read_text()
     assert store.add("memory", PLAIN).success
 

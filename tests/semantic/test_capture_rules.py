@@ -32,6 +32,9 @@ def run(backend, chat_model, user, assistant="Noted.", *, observed_at="2026-03-1
     ("", "Sure thing!", "acknowledgement"),
     ("hola", "¡Hola!", "few content words"),
     ("yes", "ok", "acknowledgement"),
+    ("谢谢!", "不客气！", "acknowledgement"),
+    ("ありがとう", "どういたしまして。", "acknowledgement"),
+    ("merci !", "De rien !", "acknowledgement"),
 ])
 def test_turns_without_durable_content_are_skipped(user, assistant, rule):
     assert skip_rule(user, assistant)[0] == rule
@@ -44,6 +47,8 @@ def test_turns_without_durable_content_are_skipped(user, assistant, rule):
     ("yes", "I deployed the billing service to staging on port 8080."),
     ("我用pnpm", "好的"),
     ("Nope, we deploy on Thursdays now.", "Got it."),
+    ("I'm on billing.", "Noted."),  # one content word on each side
+    ("I need help with the build, it works locally", "Let me know the error."),
 ])
 def test_turns_with_content_are_read(user, assistant):
     assert skip_rule(user, assistant) is None
@@ -132,6 +137,8 @@ def test_real_contradictions_still_supersede(backend, chat_model, scripted):
      ("User", "equipment", "a ThinkPad X1", "a standing desk"), False),
     ("DELETE", "User plays guitar.", "User started piano lessons.", ("User", "instrument", "plays guitar",
                                                                      "started piano lessons"), False),
+    ("DELETE", "用户住在里斯本。", "用户住在波尔图。", ("用户", "城市", "里斯本", "波尔图"), True),  # no spaces
+    ("DELETE", "用户在公司工作。", "用户管理公司的GitHub组织。", ("用户", "职位", "在公司工作", "管理公司的GitHub组织"), False),
 ])
 def test_the_check_against_the_pair(event, old, new, reason, allowed):
     subject, attribute, before, after = reason

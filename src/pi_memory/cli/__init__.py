@@ -21,6 +21,7 @@ import sys
 
 import typer
 
+from pi_memory import safety
 from pi_memory.cli.app import app, build_command, fail, state
 
 try:  # typer 0.2x ships its own copy of click; its usage errors derive from TyperException
@@ -35,6 +36,7 @@ def main(argv: list[str] | None = None) -> None:
     Click reports bad arguments as text itself; here they become JSON when ``--json`` is among the arguments."""
     args = sys.argv[1:] if argv is None else list(argv)
     _log_to_stderr()
+    args = [a if os.path.lexists(a) else safety.replace_unencodable(a) for a in args]  # argv bytes not UTF-8
     try:
         code = build_command()(args=args, prog_name="pi-memory", standalone_mode=False)
     except typer.Abort:
@@ -79,8 +81,24 @@ def _log_to_stderr() -> None:
         root.setLevel(logging.DEBUG)
     else:
         handler.setFormatter(_OneLine())
+        handler.addFilter(_once())
         root.setLevel(logging.WARNING)
     root.addHandler(handler)
+
+
+def _once():
+    """A filter passing each distinct message once (a settings warning is met by every layer that reads the
+    settings; a person needs it once)."""
+    seen: set[str] = set()
+
+    def first(record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if text in seen:
+            return False
+        seen.add(text)
+        return True
+
+    return first
 
 
 def _data_dir():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -26,6 +27,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},  # subcommands inherit it from the root context
 )
+log = logging.getLogger("pi_memory.cli")
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -35,6 +37,9 @@ class Target(enum.StrEnum):
     user = "user"
     project = "project"
     failure = "failure"
+
+
+Category = enum.StrEnum("Category", {c.replace("-", "_"): c for c in FAILURE_CATEGORIES})
 
 
 class _State:
@@ -84,6 +89,10 @@ def _root(
     state.json = json_
     state.data_dir = None
     state.stdout_is_protocol = False
+    from pi_memory.cli.search import redaction_bar
+    from pi_memory.index.redaction import set_progress
+
+    set_progress(redaction_bar())  # an index opened by this command that needs migration 008 shows a bar
 
 
 def build_command():
@@ -174,7 +183,15 @@ def settings(dir_: Path | None = None) -> Settings:
     except SettingsError as exc:
         raise fail(str(exc), 2) from exc
     state.data_dir = resolved.data_dir
+    _warn(resolved)
     return resolved
+
+
+def _warn(resolved: Settings) -> None:
+    """Settings warnings, through logging: the CLI's handler prints each distinct one once per run (the
+    runtime logs the same ones when it opens the stores)."""
+    for warning in resolved.warnings:
+        log.warning("%s", warning)
 
 
 def open_mem(dir_: Path | None = None) -> Memory:
@@ -184,9 +201,7 @@ def open_mem(dir_: Path | None = None) -> Memory:
     except SettingsError as exc:
         raise fail(str(exc), 2) from exc
     state.data_dir = memory.settings.data_dir
-    for warning in memory.settings.warnings:
-        err.print("[yellow]warning:[/yellow] ", end="")
-        err.print(warning, markup=False)
+    _warn(memory.settings)
     return memory
 
 
@@ -206,10 +221,11 @@ def open_store(dir_: Path | None = None) -> MemoryStore:
 
 def finish(result: MemoryResult, as_json: bool) -> None:
     """Print ``result`` and exit 0 (success) or 1 (refused)."""
-    data = result.to_dict()
     if as_json or state.json:
-        emit_json(data)
-    elif result.success:
+        emit_json(result.to_dict())  # for programs: the same result a tool call gets
+        raise typer.Exit(0 if result.success else 1)
+    result = result.for_person()
+    if result.success:
         if result.entries is not None:
             _print_entries(result)
         else:
@@ -218,7 +234,7 @@ def finish(result: MemoryResult, as_json: bool) -> None:
     else:
         err.print(f"[red]refused ({result.code}):[/red] ", end="")
         err.print(result.error or "", markup=False)
-        for title, items in (("matches", result.matches), ("current entries", result.current_entries)):
+        for title, items in (("matching entries", result.matches), ("current entries", result.current_entries)):
             if items:
                 err.print(f"{title}:")
                 for item in items:
@@ -255,16 +271,22 @@ def read(target: Target, dir: DirOpt = None, json_: JsonOpt = False) -> None:
 def add(
     target: Target,
     text: str,
-    category: Annotated[str, typer.Option(help="failure target: " + ", ".join(FAILURE_CATEGORIES))] = "failure",
-    reason: Annotated[str | None, typer.Option(help="failure target: what went wrong.")] = None,
+    category: Annotated[Category | None, typer.Option(
+        help="failure target only: the kind of lesson (default: failure).", show_default=False)] = None,
+    reason: Annotated[str | None, typer.Option(help="failure target only: what went wrong.")] = None,
     dir: DirOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Add an entry. TEXT "-" reads it from standard input."""
+    if target is not Target.failure and (category is not None or reason is not None):
+        given = " and ".join(o for o, v in (("--category", category), ("--reason", reason)) if v is not None)
+        verb = "apply" if " and " in given else "applies"
+        raise fail(f"{given} {verb} to the failure target only; nothing was saved. Use `pi-memory add failure "
+                   f"TEXT {given.split()[0]} ...`, or leave {given} out to add to {target.value}.", 2)
     text = text_arg(text)
     store = open_store(dir)
     if target is Target.failure:
-        finish(store.add_failure(text, category, reason), json_)
+        finish(store.add_failure(text, (category or Category.failure).value, reason), json_)
     finish(store.add(target.value, text), json_)
 
 
@@ -293,36 +315,15 @@ def snapshot(dir: DirOpt = None, json_: JsonOpt = False) -> None:
 @app.command()
 def status(dir: DirOpt = None, json_: JsonOpt = False) -> None:
     """Data root, settings sources, and each store's usage and health."""
-    s = settings(dir)
-    store = open_store(dir)
-    stores = {}
-    for target in store.targets:
-        result = store.read(target)
-        stores[target] = {
-            "file": str(store.path(target)),
-            "exists": store.path(target).exists(),
-            "entryCount": result.entry_count,
-            "usage": result.usage,
-            "drift": (store.drift(target).drift if store.drift(target) else None),
-            "notice": result.notice,
-        }
-    from pi_memory.index import describe_repair, last_repair
+    from pi_memory.insights import status_data
+    from pi_memory.reports import status_lines
 
-    repair = last_repair(s.data_dir)
-    data = {"dataDir": str(s.data_dir), "settings": list(s.sources), "warnings": list(s.warnings), "stores": stores,
-            "indexRepair": repair}
+    data = status_data(open_mem(dir))
     if json_ or state.json:
         emit_json(data)
         return
-    out.print(f"data dir: {s.data_dir}", markup=False)
-    out.print(f"settings: {', '.join(s.sources) or 'defaults'}", markup=False)
-    for target, info in stores.items():
-        health = "[red]drift: " + info["drift"] + "[/red]" if info["drift"] else "[green]ok[/green]"
-        out.print(f"{store.name(target)}: {n_entries(info['entryCount'] or 0)}, {info['usage']} — {health}")
-        if info["notice"]:
-            out.print(f"  {info['notice']}", markup=False)
-    if repair:
-        out.print(describe_repair(repair), markup=False, style="yellow")
+    for line in status_lines(data):
+        out.print(line, markup=False)
 
 
 @app.command()
@@ -382,7 +383,20 @@ def _print_split(proposed: list[str], flagged: set[int], too_long: set[int], lim
 
 
 def _register_subcommands() -> None:
-    from pi_memory.cli import hosts, integrations, search, semantic, serve  # noqa: F401  (register commands on import)
+    from pi_memory.cli import (  # noqa: F401  (register commands on import)
+        blocks,
+        context,
+        hosts,
+        imports,
+        insights,
+        integrations,
+        learning,
+        search,
+        semantic,
+        serve,
+        skills,
+        standing,
+    )
 
 
 _register_subcommands()

@@ -137,9 +137,8 @@ def serve_mcp_http(dir_: Path | None, host: str, port: int, token: str | None, i
         raise fail(str(exc), 2) from exc
 
 
-import_app = typer.Typer(help="Import another agent's own memories into pi-memory (a dry run unless --apply).",
-                         no_args_is_help=True)
-app.add_typer(import_app, name="import")
+from pi_memory.cli.imports import import_app  # noqa: E402  (one `pi-memory import` group for every source)
+
 ApplyOpt = Annotated[bool, typer.Option("--apply", help="Write the entries (without it: show what would be "
                                         "imported and change nothing).")]
 

@@ -55,7 +55,8 @@ def serve(
     except SemanticSettingsError as exc:
         raise fail(str(exc), 2) from exc
     model, status = resolve_chat_model()
-    capture = model_capture(model, semantic.custom_instructions) if model is not None else None
+    capture = (model_capture(model, semantic.custom_instructions, semantic.capture_max_input_tokens)
+               if model is not None else None)
     err.print(f"infer=true adds: {status}", markup=False)
     try:
         run_server(host=host, port=port, token=token, data_dir=Path(resolved.data_dir), capture=capture,

@@ -187,7 +187,10 @@ def _open_checked(path: Path, check: bool | None) -> sqlite3.Connection:
     try:
         _check(conn, path, check)
         migrate(conn)
-        redact_pending_index(conn, path)
+        # Busy, locked or read-only: the work stays recorded and the next open goes on; searches redact what
+        # they show meanwhile (:func:`.redaction.redaction_pending`).
+        with contextlib.suppress(sqlite3.OperationalError):
+            redact_pending_index(conn, path)
     except sqlite3.DatabaseError as exc:
         conn.close()
         if is_corruption(exc):

@@ -218,9 +218,11 @@ def add_extended(
     project: str | None = None,
     category: str | None = None,
     failure_reason: str | None = None,
+    created: str | None = None,
 ) -> tuple[int, bool]:
     """Store a memory in SQLite only. Returns ``(id, created)``; ``created`` is False when the same content
-    already exists in that store (Markdown or extended), whose row is returned unchanged."""
+    already exists in that store (Markdown or extended), whose row is returned unchanged. ``created``: when
+    the memory was first saved (an import keeps the source's date; default now)."""
     _check(scope, project, target, category)
     content = redact_text(content.strip())
     if not content:
@@ -238,7 +240,7 @@ def add_extended(
         cur = conn.execute(
             "INSERT INTO memories(scope, project, target, category, content, failure_reason, source, created) "
             "VALUES (?, ?, ?, ?, ?, ?, 'extended', ?)",
-            (scope, proj, target, category, content, (failure_reason or "").strip() or None, now_iso()),
+            (scope, proj, target, category, content, (failure_reason or "").strip() or None, created or now_iso()),
         )
         return int(cur.lastrowid or 0), True
 

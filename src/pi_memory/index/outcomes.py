@@ -13,7 +13,8 @@ else, because its counters lived in that process. Every outcome now goes into ``
 The tables come from the self-contained migration ``capture_outcomes_001`` (:data:`MIGRATIONS`), applied by
 :func:`record` on first use; readers never migrate (a read-only index is read as it is, and a file without
 the tables has no outcomes yet). A failure to record is logged, never raised: bookkeeping must not break the
-job it reports on.
+job it reports on. The tables are bookkeeping, not memory: a corruption rebuild of the index starts them
+again from zero (:mod:`.salvage` does not copy them).
 """
 
 from __future__ import annotations

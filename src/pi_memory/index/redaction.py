@@ -57,7 +57,7 @@ from pi_memory.safety import redact, secret_spans
 
 VERSION = 1
 BATCH = 2000
-CONTEXT_CHARS = 300
+CONTEXT_CHARS = 120
 MARGIN = 25_000
 META_KEY = "redaction"
 
@@ -65,6 +65,11 @@ RedactProgress = Callable[[int, int], None]
 """``progress(rows_done, rows_total)``, called after each committed batch and once at the end."""
 
 _PROGRESS: contextvars.ContextVar[RedactProgress | None] = contextvars.ContextVar("redact_progress", default=None)
+
+
+def set_progress(callback: RedactProgress | None) -> None:
+    """Report the migration's progress to ``callback`` from now on in this context (a command-line run)."""
+    _PROGRESS.set(callback)
 
 
 @contextlib.contextmanager
@@ -277,7 +282,10 @@ def compact(conn: sqlite3.Connection) -> bool:
     with _tx(conn):
         conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')")
         conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
-    conn.execute("VACUUM")
+    try:
+        conn.execute("VACUUM")
+    except sqlite3.OperationalError:  # another connection is writing, or the disk is full: try at the next open
+        return False
     busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     return busy == 0
 

@@ -105,8 +105,8 @@ def make_snippet(text: str, terms: Sequence[Term], chars: int, redacted: bool = 
     out: list[str] = []
     pos = start
     for s, e in marks:
-        if s < start or e > end:
-            continue
+        if s < start or e > end or (text[max(0, s - 2) : s] == "**" and text[e : e + 2] == "**"):
+            continue  # outside the window, or already between markers of the text's own
         out.append(text[pos:s])
         out.append(HIGHLIGHT_OPEN + text[s:e] + HIGHLIGHT_CLOSE)
         pos = e

@@ -36,6 +36,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from pi_memory import __version__
 from pi_memory.curated import MemoryStore, build_snapshot
+from pi_memory.integrations.mcp_stdio import run_stdio
 from pi_memory.runtime import Memory
 from pi_memory.session import INDEX_EVERY_S, AgentSession
 from pi_memory.tools import ToolSpec, create_memory_tools
@@ -186,7 +187,7 @@ def serve_stdio(memory: Memory, index_every: float = INDEX_EVERY_S,
             report({"event": "started", "transport": "stdio", "dataDir": str(memory.settings.data_dir),
                     "tools": [t.name for t in memory.tools()],
                     "indexIntervalSeconds": index_every if background else None, "semantic": memory.semantic_status})
-        server.run()
+        run_stdio(server)  # server.run(), with lone surrogate escapes read as U+FFFD (mcp_stdio)
     except KeyboardInterrupt:  # Ctrl+C before the signal thread could act
         pass
     finally:

@@ -187,6 +187,7 @@ def capture_turn(
 ) -> CaptureReport:
     """Run the pipeline of the module docstring for one turn and report what happened. Never raises for
     model or reply failures (they are in ``report.errors``); programming errors propagate."""
+    user_text, assistant_text = safety.replace_unencodable((user_text, assistant_text))
     start = time.perf_counter()
     report = CaptureReport()
     when = parse_iso(observed_at) or datetime.now().astimezone()  # the caller's offset, else this machine's

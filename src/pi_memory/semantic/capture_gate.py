@@ -37,6 +37,8 @@ _ACK_TEXT = """
     understood noted sure thing absolutely of course course all set done here for that s it is was were
     again always hope this helps enjoy have a nice day see later bye goodbye thank you thanks ok okay
     so much very lot really a ton appreciate appreciated works worked that's
+    谢谢 多谢 谢谢你 好的 好 不客气 没问题 收到 ありがとう ありがとうございます どういたしまして 了解 はい
+    감사합니다 고마워요 네 알겠습니다 천만에요 merci gracias danke obrigado grazie de rien nada bitte
 """
 ACK_WORDS = frozenset(_ACK_TEXT.split()) | TRIVIAL_WORDS
 # words that never count as content: stop words, recall's trivial words and the politest of the rest
@@ -64,6 +66,8 @@ def content_words(text: str) -> int:
     count = 0
     for word in _words(text):
         if not word.isascii():
+            if word in ACK_WORDS:  # 谢谢, ありがとう: the ASCII ones are in _NOT_CONTENT when they never count
+                continue
             count += sum(1 for ch in word if ord(ch) >= 0x2E80) or 1  # CJK runs have no spaces between words
         elif len(word) >= 2 and word not in _NOT_CONTENT:
             count += 1

@@ -211,6 +211,8 @@ def _flatten(block: dict[str, Any], where: str | None = None) -> dict[str, Any]:
     """Top-level semantic keys overlaid with the nested ``semantic`` object (which may disable the feature).
     Raises :class:`SemanticSettingsError` (naming ``where`` when given) for a ``semantic`` of another type."""
     out = {k: block[k] for k in SEMANTIC_KEYS if k in block}
+    if out.get("memoryMode") in core_config.PROMPT_MODES:  # the prompt mode shares the key (pi_memory.config)
+        del out["memoryMode"]
     nested = block.get("semantic")
     if nested is False:
         out["enabled"] = False

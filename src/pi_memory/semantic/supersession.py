@@ -63,9 +63,13 @@ class SupersedeReason(BaseModel):
 
 
 def terms(text: str) -> list[str]:
-    """Case-folded words with a possessive ``'s`` and a plural ``s`` cut (``User's`` → ``user``)."""
+    """Case-folded words with a possessive ``'s`` and a plural ``s`` cut (``User's`` → ``user``); a run of CJK
+    characters (written without spaces) gives one term per character."""
     out = []
     for word in _WORD.findall(text or ""):
+        if any(ord(ch) >= 0x2E80 for ch in word):
+            out.extend(ch for ch in word.casefold() if ch.isalnum())
+            continue
         w = re.sub(r"['’]s$", "", word.casefold())
         if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
             w = w[:-1]
