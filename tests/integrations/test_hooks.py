@@ -204,3 +204,20 @@ def test_changed_run_parts_reach_the_next_prompt_once(env):
     first = context_of(hooks.run_hook("claude-code", "prompt", payload, ceiling=60))
     assert "<standing-instructions>" in first and "Always run the linter before committing" in first
     assert hooks.run_hook("claude-code", "prompt", payload, ceiling=60) == "{}"  # the host already has it
+
+
+def test_learning_counters_outlive_the_job_and_session_end_asks_for_a_flush(env):
+    from pi_memory.integrations.hooks import background
+
+    job = {"host": "codex", "sessionId": "L1", "cwd": str((env / "proj").resolve()), "transcript": None,
+           "userText": "use pnpm, not npm", "assistantText": "Noted."}
+    for _ in range(2):
+        background.run({**job, "event": "stop"})
+    saved = state.read_json(state.session_file("codex", "L1")).get("learning")
+    if saved is None:
+        pytest.skip("learning is off in these settings")
+    assert (saved["turns"], saved["user_messages"], saved["since_flush"]) == (2, 2, 2)
+    background.run({**job, "event": "session-end"})
+    assert state.read_json(state.session_file("codex", "L1"))["learning"]["turns"] == 2  # not a turn
+    assert "codex session-end: session L1: learning flush not due" in (env / "state" / "hooks.log").read_text(
+        encoding="utf-8")
