@@ -93,7 +93,10 @@ def host(request, tmp_path) -> Iterator[Host]:
 def test_memory_add_through_mcp_lands_in_memory_md(host):
     fact = f"The API listens on port 8443 ({host.name})"
     result, requests = host.run(tool(host.name, "memory_add", {"target": "memory", "content": fact}))
-    assert (host.sandbox.memory_dir / "MEMORY.md").read_text(encoding="utf-8") == fact + "\n"
+    memory = host.sandbox.memory_dir / "MEMORY.md"
+    offered = [t.get("name") for t in requests[0].get("tools", [])]
+    assert memory.exists(), f"no memory_add; tools offered: {offered}; stderr: {result.stderr[-2000:]}"
+    assert memory.read_text(encoding="utf-8") == fact + "\n"
     assert "Saved to MEMORY.md" in json.dumps(requests[-1])  # the model saw the tool's answer
 
 

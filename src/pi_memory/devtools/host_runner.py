@@ -67,7 +67,10 @@ class HostSandbox:
         if self.host == "claude-code":
             env.update({"ANTHROPIC_BASE_URL": self.server.root_url, "ANTHROPIC_API_KEY": "sk-ant-fake-local",
                         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
-                        "DISABLE_TELEMETRY": "1", "ENABLE_TOOL_SEARCH": "false"})
+                        "DISABLE_TELEMETRY": "1", "ENABLE_TOOL_SEARCH": "false",
+                        # a cold MCP server on a loaded machine (first start after an install compiles
+                        # every module): Claude Code waits for it up to this many milliseconds
+                        "MCP_TIMEOUT": "60000"})
         else:
             env["SCRIPTED_API_KEY"] = "sk-fake-local"
         env.update(extra or {})
