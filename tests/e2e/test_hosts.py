@@ -73,6 +73,7 @@ def make_host(name: str, root: Path) -> Iterator[Host]:
         sandbox = HostSandbox(root, name, server, cli)
         installed = sandbox.install()
         assert installed["success"] is True
+        sandbox.warm_mcp()  # see HostSandbox.warm_mcp: Claude Code does not wait long for a cold server
         if name == "codex":
             assert len(installed["trusted"]) == 4, installed  # every hook trusted, or Codex skips it silently
             config = sandbox.home / ".codex" / "config.toml"
