@@ -163,6 +163,14 @@ class Memory:
         return Learner(self.learning, conn, store, self.learning_model, project=store.project_id,
                        on_write=self.store.acknowledge)
 
+    def _no_model(self) -> str | None:
+        """``None`` when learning jobs have a model, else why not (the overflow handler's wording)."""
+        model, status = self.learning_model("consolidate")
+        if model is None:
+            return status
+        model.close()
+        return None
+
     def _overflow_learner(self):
         from pi_memory.index import open_index
 
@@ -228,4 +236,4 @@ def _open_learning(memory: Memory, cwd: Path) -> None:
     strategy = memory.learning.memory_overflow_strategy
     if strategy != "reject":
         memory.store.on_overflow = OverflowHandler(strategy, memory.learning.overflow_grace_ms,
-                                                   memory._overflow_learner)
+                                                   memory._overflow_learner, model_status=memory._no_model)
