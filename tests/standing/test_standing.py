@@ -121,3 +121,12 @@ def test_no_tool_or_background_path_can_write_standing(tmp_path, monkeypatch):
     names = {t.name for t in memory.tools()}
     assert not any("pin" in n or "standing" in n.lower() for n in names)
     memory.close()
+
+
+def test_a_file_that_is_not_utf8_is_listed_but_never_rewritten(store):
+    raw = b"- caf\xe9 rule\n"
+    store.path.write_bytes(raw)
+    assert store.list().rules == ["caf\ufffd rule"]
+    for result in (store.add("new rule"), store.remove(1), store.clear()):
+        assert (result.success, result.code) == (False, "not_utf8")
+    assert store.path.read_bytes() == raw

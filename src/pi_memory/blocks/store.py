@@ -316,8 +316,14 @@ class BlockStore:
         raw = try_read_bytes(block.path)
         if raw is None or isinstance(raw, OSError):
             raise raw if isinstance(raw, OSError) else FileNotFoundError(block.path)
-        fm, _ = split_file(raw.decode("utf-8", errors="replace"))
-        fresh = parse_block(block.key, block.scope, block.path, raw.decode("utf-8", errors="replace"))
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return BlockResult(False, "not_utf8", block.key, block=block, error=(
+                f"{block.path} is not valid UTF-8 text (byte {exc.start}), so writing it back could damage it. "
+                "Nothing was changed. Ask the user to convert the file to UTF-8."))
+        fm, _ = split_file(text)
+        fresh = parse_block(block.key, block.scope, block.path, text)
         value, name = fresh.value, f"memory block {block.key!r}"
         if old_text is None:
             new_value = f"{value}\n{new_text.strip()}" if value else new_text.strip()

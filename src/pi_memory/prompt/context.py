@@ -126,7 +126,7 @@ def memory_part(memory: Memory) -> Part:
 
 
 def blocks_store(memory: Memory) -> BlockStore:
-    return BlockStore.from_settings(memory.settings, memory.project_root)
+    return memory.blocks()
 
 
 def run_parts(memory: Memory, preview: bool = True) -> list[Part]:

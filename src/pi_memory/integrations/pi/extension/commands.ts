@@ -5,7 +5,8 @@
  *   - short text: one notification;
  *   - long text in the TUI: a pager (↑/↓ a line, space/b a page, g/G the ends, q or Esc closes; pi keeps
  *     PgUp/PgDn for its own scrolling);
- *   - long text without the TUI (RPC mode): one page per notification, `--page N` for the next one.
+ *   - long text without the TUI (RPC mode): one page per notification, `--page N` for the next one;
+ *   - print mode (`pi -p "/memory status"`, pi 1.x): the whole text, printed (pi shows it on standard error).
  * Only Node built-ins; no pi imports, so it loads the same on pi 0.73 and 1.x.
  */
 
@@ -119,7 +120,12 @@ async function pager(ctx: any, title: string, lines: string[]): Promise<boolean>
 
 /** Show a command's text: a notification, a pager, or one page of it. */
 async function show(ctx: any, command: string, text: string, level: "info" | "warning" | "error", page: number): Promise<void> {
-	if (!ctx?.hasUI) return;
+	if (!ctx?.hasUI) {
+		// `pi -p "/memory status"` (1.x reports the mode): print the whole text (pi routes it to standard error,
+		// its standard output carries the answer); json and rpc streams stay clean. 0.73 has no ctx.mode.
+		if (ctx?.mode === "print") process.stdout.write(`${text}\n`);
+		return;
+	}
 	const lines = text.split("\n");
 	if (lines.length <= PAGE_LINES) {
 		ctx.ui.notify(text, level);
