@@ -29,6 +29,22 @@ const COMMANDS: Array<{ name: string; id: string; description: string; timeoutMs
 	{ name: "mem0", id: "mem0", description: "Semantic memory: status | search Q | profile | add TEXT | delete ID | dedup [--apply]", timeoutMs: RECALL_MS },
 ];
 
+/** Argument completions pi offers after `/name ` (the verbs of each command family). */
+const VERBS: Record<string, string[]> = {
+	memory: ["status"],
+	"memory-pin": ["list", "add ", "remove ", "clear"],
+	mem0: ["status", "search ", "profile", "add ", "delete ", "dedup", "dedup --apply"],
+};
+
+function completions(name: string): ((prefix: string) => any[] | null) | undefined {
+	const verbs = VERBS[name];
+	if (!verbs) return undefined;
+	return (prefix: string) => {
+		const items = verbs.filter((v) => v.startsWith(prefix ?? "")).map((v) => ({ value: v, label: v.trim() }));
+		return items.length > 0 ? items : null;
+	};
+}
+
 function levelOf(reply: any): "info" | "warning" | "error" {
 	return reply?.level === "warning" || reply?.level === "error" ? reply.level : "info";
 }
@@ -156,6 +172,7 @@ export function registerCommands(pi: any, call: Call, offline: Offline): void {
 	for (const spec of COMMANDS) {
 		pi.registerCommand(spec.name, {
 			description: spec.description,
+			getArgumentCompletions: completions(spec.name),
 			handler: async (rawArgs: string, ctx: any) => {
 				const down = offline();
 				if (down) {
