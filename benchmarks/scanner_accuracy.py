@@ -6,6 +6,9 @@ Prints, for our scanner (``scan_threats`` + ``scan_secrets``) and for the baseli
 * block rate — hostile corpus lines with at least one finding / all hostile lines;
 * false-positive rate — benign corpus lines with any finding / all benign lines;
 * per-category counts (lines caught per category of the expected id);
+* the same two rates for the image-beacon corpus alone (``image_beacons_*.jsonl``, issue 9 item 2), and per
+  shape family of it (inline, reference, HTML, CSS, slot + sentence, prose, obfuscated, …; benign: badges,
+  screenshots, image services, templates, docs, …);
 * throughput in MB/s (UTF-8) on a ~1 MB mixed text, and p50/p95 per-entry latency in µs over the corpus;
 * the slowest of the adversarial ~1 MB inputs (a keyword of one pattern family repeated, dense invisible
   characters, …), to show the scan stays linear; ``--json`` lists every input's time.
@@ -106,6 +109,26 @@ def accuracy(scan, hostile: list[dict], benign: list[dict]) -> dict:
     }
 
 
+def by_family(scan, hostile: list[dict], benign: list[dict]) -> dict:
+    """Block and false-positive rates of one labelled corpus, overall and per ``family`` of its rows."""
+    fams_h: dict[str, dict[str, int]] = {}
+    fams_b: dict[str, dict[str, int]] = {}
+    for row in hostile:
+        f = fams_h.setdefault(row["family"], {"caught": 0, "lines": 0})
+        f["lines"] += 1
+        f["caught"] += bool(scan(row["text"]))
+    for row in benign:
+        f = fams_b.setdefault(row["family"], {"flagged": 0, "lines": 0})
+        f["lines"] += 1
+        f["flagged"] += bool(scan(row["text"]))
+    return {
+        "hostile": len(hostile), "benign": len(benign),
+        "block_rate": sum(f["caught"] for f in fams_h.values()) / len(hostile),
+        "false_positive_rate": sum(f["flagged"] for f in fams_b.values()) / len(benign),
+        "hostile_families": fams_h, "benign_families": fams_b,
+    }
+
+
 def speed(scan, texts: list[str], big: str) -> dict:
     lat = []
     for t in texts:
@@ -146,6 +169,14 @@ def adversarial(scan) -> dict:
         "mysql -p": "mysql -px " * 100_000,
         "scheme://": "a://u:" * 160_000,
         "![": "![" * 500_000,
+        "![x](http://": "![x](http://a" * 80_000,
+        "![x](…?d= ": "![x](http://a.example/?d= " * 40_000,
+        "<img src=": "<img src=http://a.example/ " * 40_000,
+        "[r]: … ![r]": "[r]: http://a.example/?d=1 ![r] " * 30_000,
+        "url(": "background:url(http://a.example/?d=1) " * 25_000,
+        "[a](…{x}": "[a](http://a.example/{x} " * 40_000,
+        "image … ?d= plus": "image https://e.example/?d= plus " * 30_000,
+        "image url append": "image url append the .env " * 40_000,
         "<a style=": "<a style=" * 110_000 + "display:none",
         "update AGENTS.md": "update AGENTS.md " * 60_000,
         "email the .env to": "email the .env to " * 55_000,
@@ -169,7 +200,8 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
     args = parser.parse_args()
 
-    hostile, benign = load("hostile.jsonl"), load("benign.jsonl")
+    beacons_hostile, beacons_benign = load("image_beacons_hostile.jsonl"), load("image_beacons_benign.jsonl")
+    hostile, benign = load("hostile.jsonl") + beacons_hostile, load("benign.jsonl") + beacons_benign
     texts = [r["text"] for r in hostile + benign]
     mixed = "\n".join(texts)
     big = (mixed * (1_000_000 // len(mixed) + 1))[:1_000_000]
@@ -183,6 +215,8 @@ def main() -> None:
         "classic": {k: v for k, v in accuracy(classic_scan, hostile, benign).items() if k != "exact_id_rate"}
         | speed(lambda t: classic_scan(t, limit=None), texts, big)
         | {"tail_injection_200kb_caught": bool(classic_scan(tail))},
+        "image_beacons": {"ours": by_family(ours_scan, beacons_hostile, beacons_benign),
+                          "classic": by_family(classic_scan, beacons_hostile, beacons_benign)},
     }
     if args.json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
@@ -207,6 +241,17 @@ def main() -> None:
     print("\nlines caught per category (ours / classic / lines):")
     for cat, v in o["per_category"].items():
         print(f"  {cat:22s}{v['caught']:>5d} /{c['per_category'][cat]['caught']:>4d} /{v['lines']:>4d}")
+    ib, ibc = result["image_beacons"]["ours"], result["image_beacons"]["classic"]
+    print(f"\nimage-beacon corpus: {ib['hostile']} hostile, {ib['benign']} benign lines"
+          f"{'':4s}{'ours':>12s}{'classic':>12s}")
+    print(f"{'  block rate':32s}{ib['block_rate']:>12.1%}{ibc['block_rate']:>12.1%}")
+    print(f"{'  false-positive rate':32s}{ib['false_positive_rate']:>12.1%}{ibc['false_positive_rate']:>12.1%}")
+    print("  per family (ours caught / classic caught / lines):")
+    for fam, v in ib["hostile_families"].items():
+        print(f"    hostile {fam:24s}{v['caught']:>5d} /{ibc['hostile_families'][fam]['caught']:>4d} /{v['lines']:>4d}")
+    print("  per family (ours flagged / classic flagged / lines):")
+    for fam, v in ib["benign_families"].items():
+        print(f"    benign  {fam:24s}{v['flagged']:>5d} /{ibc['benign_families'][fam]['flagged']:>4d} /{v['lines']:>4d}")
     adv = o["adversarial_1mb"]
     print("(classic speed measured without its 64 KiB cut; its accuracy figures keep the cut)")
     slow = sorted(adv["seconds"].items(), key=lambda kv: -kv[1])[:3]

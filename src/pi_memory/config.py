@@ -31,7 +31,8 @@ Prompt keys (what a session's system prompt gets, :mod:`pi_memory.prompt`):
 * The user file (``<agentDir>/settings.json``) is always read; ``${VAR}`` in its string values is replaced by the
   environment variable (an unset variable makes that setting count as absent and adds a warning). A relative
   ``dataDir`` there is relative to ``agentDir``; in a project file, relative to the project folder.
-* Limits must be JSON integers (``true`` is not 1). Unknown keys produce a warning, not an error.
+* Limits must be JSON integers (``true`` is not 1). An unknown key produces a warning naming the known key it
+  most likely misspells (``memoryCharLimt`` -> ``memoryCharLimit``), not an error.
 * A project file (``<project>/.pi/settings.json``) is read only when the project is trusted, and is never
   interpolated: a repository you clone must not be able to point your memory at a path of its choosing just by
   shipping a settings file. Trust is recorded outside the project, in ``<agentDir>/pi-memory-trust.json``
@@ -41,6 +42,7 @@ Prompt keys (what a session's system prompt gets, :mod:`pi_memory.prompt`):
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -202,15 +204,33 @@ KNOWN_ELSEWHERE = {
     "llm", "embedder", "semantic", "autoCapture", "autoRecall", "toolEnabled", "topK",
     "recallFrequency", "userId", "userIdScope", "agentId", "customInstructions", "backend", "recallTokenBudget",
     "recallMinSimilarity", "recallSources",
+    # the learning loops (pi_memory.learning.settings)
+    "learning", "nudgeInterval", "nudgeToolCalls", "reviewEnabled", "reviewRecentMessages", "correctionDetection",
+    "correctionStrongPatterns", "correctionWeakPatterns", "correctionNegativePatterns", "correctionDirectiveWords",
+    "flushMinTurns", "flushCompactTimeoutMs", "memoryOverflowStrategy", "overflowGraceMs", "dreaming",
 }
+
+
+def known_keys() -> list[str]:
+    """Every key the ``"pi-memory"`` block may hold (this module's and the other features')."""
+    return sorted({f.alias for f in PiMemorySettings.model_fields.values() if f.alias} | KNOWN_ELSEWHERE)
+
+
+def _unknown_key(path: Path, key: str) -> str:
+    """The warning for an unknown key, naming the known key it most likely misspells."""
+    known = known_keys()
+    folded = {k.lower(): k for k in known}
+    guess = folded.get(key.lower()) or next(iter(difflib.get_close_matches(key, known, n=1, cutoff=0.6)), None)
+    hint = f"did you mean {guess!r}?" if guess else f"known keys: {', '.join(known)}."
+    return f"{path}: unknown {SETTINGS_KEY} key {key!r} ignored; {hint}"
 
 
 def _validate(block: dict, path: Path, warnings: list[str] | None = None) -> PiMemorySettings:
     try:
         parsed = PiMemorySettings.model_validate(block)
         unknown = sorted(set(parsed.model_extra or {}) - KNOWN_ELSEWHERE)
-        if unknown and warnings is not None:
-            warnings.append(f"{path}: unknown {SETTINGS_KEY} key(s) {', '.join(unknown)} ignored (check the spelling).")
+        if warnings is not None:
+            warnings.extend(_unknown_key(path, key) for key in unknown)
         return parsed
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
@@ -258,8 +278,11 @@ def load_settings(cwd: Path | None = None, override_dir: Path | None = None) -> 
     else:
         data_dir = adir / "memories"
 
+    data_dir = data_dir.expanduser().resolve()
+    unset = f"{user_path}: {SETTINGS_KEY}.dataDir uses unset variable(s)"
+    warnings = [f"{w} Data is kept in {data_dir} instead." if w.startswith(unset) else w for w in warnings]
     return Settings(
-        data_dir=data_dir.expanduser().resolve(),
+        data_dir=data_dir,
         memory_char_limit=pick("memory_char_limit", DEFAULT_MEMORY_CHAR_LIMIT),
         user_char_limit=pick("user_char_limit", DEFAULT_USER_CHAR_LIMIT),
         lock_timeout=pick("lock_timeout_seconds", DEFAULT_LOCK_TIMEOUT_S),
@@ -278,3 +301,18 @@ def load_settings(cwd: Path | None = None, override_dir: Path | None = None) -> 
         sources=tuple(sources),
         warnings=tuple(warnings),
     )
+
+
+def merged_block(cwd: Path | None = None) -> tuple[dict, str]:
+    """The ``"pi-memory"`` block of the user's settings (interpolated) overlaid key by key with a trusted
+    project's (not interpolated), and where it came from. For capabilities whose settings are parsed at the
+    composition root (learning). Raises :class:`SettingsError` for an unreadable file."""
+    cwd = (cwd or Path.cwd()).resolve()
+    user_path = agent_dir() / "settings.json"
+    merged = _interpolate(_read_block(user_path), [], user_path)
+    where = [str(user_path)]
+    project_path = cwd / ".pi" / "settings.json"
+    if project_path.is_file() and is_trusted(cwd):
+        merged.update(_read_block(project_path))
+        where.append(str(project_path))
+    return merged, " and ".join(where)

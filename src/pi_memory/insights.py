@@ -33,6 +33,7 @@ def store_usage(memory: Memory, with_entries: bool = False) -> dict[str, dict[st
             "entryCount": result.entry_count or 0, "chars": fmt.joined_length(live), "limit": store.limit(target),
             "usage": result.usage, "drift": drift.drift if drift else None, "notice": result.notice,
         }
+        info["overBudget"] = info["chars"] > info["limit"]
         if with_entries:
             info["entries"] = live
         out[target] = info
@@ -41,9 +42,11 @@ def store_usage(memory: Memory, with_entries: bool = False) -> dict[str, dict[st
 
 def status_data(memory: Memory) -> dict[str, Any]:
     """``pi-memory status``: data root, settings sources, warnings, prompt mode, each store's usage and health."""
+    from pi_memory.index import last_repair
+
     s = memory.settings
     return {"dataDir": str(s.data_dir), "settings": list(s.sources), "warnings": list(s.warnings),
-            "promptMode": s.prompt_mode, "stores": store_usage(memory)}
+            "promptMode": s.prompt_mode, "stores": store_usage(memory), "indexRepair": last_repair(s.data_dir)}
 
 
 def collect(memory: Memory, top: int = 5) -> dict[str, Any]:

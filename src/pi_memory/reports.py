@@ -11,6 +11,8 @@ from typing import Any
 
 from pi_memory.blocks import Block
 from pi_memory.curated.entries import printable
+from pi_memory.curated.messages import for_person
+from pi_memory.index import describe_repair
 from pi_memory.standing import MAX_CHARS, MAX_RULES, PinResult
 
 BAR_WIDTH = 20
@@ -78,10 +80,13 @@ def status_lines(status: dict[str, Any]) -> list[str]:
              f"prompt mode: {status.get('promptMode', 'snapshot')}"]
     for info in status["stores"].values():
         count = info["entryCount"] or 0
-        health = f"drift: {info['drift']}" if info.get("drift") else "ok"
+        health = (f"drift: {info['drift']}" if info.get("drift") else
+                  "OVER BUDGET" if info.get("overBudget") else "ok")
         lines.append(f"{info['name']}: {count} {'entry' if count == 1 else 'entries'}, {info['usage']} — {health}")
         if info.get("notice"):
-            lines.append(f"  {info['notice']}")
+            lines.append(f"  {for_person(info['notice'])}")
+    if status.get("indexRepair"):
+        lines.append(describe_repair(status["indexRepair"]))
     lines += [f"warning: {w}" for w in status.get("warnings", [])]
     return lines
 

@@ -116,7 +116,7 @@ def test_worker_indexes_and_embeds_transcripts_at_start_and_while_running(host, 
     started, stopped = json_lines(errlog)
     assert started == {"event": "started", "transport": "stdio", "dataDir": str(host["data"]),
                        "tools": ["memory_add", "memory_replace", "memory_remove", "memory_read", "session_search",
-                                 "memory_search", "updateMemory", "mem0_memory"],
+                                 "memory_search", "updateMemory", "skill_manage", "mem0_memory"],
                        "indexIntervalSeconds": 0.5, "semantic": started["semantic"]}
     assert started["semantic"].startswith("semantic memory: on")
     assert stopped["event"] == "stopped" and stopped["workerFinished"] is True

@@ -1,4 +1,7 @@
-"""The labelled corpus: every hostile line yields its ids, every benign line yields nothing."""
+"""The labelled corpus: every hostile line yields its ids, every benign line yields nothing.
+
+``hostile.jsonl`` / ``benign.jsonl`` hold every family; ``image_beacons_*.jsonl`` (issue 9, item 2) hold image
+beacons and the image notes they must not be confused with, each row labelled with its shape (``family``)."""
 
 from __future__ import annotations
 
@@ -20,8 +23,10 @@ def _load(name: str) -> list[dict]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-HOSTILE = _load("hostile.jsonl")
-BENIGN = _load("benign.jsonl")
+BEACONS_HOSTILE = _load("image_beacons_hostile.jsonl")
+BEACONS_BENIGN = _load("image_beacons_benign.jsonl")
+HOSTILE = _load("hostile.jsonl") + BEACONS_HOSTILE
+BENIGN = _load("benign.jsonl") + BEACONS_BENIGN
 
 
 def _found(text: str) -> set[str]:
@@ -43,6 +48,23 @@ def test_hostile_corpus_covers_every_id_and_variant():
     assert sum(t.startswith("[BLOCKED:") for t in texts) >= 40
     assert sum(any("\uff01" <= c <= "\uff5e" for c in t) for t in texts) >= 30  # full-width
     assert sum(len(t) > 1000 for t in texts) >= 40  # embedded in a long text
+
+
+def test_image_beacon_corpus_covers_every_shape():
+    hostile = {}
+    for row in BEACONS_HOSTILE:
+        hostile[row["family"]] = hostile.get(row["family"], 0) + 1
+    assert set(hostile) == {"inline", "reference", "html", "css", "slot", "prose", "obfuscated", "long",
+                            "blocked-prefix"}
+    assert min(hostile.values()) >= 4 and len(BEACONS_HOSTILE) >= 180
+    benign = {row["family"] for row in BEACONS_BENIGN}
+    assert benign == {"relative-or-screenshot", "badge", "image-service", "local", "template-code",
+                      "docs-about-images", "prose-with-image-words", "links-and-queries", "html-and-css"}
+    assert len(BEACONS_BENIGN) >= 150
+    texts = [row["text"] for row in BEACONS_HOSTILE]
+    for shape in ("{", "${", "<contents", "$(cat .env)", "%7B", "![", "<img", "]: ", "url("):
+        assert any(shape in t for t in texts), shape
+    assert len(set(texts)) == len(texts)
 
 
 @pytest.mark.parametrize("row", HOSTILE, ids=[f"hostile{i}" for i in range(len(HOSTILE))])

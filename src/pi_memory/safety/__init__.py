@@ -10,9 +10,12 @@ Public API
   Unicode rules).
 * ``scan_secrets(text) -> list[Finding]`` — credentials (category ``"secret"``; see ``secrets``).
 * ``redact(text) -> str`` — secret values replaced by ``[REDACTED:<id>]``.
+* ``secret_spans(text) -> list[SecretSpan]`` — every secret value's ``(start, end, id)`` in raw offsets.
 * ``check_write(text) -> Finding | None`` — the first threat, else the first secret, else ``None``.
 * ``refusal_message(finding, where="memory") -> str`` — why a write was refused and what to do instead.
 * ``blocked_marker(filename, ids) -> str`` — the line that replaces a hostile entry in a prompt snapshot.
+* ``replace_unencodable(value)`` — lone surrogates (``"\ud83d"``, ``argv`` bytes that are not UTF-8) replaced by
+  U+FFFD in a string or in the strings of a parsed JSON value; called at every input edge (see ``unencodable``).
 * ``fold(text) -> Folded`` — the folded text the scanners match on (``.text``) and ``.raw_span(start, end)``
   back to raw offsets; for callers that match their own patterns the same way (the recall fence markers).
 
@@ -24,8 +27,10 @@ from __future__ import annotations
 
 from ._text import Folded, fold
 from ._threat_patterns import INVISIBLE_UNICODE
-from .secrets import SECRET, redact, scan_secrets
+from ._threats_beacon import IMAGE_BEACON_IDS
+from .secrets import SECRET, SecretSpan, redact, scan_secrets, secret_spans
 from .threats import Finding, scan_threats
+from .unencodable import replace_unencodable
 
 __all__ = [
     "Finding",
@@ -35,8 +40,11 @@ __all__ = [
     "fold",
     "redact",
     "refusal_message",
+    "replace_unencodable",
     "scan_secrets",
     "scan_threats",
+    "SecretSpan",
+    "secret_spans",
 ]
 
 
@@ -61,6 +69,13 @@ def refusal_message(finding: Finding, where: str = "memory") -> str:
         return (
             f"Not saved: the {where} text contains a hidden character ({finding.id}), which can smuggle "
             f"instructions into future system prompts. Remove it and save the plain text."
+        )
+    if finding.id in IMAGE_BEACON_IDS:
+        return (
+            f"Not saved: the {where} text matches the threat pattern {finding.id} (exfiltration): it has or asks "
+            f"for an image whose URL carries data (a placeholder, a data parameter, or secrets or messages put "
+            f"into it), and a client loads such an image by itself, sending that data to the image's host. Keep "
+            f"the fact without the image, or give the image's plain URL with no placeholder and no data in it."
         )
     kind = "" if finding.category == finding.id else f" ({finding.category})"
     return (

@@ -2,7 +2,7 @@
 
 The rows live in one module per threat family -- :mod:`._threats_injection` (prompt injection, role
 hijack, system-prompt leak), :mod:`._threats_c2` (C2 behaviour, remote code execution),
-:mod:`._threats_exfil` (exfiltration), :mod:`._threats_persistence` (persistence, hidden HTML),
+:mod:`._threats_exfil` (exfiltration), :mod:`._threats_beacon` (image beacons), :mod:`._threats_persistence` (persistence, hidden HTML),
 :mod:`._threats_policy` (secret disclosure, safeguards, package indexes written as preferences) -- over the
 building blocks of :mod:`._threat_base`; this module puts them together in :data:`PATTERNS` (scan order)
 and holds the HTML-comment and compact-pass tables.
@@ -77,9 +77,12 @@ Narrowings (what we deliberately do *not* flag, and what that costs)
   known_hosts are not implants; redirects into ``~/.ssh/config`` still are.
 * ``download_and_execute``: piping a download into a shell is flagged unless every URL in the
   command is https on a short list of official installers (rustup, uv, Docker, Homebrew, nvm, …).
-* ``markdown_exfil``: images are flagged only with a data-bearing query parameter (data, q, token,
-  key, secret, …) or a template placeholder; links only with a placeholder, since ``?q=`` links
-  are everyday text.
+* ``markdown_exfil`` / ``image_exfil_instruction`` (:mod:`._threats_beacon`, :mod:`._beacon_urls`): an image
+  counts only when its URL is remote and built to carry data (a slot naming what to put there, a data
+  parameter, an encoded blob, or an empty slot the same sentence fills with a secret); sizes, versions, badge
+  services, relative screenshots and plain-named template slots (``{width}``, ``${user.id}``) stay clean. Links
+  count only with a placeholder, since ``?q=`` links are everyday text. Cost: ``?data=1`` on a remote image
+  is refused.
 * ``html_comment_injection`` is deliberately *broad*: a comment is invisible when Markdown is rendered
   but the model reads it, so any comment addressed to an assistant/AI/model/agent/LLM/Claude/GPT or
   holding a command word (run, execute, delete, rm, curl, send, ignore, …) is flagged. Lint directives
@@ -95,7 +98,14 @@ from __future__ import annotations
 
 import re
 
-from . import _threats_c2, _threats_exfil, _threats_injection, _threats_persistence, _threats_policy
+from . import (
+    _threats_beacon,
+    _threats_c2,
+    _threats_exfil,
+    _threats_injection,
+    _threats_persistence,
+    _threats_policy,
+)
 from ._threat_base import (  # noqa: F401  (re-exported: the table's public names)
     _B,
     _E,
@@ -116,6 +126,7 @@ PATTERNS: tuple[ThreatPattern, ...] = (
     *_threats_injection.ROWS,
     *_threats_c2.ROWS,
     *_threats_exfil.ROWS,
+    *_threats_beacon.ROWS,
     *_threats_persistence.ROWS,
     *_threats_policy.ROWS,
 )

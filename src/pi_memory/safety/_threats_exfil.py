@@ -1,5 +1,7 @@
 """Threat rows of the exfiltration family (secrets sent with curl/wget, secret files read or uploaded,
-environment dumps, data-bearing Markdown images), with their checks and the token-to-provider table.
+environment dumps), with their checks and the token-to-provider table.
+
+Image beacons (data-bearing Markdown/HTML images) are their own family: :mod:`._threats_beacon`.
 
 One row per ``_p(...)``; how rows are read and the narrowings they implement: :mod:`._threat_patterns`."""
 
@@ -87,36 +89,6 @@ def _token_to_foreign_host(tool: re.Pattern[str], name: str) -> Check:
     return check
 
 
-_DATA_PARAMS = frozenset({
-    "data", "q", "query", "secret", "secrets", "token", "key", "apikey", "api_key", "password", "pass", "pwd",
-    "session", "sid", "cookie", "cookies", "content", "msg", "message", "text", "payload", "info", "exfil", "leak",
-    "conv", "conversation", "history", "chat", "memory", "prompt", "env", "cred", "creds", "credentials", "email",
-    "user", "username", "input", "output", "body", "ssn", "card", "context", "summary", "log", "keys", "tokens",
-})
-
-
-_PLACEHOLDER_URL = re.compile(r"[{}$<\[]|%7b|%24|%3c", re.IGNORECASE)
-
-
-_LOCAL_HOST = re.compile(r"^(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1\])(?::\d+)?$", re.IGNORECASE)
-
-
-_QUERY_PARAM = re.compile(r"(?:^|[&;])([\w.\-\[\]]{1,40})=([^&;#]*)")
-
-
-def _data_bearing_url(m: re.Match[str], text: str) -> bool:
-    url = m.group("img") or m.group("src") or m.group("link")
-    host = url.split("://", 1)[1].split("/", 1)[0].split("?", 1)[0]
-    if _LOCAL_HOST.match(host):
-        return False
-    if _PLACEHOLDER_URL.search(url):
-        return True
-    if m.group("link") or "?" not in url:
-        return False
-    query = url.split("?", 1)[1]
-    return any(v and n.lower() in _DATA_PARAMS for n, v in _QUERY_PARAM.findall(query))
-
-
 _UPLOAD_TOOL = re.compile(r"(?<![\w-])(?:curl|wget|https?|xh|httpie)\b", re.IGNORECASE)
 
 
@@ -193,11 +165,6 @@ ROWS: tuple[ThreatPattern, ...] = (
        rf"|via){_S}{_BAD_HOSTS}",
        "send", "post", "upload", "transmit", "exfiltrate", "forward", "submit", "pipe", "leak", "beam", "ship",
        "mail", "share", "dm"),
-    _p("markdown_exfil", EXFILTRATION,
-       r"!\[[^\[\]\n]{0,300}+\]\([ \t]*<?(?P<img>https?://[^\s)<>]{1,2000})"
-       r"|<img\b[^<>]{0,500}?\bsrc[ \t]*=[ \t]*[\"']?(?P<src>https?://[^\s\"'<>]{1,2000})"
-       r"|(?<!!)\[[^\[\]\n]{0,300}+\]\([ \t]*<?(?P<link>https?://[^\s)<>]{1,2000})",
-       "](", "<img", check=_data_bearing_url),
     _p("context_exfil", EXFILTRATION,
        rf"{_B}(?:include|print|output|share|send|dump|paste|copy|append|repeat|leak|forward|post|upload|reveal)"
        rf"{_F4}(?:(?:the|this|our|your|entire|full|whole|complete|current){_S}conversation{_E}(?!{_S}(?:id|ids"

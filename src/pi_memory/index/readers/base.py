@@ -36,6 +36,8 @@ from pathlib import Path
 
 import orjson
 
+from pi_memory import safety
+
 CHUNK_SIZE = 16 * 1024 * 1024
 """Bytes read per ``read()`` call. Lines longer than this are joined across chunks."""
 
@@ -161,7 +163,7 @@ def _loads(raw: bytes) -> object:
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return _decode(raw.decode("utf-8", "replace"))
+        return safety.replace_unencodable(_decode(raw.decode("utf-8", "replace")))  # lone "\ud83d" escapes
 
 
 def _loads_or_none(raw: bytes) -> object:
@@ -210,7 +212,7 @@ def read_first_object(path: str | Path, limit: int = 8 * 1024 * 1024) -> dict | 
     if not line.strip():
         return None
     try:
-        obj = json.loads(line)
+        obj = safety.replace_unencodable(json.loads(line))
     except (ValueError, RecursionError):
         return None
     return obj if type(obj) is dict else None

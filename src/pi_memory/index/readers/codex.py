@@ -54,6 +54,8 @@ import contextlib
 import json
 from pathlib import Path
 
+from pi_memory import safety
+
 from .base import (
     LineSource,
     ReadResult,
@@ -102,7 +104,7 @@ def _output_text(output: object, skipped: collections.Counter) -> str:
             '{"output":'
         ):  # older exec/apply_patch results: {"output": "...", "metadata": {...}}
             try:
-                inner = json.loads(output)
+                inner = safety.replace_unencodable(json.loads(output))
             except (ValueError, RecursionError):
                 return output
             if type(inner) is dict and type(inner.get("output")) is str:
@@ -160,7 +162,7 @@ def _item(p: dict, eid: str, pid: str | None, n: int, ts: str | None, st: _State
             args = p.get("arguments")
             if type(args) is str:
                 with contextlib.suppress(ValueError, RecursionError):  # else keep the raw string
-                    args = json.loads(args)
+                    args = safety.replace_unencodable(json.loads(args))  # "\ud83d" escapes inside it
         elif ptype == "custom_tool_call":
             name = p.get("name")
             args = p.get("input")

@@ -4,11 +4,13 @@ handler answers ``{"error": "<what to fix>"}`` with a status. Used by :mod:`.res
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 
+from pi_memory import safety
 from pi_memory.semantic import sanitize
 from pi_memory.semantic.backends.rest_client import (
     IDENTITY_KEYS,
@@ -46,9 +48,11 @@ async def read_body(request: Request, model: type[BaseModel]) -> Any:
     raw = b"".join(chunks)
     if not raw.strip():
         raise ApiError(400, "the request needs a JSON body")
-    try:
-        return model.model_validate_json(raw)
-    except ValidationError as exc:
+    try:  # lone surrogates ("\ud83d" escapes, which pydantic's parser refuses) become U+FFFD
+        return model.model_validate(safety.replace_unencodable(json.loads(raw)))
+    except (ValueError, RecursionError) as exc:
+        if not isinstance(exc, ValidationError):
+            raise ApiError(400, f"invalid request body: it is not JSON ({exc}); send one JSON object") from exc
         raise ApiError(400, "invalid request body: " + "; ".join(pretty_errors(exc))) from exc
 
 
