@@ -186,3 +186,20 @@ def test_a_second_job_of_the_same_session_waits_then_gives_up(env, monkeypatch):
         assert background.run({"host": "codex", "event": "stop", "sessionId": "busy", "cwd": str(env)}) is False
     assert "another job of session busy is still running; skipped" in (env / "state" / "hooks.log").read_text(
         encoding="utf-8")
+
+
+def test_standing_instructions_and_blocks_join_the_session_context_and_invalidate_the_cache(env):
+    from pi_memory.standing import StandingStore
+
+    (env / "data" / "MEMORY.md").write_text("Project uses uv\n", encoding="utf-8")
+    first = context_of(start(env, "s1"))
+    assert first.endswith("</memory-snapshot>")  # nothing pinned, no blocks yet
+    StandingStore.in_data_dir(env / "data").add("never push to main")
+    blocks = env / "proj" / ".pi" / "memory-blocks"
+    blocks.mkdir(parents=True)
+    (blocks / "user.md").write_text("---\ndescription: About the user\nlimit: 100\n---\nName is Ada.\n")
+    text = context_of(start(env, "s2"))  # a new session: the cache saw the new files
+    assert text.index("</memory-snapshot>") < text.index("<memory-blocks>") < text.index("<standing-instructions>")
+    assert "## user [12/100 chars]\nAbout the user\nName is Ada." in text and "1. never push to main" in text
+    (blocks / "user.md").write_text("---\nlimit: 100\n---\nName is Ada L.\n")
+    assert "Name is Ada L." in context_of(start(env, "s3"))

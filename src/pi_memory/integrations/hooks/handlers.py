@@ -1,7 +1,7 @@
 """What each hook event does, as thin calls into pi-memory's session lifecycle (:mod:`pi_memory.session`).
 
-* ``session-start``: the session-start context (today the frozen curated snapshot, :func:`session_context`,
-  the one place that builds it) is frozen per host session id in the hook state
+* ``session-start``: the session-start context (the curated snapshot or policy, memory blocks, standing
+  instructions: :func:`session_context`, the one place that builds it) is frozen per host session id in the hook state
   (:mod:`.state`), so a resumed session gets the same bytes; a ``compact`` or ``clear`` start builds it anew
   (memory written since shows after a compaction, as in pi).
 * ``prompt``: semantic recall for the prompt (:meth:`AgentSession.recall`: fenced untrusted data within the
@@ -23,11 +23,12 @@ from pathlib import Path
 
 from pi_memory.integrations.hooks import state
 
-CACHE_VERSION = "1"
+CACHE_VERSION = "2"  # 2: standing instructions and memory blocks joined the context
 _PKG = Path(__file__).resolve().parents[2]  # src/pi_memory
 # the code a cached context was built by: a changed file (an upgrade, an edit) invalidates the cache
 _CODE = ("curated/snapshot.py", "curated/sanitise.py", "curated/entries.py", "safety/threats.py",
-         "safety/secrets.py", "safety/_threat_patterns.py", "integrations/hooks/handlers.py")
+         "safety/secrets.py", "safety/_threat_patterns.py", "integrations/hooks/handlers.py", "prompt/render.py",
+         "blocks/store.py", "standing/store.py")
 
 
 def _text(value: object) -> str:
@@ -42,17 +43,32 @@ def _cwd(payload: dict) -> str:
 def session_context(cwd: str) -> tuple[str, list[str]]:
     """The context a new host session starts with, and the files it was built from (for the cache).
 
-    The one call site that assembles it: today the curated snapshot (:func:`pi_memory.curated.build_snapshot`
-    of the stores of ``cwd``'s project); standing instructions and blocks join it here."""
+    The one call site that assembles it, in pi's order (:mod:`pi_memory.prompt`): the curated snapshot of the
+    stores of ``cwd``'s project (the memory policy in policy mode), the memory blocks, the standing
+    instructions. Hooks have no "run" inside a session, so blocks and rules are frozen with the rest here (a
+    new session, a compaction or a clear picks up changes). The index is not opened: the lessons shown are the
+    newest five, not filtered by age."""
+    from pi_memory.blocks import BlockStore
     from pi_memory.config import agent_dir, load_settings, trust_file
     from pi_memory.curated import MemoryStore, build_snapshot
+    from pi_memory.prompt import blocks_text, policy_text, standing_text
+    from pi_memory.standing import StandingStore
 
     settings = load_settings(Path(cwd))
     store = MemoryStore.from_settings(settings, cwd=cwd)
+    blocks = BlockStore.from_settings(settings, store.project_root or Path(cwd))
+    standing = StandingStore.in_data_dir(settings.data_dir)
+    # each blocks folder (its mtime changes when a block is added or removed) and each block file
+    block_paths = [str(p) for _scope, folder in blocks.folders()
+                   for p in [folder, *(sorted(folder.glob("*.md")) if folder.is_dir() else [])]]
     deps = [str(agent_dir() / "settings.json"), str(trust_file()), str(Path(cwd) / ".pi" / "settings.json"),
-            *(str(p) for p in store.files.values()), *(str(_PKG / c) for c in _CODE)]
+            *(str(p) for p in store.files.values()), str(standing.path), *block_paths,
+            *(str(_PKG / c) for c in _CODE)]
     before = state.fingerprint(deps)
-    text = build_snapshot(store)
+    memory = (policy_text(settings.policy_style, settings.policy_custom_text) if settings.prompt_mode == "policy"
+              else build_snapshot(store))
+    rules = standing.rules() if settings.standing_enabled else []
+    text = "\n\n".join(t for t in (memory, blocks_text(blocks.blocks()), standing_text(rules)) if t)
     state.store_context(cwd, CACHE_VERSION, deps, before, text)
     return text, deps
 
