@@ -4,6 +4,7 @@ transcript readers and the index, semantic capture)."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -95,6 +96,21 @@ def test_cli_add_with_an_argument_that_is_not_utf8(tmp_path, capsys, raw):
     assert code == 0 and json.loads(out)["entries"] == [kept]
     code, out = _cli(["--dir", str(tmp_path), "memory-search", raw, "--json"], capsys)
     assert code == 0 and _no_surrogates(out)
+
+
+@pytest.mark.parametrize("command", [["add", "memory", "-"], ["semantic", "add", "-"]])
+def test_cli_text_from_stdin_that_is_not_utf8(tmp_path, capsys, monkeypatch, command):
+    # Python reads a non-UTF-8 stdin with surrogateescape in its UTF-8 mode (C / POSIX locale)
+    stdin = io.TextIOWrapper(io.BytesIO(b"from stdin \xff and \xed\xa0\xbd end"), encoding="utf-8",
+                             errors="surrogateescape")
+    monkeypatch.setattr(sys, "stdin", stdin)
+    code, out = _cli(["--dir", str(tmp_path), *command, "--json"], capsys)
+    assert code == 0, out
+    kept = f"from stdin {FFFD} and {FFFD}{FFFD}{FFFD} end"
+    if command[0] == "add":
+        assert (tmp_path / "MEMORY.md").read_text(encoding="utf-8") == kept + "\n"
+    else:
+        assert json.loads(out)["memory"]["memory"] == kept
 
 
 def test_cli_keeps_an_existing_path_whose_name_is_not_utf8(tmp_path, capsys):
