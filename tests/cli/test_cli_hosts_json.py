@@ -110,7 +110,7 @@ def test_mcp_json_goes_to_stderr_and_stdout_stays_empty(env, tmp_path):
     assert events == [
         {"event": "started", "transport": "stdio", "dataDir": str(data),
          "tools": ["memory_add", "memory_replace", "memory_remove", "memory_read", "session_search", "memory_search",
-                   "mem0_memory"],
+                   "updateMemory", "skill_manage", "mem0_memory"],
          "indexIntervalSeconds": None, "semantic": events[0]["semantic"]},
         {"event": "stopped", "workerFinished": True,
          "worker": {"indexEverySeconds": None, "passes": 0, "lastPass": None, "indexedFiles": 0,

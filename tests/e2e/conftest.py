@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -83,6 +83,14 @@ class PiE2E:
         Reads until the run is over (``agent_settled`` on 1.x, ``agent_end`` on 0.73), then closes
         stdin, which makes pi shut down.
         """
+        end = "agent_end" if self.version == "0.73.1" else "agent_settled"
+        return self.rpc(message, lambda events, _reply: events[-1].get("type") == end, env=env, timeout=timeout)
+
+    def rpc(self, message: str, on_event: Callable[[list[dict], Callable[[dict], None]], bool],
+            env: Mapping[str, str] | None = None, timeout: float = 60) -> list[dict]:
+        """Send ``message`` to ``pi --mode rpc`` and call ``on_event(events, reply)`` after each stdout event;
+        ``reply(obj)`` writes one line to pi's stdin (an ``extension_ui_response``...). Stops when it returns
+        true (or pi's output ends), then closes stdin, which makes pi shut down."""
         sandbox = self.sandbox
         cmd = [str(sandbox.launcher), "-e", str(EXTENSION_DIR), "--mode", "rpc"]
         proc = subprocess.Popen(cmd, cwd=sandbox.project, env=sandbox.env(env), stdin=subprocess.PIPE,
@@ -95,22 +103,24 @@ class PiE2E:
                 lines.put(line)
             lines.put(None)
 
+        def reply(obj: dict) -> None:
+            assert proc.stdin is not None
+            proc.stdin.write(json.dumps(obj) + "\n")
+            proc.stdin.flush()
+
         threading.Thread(target=pump, daemon=True).start()
         events: list[dict] = []
-        end = "agent_end" if self.version == "0.73.1" else "agent_settled"
         try:
-            assert proc.stdin is not None
-            proc.stdin.write(json.dumps({"id": "e2e-1", "type": "prompt", "message": message}) + "\n")
-            proc.stdin.flush()
+            reply({"id": "e2e-1", "type": "prompt", "message": message})
             deadline = time.monotonic() + timeout
             while True:
                 line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
                 if line is None:
                     break
-                event = json.loads(line)
-                events.append(event)
-                if event.get("type") == end:
+                events.append(json.loads(line))
+                if on_event(events, reply):
                     break
+            assert proc.stdin is not None
             proc.stdin.close()
             assert proc.wait(timeout=20) == 0
         finally:

@@ -70,3 +70,34 @@ def test_trivial_prompts_and_no_model_do_not_call_capture(pi) -> None:
                 and "pick out the facts" in text_of(b["messages"][0].get("content"))]
     pi.run("ok")
     assert all(not injected(b) for b in pi.llm.chat_requests if b.get("tools"))
+
+
+def test_the_turn_date_is_the_users_and_a_failed_capture_is_seen_by_status(pi) -> None:
+    """Issue 9, items 7 and 10, in real pi: the extension sends local time with its offset, and a malformed
+    decision reply (no ``event``) during capture is counted where another process sees it."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    pi.llm.responder = memory_responder
+    pi.sandbox.update_settings({"pi-memory": {"llm": {"fromPi": f"{PROVIDER}/{MODEL_ID}", "jsonRetries": 0},
+                                              "userId": "e2e-user"}})
+    zone = "Pacific/Kiritimati"  # UTC+14: the local date differs from the UTC one for 14 hours a day
+    pi.run("Remember: The release freeze starts on Monday", env={"TZ": zone})
+    [item] = semantic_cli(pi, "list")["results"]
+    assert item["observedAt"].endswith("+14:00")
+    assert item["observedAt"][:10] == datetime.now(ZoneInfo(zone)).date().isoformat()
+    extraction = [b for b in pi.llm.chat_requests if "pick out the facts" in text_of(b["messages"][0].get("content"))]
+    assert f"Observation date: {item['observedAt'][:10]}" in text_of(extraction[-1]["messages"][1].get("content"))
+
+    def no_event(messages, tools):
+        reply = memory_responder(messages, tools)
+        if reply is not None and '"decisions"' in reply.text:
+            return type(reply)(text=json.dumps({"decisions": [{"fact": 0, "memory_id": None}]}))
+        return reply
+
+    pi.llm.responder = no_event
+    pi.run("Remember: The CI runs on GitHub Actions")  # pi exits 0: capture runs in the background
+    status = semantic_cli(pi, "status")
+    assert status["jobs"]["capture"]["error"] == 1 and status["jobs"]["capture"]["ok"] == 1
+    assert status["jobs"]["latestError"]["message"].startswith("memory decision failed:")
+    assert "event" in status["jobs"]["latestError"]["message"]

@@ -90,7 +90,7 @@ def test_hello_describes_the_tools(bridge: BridgeProcess, tmp_path: Path, memory
     hello = bridge.result("hello", {"cwd": str(tmp_path), "sessionId": "abc"})
     assert {t["name"] for t in hello["tools"]} == {
         "memory_add", "memory_replace", "memory_remove", "memory_read", "session_search", "memory_search",
-        "mem0_memory",
+        "updateMemory", "skill_manage", "mem0_memory",
     }
     for tool in hello["tools"]:
         assert tool["label"] and tool["description"] and tool["parameters"]["type"] == "object"
@@ -225,3 +225,65 @@ def test_after_run_indexes_the_session_file_for_session_search(bridge: BridgePro
         time.sleep(0.1)
     assert [h["entryId"] for h in hits] == ["e1"]
     assert hits[0]["file"] == str(session) and hits[0]["line"] == 2
+
+
+def test_learning_methods_without_a_model(bridge: BridgeProcess, tmp_path: Path) -> None:
+    bridge.result("hello", {"cwd": str(tmp_path)})
+    assert bridge.result("tool_calls", {"count": 4}) == {"ok": True}
+    status = bridge.result("learning_status")
+    assert status["toolCallsSinceReview"] == 4 and status["flushCompactTimeoutMs"] == 60_000
+    assert status["model"].startswith("no model for learning jobs: no model configured")
+    flush = bridge.result("flush", {"reason": "compaction", "sessionFile": str(tmp_path / "s.jsonl")})
+    assert flush["queued"] is False and flush["reason"].startswith("flush is off: no model for learning jobs")
+    reply = bridge.result("consolidate", {"target": "nowhere"})
+    assert reply == {"ok": False, "text": "Unknown store 'nowhere'; use one of: memory, user, project, failure.",
+                     "report": None}
+    reply = bridge.result("consolidate", {"target": "memory"})
+    assert reply["ok"] is False and reply["text"].startswith("consolidate memory: off: consolidate is off: no model")
+
+
+def test_a_capture_failure_is_counted_in_the_index_and_seen_from_another_process(tmp_path: Path,
+                                                                                   memory_dir: Path) -> None:
+    """Issue 9, item 10: a decision reply without ``event`` used to leave no trace outside the bridge."""
+    from pi_memory.devtools.scripted_llm import Reply, ScriptedLLM, text_of
+    from pi_memory.semantic.capture import EXTRACT_PROMPT
+
+    def respond(messages: list[dict[str, Any]], _tools: set[str]) -> Reply:
+        if text_of(messages[0].get("content")).startswith(EXTRACT_PROMPT[:60]):
+            return Reply(text=json.dumps({"facts": ["The team deploys with make on Fridays."]}))
+        return Reply(text=json.dumps({"decisions": [{"fact": 0, "memory_id": None}]}))  # no "event"
+
+    project = tmp_path / "project"
+    project.mkdir()
+    with ScriptedLLM(responder=respond) as llm:
+        agent = tmp_path / ".pi" / "agent"
+        agent.mkdir(parents=True)
+        (agent / "settings.json").write_text(json.dumps({"pi-memory": {"userId": "t", "llm": {
+            "provider": "openai-compatible", "baseUrl": llm.base_url, "model": "fake-model", "jsonRetries": 0,
+            "maxRetries": 0}}}))
+        proc = BridgeProcess(tmp_path, memory_dir)
+        try:
+            proc.result("hello", {"cwd": str(project), "sessionId": "s1"})
+            proc.result("after_run", {"userText": "We deploy with make, on Fridays only.",
+                                      "assistantText": "Noted: make, Fridays.",
+                                      "timestamp": "2026-11-29T10:00:00+01:00"})
+            status: dict[str, Any] = {}
+            for _ in range(200):  # capture runs on the bridge's background worker
+                status = proc.result("status")
+                if status["latestError"]:
+                    break
+                time.sleep(0.1)
+        finally:
+            proc.close()
+        error = status["latestError"]
+        assert error["job"] == "capture" and error["outcome"] == "error"
+        assert error["message"].startswith("memory decision failed:") and "event" in error["message"]
+        assert " · capture failed at " in status["text"] and len(status["text"]) <= 160
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PI_")}
+        env.update({"HOME": str(tmp_path), "PI_MEMORY_DIR": str(memory_dir)})
+        other = subprocess.run([sys.executable, "-m", "pi_memory", "semantic", "status", "--json"], cwd=project,
+                               env=env, capture_output=True, text=True, timeout=120)
+    assert other.returncode == 0, other.stderr
+    jobs = json.loads(other.stdout)["jobs"]
+    assert jobs["capture"]["runs"] == 1 and jobs["capture"]["error"] == 1 and jobs["capture"]["errors"] == 1
+    assert jobs["latestError"]["message"] == error["message"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -30,8 +31,9 @@ def test_stdio_server_tools_and_snapshot_resource(tmp_path, mode):
             tools = {t.name: t for t in (await client.list_tools()).tools}
             assert set(tools) == {
                 "memory_add", "memory_replace", "memory_remove", "memory_read", "session_search", "memory_search",
-        "mem0_memory",
+                "updateMemory", "skill_manage", "mem0_memory",
             }
+            assert tools["updateMemory"].annotations.destructive_hint is True
             assert tools["session_search"].annotations.read_only_hint is True
             assert tools["memory_read"].annotations.read_only_hint is True
             assert tools["memory_remove"].annotations.destructive_hint is True
@@ -62,8 +64,13 @@ def test_stdio_server_tools_and_snapshot_resource(tmp_path, mode):
             bad = await client.call_tool("session_search", {"query": "x", "role": "robot"})
             assert bad.is_error is True and bad.structured_content["code"] == "invalid_arguments"
 
+            block = await client.call_tool("updateMemory", {"blockKey": "user", "newText": "Name is Ada."})
+            assert block.is_error is False, block.content[0].text  # the default blocks exist once the session starts
+            assert json.loads(block.content[0].text)["usage"] == "0% — 12/2,000 chars"
+
     anyio.run(scenario)
     assert (tmp_path / "MEMORY.md").read_text() == "Project uses uv\n"
+    assert (tmp_path / "blocks" / "user.md").read_text().endswith("---\n\nName is Ada.\n")
 
 
 def test_in_process_client_replace_and_remove(tmp_path):
@@ -99,3 +106,31 @@ def test_bad_arguments_get_our_structured_answer(tmp_path):
             assert r.is_error and r.structured_content["code"] == "invalid_arguments"
 
     anyio.run(scenario)
+
+
+def test_skill_manage_over_mcp(tmp_path, monkeypatch):
+    """skill_manage is served from the same tool list: create with structured fields, then view it."""
+    from pi_memory.runtime import open_memory
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    memory = open_memory(cwd=tmp_path / "repo", override_dir=tmp_path / "data")
+    server = build_server(memory)
+
+    async def scenario():
+        async with Client(server) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert tools["skill_manage"].annotations.destructive_hint is True
+            r = await client.call_tool("skill_manage", {"action": "create", "name": "deploy", "scope": "project",
+                                                        "description": "Deploy it", "procedure_steps": ["ship"]})
+            assert not r.is_error and r.structured_content["skill"]["id"] == "project:deploy"
+            r = await client.call_tool("skill_manage", {"action": "view", "skill_id": "deploy"})
+            assert r.structured_content["sections"] == {"procedure": "1. ship"}
+            r = await client.call_tool("skill_manage", {"action": "create", "name": "x"})
+            assert r.is_error and r.structured_content["code"] == "invalid_arguments"
+
+    try:
+        anyio.run(scenario)
+    finally:
+        memory.close()

@@ -116,7 +116,7 @@ def test_worker_indexes_and_embeds_transcripts_at_start_and_while_running(host, 
     started, stopped = json_lines(errlog)
     assert started == {"event": "started", "transport": "stdio", "dataDir": str(host["data"]),
                        "tools": ["memory_add", "memory_replace", "memory_remove", "memory_read", "session_search",
-                                 "memory_search", "mem0_memory"],
+                                 "memory_search", "updateMemory", "skill_manage", "mem0_memory"],
                        "indexIntervalSeconds": 0.5, "semantic": started["semantic"]}
     assert started["semantic"].startswith("semantic memory: on")
     assert stopped["event"] == "stopped" and stopped["workerFinished"] is True
@@ -144,7 +144,7 @@ def test_broken_embedder_keeps_keyword_search_and_is_reported_once(host, tmp_pat
     assert vectors(host["data"]) == ([], [])
     text = errlog.read_text()
     assert text.count("not embedded:") == 1, text
-    assert text.splitlines()[0].startswith("pi-memory mcp: 7 tools on stdio, data in ")
+    assert text.splitlines()[0].startswith("pi-memory mcp: 8 tools on stdio, data in ")
 
 
 def test_index_interval_zero_turns_background_indexing_off(host, tmp_path):

@@ -103,3 +103,17 @@ def test_responder_override_and_plain_json() -> None:
 def test_tool_results_of_names_each_result() -> None:
     body = {"messages": [user("x"), call("bash", {"command": "ls"}), {"role": "tool", "tool_call_id": "c1", "content": "out"}]}
     assert tool_results_of(body) == [("bash", "out")]
+
+
+def test_runs_as_a_module_without_a_runpy_warning():
+    import subprocess
+    import sys
+
+    for args in (["--help"], ["--port", "not-a-port"]):
+        proc = subprocess.run([sys.executable, "-W", "default", "-m", "pi_memory.devtools.scripted_llm", *args],
+                              capture_output=True, text=True, timeout=60)
+        assert "RuntimeWarning" not in proc.stderr and "sys.modules" not in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and proc.stderr.startswith("usage: python -m pi_memory.devtools.scripted_llm")
+    import pi_memory.devtools as devtools
+
+    assert devtools.ScriptedLLM is ScriptedLLM and devtools.prompt_of is prompt_of

@@ -37,6 +37,14 @@ def backend(conn: sqlite3.Connection, embedder) -> EmbeddedBackend:
 
 
 @pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project folder (a git root) whose scope the service tests use."""
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+@pytest.fixture
 def scripted() -> Iterator[ScriptedMemoryModel]:
     model = ScriptedMemoryModel()
     model.llm.start()

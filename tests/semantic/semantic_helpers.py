@@ -114,6 +114,20 @@ def decide_with(fn: Callable[[dict], list[dict]]) -> Callable[[dict], dict]:
     return lambda payload: {"decisions": fn(payload)}
 
 
+def make_service(project: Any, tmp_path: Any, embedder: Any, model: Any = None, **block: Any) -> Any:
+    """A service for ``project`` with user ``alice`` and the settings ``block``, on ``tmp_path / "data"``."""
+    from pi_memory.semantic.config import parse_semantic
+    from pi_memory.semantic.service import open_semantic
+
+    return open_semantic(parse_semantic({"userId": "alice", **block}), project, data_dir=tmp_path / "data",
+                         model=model, embedder=embedder)
+
+
+def why(subject: str, attribute: str, old: str, new: str) -> dict:
+    """The ``reason`` an UPDATE or DELETE decision carries (:class:`pi_memory.semantic.supersession.SupersedeReason`)."""
+    return {"subject": subject, "attribute": attribute, "old_value": old, "new_value": new}
+
+
 def alias_of(payload: dict, text: str) -> str:
     """The id the model was shown for the existing memory whose text is ``text``."""
     for m in payload["existing_memories"]:

@@ -33,7 +33,7 @@ def test_add_search_list_history_delete(cli):
     again = cli("add", "user prefers PNPM over npm.", "--json")
     assert again.exit_code == 0 and json.loads(again.stdout)["event"] == "NOOP"
     assert cli("add", "-", input="The CI runs on GitHub Actions.\n").exit_code == 0
-    found = json.loads(cli("search", "which package manager does the user like", "--json").stdout)
+    found = json.loads(cli("search", "which package manager does the user prefer", "--json").stdout)
     assert found["results"][0]["id"] == mid and found["results"][0]["memory"] == "User prefers pnpm over npm."
     listed = cli("list")
     assert listed.exit_code == 0 and "User prefers pnpm over npm." in listed.stdout

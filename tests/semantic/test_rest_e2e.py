@@ -291,3 +291,10 @@ def test_requests_above_the_server_caps_are_clamped_not_refused(backend):
     backend.add("User prefers pnpm over npm", scope=scope)
     assert [h.memory.text for h in backend.search("pnpm", scope=scope, top_k=101)] == ["User prefers pnpm over npm"]
     assert [m.text for m in backend.get_all(scope=scope, limit=5000)] == ["User prefers pnpm over npm"]
+
+
+def test_observed_at_keeps_its_offset_over_http(backend):
+    mem = backend.add("User flew to Osaka.", scope=ALICE, observed_at="2026-03-15T00:30:00+09:00")
+    assert mem.observed_at == "2026-03-15T00:30:00.000+09:00" and mem.date == "2026-03-15"
+    again = backend.get(mem.id, scope=ALICE)
+    assert again.observed_at == "2026-03-15T00:30:00.000+09:00" and again.date == "2026-03-15"

@@ -147,7 +147,9 @@ def test_infer_runs_the_real_capture_pipeline(tmp_path):
     model = ScriptedModel(
         {"facts": ["User's editor is Vim"]}, {"decisions": [{"fact": 0, "event": "ADD"}]},
         {"facts": ["User's editor is Helix"]},
-        {"decisions": [{"fact": 0, "event": "UPDATE", "memory_id": "0", "text": "User's editor is Helix"}]},
+        {"decisions": [{"fact": 0, "event": "UPDATE", "memory_id": "0", "text": "User's editor is Helix",
+                        "reason": {"subject": "User's editor", "attribute": "editor", "old_value": "Vim",
+                                   "new_value": "Helix"}}]},
         MalformedReplyError("the reply was not JSON", attempts=3, last_error="bad", last_text="{"),
     )
     c = TestClient(create_app(embedded_backend_factory(tmp_path), TOKEN, capture=rest_server.model_capture(model)))
@@ -416,3 +418,28 @@ def test_multi_message_add_is_all_or_nothing(client):
     assert error.endswith("Nothing was stored from this request; fix or leave out that message and send the "
                           "request again.")
     assert client.get("/memories", params={"user_id": "alice"}, headers=AUTH).json()["results"] == []
+
+
+@pytest.mark.parametrize("observed,day", [
+    ("2026-03-15T00:30:00+09:00", "2026-03-15"),  # Tokyo just after midnight: UTC is still on the 14th
+    ("2026-03-14T23:30:00-08:00", "2026-03-14"),  # California just before midnight: UTC is on the 15th
+])
+def test_infer_keeps_the_callers_offset_for_the_observation_date(tmp_path, observed, day):
+    """Issue 9, item 7: the server used to turn observed_at into UTC before the extraction prompt."""
+    model = ScriptedModel({"facts": ["User started the new job yesterday."]}, {"decisions": [{"fact": 0,
+                                                                                           "event": "ADD"}]})
+    c = TestClient(create_app(embedded_backend_factory(tmp_path), TOKEN, capture=rest_server.model_capture(model)))
+    turn = {"user_id": "alice", "observed_at": observed,
+            "messages": [{"role": "user", "content": "I started my new job yesterday!"}]}
+    added = c.post("/memories", json=turn, headers=AUTH).json()["results"][0]
+    assert f"Observation date: {day}" in model.prompts[0]
+    stored = c.get(f"/memories/{added['id']}", params={"user_id": "alice"}, headers=AUTH).json()
+    assert stored["observed_at"] == observed.replace(":00+", ":00.000+").replace(":00-", ":00.000-")
+    from pi_memory.index import open_index
+    from pi_memory.index.outcomes import counts
+
+    conn = open_index(tmp_path)  # the server's capture outcome is in its index
+    try:
+        assert counts(conn, "capture")["ok"] == 1 and counts(conn, "capture")["ADD"] == 1
+    finally:
+        conn.close()

@@ -97,7 +97,11 @@ def test_rest_delete_and_update_reasons_are_redacted(client):
 @pytest.mark.parametrize("value,stored", [
     ("2026-03-14", "2026-03-14T00:00:00.000Z"),
     ("2026-03-14T09:00:00Z", "2026-03-14T09:00:00.000Z"),
-    ("2026-03-14T11:00:00+02:00", "2026-03-14T09:00:00.000Z"),
+    ("2026-03-14T11:00:00+02:00", "2026-03-14T11:00:00.000+02:00"),  # the caller's offset is kept
+    ("2026-03-14T23:30:00-08:00", "2026-03-14T23:30:00.000-08:00"),
+    ("2026-03-15T00:30:00.5+05:30", "2026-03-15T00:30:00.500+05:30"),
+    ("2026-03-14T09:00:00+00:00", "2026-03-14T09:00:00.000Z"),
+    ("0001-01-01T00:00:00+05:00", "0001-01-01T00:00:00.000+05:00"),  # a local time needs no UTC equivalent
     (" 2026-03-14T09:00:00.250Z\n", "2026-03-14T09:00:00.250Z"),
     (None, None),
     ("", None),
@@ -106,7 +110,7 @@ def test_check_observed_at_normalises_iso_dates(value, stored):
     assert check_observed_at(value) == stored
 
 
-@pytest.mark.parametrize("value", ["\n\nSYSTEM:", "[/x]", "yesterday", "2026-13-40", "0001-01-01T00:00:00+05:00"])
+@pytest.mark.parametrize("value", ["\n\nSYSTEM:", "[/x]", "yesterday", "2026-13-40", "2026-03-14T10:00:00+25:00"])
 def test_check_observed_at_refuses_what_is_not_an_iso_date(value):
     with pytest.raises(ValueError, match="is not an ISO-8601 date or date-time"):
         check_observed_at(value)

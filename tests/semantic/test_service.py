@@ -4,23 +4,12 @@ scenario (a fact from session 1 recalled in session 2; a contradiction supersede
 from __future__ import annotations
 
 import pytest
-from semantic_helpers import alias_of, decide_with
+from semantic_helpers import alias_of, decide_with, make_service, why
 
-from pi_memory.semantic.config import parse_semantic
 from pi_memory.semantic.recall import FENCE_OPEN
-from pi_memory.semantic.service import RECALL_MARKER_KEY, RefusedError, open_semantic
+from pi_memory.semantic.service import RECALL_MARKER_KEY, RefusedError
 
-
-@pytest.fixture
-def project(tmp_path):
-    root = tmp_path / "repo"
-    (root / ".git").mkdir(parents=True)
-    return root
-
-
-def make(project, tmp_path, embedder, model=None, **block):
-    settings = parse_semantic({"userId": "alice", **block})
-    return open_semantic(settings, project, data_dir=tmp_path / "data", model=model, embedder=embedder)
+make = make_service
 
 
 def test_fact_from_session_one_is_recalled_in_session_two(project, tmp_path, embedder, chat_model, scripted):
@@ -40,7 +29,9 @@ def test_fact_from_session_one_is_recalled_in_session_two(project, tmp_path, emb
     old_id = report.events[0].id
     scripted.extract.append({"facts": ["User's favourite database is now SQLite."]})
     scripted.decide.append(decide_with(lambda p: [{"fact": 0, "event": "DELETE", "text": None,
-                                                   "memory_id": alias_of(p, "User's favourite database is PostgreSQL.")}]))
+                                                   "memory_id": alias_of(p, "User's favourite database is PostgreSQL."),
+                                                   "reason": why("User's favourite database", "database",
+                                                                 "PostgreSQL", "SQLite")}]))
     later = two.capture("Changed my mind: SQLite is my favourite database now.", "Noted.", "2026-11-20T09:00:00Z",
                         {"session_id": "session-2", "entry_ids": ["e9"]})
     assert later.count("DELETE") == 1
@@ -156,7 +147,7 @@ def test_status_lines(project, tmp_path, embedder):
     sem.add("User prefers tabs.")
     text = sem.status()
     assert "backend embedded" in text and "alice:project:" in text
-    assert "passive (autoCapture on, autoRecall on, toolEnabled on*)" in text
+    assert "passive (autoCapture on but inactive: no chat model, autoRecall on, toolEnabled on*)" in text
     assert "1 active, 0 superseded, 0 deleted" in text and "all-MiniLM-L6-v2" in text
     info = sem.status_info()
     assert info["memories"]["active"] == 1 and info["embedder"]["staleMemories"] == 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -24,7 +25,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},  # subcommands inherit it from the root context
 )
+log = logging.getLogger("pi_memory.cli")
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -36,9 +39,13 @@ class Target(enum.StrEnum):
     failure = "failure"
 
 
+Category = enum.StrEnum("Category", {c.replace("-", "_"): c for c in FAILURE_CATEGORIES})
+
+
 class _State:
     dir: Path | None = None
     json: bool = False
+    data_dir: Path | None = None  # the resolved data root, once a command has resolved its settings
     stdout_is_protocol: bool = False  # `pi-memory mcp`: standard output carries MCP, so JSON goes to stderr
 
 
@@ -58,11 +65,86 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print the structured resu
                                        callback=_json_flag)]
 
 
+ProjectFilterOpt = Annotated[Path | None, typer.Option(
+    "--project", help="Only this project: a folder inside it, or 'current' for the current folder's project.")]
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from pi_memory import __version__
+
+        out.print(f"pi-memory {__version__}", markup=False)
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _root(dir: DirOpt = None, json_: Annotated[bool, typer.Option("--json")] = False) -> None:
+def _root(
+    dir: DirOpt = None,
+    json_: Annotated[bool, typer.Option("--json", help="Print every result and error as JSON on standard output "
+                                                      "(the same as --json after the command).")] = False,
+    version: Annotated[bool, typer.Option("--version", help="Show the version and exit.", is_eager=True,
+                                          callback=_show_version)] = False,
+) -> None:
     state.dir = dir
     state.json = json_
+    state.data_dir = None
     state.stdout_is_protocol = False
+    from pi_memory.cli.search import redaction_bar
+    from pi_memory.index.redaction import set_progress
+
+    set_progress(redaction_bar())  # an index opened by this command that needs migration 008 shows a bar
+
+
+def build_command():
+    """The click command of the whole app (what ``app()`` runs), with the help tidied for a person: no type
+    label on flags (``--json`` takes no value, ``<bool>`` suggested one) and each paragraph of a docstring
+    joined into one line (source line breaks showed up as breaks in mid-sentence), lists kept as lists.
+    Every command is tidied, including those other modules register later."""
+    import typer.main
+
+    command = typer.main.get_command(app)
+    _tidy(command)
+    return command
+
+
+def _reflow(text: str) -> str:
+    import inspect
+
+    paragraphs = []
+    for paragraph in inspect.cleandoc(text).split("\n\n"):
+        lines = paragraph.split("\n")
+        listed = len(lines) > 1 and all(line.lstrip().startswith(("-", "*", "•")) or line.startswith(" ")
+                                        for line in lines[1:])
+        paragraphs.append(paragraph if paragraph.startswith("\b") or listed else " ".join(x.strip() for x in lines))
+    return "\n\n".join(paragraphs)
+
+
+def _tidy(command) -> None:
+    if command.help:
+        command.help = _reflow(command.help)
+        command.short_help = command.short_help or command.help.split("\n\n")[0]
+    for sub in getattr(command, "commands", {}).values():
+        _tidy(sub)
+
+
+def _flag_label(display):
+    """``display_type_rich`` without a type label for flags (typer labels them ``<bool>``)."""
+
+    def display_type_rich(self, ctx):
+        return None if getattr(self, "is_flag", False) and self.metavar is None else display(self, ctx)
+
+    return display_type_rich
+
+
+def _patch_flag_labels() -> None:
+    from typer.core import TyperOption
+
+    if not getattr(TyperOption.display_type_rich, "_pi_memory", False):
+        TyperOption.display_type_rich = _flag_label(TyperOption.display_type_rich)
+        TyperOption.display_type_rich._pi_memory = True
+
+
+_patch_flag_labels()
 
 
 def emit_json(data: object) -> None:
@@ -97,9 +179,19 @@ def fail(message: str, code: int, **fields: object) -> typer.Exit:
 
 def settings(dir_: Path | None = None) -> Settings:
     try:
-        return load_settings(override_dir=dir_ or state.dir)
+        resolved = load_settings(override_dir=dir_ or state.dir)
     except SettingsError as exc:
         raise fail(str(exc), 2) from exc
+    state.data_dir = resolved.data_dir
+    _warn(resolved)
+    return resolved
+
+
+def _warn(resolved: Settings) -> None:
+    """Settings warnings, through logging: the CLI's handler prints each distinct one once per run (the
+    runtime logs the same ones when it opens the stores)."""
+    for warning in resolved.warnings:
+        log.warning("%s", warning)
 
 
 def open_mem(dir_: Path | None = None) -> Memory:
@@ -108,10 +200,19 @@ def open_mem(dir_: Path | None = None) -> Memory:
         memory = open_memory(override_dir=dir_ or state.dir)
     except SettingsError as exc:
         raise fail(str(exc), 2) from exc
-    for warning in memory.settings.warnings:
-        err.print("[yellow]warning:[/yellow] ", end="")
-        err.print(warning, markup=False)
+    state.data_dir = memory.settings.data_dir
+    _warn(memory.settings)
     return memory
+
+
+def require_writable(folder: Path) -> None:
+    """Refuse (exit 1, the folder and what to do) unless a file can be written in ``folder``: for commands that
+    serve for a long time (``mcp``, ``serve``), which should refuse at start rather than fail every write."""
+    from pi_memory.storage import folder_problem
+
+    problem = folder_problem(folder)
+    if problem is not None:
+        raise fail(problem.message, 1, problem=problem.kind, dataDir=str(problem.folder))
 
 
 def open_store(dir_: Path | None = None) -> MemoryStore:
@@ -120,10 +221,11 @@ def open_store(dir_: Path | None = None) -> MemoryStore:
 
 def finish(result: MemoryResult, as_json: bool) -> None:
     """Print ``result`` and exit 0 (success) or 1 (refused)."""
-    data = result.to_dict()
     if as_json or state.json:
-        emit_json(data)
-    elif result.success:
+        emit_json(result.to_dict())  # for programs: the same result a tool call gets
+        raise typer.Exit(0 if result.success else 1)
+    result = result.for_person()
+    if result.success:
         if result.entries is not None:
             _print_entries(result)
         else:
@@ -132,7 +234,7 @@ def finish(result: MemoryResult, as_json: bool) -> None:
     else:
         err.print(f"[red]refused ({result.code}):[/red] ", end="")
         err.print(result.error or "", markup=False)
-        for title, items in (("matches", result.matches), ("current entries", result.current_entries)):
+        for title, items in (("matching entries", result.matches), ("current entries", result.current_entries)):
             if items:
                 err.print(f"{title}:")
                 for item in items:
@@ -171,16 +273,22 @@ def read(target: Target, dir: DirOpt = None, json_: JsonOpt = False) -> None:
 def add(
     target: Target,
     text: str,
-    category: Annotated[str, typer.Option(help="failure target: " + ", ".join(FAILURE_CATEGORIES))] = "failure",
-    reason: Annotated[str | None, typer.Option(help="failure target: what went wrong.")] = None,
+    category: Annotated[Category | None, typer.Option(
+        help="failure target only: the kind of lesson (default: failure).", show_default=False)] = None,
+    reason: Annotated[str | None, typer.Option(help="failure target only: what went wrong.")] = None,
     dir: DirOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Add an entry. TEXT "-" reads it from standard input."""
+    if target is not Target.failure and (category is not None or reason is not None):
+        given = " and ".join(o for o, v in (("--category", category), ("--reason", reason)) if v is not None)
+        verb = "apply" if " and " in given else "applies"
+        raise fail(f"{given} {verb} to the failure target only; nothing was saved. Use `pi-memory add failure "
+                   f"TEXT {given.split()[0]} ...`, or leave {given} out to add to {target.value}.", 2)
     text = text_arg(text)
     store = open_store(dir)
     if target is Target.failure:
-        finish(store.add_failure(text, category, reason), json_)
+        finish(store.add_failure(text, (category or Category.failure).value, reason), json_)
     finish(store.add(target.value, text), json_)
 
 
@@ -209,30 +317,15 @@ def snapshot(dir: DirOpt = None, json_: JsonOpt = False) -> None:
 @app.command()
 def status(dir: DirOpt = None, json_: JsonOpt = False) -> None:
     """Data root, settings sources, and each store's usage and health."""
-    s = settings(dir)
-    store = open_store(dir)
-    stores = {}
-    for target in store.targets:
-        result = store.read(target)
-        stores[target] = {
-            "file": str(store.path(target)),
-            "exists": store.path(target).exists(),
-            "entryCount": result.entry_count,
-            "usage": result.usage,
-            "drift": (store.drift(target).drift if store.drift(target) else None),
-            "notice": result.notice,
-        }
-    data = {"dataDir": str(s.data_dir), "settings": list(s.sources), "warnings": list(s.warnings), "stores": stores}
+    from pi_memory.insights import status_data
+    from pi_memory.reports import status_lines
+
+    data = status_data(open_mem(dir))
     if json_ or state.json:
         emit_json(data)
         return
-    out.print(f"data dir: {s.data_dir}", markup=False)
-    out.print(f"settings: {', '.join(s.sources) or 'defaults'}", markup=False)
-    for target, info in stores.items():
-        health = "[red]drift: " + info["drift"] + "[/red]" if info["drift"] else "[green]ok[/green]"
-        out.print(f"{store.name(target)}: {n_entries(info['entryCount'] or 0)}, {info['usage']} — {health}")
-        if info["notice"]:
-            out.print(f"  {info['notice']}", markup=False)
+    for line in status_lines(data):
+        out.print(line, markup=False)
 
 
 @app.command()
@@ -292,7 +385,20 @@ def _print_split(proposed: list[str], flagged: set[int], too_long: set[int], lim
 
 
 def _register_subcommands() -> None:
-    from pi_memory.cli import integrations, search, semantic, serve  # noqa: F401  (register commands on import)
+    from pi_memory.cli import (  # noqa: F401  (register commands on import)
+        blocks,
+        context,
+        hosts,
+        imports,
+        insights,
+        integrations,
+        learning,
+        search,
+        semantic,
+        serve,
+        skills,
+        standing,
+    )
 
 
 _register_subcommands()

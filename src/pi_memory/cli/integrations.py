@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, fail, open_mem, out, state
+from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, fail, open_mem, out, require_writable, state
 from pi_memory.config import SettingsError, agent_dir, set_trust
 from pi_memory.session import INDEX_EVERY_S
 
@@ -23,16 +23,31 @@ IntervalOpt = Annotated[float, typer.Option(
 
 
 @app.command()
-def mcp(dir: DirOpt = None, index_interval: IntervalOpt = INDEX_EVERY_S, json_: JsonOpt = False) -> None:
+def mcp(dir: DirOpt = None, index_interval: IntervalOpt = INDEX_EVERY_S, json_: JsonOpt = False,
+        http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP at /mcp instead of stdio "
+                                           "(bearer token; see --token).")] = False,
+        host: Annotated[str, typer.Option("--host", help="With --http: the address to listen on.")] = "127.0.0.1",
+        port: Annotated[int, typer.Option("--port", min=0, max=65535, help="With --http: the port (0: any free "
+                                          "one).")] = 8766,
+        token: Annotated[str | None, typer.Option("--token", envvar="PI_MEMORY_MCP_TOKEN", show_envvar=False,
+                                                  help="With --http: the bearer token clients send "
+                                                  "($PI_MEMORY_MCP_TOKEN; generated and printed when unset; "
+                                                  "required beyond loopback).")] = None) -> None:
     """Serve the memory tools over MCP on stdio (for Claude Code, Codex, Cursor, any MCP client).
 
     In the background the server indexes new pi / Claude Code / Codex transcripts at start and every --index-interval seconds, and embeds their turns when semantic recall includes sessions; tool calls never wait for it, and resource memory://status shows its progress and errors.
 
     Standard output carries the MCP protocol only, so with --json the start and stop lines go to standard error, one JSON object each ({"event": "started", ...} and {"event": "stopped", ...}), and so do errors before the start (bad settings or options)."""
+    if http:
+        from pi_memory.cli.hosts import serve_mcp_http
+
+        serve_mcp_http(dir, host, port, token, index_interval, json_ or state.json)
+        return
     from pi_memory.integrations.mcp_server import serve_stdio, stderr_reporter
 
     state.stdout_is_protocol = True  # from here on, even an error's JSON goes to standard error
     memory = open_mem(dir)
+    require_writable(memory.settings.data_dir)
     serve_stdio(memory, index_interval, report=stderr_reporter(json_ or state.json))
 
 

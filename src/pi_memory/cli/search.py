@@ -8,9 +8,17 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 
-from pi_memory.cli.app import DirOpt, JsonOpt, app, err, open_mem, out, state
+from pi_memory.cli.app import DirOpt, JsonOpt, ProjectFilterOpt, app, err, fail, open_mem, out, state
 
 
 def _tool(name: str, dir_: Path | None, arguments: dict, as_json: bool) -> None:
@@ -29,6 +37,19 @@ def _tool(name: str, dir_: Path | None, arguments: dict, as_json: bool) -> None:
     raise typer.Exit(1 if outcome.is_error else 0)
 
 
+def highlighted(snippet: str) -> Text:
+    """A snippet for a person: the ``**`` highlight pairs of the search (the only ``**`` pairs a snippet holds,
+    :mod:`pi_memory.index.snippets`) become bold, the markers themselves are not shown. An odd count means a
+    ``**`` of the text itself (``2**10``): then the text is shown as it is."""
+    parts = snippet.split("**")
+    if len(parts) % 2 == 0:
+        return Text(snippet)
+    text = Text()
+    for i, part in enumerate(parts):
+        text.append(part, style="bold" if i % 2 else None)
+    return text
+
+
 def _print_hits(result: dict) -> None:
     hits = result.get("results", [])
     if not hits:
@@ -41,7 +62,7 @@ def _print_hits(result: dict) -> None:
             out.print(f"   {hit['file']}:{hit['line']}", markup=False, style="dim")
         else:
             out.print(f"[bold]{hit['rank']}.[/bold] [dim]{hit.get('target')} {hit.get('category') or ''}[/dim]")
-        out.print("   " + (hit.get("snippet") or hit.get("content") or ""), markup=False)
+        out.print(highlighted("   " + (hit.get("snippet") or hit.get("content") or "")))
     if result.get("note"):
         err.print(result["note"], markup=False)
 
@@ -50,7 +71,7 @@ def _print_hits(result: dict) -> None:
 def session_search(
     query: str,
     limit: Annotated[int | None, typer.Option(help="1-50, default 10.")] = None,
-    project: Annotated[str | None, typer.Option(help="A project folder, or 'current'.")] = None,
+    project: ProjectFilterOpt = None,
     role: Annotated[str | None, typer.Option(help="user, assistant, tool or summary.")] = None,
     since: Annotated[str | None, typer.Option(help="ISO date/time.")] = None,
     until: Annotated[str | None, typer.Option(help="ISO date/time.")] = None,
@@ -58,7 +79,8 @@ def session_search(
     json_: JsonOpt = False,
 ) -> None:
     """Search past sessions (pi, Claude Code, Codex) by relevance."""
-    args = {"query": query, "limit": limit, "project": project, "role": role, "since": since, "until": until}
+    args = {"query": query, "limit": limit, "project": project and str(project), "role": role, "since": since,
+            "until": until}
     _tool("session_search", dir, args, json_)
 
 
@@ -68,13 +90,36 @@ def memory_search(
     limit: Annotated[int | None, typer.Option(help="1-50, default 10.")] = None,
     target: Annotated[str | None, typer.Option(help="memory, user, project or failure.")] = None,
     category: Annotated[str | None, typer.Option(help="failure category.")] = None,
-    project: Annotated[str | None, typer.Option(help="A project folder, or 'current'.")] = None,
+    project: ProjectFilterOpt = None,
     dir: DirOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Search saved memories by relevance."""
-    args = {"query": query, "limit": limit, "target": target, "category": category, "project": project}
+    args = {"query": query, "limit": limit, "target": target, "category": category,
+            "project": project and str(project)}
     _tool("memory_search", dir, args, json_)
+
+
+def redaction_bar():
+    """The progress callback of migration 008 for this CLI run (:func:`pi_memory.index.redaction_progress`): a
+    bar on standard error, drawn from the first batch on and closed when the last is done; nothing under
+    ``--json`` or ``mcp`` (the bar is only for a person watching)."""
+    bar: dict = {}
+
+    def update(done: int, total: int) -> None:
+        if state.json or state.stdout_is_protocol or (bar.get("closed") and done >= total):
+            return
+        if "p" not in bar:
+            bar["p"] = Progress(TextColumn("redacting credentials in the index"), BarColumn(), MofNCompleteColumn(),
+                                TimeRemainingColumn(), console=err)
+            bar["p"].start()
+            bar["t"] = bar["p"].add_task("redact", total=total or None)
+        bar["p"].update(bar["t"], completed=done, total=total or None)
+        if done >= total:
+            bar.pop("p").stop()
+            bar["closed"] = True
+
+    return update
 
 
 def _progress_bar():
@@ -88,6 +133,17 @@ def _progress_bar():
     return bar, update
 
 
+def size_text(n: int) -> str:
+    """A byte count for a person: ``512 bytes``, ``617 kB``, ``12.4 MB``, ``1.20 GB`` (decimal units)."""
+    if n < 1000:
+        return f"{n} byte{'' if n == 1 else 's'}"
+    if n < 1_000_000:
+        return f"{n / 1000:.0f} kB" if n >= 10_000 else f"{n / 1000:.1f} kB"
+    if n < 1_000_000_000:
+        return f"{n / 1e6:.1f} MB"
+    return f"{n / 1e9:.2f} GB"
+
+
 def _report(stats, as_json: bool) -> None:
     data = stats.to_dict()
     if as_json or state.json:
@@ -96,11 +152,20 @@ def _report(stats, as_json: bool) -> None:
     out.print(
         f"{data['files_seen']} files: {data['files_new']} new, {data['files_appended']} appended, "
         f"{data['files_replaced']} rewritten, {data['files_unchanged']} unchanged, {data['files_failed']} failed; "
-        f"{data['messages_added']} messages added, {data['bytes_read'] / 1e6:.1f} MB in {data['seconds']:.2f} s",
+        f"{data['messages_added']} messages added, {size_text(data['bytes_read'])} in {data['seconds']:.2f} s",
         markup=False,
     )
     for line in data["errors"]:
         err.print(f"  {line}", markup=False)
+
+
+def _check_paths(paths: list[Path] | None) -> None:
+    """Refuse paths that do not exist (exit 1), before anything is opened: indexing nothing is not success."""
+    missing = [p for p in paths or [] if not p.expanduser().exists()]
+    if missing:
+        names = ", ".join(str(p) for p in missing)
+        raise fail(f"{names} {'does' if len(missing) == 1 else 'do'} not exist; nothing was indexed. Give transcript "
+                   "files or folders that hold them, or no path for the default folders (pi, Claude Code, Codex).", 1)
 
 
 @app.command("index-sessions")
@@ -113,6 +178,7 @@ def index_sessions(
     the last pass stopped). Applies sessionRetentionDays when set."""
     from pi_memory.index import index_paths, prune
 
+    _check_paths(paths)
     memory = open_mem(dir)
     bar, update = _progress_bar()
     with bar:
@@ -138,6 +204,7 @@ def reindex(
     from pi_memory.index import sync_markdown
     from pi_memory.index.readers import default_roots
 
+    _check_paths(paths)
     memory = open_mem(dir)
     conn = memory.repair_index()  # a full integrity check first: damage is set aside and salvaged, not re-read
     sync_markdown(conn, memory.settings.data_dir)

@@ -79,8 +79,10 @@ def _backend_errors(command: Callable[..., None]) -> Callable[..., None]:
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
         except Exception as exc:
-            if not state.json:
-                raise
+            from pi_memory.storage import storage_problem
+
+            if not state.json or storage_problem(exc, state.data_dir) is not None:
+                raise  # a storage problem is reported by pi_memory.cli.main, as for every command
             log.debug("semantic %s failed", command.__name__, exc_info=exc)
             hint = (" The index database may be damaged: run `pi-memory semantic status`, and `pi-memory semantic "
                     "reembed` to rebuild vectors." if isinstance(exc, sqlite3.Error) else "")
@@ -124,14 +126,27 @@ def status(dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = Fals
 
 @semantic_app.command()
 @_backend_errors
-def search(query: str, top_k: Annotated[int, typer.Option("--top-k", min=1, max=100)] = 5,
+def search(query: str,
+           top_k: Annotated[int, typer.Option("--top-k", min=1, max=100,
+                                              help="Show at most this many memories, best first.")] = 5,
+           no_floor: Annotated[bool, typer.Option("--no-floor", help="Also show memories without evidence of "
+                                                  "their own (below the similarity floor and without the "
+                                                  "query's keywords), ranked as found.")] = False,
            dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
-    """Hybrid (keyword + meaning) search of this scope's active memories."""
-    hits = _service(dir, project).search(query, top_k=top_k)
-    if _json({"query": query, "count": len(hits), "results": [h.to_public() for h in hits]}, json_):
+    """Hybrid (keyword + meaning) search of this scope's active memories.
+
+    Like recall, only memories related to QUERY are shown: a similarity of at least recallMinSimilarity, or
+    at least half of the query's keywords in the text. --no-floor shows the ranked list as it is."""
+    service = _service(dir, project)
+    hits = service.search(query, top_k=top_k, floor=not no_floor)
+    floor = None if no_floor else service.settings.recall_min_similarity
+    if _json({"query": query, "count": len(hits), "floor": floor, "results": [h.to_public() for h in hits]},
+             json_):
         return
     if not hits:
-        out.print("No matching memories.")
+        out.print("No matching memories." if no_floor else
+                  f"No memory is related enough (similarity floor {floor}, or at least half of the query's "
+                  "keywords); --no-floor shows the closest ones anyway.", markup=False)
     for hit in hits:
         _line(hit.memory, hit.score)
 
@@ -168,7 +183,7 @@ def recall(prompt: str,
 
 @semantic_app.command("list")
 @_backend_errors
-def list_(limit: Annotated[int, typer.Option("--limit", min=1)] = 100,
+def list_(limit: Annotated[int, typer.Option("--limit", min=1, help="How many memories to show at most.")] = 100,
           all_: Annotated[bool, typer.Option("--all", help="Include superseded and deleted memories.")] = False,
           dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """This scope's memories, newest first."""
@@ -202,7 +217,9 @@ def add(text: str, dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOp
 
 @semantic_app.command()
 @_backend_errors
-def delete(memory_id: str, reason: Annotated[str | None, typer.Option("--reason")] = None,
+def delete(memory_id: str, reason: Annotated[str | None, typer.Option(
+               "--reason", help="Why it is deleted; kept in the memory's history (default: \"deleted from the "
+               "CLI\").")] = None,
            dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """Mark memory ID deleted (its history is kept)."""
     ok = _service(dir, project).delete(memory_id, reason=reason or "deleted from the CLI")

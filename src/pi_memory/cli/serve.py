@@ -7,7 +7,17 @@ from typing import Annotated
 
 import typer
 
-from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json_line, err, fail, settings, state
+from pi_memory.cli.app import (
+    DirOpt,
+    JsonOpt,
+    app,
+    emit_json_line,
+    err,
+    fail,
+    require_writable,
+    settings,
+    state,
+)
 
 HostOpt = Annotated[str, typer.Option("--host", help="Address to listen on. Anything but loopback needs --token.")]
 PortOpt = Annotated[int, typer.Option("--port", min=0, max=65535, help="TCP port.")]
@@ -39,12 +49,14 @@ def serve(
     from pi_memory.semantic.config import SemanticSettingsError, load_semantic_settings
 
     resolved = settings(dir)
+    require_writable(resolved.data_dir)
     try:
         semantic = load_semantic_settings()
     except SemanticSettingsError as exc:
         raise fail(str(exc), 2) from exc
     model, status = resolve_chat_model()
-    capture = model_capture(model, semantic.custom_instructions) if model is not None else None
+    capture = (model_capture(model, semantic.custom_instructions, semantic.capture_max_input_tokens)
+               if model is not None else None)
     err.print(f"infer=true adds: {status}", markup=False)
     try:
         run_server(host=host, port=port, token=token, data_dir=Path(resolved.data_dir), capture=capture,

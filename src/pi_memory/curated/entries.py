@@ -16,10 +16,12 @@ Drift (the file holds something the tool would mangle) is one of:
   two entries it separates would be merged on the next write. Differences of line endings (CRLF/CR), a BOM,
   trailing newlines, whitespace around entries, blank lines and empty entries (``§`` twice in a row, a
   trailing delimiter) lose nothing, are normalised silently on the next write and are never drift;
-* ``oversized_entry``: one entry alone is longer than the store's limit (a patch-tool or shell append with no
-  delimiter, hand-written notes, or a limit lowered below an existing entry). When such a file has no
-  delimiter at all and looks like Markdown, the reason is ``plain_markdown`` and the remedy is
-  ``pi-memory split``;
+* ``plain_markdown``: an entry alone is longer than the store's limit and the file has no delimiter at all and
+  looks like hand-written Markdown notes: the remedy is ``pi-memory split``. An over-long entry in a file that
+  does have entries (a limit lowered below what the store holds, a shell append without a ``§`` line) is not
+  drift: a write keeps it as it is, so nothing could be lost. The store is then *over budget*: adds are
+  refused with the usage and what to do, replaces and removes that do not grow it still work, and the read
+  result carries a notice (``MemoryStore.read``);
 * ``unreadable``: the file exists but cannot be read (permissions, a directory, a symlink loop). Not drift in
   the strict sense, but handled the same way: reported, never a crash, no write.
 """
@@ -107,9 +109,44 @@ class Analysis:
     """A store file read from disk: its entries (deduplicated) and whether it has drifted."""
 
     entries: list[str]
-    drift: str | None = None  # not_utf8 | round_trip | oversized_entry | plain_markdown | unreadable
+    drift: str | None = None  # not_utf8 | round_trip | plain_markdown | unreadable
     detail: str = ""
     text: str = ""
+    encoding: str | None = None  # not_utf8: the likely encoding, as iconv names it (guess_encoding)
+
+
+_HIGH_RUN = re.compile(rb"[\x80-\xff]+")
+
+
+def _share(text: str, ranges: tuple[tuple[int, int], ...]) -> float:
+    wide = [c for c in text if ord(c) > 0x7F]
+    return sum(any(lo <= ord(c) <= hi for lo, hi in ranges) for c in wide) / len(wide) if wide else 0.0
+
+
+def guess_encoding(raw: bytes) -> str:
+    """The likely encoding of text that is not UTF-8, as ``iconv -f`` names it (for the hint that converts it).
+
+    A BOM says UTF-16. Otherwise bytes above 0x7F that stand alone between ASCII (``café``) mean a one-byte
+    Western encoding: WINDOWS-1252 when a byte 0x80-0x9F occurs (its curly quotes and dashes, control codes in
+    ISO-8859-1), else ISO-8859-1. Runs of high bytes mean a two-byte East Asian encoding: the one that decodes
+    the bytes strictly into its own script (kana for SHIFT_JIS, hangul with spaces between words for EUC-KR,
+    Han for GB18030 / BIG5, in that order). Detection libraries tried (charset-normalizer) called four-letter Latin-1 words UTF-16."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16"
+    runs = _HIGH_RUN.findall(raw)
+    single = sum(len(r) == 1 for r in runs)
+    if runs and single * 2 < len(runs):
+        han, kana, hangul = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF)), ((0x3040, 0x30FF),), ((0xAC00, 0xD7AF),)
+        spaced = len(runs) > 1 and b" " in raw  # Korean puts spaces between words, Chinese does not
+        for codec, name, script, floor in (("shift_jis", "SHIFT_JIS", kana, 0.2),
+                                           ("euc_kr", "EUC-KR", hangul, 0.9 if spaced else 2.0),
+                                           ("gb18030", "GB18030", han, 0.5), ("big5", "BIG5", han, 0.5)):
+            try:
+                if _share(raw.decode(codec), script) >= floor:
+                    return name
+            except UnicodeDecodeError:
+                continue
+    return "WINDOWS-1252" if re.search(rb"[\x80-\x9f]", raw) else "ISO-8859-1"
 
 
 def looks_like_plain_markdown(text: str) -> bool:
@@ -135,6 +172,7 @@ def analyse(raw: bytes | OSError | None, limit: int) -> Analysis:
             drift="not_utf8",
             detail=f"byte {exc.start} is not valid UTF-8",
             text=text,
+            encoding=guess_encoding(raw),
         )
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -152,11 +190,10 @@ def analyse(raw: bytes | OSError | None, limit: int) -> Analysis:
             text=text,
         )
     oversized = [e for e in entries if len(e) > limit]
-    if oversized:
-        reason = "plain_markdown" if looks_like_plain_markdown(text) else "oversized_entry"
+    if oversized and looks_like_plain_markdown(text):
         return Analysis(
             entries=dedupe(entries),
-            drift=reason,
+            drift="plain_markdown",
             detail=f"one entry is {len(oversized[0]):,} chars, over the store limit of {limit:,}",
             text=text,
         )

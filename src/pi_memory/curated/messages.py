@@ -1,9 +1,16 @@
-"""Texts of curated-store results, written for a person and for an LLM: what happened, then what to do next.
+"""Texts of curated-store results: what happened, then what to do next.
 
-Kept apart from the store logic so wording can be reviewed (and translated) in one place.
+Kept apart from the store logic so wording can be reviewed (and translated) in one place. A result's text is
+written for the model that called a tool: it names the tools (``memory_replace``), the result's fields
+(``currentEntries``) and what the model must not do ("do not repeat it"). A person reads the same result
+through :func:`for_person` (``MemoryResult.for_person``, used by the CLI), which swaps those phrases for
+commands and for the lists the CLI prints below the message.
 """
 
 from __future__ import annotations
+
+import shlex
+from pathlib import Path
 
 from pi_memory.curated.entries import Analysis
 from pi_memory.curated.results import MemoryResult, preview
@@ -64,6 +71,18 @@ def unreadable(name: str, path, detail: str) -> str:
     )
 
 
+def io_error(name: str, folder, exc: OSError) -> str:
+    """A write the system refused (read-only folder, no permission, full disk...): which, and what to do."""
+    from pi_memory.storage import ERRNO_KIND, describe
+
+    kind = ERRNO_KIND.get(exc.errno or 0)
+    if kind is None:
+        return (f"Could not read or write {name} in {folder} ({type(exc).__name__}: {exc}). Nothing was changed. "
+                "Check that the file and its folder are writable and the disk has space, then retry.")
+    what, todo = describe(kind, folder)
+    return f"Could not write {name}. {what} Nothing was changed. {todo}"
+
+
 def invalid_target(target: object, available: tuple[str, ...] = ("memory", "user")) -> str:
     choices = ", ".join(_TARGET_HELP[t] for t in available)
     extra = ""
@@ -94,7 +113,23 @@ def ambiguous(name: str, old_text: str, count: int) -> str:
     )
 
 
-def full_on_add(name: str, cur: int, limit: int, needed: int) -> str:
+def over_budget(name: str, cur: int, limit: int, longest: int, setting: str) -> str:
+    """Notice for a store holding more than its limit (the limit was lowered, or text was appended outside)."""
+    cause = (f" One entry alone is {longest:,} chars, more than the whole limit (text appended without a line "
+             "holding only '§' joins the entry before it)." if longest > limit else "")
+    return (f"{name} is over budget: it holds {cur:,} chars and its limit is {limit:,}, so nothing can be added "
+            f"until it is back under the limit.{cause} Merge or shorten entries with memory_replace, delete stale "
+            f"ones with memory_remove, or raise {setting} in settings; nothing is lost meanwhile.")
+
+
+def full_on_add(name: str, cur: int, limit: int, needed: int, setting: str) -> str:
+    if cur > limit:
+        return (
+            f"{name} is over budget: it uses {cur:,} of {limit:,} chars (its limit is lower than what it already "
+            "holds), so no entry can be added. Nothing was saved; the file is unchanged. Make room first: merge "
+            "related entries with memory_replace or delete stale ones with memory_remove (see currentEntries), or "
+            f"raise {setting} in settings, then retry this add in the same turn."
+        )
     return (
         f"{name} is full: it uses {cur:,} of {limit:,} chars and this entry needs {needed:,} more (separator "
         "included). Nothing was saved. Make room first: merge related entries with memory_replace or delete "
@@ -116,6 +151,34 @@ def full_on_batch(name: str, new_total: int, limit: int) -> str:
     )
 
 
+DONE = " This change is complete; do not repeat it."
+
+# Model phrase -> person phrase. The CLI prints `currentEntries` / `matches` as lists below the message.
+_FOR_PERSON = (
+    (DONE, ""),
+    ("read it with memory_read and delete it with memory_remove", "delete it with `pi-memory remove`"),
+    ("one of the entries in currentEntries", "one of the entries (`pi-memory read` lists them)"),
+    ("Its current text is in currentEntries:", "Its current text is listed below:"),
+    ("from currentEntries and retry", "from the entries listed below and retry"),
+    ("found in only one of the entries in matches", "found in only one of the entries listed below"),
+    ("(see currentEntries)", "(see the entries listed below)"),
+    (", then retry this add in the same turn", ", then add it again"),
+    ("use memory_remove instead", "use `pi-memory remove` instead"),
+    ("with memory_replace", "with `pi-memory replace`"),
+    ("with memory_remove", "with `pi-memory remove`"),
+    ("with memory_add", "with `pi-memory add`"),
+)
+
+
+def for_person(text: str | None) -> str | None:
+    """``text`` (a result's message or error, written for a model) in words for a person at a terminal."""
+    if text is None:
+        return None
+    for model, person in _FOR_PERSON:
+        text = text.replace(model, person)
+    return text
+
+
 def success(ops: list, name: str, notes: list[str], single: bool) -> str:
     if single and notes:
         return notes[0]
@@ -126,35 +189,46 @@ def success(ops: list, name: str, notes: list[str], single: bool) -> str:
         text = f"Applied {len(ops)} operation(s) to {name}."
         if notes:
             text += " " + " ".join(dict.fromkeys(notes))
-    return text + " This change is complete; do not repeat it."
+    return text + DONE
 
 
 _DRIFT_CAUSE = {
     "not_utf8": "is not valid UTF-8 text",
     "round_trip": "has a malformed entry separator",
-    "oversized_entry": "has an entry longer than the whole store's limit (text appended by a shell, a patch tool "
-    "or another program without the '§' separators, or a limit lowered below an existing entry)",
     "unreadable": "cannot be read",
     "plain_markdown": "looks like hand-written Markdown notes with no '§' separators between entries",
 }
 
 
-def drift_notice(name: str, target: str, analysis: Analysis) -> str:
+def drift_notice(name: str, target: str, analysis: Analysis, path) -> str:
     cause = _DRIFT_CAUSE.get(analysis.drift or "", "was changed outside pi-memory")
     return f"{name} {cause} ({analysis.detail}). Changes through pi-memory are refused until it is fixed. " + remedy(
-        name, target, analysis.drift
+        name, target, analysis, path
     )
 
 
-def remedy(name: str, target: str, drift: str | None) -> str:
-    if drift == "plain_markdown":
+def _split_command(target: str, path, apply: bool = False) -> str:
+    """``pi-memory split TARGET --dir ROOT`` for the store file at ``path``: with the data root it was read
+    from, so the command acts on this store and not on the default one."""
+    path = Path(path)
+    root = path.parents[2] if target == "project" else path.parent  # projects/<folder>/MEMORY.md
+    return f"pi-memory split {target} --dir {shlex.quote(str(root))}" + (" --apply" if apply else "")
+
+
+def remedy(name: str, target: str, analysis: Analysis, path) -> str:
+    """What to do about ``analysis.drift`` of the store file at ``path`` (commands spelled out in full)."""
+    if analysis.drift == "plain_markdown":
         return (
-            f"Run `pi-memory split {target}` to see it split into entries, then `pi-memory split {target} --apply` "
-            "to save them (the original is kept as a .bak file)."
+            f"Run `{_split_command(target, path)}` to see it split into entries, then "
+            f"`{_split_command(target, path, apply=True)}` to save them (the original is kept as a .bak file)."
         )
-    if drift == "not_utf8":
+    if analysis.drift == "not_utf8":
+        quoted = shlex.quote(str(path))
+        encoding = analysis.encoding or "ISO-8859-1"
         return (
-            f"Convert {name} to UTF-8 (for example `iconv -f GBK -t UTF-8`) or restore it from the backup, then retry."
+            f"It looks like {encoding} text: convert it with `iconv -f {encoding} -t UTF-8 {quoted} > {quoted}.utf8 "
+            f"&& mv {quoted}.utf8 {quoted}` (check the result; name another encoding if the text looks wrong), or "
+            "restore it from the backup, then retry."
         )
     return (
         f"Open the backup, re-add anything missing with memory_add, and rewrite {name} as entries separated by "
@@ -162,18 +236,18 @@ def remedy(name: str, target: str, drift: str | None) -> str:
     )
 
 
-def drift_error(name: str, target: str, analysis: Analysis, bak) -> str:
+def drift_error(name: str, target: str, analysis: Analysis, bak, path) -> str:
     cause = _DRIFT_CAUSE.get(analysis.drift or "", "was changed outside pi-memory")
     return (
         f"Refusing to change {name}: the file on disk {cause} ({analysis.detail}), so writing it back could lose "
-        f"text. Nothing was written; the file as found was saved to {bak}. " + remedy(name, target, analysis.drift)
+        f"text. Nothing was written; the file as found was saved to {bak}. " + remedy(name, target, analysis, path)
     )
 
 
-def plain_markdown_notice(name: str, target: str) -> str:
+def plain_markdown_notice(name: str, target: str, path) -> str:
     return (
         f"{name} has no '§' separators, so all of it counts as one entry. If it holds separate notes, "
-        + remedy(name, target, "plain_markdown")
+        + remedy(name, target, Analysis(entries=[], drift="plain_markdown"), path)
     )
 
 

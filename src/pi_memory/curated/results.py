@@ -57,6 +57,7 @@ class MemoryResult(BaseModel):
     entries: list[str] | None = None
     current_entries: list[str] | None = None
     matches: list[str] | None = None
+    evicted_entries: list[str] | None = Field(default=None, description="fifo-evict: entries dropped to make room")
     findings: list[str] | None = None
     drift_backup: str | None = None
     notice: str | None = None
@@ -67,6 +68,14 @@ class MemoryResult(BaseModel):
         """JSON-ready dict, camelCase keys, capped at ``MAX_RESULT_BYTES``."""
         data = self.model_dump(by_alias=True, exclude_none=True)
         return cap_result(data)
+
+    def for_person(self) -> MemoryResult:
+        """A copy whose ``message``, ``error`` and ``notice`` are worded for a person (the CLI prints it): the
+        model's wording names tools and result fields (:func:`pi_memory.curated.messages.for_person`)."""
+        from pi_memory.curated.messages import for_person
+
+        return self.model_copy(update={"message": for_person(self.message), "error": for_person(self.error),
+                                       "notice": for_person(self.notice)})
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False)

@@ -42,25 +42,33 @@ RECENT_LESSONS = 5
 _ANGLES = str.maketrans({"<": "‹", ">": "›", "＜": "‹", "＞": "›", "﹤": "‹", "﹥": "›"})
 
 
-def _neutralise(text: str) -> str:
-    """Keep an entry from closing or reopening the fence: when the entry mentions the fence's tag name in any
-    case, width or spacing, all its angle brackets become ‹ › (the text stays readable)."""
+def neutralise_fence(text: str, tag: str = "memory-snapshot") -> str:
+    """Keep fenced text from closing or reopening its fence: when the text mentions the fence's tag name
+    (``tag``, with ``-`` or ``_``) in any case, width or spacing, all its angle brackets become ‹ › (the text
+    stays readable). Every fenced prompt part (snapshot, standing instructions, blocks) uses it."""
     folded = "".join(unicodedata.normalize("NFKC", text).casefold().split())
-    if "memory-snapshot" in folded or "memory_snapshot" in folded:
+    names = {tag, tag.replace("-", "_"), tag.replace("_", "-")}
+    if any(name in folded for name in names):
         return text.translate(_ANGLES)
     return text
 
 
-def render_block(target: str, entries: list[str], limit: int, name: str = "", project: str = "") -> str:
+_neutralise = neutralise_fence
+
+
+def render_block(target: str, entries: list[str], limit: int, name: str = "", project: str = "",
+                 older: int = 0) -> str:
     """One store's block; ``entries`` must already be sanitised. The failure store shows only its newest
-    :data:`RECENT_LESSONS` entries (the rest stay searchable with memory_search)."""
+    :data:`RECENT_LESSONS` entries (the rest stay searchable with memory_search); ``older`` counts lessons
+    the caller already left out."""
     cur = fmt.joined_length(entries)
     over = " ⚠ OVER BUDGET" if cur > limit else ""
     header = f"{HEADERS[target].format(name=project)} [{fmt.usage(cur, limit)}{over}]"
     if target == "failure" and len(entries) > RECENT_LESSONS:
-        older = len(entries) - RECENT_LESSONS
+        older += len(entries) - RECENT_LESSONS
         entries = entries[-RECENT_LESSONS:]
-        header += f" — newest {RECENT_LESSONS}; {older} older in memory_search"
+    if target == "failure" and older:
+        header += f" — newest {len(entries)}; {older} older in memory_search"
     body = fmt.DELIMITER.join(_neutralise(e) for e in entries)
     cap = max(2 * limit, 4000)
     if len(body) > cap:
@@ -73,10 +81,12 @@ def render_block(target: str, entries: list[str], limit: int, name: str = "", pr
     return f"{RULE}\n{header}\n{RULE}\n{body}"
 
 
-def build_snapshot(store: MemoryStore, reload: bool = True) -> str:
-    """The fenced snapshot text for ``store`` (``""`` when both stores are empty).
+def build_snapshot(store: MemoryStore, reload: bool = True, failures: list[str] | None = None) -> str:
+    """The fenced snapshot text for ``store`` (``""`` when every store is empty).
 
-    ``reload`` re-reads the files first (the normal case at session start).
+    ``reload`` re-reads the files first (the normal case at session start). ``failures``: the lessons to show
+    (chosen by the caller, e.g. the recent ones; ``[]`` shows none); default the newest
+    :data:`RECENT_LESSONS`.
     """
     if reload:
         store.load_from_disk()
@@ -85,9 +95,12 @@ def build_snapshot(store: MemoryStore, reload: bool = True) -> str:
         if target not in store.targets:
             continue
         live, name = store.entries(target), store.name(target)
+        older = 0
+        if target == "failure" and failures is not None:
+            older, live = len(live) - len(failures), list(failures)
         if live:
             shown = [sanitise_entry(name, e) for e in live]
-            blocks.append(render_block(target, shown, store.limit(target), name, store.project_name or ""))
+            blocks.append(render_block(target, shown, store.limit(target), name, store.project_name or "", older))
     if not blocks:
         return ""
     return f"{OPEN_TAG}\n{PREAMBLE}\n\n" + "\n\n".join(blocks) + f"\n{CLOSE_TAG}"

@@ -14,7 +14,6 @@ a terminal ``retry_limit`` result without touching the file (after Hermes' runaw
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -40,6 +39,8 @@ from pi_memory.curated.sanitise import sanitise_entry
 TARGET_FILES = {"memory": "MEMORY.md", "user": "USER.md", "failure": "FAILURES.md"}
 PROJECT_FILE = "MEMORY.md"
 TARGETS = ("memory", "user", "project", "failure")
+LIMIT_SETTINGS = {"memory": "memoryCharLimit", "user": "userCharLimit", "project": "projectCharLimit",
+                  "failure": "failureCharLimit"}  # the setting holding each store's limit
 Target = Literal["memory", "user", "project", "failure"]
 FAILURE_CATEGORIES = ("failure", "correction", "insight", "preference", "convention", "tool-quirk")
 FailureCategory = Literal["failure", "correction", "insight", "preference", "convention", "tool-quirk"]
@@ -52,10 +53,6 @@ def failure_entry(content: str, category: str = "failure", reason: str | None = 
 
 
 log = logging.getLogger(__name__)
-
-
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "root"
 
 
 class Operation(BaseModel):
@@ -82,10 +79,11 @@ class MemoryStore:
     (``projects/<name>-<id>/MEMORY.md``, one per git repository root; see :mod:`pi_memory.project`).
 
     ``*_char_limit``: budget in characters of all entries joined with ``\\n§\\n`` (failure defaults to twice
-    the memory limit, as pi-hermes-memory does). ``lock_timeout``: seconds to wait for another writer before
-    refusing with ``code="locked"``. ``on_change(target, entries)`` is called after every successful write
-    (the search index mirrors the stores through it; an exception there is logged, never fails the write).
-    All public methods return a :class:`MemoryResult`; only programming errors raise.
+    the memory limit, as pi-hermes-memory does); ``enforce_limits=False`` (policy mode) lets a store pass it.
+    ``lock_timeout``: seconds to wait for another writer before refusing with ``code="locked"``.
+    ``on_change(target, entries)`` is called after every successful write (the search index
+    mirrors the stores through it; an exception there is logged, never fails the write). All public methods return a
+    :class:`MemoryResult`; only programming errors raise.
     """
 
     def __init__(
@@ -99,6 +97,8 @@ class MemoryStore:
         project_char_limit: int = DEFAULT_MEMORY_CHAR_LIMIT,
         failure_char_limit: int | None = None,
         on_change: Callable[[str, list[str]], None] | None = None,
+        on_overflow: Callable[[MemoryStore, str, str, MemoryResult], MemoryResult] | None = None,
+        enforce_limits: bool = True,
     ):
         self.dir = Path(dir).expanduser()
         self.limits = {
@@ -113,16 +113,22 @@ class MemoryStore:
         self.project_id: str | None = None
         self.project_name: str | None = None
         if project_root is not None:
-            from pi_memory.project import project_id, project_name
+            from pi_memory.project import project_folder, project_id, project_name
 
             self.project_root = Path(project_root)
             self.project_id, self.project_name = project_id(self.project_root), project_name(self.project_root)
-            folder = f"{_safe(self.project_name)}-{self.project_id}"
+            folder = project_folder(self.project_root)
             self.files["project"] = self.dir / "projects" / folder / PROJECT_FILE
             self.names["project"] = f"projects/{folder}/{PROJECT_FILE}"
         self.lock_timeout = lock_timeout
         self.max_failures_per_turn = max_failures_per_turn
         self.on_change = on_change
+        # Called with (store, target, content, refusal) when an add is refused as over the limit; returns the
+        # result to give instead (:mod:`pi_memory.learning.consolidate`: fifo-evict, auto-consolidate).
+        self.on_overflow = on_overflow
+        # False in policy mode (nothing is injected, the index holds every entry): a store may grow past its
+        # limit; a single entry still may not (a longer one would read as drift on the next load).
+        self.enforce_limits = enforce_limits
         self._live: dict[str, list[str]] = {t: [] for t in self.files}
         self._drift: dict[str, fmt.Analysis | None] = {t: None for t in self.files}
         self._failures: dict[str, int] = {t: 0 for t in self.files}
@@ -147,6 +153,7 @@ class MemoryStore:
             project_root=root,
             project_char_limit=settings.project_char_limit,
             failure_char_limit=settings.failure_char_limit,
+            enforce_limits=getattr(settings, "prompt_mode", "snapshot") != "policy",
             **kwargs,
         )
 
@@ -192,6 +199,12 @@ class MemoryStore:
         self._seen[target] = (self._seen[target] or set()) | set(analysis.entries)
         return analysis
 
+    def acknowledge(self, target: str, entries: list[str]) -> None:
+        """Entries another writer of this process made (a background learning job): replace/remove treat them
+        as seen, so the agent's first edit of such an entry is not refused as changed on disk."""
+        if self._seen.get(target) is not None:
+            self._seen[target].update(entries)
+
     def begin_turn(self) -> None:
         """Start a new agent run: reset the per-store failure counters."""
         self._failures = {t: 0 for t in self.files}
@@ -209,10 +222,14 @@ class MemoryStore:
             )
         shown = [self._show(target, e, sanitised) for e in analysis.entries]
         notice = None
+        cur, limit = fmt.joined_length(analysis.entries), self.limits[target]
         if analysis.drift:
-            notice = msg.drift_notice(self.names[target], target, analysis)
+            notice = msg.drift_notice(self.names[target], target, analysis, self.path(target))
+        elif cur > limit:
+            notice = msg.over_budget(self.names[target], cur, limit, max(map(len, analysis.entries)),
+                                     LIMIT_SETTINGS[target])
         elif fmt.looks_like_plain_markdown(analysis.text) and len(analysis.entries) == 1:
-            notice = msg.plain_markdown_notice(self.names[target], target)
+            notice = msg.plain_markdown_notice(self.names[target], target, self.path(target))
         return MemoryResult(
             success=True,
             target=target,
@@ -227,8 +244,12 @@ class MemoryStore:
 
     # ------------------------------------------------------------ mutations
     def add(self, target: str, content: str) -> MemoryResult:
-        """Append ``content`` as a new entry. An exact duplicate succeeds without writing."""
-        return self.apply(target, [Operation(action="add", content=content)], single=True)
+        """Append ``content`` as a new entry. An exact duplicate succeeds without writing. Over the limit, the
+        ``on_overflow`` hook (when set) decides what happens instead of the refusal."""
+        result = self.apply(target, [Operation(action="add", content=content)], single=True)
+        if result.code == "over_limit" and self.on_overflow is not None:
+            return self.on_overflow(self, target, fmt.normalise_newlines(content).strip(), result)
+        return result
 
     def replace(self, target: str, old_text: str, new_content: str) -> MemoryResult:
         """Swap the whole entry containing ``old_text`` for ``new_content``."""
@@ -262,11 +283,7 @@ class MemoryStore:
             return self._result(target, False, "locked", error=str(exc))
         except OSError as exc:
             self._failures[target] += 1
-            return self._result(
-                target, False, "io_error",
-                error=f"Could not read or write {self.path(target)} ({type(exc).__name__}: {exc}). Nothing was "
-                "changed. Check that the file and its folder are writable and the disk has space, then retry.",
-            )
+            return self._result(target, False, "io_error", error=msg.io_error(self.names[target], self.dir, exc))
 
     def _prepare(self, target: str, op: Operation, index: int, single: bool) -> Operation:
         """Normalise and validate one operation before taking the lock (scanning is the slow part)."""
@@ -305,7 +322,7 @@ class MemoryStore:
             raise _Refusal(
                 self._result(
                     target, False, "drift",
-                    error=msg.drift_error(self.names[target], target, analysis, bak),
+                    error=msg.drift_error(self.names[target], target, analysis, bak, self.path(target)),
                     drift_backup=bak,
                 )
             )
@@ -316,7 +333,8 @@ class MemoryStore:
             where = "" if single else f"Operation {i + 1} ({op.action}): "
             self._step(target, work, op, where, notes, single)
         cur, limit = fmt.joined_length(work), self.limits[target]
-        if cur > limit and fmt.joined_length(work) > fmt.joined_length(before):
+        if cur > limit and fmt.joined_length(work) > fmt.joined_length(before) and (
+                self.enforce_limits or any(op.content and len(op.content) > limit for op in ops)):
             raise _Refusal(self._over_limit(target, before, ops, cur, single))
         if work != before:
             atomic_write_text(path, fmt.serialise(work))
@@ -389,7 +407,7 @@ class MemoryStore:
             error = msg.entry_too_long(name, len(ops[0].content), limit)
         elif single and ops[0].action == "add":
             needed = new_total - cur
-            error = msg.full_on_add(name, cur, limit, needed)
+            error = msg.full_on_add(name, cur, limit, needed, LIMIT_SETTINGS[target])
         elif single:
             error = msg.full_on_replace(name, new_total, limit)
         else:

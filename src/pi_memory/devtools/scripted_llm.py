@@ -274,7 +274,10 @@ class _Server(ThreadingHTTPServer):
 
 
 class ScriptedLLM:
-    """The scripted server, run on a background thread. Use as a context manager."""
+    """The scripted server, run on a background thread. Use as a context manager. Subclasses speaking another
+    wire API set ``handler_class`` (:mod:`pi_memory.devtools.scripted_hosts`)."""
+
+    handler_class: type[BaseHTTPRequestHandler] = _Handler
 
     def __init__(
         self,
@@ -297,7 +300,7 @@ class ScriptedLLM:
     def start(self) -> ScriptedLLM:
         if self._server is not None:
             return self
-        server = _Server((self._host, self._port), _Handler)
+        server = _Server((self._host, self._port), self.handler_class)
         server.owner = self
         self._server = server
         self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="scripted-llm", daemon=True)
@@ -368,7 +371,8 @@ class ScriptedLLM:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Scripted OpenAI-compatible chat server (127.0.0.1 only).")
+    parser = argparse.ArgumentParser(prog="python -m pi_memory.devtools.scripted_llm",
+                                     description="Scripted OpenAI-compatible chat server (127.0.0.1 only).")
     parser.add_argument("--port", type=int, default=18080)
     parser.add_argument("--log", default=None, help="append each request as one JSON line here")
     args = parser.parse_args(argv)

@@ -4,8 +4,8 @@ deterministically, so demos and end-to-end tests exercise real capture without a
 * extraction (the capture prompt that asks for facts): every line of the user's text starting with ``Remember:``
   is one fact;
 * decision (the prompt that keeps long-term memory up to date): a fact whose subject -- the words before
-  `` is `` / `` are `` -- matches an existing memory's subject UPDATEs that memory; the same text is NOOP;
-  anything else is ADD.
+  `` is `` / `` are `` -- matches an existing memory's subject UPDATEs that memory, with the reason naming the
+  subject and the two values (the words after the verb); the same text is NOOP; anything else is ADD.
 
 Every other request falls through to the default script (:func:`pi_memory.devtools.scripted_llm.decide`).
 """
@@ -32,6 +32,11 @@ def _subject(text: str) -> str:
     return " ".join(m.group(1).lower().split()) if m else ""
 
 
+def _value(text: str) -> str:
+    m = _SUBJECT.match(text.strip())
+    return text.strip()[m.end():] if m else text
+
+
 def decisions(payload: dict[str, Any]) -> dict[str, Any]:
     existing = payload.get("existing_memories") or []
     out = []
@@ -42,7 +47,10 @@ def decisions(payload: dict[str, Any]) -> dict[str, Any]:
         if same is not None:
             out.append({"fact": fact["fact"], "event": "NOOP", "memory_id": same["id"], "text": None})
         elif related is not None:
-            out.append({"fact": fact["fact"], "event": "UPDATE", "memory_id": related["id"], "text": text})
+            reason = {"subject": _SUBJECT.match(text.strip()).group(1), "attribute": "value",
+                      "old_value": _value(related["text"]), "new_value": _value(text)}
+            out.append({"fact": fact["fact"], "event": "UPDATE", "memory_id": related["id"], "text": text,
+                        "reason": reason})
         else:
             out.append({"fact": fact["fact"], "event": "ADD", "memory_id": None, "text": text})
     return {"decisions": out}

@@ -3,6 +3,8 @@
 * :func:`open_index` -- open/create/migrate the database, repair it once if corrupt (:mod:`.db`);
 * :func:`index_paths`, :func:`reindex`, :func:`prune` -- read session transcripts incrementally (:mod:`.indexer`);
 * :func:`session_search`, :func:`memory_search` -- ranked, bounded search (:mod:`.search`, :mod:`.query`);
+* :func:`redaction_progress` -- credentials are stored redacted; an old index is redacted at open
+  (:mod:`.redaction`); :func:`last_repair` / :func:`describe_repair` -- the record a corruption repair leaves;
 * :func:`sync_store`, :func:`sync_markdown`, :func:`add_extended` -- the memories mirror and the extended
   store (:mod:`.mirror`).
 
@@ -31,7 +33,9 @@ from pi_memory.index.mirror import (
     sync_store,
 )
 from pi_memory.index.query import QueryPlan, plan_query
+from pi_memory.index.redaction import redaction_progress
 from pi_memory.index.results import MemoryHit, SearchResult, SessionHit
+from pi_memory.index.salvage import describe_repair, last_repair, repairs
 from pi_memory.index.search import (
     SearchInputError,
     memory_search,
@@ -55,9 +59,11 @@ __all__ = [
     "SyncStats",
     "add_extended",
     "clear_sessions",
+    "describe_repair",
     "index_path",
     "index_paths",
     "is_corruption",
+    "last_repair",
     "list_memories",
     "memory_search",
     "migrate",
@@ -65,8 +71,10 @@ __all__ = [
     "parse_time",
     "plan_query",
     "prune",
+    "redaction_progress",
     "reindex",
     "remove_memory",
+    "repairs",
     "session_ranking",
     "session_ranking_in_context",
     "session_search",

@@ -9,6 +9,9 @@ mode (``isolation_level=None``): write with :func:`transaction`, which issues ``
 
 Schema and migrations: :mod:`.schema` (tables, named steps, the word-index triggers).
 
+Credentials: migration ``008_redact_secrets`` is finished at open (:func:`.redaction.redact_pending_index`:
+batched and resumable; the CLI shows its progress).
+
 Corruption: at open a probe reads the schema (a garbage file fails with "file is not a database"), and
 ``PRAGMA quick_check`` runs when the file is at most ``QUICK_CHECK_MAX_BYTES`` (32 MiB: it reads every page, so
 a large index is not checked on every start; pass ``check=True`` to force it). Damage deeper in a large file
@@ -40,6 +43,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from pi_memory.index.redaction import redact_pending_index
 from pi_memory.index.schema import MIGRATIONS, Migration, split_statements
 from pi_memory.index.words import register as register_words
 
@@ -183,6 +187,10 @@ def _open_checked(path: Path, check: bool | None) -> sqlite3.Connection:
     try:
         _check(conn, path, check)
         migrate(conn)
+        # Busy, locked or read-only: the work stays recorded and the next open goes on; searches redact what
+        # they show meanwhile (:func:`.redaction.redaction_pending`).
+        with contextlib.suppress(sqlite3.OperationalError):
+            redact_pending_index(conn, path)
     except sqlite3.DatabaseError as exc:
         conn.close()
         if is_corruption(exc):
@@ -228,17 +236,29 @@ def _default_rebuild(conn: sqlite3.Connection, damaged: Path) -> None:
     store's rows when :mod:`pi_memory.semantic` is installed) and the sessions (:mod:`.salvage`: the rows, or
     the files to read again), then mirror the Markdown stores again."""
     from pi_memory.index.mirror import salvage_memories, sync_markdown
-    from pi_memory.index.salvage import salvage_sessions
+    from pi_memory.index.salvage import rebuild_semantic_from_history, record_repair, salvage_sessions
 
-    salvage_memories(conn, damaged)
-    salvage_sessions(conn, damaged)
+    memories = salvage_memories(conn, damaged)
+    sessions = salvage_sessions(conn, damaged)
     try:  # the semantic store also lives only in this file (optional module)
         from pi_memory.semantic.schema import salvage_semantic
     except ImportError:
         salvage_semantic = None
+    semantic_copied, history = 0, None
     if salvage_semantic is not None:
-        salvage_semantic(conn, damaged)
+        semantic_copied = salvage_semantic(conn, damaged)
+        history = rebuild_semantic_from_history(conn, damaged)
     sync_markdown(conn, damaged.parent)
+    gone = [p for (p,) in conn.execute("SELECT path FROM pending_paths") if not Path(p).exists()]
+    record_repair(conn, {
+        "at": meta_get(conn, "recovered_at"), "damagedCopy": damaged.name, "reason": meta_get(conn, "recovered_reason"),
+        "rebuilt": {"sessionFiles": sessions.copied_files, "messages": sessions.copied_messages,
+                    "filesToReadAgain": sessions.pending_paths, "memories": memories,
+                    "semanticMemories": semantic_copied, "semanticFromHistory": history.rebuilt if history else 0},
+        "lost": {"semanticMemories": history.lost if history else 0,
+                 "semanticHistoryUnreadable": bool(history and not history.history_readable),
+                 "transcriptsGone": len(gone), "vectors": "embedded again"},
+    })
 
 
 def open_index(

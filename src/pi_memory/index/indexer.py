@@ -23,6 +23,8 @@ Branches: every tree entry's parent is kept in ``entries``; after a read the lab
 leaf (``active_branch``). An append that continues from the previous leaf cannot change old labels and
 writes none; one that continues elsewhere (the user went back in the tree) relabels the file's rows.
 
+Credentials: every record's text is redacted before it is capped and stored (:mod:`.redaction`).
+
 Text: a record's text is stored and indexed up to ``MAX_TEXT_CHARS`` (20,000) characters, tool calls, tool
 results and bash output up to ``TOOL_TEXT_CHARS`` (8,000): the first 80% and the last 20% of the limit are kept
 with a marker saying how much was left out. Tool calls and results are about 90% of a transcript's indexed
@@ -55,6 +57,16 @@ from pi_memory.index.changes import (
 from pi_memory.index.db import now_iso, transaction
 from pi_memory.index.readers import default_roots, discover, read_session
 from pi_memory.index.readers.base import ReadResult, SessionInfo, active_branch
+from pi_memory.index.redaction import (
+    CONTEXT_CHARS,
+    compact,
+    load_state,
+    prepare_text,
+    redact_pending_index,
+    redact_text,
+    save_state,
+)
+from pi_memory.index.redaction import cap_text as _cap
 from pi_memory.index.schema import MESSAGES_DELETE_TRIGGER
 from pi_memory.index.words import clean_text, fts_form
 from pi_memory.index.writer import GroupWriter, IdRange, index_ranges
@@ -98,11 +110,7 @@ class IndexStats:
 
 def cap_text(text: str, limit: int = MAX_TEXT_CHARS) -> str:
     """``text`` cut to about ``limit`` characters: the first 80% and the last 20% kept, a marker between."""
-    if len(text) <= limit:
-        return text
-    head, tail = limit * 4 // 5, limit // 5
-    left_out = len(text) - head - tail
-    return f"{text[:head]}\n… [{left_out:,} characters not indexed] …\n{text[-tail:]}"
+    return _cap(text, limit)
 
 
 class _Projects:
@@ -186,6 +194,7 @@ def insert_messages(conn: sqlite3.Connection, rows: list[tuple]) -> None:
     Runs inside the caller's transaction (or autocommits each statement without one). The indexer writes
     through :class:`~.writer.GroupWriter` instead, which indexes a whole group at once.
     """
+    rows = [(*row[:-1], redact_text(row[-1])) for row in rows]  # what the index stores is redacted
     ids = _insert_rows(conn, rows)
     if ids is not None:
         index_ranges(conn, [ids])
@@ -248,6 +257,12 @@ def _write(
         ),
     ).fetchone()[0]
     removed = 0
+    if todo.mode == "append" and res.records:  # a repeated entry (Claude Code resumes): the last version wins
+        again = {r.entry_id for r in res.records if r.entry_id is not None}
+        if again:
+            for eid in again:
+                removed += conn.execute("DELETE FROM messages WHERE file_id = ? AND entry_id = ?",
+                                        (file_id, cl(eid))).rowcount
     if todo.mode == "replace":
         removed = conn.execute("DELETE FROM messages WHERE file_id = ?", (file_id,)).rowcount
         conn.execute("DELETE FROM entries WHERE file_id = ?", (file_id,))
@@ -268,8 +283,10 @@ def _write(
     else:
         active = active_branch(res.parents, leaf)
     rows = []
+    before = ""  # the record read before: context for the credential scan (:mod:`.redaction`)
     for r in res.records:
-        text = cap_text(r.text, TOOL_TEXT_CHARS if r.kind in _TOOL_KINDS else MAX_TEXT_CHARS)
+        text = prepare_text(r.text, TOOL_TEXT_CHARS if r.kind in _TOOL_KINDS else MAX_TEXT_CHARS, before)
+        before = r.text[-CONTEXT_CHARS:]
         rows.append((
             session_id, file_id, cl(r.entry_id), cl(r.parent_id), r.line, r.timestamp, r.role, r.kind,
             cl(r.tool_name), "active" if r.entry_id is None or r.entry_id in active else "abandoned", cl(text),
@@ -453,6 +470,20 @@ def clear_sessions(conn: sqlite3.Connection) -> None:
 def reindex(
     conn: sqlite3.Connection, paths: Iterable[Path | str] | None = None, progress: Progress | None = None
 ) -> IndexStats:
-    """Forget every indexed session and index ``paths`` again from scratch."""
+    """Forget every indexed session and index ``paths`` again from scratch, then compact the file so nothing
+    of the rows it held before stays in freed pages or the WAL (:func:`.redaction.compact`)."""
     clear_sessions(conn)
-    return index_paths(conn, paths, progress)
+    state = load_state(conn)
+    if state is not None and state.phase == "messages":  # no message left to redact; the memories still are
+        state.phase = "memories"
+        with transaction(conn):
+            save_state(conn, state)
+    stats = index_paths(conn, paths, progress)
+    t0 = time.perf_counter()
+    state = load_state(conn)
+    if state is not None and state.phase != "done":
+        redact_pending_index(conn)  # the memories, then the compaction
+    else:
+        compact(conn)
+    stats.optimize_seconds += time.perf_counter() - t0
+    return stats

@@ -10,6 +10,9 @@
   survive ``reindex`` (which clears sessions only), and after corruption :func:`salvage_memories` copies what
   can still be read from the damaged file. Callers scan content for threats and secrets before adding it.
 
+Credentials are stored redacted (:mod:`.redaction`): a hand-edited Markdown entry holding a key is mirrored with
+``[REDACTED:<id>]`` in its place, so it is compared, searched and embedded in that form.
+
 Within one ``(scope, project, target)`` a content appears once: mirroring an entry that the extended store
 already holds turns that row into the mirror row (its metadata kept); an entry removed from Markdown is
 deleted only from the mirror, never from the extended store.
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pi_memory.index.db import now_iso, transaction
+from pi_memory.index.redaction import redact_text
 
 SCOPES = ("global", "project")
 TARGETS = ("memory", "user", "project", "failure")
@@ -92,10 +96,11 @@ def _normalise(entries: Sequence[str | MirrorEntry], target: str) -> list[Mirror
             entry = parse_failure_entry(item) if target == "failure" else MirrorEntry(item)
         else:
             entry = item
-        content = entry.content.strip()
+        content = redact_text(entry.content.strip())
         if content and content not in seen:
             seen.add(content)
-            out.append(MirrorEntry(content, entry.category, entry.failure_reason))
+            reason = redact_text(entry.failure_reason) if entry.failure_reason else entry.failure_reason
+            out.append(MirrorEntry(content, entry.category, reason))
     return out
 
 
@@ -213,13 +218,16 @@ def add_extended(
     project: str | None = None,
     category: str | None = None,
     failure_reason: str | None = None,
+    created: str | None = None,
 ) -> tuple[int, bool]:
     """Store a memory in SQLite only. Returns ``(id, created)``; ``created`` is False when the same content
-    already exists in that store (Markdown or extended), whose row is returned unchanged."""
+    already exists in that store (Markdown or extended), whose row is returned unchanged. ``created``: when
+    the memory was first saved (an import keeps the source's date; default now)."""
     _check(scope, project, target, category)
-    content = content.strip()
+    content = redact_text(content.strip())
     if not content:
         raise MirrorInputError("A memory cannot be empty.")
+    failure_reason = redact_text(failure_reason) if failure_reason else failure_reason
     proj = project if scope == "project" else None
     with transaction(conn):
         row = conn.execute(
@@ -232,7 +240,7 @@ def add_extended(
         cur = conn.execute(
             "INSERT INTO memories(scope, project, target, category, content, failure_reason, source, created) "
             "VALUES (?, ?, ?, ?, ?, ?, 'extended', ?)",
-            (scope, proj, target, category, content, (failure_reason or "").strip() or None, now_iso()),
+            (scope, proj, target, category, content, (failure_reason or "").strip() or None, created or now_iso()),
         )
         return int(cur.lastrowid or 0), True
 
@@ -291,6 +299,7 @@ def salvage_memories(conn: sqlite3.Connection, damaged: Path | str) -> int:
             except sqlite3.Error:
                 break
             batch.append(row)
+        batch = [(*r[:4], redact_text(r[4]), redact_text(r[5]) if r[5] else r[5], *r[6:]) for r in batch]
         with transaction(conn):
             for row in batch:
                 cur = conn.execute(

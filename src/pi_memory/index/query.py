@@ -152,6 +152,7 @@ class QueryPlan:
     loose: tuple[Clause, ...] = ()
     operators: bool = False
     dropped: tuple[str, ...] = field(default=())
+    excludes: bool = False  # the query had NOT terms (an empty plan then means "only exclusions")
 
     @property
     def empty(self) -> bool:
@@ -291,7 +292,9 @@ def plan_query(query: str | None, operators: bool = True, words: bool = False) -
         loose = tuple(Clause((t,)) for t in _dedupe(variants))
         if len(loose) == 1 and loose[0] == clauses[0]:
             loose = ()
-    return QueryPlan(query=query or "", clauses=clauses, loose=loose, operators=uses_ops, dropped=tuple(dropped))
+    excludes = any(t.negated for g in groups for t in g)
+    return QueryPlan(query=query or "", clauses=clauses, loose=loose, operators=uses_ops, dropped=tuple(dropped),
+                     excludes=excludes)
 
 
 def describe(plan: QueryPlan) -> str:

@@ -13,15 +13,26 @@ after 30 days, and the index is then the only copy) and files indexed from other
    row without all its messages would make the next pass skip a file whose text is missing -- and the paths
    that could be read go into ``pending_paths``: the next :func:`~.indexer.index_paths` without explicit
    paths reads them again beside the default folders, then forgets them.
+
+Semantic memories live only in this file. When their table is unreadable, :func:`rebuild_semantic_from_history`
+recreates the active ones from ``semantic_history`` (the text of each ADD/UPDATE; SUPERSEDE/DELETE end one).
+
+Every repair leaves a record in ``meta`` (:func:`record_repair`): ``at``, ``damagedCopy``, ``reason``,
+``rebuilt`` (session files and messages copied, files queued to read again, memories and semantic memories
+copied, semantic memories rebuilt from history) and ``lost`` (semantic memories that could not be rebuilt,
+queued transcripts that no longer exist, so their text is gone, and vectors, which are embedded again).
+``pi-memory status`` shows the newest, and the pi bridge's ``status`` carries it as ``indexRepair``.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
 from pi_memory.index.db import transaction
+from pi_memory.index.redaction import redact_text
 from pi_memory.index.words import fts_form
 from pi_memory.index.writer import index_ranges
 
@@ -73,7 +84,7 @@ def salvage_sessions(conn: sqlite3.Connection, damaged: Path | str) -> SalvageRe
         tables = {name: _read_all(src, name) for name in _TABLES}
         if all(rows is not None for rows in tables.values()):
             with transaction(conn):
-                messages = tables["messages"] or []
+                messages = [(*r[:-1], redact_text(r[-1])) for r in tables["messages"] or []]  # an older index
                 tables["messages"] = [(*r, None if r[-1].isascii() else fts_form(r[-1])) for r in messages]
                 for name, rows in tables.items():
                     if rows:
@@ -95,3 +106,144 @@ def salvage_sessions(conn: sqlite3.Connection, damaged: Path | str) -> SalvageRe
     finally:
         src.close()
     return report
+
+
+# ---------------------------------------------------------------------------------------- semantic memories
+@dataclass
+class SemanticRebuild:
+    """``rebuilt``: active memories recreated from ``semantic_history``; ``lost``: memories the history says
+    were active that could not be recreated (their history rows were unreadable too); ``history_readable``."""
+
+    rebuilt: int = 0
+    lost: int = 0
+    history_readable: bool = True
+
+
+def _history(src: sqlite3.Connection) -> tuple[list[tuple], bool]:
+    rows: list[tuple] = []
+    try:
+        for row in src.execute("SELECT memory_id, user_id, project_id, agent_id, event, new_text, at "
+                               "FROM semantic_history ORDER BY at, id"):
+            rows.append(row)
+    except sqlite3.Error:
+        return rows, False  # what was read before the damaged page
+    return rows, True
+
+
+def _final_states(rows: list[tuple]) -> dict[str, dict]:
+    """memory id -> its last state by its events: ADD / UPDATE (the new memory an update made) create it
+    active with ``new_text``; SUPERSEDE and DELETE end it."""
+    states: dict[str, dict] = {}
+    for memory_id, user_id, project_id, agent_id, event, new_text, at in rows:
+        if event in ("ADD", "UPDATE") and new_text:
+            states[memory_id] = {"scope": (user_id, project_id, agent_id), "text": new_text, "created": at,
+                                 "updated": at, "active": True}
+        elif memory_id in states:
+            states[memory_id].update(active=False, updated=at)
+        else:
+            states[memory_id] = {"active": False}
+    return states
+
+
+def rebuild_semantic_from_history(conn: sqlite3.Connection, damaged: Path | str) -> SemanticRebuild:
+    """Recreate in ``conn`` (a fresh index) the semantic memories that the damaged file's history shows active
+    but whose rows could not be copied (a torn page on ``semantic_memories``): id, scope and text from the
+    history, ``created_at`` from their first event, no metadata or vector (the backend re-embeds them). Runs
+    after :func:`pi_memory.semantic.schema.salvage_semantic` copied what was readable; a memory already there
+    is left alone. Never raises for a damaged file."""
+    report = SemanticRebuild()
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'semantic_memories'").fetchone():
+        return report
+    try:
+        src = sqlite3.connect(f"file:{Path(damaged)}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return report
+    try:
+        rows, report.history_readable = _history(src)
+        try:  # how many were active (a count may still read where the rows cannot)
+            expected = src.execute("SELECT count(*) FROM semantic_memories WHERE status = 'active'").fetchone()[0]
+        except sqlite3.Error:
+            expected = None
+    finally:
+        src.close()
+    from pi_memory.semantic.models import text_hash
+
+    present = {r[0] for r in conn.execute("SELECT id FROM semantic_memories")}
+    seq = conn.execute("SELECT ifnull(max(seq), 0) FROM semantic_memories").fetchone()[0]
+    todo = [(mid, st) for mid, st in _final_states(rows).items() if st.get("active") and mid not in present]
+    with transaction(conn):
+        for mid, st in todo:
+            seq += 1
+            conn.execute(
+                "INSERT INTO semantic_memories(id, user_id, project_id, agent_id, text, hash, status, created_at, "
+                "updated_at, observed_at, source, metadata, seq) VALUES (?,?,?,?,?,?,'active',?,?,?,?,'{}',?)",
+                (mid, *st["scope"], st["text"], text_hash(st["text"]), st["created"], st["updated"], st["created"],
+                 json.dumps({"kind": "rebuilt-from-history"}), seq))
+    report.rebuilt = len(todo)
+    active = conn.execute("SELECT count(*) FROM semantic_memories WHERE status = 'active'").fetchone()[0]
+    if expected is not None:
+        report.lost = max(0, expected - active)
+    return report
+
+
+# ------------------------------------------------------------------------------------------- repair record
+REPAIRS_KEY = "repairs"
+MAX_REPAIRS = 10
+
+
+def record_repair(conn: sqlite3.Connection, record: dict) -> None:
+    """Keep ``record`` (when, the damaged copy, why, what was rebuilt, what was lost) in ``meta`` beside the
+    earlier ones (the newest ``MAX_REPAIRS``)."""
+    with transaction(conn):
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (REPAIRS_KEY,)).fetchone()
+        try:
+            repairs = json.loads(row[0]) if row else []
+        except ValueError:
+            repairs = []
+        repairs = [*repairs, record][-MAX_REPAIRS:]
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (REPAIRS_KEY, json.dumps(repairs)))
+
+
+def repairs(conn: sqlite3.Connection) -> list[dict]:
+    """Every kept repair record, oldest first (``[]`` when the index was never repaired)."""
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (REPAIRS_KEY,)).fetchone()
+        return json.loads(row[0]) if row else []
+    except (sqlite3.Error, ValueError):
+        return []
+
+
+def last_repair(data_dir: Path | str) -> dict | None:
+    """The newest repair record of ``<data_dir>/index.sqlite3``, read without opening the index for writing (so
+    a status line can ask often and cheaply); ``None`` when there is none or the file cannot be read."""
+    path = Path(data_dir) / "index.sqlite3"
+    if not path.exists():
+        return None
+    try:
+        src = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
+    except sqlite3.Error:
+        return None
+    try:
+        found = repairs(src)
+    finally:
+        src.close()
+    return found[-1] if found else None
+
+
+def describe_repair(record: dict) -> str:
+    """One line for a person about a repair record: when, what was rebuilt, what was lost."""
+    rebuilt, lost = record.get("rebuilt", {}), record.get("lost", {})
+    done = [f"{rebuilt.get('messages', 0)} messages of {rebuilt.get('sessionFiles', 0)} session files copied"]
+    if rebuilt.get("filesToReadAgain"):
+        done.append(f"{rebuilt['filesToReadAgain']} session files to read again")
+    done.append(f"{rebuilt.get('memories', 0)} memories and {rebuilt.get('semanticMemories', 0)} semantic memories "
+                "copied")
+    if rebuilt.get("semanticFromHistory"):
+        done.append(f"{rebuilt['semanticFromHistory']} semantic memories rebuilt from their history")
+    gone = []
+    if lost.get("semanticMemories"):
+        gone.append(f"{lost['semanticMemories']} semantic memories")
+    if lost.get("transcriptsGone"):
+        gone.append(f"the text of {lost['transcriptsGone']} transcripts that no longer exist")
+    return (f"index repaired at {record.get('at') or '?'} (damaged copy {record.get('damagedCopy')}): "
+            + "; ".join(done) + ". Lost: " + (", ".join(gone) or "nothing") + " (vectors are embedded again).")

@@ -31,6 +31,8 @@ Schema (``MIGRATIONS``, applied in order, each once, each in its own transaction
   :mod:`.words`). Migration 007 replaced the first, trigram, index (``003``).
 * ``pending_paths``: session files to read again at the next pass without explicit paths (filled when a
   corrupt index's sessions could not be copied, :mod:`.salvage`).
+* ``008_redact_secrets``: credentials in stored text are redacted (:mod:`.redaction`; the step records the
+  work, which :func:`~pi_memory.index.open_index` then does in batches).
 * ``meta``: key/value facts (``rebuilds``: how many times this file was rebuilt after corruption,
   ``recovered_from``: where the corrupt copy went).
 """
@@ -41,6 +43,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pi_memory.index import redaction
 from pi_memory.index.words import TOKENIZER, fts_form
 
 
@@ -250,4 +253,5 @@ MIGRATIONS: list[Migration] = [
             SELECT id, {_MEMORY_FORM.format(row="memories")} FROM memories;
         """,
     ),
+    Migration(redaction.MIGRATION_NAME, "", redaction.start),
 ]

@@ -29,6 +29,7 @@ from pi_memory.index.filters import (
     project_ids,
 )
 from pi_memory.index.query import QueryPlan, describe, plan_query
+from pi_memory.index.redaction import redaction_pending
 from pi_memory.index.results import (
     MAX_LIMIT,
     MAX_MEMORY_CHARS,
@@ -40,6 +41,7 @@ from pi_memory.index.results import (
     cap_output,
 )
 from pi_memory.index.snippets import make_snippet
+from pi_memory.safety import redact
 
 __all__ = [
     "SearchInputError",
@@ -143,10 +145,17 @@ def session_search(
                 top,
             )
         }
-        for rank, mid in enumerate(top, 1):
+        redacted = not redaction_pending(conn)  # rows are redacted when written, once migration 008 is done
+        seen: set[tuple] = set()
+        for mid in top:
             r = meta[mid]
-            text = r[14]
-            snippet, cut = make_snippet(text, ranked.terms, snippet_chars)
+            same = (r[8], r[7] if r[7] is not None else r[6], r[2], r[3], r[14])
+            if same in seen:  # the same entry stored twice (an index written before repeats were merged)
+                continue
+            seen.add(same)
+            rank = len(hits) + 1
+            text = r[14] if redacted else redact(r[14])
+            snippet, cut = make_snippet(text, ranked.terms, snippet_chars, redacted=True)
             hits.append(
                 SessionHit(
                     rank=rank, score=round(ranked.scores.get(mid, 0.0), 4), match=ranked.match[mid],
@@ -236,7 +245,9 @@ def _session_filters(
 
 def _empty_note(plan: QueryPlan) -> str:
     if plan.empty and plan.query.strip():
-        return "The query only excludes terms (NOT ...), so nothing can match it. Add a term to search for."
+        if plan.excludes:
+            return "The query only excludes terms (NOT ...), so nothing can match it. Add a term to search for."
+        return "The query has no word to search for (only quotes or operators). Add a word to search for."
     if plan.empty:
         return "The query is empty; nothing to search for."
     return "No matches. Try fewer or shorter terms, or a different spelling."
@@ -293,10 +304,13 @@ def memory_search(
                 top,
             )
         }
+        redacted = not redaction_pending(conn)
         for rank, mid in enumerate(top, 1):
             r = meta[mid]
+            if not redacted:
+                r = (*r[:1], redact(r[1]), *r[2:6], redact(r[6]) if r[6] else r[6], *r[7:])
             full = r[1] + ("\n" + r[6] if r[6] else "")
-            snippet, _cut = make_snippet(full, ranked.terms, snippet_chars)
+            snippet, _cut = make_snippet(full, ranked.terms, snippet_chars, redacted=True)
             hits.append(
                 MemoryHit(
                     rank=rank, score=round(ranked.scores.get(mid, 0.0), 4), match=ranked.match[mid], id=mid,

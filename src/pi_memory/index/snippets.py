@@ -1,4 +1,20 @@
-"""Snippets: a window of a text around its densest cluster of matches, matches highlighted."""
+"""Snippets: a window of a text around its densest cluster of matches, matches highlighted.
+
+Order of work, so no credential can come out of a snippet (issue 9, item 1): the text is redacted first
+(unless the caller says it already is: rows of a finished index are redacted when written,
+:mod:`.redaction`), then matches are found and highlighted, then the window is cut, and a window edge that
+falls inside a ``[REDACTED:<id>]`` marker moves out of it.
+
+Highlighting:
+
+* Markers are ``**`` pairs. Markdown emphasis already in the text (``**docker**``) is unwrapped first, so a
+  snippet's only ``**`` are the highlights: nothing is highlighted twice and a reader (the CLI renders them
+  bold) can trust every pair. A ``**`` that is not emphasis (``2**10``) stays as it is.
+* A word-index term matches whole words, as the index does: ``a`` is highlighted as the word "a", never the
+  letter inside "data"; a prefix term (broadened search) may end inside a word (``deploy`` in "deployment").
+  CJK characters are words of their own, so a CJK term needs no boundary. Terms of a trigram index (and
+  plain terms) match anywhere.
+"""
 
 from __future__ import annotations
 
@@ -7,21 +23,57 @@ from collections.abc import Sequence
 
 from pi_memory.index.query import Term
 from pi_memory.index.results import HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN
+from pi_memory.index.words import CJK_RANGES, HAS_CJK
+from pi_memory.safety import redact
+
+_EMPHASIS = re.compile(r"(?<![\w*])\*\*(?=[^\s*])(.+?)(?<=[^\s*])\*\*(?![\w*])", re.DOTALL)
+_LATIN_BEFORE = f"(?<![^\\W_{CJK_RANGES}])"  # not after a letter or digit of a spaced script (CJK is a boundary)
+_LATIN_AFTER = f"(?![^\\W_{CJK_RANGES}])"
+_MARKER = re.compile(r"\[REDACTED:[a-z_]+\]")
 
 
-def make_snippet(text: str, terms: Sequence[Term], chars: int) -> tuple[str, bool]:
+def _pattern(term: Term) -> re.Pattern[str]:
+    text = term.text
+    body = re.escape(text)
+    if term.words:
+        if text[:1].isalnum() and not HAS_CJK.match(text[:1]):
+            body = _LATIN_BEFORE + body
+        if not term.prefix and text[-1:].isalnum() and not HAS_CJK.match(text[-1:]):
+            body += _LATIN_AFTER
+    return re.compile(body, re.IGNORECASE)
+
+
+def _outside_markers(text: str, start: int, end: int) -> tuple[int, int]:
+    """``start``/``end`` moved so that neither falls inside a ``[REDACTED:<id>]`` marker."""
+    for m in _MARKER.finditer(text, max(0, start - 40), min(len(text), end + 40)):
+        if m.start() < start < m.end():
+            start = m.start()
+        if m.start() < end < m.end():
+            end = m.start() if m.start() > start else m.end()
+    return start, end
+
+
+def make_snippet(text: str, terms: Sequence[Term], chars: int, redacted: bool = False) -> tuple[str, bool]:
     """``chars`` characters of ``text`` around its densest cluster of matches, matches wrapped in ``**``.
 
+    ``redacted``: ``text`` is already redacted (see the module docstring); otherwise it is redacted here.
     Returns ``(snippet, truncated)``; whitespace runs become single spaces, and ``…`` marks a cut at either end.
     """
+    if not redacted:
+        text = redact(text)
+    if "**" in text:
+        text = _EMPHASIS.sub(r"\1", text)
     spans: list[tuple[int, int, int]] = []
-    ordered = sorted(terms, key=lambda t: -len(t.text))
-    for idx, pat in enumerate(re.compile(re.escape(t.text), re.IGNORECASE) for t in ordered):
+    ordered = sorted((t for t in terms if t.text), key=lambda t: -len(t.text))
+    for idx, pat in enumerate(_pattern(t) for t in ordered):
         for m in pat.finditer(text):
             if m.end() > m.start():
                 spans.append((m.start(), m.end(), idx))
             if len(spans) > 400:
                 break
+    if "[REDACTED:" in text:  # a term inside a marker ("key" in [REDACTED:openai_api_key]) is not a match
+        hidden = [m.span() for m in _MARKER.finditer(text)]
+        spans = [s for s in spans if not any(a <= s[0] < b for a, b in hidden)]
     spans.sort()
     kept: list[tuple[int, int, int]] = []
     for s in spans:  # drop overlaps (a term inside a longer one)
@@ -48,11 +100,13 @@ def make_snippet(text: str, terms: Sequence[Term], chars: int) -> tuple[str, boo
             if 0 <= space < first:
                 start = space + 1
     end = min(len(text), start + chars)
+    if "[REDACTED:" in text:
+        start, end = _outside_markers(text, start, end)
     out: list[str] = []
     pos = start
     for s, e in marks:
-        if s < start or e > end:
-            continue
+        if s < start or e > end or (text[max(0, s - 2) : s] == "**" and text[e : e + 2] == "**"):
+            continue  # outside the window, or already between markers of the text's own
         out.append(text[pos:s])
         out.append(HIGHLIGHT_OPEN + text[s:e] + HIGHLIGHT_CLOSE)
         pos = e

@@ -20,8 +20,10 @@ MCP has no notion of an agent turn, so the per-turn retry guard resets when the 
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
+import os
 import signal
 import sys
 import threading
@@ -32,6 +34,7 @@ from typing import Annotated, Any
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
+from pi_memory import __version__
 from pi_memory.curated import MemoryStore, build_snapshot
 from pi_memory.integrations.mcp_stdio import run_stdio
 from pi_memory.runtime import Memory
@@ -40,6 +43,7 @@ from pi_memory.tools import ToolSpec, create_memory_tools
 
 TURN_GAP_S = 30.0
 SHUTDOWN_WAIT_S = 1.5  # below the 2 s the MCP SDK's client waits after closing stdin before it sends SIGTERM
+CLOSE_WAIT_S = 0.3  # after the worker's wait, for closing the stores; a signal ends the process within 2 s
 
 INSTRUCTIONS = (
     "pi-memory: persistent curated memory. memory_read lists what is saved (MEMORY.md = your notes, USER.md = "
@@ -57,7 +61,7 @@ def build_server(memory: Memory | MemoryStore, session: AgentSession | None = No
     else:
         store, specs_list = memory.store, memory.tools()
     store.load_from_disk()
-    server = MCPServer("pi-memory", instructions=INSTRUCTIONS)
+    server = MCPServer("pi-memory", instructions=INSTRUCTIONS, version=__version__)
     last_call = [0.0]
 
     def run(spec: ToolSpec, arguments: dict) -> CallToolResult:
@@ -145,12 +149,37 @@ def serve_stdio(memory: Memory, index_every: float = INDEX_EVERY_S,
     worker of the module docstring (``index_every`` seconds between index passes; 0 or less: no background
     indexing at all). ``report`` gets ``{"event": "started", "transport": "stdio", "dataDir", "tools": [name],
     "indexIntervalSeconds": float | None, "semantic": str}`` once the worker is queued and ``{"event":
-    "stopped", "workerFinished": bool, "worker": AgentSession.status()}`` after shutdown; it must not write to
-    standard output (the protocol's channel). Returns whether the worker finished within :data:`SHUTDOWN_WAIT_S`."""
+    "stopped", "workerFinished": bool, "worker": AgentSession.status()}`` after shutdown (with ``"signal":
+    "SIGTERM" | "SIGINT"`` when a signal stopped it); it must not write to standard output (the protocol's
+    channel). Returns whether the worker finished within :data:`SHUTDOWN_WAIT_S`.
+
+    A signal ends the process within :data:`SHUTDOWN_WAIT_S` plus the time to report, whatever the server is
+    doing (:class:`_SignalStop`): the worker gets its shutdown wait, then the process exits (0 for SIGTERM, 130
+    for SIGINT) without waiting for stdin, a tool call in progress or threads that would keep it alive."""
     session = AgentSession(memory.cwd, memory=memory)
     server = build_server(memory, session)
     background = index_every > 0
-    restore = _exit_on_sigterm()  # before "started": a client may stop the server as soon as it reads that
+    lock = threading.Lock()
+    outcome: list[bool] = []
+
+    def finish(signal_name: str | None = None) -> bool:
+        with lock:  # once: the signal's thread and the normal return may both get here
+            if not outcome:
+                # On its own thread, waited for a bounded time: closing the stores blocks while a tool call on
+                # the main thread holds the index connection (a SQLite busy wait), and a signal must not wait.
+                box: list[bool] = []
+                closer = threading.Thread(target=lambda: box.append(session.shutdown(SHUTDOWN_WAIT_S)),
+                                          name="pi-memory-shutdown", daemon=True)
+                closer.start()
+                closer.join(SHUTDOWN_WAIT_S + CLOSE_WAIT_S)
+                outcome.append(bool(box and box[0]))
+                if report:
+                    event = {"event": "stopped", "workerFinished": outcome[0], "worker": session.status()}
+                    report(event | ({"signal": signal_name} if signal_name else {}))
+            return outcome[0]
+
+    stop = _SignalStop(finish)
+    stop.install()  # before "started": a client may stop the server as soon as it reads that
     try:
         if background:
             session.start(catch_up=True, every=index_every)
@@ -159,25 +188,70 @@ def serve_stdio(memory: Memory, index_every: float = INDEX_EVERY_S,
                     "tools": [t.name for t in memory.tools()],
                     "indexIntervalSeconds": index_every if background else None, "semantic": memory.semantic_status})
         run_stdio(server)  # server.run(), with lone surrogate escapes read as U+FFFD (mcp_stdio)
+    except KeyboardInterrupt:  # Ctrl+C before the signal thread could act
+        pass
     finally:
-        restore()
-        finished = session.shutdown(SHUTDOWN_WAIT_S)
-        if report:
-            report({"event": "stopped", "workerFinished": finished, "worker": session.status()})
-    return finished
+        stop.restore()
+    return finish()
 
 
-def _exit_on_sigterm() -> Callable[[], None]:
-    """Turn SIGTERM into ``SystemExit(0)`` (so shutdown runs, as for Ctrl+C); returns what restores the old
-    handler. A no-op off the main thread, where Python cannot set signal handlers."""
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
+class _SignalStop:
+    """SIGTERM and SIGINT end the server promptly, even when the main thread is blocked.
 
-    def stop(signum: int, frame: object) -> None:
-        raise SystemExit(0)
+    Python runs signal handlers only when the main thread executes bytecode, so a server stuck in a C call (a
+    SQLite busy wait in a tool call, a read of stdin) would not see the signal for seconds. Instead the C-level
+    handler writes the signal number to a pipe (``signal.set_wakeup_fd``), a thread reading it calls
+    ``finish(name)`` (the worker's bounded shutdown and the "stopped" report), flushes the standard streams and
+    ends the process with ``os._exit``: nothing else (stdin, a tool call, pool threads joined at exit) can
+    keep it alive. Off the main thread, where Python cannot set signal handlers, it does nothing."""
 
-    previous = signal.signal(signal.SIGTERM, stop)
-    return lambda: signal.signal(signal.SIGTERM, previous)
+    SIGNALS = {signal.SIGTERM: ("SIGTERM", 0), signal.SIGINT: ("SIGINT", 130)}
+
+    def __init__(self, finish: Callable[[str], object]):
+        self.finish = finish
+        self._previous: dict[int, Any] = {}
+        self._pipe: tuple[int, int] | None = None
+        self._old_fd = -1
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        read, write = os.pipe()
+        os.set_blocking(write, False)
+        self._pipe = (read, write)
+        self._old_fd = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+        for signum in self.SIGNALS:
+            self._previous[signum] = signal.signal(signum, lambda s, f: None)  # the pipe's thread acts
+        threading.Thread(target=self._watch, name="pi-memory-signals", daemon=True).start()
+
+    def _watch(self) -> None:
+        read = self._pipe[0]
+        while True:
+            try:
+                data = os.read(read, 1)
+            except OSError:
+                return
+            if not data or data[0] == 0:  # restored: the server returned normally
+                return
+            if data[0] in self.SIGNALS:
+                name, code = self.SIGNALS[data[0]]
+                try:
+                    self.finish(name)
+                finally:
+                    for stream in (sys.stderr, sys.stdout):
+                        with contextlib.suppress(Exception):
+                            stream.flush()
+                    os._exit(code)
+
+    def restore(self) -> None:
+        if self._pipe is None:
+            return
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        signal.set_wakeup_fd(self._old_fd)
+        with contextlib.suppress(OSError):
+            os.write(self._pipe[1], b"\0")  # ends the watching thread
+        self._pipe = None
 
 
 def stderr_reporter(as_json: bool) -> Callable[[dict[str, Any]], None]:

@@ -10,6 +10,7 @@ Public API
   Unicode rules).
 * ``scan_secrets(text) -> list[Finding]`` — credentials (category ``"secret"``; see ``secrets``).
 * ``redact(text) -> str`` — secret values replaced by ``[REDACTED:<id>]``.
+* ``secret_spans(text) -> list[SecretSpan]`` — every secret value's ``(start, end, id)`` in raw offsets.
 * ``check_write(text) -> Finding | None`` — the first threat, else the first secret, else ``None``.
 * ``refusal_message(finding, where="memory") -> str`` — why a write was refused and what to do instead.
 * ``blocked_marker(filename, ids) -> str`` — the line that replaces a hostile entry in a prompt snapshot.
@@ -27,7 +28,7 @@ from __future__ import annotations
 from ._text import Folded, fold
 from ._threat_patterns import INVISIBLE_UNICODE
 from ._threats_beacon import IMAGE_BEACON_IDS
-from .secrets import SECRET, redact, scan_secrets
+from .secrets import SECRET, SecretSpan, redact, scan_secrets, secret_spans
 from .threats import Finding, scan_threats
 from .unencodable import replace_unencodable
 
@@ -42,6 +43,8 @@ __all__ = [
     "replace_unencodable",
     "scan_secrets",
     "scan_threats",
+    "SecretSpan",
+    "secret_spans",
 ]
 
 

@@ -5,6 +5,9 @@ Shapes
 * ``scan_secrets(text) -> list[Finding]`` — one ``Finding(id, "secret", span)`` per id (first occurrence),
   ordered by position. ``span`` covers the secret *value* only (not the ``password:`` label), in raw offsets.
 * ``redact(text) -> str`` — every secret value replaced by ``[REDACTED:<id>]``; the words around it stay.
+* ``secret_spans(text) -> list[SecretSpan]`` — every secret value (not only the first per id) as
+  ``SecretSpan(start, end, id)`` in raw offsets, sorted and non-overlapping: for callers that must know where
+  each credential is (the session index redacts at index time and keeps snippet windows off them).
 
 Ids (ours; the formats are the vendors' public token formats):
 
@@ -85,6 +88,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ._text import fold
 from .threats import Finding
@@ -410,14 +414,56 @@ PATTERNS: tuple[_SecretPattern, ...] = (
 )
 
 
-def _folded_matches(text: str) -> list[tuple[int, int, int, str]]:
-    """All accepted (start, end, priority, id) value spans in ``text``, overlaps resolved by table order."""
+# Patterns whose every match holds one of its keywords at most this many characters after the match's start
+# (``refresh_token``: "token" 8 characters in). For them the regex runs only near the keywords' places, found
+# with ``str.find``, instead of being tried at every position of the text: the same matches, in the same
+# order (``_anchored``), 5-10x faster on text that is full of "key" and "token" but holds no secret.
+_ANCHOR_BACK = {"secret_assignment": 12, "bearer_token": 0, "password_in_prose": 0, "url_credentials": 0,
+                "twilio_key": 0}
+_MATCH_REACH = 1200  # longer than any match of those patterns (a value is at most 500 characters)
+_CARD_HINT = re.compile(r"\d{4}[ -]?\d{4}")  # every card number match holds 8 digits, at most one gap
+
+
+def _keyword_places(lowered: str, keywords: tuple[str, ...]) -> list[int]:
+    places: list[int] = []
+    for kw in keywords:
+        i = lowered.find(kw)
+        while i >= 0:
+            places.append(i)
+            i = lowered.find(kw, i + 1)
+    places.sort()
+    return places
+
+
+def _anchored(pat: _SecretPattern, text: str, lowered: str, back: int):
+    """``pat.regex.finditer(text)`` for a pattern whose matches start at most ``back`` characters before one
+    of its keywords: the regex is tried only at those starts, in order, so the leftmost match comes first."""
+    pos = tried = 0
+    for place in _keyword_places(lowered, pat.keywords):
+        start = max(pos, tried, place - back)
+        while start <= place:
+            m = pat.regex.match(text, start)
+            if m is None:
+                start += 1
+                continue
+            yield m
+            pos = start = max(m.end(), start + 1)
+        tried = max(tried, place + 1)
+
+
+def _folded_matches(text: str, anchored: bool = True) -> list[tuple[int, int, int, str]]:
+    """All accepted (start, end, priority, id) value spans in ``text``, overlaps resolved by table order.
+    ``anchored=False`` tries every pattern at every position (what the anchoring must equal; for tests)."""
     lowered = text.lower()
     taken: list[tuple[int, int, int, str]] = []  # kept sorted and non-overlapping
     for prio, pat in enumerate(PATTERNS):
         if not any(map(lowered.__contains__, pat.keywords)):
             continue
-        for m in pat.regex.finditer(text):
+        if anchored and pat.id == "payment_card" and not _CARD_HINT.search(text):
+            continue
+        back = _ANCHOR_BACK.get(pat.id) if anchored and len(lowered) == len(text) else None  # places kept
+        found = pat.regex.finditer(text) if back is None else _anchored(pat, text, lowered, back)
+        for m in found:
             span = pat.validate(m, text) if pat.validate else m.span(pat.group)
             if span is None or span[0] == span[1]:
                 continue
@@ -438,6 +484,21 @@ def _matches(text: str) -> list[tuple[int, int, int, str]]:
             continue
         out.append((raw_start, raw_end, prio, ident))
     return out
+
+
+class SecretSpan(NamedTuple):
+    """One secret value in a text: raw ``[start, end)`` offsets and the pattern id."""
+
+    start: int
+    end: int
+    id: str
+
+
+def secret_spans(text: str) -> list[SecretSpan]:
+    """Every secret value in ``text`` (all occurrences), sorted by position and non-overlapping."""
+    if not text:
+        return []
+    return [SecretSpan(start, end, ident) for start, end, _prio, ident in _matches(text)]
 
 
 def scan_secrets(text: str) -> list[Finding]:

@@ -2,8 +2,10 @@
 
 Modules: :mod:`.models` (shapes), :mod:`.backend` (the backend protocol), :mod:`.embedded` (the default,
 SQLite backend), :mod:`.vectors` and :mod:`.ranking` (search internals), :mod:`.recall` (what to recall and
-the injected text), :mod:`.capture` (the two-step extraction pipeline), :mod:`.dedup`, :mod:`.config`
-(settings), :mod:`.service` (one object per host session), :mod:`.tools` (the ``mem0_memory`` tool).
+the injected text), :mod:`.capture` (the two-step extraction pipeline; :mod:`.capture_gate`: the turns it
+skips, :mod:`.capture_windows`: how long turns are read, :mod:`.supersession`: when a memory may be retired),
+:mod:`.outcomes` (capture and recall outcomes in the index), :mod:`.dedup`, :mod:`.config` (settings),
+:mod:`.service` (one object per host session), :mod:`.tools` (the ``mem0_memory`` tool).
 
 Typical host use::
 

@@ -14,6 +14,8 @@ keys win over the same keys at the top level (``"semantic": false`` turns semant
       "userIdScope": "project",        # or "exact": one identity across projects
       "agentId": "reviewer",           # optional extra partition
       "customInstructions": "...",     # appended to the fact-extraction prompt
+      "captureMaxInputTokens": 40000,  # extraction input per turn (estimated tokens); longer turns are read in
+                                       # windows until it runs out, and status says what was left unread
       "recallTokenBudget": 1500,       # cap on the injected recall text (estimated tokens)
       "recallMinSimilarity": 0.4,      # cosine a memory needs without keyword evidence; 0 turns the floor off
       "recallSources": ["semantic"],   # add "curated" and/or "sessions"
@@ -43,6 +45,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, field_validator
 
 from pi_memory import config as core_config
+from pi_memory.semantic.capture_windows import DEFAULT_MAX_INPUT_TOKENS
 from pi_memory.semantic.recall import DEFAULT_MIN_SIMILARITY
 
 MemoryMode = Literal["hybrid", "active", "passive"]
@@ -57,7 +60,8 @@ DEFAULT_RECALL_BUDGET = 1500
 TOP_K_HINT = "topK must be an integer greater than 0; to turn automatic recall off set autoRecall: false, not topK: 0"
 SEMANTIC_KEYS = ("memoryMode", "autoCapture", "autoRecall", "toolEnabled", "topK", "recallFrequency", "userId",
                  "userIdScope", "agentId", "customInstructions", "recallTokenBudget", "recallMinSimilarity",
-                 "recallSources", "embedder", "backend", "enabled")
+                 "recallSources", "embedder", "backend", "enabled", "captureMaxInputTokens")
+MIN_CAPTURE_INPUT_TOKENS = 1_000  # below this not even the extraction prompt and a short window fit
 
 
 class SemanticSettingsError(ValueError):
@@ -102,6 +106,8 @@ class SemanticSettings(BaseModel):
     user_id_scope: Literal["project", "exact"] = Field("project", alias="userIdScope")
     agent_id: str | None = Field(None, alias="agentId")
     custom_instructions: str | None = Field(None, alias="customInstructions")
+    capture_max_input_tokens: StrictInt = Field(DEFAULT_MAX_INPUT_TOKENS, alias="captureMaxInputTokens",
+                                                ge=MIN_CAPTURE_INPUT_TOKENS, le=10_000_000)
     recall_token_budget: StrictInt = Field(DEFAULT_RECALL_BUDGET, alias="recallTokenBudget", gt=0, le=100_000)
     recall_min_similarity: float = Field(DEFAULT_MIN_SIMILARITY, alias="recallMinSimilarity", ge=0.0, le=1.0,
                                          strict=True)
@@ -148,11 +154,15 @@ class SemanticSettings(BaseModel):
         return {"autoCapture": bool(self.auto_capture), "autoRecall": bool(self.auto_recall),
                 "toolEnabled": bool(self.tool_enabled)}
 
-    def describe(self) -> str:
-        """``hybrid (autoCapture on, autoRecall off*, toolEnabled on)`` -- ``*`` marks an explicit override."""
+    def describe(self, capture_model: bool = True) -> str:
+        """``hybrid (autoCapture on, autoRecall off*, toolEnabled on)`` -- ``*`` marks an explicit override.
+        ``capture_model=False``: no chat model is configured, so an ``autoCapture on`` is said to be inactive
+        (``autoCapture on but inactive: no chat model``) and never reads as if turns were captured."""
         names = {"auto_capture": "autoCapture", "auto_recall": "autoRecall", "tool_enabled": "toolEnabled"}
         parts = [f"{label} {'on' if getattr(self, key) else 'off'}{'*' if key in self.overrides else ''}"
                  for key, label in names.items()]
+        if self.auto_capture and not capture_model:
+            parts[0] += " but inactive: no chat model"
         return f"{self.memory_mode} ({', '.join(parts)})"
 
 
@@ -201,6 +211,8 @@ def _flatten(block: dict[str, Any], where: str | None = None) -> dict[str, Any]:
     """Top-level semantic keys overlaid with the nested ``semantic`` object (which may disable the feature).
     Raises :class:`SemanticSettingsError` (naming ``where`` when given) for a ``semantic`` of another type."""
     out = {k: block[k] for k in SEMANTIC_KEYS if k in block}
+    if out.get("memoryMode") in core_config.PROMPT_MODES:  # the prompt mode shares the key (pi_memory.config)
+        del out["memoryMode"]
     nested = block.get("semantic")
     if nested is False:
         out["enabled"] = False

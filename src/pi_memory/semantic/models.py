@@ -1,7 +1,9 @@
 """Data shapes of semantic memory: scopes, memories, history events, search hits, capture results.
 
 Times are UTC ISO-8601 strings ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (they sort as text, like the index's other
-tables). ``observed_at`` is when the fact was *said* (the turn's time, used to resolve "yesterday");
+tables), except ``observed_at``: when the fact was *said* (the turn's time, used to resolve "yesterday"), kept
+in the offset the caller gave (``2026-03-14T23:30:00.000-08:00``; :func:`to_iso_keep_offset`), because the
+day a person said "yesterday" is their local day, not the UTC one. Nothing sorts by ``observed_at``.
 ``created_at`` is when it was *stored*. The two differ when old conversations are imported.
 
 Supersession, not erasure: an UPDATE (or a contradiction found by capture) stores the new text as a new
@@ -41,6 +43,20 @@ def to_iso(value: datetime) -> str:
         value = value.replace(tzinfo=UTC)
     value = value.astimezone(UTC)
     return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def to_iso_keep_offset(value: datetime) -> str:
+    """A datetime as ``YYYY-MM-DDTHH:MM:SS.mmm`` plus its own offset (``Z`` for UTC, else ``+HH:MM``); a naive
+    datetime is taken as UTC. The local date stays the caller's: ``23:30-08:00`` is still that day."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    offset = value.utcoffset()
+    if not offset:
+        return to_iso(value)
+    minutes = int(offset.total_seconds() // 60)
+    sign, minutes = ("+" if minutes >= 0 else "-"), abs(minutes)
+    return (f"{value.year:04d}-{value.month:02d}-{value.day:02d}T{value.hour:02d}:{value.minute:02d}:"
+            f"{value.second:02d}.{value.microsecond // 1000:03d}{sign}{minutes // 60:02d}:{minutes % 60:02d}")
 
 
 def parse_iso(value: str | datetime | None) -> datetime | None:
@@ -261,10 +277,17 @@ class CaptureReport(BaseModel):
 
     status: Literal["ok", "error", "skipped"] = "ok"
     message: str = ""
+    skip_rule: str | None = None  # skipped: which rule (capture_gate.RULES, "empty", or a setting such as "off")
     facts: list[str] = Field(default_factory=list)
     events: list[MemoryEvent] = Field(default_factory=list)
     blocked_facts: int = 0  # facts dropped because they tripped the threat scanner
     dropped_facts: int = 0  # facts past capture.MAX_FACTS in the model's reply (see ``message``)
+    refused_decisions: int = 0  # UPDATE/DELETE refused by the supersession check (the fact was added instead)
+    refusals: list[str] = Field(default_factory=list)  # why each was refused
+    turn_chars: int = 0  # characters of the turn (both sides, after redaction)
+    windows: int = 0  # parts the turn was cut into (capture_windows)
+    windows_read: int = 0  # parts the model read
+    unread_chars: int = 0  # characters left unread (budget ran out, or a model failure stopped the reading)
     redacted_secrets: int = 0  # credentials removed from the turn before the model saw it
     errors: list[str] = Field(default_factory=list)
     model_calls: int = 0
@@ -290,6 +313,10 @@ class CaptureReport(BaseModel):
             line += f"; {self.blocked_facts} blocked by the threat scanner"
         if self.dropped_facts:
             line += f"; {self.dropped_facts} over the per-turn limit dropped"
+        if self.refused_decisions:
+            line += f"; {self.refused_decisions} UPDATE/DELETE refused (old memory kept)"
+        if self.unread_chars:
+            line += f"; {self.unread_chars:,} of {self.turn_chars:,} characters not read"
         if self.errors:
             line += f"; {len(self.errors)} error(s): {self.errors[0]}"
         return line
@@ -297,7 +324,9 @@ class CaptureReport(BaseModel):
     def to_public(self) -> dict[str, Any]:
         return {"status": self.status, "message": self.message, "facts": self.facts,
                 "events": [e.to_public() for e in self.events], "blockedFacts": self.blocked_facts,
-                "droppedFacts": self.dropped_facts,
+                "droppedFacts": self.dropped_facts, "skipRule": self.skip_rule,
+                "refusedDecisions": self.refused_decisions, "refusals": self.refusals, "turnChars": self.turn_chars,
+                "windows": self.windows, "windowsRead": self.windows_read, "unreadChars": self.unread_chars,
                 "redactedSecrets": self.redacted_secrets, "errors": self.errors, "modelCalls": self.model_calls,
                 "inputTokens": self.input_tokens, "outputTokens": self.output_tokens, "costUsd": self.cost_usd,
                 "latencyMs": self.latency_ms}

@@ -13,9 +13,10 @@ Decisions
 * Identity keys (``user_id``, ``projectId``...) are dropped from metadata: scope comes only from the explicit
   id fields (mem0 #6655). Each caller passes its own key set.
 * ``observed_at`` must be an ISO-8601 date or date-time (``2026-03-14``, ``2026-03-14T09:00:00Z``, with an
-  offset, or without one = UTC). It is stored normalised to ``YYYY-MM-DDTHH:MM:SS.mmmZ`` UTC like every other
-  time of semantic memory, so it sorts as text and can never carry a line break or markup into the recall
-  fence. Anything else is refused with ``ValueError`` (the REST server answers 400). Rows stored before this
+  offset, or without one = UTC). It is stored normalised to ``YYYY-MM-DDTHH:MM:SS.mmm`` with the offset the
+  caller gave (``Z`` for UTC, else ``+HH:MM``): the memory's day is the day the user lived, so a fact said at
+  23:30 in California is dated that day, not the next UTC one. The normal form can never carry a line break
+  or markup into the recall fence. Anything else is refused with ``ValueError`` (the REST server answers 400). Rows stored before this
   check are still read; :attr:`~pi_memory.semantic.models.SemanticMemory.date` shows only a well-formed day.
 """
 
@@ -26,7 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from pi_memory import safety
-from pi_memory.semantic.models import MemorySource, parse_iso, to_iso
+from pi_memory.semantic.models import MemorySource, parse_iso, to_iso_keep_offset
 
 MAX_DEPTH = 16
 
@@ -67,14 +68,14 @@ def clean_reason(reason: str | None) -> str | None:
 
 
 def check_observed_at(value: str | datetime | None) -> str | None:
-    """``value`` as ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (``None`` stays ``None``: the caller uses now).
+    """``value`` as ``YYYY-MM-DDTHH:MM:SS.mmm`` plus its offset (``None`` stays ``None``: the caller uses now).
 
     Raises ``ValueError`` naming the value when it is not an ISO-8601 date or date-time."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     try:
         parsed = parse_iso(value) if isinstance(value, (str, datetime)) else None
-        normalised = to_iso(parsed) if parsed is not None else None
+        normalised = to_iso_keep_offset(parsed) if parsed is not None else None
     except (OverflowError, ValueError):  # e.g. year 1 with a positive offset falls outside datetime's range
         normalised = None
     if normalised is None:

@@ -12,12 +12,16 @@ Hosts (the pi bridge, the MCP server, the CLI, ``pi-memory serve``) call :func:`
 * for people: :meth:`SemanticService.status`.
 
 Nothing here raises on a model or backend failure during recall or capture: the outcome/report carries the
-error and it is logged and counted (``stats``).
+error and it is logged and counted: in ``stats`` (this process) and in the index's job outcomes
+(:mod:`pi_memory.semantic.outcomes`), which every process reads -- ``pi-memory semantic status`` shows what
+the pi bridge's worker did. Turns skipped because of the settings (autoCapture off, no model) are not
+counted there; turns skipped by capture's own rules are.
 """
 
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -27,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_memory import safety
+from pi_memory.semantic import outcomes
 from pi_memory.semantic.backend import SemanticBackend
 from pi_memory.semantic.capture import capture_turn
 from pi_memory.semantic.config import BackendSettings, SemanticSettings, load_semantic_settings
@@ -40,7 +45,15 @@ from pi_memory.semantic.models import (
     normalise_text,
     now_iso,
 )
-from pi_memory.semantic.recall import RecallHit, format_recall, recall, skip_reason
+from pi_memory.semantic.ranking import keyword_terms
+from pi_memory.semantic.recall import (
+    RecallHit,
+    format_recall,
+    has_evidence,
+    keyword_coverage,
+    recall,
+    skip_reason,
+)
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +124,7 @@ class SemanticService:
 
     def __init__(self, settings: SemanticSettings, backend: SemanticBackend, scope: Scope, *, model: Any = _AUTO,
                  model_status: str = "", cwd: Path | None = None, conn: Any = None,
-                 agent_dir: Path | None = None) -> None:
+                 agent_dir: Path | None = None, data_dir: Path | None = None) -> None:
         self.settings = settings
         self.backend = backend
         self.scope = scope
@@ -121,8 +134,26 @@ class SemanticService:
         self._model = model
         self._model_status = model_status
         self._lock = threading.Lock()
-        self.stats = {"recalls": 0, "recall_errors": 0, "captures": 0, "capture_errors": 0, "facts_blocked": 0}
+        self.stats = {"recalls": 0, "recall_errors": 0, "captures": 0, "capture_errors": 0, "facts_blocked": 0,
+                      "captures_skipped": 0}
         self.reembed_thread: threading.Thread | None = None
+        self._data_dir = data_dir
+        self._own_conn: Any = None  # the index, opened for job outcomes when the backend holds no connection
+
+    def outcomes_conn(self) -> Any:
+        """The index connection job outcomes go to (the backend's, else one opened from the data folder), or
+        ``None`` when there is none (logged)."""
+        if self.conn is not None:
+            return self.conn
+        if self._own_conn is None and self._data_dir is not None:
+            from pi_memory.index import open_index
+
+            try:
+                self._own_conn = open_index(self._data_dir)
+            except Exception as exc:  # noqa: BLE001 - bookkeeping must not break capture
+                log.warning("job outcomes not recorded: the index could not be opened: %s", exc)
+                self._data_dir = None
+        return self._own_conn
 
     # --- model ---------------------------------------------------------------------------------------------
     @property
@@ -163,6 +194,9 @@ class SemanticService:
         except Exception as exc:  # noqa: BLE001 - recall must never break the agent run
             self.stats["recall_errors"] += 1
             log.warning("semantic recall failed: %s", exc, exc_info=True)
+            conn = self.outcomes_conn()
+            if conn is not None:
+                outcomes.record_recall_error(conn, f"{type(exc).__name__}: {exc}", self.scope.project_id)
             return RecallOutcome(None, marker, "error", error=str(exc),
                                  latency_ms=round((time.perf_counter() - start) * 1000, 2))
         return RecallOutcome(text, marker, "ok" if text else "no matches", hits,
@@ -191,18 +225,40 @@ class SemanticService:
         try:
             report = capture_turn(self.backend, model, user_text=user_text, assistant_text=assistant_text,
                                   scope=self.scope, observed_at=observed_at, source=source,
-                                  custom_instructions=self.settings.custom_instructions)
+                                  custom_instructions=self.settings.custom_instructions,
+                                  max_input_tokens=self.settings.capture_max_input_tokens)
         except Exception as exc:  # noqa: BLE001 - a capture failure must not break the host
             log.warning("semantic capture failed: %s", exc, exc_info=True)
             report = CaptureReport(status="error", errors=[f"capture failed: {type(exc).__name__}: {exc}"])
         if report.errors:
             self.stats["capture_errors"] += len(report.errors)
         self.stats["facts_blocked"] += report.blocked_facts
+        self.stats["captures_skipped"] += report.status == "skipped"
+        conn = self.outcomes_conn()
+        if conn is not None:
+            outcomes.record_capture(conn, report, self.scope.project_id)
         return report
 
     # --- direct operations (tool, CLI) ---------------------------------------------------------------------
-    def search(self, query: str, top_k: int | None = None) -> list[SemanticHit]:
-        return self.backend.search(query, scope=self.scope, top_k=top_k or self.settings.top_k)
+    def search(self, query: str, top_k: int | None = None, *, floor: bool = True) -> list[SemanticHit]:
+        """The ``top_k`` best active memories for ``query``. With ``floor`` (default) only those with evidence
+        of their own, by recall's rule (:func:`pi_memory.semantic.recall.has_evidence`: a cosine of at least
+        ``recallMinSimilarity``, or half of the query's keyword terms in the text), so a query unrelated to
+        every memory (``🤖``) finds nothing instead of "the best of what there is"; ``floor=False`` returns
+        the ranked list as it is. ``pi-memory semantic search`` (a person) uses the floor (``--no-floor`` to
+        drop it); the ``mem0_memory`` tool does not: a model that searches explicitly reads the scores, and
+        the floor, tuned against injecting noise, misses indirect matches (``benchmarks/recall_floor.py``)."""
+        hits = self.backend.search(query, scope=self.scope, top_k=top_k or self.settings.top_k)
+        if not floor:
+            return hits
+        terms = keyword_terms(query)
+        kept = []
+        for hit in hits:
+            judged = RecallHit.from_semantic(hit)
+            judged.coverage = keyword_coverage(terms, hit.memory.text)
+            if has_evidence(judged, self.settings.recall_min_similarity):
+                kept.append(hit)
+        return kept
 
     def add(self, text: str, *, source: dict[str, Any] | None = None) -> tuple[SemanticMemory, bool]:
         """Store ``text`` verbatim; ``(memory, created)`` -- ``created`` is False for a duplicate. Raises
@@ -263,7 +319,9 @@ class SemanticService:
             "enabled": s.enabled, "backend": self.backend.name, "scope": self.scope.key,
             "userIdScope": s.user_id_scope, "memoryMode": s.memory_mode, **s.controls(), "topK": s.top_k,
             "recallFrequency": s.recall_frequency, "recallTokenBudget": s.recall_token_budget,
-            "recallMinSimilarity": s.recall_min_similarity, "recallSources": list(s.recall_sources), "capture": self.model_status, "stats": dict(self.stats),
+            "recallMinSimilarity": s.recall_min_similarity, "recallSources": list(s.recall_sources),
+            "captureMaxInputTokens": s.capture_max_input_tokens, "capture": self.model_status,
+            "stats": dict(self.stats),
             "settings": list(s.sources),
         }
         if hasattr(self.backend, "count"):
@@ -276,6 +334,13 @@ class SemanticService:
         disclosure = getattr(self.backend, "disclosure", None)
         if disclosure:
             info["disclosure"] = disclosure
+        info["captureActive"] = bool(s.enabled and s.auto_capture and self.model is not None)
+        conn = self.outcomes_conn()
+        if conn is not None:
+            try:
+                info["jobs"] = outcomes.summary(conn)
+            except sqlite3.Error as exc:
+                info["jobs"] = {"error": f"job outcomes could not be read: {exc}"}
         return info
 
     def status(self) -> str:
@@ -283,7 +348,7 @@ class SemanticService:
         i = self.status_info()
         lines = [f"semantic memory: {'on' if i['enabled'] else 'off'} (backend {i['backend']})",
                  f"scope: {i['scope']} (userIdScope {i['userIdScope']})",
-                 f"mode: {self.settings.describe()}; topK {i['topK']}; recallFrequency {i['recallFrequency']}; "
+                 f"mode: {self.settings.describe(capture_model=i['captureActive'] or not self.settings.auto_capture)}; topK {i['topK']}; recallFrequency {i['recallFrequency']}; "
                  f"recall budget {i['recallTokenBudget']} tokens; similarity floor {i['recallMinSimilarity']}; "
                  f"sources {', '.join(i['recallSources'])}"]
         if "memories" in i:
@@ -295,11 +360,15 @@ class SemanticService:
             stale = f"; {e['staleMemories']} waiting for re-embedding (`pi-memory semantic reembed`)" \
                 if e["staleMemories"] else ""
             lines.append(f"embedder: {e['model']}{stale}")
-        lines.append(i["capture"])
+        lines.append(i["capture"] + (f"; turns read up to {i['captureMaxInputTokens']:,} input tokens "
+                                     "(captureMaxInputTokens)" if i["captureActive"] else ""))
         st = i["stats"]
         if st["recalls"] or st["captures"]:
             lines.append(f"this process: {st['recalls']} recall(s), {st['recall_errors']} failed; {st['captures']} "
-                         f"capture(s), {st['capture_errors']} error(s), {st['facts_blocked']} fact(s) blocked")
+                         f"capture(s) ({st['captures_skipped']} skipped), {st['capture_errors']} error(s), "
+                         f"{st['facts_blocked']} fact(s) blocked")
+        jobs = i.get("jobs") or {}
+        lines.extend([jobs["error"]] if "error" in jobs else outcomes.status_lines(jobs))
         if i.get("disclosure"):
             lines.append(i["disclosure"])
         return "\n".join(lines)
@@ -308,6 +377,9 @@ class SemanticService:
         closer = getattr(self.backend, "close", None)
         if callable(closer):
             closer()
+        own, self._own_conn = self._own_conn, None
+        if own is not None:
+            own.close()
 
 
 def open_semantic(settings: SemanticSettings | None = None, cwd: Path | str | None = None, *,
@@ -340,7 +412,8 @@ def open_semantic(settings: SemanticSettings | None = None, cwd: Path | str | No
             embedder = get_embedder(settings.embedder or None)
         backend = build_backend(settings.backend, data_dir=Path(data_dir) if data_dir else None,
                                 embedder=embedder, conn=conn)
-    service = SemanticService(settings, backend, scope, model=model, cwd=where, conn=conn, agent_dir=agent_dir)
+    service = SemanticService(settings, backend, scope, model=model, cwd=where, conn=conn, agent_dir=agent_dir,
+                              data_dir=Path(data_dir) if data_dir else None)
     if background_reembed:
         try:
             service.start_background_reembed()

@@ -86,7 +86,9 @@ def handle(service: SemanticService, a: MemoryToolArgs) -> dict[str, Any]:
 
     try:
         if a.action == "search":
-            hits = service.search(a.query or "", top_k=a.top_k)
+            # the model asked explicitly and sees the scores: the ranked list, without recall's floor (which
+            # misses indirect matches, see SemanticService.search)
+            hits = service.search(a.query or "", top_k=a.top_k, floor=False)
             return {"success": True, "action": "search", "query": a.query, "count": len(hits),
                     "results": [_item(h.memory, h.score) for h in hits], "notice": NOTICE}
         if a.action == "get_all":

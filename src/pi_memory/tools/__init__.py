@@ -7,7 +7,7 @@ model can act on (for the curated tools it lists the current entries, because cl
 ``oldText`` otherwise dead-end -- Hermes #43412).
 
 ``create_memory_tools(store)`` -> the four curated-memory tools ``memory_add``, ``memory_replace``,
-``memory_remove``, ``memory_read``. ``spec.openai()`` / ``spec.anthropic()`` give the tool definition in the
+``memory_remove``, ``memory_read``; ``create_skill_tools(skill_store)`` -> ``skill_manage``. ``spec.openai()`` / ``spec.anthropic()`` give the tool definition in the
 shape each provider's function-calling API takes.
 """
 
@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from pi_memory import safety
 from pi_memory.tools.curated import create_memory_tools
+from pi_memory.tools.skills import create_skill_tools
 
 
 @dataclass(frozen=True)
@@ -89,4 +90,4 @@ def _clean_schema(schema: dict) -> dict:
     return schema
 
 
-__all__ = ["ToolOutcome", "ToolSpec", "create_memory_tools"]
+__all__ = ["ToolOutcome", "ToolSpec", "create_memory_tools", "create_skill_tools"]

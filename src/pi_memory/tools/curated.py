@@ -63,9 +63,19 @@ GUIDE = (
 )
 
 
-def create_memory_tools(store: MemoryStore) -> list[ToolSpec]:
-    """The four tools bound to ``store``."""
+GUIDE_POLICY = (
+    "Curated memory persists across sessions; it is not shown in your prompt, so find it with memory_search. Save "
+    "what will matter later: the user's preferences and corrections first, then stable facts about their "
+    "environment and conventions. Skip trivia, task progress and anything easy to look up again. Never save secrets."
+)
+
+
+def create_memory_tools(store: MemoryStore, injected: bool = True) -> list[ToolSpec]:
+    """The four tools bound to ``store``. ``injected=False`` (policy mode): the descriptions say memory is
+    searched, not shown in the prompt."""
     from pi_memory.tools import ToolSpec
+
+    guide = GUIDE if injected else GUIDE_POLICY
 
     def on_invalid(error: str, arguments: dict) -> dict:
         target = arguments.get("target")
@@ -85,7 +95,7 @@ def create_memory_tools(store: MemoryStore) -> list[ToolSpec]:
         ToolSpec(
             name="memory_add",
             label="Memory: add",
-            description=f"Add one entry to persistent memory. {GUIDE} An exact duplicate is accepted without a "
+            description=f"Add one entry to persistent memory. {guide} An exact duplicate is accepted without a "
             "second copy. When the store is full the call fails and lists the entries: merge or remove some, then retry.",
             args_model=AddArgs,
             handler=add,

@@ -1,8 +1,10 @@
 """The search tools: ``session_search`` (past conversations) and ``memory_search`` (stored memories).
 
 Both run over the index (:mod:`pi_memory.index`). Output is bounded by the index layer (limit ≤ 50, capped
-snippets, ≤ 16 KiB in all); here secrets in snippets are redacted, because a transcript may hold a key a user
-once pasted and a tool result goes straight into the model's context.
+snippets, ≤ 16 KiB in all). Credentials never reach a result: the index stores text redacted
+(:mod:`pi_memory.index.redaction`) and cuts snippets from it; here each snippet, content and failure reason is
+scanned once more before it goes into the model's context (a last net, never the only one: a key split by
+highlight markers would not be recognised here).
 """
 
 from __future__ import annotations

@@ -101,13 +101,22 @@ def read_session(
 ) -> ReadResult:
     """Read a transcript of any supported agent; raises :class:`UnknownSessionFormat` if the format is unknown."""
     source = info.source if info is not None and info.source in SOURCES else detect_source(path)
-    if source == "pi":
-        return read_pi(path, start_offset, start_line, info)
-    if source == "claude_code":
-        return read_claude_code(path, start_offset, start_line, info)
-    if source == "codex":
-        return read_codex(path, start_offset, start_line, info)
-    raise UnknownSessionFormat(f"cannot tell which agent wrote {path}")
+    readers = {"pi": read_pi, "claude_code": read_claude_code, "codex": read_codex}
+    if source not in readers:
+        raise UnknownSessionFormat(f"cannot tell which agent wrote {path}")
+    res = readers[source](path, start_offset, start_line, info)
+    if start_offset == 0 and _nothing_but_garbage(res):
+        # The format came from the folder (``.claude/projects``), not the content: a file of which no line is
+        # a JSON record (binary data, another tool's log) is not a transcript there either, as anywhere else.
+        raise UnknownSessionFormat(f"cannot tell which agent wrote {path}: none of its lines is a JSON record")
+    return res
+
+
+def _nothing_but_garbage(res: ReadResult) -> bool:
+    """No record and at least one line that was not JSON, nothing else (the synthetic tree ids of the linear
+    formats say nothing about the content)."""
+    return (not res.records and res.skipped.get("malformed_line", 0) > 0
+            and set(res.skipped) <= {"malformed_line", "not_object", "blank_line"})
 
 
 def default_roots() -> dict[str, Path]:

@@ -30,6 +30,11 @@ assistant ``tool_use`` block           tool_call       assistant  ``name: <compa
 
 ``tool_name`` of a ``tool_result`` is known only when its ``tool_use`` was read in the same pass.
 
+Repeated records: Claude Code writes a line with the same ``uuid`` again on resumes and retries. The records of
+a repeated uuid replace those of its earlier line (the last version wins, ``skipped["repeated_uuid"]``); a
+repeated ``summary`` line (same ``leafUuid`` and text) is read once (``skipped["repeated_summary"]``). Across
+incremental passes the indexer does the same: a record whose entry id the file already has replaces its rows.
+
 Sidechain (subagent) lines (``isSidechain:true``) are kept as normal records. In a subagent file, whose lines carry
 the parent's ``sessionId``, ``info.session_id`` is the ``agentId`` and ``info.parent_session`` the parent's
 ``sessionId``. ``leaf_id`` is the last non-sidechain entry of the pass (in a subagent file, or a first pass with only
@@ -203,6 +208,8 @@ def read_claude_code(
         info = dataclasses.replace(info)  # completed below; the caller's object is left as it was
     need_info = info.session_id is None or info.cwd is None or info.started_at is None or info.version is None
 
+    positions: dict[str, range] = {}  # uuid -> where its records are in ``records`` (a repeat replaces them)
+    seen_summaries: set[tuple[str, str]] = set()
     src = LineSource(path, start_offset, start_line)
     for n, raw in src:
         try:  # a valid JSON line with unexpected types costs that line, never the file
@@ -229,6 +236,12 @@ def read_claude_code(
                 need_info = _fill_info(info, line, ts)
 
             if ltype == "user" or ltype == "assistant":
+                if eid is not None:
+                    if eid in positions:  # a repeated record (resume, retry): the last version wins
+                        for i in positions[eid]:
+                            records[i] = None
+                        skipped["repeated_uuid"] += 1
+                    start = len(records)
                 if line.get("isMeta"):
                     skipped["is_meta"] += 1
                     continue
@@ -242,13 +255,18 @@ def read_claude_code(
                     skipped["api_error"] += 1
                 else:
                     _assistant(msg.get("content"), eid, pid, n, ts, tool_names, records, skipped)
+                if eid is not None:
+                    positions[eid] = range(start, len(records))
             elif ltype in META_TYPES:
                 skipped[f"meta:{ltype}"] += 1
             elif ltype == "summary":
                 text = line.get("summary")
                 target = line.get("leafUuid")
-                if type(text) is str and text.strip() and type(target) is str:
+                if type(text) is str and text.strip() and type(target) is str and (target, text) not in seen_summaries:
+                    seen_summaries.add((target, text))
                     summaries.append((len(records), n, target, text, ts))
+                elif type(text) is str and text.strip() and type(target) is str:
+                    skipped["repeated_summary"] += 1
                 else:
                     skipped["empty"] += 1
             else:
@@ -256,6 +274,12 @@ def read_claude_code(
         except (TypeError, AttributeError, KeyError, IndexError, ValueError):
             skipped["malformed_entry"] += 1
 
+    if positions and any(r is None for r in records):  # drop the replaced versions, keep summary places
+        kept_before = [0]
+        for r in records:
+            kept_before.append(kept_before[-1] + (r is not None))
+        summaries = [(kept_before[i], *rest) for i, *rest in summaries]
+        records = [r for r in records if r is not None]
     if summaries:
         records = _place_summaries(records, summaries, parents, skipped)
     return ReadResult(

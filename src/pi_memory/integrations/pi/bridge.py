@@ -19,19 +19,44 @@ Methods:
     Loads settings for ``cwd`` and opens the store. Returns ``{version, dataDir, tools, status}``;
     ``tools`` is a list of ``{name, label, description, parameters}`` (JSON Schema).
 ``snapshot {}``
-    ``{text}``: a fresh snapshot built from the files on disk (``""`` when both stores are empty).
+    ``{text}``: the frozen ``memory`` part built now (:mod:`pi_memory.prompt`: the curated snapshot in snapshot
+    mode, the memory policy in policy mode; ``""`` when there is nothing to inject).
 ``validate_snapshot {text}``
-    ``{ok}``: whether a persisted snapshot may be reused as is.
+    ``{ok}``: whether a persisted ``memory`` part may be reused as is.
+``run_context {}``
+    ``{text, parts}``: the parts rebuilt at every agent run (memory blocks, standing instructions), appended to
+    the system prompt after the frozen part.
+``command {name, args, data}``
+    A slash command (:mod:`pi_memory.integrations.pi.commands`): ``{text, level, ...}`` for the TUI.
 ``begin_turn {}``
     Starts a new agent run (resets the per-run failure counters). ``{ok: true}``.
 ``call_tool {name, arguments}``
     ``{text, result, isError, status}``. A refusal is a normal result with ``isError: true``.
 ``recall {prompt, state}``
-    ``{text, marker, reason}``: semantic recall to inject as a user-channel message (``text`` null: none).
+    ``{text, marker, reason, status}``: semantic recall to inject as a user-channel message (``text`` null:
+    none); ``status`` as below, so the status line shows what the last turn's capture did.
 ``after_run {sessionFile, userText, assistantText, timestamp, entryIds}``
     Queues indexing of the session file and semantic capture of the turn; answers at once.
+``tool_calls {count}``
+    Tool calls of the run that is ending (counted for the background review). ``{ok: true}``.
+``flush {reason, sessionFile, wait?}``
+    Compaction or shutdown: queue a flush job when due (:mod:`pi_memory.learning.triggers`); with ``wait``
+    seconds, wait that long at most for it. ``{queued, reason, finished?}``.
+``consolidate {target, dryRun?}``
+    pi's ``/memory-consolidate``: one consolidation job now (the code behind ``pi-memory consolidate``).
+    ``{ok, text, report}`` (``text`` for a person).
+``learning_status {}``
+    The learning triggers and the latest jobs.
+``skills {action, ...}``
+    Skill discovery, the ``/memory-skills`` manager and the complex-run question (:mod:`.skills_host`).
 ``status {}``
-    ``{text, memoryEntries, userEntries, dataDir}`` (``text`` is the pi status-line text).
+    ``{text, memoryEntries, userEntries, dataDir, latestError, indexRepair?}`` (``text`` is the pi status-line
+    text; ``latestError``: the newest capture or recall failure recorded in the index since this bridge started,
+    by any process, ``{job, outcome, at, message, ...}`` or null; the text then ends with it).
+    ``indexRepair``, present once the index was ever repaired after corruption: the newest repair record
+    ``{at, damagedCopy, reason, rebuilt: {sessionFiles, messages, filesToReadAgain, memories,
+    semanticMemories, semanticFromHistory}, lost: {semanticMemories, semanticHistoryUnreadable,
+    transcriptsGone, vectors}}`` (:mod:`pi_memory.index.salvage`), for the status line to tell the user.
 ``shutdown {}``
     ``{ok: true}``, then the process exits.
 
@@ -87,16 +112,17 @@ class Bridge:
         self.tools: dict[str, Any] = {}
         self.session: Any = None
         self.stopping = False
+        self.started_at: str | None = None  # UTC ISO time of hello: older job errors are not this session's
 
     # ------------------------------------------------------------------ setup
-    def _open(self, cwd: Path | None, catch_up: bool = False) -> None:
+    def _open(self, cwd: Path | None, catch_up: bool = False, start: bool = True) -> None:
         from pi_memory.session import AgentSession
 
         self.session = AgentSession(cwd or Path.cwd(), self.session_id)
         self.settings, self.store = self.session.memory.settings, self.session.memory.store
         self.tools = {t.name: t for t in self.session.memory.tools()}
-        if catch_up:
-            self.session.start()
+        if start:
+            self.session.start(catch_up=catch_up)
 
     def _ensure_open(self) -> None:
         if self.store is None:
@@ -109,33 +135,89 @@ class Bridge:
         text = f"memory: {memory} {'entry' if memory == 1 else 'entries'}"
         if user:
             text += f", user: {user}"
-        return {"text": text, "memoryEntries": memory, "userEntries": user, "dataDir": str(self.settings.data_dir)}
+        error = self._latest_error()
+        if error is not None:
+            text += f" · {error['job']} failed at {error['at'][11:16]} UTC: {' '.join(error['message'].split())}"
+            text = text if len(text) <= 160 else text[:159] + "…"
+        status = {"text": text, "memoryEntries": memory, "userEntries": user,
+                  "dataDir": str(self.settings.data_dir), "latestError": error}
+        from pi_memory.index import last_repair
+
+        repair = last_repair(self.settings.data_dir)
+        if repair:
+            status["indexRepair"] = repair
+        return status
+
+    def _latest_error(self) -> dict[str, Any] | None:
+        """The newest capture/recall error in the index since this bridge started (any process), or None."""
+        if self.started_at is None or self.session is None:
+            return None
+        try:
+            from pi_memory.semantic.outcomes import latest_error
+
+            found = latest_error(self.session.memory.index(), since=self.started_at)
+        except Exception as exc:  # noqa: BLE001 - the status line must always answer
+            log.debug("job outcomes unreadable: %s", exc)
+            return None
+        return found.to_public() if found is not None else None
 
     # ---------------------------------------------------------------- methods
     def hello(self, cwd: str | None = None, sessionId: str | None = None, **_: Any) -> dict[str, Any]:  # noqa: N803
+        from pi_memory.index.db import now_iso
+
         self.cwd = Path(cwd) if cwd else None
         self.session_id = sessionId
-        self._open(self.cwd, catch_up=os.environ.get("PI_MEMORY_CATCH_UP", "1") != "0")
+        started = now_iso()
+        catch_up = os.environ.get("PI_MEMORY_CATCH_UP", "1") != "0"
+        self._open(self.cwd, catch_up=catch_up)
+        if not catch_up:
+            self.session.start(catch_up=False)  # the dream gate still runs, on the worker
+        status = self.status()  # before started_at is set: no error can be this session's yet, and hello must
+        self.started_at = started  # not wait for the index to open (a long migration would time it out)
+        learning = self.session.memory.learning
         return {
+            "learning": {"flushCompactTimeoutMs": learning.flush_compact_timeout_ms if learning else 60_000},
             "version": _package_version(),
             "protocol": PROTOCOL_VERSION,
             "dataDir": str(self.settings.data_dir),
             "tools": [tool_spec_dict(t) for t in self.tools.values()],
-            "status": self.status(),
+            "status": status,
         }
 
     def snapshot(self, **_: Any) -> dict[str, Any]:
-        from pi_memory.curated import build_snapshot
+        from pi_memory.prompt import memory_part
 
         self._ensure_open()
-        return {"text": build_snapshot(self.store), "status": self.status()}
+        return {"text": memory_part(self.session.memory).text, "status": self.status()}
 
     def validate_snapshot(self, text: Any = None, **_: Any) -> dict[str, Any]:
-        from pi_memory.curated import snapshot_is_safe
+        from pi_memory.prompt import frozen_is_reusable
 
         if not isinstance(text, str):
             raise BridgeError("validate_snapshot needs a string 'text'")
-        return {"ok": bool(snapshot_is_safe(text))}
+        self._ensure_open()
+        return {"ok": bool(frozen_is_reusable(text, self.session.memory))}
+
+    def run_context(self, **_: Any) -> dict[str, Any]:
+        """The per-run prompt parts (memory blocks, standing instructions), built from the files now."""
+        from pi_memory.prompt import run_parts
+
+        self._ensure_open()
+        parts = run_parts(self.session.memory, preview=False)
+        return {"text": "\n\n".join(p.text for p in parts if p.text),
+                "parts": [{"name": p.name, "tokens": p.tokens} for p in parts]}
+
+    def command(self, name: Any = None, args: Any = None, data: Any = None, **_: Any) -> dict[str, Any]:
+        """A pi slash command: text for the TUI (:mod:`pi_memory.integrations.pi.commands`)."""
+        from pi_memory.integrations.pi import commands
+
+        self._ensure_open()
+        if not isinstance(name, str):
+            raise BridgeError("command needs a string 'name'")
+        reply = commands.run(self.session, name, args if isinstance(args, str) else "",
+                             data if isinstance(data, dict) else {})
+        reply["status"] = self._safe_status()
+        return reply
 
     def begin_turn(self, **_: Any) -> dict[str, Any]:
         self._ensure_open()
@@ -177,9 +259,10 @@ class Bridge:
         self._ensure_open()
         outcome = self.session.recall(prompt if isinstance(prompt, str) else "", state if isinstance(state, dict) else {})
         if outcome is None:
-            return {"text": None, "marker": None, "reason": self.session.memory.semantic_status}
+            return {"text": None, "marker": None, "reason": self.session.memory.semantic_status,
+                    "status": self._safe_status()}
         return {"text": outcome.text, "marker": outcome.marker, "reason": outcome.reason,
-                "count": len(outcome.hits), "latencyMs": outcome.latency_ms}
+                "count": len(outcome.hits), "latencyMs": outcome.latency_ms, "status": self._safe_status()}
 
     def after_run(
         self, sessionFile: Any = None, userText: Any = None, assistantText: Any = None,  # noqa: N803
@@ -196,6 +279,48 @@ class Bridge:
         )
         return {"ok": True}
 
+    def tool_calls(self, count: Any = 0, **_: Any) -> dict[str, Any]:
+        """Tool calls of the run that is ending, for the review trigger (sent before ``after_run``)."""
+        self._ensure_open()
+        if self.session.learning is not None and isinstance(count, int) and count > 0:
+            self.session.learning.add_tool_calls(count)
+        return {"ok": True}
+
+    def flush(self, reason: Any = "compaction", sessionFile: Any = None, wait: Any = 0, **_: Any) -> dict[str, Any]:  # noqa: N803
+        self._ensure_open()
+        seconds = float(wait) if isinstance(wait, int | float) and wait > 0 else 0.0
+        return self.session.flush(str(reason), sessionFile if isinstance(sessionFile, str) else None, wait=seconds)
+
+    def consolidate(self, target: Any = "memory", dryRun: Any = False, **_: Any) -> dict[str, Any]:  # noqa: N803
+        from pi_memory.learning import consolidate
+        from pi_memory.learning.consolidate import usage_signals
+
+        self._ensure_open()
+        target = (target or "memory").strip() if isinstance(target, str) else "memory"
+        learner = self.session.memory.learner()
+        if learner is None:
+            return {"ok": False, "text": self.session.memory.learning_status, "report": None}
+        if target not in learner.store.targets:
+            return {"ok": False, "text": f"Unknown store {target!r}; use one of: {', '.join(learner.store.targets)}.",
+                    "report": None}
+        report = consolidate(learner, target, dry_run=bool(dryRun) or None, usage=usage_signals(learner, target))
+        text = f"consolidate {target}: {report.outcome}: {report.message}"
+        if report.job_id and report.outcome == "ok":
+            text += f" (undo: pi-memory learning undo {report.job_id})"
+        return {"ok": report.ok, "text": text, "report": report.to_dict(), "status": self._safe_status()}
+
+    def learning_status(self, **_: Any) -> dict[str, Any]:
+        self._ensure_open()
+        return self.session.learning_status()
+    def skills(self, action: Any = None, **params: Any) -> dict[str, Any]:
+        from pi_memory.integrations.pi.skills_host import handle
+
+        self._ensure_open()
+        try:
+            return handle(self.session.memory.skills(), action, params)
+        except ValueError as exc:
+            raise BridgeError(str(exc)) from exc
+
     def shutdown(self, wait: Any = None, **_: Any) -> dict[str, Any]:
         """Finish queued background work (at most ``wait`` seconds, default 1), then exit."""
         self.stopping = True
@@ -205,8 +330,8 @@ class Bridge:
         return {"ok": True, "finished": finished}
 
     METHODS = (
-        "hello", "snapshot", "validate_snapshot", "begin_turn", "call_tool", "recall", "after_run", "status",
-        "shutdown",
+        "hello", "snapshot", "validate_snapshot", "run_context", "command", "begin_turn", "call_tool", "recall",
+        "after_run", "status", "shutdown", "tool_calls", "flush", "consolidate", "learning_status", "skills",
     )
 
     def handle(self, line: str) -> dict[str, Any] | None:
@@ -261,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     if argv[:1] == ["--dump-tools"]:
         bridge = Bridge()
-        bridge._open(None)
+        bridge._open(None, start=False)
         print(json.dumps([tool_spec_dict(t) for t in bridge.tools.values()], indent=2, ensure_ascii=False))
         return 0
     # Own the real stdout; everything else that prints goes to stderr.

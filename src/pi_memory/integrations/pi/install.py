@@ -19,7 +19,7 @@ from pi_memory.integrations.pi import EXTENSION_DIR
 
 INSTALL_NAME = "pi-memory"
 CONFIG_NAME = "pi-memory.json"
-_SHIPPED = ("index.ts", "package.json", "fallback-tools.json")
+_SHIPPED = ("index.ts", "learning.ts", "commands.ts", "skills.ts", "package.json", "fallback-tools.json")
 
 
 def installed_extension_dir(agent_dir: Path) -> Path:

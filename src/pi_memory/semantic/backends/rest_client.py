@@ -46,6 +46,7 @@ from pi_memory.semantic.models import (
     now_iso,
     parse_iso,
     to_iso,
+    to_iso_keep_offset,
 )
 from pi_memory.semantic.sanitize import clean_metadata, clean_reason, clean_source
 
@@ -198,9 +199,12 @@ class ServerUnreachableError(BackendError):
     """No connection could be made to the memory server (down, wrong address, firewall)."""
 
 
-def _iso(value: Any) -> str | None:
+def _iso(value: Any, keep_offset: bool = False) -> str | None:
+    """A wire time in our form: UTC, or with ``keep_offset`` (``observed_at``) the offset the server sent."""
     parsed = parse_iso(value) if isinstance(value, str) else None
-    return to_iso(parsed) if parsed else None
+    if not parsed:
+        return None
+    return to_iso_keep_offset(parsed) if keep_offset else to_iso(parsed)
 
 
 def item_to_memory(item: dict[str, Any]) -> SemanticMemory:
@@ -218,7 +222,7 @@ def item_to_memory(item: dict[str, Any]) -> SemanticMemory:
     return SemanticMemory(
         id=str(memory_id), text=text, user_id=scope.user_id, agent_id=scope.agent_id,
         project_id=scope.project_id, created_at=created, updated_at=_iso(item.get("updated_at")) or created,
-        observed_at=_iso(item.get("observed_at")), status=status,
+        observed_at=_iso(item.get("observed_at"), keep_offset=True), status=status,
         superseded_by=item.get("superseded_by") or None, superseded_at=_iso(item.get("superseded_at")),
         source=MemorySource.model_validate(source), metadata=metadata,
     )

@@ -84,19 +84,31 @@ def embedded_backend_factory(data_dir: Path | str, embedder: dict[str, Any] | No
     return build
 
 
-def model_capture(model: Any, custom_instructions: str | None = None) -> CaptureFn:
+def model_capture(model: Any, custom_instructions: str | None = None,
+                  max_input_tokens: int | None = None) -> CaptureFn:
     """A ``CaptureFn`` running :func:`pi_memory.semantic.capture.capture_turn` with ``model``: the user messages
     of the request are the turn's user text, the others its assistant text. A request's ``prompt`` replaces
-    ``custom_instructions``. (The pipeline stores no caller metadata on the facts it writes.)"""
+    ``custom_instructions``; ``max_input_tokens``: the settings' ``captureMaxInputTokens`` (default: the
+    pipeline's). (The pipeline stores no caller metadata on the facts it writes.) With the embedded backend the
+    outcome is kept in the server's index (:mod:`pi_memory.semantic.outcomes`)."""
     from pi_memory.semantic.capture import capture_turn
+    from pi_memory.semantic.capture_windows import DEFAULT_MAX_INPUT_TOKENS
+
+    budget = max_input_tokens or DEFAULT_MAX_INPUT_TOKENS
 
     def capture(backend: SemanticBackend, *, messages: list[dict[str, str]], scope: Scope, metadata: dict[str, Any],
                 source: dict[str, Any] | None, observed_at: str | None, instructions: str | None) -> Any:
         user = "\n\n".join(m["content"] for m in messages if m["role"] == "user")
         assistant = "\n\n".join(m["content"] for m in messages if m["role"] != "user")
-        return capture_turn(backend, model, user_text=user, assistant_text=assistant, scope=scope,
-                            observed_at=observed_at, source=source,
-                            custom_instructions=instructions or custom_instructions)
+        report = capture_turn(backend, model, user_text=user, assistant_text=assistant, scope=scope,
+                              observed_at=observed_at, source=source,
+                              custom_instructions=instructions or custom_instructions, max_input_tokens=budget)
+        conn = getattr(backend, "conn", None)  # the embedded backend: the server's index keeps the outcome too
+        if conn is not None:
+            from pi_memory.semantic.outcomes import record_capture
+
+            record_capture(conn, report, scope.project_id)
+        return report
 
     return capture
 

@@ -17,6 +17,9 @@ import { spawn } from "node:child_process";
 import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { registerLearning } from "./learning.ts";
+import { registerCommands } from "./commands.ts";
+import { registerSkills } from "./skills";
 
 const SNAPSHOT_ENTRY = "pi-memory-snapshot";
 /** Custom entry marking that semantic recall ran in this session (recallFrequency: "session"). */
@@ -256,6 +259,15 @@ function textOf(messages: any[], role: string): string {
 	return parts.join("\n\n");
 }
 
+/** `d` as ISO 8601 in the user's time zone with its offset (2026-03-14T23:30:00.000-08:00), so the turn's date
+ * ("yesterday") is the user's day, not the UTC one. */
+function localIso(d: Date): string {
+	const pad = (n: number, w = 2) => String(Math.trunc(Math.abs(n))).padStart(w, "0");
+	const off = -d.getTimezoneOffset();
+	return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:` +
+		`${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}${off >= 0 ? "+" : "-"}${pad(off / 60)}:${pad(off % 60)}`;
+}
+
 export default async function piMemory(pi: any): Promise<void> {
 	const dir = extensionDir();
 	const python = resolvePython(dir);
@@ -335,6 +347,10 @@ export default async function piMemory(pi: any): Promise<void> {
 		});
 	}
 
+	registerLearning(pi, bridge);
+	registerCommands(pi, (method, params, timeoutMs) => bridge.request(method, params, timeoutMs), () => (bridge.alive ? undefined : bridge.deadReason));
+	registerSkills(pi, bridge);
+
 	// Refusals come back as normal results; flag them as errors (0.73 ignores `isError` on results).
 	pi.on("tool_result", (event: any) => {
 		if (!toolNames.has(event.toolName) || !erroredCalls.delete(event.toolCallId)) return;
@@ -405,14 +421,29 @@ export default async function piMemory(pi: any): Promise<void> {
 		});
 		if (pendingSnapshot) await pendingSnapshot;
 		if (snapshot === undefined) await rebuild(sessionId ? "session" : "ephemeral");
+		const perRun = await runContext(ctx);
 		const recalled = await recall(event, ctx);
 		showStatus(ctx);
 		const result: any = {};
-		if (snapshot) result.systemPrompt = `${event.systemPrompt}\n\n${snapshot}`;
+		// The frozen part (snapshot / policy) first, then the parts rebuilt for this run (blocks, standing rules).
+		const added = [snapshot, perRun].filter((t) => t).join("\n\n");
+		if (added) result.systemPrompt = `${event.systemPrompt}\n\n${added}`;
 		// Recalled memories go on the user channel as untrusted data, never into the system prompt.
 		if (recalled) result.message = { customType: "pi-memory-recall", content: recalled, display: false };
 		return result.systemPrompt || result.message ? result : undefined;
 	});
+
+	/** Memory blocks and standing instructions, read at the start of every run (never inside one). */
+	const runContext = async (ctx: any): Promise<string | undefined> => {
+		if (!bridge.alive) return undefined;
+		try {
+			const reply = await bridge.request("run_context");
+			return typeof reply?.text === "string" && reply.text ? reply.text : undefined;
+		} catch (err) {
+			if (!bridge.alive) goOffline(errorText(err), ctx);
+			return undefined;
+		}
+	};
 
 	/** Semantic recall for this prompt (awaited: before_agent_start is not in the agent-event queue). */
 	const recall = async (event: any, ctx: any): Promise<string | undefined> => {
@@ -423,6 +454,7 @@ export default async function piMemory(pi: any): Promise<void> {
 		} catch {}
 		try {
 			const reply = await bridge.request("recall", { prompt: event.prompt, state: { [RECALL_MARKER_KEY]: marker ?? null } });
+			takeStatus(reply?.status); // shows a capture failure of the previous turn (any process)
 			if (typeof reply?.marker === "string" && sessionId) {
 				try {
 					pi.appendEntry(RECALL_ENTRY, { sessionId, marker: reply.marker });
@@ -460,7 +492,7 @@ export default async function piMemory(pi: any): Promise<void> {
 				sessionFile,
 				userText: textOf(messages, "user"),
 				assistantText: textOf(messages, "assistant"),
-				timestamp: new Date().toISOString(),
+				timestamp: localIso(new Date()),
 			})
 			.catch(() => {});
 	});

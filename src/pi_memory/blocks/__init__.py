@@ -1,0 +1,27 @@
+"""Memory blocks (seed 003, Letta-style): ``.pi/memory-blocks/<key>.md`` of the project and
+``<data root>/blocks/<key>.md`` (global), each with a ``description`` and a character ``limit``.
+
+Public API::
+
+    store = BlockStore.from_settings(settings, project_root)
+    store.blocks() -> list[Block]            # in effect (a project block hides a global one with its key)
+    store.update("user", "Prefers tabs", old_text=None) -> BlockResult   # the updateMemory tool
+    store.create("decisions", "Architecture decisions", limit=4000, scope="project")
+    store.ensure_defaults()                  # 'user' and 'agent' when no block exists
+    shown_value(block)                       # what a model may see (blocked marker / secrets redacted)
+"""
+
+from pi_memory.blocks.store import (
+    DEFAULT_LIMIT,
+    DEFAULTS,
+    GLOBAL_FOLDER,
+    PROJECT_FOLDER,
+    Block,
+    BlockResult,
+    BlockStore,
+    parse_block,
+    shown_value,
+)
+
+__all__ = ["DEFAULTS", "DEFAULT_LIMIT", "GLOBAL_FOLDER", "PROJECT_FOLDER", "Block", "BlockResult", "BlockStore",
+           "parse_block", "shown_value"]

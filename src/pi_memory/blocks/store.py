@@ -1,0 +1,348 @@
+"""Memory blocks (Letta-style, the layout of seed 003): Markdown files with YAML frontmatter.
+
+A block is ``<folder>/<key>.md``::
+
+    ---
+    description: Information about the user
+    limit: 2000
+    ---
+
+    Prefers functional programming style.
+
+Folders: the project's ``.pi/memory-blocks/`` (the seed's location, so existing blocks load as they are) and the
+global ``<data root>/blocks/``. A project block hides a global block with the same key. ``description`` tells the
+model what the block is for; ``limit`` (default :data:`DEFAULT_LIMIT`) caps the characters of the value (the text
+after the frontmatter, surrounding blank lines stripped). Other frontmatter keys are kept as they are.
+
+Writes (:meth:`BlockStore.update`, the ``updateMemory`` tool) only change existing blocks: ``old_text`` given
+replaces its one occurrence, left out appends ``new_text`` on a new line. Where the seed cut the value at the
+limit without saying so, a write that would pass it is refused with the usage and what to do (a value already
+over the limit, hand-edited, may still shrink). Every new text goes through the threat and secret scanners;
+the write takes the curated stores' lock, re-reads the file under it and publishes it atomically with the
+frontmatter text untouched. :meth:`BlockStore.create` (people: CLI, pi command) adds a block.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import frontmatter
+import yaml
+
+from pi_memory import safety
+from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S
+from pi_memory.curated.entries import usage
+from pi_memory.curated.files import StoreLockedError, atomic_write_text, locked, try_read_bytes
+from pi_memory.curated.results import preview
+
+DEFAULT_LIMIT = 2000
+MAX_LIMIT = 100_000
+PROJECT_FOLDER = Path(".pi") / "memory-blocks"
+GLOBAL_FOLDER = "blocks"
+KEY_RULE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+DEFAULTS = {
+    "user": "Facts about the user: name, role, preferences, how they like to work",
+    "agent": "Your own role and context in this work: what you are helping with, conventions you follow",
+}
+_HANDLER = frontmatter.YAMLHandler()
+
+
+@dataclass
+class Block:
+    key: str
+    scope: str  # "project" | "global"
+    path: Path
+    description: str = ""
+    limit: int = DEFAULT_LIMIT
+    value: str = ""
+    problems: list[str] = field(default_factory=list)  # frontmatter problems found on load
+    shadowed: bool = False  # a project block with the same key hides this global one
+
+    @property
+    def chars(self) -> int:
+        return len(self.value)
+
+    @property
+    def usage(self) -> str:
+        return usage(self.chars, self.limit)
+
+    def to_dict(self, with_value: bool = True) -> dict:
+        data = {"key": self.key, "scope": self.scope, "file": str(self.path), "description": self.description,
+                "limit": self.limit, "chars": self.chars, "usage": self.usage}
+        if with_value:
+            data["value"] = self.value
+        if self.problems:
+            data["problems"] = list(self.problems)
+        if self.shadowed:
+            data["shadowed"] = True
+        return data
+
+
+@dataclass
+class BlockResult:
+    success: bool
+    code: str
+    block_key: str
+    message: str | None = None
+    error: str | None = None
+    block: Block | None = None
+    available: list[str] = field(default_factory=list)
+
+    def to_dict(self, sanitised: bool = True) -> dict:
+        data: dict = {"success": self.success, "code": self.code, "blockKey": self.block_key}
+        if self.message:
+            data["message"] = self.message
+        if self.error:
+            data["error"] = self.error
+        if self.block is not None:
+            data["usage"] = self.block.usage
+            data["chars"], data["limit"] = self.block.chars, self.block.limit
+            if not self.success:  # what the model needs to retry: the block's current text
+                data["currentValue"] = shown_value(self.block) if sanitised else self.block.value
+        if self.available:
+            data["availableBlocks"] = list(self.available)
+        return data
+
+
+def shown_value(block: Block) -> str:
+    """What a model may see of a block: a blocked marker for a hostile value, else the value with secrets
+    redacted. Scans are cached by text: a block unchanged since the last run costs a dictionary lookup."""
+    return _shown(block.key, str(block.path), block.value)
+
+
+@functools.lru_cache(maxsize=256)
+def _shown(key: str, path: str, value: str) -> str:
+    threats = safety.scan_threats(value)
+    if threats:
+        ids = list(dict.fromkeys(f.id for f in threats))
+        return (f"[BLOCKED: memory block {key!r} contains threat pattern(s): {', '.join(ids)}. It was kept out "
+                f"of the prompt; the user can fix it in {path}.]")
+    return safety.redact(value)
+
+
+def split_file(text: str) -> tuple[str | None, str]:
+    """``(frontmatter text or None, body)`` of a block file."""
+    text = text.lstrip("\ufeff")
+    if _HANDLER.detect(text):
+        try:
+            fm, body = _HANDLER.split(text)
+            return fm, body
+        except ValueError:
+            pass
+    return None, text
+
+
+def join_file(fm: str | None, value: str) -> str:
+    head = f"---\n{fm.strip(chr(10))}\n---\n\n" if fm is not None else ""
+    return head + (value + "\n" if value else "")
+
+
+def parse_block(key: str, scope: str, path: Path, text: str) -> Block:
+    fm, body = split_file(text)
+    block = Block(key, scope, path, value=body.strip("\r\n").replace("\r\n", "\n"))
+    if fm is None:
+        return block
+    meta = _frontmatter(fm)
+    if isinstance(meta, str):
+        block.problems.append(f"frontmatter is not valid YAML ({meta}); defaults used")
+        return block
+    if not isinstance(meta, dict):
+        block.problems.append("frontmatter is not a mapping; defaults used")
+        return block
+    description = meta.get("description")
+    if description is not None:
+        block.description = " ".join(str(description).split())
+    limit = meta.get("limit")
+    if limit is not None:
+        if isinstance(limit, int) and not isinstance(limit, bool) and 0 < limit <= MAX_LIMIT:
+            block.limit = limit
+        else:
+            block.problems.append(f"limit {limit!r} is not a whole number from 1 to {MAX_LIMIT:,}; "
+                                  f"{DEFAULT_LIMIT:,} used")
+    return block
+
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: a block is read every run
+
+
+@functools.lru_cache(maxsize=256)
+def _frontmatter(fm: str) -> object:
+    """The parsed frontmatter (cached by its text), or the parser's first error line as a string."""
+    try:
+        return yaml.load(fm, Loader=_LOADER) or {}  # noqa: S506 - a safe loader
+    except yaml.YAMLError as exc:
+        return str(exc).splitlines()[0]
+
+
+class BlockStore:
+    """The blocks of one project (``project_root``, may be ``None``) and the global folder ``global_dir``."""
+
+    def __init__(self, global_dir: Path | str, project_root: Path | str | None = None,
+                 lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S):
+        self.global_dir = Path(global_dir)
+        self.project_dir = Path(project_root) / PROJECT_FOLDER if project_root is not None else None
+        self.lock_timeout = lock_timeout
+
+    @classmethod
+    def from_settings(cls, settings, project_root: Path | str | None) -> BlockStore:
+        return cls(Path(settings.data_dir) / GLOBAL_FOLDER, project_root, settings.lock_timeout)
+
+    # ------------------------------------------------------------------ read
+    def folders(self) -> list[tuple[str, Path]]:
+        pairs = [("project", self.project_dir)] if self.project_dir is not None else []
+        return [*pairs, ("global", self.global_dir)]
+
+    def all_blocks(self) -> list[Block]:
+        """Every block file, project first, keys sorted; a global block hidden by a project one is marked."""
+        found: list[Block] = []
+        keys: set[str] = set()
+        for scope, folder in self.folders():
+            for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+                key = path.stem
+                if not KEY_RULE.match(key) or not path.is_file():
+                    continue
+                raw = try_read_bytes(path)
+                if raw is None or isinstance(raw, OSError):
+                    continue
+                block = parse_block(key, scope, path, raw.decode("utf-8", errors="replace"))
+                block.shadowed = key in keys
+                keys.add(key)
+                found.append(block)
+        return found
+
+    def blocks(self) -> list[Block]:
+        """The blocks in effect (no hidden globals)."""
+        return [b for b in self.all_blocks() if not b.shadowed]
+
+    def get(self, key: str) -> Block | None:
+        return next((b for b in self.blocks() if b.key == key), None)
+
+    def ensure_defaults(self) -> list[Block]:
+        """Create the default ``user`` and ``agent`` blocks in the global folder when no block exists anywhere
+        (a host calls this at session start). Returns the blocks created."""
+        if self.all_blocks():
+            return []
+        made = []
+        for key, description in DEFAULTS.items():
+            result = self.create(key, description, scope="global")
+            if result.success and result.block:
+                made.append(result.block)
+        return made
+
+    def default_preview(self) -> list[Block]:
+        """The blocks a session would see: the existing ones, or the defaults :meth:`ensure_defaults` would
+        create (not written)."""
+        blocks = self.blocks()
+        if blocks or self.all_blocks():
+            return blocks
+        return [Block(k, "global", self.global_dir / f"{k}.md", description=d) for k, d in DEFAULTS.items()]
+
+    # ----------------------------------------------------------------- write
+    def create(self, key: str, description: str = "", limit: int = DEFAULT_LIMIT, scope: str = "global",
+               value: str = "") -> BlockResult:
+        if not KEY_RULE.match(key or ""):
+            return BlockResult(False, "invalid_key", key, error=f"{key!r} is not a usable block key: use 1-64 "
+                               "letters, digits, '-' or '_', starting with a letter or digit (it is the file name).")
+        if scope not in ("global", "project"):
+            return BlockResult(False, "invalid_scope", key, error=f"Unknown scope {scope!r}; use global or project.")
+        if scope == "project" and self.project_dir is None:
+            return BlockResult(False, "no_project", key, error="There is no project here (no git repository "
+                               "above this folder), so a project block has nowhere to go. Use --global, or run "
+                               "the command inside the project.")
+        if not isinstance(limit, int) or not 0 < limit <= MAX_LIMIT:
+            return BlockResult(False, "invalid_limit", key, error=f"The limit must be a whole number from 1 to "
+                               f"{MAX_LIMIT:,} characters, not {limit!r}.")
+        for text in (description, value):
+            finding = safety.check_write(text) if text else None
+            if finding is not None:
+                return BlockResult(False, "secret" if finding.category == "secret" else "threat", key,
+                                   error=safety.refusal_message(finding, "memory block"))
+        if len(value) > limit:
+            return BlockResult(False, "over_limit", key, error=f"The initial text is {len(value):,} characters, "
+                               f"over the block's limit of {limit:,}. Shorten it or raise the limit.")
+        folder = self.project_dir if scope == "project" else self.global_dir
+        path = folder / f"{key}.md"
+        fm = yaml.safe_dump({"description": " ".join(description.split()), "limit": limit}, sort_keys=False,
+                            allow_unicode=True, width=10_000)
+        try:
+            with locked(path, self.lock_timeout):
+                if path.exists():
+                    return BlockResult(False, "exists", key, error=f"A block {key!r} already exists at {path}; "
+                                       "nothing was changed. Edit that file, or pick another key.")
+                atomic_write_text(path, join_file(fm, value.strip()))
+        except StoreLockedError as exc:
+            return BlockResult(False, "locked", key, error=str(exc))
+        except OSError as exc:
+            return BlockResult(False, "io_error", key, error=f"Could not write {path} ({exc}). Nothing was "
+                               "created; check that the folder is writable.")
+        block = parse_block(key, scope, path, join_file(fm, value.strip()))
+        return BlockResult(True, "ok", key, message=f"Created block {key!r} in {path}.", block=block)
+
+    def update(self, key: str, new_text: str, old_text: str | None = None) -> BlockResult:
+        """Replace the one occurrence of ``old_text`` with ``new_text``, or append ``new_text`` when
+        ``old_text`` is ``None`` (the ``updateMemory`` tool)."""
+        block = self.get(key) if isinstance(key, str) else None
+        if block is None:
+            available = [b.key for b in self.blocks()]
+            return BlockResult(False, "unknown_block", str(key), available=available,
+                               error=f"There is no memory block {key!r}. Nothing was changed. Use one of the "
+                               f"existing blocks ({', '.join(available) or 'none yet'}); you cannot create "
+                               "blocks, the user can.")
+        new_text = (new_text or "").replace("\r\n", "\n")
+        if old_text == "":  # an empty oldText is the same as leaving it out
+            old_text = None
+        if not new_text.strip() and old_text is None:
+            return BlockResult(False, "empty", key, block=block, error="newText is empty, so there is nothing to "
+                               "append. Nothing was changed. To delete text, pass it as oldText with an empty "
+                               "newText.")
+        finding = safety.check_write(new_text) if new_text.strip() else None
+        if finding is not None:
+            return BlockResult(False, "secret" if finding.category == "secret" else "threat", key, block=block,
+                               error=safety.refusal_message(finding, "memory block"))
+        try:
+            with locked(block.path, self.lock_timeout):
+                return self._update_locked(block, new_text, old_text)
+        except StoreLockedError as exc:
+            return BlockResult(False, "locked", key, block=block, error=str(exc))
+        except OSError as exc:
+            return BlockResult(False, "io_error", key, block=block, error=f"Could not read or write {block.path} "
+                               f"({type(exc).__name__}: {exc}). Nothing was changed. Check that the file is "
+                               "writable, then retry.")
+
+    def _update_locked(self, block: Block, new_text: str, old_text: str | None) -> BlockResult:
+        raw = try_read_bytes(block.path)
+        if raw is None or isinstance(raw, OSError):
+            raise raw if isinstance(raw, OSError) else FileNotFoundError(block.path)
+        fm, _ = split_file(raw.decode("utf-8", errors="replace"))
+        fresh = parse_block(block.key, block.scope, block.path, raw.decode("utf-8", errors="replace"))
+        value, name = fresh.value, f"memory block {block.key!r}"
+        if old_text is None:
+            new_value = f"{value}\n{new_text.strip()}" if value else new_text.strip()
+            verb = "Appended to"
+        else:
+            count = value.count(old_text)
+            if count == 0:
+                return BlockResult(False, "no_match", block.key, block=fresh, error=(
+                    f"{name} does not contain {preview(old_text)!r}. Nothing was changed. Matching is exact and "
+                    "case-sensitive: copy a short piece of currentValue and retry, or leave oldText out to "
+                    "append."))
+            if count > 1:
+                return BlockResult(False, "ambiguous", block.key, block=fresh, error=(
+                    f"{preview(old_text)!r} appears {count} times in {name}, so it is unclear which one you mean. "
+                    "Nothing was changed. Retry with a longer piece of text that appears only once."))
+            new_value = value.replace(old_text, new_text, 1).strip("\n")
+            verb = "Updated"
+        if len(new_value) > fresh.limit and len(new_value) > len(value):
+            return BlockResult(False, "over_limit", block.key, block=fresh, error=(
+                f"{name} would hold {len(new_value):,} of its {fresh.limit:,} chars (now {fresh.usage}). Nothing "
+                "was changed. Make room first: replace stale or wordy text with a shorter version (oldText + "
+                "newText), then retry with a shorter newText."))
+        if new_value != value:
+            atomic_write_text(block.path, join_file(fm, new_value))
+        fresh.value = new_value
+        return BlockResult(True, "ok", block.key, block=fresh,
+                           message=f"{verb} {name} ({fresh.usage}). It shows in the prompt from the next run on; "
+                           "this change is complete, do not repeat it.")

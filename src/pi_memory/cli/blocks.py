@@ -1,0 +1,69 @@
+"""``pi-memory blocks ...``: memory blocks (``.pi/memory-blocks/`` of the project, ``<data root>/blocks/``).
+
+``blocks list`` (usage bars), ``blocks show KEY``, ``blocks create KEY [--description] [--limit] [--project]``;
+all take ``--json``. Exit codes: 0 done, 1 refused or not found, 2 usage error.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from pi_memory.blocks import DEFAULT_LIMIT
+from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, fail, open_mem, out, state
+from pi_memory.curated.entries import printable
+from pi_memory.reports import block_lines
+
+blocks_app = typer.Typer(help="Memory blocks: self-edited notes with a character limit (Letta-style).",
+                         no_args_is_help=True)
+app.add_typer(blocks_app, name="blocks")
+
+
+@blocks_app.command("list")
+def blocks_list(dir: DirOpt = None, json_: JsonOpt = False) -> None:
+    """Every block with its usage and a preview (project blocks first)."""
+    blocks = open_mem(dir).blocks().all_blocks()
+    if json_ or state.json:
+        emit_json({"blocks": [b.to_dict() for b in blocks]})
+        return
+    for line in block_lines(blocks):
+        out.print(line, markup=False)
+
+
+@blocks_app.command("show")
+def blocks_show(key: str, dir: DirOpt = None, json_: JsonOpt = False) -> None:
+    """One block's description, usage and full text."""
+    store = open_mem(dir).blocks()
+    block = store.get(key)
+    if block is None:
+        known = ", ".join(b.key for b in store.blocks()) or "none"
+        raise fail(f"There is no memory block {key!r} (blocks: {known}). See `pi-memory blocks list`.", 1)
+    if json_ or state.json:
+        emit_json(block.to_dict())
+        return
+    out.print(f"{block.key} ({block.scope}, {block.path}) {block.usage}", markup=False)
+    if block.description:
+        out.print(block.description, markup=False)
+    out.print("", markup=False)
+    out.print(printable(block.value) or "(empty)", markup=False)
+
+
+@blocks_app.command("create")
+def blocks_create(
+    key: str,
+    description: Annotated[str, typer.Option(help="What the block is for (the model reads it).")] = "",
+    limit: Annotated[int, typer.Option(help="Character limit of the block's text.")] = DEFAULT_LIMIT,
+    project: Annotated[bool, typer.Option("--project", help="In the project's .pi/memory-blocks/ "
+                                          "(default: the global folder).")] = False,
+    dir: DirOpt = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Create a block (the agent can only change existing ones)."""
+    result = open_mem(dir).blocks().create(key, description, limit, scope="project" if project else "global")
+    if not result.success:
+        raise fail(result.error or "refused", 1, refusal=result.code)
+    if json_ or state.json:
+        emit_json({**result.to_dict(), "file": str(result.block.path) if result.block else None})
+        return
+    out.print(result.message or "ok", markup=False)

@@ -1,0 +1,35 @@
+"""``pi-memory preview-context``: exactly what the next session gets from pi-memory, part by part.
+
+Parts (see :mod:`pi_memory.prompt`): ``memory`` (snapshot or policy), ``blocks``, ``standing`` in the system
+prompt, and with ``--prompt TEXT`` the ``recall`` message on the user channel. Each with its token estimate.
+Nothing is written (default blocks a session would create are shown, not created).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, open_mem, out, state
+from pi_memory.prompt import build_context
+from pi_memory.reports import context_lines
+
+
+@app.command("preview-context")
+def preview_context(
+    prompt: Annotated[str | None, typer.Option(help="Also preview semantic recall for this prompt.")] = None,
+    dir: DirOpt = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Show what the next session's system prompt and first user-channel message get from pi-memory."""
+    memory = open_mem(dir)
+    try:
+        ctx = build_context(memory, prompt=prompt)
+    finally:
+        memory.close()
+    if json_ or state.json:
+        emit_json(ctx.to_dict())
+        raise typer.Exit(0)
+    for line in context_lines(ctx):
+        out.print(line, markup=False)

@@ -1,0 +1,202 @@
+"""Commands for Claude Code and Codex: ``install claude-code|codex``, ``uninstall <host>``, ``hook``.
+
+``pi-memory hook`` is normally answered before this module is imported (:mod:`pi_memory.launch`); the command
+here documents it in ``--help`` and serves ``python -m pi_memory.cli``-style callers the same way.
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pi_memory.cli.app import JsonOpt, app, emit_json, fail, out, state
+from pi_memory.cli.integrations import install_app
+
+uninstall_app = typer.Typer(help="Remove what `pi-memory install` added to an agent.", no_args_is_help=True)
+app.add_typer(uninstall_app, name="uninstall")
+
+
+class Scope(enum.StrEnum):
+    user = "user"
+    project = "project"
+
+
+ScopeOpt = Annotated[Scope, typer.Option("--scope", help="user: ~/.claude/settings.json and ~/.claude.json; "
+                                         "project: .claude/settings.json and .mcp.json of --project.")]
+ProjectOpt = Annotated[Path | None, typer.Option("--project", help="Project folder for --scope project "
+                                                 "(default: the current folder).")]
+CodexBinOpt = Annotated[str | None, typer.Option("--codex-bin", help="The codex binary asked for the hooks' "
+                                                 "trust keys (default: codex on PATH).")]
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def hook(host: Annotated[str, typer.Argument(help="claude-code or codex.")],
+         event: Annotated[str, typer.Argument(help="session-start, prompt, pre-compact, stop or session-end.")]
+         ) -> None:
+    """Answer one Claude Code / Codex hook: reads the hook JSON on standard input, prints the answer.
+
+    session-start prints the frozen memory snapshot, prompt the recall for the prompt, the others queue
+    transcript indexing and capture in the background. Any failure prints {} and is logged in the hook log."""
+    from pi_memory.integrations.hooks import main_and_exit
+
+    main_and_exit([host, event])
+
+
+def _report(host: str, action: str, changes: list, extra: dict | None = None) -> None:
+    from pi_memory.integrations.hooks.install import summarise
+
+    extra = extra or {}
+    if state.json:
+        emit_json({"success": True, "host": host, "action": action, "changes": [c.to_dict() for c in changes],
+                   **extra})
+        return
+    if not changes or all(c.action == "unchanged" for c in changes):
+        out.print(f"{host}: nothing to change" + (f" ({len(changes)} file(s) already as wanted)." if changes
+                                                   else "; pi-memory was not installed there."), markup=False)
+    else:
+        out.print(summarise(changes), markup=False)
+    if extra.get("trustError"):
+        out.print(f"warning: {extra['trustError']}", markup=False)
+
+
+def _run(host: str, action: str, call, json_: bool):
+    from pi_memory.integrations.hooks.install import InstallError
+
+    if json_:
+        state.json = True
+    try:
+        return call()
+    except (InstallError, OSError) as exc:
+        raise fail(f"Could not {action} pi-memory for {host}: {exc}", 2) from exc
+
+
+@install_app.command("claude-code")
+def install_claude_code(scope: ScopeOpt = Scope.user, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
+    """Register the MCP server and the hooks (snapshot, recall, indexing) in Claude Code's settings."""
+    from pi_memory.integrations.hooks import claude_code
+
+    changes = _run("claude-code", "install", lambda: claude_code.install(scope.value, project), json_)
+    _report("claude-code", "install", changes, {"scope": scope.value})
+
+
+@install_app.command("codex")
+def install_codex(codex_bin: CodexBinOpt = None, json_: JsonOpt = False) -> None:
+    """Add the MCP server to Codex's config.toml, the hooks to hooks.json, and record the hooks' trust."""
+    from pi_memory.integrations.hooks import codex
+
+    result = _run("codex", "install", lambda: codex.install(codex_bin=codex_bin), json_)
+    _report("codex", "install", result["changes"], {"trusted": result["trusted"], "trustError": result["trustError"]})
+
+
+@uninstall_app.command("claude-code")
+def uninstall_claude_code(scope: ScopeOpt = Scope.user, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
+    """Remove pi-memory's hooks and MCP server from Claude Code's settings (nothing else)."""
+    from pi_memory.integrations.hooks import claude_code
+
+    changes = _run("claude-code", "uninstall", lambda: claude_code.uninstall(scope.value, project), json_)
+    _report("claude-code", "uninstall", changes, {"scope": scope.value})
+
+
+@uninstall_app.command("codex")
+def uninstall_codex(json_: JsonOpt = False) -> None:
+    """Remove pi-memory's hooks, their trust entries and the MCP server from Codex's settings."""
+    from pi_memory.integrations.hooks import codex
+
+    result = _run("codex", "uninstall", codex.uninstall, json_)
+    _report("codex", "uninstall", result["changes"])
+
+
+def serve_mcp_http(dir_: Path | None, host: str, port: int, token: str | None, index_interval: float,
+                   as_json: bool) -> None:
+    """``pi-memory mcp --http``: events as JSON lines (``--json``) or sentences on standard error."""
+    import sys
+
+    from pi_memory.cli.app import emit_json_line, open_mem
+    from pi_memory.integrations.mcp_http import serve_http
+    from pi_memory.semantic.backends.rest_runner import ServeError
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    def report(event: dict) -> None:
+        if as_json:
+            emit_json_line(event)
+        elif event["event"] == "started":
+            say(f"pi-memory mcp: {len(event['tools'])} tools at {event['url']} (bearer token), data in "
+                f"{event['dataDir']}; stop with Ctrl+C")
+        else:
+            say("pi-memory mcp: stopped")
+
+    memory = open_mem(dir_)
+    try:
+        serve_http(memory, host, port, token, index_interval, report=report, say=say)
+    except ServeError as exc:
+        raise fail(str(exc), 2) from exc
+
+
+from pi_memory.cli.imports import import_app  # noqa: E402  (one `pi-memory import` group for every source)
+
+ApplyOpt = Annotated[bool, typer.Option("--apply", help="Write the entries (without it: show what would be "
+                                        "imported and change nothing).")]
+
+
+def _import(source: str, folder: Path, planned: list, project: Path, apply: bool, json_: bool) -> None:
+    from pi_memory.config import SettingsError
+    from pi_memory.integrations.hooks.imports import apply as write_entries
+    from pi_memory.runtime import open_memory
+
+    if json_:
+        state.json = True
+    results = None
+    if apply and planned:
+        try:
+            memory = open_memory(project, override_dir=state.dir)
+        except SettingsError as exc:
+            raise fail(str(exc), 2) from exc
+        try:
+            results = write_entries(memory.store, planned)
+        finally:
+            memory.close()
+    if state.json:
+        emit_json({"success": True, "source": source, "folder": str(folder), "dryRun": not apply,
+                   "entries": [p.to_dict() for p in planned], "results": results})
+        return
+    if not planned:
+        out.print(f"Nothing to import: no {source} memories in {folder}.", markup=False)
+        return
+    rows = results or [{**p.to_dict(), "status": "would add"} for p in planned]
+    for row in rows:
+        why = f" ({row['message']})" if row.get("status") == "refused" and row.get("message") else ""
+        out.print(f"{row['status']}: {row['target']}: {row['text']}{why}", markup=False)
+    if results is None:
+        out.print(f"{len(planned)} entr{'y' if len(planned) == 1 else 'ies'} from {folder}; nothing was written. "
+                  "Run again with --apply to import them.", markup=False)
+    else:
+        counts = {s: sum(1 for r in results if r["status"] == s) for s in ("added", "duplicate", "refused")}
+        out.print(f"{counts['added']} added, {counts['duplicate']} already there, {counts['refused']} refused. "
+                  f"{folder} was left as it was.", markup=False)
+
+
+@import_app.command("claude-code-memory")
+def import_claude_code(project: ProjectOpt = None, apply: ApplyOpt = False, json_: JsonOpt = False) -> None:
+    """Claude Code's auto-memory of a project (~/.claude/projects/<project>/memory/): user memories into USER.md,
+    the others into the project's store."""
+    from pi_memory.integrations.hooks.claude_code import config_dir
+    from pi_memory.integrations.hooks.imports import claude_memory_dir, plan_claude_code
+
+    where = (project or Path.cwd()).resolve()
+    folder = claude_memory_dir(where, config_dir())
+    _import("Claude Code", folder, plan_claude_code(folder), where, apply, json_)
+
+
+@import_app.command("codex-memories")
+def import_codex(apply: ApplyOpt = False, json_: JsonOpt = False) -> None:
+    """Codex's memories ($CODEX_HOME/memories: memory_summary.md and MEMORY.md) into MEMORY.md."""
+    from pi_memory.integrations.hooks.codex import codex_home
+    from pi_memory.integrations.hooks.imports import plan_codex
+
+    folder = codex_home() / "memories"
+    _import("Codex", folder, plan_codex(folder), Path.cwd(), apply, json_)

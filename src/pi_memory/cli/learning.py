@@ -1,0 +1,165 @@
+"""``pi-memory learning log|undo|detect``, ``review``, ``consolidate``, ``dream``: thin commands over
+:mod:`pi_memory.learning`.
+
+Exit codes, as the rest of the CLI: 0 the job ran (also "nothing to save", a dry run, a closed dream gate); 1 it
+was refused or failed (budget, invalid output, no model, locked, undo refused); 2 usage error. ``--json`` prints
+the job report (``{"success", "jobId", "kind", "outcome", "message", "dryRun", "writes", ...}``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pi_memory.cli.app import DirOpt, JsonOpt, Target, app, emit_json, err, fail, open_mem, out, state
+
+learning_app = typer.Typer(help="The learning log: what background jobs wrote, and undo.", no_args_is_help=True)
+app.add_typer(learning_app, name="learning")
+DryOpt = Annotated[bool, typer.Option("--dry-run", help="Run the model and report the writes, without writing.")]
+QUIET_OUTCOMES = ("ok", "nothing", "dry_run", "closed")
+
+
+def _learner(dir_: Path | None):
+    memory = open_mem(dir_)
+    learner = memory.learner()
+    if learner is None:
+        raise fail(memory.learning_status, 2)
+    return memory, learner
+
+
+def _finish(report, as_json: bool) -> None:
+    ok = report.outcome in QUIET_OUTCOMES
+    if as_json or state.json:
+        data = report.to_dict()
+        data["success"] = ok
+        emit_json(data)
+        raise typer.Exit(0 if ok else 1)
+    head = f"{report.kind}: {report.outcome}" + (f" (job {report.job_id})" if report.job_id else "")
+    (out if ok else err).print(f"{head}: {report.message}", markup=False)
+    for w in report.writes:
+        _print_write(w.to_dict(), "would " if report.dry_run else "")
+    if report.calls:
+        out.print(f"model calls: {report.calls}, tokens: {report.input_tokens:,} in / {report.output_tokens:,} out",
+                  markup=False)
+    raise typer.Exit(0 if ok else 1)
+
+
+def _print_write(w: dict, prefix: str = "") -> None:
+    if w["action"] == "add":
+        out.print(f"  {prefix}add to {w['store']}: {w['after']}", markup=False)
+    elif w["action"] == "remove":
+        out.print(f"  {prefix}remove from {w['store']}: {w['before']}", markup=False)
+    else:
+        out.print(f"  {prefix}replace in {w['store']}: {w['before']}\n    -> {w['after']}", markup=False)
+
+
+@learning_app.command("log")
+def log_cmd(limit: Annotated[int, typer.Option("--limit", min=1, help="Newest jobs to show.")] = 20,
+            kind: Annotated[str | None, typer.Option("--kind", help="Only jobs of this kind (review, dream...).")] = None,
+            dir: DirOpt = None, json_: JsonOpt = False) -> None:
+    """List the background jobs, newest first: kind, trigger, tokens, outcome and each write."""
+    from pi_memory.learning import list_jobs
+
+    memory, learner = _learner(dir)
+    jobs = list_jobs(learner.conn, limit=limit, kind=kind)
+    model, status = memory.learning_model("review")
+    if model is not None:
+        model.close()
+    if json_ or state.json:
+        emit_json({"success": True, "jobs": jobs, "budget": learner.budget_status(), "model": status})
+        return
+    out.print(status if model is not None else f"Model-driven jobs are off: {status}", markup=False)
+    if not jobs:
+        out.print("No learning jobs yet.")
+    for job in jobs:
+        flags = " (dry run)" if job["dryRun"] else ""
+        flags += " (undone)" if job["undoneAt"] else ""
+        out.print(f"#{job['id']} {job['startedAt']} {job['kind']} [{job['trigger']}] {job['outcome']}{flags}: "
+                  f"{job['detail'] or ''}", markup=False)
+        if job["calls"]:
+            cost = f", ${job['costUsd']:.4f}" if job["costUsd"] is not None else ""
+            out.print(f"  {job['model']}: {job['calls']} call(s), {job['inputTokens']:,} in / {job['outputTokens']:,} "
+                      f"out{cost}, {job['durationMs'] or 0:.0f} ms", markup=False)
+        for w in job["writes"]:
+            _print_write(w)
+    b = learner.budget_status()
+    out.print(f"Today: {b['spentToday']:,} of {b['dailyTokenBudget']:,} tokens (resets {b['resetsAt']}); "
+              f"per job at most {b['jobTokenBudget']:,}.", markup=False)
+
+
+@learning_app.command("undo")
+def undo_cmd(job_id: int, dir: DirOpt = None, json_: JsonOpt = False, dry_run: DryOpt = False) -> None:
+    """Revert one job's writes (refused when its entries have changed since)."""
+    from pi_memory.learning import undo_job
+
+    _, learner = _learner(dir)
+    _finish(undo_job(learner, job_id, dry_run=dry_run), json_)
+
+
+@learning_app.command("detect")
+def detect_cmd(text: str, dir: DirOpt = None, json_: JsonOpt = False) -> None:
+    """Would TEXT be captured as a correction? Prints the rule and the directive that would be saved."""
+    from pi_memory.learning import CorrectionRules
+
+    memory = open_mem(dir)
+    s = memory.learning
+    rules = CorrectionRules.from_lists(*(getattr(s, f"correction_{k}", None) for k in
+                                         ("strong_patterns", "weak_patterns", "negative_patterns", "directive_words")))
+    found = rules.detect(text)
+    if json_ or state.json:
+        emit_json({**found.to_dict(), "problems": rules.problems})
+        return
+    for problem in rules.problems:
+        err.print(f"warning: {problem}", markup=False)
+    if found.correction:
+        out.print(f"correction (rule {found.rule}); would save: {found.directive}", markup=False)
+    else:
+        out.print("not a correction" + (f" (suppressed by {found.rule})" if found.rule else ""), markup=False)
+
+
+@app.command("review")
+def review_cmd(session_file: Path, dir: DirOpt = None, json_: JsonOpt = False, dry_run: DryOpt = False) -> None:
+    """Run one background review over a session file now (pi, Claude Code or Codex JSONL)."""
+    from pi_memory.learning import read_turns, review_session
+
+    if not session_file.is_file():
+        raise fail(f"{session_file} is not a file; pass the path of a session transcript (.jsonl).", 2)
+    _, learner = _learner(dir)
+    try:
+        sid, turns, _ = read_turns(session_file)
+    except (OSError, ValueError) as exc:
+        raise fail(f"Cannot read {session_file} as a session transcript: {exc}", 2) from exc
+    _finish(review_session(learner, turns, trigger="manual", session_id=sid, dry_run=dry_run or None), json_)
+
+
+@app.command("consolidate")
+def consolidate_cmd(target: Target, dir: DirOpt = None, json_: JsonOpt = False, dry_run: DryOpt = False) -> None:
+    """Shrink a store now: merge related entries and drop superseded ones (one model job, undoable)."""
+    from pi_memory.learning import consolidate
+    from pi_memory.learning.consolidate import usage_signals
+
+    _, learner = _learner(dir)
+    report = consolidate(learner, target.value, dry_run=dry_run or None, usage=usage_signals(learner, target.value))
+    _finish(report, json_)
+
+
+@app.command("dream")
+def dream_cmd(dir: DirOpt = None, json_: JsonOpt = False, dry_run: DryOpt = False,
+              force: Annotated[bool, typer.Option("--force", help="Skip the gate (never the lock or the budget).")]
+              = False) -> None:
+    """Consolidate what recent sessions taught into the stores now, if the dream gate is open (or --force)."""
+    from pi_memory.index import index_paths
+    from pi_memory.learning import dream
+
+    memory, learner = _learner(dir)
+    index_paths(learner.conn, None, max_files=200)  # the dream reads the session index: bring it up to date
+    model, status = memory.learning_model("dream")
+    if model is not None:
+        model.close()
+    report = dream(learner, memory.settings.data_dir, model_named=model is not None, force=force,
+                   dry_run=dry_run or None, trigger="manual")
+    if report.outcome == "closed" and force:
+        report.outcome, report.message = "off", status
+    _finish(report, json_)

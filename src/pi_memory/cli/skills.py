@@ -1,0 +1,145 @@
+"""``pi-memory skills ...``: list, view, delete, move and export the agent's saved procedures.
+
+Commands: ``list [--scope global|project]``, ``view ID``, ``delete ID``, ``move ID --to global|project``,
+``export --to claude-code|codex [--copy] [--scope ...] [--dry-run]``. Each takes ``--dir``, ``--project PATH``
+(whose project skills: default the current folder) and ``--json``; a refusal in JSON carries the store's reason
+code as ``refusal`` (``not_found``, ``ambiguous``, ``exists``...). Exit codes: 0 done; 1 refused (unknown or
+ambiguous id, destination taken, a skill of yours in the way of an export); 2 usage error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, fail, out, state
+from pi_memory.config import SettingsError
+from pi_memory.runtime import open_memory
+
+skills_app = typer.Typer(help="Skills: reusable procedures the agent saved (SKILL.md folders).",
+                         no_args_is_help=True)
+app.add_typer(skills_app, name="skills")
+
+ProjectOpt = Annotated[Path | None, typer.Option("--project", help="A folder of the project whose project "
+                                                 "skills to use (default: the current folder).")]
+ScopeOpt = Annotated[str | None, typer.Option("--scope", help="Only 'global' or only 'project' skills.")]
+
+
+def _store(dir_: Path | None, project: Path | None):
+    if project is not None and not project.is_dir():
+        raise fail(f"--project {project} is not an existing folder. Pass a folder of the project.", 2)
+    try:
+        memory = open_memory(cwd=project, override_dir=dir_ or state.dir, mirror=False)
+    except SettingsError as exc:
+        raise fail(str(exc), 2) from exc
+    return memory.skills()
+
+
+def _check_scope(scope: str | None) -> None:
+    if scope not in (None, "global", "project"):
+        raise fail(f"--scope must be 'global' or 'project', not {scope!r}.", 2)
+
+
+def _finish(result: dict) -> None:
+    """Print ``result`` (JSON, or its message for a person) and exit 1 when it was refused."""
+    if not result.get("success"):
+        fields = {("refusal" if k == "code" else k): v for k, v in result.items() if k not in ("success", "error")}
+        raise fail(result.get("error", "refused"), 1, **fields)
+    if state.json:
+        emit_json(result)
+    else:
+        out.print(escape(result["message"]))
+
+
+@skills_app.command("list")
+def list_(scope: ScopeOpt = None, dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
+    """List saved skills: id, version, last update and description."""
+    _check_scope(scope)
+    store = _store(dir, project)
+    skills = [s.summary() for s in store.skills(scope)]
+    if state.json:
+        emit_json({"success": True, "count": len(skills), "skills": skills,
+                   "folders": {k: str(v) for k, v in store.roots.items()}})
+        return
+    if not skills:
+        where = ", ".join(f"{k}: {v}" for k, v in store.roots.items())
+        out.print(f"No skills yet ({escape(where)}). The agent saves them with the skill_manage tool.")
+        return
+    table = Table(box=None, show_header=True, header_style="bold")
+    table.add_column("id", no_wrap=True)
+    table.add_column("version", no_wrap=True)
+    table.add_column("updated", no_wrap=True)
+    table.add_column("description", overflow="fold")
+    for s in skills:
+        if "error" in s:
+            table.add_row(escape(s["id"]), "-", "-", f"[red]{escape(s['error'])}[/red]")
+        else:
+            table.add_row(escape(s["id"]), str(s["version"]), escape(s["updated"]), escape(s["description"]))
+    out.print(table)
+
+
+@skills_app.command("view")
+def view(skill_id: Annotated[str, typer.Argument(help="global:<slug>, project:<slug>, or a bare slug.")],
+         dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
+    """Print one skill's SKILL.md as it is on disk."""
+    store = _store(dir, project)
+    found = store.find(skill_id)
+    if isinstance(found, dict):
+        raise fail(found["error"], 1, refusal=found["code"])
+    text = found.path.read_text(encoding="utf-8", errors="replace")
+    if state.json:
+        emit_json({"success": True, "skill": found.summary(), "text": text})
+    else:
+        out.print(escape(text), end="")
+
+
+@skills_app.command("delete")
+def delete(skill_id: Annotated[str, typer.Argument(help="The skill to delete.")], dir: DirOpt = None,
+           project: ProjectOpt = None, json_: JsonOpt = False) -> None:
+    """Delete a skill (its folder is moved to <data root>/.trash/skills/, from where it can be moved back)."""
+    result = _store(dir, project).delete(skill_id)
+    if result.get("success") and not state.json:
+        result = {**result, "message": f"{result['message']} Kept a copy in {result['trash']}."}
+    _finish(result)
+
+
+@skills_app.command("move")
+def move(skill_id: Annotated[str, typer.Argument(help="The skill to move.")],
+         to: Annotated[str, typer.Option("--to", help="'global' or 'project'.")],
+         dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
+    """Move a skill between global and the current project (refused if the destination has that name)."""
+    _check_scope(to)
+    _finish(_store(dir, project).move(skill_id, to))
+
+
+@skills_app.command("export")
+def export(to: Annotated[str, typer.Option("--to", help="'claude-code' or 'codex'.")],
+           copy: Annotated[bool, typer.Option("--copy", help="Copy instead of linking.")] = False,
+           scope: ScopeOpt = None,
+           dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be done.")] = False,
+           dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
+    """Link (or copy) the skills where Claude Code (~/.claude/skills, <repo>/.claude/skills) or Codex
+    (~/.agents/skills, <repo>/.agents/skills) read them. A skill of yours already there is never touched."""
+    from pi_memory.skills.export import TARGETS, export_skills
+
+    if to not in TARGETS:
+        raise fail(f"--to must be one of {', '.join(TARGETS)}, not {to!r}.", 2)
+    _check_scope(scope)
+    items = export_skills(_store(dir, project), to, Path.home(), copy=copy, scope=scope, dry_run=dry_run)
+    skipped = [i for i in items if i.action == "skipped"]
+    if state.json:
+        emit_json({"success": True, "dryRun": dry_run, "target": to, "items": [i.to_dict() for i in items],
+                   "skipped": len(skipped)})
+        return
+    if not items:
+        out.print("No skills to export.")
+    for item in items:
+        verb = f"would be {item.action}" if dry_run and item.action not in ("skipped", "unchanged") else item.action
+        line = f"{item.skill_id}: {verb} -> {item.destination}"
+        out.print(escape(line + (f" ({item.reason})" if item.reason else "")))
+    if skipped:
+        out.print(f"{len(skipped)} skipped; rename or remove your own skill there to export ours.")

@@ -1,0 +1,83 @@
+"""Bring Markdown entries into the curated stores, and what does not fit into the extended store.
+
+Shared by the importers: :func:`import_entries` plans first (duplicates, scanner refusals, what fits the
+store's budget, in order) and, when applying, writes entry by entry through :class:`MemoryStore` (lock,
+re-read, atomic write, mirrored into the index), so a dry run and an import decide alike. Entries that do
+not fit go to the index's extended store (searchable by ``memory_search``) instead of being dropped.
+"""
+
+from __future__ import annotations
+
+from pi_memory import safety
+from pi_memory.curated import entries as fmt
+from pi_memory.importers.report import ImportReport
+from pi_memory.index import list_memories
+from pi_memory.index.db import index_path
+from pi_memory.index.mirror import parse_failure_entry
+
+
+def index_or_none(memory, create: bool):
+    """The index connection; ``None`` in a dry run when there is no index yet (a dry run creates nothing)."""
+    if not create and not index_path(memory.settings.data_dir).exists():
+        return None
+    return memory.index()
+
+
+def existing_rows(conn, scope: str, project: str | None, target: str) -> set[str]:
+    if conn is None:
+        return set()
+    return {r["content"] for r in list_memories(conn, scope=scope, project=project if scope == "project" else None,
+                                                 target=target)}
+
+
+def refusal(text: str) -> str | None:
+    """Why ``text`` cannot be stored at all (scanner or format), in a person's words, else ``None``."""
+    problem = fmt.content_problem(text)
+    if problem:
+        return {"delimiter": "it holds a line that is only '§' (an entry separator)",
+                "control": "it holds terminal control characters"}.get(problem, "it is empty")
+    finding = safety.check_write(text)
+    return safety.refusal_message(finding) if finding else None
+
+
+def import_entries(report: ImportReport, memory, store, target: str, texts: list[tuple[str, str | None]],
+                   kind: str, apply: bool) -> None:
+    """Import ``texts`` (``(text, created-date or None)``) into ``store``'s ``target``; see the module
+    docstring. ``memory`` is the :class:`pi_memory.runtime.Memory` whose index holds the extended store."""
+    scope = "project" if target == "project" else "global"
+    project = store.project_id if target == "project" else None
+    current = list(store.entries(target))
+    conn = index_or_none(memory, apply)
+    extended = existing_rows(conn, scope, project, target)
+    limit = store.limit(target)
+    for raw, created in texts:
+        text = raw.strip()
+        why = refusal(text)
+        if why:
+            report.add(kind, text, "skip", why)
+            continue
+        if text in current or text in extended:
+            report.add(kind, text, "already", to=store.name(target))
+            continue
+        if fmt.joined_length([*current, text]) <= limit:
+            action = "add"
+            if apply:
+                store.begin_turn()  # an import is not an agent run: the retry guard must not stop it
+                result = store.add(target, text)
+                action = "add" if result.success else "extended" if result.code == "over_limit" else "skip"
+                if action == "skip":
+                    report.add(kind, text, "skip", result.error)
+                    continue
+            if action == "add":
+                current.append(text)
+                report.add(kind, text, "add", to=store.name(target))
+                continue
+        if apply:
+            from pi_memory.index import add_extended
+
+            meta = parse_failure_entry(text) if target == "failure" else None
+            add_extended(memory.index(), text, target=target, scope=scope, project=project,
+                         category=meta.category if meta else None,
+                         failure_reason=meta.failure_reason if meta else None, created=created)
+        extended.add(text)
+        report.add(kind, text, "extended", to="extended store")

@@ -1,0 +1,71 @@
+"""What an import would bring (dry run) or brought (``--apply``): one :class:`ImportItem` per thing found."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+
+from pi_memory.curated.results import preview
+
+# action -> (dry-run wording, applied wording), for people
+ACTIONS = {
+    "add": ("to add", "added"),
+    "extended": ("to the extended store (searchable; the Markdown file is full)",
+                 "added to the extended store (searchable; the Markdown file is full)"),
+    "already": ("already there", "already there"),
+    "clash": ("clashes (ours kept)", "clashed (ours kept)"),
+    "skip": ("skipped", "skipped"),
+}
+
+
+@dataclass(frozen=True)
+class ImportItem:
+    """``kind``: where it comes from (``MEMORY.md``, ``skill``, ``STANDING.md``, ``mem0``...); ``what``: a
+    preview; ``action``: one of :data:`ACTIONS`; ``reason`` for a clash or a skip; ``to``: where it goes."""
+
+    kind: str
+    what: str
+    action: str
+    reason: str | None = None
+    to: str | None = None
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass
+class ImportReport:
+    source: str
+    applied: bool
+    items: list[ImportItem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, kind: str, what: str, action: str, reason: str | None = None, to: str | None = None) -> None:
+        self.items.append(ImportItem(kind, preview(" ".join(what.split()), 100), action, reason, to))
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        out: dict[str, Counter] = {}
+        for item in self.items:
+            out.setdefault(item.kind, Counter())[item.action] += 1
+        return {k: dict(v) for k, v in out.items()}
+
+    def to_dict(self) -> dict:
+        return {"success": True, "source": self.source, "applied": self.applied, "counts": self.counts(),
+                "items": [i.to_dict() for i in self.items], "notes": self.notes}
+
+    def lines(self) -> list[str]:
+        """The report for a person: a line per kind with its counts, then every clash and skip with its
+        reason, then the notes."""
+        col = 1 if self.applied else 0
+        head = (f"Imported from {self.source}." if self.applied
+                else f"Dry run of an import from {self.source}: nothing was written. Add --apply to import.")
+        out = [head]
+        for kind, counts in self.counts().items():
+            parts = [f"{n} {ACTIONS[a][col]}" for a, n in counts.items()]
+            out.append(f"  {kind}: " + ", ".join(parts))
+        problems = [i for i in self.items if i.action in ("clash", "skip")]
+        if problems:
+            out.append("Not imported:")
+            out += [f"  [{i.kind}] {i.what}: {i.reason}" for i in problems]
+        out += self.notes
+        return out

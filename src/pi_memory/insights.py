@@ -1,0 +1,94 @@
+"""What is stored, gathered for people: ``pi-memory status`` / ``insights`` / ``projects`` and pi's ``/memory``,
+``/memory status``, ``/memory-insights``, ``/memory-switch-project`` (one function per view, used by both hosts).
+
+Nothing here writes; the index is opened (it is where the counts live) but nothing is indexed.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pi_memory.curated import entries as fmt
+from pi_memory.curated.files import try_read_bytes
+from pi_memory.standing import StandingStore
+
+if TYPE_CHECKING:
+    from pi_memory.runtime import Memory
+
+log = logging.getLogger(__name__)
+
+
+def store_usage(memory: Memory, with_entries: bool = False) -> dict[str, dict[str, Any]]:
+    """Each curated store: file, name, entries, chars, limit, usage, drift, notice."""
+    store = memory.store
+    out: dict[str, dict[str, Any]] = {}
+    for target in store.targets:
+        result = store.read(target)
+        live = result.entries or []
+        drift = store.drift(target)
+        info: dict[str, Any] = {
+            "name": store.name(target), "file": str(store.path(target)), "exists": store.path(target).exists(),
+            "entryCount": result.entry_count or 0, "chars": fmt.joined_length(live), "limit": store.limit(target),
+            "usage": result.usage, "drift": drift.drift if drift else None, "notice": result.notice,
+        }
+        info["overBudget"] = info["chars"] > info["limit"]
+        if with_entries:
+            info["entries"] = live
+        out[target] = info
+    return out
+
+
+def status_data(memory: Memory) -> dict[str, Any]:
+    """``pi-memory status``: data root, settings sources, warnings, prompt mode, each store's usage and health."""
+    from pi_memory.index import last_repair
+
+    s = memory.settings
+    return {"dataDir": str(s.data_dir), "settings": list(s.sources), "warnings": list(s.warnings),
+            "promptMode": s.prompt_mode, "stores": store_usage(memory), "indexRepair": last_repair(s.data_dir)}
+
+
+def collect(memory: Memory, top: int = 5) -> dict[str, Any]:
+    """``insights``: every store's entries, the blocks, the standing rules, index and semantic counts, and the
+    entries ``memory_search`` recalled most."""
+    data: dict[str, Any] = {
+        "stores": store_usage(memory, with_entries=True),
+        "blocks": [b.to_dict() for b in memory.blocks().blocks()],
+        "standing": StandingStore.in_data_dir(memory.settings.data_dir).rules(),
+        "index": None, "recalled": [], "semantic": None,
+    }
+    try:
+        conn = memory.index()
+        one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+        data["index"] = {"sessions": one("SELECT count(*) FROM sessions"),
+                         "messages": one("SELECT count(*) FROM messages"),
+                         "memories": one("SELECT count(*) FROM memories"),
+                         "extended": one("SELECT count(*) FROM memories WHERE source = 'extended'")}
+        rows = conn.execute("SELECT content, hit_count, last_used FROM memories WHERE hit_count > 0 "
+                            "ORDER BY hit_count DESC, last_used DESC LIMIT ?", (top,)).fetchall()
+        data["recalled"] = [{"content": c, "hits": h, "lastUsed": u} for c, h, u in rows]
+    except Exception as exc:  # an unusable index: show what the Markdown files hold
+        log.warning("insights without index counts: %s", exc)
+    service = memory.semantic()
+    backend = getattr(service, "backend", None)
+    if backend is not None and hasattr(backend, "count"):
+        data["semantic"] = backend.count(scope=service.scope, status="active")
+    return data
+
+
+def projects(memory: Memory) -> list[dict[str, Any]]:
+    """Every project store under ``<data root>/projects/``, with its entry count; ``current`` marks this one."""
+    root = Path(memory.settings.data_dir) / "projects"
+    current = memory.store.path("project").parent if "project" in memory.store.targets else None
+    found = []
+    for folder in sorted(root.iterdir()) if root.is_dir() else []:
+        path = folder / "MEMORY.md"
+        if not path.is_file():
+            continue
+        analysis = fmt.analyse(try_read_bytes(path), memory.settings.project_char_limit)
+        name = folder.name.rsplit("-", 1)[0] if "-" in folder.name else folder.name
+        found.append({"name": name, "folder": str(folder), "entryCount": len(analysis.entries),
+                      "usage": fmt.usage(fmt.joined_length(analysis.entries), memory.settings.project_char_limit),
+                      "current": folder == current})
+    return found

@@ -1,0 +1,85 @@
+"""The detached job a transcript hook starts: index the transcript, capture the turn, then exit.
+
+``python -m pi_memory.integrations.hooks.background '<job JSON>'`` with ``{"host", "event", "sessionId",
+"cwd", "transcript", "userText"?, "assistantText"?}``. It is one :class:`pi_memory.session.AgentSession` for
+one run (``after_run`` then ``shutdown``), never a resident process:
+
+* bounded: ``SIGALRM`` ends it after :data:`JOB_CEILING_S` seconds whatever it is doing (a capture model that
+  hangs included); what it did not finish is picked up by the next job, the MCP server's index pass or
+  ``pi-memory index-sessions``, since indexing is incremental;
+* after the run it rebuilds the session-start context cache when the turn changed memory
+  (:func:`refresh_context`), so the next session start stays on the fast path;
+* one at a time per host session: a job waits up to :data:`LOCK_WAIT_S` for the one before it, and when that
+  runs long it gives up (the next job, or the running one, indexes the rest).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+
+from pi_memory.integrations.hooks import state
+
+JOB_CEILING_S = 120
+LOCK_WAIT_S = 30.0
+
+
+def run(job: dict) -> bool:
+    from filelock import FileLock, Timeout
+
+    from pi_memory.session import AgentSession
+
+    host, sid = str(job.get("host") or "host"), str(job.get("sessionId") or "")
+    lock_path = state.session_file(host, sid).with_suffix(".lock")
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        lock = FileLock(str(lock_path), timeout=LOCK_WAIT_S)
+        lock.acquire()
+    except Timeout:
+        state.log(f"{host} {job.get('event')}: another job of session {sid} is still running; skipped")
+        return False
+    started = time.monotonic()
+    try:
+        session = AgentSession(job.get("cwd") or None, sid or None)
+        session.after_run(job.get("transcript"), user_text=str(job.get("userText") or ""),
+                          assistant_text=str(job.get("assistantText") or ""),
+                          source={"host": host, "session_id": sid})
+        finished = session.shutdown(JOB_CEILING_S - 10)
+        refresh_context(job.get("cwd"))
+        errors = session.worker.errors
+        state.log(f"{host} {job.get('event')}: session {sid}: {session.indexed_files} file(s) indexed, "
+                  f"{len(session.captures)} capture(s), {time.monotonic() - started:.2f} s"
+                  + (f"; errors: {'; '.join(errors)}" if errors else "") + ("" if finished else "; cut short"))
+        return finished
+    finally:
+        lock.release()
+
+
+def refresh_context(cwd: str | None) -> None:
+    """Build the session-start context for ``cwd`` again when its cache is stale (a tool call of the turn
+    changed memory), so the next session start is answered from the cache instead of building it within the
+    hook's time ceiling."""
+    from pi_memory.integrations.hooks import handlers
+
+    if cwd and state.cached_context(cwd, handlers.CACHE_VERSION) is None:
+        handlers.session_context(cwd)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    signal.alarm(JOB_CEILING_S)  # default action ends the process: the hard bound
+    try:
+        job = json.loads(args[0]) if args else {}
+        if not isinstance(job, dict):
+            raise ValueError("the job must be a JSON object")
+        run(job)
+    except Exception as exc:  # noqa: BLE001 - nobody reads our exit code; the log says what happened
+        state.log(f"background job failed: {type(exc).__name__}: {exc}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,236 @@
+"""``pi-memory install codex`` / ``uninstall codex``: the MCP server, the hooks and their trust for Codex.
+
+* ``$CODEX_HOME/config.toml`` (default ``~/.codex``), edited with tomlkit so the user's comments, order and
+  formatting stay: ``[mcp_servers.pi-memory]`` (``command`` = the absolute console script, ``args = ["mcp"]``,
+  ``env_vars`` naming pi-memory's variables: Codex starts an MCP server with a bare environment, so without it a
+  ``PI_MEMORY_DIR`` the user set would reach the hooks but not the server),
+  ``[features] hooks = true`` when the file does not say otherwise, and one ``[hooks.state."<key>"]
+  trusted_hash`` per pi-memory hook;
+* ``$CODEX_HOME/hooks.json``: SessionStart, UserPromptSubmit, PreCompact and Stop (Codex has no SessionEnd;
+  its Stop ends every turn), each ``<absolute pi-memory> hook codex <event>``.
+
+Codex skips hooks it has not been told to trust, without a word. The trust key and hash are Codex's own
+(``<hooks.json>:<event>:<group>:<handler>`` and a ``sha256:`` of the handler), so the installer asks Codex
+for them: it runs ``codex app-server`` and sends ``hooks/list`` (JSON-RPC over stdio), then records the hash
+Codex reports for each of our hooks. Without a ``codex`` binary (``--codex-bin``, else ``PATH``) the hooks are
+written but not trusted, and the report says how to trust them.
+
+What install added beyond our own entries (the ``hooks`` feature switch, the trust keys) is remembered in the
+hook state (:mod:`.state`, ``installs/codex.json``) so uninstall removes exactly that.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+from pi_memory.integrations.hooks import install as common
+from pi_memory.integrations.hooks import state
+from pi_memory.integrations.hooks.protocol import EVENTS, HOST_EVENTS
+
+HOST = "codex"
+TIMEOUT_S = 10
+LIST_TIMEOUT_S = 30.0
+# what Codex must pass on to the MCP server so it opens the same memory as the hooks (which get the full env)
+FORWARDED_ENV = ("PI_MEMORY_DIR", "PI_CODING_AGENT_DIR", "PI_MEMORY_STATE_DIR")
+
+
+def codex_home() -> Path:
+    env = os.environ.get("CODEX_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".codex"
+
+
+def _manifest_path() -> Path:
+    return common.manifest_path(HOST)
+
+
+def _load_toml(path: Path):
+    import tomlkit
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return tomlkit.document()
+    except OSError as exc:
+        raise common.InstallError(f"could not read {path}: {exc}") from exc
+    try:
+        return tomlkit.parse(text)
+    except Exception as exc:  # tomlkit raises its own ParseError subclasses
+        raise common.InstallError(f"{path} is not valid TOML ({exc}); fix it, then run the command again. "
+                                  "Nothing was changed.") from exc
+
+
+def install(script: str | None = None, codex_bin: str | None = None, cwd: Path | None = None) -> dict:
+    """Returns ``{"changes": [Change], "trusted": [key], "trustError": str | None}``."""
+    import tomlkit
+
+    script = script or common.console_script()
+    home = codex_home()
+    config_path, hooks_path = home / "config.toml", home / "hooks.json"
+    doc = _load_toml(config_path)
+    hooks_doc = common.read_json_file(hooks_path)
+    manifest = state.read_json(_manifest_path())
+
+    hooks = hooks_doc.get("hooks") if isinstance(hooks_doc.get("hooks"), dict) else {}
+    events = {e: (EVENTS[e], TIMEOUT_S) for e in HOST_EVENTS[HOST]}
+    hooks_doc["hooks"] = common.with_our_hooks(hooks, HOST, script, events)
+    changes = [common.write_file(hooks_path, common.dump_json(hooks_doc),
+                                 [f"hooks {', '.join(EVENTS[e] for e in HOST_EVENTS[HOST])} run {script} hook codex …"])]
+
+    details = []
+    servers = doc.get("mcp_servers")
+    if servers is None:
+        servers = tomlkit.table(is_super_table=True)
+        doc["mcp_servers"] = servers
+    entry = tomlkit.table()
+    entry["command"] = script
+    entry["args"] = ["mcp"]
+    entry["env_vars"] = list(FORWARDED_ENV)  # Codex starts MCP servers with a bare environment
+    if common.MCP_NAME in servers:
+        old = servers[common.MCP_NAME]
+        for key, value in old.items():  # keep what the user added to our server (env, timeouts, required)
+            if key not in ("command", "args", "env_vars"):
+                entry[key] = value
+    servers[common.MCP_NAME] = entry
+    details.append(f"[mcp_servers.{common.MCP_NAME}] {script} mcp")
+    features = doc.get("features")
+    if features is None or "hooks" not in features:
+        if features is None:
+            features = tomlkit.table()
+            doc["features"] = features
+        features["hooks"] = True
+        manifest["addedHooksFeature"] = True
+        details.append("[features] hooks = true")
+
+    trusted, trust_error = [], None
+    try:
+        listed = list_hooks(codex_bin, cwd or Path.cwd())
+    except common.InstallError as exc:
+        listed, trust_error = [], str(exc)
+    hooks_table = doc.get("hooks")
+    for hook in listed:
+        key = str(hook.get("key", ""))
+        source = Path(str(hook.get("sourcePath") or "")).resolve()
+        if not (common.is_ours(hook.get("command"), HOST) and hook.get("currentHash") and key
+                and source == hooks_path.resolve()):
+            continue
+        if hooks_table is None:
+            hooks_table = tomlkit.table(is_super_table=True)
+            doc["hooks"] = hooks_table
+        if "state" not in hooks_table:
+            hooks_table["state"] = tomlkit.table(is_super_table=True)
+        item = tomlkit.table()
+        item["trusted_hash"] = hook["currentHash"]
+        hooks_table["state"][key] = item
+        trusted.append(key)
+    stale = [k for k in manifest.get("trusted", []) if k not in trusted]
+    _drop_state_keys(doc, stale)
+    if trusted:
+        details.append(f"trusted {len(trusted)} hook(s) in [hooks.state]")
+    manifest["trusted"] = trusted
+    changes.append(common.write_file(config_path, tomlkit.dumps(doc), details))
+    state.write_json(_manifest_path(), common.note_created(manifest, changes))
+    return {"changes": changes, "trusted": trusted, "trustError": trust_error}
+
+
+def uninstall() -> dict:
+    home = codex_home()
+    config_path, hooks_path = home / "config.toml", home / "hooks.json"
+    manifest = state.read_json(_manifest_path())
+    changes = [c for c in [common.uninstall_hooks_file(hooks_path, HOST, manifest)] if c]
+    if config_path.exists():
+        import tomlkit
+
+        doc = _load_toml(config_path)
+        details = []
+        servers = doc.get("mcp_servers")
+        if servers is not None and common.MCP_NAME in servers:
+            del servers[common.MCP_NAME]
+            if not servers:
+                del doc["mcp_servers"]
+            details.append(f"removed [mcp_servers.{common.MCP_NAME}]")
+        dropped = _drop_state_keys(doc, manifest.get("trusted", []))
+        if dropped:
+            details.append(f"removed {dropped} trust entr{'y' if dropped == 1 else 'ies'}")
+        features = doc.get("features")
+        if manifest.get("addedHooksFeature") and features is not None and features.get("hooks") is True:
+            del features["hooks"]
+            if not features:
+                del doc["features"]
+            details.append("removed [features] hooks")
+        changes.append(common.finish_uninstall(config_path, doc.unwrap(), tomlkit.dumps(doc), manifest, details))
+    state.write_json(_manifest_path(), {})
+    return {"changes": changes, "trusted": [], "trustError": None}
+
+
+def _drop_state_keys(doc, keys: list[str]) -> int:
+    hooks_table = doc.get("hooks")
+    table = hooks_table.get("state") if hooks_table is not None else None
+    if table is None:
+        return 0
+    dropped = 0
+    for key in keys:
+        if key in table:
+            del table[key]
+            dropped += 1
+    if not table:
+        del hooks_table["state"]
+        if not hooks_table:
+            del doc["hooks"]
+    return dropped
+
+
+def find_codex(codex_bin: str | None) -> str:
+    found = codex_bin or shutil.which("codex")
+    if not found:
+        raise common.InstallError(
+            "no codex binary on PATH, so the hooks were written but not trusted (Codex skips untrusted hooks "
+            "silently); run `pi-memory install codex --codex-bin /path/to/codex`, or trust them in Codex's /hooks")
+    return found
+
+
+def list_hooks(codex_bin: str | None, cwd: Path) -> list[dict]:
+    """Codex's own view of the hooks for ``cwd`` (``hooks/list`` of ``codex app-server``): each with ``key``,
+    ``command``, ``currentHash`` and ``trustStatus``."""
+    exe = find_codex(codex_bin)
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "pi-memory",
+                                                                                      "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {"cwds": [str(cwd)]}},
+    ]
+    try:
+        proc = subprocess.Popen([exe, "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,  # noqa: S603
+                                stderr=subprocess.DEVNULL, text=True, cwd=str(cwd))
+    except OSError as exc:
+        raise common.InstallError(f"could not run {exe} app-server to record the hooks' trust: {exc}") from exc
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
+        proc.stdin.flush()
+        answer: dict = {}
+
+        def read() -> None:
+            for line in proc.stdout:
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(message, dict) and message.get("id") == 2:
+                    answer.update(message)
+                    return
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(LIST_TIMEOUT_S)
+    finally:
+        proc.kill()
+        proc.wait(5)
+    if "result" not in answer:
+        raise common.InstallError(f"{exe} app-server did not list the hooks "
+                                  f"({answer.get('error') or 'no answer'}); trust them in Codex's /hooks")
+    return [h for item in answer["result"].get("data", []) for h in item.get("hooks", [])]

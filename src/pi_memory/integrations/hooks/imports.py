@@ -1,0 +1,152 @@
+"""``pi-memory import claude-code-memory`` / ``import codex-memories``: the hosts' own memories into
+pi-memory's stores, planned first (dry run), written only with ``--apply``. The host's files stay as they are.
+
+* Claude Code's auto-memory: ``<config dir>/projects/<slug>/memory/`` (``~/.claude`` or
+  ``$CLAUDE_CONFIG_DIR``; the slug is the project's git root with every character but letters and digits made
+  ``-``): ``MEMORY.md`` is an index (``- [Title](file.md) — hook`` lines, loaded into each session) and every
+  other ``*.md`` one memory with YAML front matter (``name``, ``description``, ``type`` or ``metadata.type``:
+  ``user`` / ``feedback`` / ``project`` / ``reference``). A ``user`` memory goes to USER.md, the others to the
+  project's store (Claude Code keeps them per project); index lines that point at no file are project entries
+  too. ``CLAUDE.md`` files are instructions Claude Code loads itself and are not imported.
+* Codex's memories (``[features] memories = true``): ``$CODEX_HOME/memories/`` holds ``memory_summary.md``
+  (first line ``v1``) and ``MEMORY.md``, Markdown written by Codex from past threads, not per project; each
+  bullet, and each paragraph that is not a heading, becomes an entry of MEMORY.md (your notes).
+  ``raw_memories.md`` and ``rollout_summaries/`` are Codex's working files and are left out; ``AGENTS.md``
+  is instructions Codex loads itself.
+
+Entries pass through the store as any write does (threat and secret scanning, character limits, duplicates
+skipped), so what is refused is reported with the store's reason and nothing is half written.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_ENTRY_CHARS = 600
+_LINK = re.compile(r"\[([^\]]+)\]\(([^)]+)\)")
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+@dataclass
+class Planned:
+    """One entry to import: ``target`` store, ``text``, and ``source`` (the file it came from)."""
+
+    target: str
+    text: str
+    source: str
+
+    def to_dict(self) -> dict:
+        return {"target": self.target, "text": self.text, "source": self.source}
+
+
+def clean(text: str) -> str:
+    """One line, whitespace collapsed, cut at :data:`MAX_ENTRY_CHARS` on a word boundary."""
+    text = " ".join(text.split())
+    if len(text) <= MAX_ENTRY_CHARS:
+        return text
+    cut = text[: MAX_ENTRY_CHARS - 1].rsplit(" ", 1)[0]
+    return cut + "…"
+
+
+def front_matter(raw: str) -> tuple[dict, str]:
+    """``(front matter, body)``; no or unreadable front matter gives ``({}, raw)``."""
+    if not raw.startswith("---"):
+        return {}, raw
+    end = raw.find("\n---", 3)
+    if end < 0:
+        return {}, raw
+    import yaml
+
+    try:
+        meta = yaml.safe_load(raw[3:end]) or {}
+    except yaml.YAMLError:
+        return {}, raw
+    body = raw[end + 4:].split("\n", 1)[1] if "\n" in raw[end + 4:] else ""
+    return (meta if isinstance(meta, dict) else {}), body
+
+
+def claude_memory_dir(project: Path, config_dir: Path) -> Path:
+    from pi_memory.project import project_root
+
+    root = str(project_root(project))
+    return config_dir / "projects" / re.sub(r"[^A-Za-z0-9]", "-", root) / "memory"
+
+
+def plan_claude_code(folder: Path) -> list[Planned]:
+    planned: list[Planned] = []
+    if not folder.is_dir():
+        return planned
+    for path in sorted(folder.glob("*.md")):
+        if path.name == "MEMORY.md":
+            continue
+        meta, body = front_matter(path.read_text(encoding="utf-8", errors="replace"))
+        kind = meta.get("type")
+        if not kind and isinstance(meta.get("metadata"), dict):
+            kind = meta["metadata"].get("type")
+        description = str(meta.get("description") or "").strip()
+        text = clean(body) or clean(description)
+        if description and text and description.lower() not in text.lower():
+            text = clean(f"{description}: {text}")
+        if text:
+            planned.append(Planned("user" if kind == "user" else "project", text, str(path)))
+    index = folder / "MEMORY.md"
+    if index.is_file():
+        for line in index.read_text(encoding="utf-8", errors="replace").splitlines():
+            if not _BULLET.match(line):
+                continue
+            links = [target for _, target in _LINK.findall(line)]
+            if any((folder / target).is_file() for target in links):
+                continue  # the topic file itself was imported above
+            text = clean(_LINK.sub(r"\1", _BULLET.sub("", line)))
+            if text:
+                planned.append(Planned("project", text, str(index)))
+    return planned
+
+
+def markdown_items(lines: list[str]) -> list[str]:
+    """Each bullet and each paragraph that is not a heading or a code fence, as one line of text."""
+    items: list[str] = []
+    current: list[str] = []
+    for line in [*lines, ""]:
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("#", "```")) or _BULLET.match(line):
+            if current:
+                items.append(" ".join(current))
+            current = [_BULLET.sub("", line)] if stripped and _BULLET.match(line) else []
+        else:
+            current.append(stripped)
+    return items
+
+
+def plan_codex(folder: Path) -> list[Planned]:
+    planned: list[Planned] = []
+    seen: set[str] = set()
+    for name in ("memory_summary.md", "MEMORY.md"):
+        path = folder / name
+        if not path.is_file():
+            continue
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        if name == "memory_summary.md" and lines and lines[0].strip() == "v1":
+            lines = lines[1:]
+        for item in markdown_items(lines):
+            text = clean(item)
+            if text and text not in seen:
+                seen.add(text)
+                planned.append(Planned("memory", text, str(path)))
+    return planned
+
+
+def apply(store, planned: list[Planned]) -> list[dict]:
+    """Write each planned entry through ``store.add``; one result per entry: ``{target, text, source, status:
+    added | duplicate | refused, message}``."""
+    results = []
+    for item in planned:
+        before = len(store.entries(item.target)) if item.target in store.targets else 0
+        outcome = store.add(item.target, item.text)
+        after = len(store.entries(item.target)) if item.target in store.targets else 0
+        status = "refused" if not outcome.success else ("added" if after > before else "duplicate")
+        results.append({**item.to_dict(), "status": status,
+                        "message": outcome.error or outcome.message or ""})
+    return results

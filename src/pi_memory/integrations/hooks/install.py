@@ -1,0 +1,207 @@
+"""Shared parts of ``pi-memory install <host>`` / ``uninstall <host>``: the command the hosts run, the edit
+of a settings file (backup, atomic write, a report of what changed) and the merge of hook lists.
+
+Rules every host installer follows:
+
+* the hosts run pi-memory's console script by absolute path (:func:`console_script`), so no ``PATH`` lookup or
+  resolver runs on every prompt;
+* a file is read, changed in memory and written only when its text changes (atomic, after a byte-exact
+  ``<file>.bak.<unix-ts>`` backup of what was there); a file that cannot be parsed is left alone with an
+  error saying what to fix;
+* our hook entries are recognised by their command (``... pi-memory hook <host> <event>``), whatever path the
+  script had when they were written, so installing again replaces them (idempotent, also after the venv
+  moved) and uninstalling removes exactly them; everything else in the file stays as it was;
+* our entries go after the user's own, so hosts that key state by position (Codex's hook trust) keep the
+  user's keys.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pi_memory.curated.files import atomic_write_text, backup
+from pi_memory.integrations.hooks import state
+
+MCP_NAME = "pi-memory"
+_OURS = re.compile(r"(?:^|[/\\'\"\s])pi-memory['\"]?\s+hook\s+(claude-code|codex)\s")
+
+
+class InstallError(Exception):
+    """An install or uninstall could not be done; the message says what to do."""
+
+
+@dataclass
+class Change:
+    """One file an install touched: ``action`` is ``created``, ``updated``, ``unchanged`` or ``removed``."""
+
+    path: Path
+    action: str
+    backup: Path | None = None
+    details: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"path": str(self.path), "action": self.action, "backup": str(self.backup) if self.backup else None,
+                "details": list(self.details)}
+
+
+def console_script() -> str:
+    """The absolute path of the ``pi-memory`` console script of this installation."""
+    beside = Path(sys.executable).parent / "pi-memory"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside.absolute())
+    found = shutil.which("pi-memory")
+    if found:
+        return str(Path(found).absolute())
+    raise InstallError("the pi-memory console script was not found beside this Python or on PATH; install "
+                       "pi-memory with pip (or scripts/bootstrap.sh) and run this command with that install")
+
+
+def hook_command(script: str, host: str, event: str) -> str:
+    return f"{shlex.quote(script)} hook {host} {event}"
+
+
+def is_ours(command: object, host: str) -> bool:
+    match = _OURS.search(f" {command} ") if isinstance(command, str) else None
+    return bool(match) and match.group(1) == host
+
+
+def read_json_file(path: Path) -> dict:
+    """The object in a JSON settings file (``{}`` when it does not exist or is empty)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise InstallError(f"could not read {path}: {exc}") from exc
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise InstallError(f"{path} is not valid JSON ({exc}); fix or move it, then run the command again. "
+                           "Nothing was changed.") from exc
+    if not isinstance(data, dict):
+        raise InstallError(f"{path} holds a JSON {type(data).__name__}, not an object; nothing was changed")
+    return data
+
+
+def write_file(path: Path, text: str, details: list[str]) -> Change:
+    """Write ``text`` to ``path`` when it differs from what is there, after a backup of the old bytes."""
+    try:
+        old = path.read_bytes()
+    except FileNotFoundError:
+        old = None
+    if old is not None and old == text.encode("utf-8"):
+        return Change(path, "unchanged")
+    saved = backup(path, old) if old is not None else None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, text)
+    return Change(path, "updated" if old is not None else "created", saved, details)
+
+
+def manifest_path(host: str) -> Path:
+    """What an install of ``host`` added beyond its own entries (files it created, switches it set)."""
+    return state.state_dir() / "installs" / f"{host}.json"
+
+
+def note_created(manifest: dict, changes: list[Change]) -> dict:
+    created = set(manifest.get("created", []))
+    created.update(str(c.path) for c in changes if c.action == "created")
+    return {**manifest, "created": sorted(created)}
+
+
+def is_empty(data: object) -> bool:
+    """Only empty containers left (``{"hooks": {}}``, ``{"mcpServers": {}}``)."""
+    return isinstance(data, dict | list) and all(is_empty(v) for v in (data.values() if isinstance(data, dict)
+                                                                       else data))
+
+
+def finish_uninstall(path: Path, data: dict, text: str, manifest: dict, details: list[str]) -> Change:
+    """Write what is left of ``path`` after our entries went; remove the file when install created it and
+    nothing else is in it. A trailing blank line the edit left behind is dropped (the file ends as it did)."""
+    old = path.read_text(encoding="utf-8")
+    if str(path) in manifest.get("created", []) and is_empty(data):
+        saved = backup(path, old.encode("utf-8"))
+        path.unlink()
+        return Change(path, "removed", saved, details)
+    text = text.rstrip() + old[len(old.rstrip()):] if text.strip() else text
+    return write_file(path, text, details)
+
+
+def uninstall_hooks_file(path: Path, host: str, manifest: dict) -> Change | None:
+    """Remove our handlers from the hooks JSON file ``path`` (``{"hooks": {...}}``; a ``hooks`` key our
+    removal left empty goes too). ``None`` when the file does not exist or has no hook table."""
+    if not path.exists():
+        return None
+    data = read_json_file(path)
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return None
+    kept, removed = without_our_hooks(hooks, host)
+    if kept or not removed:
+        data["hooks"] = kept
+    else:
+        data.pop("hooks")
+    return finish_uninstall(path, data, dump_json(data), manifest, [f"removed {removed} pi-memory hook(s)"])
+
+
+def dump_json(data: dict) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def without_our_hooks(hooks: dict, host: str) -> tuple[dict, int]:
+    """``hooks`` (an ``{"Event": [{"matcher"?, "hooks": [handler]}]}`` table) without our handlers; groups
+    left empty are dropped, and events left empty too. Returns the new table and how many were removed."""
+    out: dict = {}
+    removed = 0
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            out[event] = groups
+            continue
+        kept_groups = []
+        for group in groups:
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(handlers, list):
+                kept_groups.append(group)
+                continue
+            kept = [h for h in handlers if not (isinstance(h, dict) and is_ours(h.get("command"), host))]
+            removed += len(handlers) - len(kept)
+            if kept:
+                kept_groups.append({**group, "hooks": kept})
+            elif not handlers:
+                kept_groups.append(group)
+        if kept_groups or not groups:
+            out[event] = kept_groups
+    return out, removed
+
+
+def with_our_hooks(hooks: dict, host: str, script: str, events: dict[str, tuple[str, int]]) -> dict:
+    """``hooks`` with our handler for each ``{our event: (host event name, timeout s)}``, after the user's."""
+    out, _ = without_our_hooks(hooks, host)
+    for event, (host_event, timeout) in events.items():
+        groups = out.get(host_event)
+        groups = list(groups) if isinstance(groups, list) else []
+        groups.append({"hooks": [{"type": "command", "command": hook_command(script, host, event),
+                                  "timeout": timeout}]})
+        out[host_event] = groups
+    return out
+
+
+def summarise(changes: list[Change]) -> str:
+    """The lines a person reads after an install or uninstall."""
+    lines = []
+    for change in changes:
+        what = f"{change.action} {change.path}"
+        if change.backup:
+            what += f" (backup: {change.backup.name})"
+        if change.details and change.action != "unchanged":
+            what += ": " + "; ".join(change.details)
+        lines.append(what)
+    return "\n".join(lines)

@@ -1,0 +1,62 @@
+"""The hosts' hook vocabulary: which host events exist, what pi-memory does on each, and the answer shapes.
+
+Claude Code and Codex share one hook envelope (Codex copied Claude Code's): the hook reads one JSON object on
+standard input (``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``, plus ``prompt`` on a prompt
+submit, ``source`` on a session start, ``last_assistant_message`` on a stop) and, on exit code 0, prints one
+JSON object. Context for the model goes in ``hookSpecificOutput.additionalContext`` (Claude Code puts it in a
+system message of the next request, Codex in a developer message). ``{}`` is the empty answer of every event.
+"""
+
+from __future__ import annotations
+
+import json
+
+HOSTS = ("claude-code", "codex")
+
+# our event name -> the host's hook event name (the one written into the host's settings)
+EVENTS = {
+    "session-start": "SessionStart",
+    "prompt": "UserPromptSubmit",
+    "pre-compact": "PreCompact",
+    "stop": "Stop",
+    "session-end": "SessionEnd",
+}
+HOST_EVENTS = {  # what each host fires (Codex has no SessionEnd: its Stop ends every turn)
+    "claude-code": ("session-start", "prompt", "pre-compact", "stop", "session-end"),
+    "codex": ("session-start", "prompt", "pre-compact", "stop"),
+}
+_BY_HOST_NAME = {v.lower(): k for k, v in EVENTS.items()}
+_ALIASES = {"user-prompt-submit": "prompt", "precompact": "pre-compact", "sessionstart": "session-start"}
+EMPTY = "{}"
+
+
+class UnknownEvent(ValueError):
+    pass
+
+
+def normalise_host(host: str) -> str:
+    name = host.strip().lower().replace("_", "-")
+    name = {"claude": "claude-code", "claudecode": "claude-code"}.get(name, name)
+    if name not in HOSTS:
+        raise UnknownEvent(f"unknown host {host!r}: pi-memory has hooks for {', '.join(HOSTS)}")
+    return name
+
+
+def normalise_event(event: str) -> str:
+    """``session-start`` / ``SessionStart`` / ``session_start`` -> ``session-start``."""
+    name = event.strip()
+    if name.lower() in _BY_HOST_NAME:
+        return _BY_HOST_NAME[name.lower()]
+    name = name.lower().replace("_", "-")
+    name = _ALIASES.get(name, name)
+    if name not in EVENTS:
+        raise UnknownEvent(f"unknown hook event {event!r}: use one of {', '.join(EVENTS)}")
+    return name
+
+
+def answer(event: str, context: str | None) -> str:
+    """The JSON text to print: the context for the model on a session start or prompt, else ``{}``."""
+    if not context or event not in ("session-start", "prompt"):
+        return EMPTY
+    return json.dumps({"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": context}},
+                      ensure_ascii=False)

@@ -1,0 +1,126 @@
+"""Where the hook commands keep what must outlive one short process, and their log.
+
+A hook is a process of its own for every event, so what a host session needs again later lives in files
+under the state folder (``$PI_MEMORY_STATE_DIR``, else ``$XDG_STATE_HOME/pi-memory``, else
+``~/.local/state/pi-memory``; only the environment names it, so finding it costs no settings read):
+
+* ``hooks/<host>/<session id>.json``: one host session's state: the frozen session-start context (so a resumed
+  session gets the same bytes), the last prompt (the user half of the turn captured at stop), the recall marker;
+* ``hooks/snapshot-cache.json``: the last session-start context built per working folder, with the size and
+  modification time of every file it was built from (settings, trust list, the curated stores); reused only
+  while all of them are unchanged, so a new session start after no memory change imports no scanner at all;
+* ``hooks.log``: why a hook answered empty (errors, the time ceiling) and what background jobs did; cut to its
+  newest half past 1 MiB.
+
+Writes are atomic (temp file + rename), so a host that runs two hooks of one session at once never reads half
+a file; a lost race only means the state of the later writer wins.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+LOG_MAX_BYTES = 1 << 20
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def state_dir() -> Path:
+    env = os.environ.get("PI_MEMORY_STATE_DIR")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_STATE_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".local" / "state") / "pi-memory"
+
+
+def session_file(host: str, session_id: str) -> Path:
+    """The state file of one host session (the id is made file-name safe; an empty id gets ``unknown``)."""
+    safe = _SAFE.sub("_", session_id or "")[:200] or "unknown"
+    return state_dir() / "hooks" / host / f"{safe}.json"
+
+
+def read_json(path: Path) -> dict:
+    """The JSON object in ``path``; ``{}`` when it is missing, unreadable or not an object."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_json(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def update_session(host: str, session_id: str, **changes) -> dict:
+    """Merge ``changes`` into one session's state and return the result."""
+    path = session_file(host, session_id)
+    data = read_json(path)
+    data.update(changes)
+    data["updatedAt"] = time.time()
+    write_json(path, data)
+    return data
+
+
+def log(message: str) -> None:
+    """One line in ``hooks.log`` (never raises: logging must not be why a hook fails)."""
+    path = state_dir() / "hooks.log"
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
+            data = path.read_bytes()
+            path.write_bytes(data[len(data) // 2:])
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(f"{stamp} [{os.getpid()}] {message}\n")
+
+
+def fingerprint(paths: list[str]) -> list[list]:
+    """``[path, mtime_ns, size]`` for each path (``[path, None, None]`` when it does not exist)."""
+    out: list[list] = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+            out.append([p, st.st_mtime_ns, st.st_size])
+        except OSError:
+            out.append([p, None, None])
+    return out
+
+
+ENV_KEYS = ("PI_MEMORY_DIR", "PI_CODING_AGENT_DIR", "HOME")
+
+
+def cached_context(cwd: str, version: str) -> str | None:
+    """The cached session-start context for ``cwd`` when none of its inputs changed, else ``None``."""
+    entry = read_json(state_dir() / "hooks" / "snapshot-cache.json").get(cwd)
+    if not isinstance(entry, dict) or entry.get("version") != version:
+        return None
+    if entry.get("env") != {k: os.environ.get(k) for k in ENV_KEYS}:
+        return None
+    deps = entry.get("deps")
+    if not isinstance(deps, list) or fingerprint([d[0] for d in deps]) != deps:
+        return None
+    text = entry.get("text")
+    return text if isinstance(text, str) else None
+
+
+def store_context(cwd: str, version: str, deps: list[str], before: list[list], text: str) -> None:
+    """Cache ``text`` for ``cwd``; ``before`` is the fingerprint taken before reading the inputs: when a file
+    changed while the context was built, nothing is cached (the next start builds again)."""
+    if fingerprint(deps) != before:
+        return
+    path = state_dir() / "hooks" / "snapshot-cache.json"
+    cache = read_json(path)
+    cache[cwd] = {"version": version, "env": {k: os.environ.get(k) for k in ENV_KEYS}, "deps": before,
+                  "text": text}
+    if len(cache) > 200:  # a folder per project; keep the newest 200
+        for key in list(cache)[:-200]:
+            del cache[key]
+    write_json(path, cache)

@@ -1,0 +1,234 @@
+"""The learning log and the shared token budget, in the index (``index.sqlite3``).
+
+Tables (own named migrations, applied by :func:`open_log` like the semantic layer's):
+
+* ``learning_jobs``: one row per background job: ``kind`` (review | correction | refine | flush | consolidate |
+  dream), ``trigger``, ``session_ids`` / ``entry_ids`` (JSON lists: what it read), ``model``, ``input_tokens``,
+  ``output_tokens``, ``cost_usd``, ``calls``, ``duration_ms``, ``outcome`` (running | ok | nothing | dry_run |
+  budget | invalid_output | error | refused | undone), ``detail``, ``day`` (UTC ``YYYY-MM-DD`` of the start),
+  ``reserved_tokens`` (held against the day's budget while the job runs), ``undone_at``.
+* ``learning_writes``: each write of a job as a before/after pair (``before`` NULL for an add, ``after`` NULL
+  for a remove), ``target`` and the store file; the old text of a removed or merged entry stays here.
+* ``learning_gate``: named gate state (the dream gate: ``last_run_at``, ``last_message_id``).
+
+The day's budget is shared by every process on the data root: a job reserves its estimate in a
+``BEGIN IMMEDIATE`` transaction that first sums what the day already spent and holds.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from pi_memory.index.db import Migration, migrate, now_iso, transaction
+
+LEARNING_MIGRATIONS = [
+    Migration(
+        "learning_001_log",
+        """
+        CREATE TABLE learning_jobs (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL,
+            trigger TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            day TEXT NOT NULL,
+            project TEXT,
+            session_ids TEXT NOT NULL DEFAULT '[]',
+            entry_ids TEXT NOT NULL DEFAULT '[]',
+            model TEXT,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            reserved_tokens INTEGER NOT NULL DEFAULT 0,
+            cost_usd REAL,
+            calls INTEGER NOT NULL DEFAULT 0,
+            duration_ms REAL,
+            dry_run INTEGER NOT NULL DEFAULT 0,
+            outcome TEXT NOT NULL DEFAULT 'running',
+            detail TEXT,
+            undone_at TEXT
+        );
+        CREATE INDEX learning_jobs_day ON learning_jobs(day);
+        CREATE TABLE learning_writes (
+            id INTEGER PRIMARY KEY,
+            job_id INTEGER NOT NULL REFERENCES learning_jobs(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            target TEXT NOT NULL,
+            store TEXT NOT NULL,
+            action TEXT NOT NULL,
+            before TEXT,
+            after TEXT
+        );
+        CREATE INDEX learning_writes_job ON learning_writes(job_id);
+        CREATE TABLE learning_gate (
+            name TEXT PRIMARY KEY,
+            last_run_at TEXT,
+            last_message_id INTEGER NOT NULL DEFAULT 0
+        ) WITHOUT ROWID;
+        """,
+    ),
+]
+
+
+class BudgetExceeded(Exception):
+    """A job would go over a budget; ``which`` is ``job`` or ``daily``, the message says when it resets."""
+
+    def __init__(self, which: str, message: str):
+        super().__init__(message)
+        self.which = which
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Write:
+    """One change a job made (or, in a dry run, would make)."""
+
+    target: str
+    store: str
+    action: str  # add | replace | remove
+    before: str | None
+    after: str | None
+
+    def to_dict(self) -> dict:
+        return {"target": self.target, "store": self.store, "action": self.action, "before": self.before,
+                "after": self.after}
+
+
+def open_log(conn: sqlite3.Connection) -> sqlite3.Connection:
+    """Apply the learning migrations to an index connection (cheap when they are applied)."""
+    migrate(conn, LEARNING_MIGRATIONS)
+    return conn
+
+
+def utc_day(now: datetime | None = None) -> str:
+    return (now or datetime.now(UTC)).strftime("%Y-%m-%d")
+
+
+def next_reset(now: datetime | None = None) -> str:
+    """When the daily budget resets: the next UTC midnight, ISO-8601."""
+    now = now or datetime.now(UTC)
+    return (now.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def spent_today(conn: sqlite3.Connection, day: str | None = None) -> int:
+    """Tokens the day's jobs spent plus what running jobs hold, over every process on this data root."""
+    row = conn.execute(
+        "SELECT coalesce(sum(input_tokens + output_tokens + reserved_tokens), 0) FROM learning_jobs WHERE day = ?",
+        (day or utc_day(),),
+    ).fetchone()
+    return int(row[0])
+
+
+def start_job(conn: sqlite3.Connection, kind: str, trigger: str, *, project: str | None, dry_run: bool,
+              model: str | None) -> int:
+    with transaction(conn):
+        cur = conn.execute(
+            "INSERT INTO learning_jobs(kind, trigger, started_at, day, project, dry_run, model) VALUES (?,?,?,?,?,?,?)",
+            (kind, trigger, now_iso(), utc_day(), project, int(dry_run), model),
+        )
+        return int(cur.lastrowid)
+
+
+def reserve(conn: sqlite3.Connection, job_id: int, tokens: int, daily_budget: int) -> None:
+    """Hold ``tokens`` of the day's budget for a call of ``job_id``; raises :class:`BudgetExceeded` when the day
+    (every process's jobs, running ones included) would go over ``daily_budget``."""
+    with transaction(conn):
+        day = conn.execute("SELECT day FROM learning_jobs WHERE id = ?", (job_id,)).fetchone()[0]
+        used = spent_today(conn, day)
+        if used + tokens > daily_budget:
+            raise BudgetExceeded(
+                "daily",
+                f"the daily learning budget (learning.dailyTokenBudget = {daily_budget:,} tokens) is used up: "
+                f"{used:,} spent today, this call needs about {tokens:,}; it resets at {next_reset()} (UTC midnight)",
+            )
+        conn.execute("UPDATE learning_jobs SET reserved_tokens = reserved_tokens + ? WHERE id = ?", (tokens, job_id))
+
+
+def settle(conn: sqlite3.Connection, job_id: int, reserved: int, input_tokens: int, output_tokens: int,
+           cost: float | None) -> None:
+    """Replace a call's reservation by what the provider reported it used."""
+    with transaction(conn):
+        conn.execute(
+            "UPDATE learning_jobs SET reserved_tokens = max(0, reserved_tokens - ?), input_tokens = input_tokens + ?,"
+            " output_tokens = output_tokens + ?, calls = calls + 1,"
+            " cost_usd = CASE WHEN ? IS NULL THEN cost_usd ELSE coalesce(cost_usd, 0) + ? END WHERE id = ?",
+            (reserved, input_tokens, output_tokens, cost, cost, job_id),
+        )
+
+
+def finish_job(conn: sqlite3.Connection, job_id: int, *, outcome: str, detail: str | None, duration_ms: float,
+               writes: list[Write], session_ids: list[str], entry_ids: list[str]) -> None:
+    with transaction(conn):
+        conn.execute(
+            "UPDATE learning_jobs SET outcome = ?, detail = ?, duration_ms = ?, finished_at = ?, reserved_tokens = 0,"
+            " session_ids = ?, entry_ids = ? WHERE id = ?",
+            (outcome, detail, round(duration_ms, 1), now_iso(), json.dumps(session_ids), json.dumps(entry_ids[:500]),
+             job_id),
+        )
+        conn.executemany(
+            "INSERT INTO learning_writes(job_id, seq, target, store, action, before, after) VALUES (?,?,?,?,?,?,?)",
+            [(job_id, i, w.target, w.store, w.action, w.before, w.after) for i, w in enumerate(writes)],
+        )
+
+
+def job_writes(conn: sqlite3.Connection, job_id: int) -> list[Write]:
+    rows = conn.execute(
+        "SELECT target, store, action, before, after FROM learning_writes WHERE job_id = ? ORDER BY seq", (job_id,)
+    ).fetchall()
+    return [Write(*r) for r in rows]
+
+
+_JOB_COLUMNS = ("id", "kind", "trigger", "started_at", "finished_at", "project", "session_ids", "entry_ids", "model",
+                "input_tokens", "output_tokens", "cost_usd", "calls", "duration_ms", "dry_run", "outcome", "detail",
+                "undone_at")
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p.title() for p in rest)
+
+
+def get_job(conn: sqlite3.Connection, job_id: int) -> dict | None:
+    row = conn.execute(f"SELECT {', '.join(_JOB_COLUMNS)} FROM learning_jobs WHERE id = ?", (job_id,)).fetchone()
+    return _job_dict(conn, row) if row else None
+
+
+def list_jobs(conn: sqlite3.Connection, limit: int = 50, kind: str | None = None) -> list[dict]:
+    """The newest jobs first, each with its writes (camelCase, JSON-ready)."""
+    where, args = ("WHERE kind = ?", [kind]) if kind else ("", [])
+    rows = conn.execute(
+        f"SELECT {', '.join(_JOB_COLUMNS)} FROM learning_jobs {where} ORDER BY id DESC LIMIT ?", [*args, limit]
+    ).fetchall()
+    return [_job_dict(conn, r) for r in rows]
+
+
+def _job_dict(conn: sqlite3.Connection, row: tuple) -> dict:
+    data = {_camel(k): v for k, v in zip(_JOB_COLUMNS, row, strict=True)}
+    data["sessionIds"] = json.loads(data["sessionIds"] or "[]")
+    data["entryIds"] = json.loads(data["entryIds"] or "[]")
+    data["dryRun"] = bool(data["dryRun"])
+    data["tokens"] = data["inputTokens"] + data["outputTokens"]
+    data["writes"] = [w.to_dict() for w in job_writes(conn, row[0])]
+    return data
+
+
+def mark_undone(conn: sqlite3.Connection, job_id: int, undo_job: int) -> None:
+    with transaction(conn):
+        conn.execute("UPDATE learning_jobs SET undone_at = ?, detail = coalesce(detail || ' ', '') || ? WHERE id = ?",
+                     (now_iso(), f"(undone by job {undo_job})", job_id))
+
+
+def gate_state(conn: sqlite3.Connection, name: str) -> tuple[str | None, int]:
+    row = conn.execute("SELECT last_run_at, last_message_id FROM learning_gate WHERE name = ?", (name,)).fetchone()
+    return (row[0], int(row[1])) if row else (None, 0)
+
+
+def set_gate(conn: sqlite3.Connection, name: str, last_run_at: str, last_message_id: int) -> None:
+    with transaction(conn):
+        conn.execute(
+            "INSERT INTO learning_gate(name, last_run_at, last_message_id) VALUES (?,?,?) ON CONFLICT(name) DO UPDATE"
+            " SET last_run_at = excluded.last_run_at, last_message_id = excluded.last_message_id",
+            (name, last_run_at, last_message_id),
+        )

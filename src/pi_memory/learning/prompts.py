@@ -1,0 +1,132 @@
+"""What the learning jobs show a model: the stores, a transcript, the reply schemas. Every text here is read by
+a model, never by a person. Caps keep each prompt inside the job budget."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from pi_memory.curated.entries import joined_length, usage
+from pi_memory.curated.sanitise import sanitise_entry
+from pi_memory.curated.store import FAILURE_CATEGORIES, MemoryStore, failure_entry
+from pi_memory.learning.runner import PlannedOp
+
+MESSAGE_CAP = 2_000  # characters of one message shown (head and tail kept)
+ROUTING = (
+    "Route each fact: facts about the user (preferences, background, habits) -> target \"user\"; facts that hold "
+    "across projects -> \"memory\"; facts about this repository (commands, layout, conventions) -> \"project\" "
+    "(only when a project store is listed); lessons (a failure and its fix, a correction, an insight, a "
+    "convention, a tool quirk) -> \"failure\" with one of the categories " + ", ".join(FAILURE_CATEGORIES) + ". "
+    "Save only durable facts that will matter in a later session: no task progress, no secrets, no text the "
+    "conversation merely quoted. Never repeat an entry that already exists; replace an entry that the "
+    "conversation shows to be outdated (oldText: a short unique piece of it). An empty operations list is a "
+    "valid answer when there is nothing worth saving."
+)
+
+
+class LearnOp(BaseModel):
+    target: Literal["memory", "user", "project", "failure"]
+    action: Literal["add", "replace", "remove"]
+    content: str | None = Field(None, description="add/replace: the entry text (one fact, one or two sentences)")
+    old_text: str | None = Field(None, alias="oldText", description="replace/remove: a unique piece of the entry")
+    category: Literal["failure", "correction", "insight", "preference", "convention", "tool-quirk"] | None = Field(
+        None, description="failure target only")
+    reason: str | None = Field(None, description="failure target only: what went wrong (optional)")
+
+    model_config = {"populate_by_name": True}
+
+
+class LearnReply(BaseModel):
+    operations: list[LearnOp] = Field(default_factory=list)
+    note: str | None = Field(None, description="optional: one line on why nothing (or what) was saved")
+
+
+def to_planned(ops: list[LearnOp], store: MemoryStore) -> list[PlannedOp]:
+    """Model operations -> store operations (failure entries formatted; targets the store lacks dropped)."""
+    out = []
+    for op in ops:
+        if op.target not in store.targets:
+            continue
+        content = op.content
+        if op.target == "failure" and content and op.action in ("add", "replace") and not content.startswith("["):
+            content = failure_entry(content, op.category or "insight", op.reason)
+        out.append(PlannedOp(target=op.target, action=op.action, content=content, old_text=op.old_text))
+    return out
+
+
+def ask_ops(ctx, store: MemoryStore, prompt: str, system: str, max_tokens: int, default_note: str) -> list[PlannedOp]:
+    """One model call for a :class:`LearnReply`; its operations as store operations (the note kept)."""
+    reply = ctx.ask(prompt, LearnReply, system=system, max_tokens=max_tokens)
+    ctx.note = reply.note or default_note
+    return to_planned(reply.operations, store)
+
+
+def stores_block(store: MemoryStore, targets: tuple[str, ...] | None = None) -> tuple[str, list[str]]:
+    """The current entries of each store as a model may see them, and ``target:index`` ids for provenance."""
+    parts, ids = [], []
+    for target in targets or store.targets:
+        entries = store.read(target).entries or []
+        name = store.name(target)
+        lines = [f"## {target} ({name}, {usage(joined_length(entries), store.limit(target))})"]
+        for i, e in enumerate(entries):
+            lines.append(f"- {sanitise_entry(name, e)}")
+            ids.append(f"{target}:{i}")
+        if not entries:
+            lines.append("(empty)")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts), ids
+
+
+@dataclass(frozen=True)
+class Turn:
+    role: str  # user | assistant
+    text: str
+    entry_id: str | None = None
+
+
+def clip(text: str, cap: int = MESSAGE_CAP) -> str:
+    text = text.strip()
+    if len(text) <= cap:
+        return text
+    half = cap // 2
+    return text[:half] + " […] " + text[-half:]
+
+
+def transcript(turns: list[Turn], char_cap: int) -> tuple[str, list[Turn]]:
+    """The newest turns that fit in ``char_cap`` characters, oldest first, and the turns it holds."""
+    picked, size = [], 0
+    for turn in reversed(turns):
+        line = f"{turn.role.upper()}: {clip(turn.text)}"
+        if size + len(line) > char_cap and picked:
+            break
+        picked.append((turn, line[:char_cap]))
+        size += len(line) + 1
+    picked.reverse()
+    return "\n".join(line for _, line in picked), [t for t, _ in picked]
+
+
+def read_turns(path: Path | str) -> tuple[str | None, list[Turn], int]:
+    """User and assistant messages of a session file (pi, Claude Code, Codex) on its active branch, the
+    session id, and the number of tool calls in it."""
+    from pi_memory.index.readers import active_branch, read_session
+
+    result = read_session(Path(path))
+    branch = active_branch(result.parents, result.leaf_id) if result.parents else None
+    turns, tools = [], 0
+    for r in result.records:
+        if branch is not None and r.entry_id is not None and r.entry_id not in branch:
+            continue
+        if r.kind == "tool_call":
+            tools += 1
+        elif r.kind == "message" and r.role in ("user", "assistant") and r.text.strip():
+            turns.append(Turn(r.role, r.text, r.entry_id))
+    return result.info.session_id, turns, tools
+
+
+def transcript_cap(job_budget: int, reply_tokens: int, fixed_chars: int) -> int:
+    """Characters of transcript that fit a job budget with its reply and its fixed prompt (1 token ~ 4 chars,
+    a fifth kept free for the estimate's error)."""
+    return max(2_000, int((job_budget - reply_tokens - 600) * 4 * 0.8) - fixed_chars)

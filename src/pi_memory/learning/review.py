@@ -1,0 +1,99 @@
+"""Background review and flush (a model reads the session and saves what it taught), and correction capture
+(a rule-based save without a model, then an optional model refinement).
+
+Review and flush are the same job with a different trigger: ``review`` fires every ``nudgeInterval`` turns or
+``nudgeToolCalls`` tool calls, ``flush`` before a compaction and at shutdown. Each reads the session since the
+last review or flush (``reviewRecentMessages`` newest messages when above 0), as many of the newest messages as
+fit the job budget, and returns operations over ``memory`` / ``user`` / ``project`` / ``failure``.
+"""
+
+from __future__ import annotations
+
+from pi_memory.curated.store import failure_entry
+from pi_memory.learning.corrections import REASON, Detection
+from pi_memory.learning.prompts import (
+    ROUTING,
+    LearnReply,
+    Turn,
+    ask_ops,
+    stores_block,
+    to_planned,
+    transcript,
+    transcript_cap,
+)
+from pi_memory.learning.runner import JobContext, JobReport, Learner, PlannedOp
+
+REVIEW_REPLY_TOKENS = 1_200
+REFINE_REPLY_TOKENS = 400
+REFINE_MESSAGES = 6
+
+REVIEW_SYSTEM = (
+    "You maintain the long-term memory of a coding agent. Read the conversation below and decide what, if "
+    "anything, is worth remembering in later sessions. " + ROUTING + " Return operations over the stores."
+)
+FLUSH_SYSTEM = (
+    "The conversation below is about to be compacted or the session is ending; anything not saved now is "
+    "forgotten. " + REVIEW_SYSTEM
+)
+REFINE_SYSTEM = (
+    "The user just corrected a coding agent. A rule saved the correction as the failure entry quoted below. "
+    "Using the last messages, replace it with one better entry: the lesson in the user's terms (what to do "
+    "instead, and when), as a failure-target entry of category \"correction\". If the saved entry is already "
+    "right, return no operations. If the lesson is about the user rather than the task, you may also add it to "
+    "\"user\"."
+)
+
+
+def review_session(learner: Learner, turns: list[Turn], *, kind: str = "review", trigger: str,
+                   session_id: str | None, dry_run: bool | None = None) -> JobReport:
+    """One review (``kind="review"``) or flush (``kind="flush"``) over ``turns`` (the session since the last)."""
+    recent = learner.settings.review_recent_messages
+    if recent:
+        turns = turns[-recent:]
+    system = FLUSH_SYSTEM if kind == "flush" else REVIEW_SYSTEM
+
+    def work(ctx: JobContext) -> list[PlannedOp]:
+        stores, ids = stores_block(learner.store)
+        cap = transcript_cap(learner.settings.jobs.job_token_budget, REVIEW_REPLY_TOKENS, len(system) + len(stores))
+        text, shown = transcript(turns, cap)
+        ctx.read([session_id] if session_id else [], ids + [t.entry_id for t in shown if t.entry_id])
+        if not shown:
+            ctx.note = "the session has no messages to review"
+            return []
+        prompt = f"# Current memory\n\n{stores}\n\n# Conversation\n\n{text}"
+        return ask_ops(ctx, learner.store, prompt, system, REVIEW_REPLY_TOKENS, "nothing to save")
+
+    return learner.run(kind, trigger, work, dry_run=dry_run)
+
+
+def save_correction(learner: Learner, detection: Detection, *, session_id: str | None,
+                    dry_run: bool | None = None) -> JobReport:
+    """The rule-based save: a ``[correction]`` failure entry holding the directive. No model involved."""
+    project = learner.store.project_name if "project" in learner.store.targets else None
+    # Scoped to the project when there is one: FAILURES.md is one file, so the reason names the project.
+    entry = failure_entry(detection.directive or "", "correction", REASON + (f" in project {project}" if project else ""))
+
+    def work(ctx: JobContext) -> list[PlannedOp]:
+        ctx.read([session_id] if session_id else [])
+        return [PlannedOp(target="failure", action="add", content=entry)]
+
+    return learner.run("correction", f"rule {detection.rule}", work, dry_run=dry_run, needs_model=False)
+
+
+def refine_correction(learner: Learner, saved: str, turns: list[Turn], *, session_id: str | None,
+                      dry_run: bool | None = None) -> JobReport:
+    """With a model: replace the rule-based entry ``saved`` with a better one, from the last 6 messages."""
+
+    def work(ctx: JobContext) -> list[PlannedOp]:
+        text, shown = transcript(turns[-REFINE_MESSAGES:], 8_000)
+        ctx.read([session_id] if session_id else [], [t.entry_id for t in shown if t.entry_id])
+        prompt = f"# Saved entry (failure store)\n\n{saved}\n\n# Last messages\n\n{text}"
+        reply = ctx.ask(prompt, LearnReply, system=REFINE_SYSTEM, max_tokens=REFINE_REPLY_TOKENS)
+        ops = to_planned(reply.operations, learner.store)
+        for op in ops:  # a new failure entry takes the saved one's place
+            if op.target == "failure" and op.action == "add":
+                op.action, op.old_text = "replace", saved
+        ctx.note = reply.note or "the saved correction was kept as it is"
+        return ops
+
+    return learner.run("refine", "correction saved", work, dry_run=dry_run)

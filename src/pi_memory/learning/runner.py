@@ -1,0 +1,294 @@
+"""One runner for every model-driven background job: budgets, call cap, timeout, dry run, the learning log.
+
+A job is a function ``work(ctx) -> list[PlannedOp]``: it reads what it needs, asks the model through
+:meth:`JobContext.ask` (JSON validated by a pydantic schema) and returns the store operations it wants. The
+runner then applies them through the curated store API (:meth:`MemoryStore.apply`: one all-or-nothing batch per
+target, the threat and secret scanners, the lock, the drift guard) or, in a dry run, only reports them. Every
+job leaves a row in the learning log with its writes as before/after pairs (:mod:`.log`).
+
+Guards, in the order they apply:
+
+* no model named -> a model-driven job does not start (``outcome = "off"``, nothing logged);
+* the job's estimate (prompt characters / 4 + the reply cap) must fit ``learning.jobTokenBudget`` and what is
+  left of ``learning.dailyTokenBudget`` today (every process on the data root); otherwise ``budget``;
+* at most ``learning.maxCallsPerJob`` (3) model calls per job: a reply that does not validate is sent back with
+  the problem, and after the last call the job ends ``invalid_output`` with nothing written;
+* ``learning.jobTimeoutSeconds`` (120) for the whole job, checked before each call;
+* the job's model makes one request per call (``max_retries = 0``): quota, auth and connection errors end the job
+  (``error``) and are never retried; the next trigger tries again.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel, Field
+
+from pi_memory.curated.store import MemoryStore, Operation
+from pi_memory.learning import log as jlog
+from pi_memory.learning.settings import LearningSettings
+from pi_memory.llm import ChatModel, LLMError, MalformedReplyError
+
+log = logging.getLogger(__name__)
+T = TypeVar("T", bound=BaseModel)
+WRITABLE_TARGETS = ("memory", "user", "project", "failure")  # never STANDING.md, never a path
+
+
+class PlannedOp(BaseModel):
+    """One operation a job wants: over the targets ``memory``, ``user``, ``project``, ``failure``."""
+
+    target: Literal["memory", "user", "project", "failure"]
+    action: Literal["add", "replace", "remove"]
+    content: str | None = Field(None, description="add: the new entry; replace: the entry that replaces it")
+    old_text: str | None = Field(None, alias="oldText", description="replace/remove: a unique piece of the entry")
+
+    model_config = {"populate_by_name": True}
+
+
+class JobStop(Exception):
+    """Ends a job early with an outcome (budget, invalid_output, timeout, error)."""
+
+    def __init__(self, outcome: str, message: str):
+        super().__init__(message)
+        self.outcome = outcome
+        self.message = message
+
+
+@dataclass
+class JobReport:
+    """What a job did. ``message`` is for a person (CLI, pi notification); ``to_dict`` is the JSON form."""
+
+    kind: str
+    outcome: str
+    message: str
+    job_id: int | None = None
+    writes: list[jlog.Write] = field(default_factory=list)
+    dry_run: bool = False
+    input_tokens: int = 0
+    output_tokens: int = 0
+    calls: int = 0
+    cost_usd: float | None = None
+    duration_ms: float = 0.0
+    store_results: list[dict] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome in ("ok", "nothing", "dry_run")
+
+    def to_dict(self) -> dict:
+        return {"success": self.ok, "jobId": self.job_id, "kind": self.kind, "outcome": self.outcome,
+                "message": self.message, "dryRun": self.dry_run, "writes": [w.to_dict() for w in self.writes],
+                "inputTokens": self.input_tokens, "outputTokens": self.output_tokens, "calls": self.calls,
+                "costUsd": self.cost_usd, "durationMs": round(self.duration_ms, 1)}
+
+
+def estimate_tokens(*texts: str) -> int:
+    """A provider-neutral upper estimate of prompt tokens: 1 token per 4 characters, rounded up."""
+    return math.ceil(sum(len(t) for t in texts) / 4)
+
+
+class JobContext:
+    """Handed to a job's ``work``: the model calls (budgeted, capped) and the provenance it records."""
+
+    def __init__(self, learner: Learner, job_id: int, model: ChatModel | None, deadline: float):
+        self.learner = learner
+        self.job_id = job_id
+        self.model = model
+        self.deadline = deadline
+        self.calls = 0
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.cost_usd: float | None = None
+        self.session_ids: list[str] = []
+        self.entry_ids: list[str] = []
+        self.note: str | None = None  # a job's own summary (e.g. "nothing to save")
+
+    @property
+    def settings(self) -> LearningSettings:
+        return self.learner.settings
+
+    def read(self, session_ids: list[str] = (), entry_ids: list[str] = ()) -> None:
+        """Record provenance: the sessions and entries this job read."""
+        self.session_ids += [s for s in session_ids if s and s not in self.session_ids]
+        self.entry_ids += [e for e in entry_ids if e]
+
+    def ask(self, prompt: str, schema: type[T], *, system: str, max_tokens: int) -> T:
+        """One answer validated by ``schema``, within the call cap and both budgets; raises :class:`JobStop`."""
+        if self.model is None:
+            raise JobStop("off", "no model is configured for learning jobs")
+        jobs = self.settings.jobs
+        convo: list[dict] = [{"role": "user", "content": prompt}]
+        problem = ""
+        while True:
+            if self.calls >= jobs.max_calls_per_job:
+                raise JobStop("invalid_output", f"no valid {schema.__name__} reply in {self.calls} model call(s) "
+                              f"(learning.maxCallsPerJob = {jobs.max_calls_per_job}); last problem: {problem}")
+            if time.monotonic() > self.deadline:
+                raise JobStop("timeout", f"the job ran past learning.jobTimeoutSeconds = {jobs.job_timeout_seconds:g}")
+            estimate = estimate_tokens(system, *(m["content"] for m in convo)) + 600 + max_tokens
+            spent = self.input_tokens + self.output_tokens
+            if spent + estimate > jobs.job_token_budget:
+                raise JobStop("budget", f"the job budget (learning.jobTokenBudget = {jobs.job_token_budget:,} tokens) "
+                              f"would be exceeded: {spent:,} spent, the next call needs about {estimate:,}; it "
+                              "applies to each job (raise it, or lower reviewRecentMessages)")
+            self.learner.reserve(self.job_id, estimate)
+            used: tuple[int, int, float | None] = (0, 0, None)
+            try:
+                value, completion = self.model.complete_json(convo, schema, system=system, max_tokens=max_tokens,
+                                                             retries=0)
+                u = completion.usage
+                used = (u.input_tokens, u.output_tokens, u.cost_usd)
+                return value
+            except MalformedReplyError as exc:
+                # The provider's count of a rejected reply is not passed on: count it as estimated.
+                problem = exc.last_error
+                used = (estimate_tokens(system, *(m["content"] for m in convo)), estimate_tokens(exc.last_text), None)
+                convo += [{"role": "assistant", "content": exc.last_text or "(empty)"},
+                          {"role": "user", "content": f"Your previous reply could not be used: {problem}. Reply "
+                                                      "again with only one JSON object that validates."}]
+            except LLMError as exc:
+                raise JobStop("error", f"the model call failed: {exc}") from exc
+            finally:
+                self.calls += 1
+                self._settle(estimate, *used)
+
+    def _settle(self, reserved: int, inp: int, out: int, cost: float | None) -> None:
+        self.input_tokens += inp
+        self.output_tokens += out
+        if cost is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + cost
+        self.learner.settle(self.job_id, reserved, inp, out, cost)
+
+
+ModelFactory = Callable[[str], tuple[ChatModel | None, str]]
+
+
+class Learner:
+    """The learning capability of one host process: settings, the log connection, the store, the model.
+
+    ``conn``: an index connection (used on one thread: the session's worker, or the CLI). ``store``: a
+    :class:`MemoryStore` of its own (its per-turn failure counter is not the agent's). ``models(kind)``:
+    ``(model or None, status)`` for a job kind (dreaming may name another model). ``project``: the project id.
+    """
+
+    def __init__(self, settings: LearningSettings, conn, store: MemoryStore, models: ModelFactory,
+                 project: str | None = None, clock: Callable[[], float] = time.monotonic,
+                 on_write: Callable[[str, list[str]], None] | None = None):
+        self.settings = settings
+        self.conn = jlog.open_log(conn)
+        self.store = store
+        self.models = models
+        self.project = project
+        self.clock = clock
+        self.last_refusal: str | None = None  # the latest budget refusal, for status
+        self.on_write = on_write  # (target, new entry texts) after a batch is written: the agent's store learns them
+
+    # ----------------------------------------------------------- budgets
+    def reserve(self, job_id: int, tokens: int) -> None:
+        try:
+            jlog.reserve(self.conn, job_id, tokens, self.settings.jobs.daily_token_budget)
+        except jlog.BudgetExceeded as exc:
+            raise JobStop("budget", exc.message) from exc
+
+    def settle(self, job_id: int, reserved: int, inp: int, out: int, cost: float | None) -> None:
+        jlog.settle(self.conn, job_id, reserved, inp, out, cost)
+
+    def budget_status(self) -> dict:
+        spent = jlog.spent_today(self.conn)
+        jobs = self.settings.jobs
+        return {"jobTokenBudget": jobs.job_token_budget, "dailyTokenBudget": jobs.daily_token_budget,
+                "spentToday": spent, "leftToday": max(0, jobs.daily_token_budget - spent),
+                "resetsAt": jlog.next_reset(), "lastRefusal": self.last_refusal}
+
+    # -------------------------------------------------------------- run
+    def run(self, kind: str, trigger: str, work: Callable[[JobContext], list[PlannedOp]], *,
+            dry_run: bool | None = None, needs_model: bool = True, model_kind: str | None = None) -> JobReport:
+        """Run one job now (on the calling thread) and log it. Never raises for job failures."""
+        dry = self.settings.jobs.dry_run if dry_run is None else dry_run
+        model, status = self.models(model_kind or kind) if needs_model else (None, "")
+        if needs_model and model is None:
+            return JobReport(kind, "off", f"{kind} is off: {status}", dry_run=dry)
+        started = time.perf_counter()
+        job_id = jlog.start_job(self.conn, kind, trigger, project=self.project, dry_run=dry,
+                                model=model.model if model is not None else None)
+        ctx = JobContext(self, job_id, model, self.clock() + self.settings.jobs.job_timeout_seconds)
+        self.store.begin_turn()
+        writes: list[jlog.Write] = []
+        results: list[dict] = []
+        try:
+            ops = work(ctx)
+            writes, results, outcome, message = self.apply(ops, dry)
+            if not ops:
+                outcome, message = "nothing", ctx.note or "nothing to save"
+        except JobStop as stop:
+            outcome, message = stop.outcome, stop.message
+            if stop.outcome == "budget":
+                self.last_refusal = f"{kind} not run: {stop.message}"
+        except Exception as exc:  # a job bug must not take the session down; it is logged with the reason
+            log.exception("learning job %s failed", kind)
+            outcome, message = "error", f"{type(exc).__name__}: {exc}"
+        duration = (time.perf_counter() - started) * 1000
+        jlog.finish_job(self.conn, job_id, outcome=outcome, detail=message, duration_ms=duration, writes=writes,
+                        session_ids=ctx.session_ids, entry_ids=ctx.entry_ids)
+        return JobReport(kind, outcome, message, job_id, writes, dry, ctx.input_tokens, ctx.output_tokens, ctx.calls,
+                         ctx.cost_usd, duration, results)
+
+    def apply(self, ops: list[PlannedOp], dry: bool) -> tuple[list[jlog.Write], list[dict], str, str]:
+        """Apply ``ops`` (one batch per target, in first-seen order) or, ``dry``, only compute their writes."""
+        writes: list[jlog.Write] = []
+        results: list[dict] = []
+        by_target: dict[str, list[PlannedOp]] = {}
+        for op in ops:
+            by_target.setdefault(op.target, []).append(op)
+        for target, group in by_target.items():
+            if target not in self.store.targets:
+                return writes, results, "refused", f"the {target} store is not available here (no project)"
+            self.store.read(target)
+            planned = plan_writes(self.store, target, group)
+            if dry:
+                writes += planned
+                continue
+            result = self.store.apply(target, [Operation(action=o.action, content=o.content, old_text=o.old_text)
+                                               for o in group])
+            results.append(result.to_dict())
+            if not result.success:
+                return writes, results, "refused", f"{self.store.name(target)}: {result.error}"
+            writes += planned
+            if self.on_write is not None:
+                self.on_write(target, [w.after for w in planned if w.after])
+        if dry:
+            return writes, results, "dry_run", f"dry run: {len(writes)} write(s) not made"
+        return writes, results, "ok", f"{len(writes)} write(s)"
+
+
+def plan_writes(store: MemoryStore, target: str, ops: list[PlannedOp]) -> list[jlog.Write]:
+    """The before/after pairs ``ops`` make on the store's current entries (the store's own rules: a duplicate add
+    is skipped, a replace onto an existing entry merges). Invalid steps are left for the store to refuse."""
+    name = store.name(target)
+    work = store.entries(target)
+    out: list[jlog.Write] = []
+    for op in ops:
+        content = (op.content or "").replace("\r\n", "\n").strip()
+        old = (op.old_text or "").strip()
+        if op.action == "add":
+            if content and content not in work:
+                work.append(content)
+                out.append(jlog.Write(target, name, "add", None, content))
+            continue
+        hits = [i for i, e in enumerate(work) if old and MemoryStore._matches(name, e, old)]
+        if len({work[i] for i in hits}) != 1:
+            continue
+        i = hits[0]
+        before = work[i]
+        if op.action == "remove" or (content in work and work.index(content) != i):
+            del work[i]
+            out.append(jlog.Write(target, name, "remove", before, None))
+        else:
+            work[i] = content
+            out.append(jlog.Write(target, name, "replace", before, content))
+    return out

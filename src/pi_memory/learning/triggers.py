@@ -1,0 +1,163 @@
+"""The learning triggers of one agent session: counters, correction capture, review, flush, the dream gate.
+
+:class:`SessionLearning` is driven by :class:`pi_memory.session.AgentSession` and queues every job on the
+session's single background worker (``submit``), so no trigger ever delays the agent. ``learner()`` is called
+on the worker thread and returns the worker's :class:`Learner` (its own index connection and store).
+
+* After each run: count the turn, its tool calls and the user message; a detected correction is saved at once
+  by rule (at most one save per 3 turns), then refined by a model when one is named; a review fires when turns
+  >= ``nudgeInterval`` or tool calls >= ``nudgeToolCalls``, with at least 3 user messages and no review
+  running; both counters then reset.
+* ``flush(reason)`` (compaction, shutdown): a flush job when at least ``flushMinTurns`` user turns came since
+  the last review or flush.
+* ``start()``: the dream gate, checked on the worker (a session start never waits for it).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from pi_memory.learning.corrections import CorrectionRules
+from pi_memory.learning.dream import dream
+from pi_memory.learning.prompts import Turn, read_turns
+from pi_memory.learning.review import refine_correction, review_session, save_correction
+from pi_memory.learning.runner import JobReport, Learner
+from pi_memory.learning.settings import LearningSettings
+
+log = logging.getLogger(__name__)
+CORRECTION_EVERY_TURNS = 3
+MIN_USER_MESSAGES = 3
+
+
+class SessionLearning:
+    def __init__(self, settings: LearningSettings, learner: Callable[[], Learner | None],
+                 submit: Callable[[Callable[[], object], str], None], model_status: tuple[bool, str],
+                 data_dir: Path, session_id: str | None = None):
+        self.settings = settings
+        self._learner = learner
+        self._submit = submit
+        self.model_named, self.model_status = model_status
+        self.data_dir = data_dir
+        self.session_id = session_id
+        self.rules = CorrectionRules.from_lists(settings.correction_strong_patterns, settings.correction_weak_patterns,
+                                                settings.correction_negative_patterns,
+                                                settings.correction_directive_words)
+        for problem in self.rules.problems:  # reported once, at session start
+            log.warning("%s", problem)
+        self.turn = 0
+        self.turns = 0  # since the last review
+        self.tool_calls = 0  # since the last review
+        self.user_messages = 0  # since the last review
+        self.since_flush = 0  # user turns since the last review or flush
+        self.last_correction_turn = -CORRECTION_EVERY_TURNS
+        self.reviewed = 0  # messages of the session file already reviewed or flushed
+        self.review_running = False
+        self.reports: list[dict] = []
+        self.budget: dict | None = None  # spent today, left, when it resets, the latest budget refusal
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------- triggers
+    def add_tool_calls(self, count: int) -> None:
+        """Tool calls a host reports apart from :meth:`after_run` (the pi extension, before the run ends)."""
+        with self._lock:
+            self.tool_calls += max(0, int(count))
+
+    def after_run(self, session_file: str | None, user_text: str, tool_calls: int = 0) -> None:
+        with self._lock:
+            self.turn += 1
+            self.turns += 1
+            self.tool_calls += max(0, int(tool_calls or 0))
+            self.user_messages += 1 if user_text.strip() else 0
+            self.since_flush += 1
+        if self.settings.correction_detection and user_text.strip():
+            found = self.rules.detect(user_text)
+            if found.correction and self.turn - self.last_correction_turn >= CORRECTION_EVERY_TURNS:
+                self.last_correction_turn = self.turn
+                self._submit(lambda: self._correction(found, session_file), "learning: correction")
+        if self.review_due() and session_file:
+            with self._lock:
+                self.review_running = True
+                self.turns = self.tool_calls = self.user_messages = self.since_flush = 0
+            self._submit(lambda: self._review(session_file, "review", f"{self.settings.nudge_interval} turns or "
+                                              f"{self.settings.nudge_tool_calls} tool calls"), "learning: review")
+
+    def review_due(self) -> bool:
+        s = self.settings
+        if not (s.review_enabled and self.model_named) or self.review_running:
+            return False
+        enough = self.turns >= s.nudge_interval or self.tool_calls >= s.nudge_tool_calls
+        return enough and self.user_messages >= MIN_USER_MESSAGES
+
+    def flush(self, reason: str, session_file: str | None) -> dict:
+        """Queue a flush job when due; returns ``{"queued": bool, "reason": str}`` at once."""
+        if not self.model_named:
+            return {"queued": False, "reason": f"flush is off: {self.model_status}"}
+        if not session_file:
+            return {"queued": False, "reason": "no session file to read"}
+        if self.since_flush < self.settings.flush_min_turns:
+            return {"queued": False, "reason": f"{self.since_flush} user turn(s) since the last review or flush "
+                                               f"(flushMinTurns = {self.settings.flush_min_turns})"}
+        with self._lock:
+            self.since_flush = 0
+        self._submit(lambda: self._review(session_file, "flush", reason), f"learning: flush ({reason})")
+        return {"queued": True, "reason": reason}
+
+    def start(self) -> None:
+        """Check the dream gate on the worker (the session start never waits for it)."""
+        if self.model_named and self.settings.dreaming.enabled is not False:
+            self._submit(self._dream, "learning: dream gate")
+
+    # ------------------------------------------------------------- on the worker
+    def _keep(self, report: JobReport) -> JobReport:
+        learner = self._learner()
+        if learner is not None:  # on the worker: the budget as the last job left it (status reads it anywhere)
+            self.budget = learner.budget_status()
+        self.reports.append(report.to_dict())
+        del self.reports[:-20]
+        if report.outcome not in ("ok", "nothing", "dry_run", "off", "closed", "locked"):
+            log.warning("learning %s: %s: %s", report.kind, report.outcome, report.message)
+        return report
+
+    def _correction(self, found, session_file: str | None) -> None:
+        learner = self._learner()
+        if learner is None:
+            return
+        saved = self._keep(save_correction(learner, found, session_id=self.session_id))
+        if saved.outcome == "ok" and saved.writes and self.model_named and session_file:
+            _, turns, _ = _read(session_file)
+            self._keep(refine_correction(learner, saved.writes[0].after, turns, session_id=self.session_id))
+
+    def _review(self, session_file: str, kind: str, trigger: str) -> None:
+        try:
+            learner = self._learner()
+            if learner is None:
+                return
+            sid, turns, _ = _read(session_file)
+            new = turns[self.reviewed:]
+            self.reviewed = len(turns)
+            self._keep(review_session(learner, new, kind=kind, trigger=trigger, session_id=self.session_id or sid))
+        finally:
+            if kind == "review":
+                self.review_running = False
+
+    def _dream(self) -> None:
+        learner = self._learner()
+        if learner is not None:
+            self._keep(dream(learner, self.data_dir, model_named=self.model_named))
+
+    def status(self) -> dict:
+        return {"model": self.model_status, "flushCompactTimeoutMs": self.settings.flush_compact_timeout_ms,
+                "turnsSinceReview": self.turns, "toolCallsSinceReview": self.tool_calls,
+                "userTurnsSinceFlush": self.since_flush, "reviewRunning": self.review_running,
+                "ruleProblems": list(self.rules.problems), "jobs": list(self.reports), "budget": self.budget}
+
+
+def _read(session_file: str) -> tuple[str | None, list[Turn], int]:
+    try:
+        return read_turns(session_file)
+    except (OSError, ValueError) as exc:
+        log.warning("learning: cannot read %s: %s", session_file, exc)
+        return None, [], 0

@@ -1,0 +1,156 @@
+"""Texts a person reads, shared by the CLI and pi's commands (plain lines, no markup, no model wording).
+
+Each ``*_lines`` function turns a library result into lines; the CLI prints them, the pi bridge sends them to
+pi's TUI. Data for them comes from the same library calls in both hosts (:mod:`pi_memory.insights`,
+:mod:`pi_memory.standing`, :mod:`pi_memory.blocks`, :mod:`pi_memory.prompt`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pi_memory.blocks import Block
+from pi_memory.curated.entries import printable
+from pi_memory.curated.messages import for_person
+from pi_memory.index import describe_repair
+from pi_memory.standing import MAX_CHARS, MAX_RULES, PinResult
+
+BAR_WIDTH = 20
+
+
+def usage_bar(chars: int, limit: int, width: int = BAR_WIDTH) -> str:
+    """``[██████░░░░]`` for a share of a limit (full at or past it)."""
+    filled = min(width, round(width * chars / limit)) if limit > 0 else width
+    return "[" + "█" * filled + "░" * (width - filled) + "]"
+
+
+def one_line(text: str, width: int = 120) -> str:
+    flat = printable(" ".join(text.split()))
+    return flat[:width] + "…" if len(flat) > width else flat
+
+
+def pin_lines(result: PinResult, enabled: bool = True) -> list[str]:
+    """A pin command's outcome and the rules after it."""
+    lines = [result.message] if result.success and result.message else []
+    if not result.success:
+        lines.append(f"refused: {result.error}")
+    if result.rules:
+        lines.append(f"Standing instructions ({len(result.rules)}/{MAX_RULES} rules, "
+                     f"{result.chars:,}/{MAX_CHARS:,} chars):")
+        lines += [f"  {i}. {printable(rule)}" for i, rule in enumerate(result.rules, 1)]
+    elif result.success:
+        lines.append(f"No standing instructions pinned ({MAX_RULES} rules / {MAX_CHARS:,} chars available).")
+    lines += [f"warning: {p}" for p in result.problems]
+    if not enabled:
+        lines.append("note: standingInstructionsEnabled is false, so these rules are not injected.")
+    return lines
+
+
+def block_lines(blocks: list[Block], preview: int = 120) -> list[str]:
+    """Every block with a usage bar, its description and a preview."""
+    if not blocks:
+        return ["No memory blocks yet; they are created at the next session start (user, agent), or with "
+                "pi-memory blocks create KEY."]
+    lines = []
+    for b in blocks:
+        over = "  OVER LIMIT" if b.chars > b.limit else ""
+        hidden = "  (hidden by the project block)" if b.shadowed else ""
+        lines.append(f"{b.key} ({b.scope}) {usage_bar(b.chars, b.limit)} {b.usage}{over}{hidden}")
+        if b.description:
+            lines.append(f"  {one_line(b.description)}")
+        lines.append(f"  {one_line(b.value, preview) or '(empty)'}")
+        lines += [f"  warning: {p}" for p in b.problems]
+    return lines
+
+
+def store_lines(stores: dict[str, dict[str, Any]]) -> list[str]:
+    """The curated stores' usage (``insights.store_usage``), one line each with a bar."""
+    lines = []
+    for info in stores.values():
+        health = f"  DRIFT: {info['drift']}" if info.get("drift") else ""
+        count = info["entryCount"]
+        lines.append(f"{info['name']} {usage_bar(info['chars'], info['limit'])} {info['usage']}, "
+                     f"{count} {'entry' if count == 1 else 'entries'}{health}")
+    return lines
+
+
+def status_lines(status: dict[str, Any]) -> list[str]:
+    """``pi-memory status`` / ``/memory status``: data root, settings, and each store's counts and health."""
+    lines = [f"data dir: {status['dataDir']}", f"settings: {', '.join(status['settings']) or 'defaults'}",
+             f"prompt mode: {status.get('promptMode', 'snapshot')}"]
+    for info in status["stores"].values():
+        count = info["entryCount"] or 0
+        health = (f"drift: {info['drift']}" if info.get("drift") else
+                  "OVER BUDGET" if info.get("overBudget") else "ok")
+        lines.append(f"{info['name']}: {count} {'entry' if count == 1 else 'entries'}, {info['usage']} — {health}")
+        if info.get("notice"):
+            lines.append(f"  {for_person(info['notice'])}")
+    if status.get("indexRepair"):
+        lines.append(describe_repair(status["indexRepair"]))
+    lines += [f"warning: {w}" for w in status.get("warnings", [])]
+    return lines
+
+
+def context_lines(ctx: Any, full: bool = True) -> list[str]:
+    """A :class:`pi_memory.prompt.SessionContext` part by part, with token estimates."""
+    labels = {"memory": "memory", "blocks": "memory blocks", "standing": "standing instructions",
+              "recall": "recall (first user-channel message)"}
+    data = ctx.to_dict()
+    lines = [f"Prompt mode: {ctx.mode}. The system prompt gets {len(ctx.system_prompt):,} chars "
+             f"(~{data['systemTokens']:,} tokens) from pi-memory."]
+    for part in ctx.parts:
+        where = "system prompt" if part.channel == "system" else "user message"
+        when = {"session": "frozen per session", "run": "rebuilt every run", "prompt": "per prompt"}[part.refresh]
+        lines.append("")
+        lines.append(f"── {labels.get(part.name, part.name)} · {where}, {when} · ~{part.tokens:,} tokens"
+                     + (f" · {part.note}" if part.note else ""))
+        if part.text and full:
+            lines += part.text.splitlines()
+        elif not part.text:
+            lines.append("(nothing)")
+    return lines
+
+
+def insights_lines(data: dict[str, Any]) -> list[str]:
+    """Everything stored (``insights.collect``): curated entries, blocks, standing rules, counts, recalls."""
+    lines = ["Memory insights", ""]
+    for info in data["stores"].values():
+        lines.append(f"{info['name']} — {info['usage']}")
+        lines += [f"  {i}. {one_line(e, 160)}" for i, e in enumerate(info["entries"], 1)] or ["  (empty)"]
+        lines.append("")
+    lines.append("Memory blocks")
+    lines += [f"  {b['key']} ({b['scope']}) {b['usage']}: {one_line(b['value'], 160) or '(empty)'}"
+              for b in data["blocks"]] or ["  (none)"]
+    lines.append("")
+    lines.append(f"Standing instructions ({len(data['standing'])}/{MAX_RULES})")
+    lines += [f"  {i}. {one_line(r, 160)}" for i, r in enumerate(data["standing"], 1)] or ["  (none)"]
+    lines.append("")
+    idx = data.get("index") or {}
+    if idx:
+        lines.append(f"Search index: {idx['sessions']:,} sessions, {idx['messages']:,} messages, "
+                     f"{idx['memories']:,} memories ({idx['extended']:,} beyond the Markdown stores)")
+    if data.get("semantic") is not None:
+        lines.append(f"Semantic memories (this scope): {data['semantic']:,} active")
+    recalled = data.get("recalled") or []
+    if recalled:
+        lines.append("")
+        lines.append("Most recalled by memory_search")
+        lines += [f"  {r['hits']}× {one_line(r['content'], 140)} (last {r['lastUsed']})" for r in recalled]
+    elif idx:
+        lines.append("No entry has been recalled by memory_search yet.")
+    return lines
+
+
+def projects_lines(projects: list[dict[str, Any]]) -> list[str]:
+    """``/memory-switch-project``: every project store with its entry count; the current one marked."""
+    if not projects:
+        return ["No project memories yet. Start the agent inside a git repository and save with target "
+                "'project'."]
+    lines = [f"{len(projects)} project memory store(s):"]
+    for p in projects:
+        mark = "* " if p["current"] else "  "
+        lines.append(f"{mark}{p['name']} — {p['entryCount']} {'entry' if p['entryCount'] == 1 else 'entries'}, "
+                     f"{p['usage']}  ({p['folder']})")
+    if any(p["current"] for p in projects):
+        lines.append("* = this session's project (project memory follows the folder pi runs in).")
+    return lines

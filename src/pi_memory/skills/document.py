@@ -1,0 +1,194 @@
+"""The ``SKILL.md`` file format: YAML frontmatter + a Markdown body in four sections.
+
+::
+
+    ---
+    name: debug-typescript-errors
+    description: Debug tsc --noEmit failures in a monorepo (type-check errors in CI, tsconfig extends chain)
+    version: 1
+    created: '2026-04-26'
+    updated: '2026-04-26'
+    ---
+    ## When to Use
+    ...
+    ## Procedure
+    1. ...
+    ## Pitfalls
+    - ...
+    ## Verification
+    - ...
+
+* ``name`` is the slug (the folder's name), so pi, Claude Code and Codex, which expect the two to match, load
+  the file as it is; a name given with other spelling is kept as ``display_name``.
+* The frontmatter is read and written with ``python-frontmatter`` (PyYAML's safe loader and dumper); keys we
+  do not know (``license``, ``allowed-tools``, ``metadata``...) are kept as they are on every rewrite.
+* Sections are the ``## `` headings of the body; the four known ones map to the structured fields
+  ``when_to_use``, ``procedure``, ``pitfalls`` and ``verification``. Other headings are kept.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import frontmatter
+import yaml
+
+SKILL_FILE = "SKILL.md"
+MAX_SLUG = 64
+MAX_DESCRIPTION = 1024  # the Agent Skills specification's limit, which pi enforces
+SECTIONS = {"when_to_use": "When to Use", "procedure": "Procedure", "pitfalls": "Pitfalls",
+            "verification": "Verification"}
+_TITLE_TO_KEY = {title.lower(): key for key, title in SECTIONS.items()}
+_HEADING = re.compile(r"^##\s+(.+?)\s*#*\s*$")
+_CORE_KEYS = ("name", "description", "version", "created", "updated")
+
+
+class SkillFormatError(ValueError):
+    """A ``SKILL.md`` that cannot be read (no frontmatter, bad YAML, missing name or description)."""
+
+
+def slugify(name: str) -> str:
+    """The folder name of a skill: lowercase ASCII letters and digits, every other run of characters one ``-``,
+    no leading or trailing ``-``, at most 64 characters (the Agent Skills name rules). Accents are folded
+    (``Café`` -> ``cafe``); a name with no letter or digit left gives ``""``."""
+    folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii").lower()
+    slug = re.sub(r"[^a-z0-9]+", "-", folded).strip("-")
+    return slug[:MAX_SLUG].rstrip("-")
+
+
+def today() -> str:
+    return _dt.date.today().isoformat()
+
+
+def _as_text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, _dt.date | _dt.datetime):
+        return value.isoformat()[:10]
+    return str(value)
+
+
+@dataclass
+class SkillDoc:
+    """One parsed ``SKILL.md``: the five core fields, the body, and any other frontmatter keys (``extra``)."""
+
+    name: str
+    description: str
+    body: str
+    version: int = 1
+    created: str = ""
+    updated: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def render(self) -> str:
+        meta = {"name": self.name, "description": self.description, "version": self.version,
+                "created": self.created, "updated": self.updated, **self.extra}
+        post = frontmatter.Post(self.body.strip("\n") + "\n", **meta)
+        return frontmatter.dumps(post, sort_keys=False, width=10_000) + "\n"
+
+    def sections(self) -> dict[str, str]:
+        """The known sections of the body by field name (``when_to_use``...), text without its heading."""
+        return {k: v for k, v in split_sections(self.body).items() if k in SECTIONS}
+
+
+def parse(text: str) -> SkillDoc:
+    """Read a ``SKILL.md``; raises :class:`SkillFormatError` naming what is wrong."""
+    if not text.lstrip("\ufeff").startswith("---"):
+        raise SkillFormatError("it has no YAML frontmatter (the file must start with a '---' line)")
+    try:
+        post = frontmatter.loads(text.lstrip("\ufeff"))
+    except yaml.YAMLError as exc:
+        raise SkillFormatError(f"its frontmatter is not valid YAML ({exc})") from exc
+    meta = dict(post.metadata)
+    name, description = _as_text(meta.get("name")).strip(), _as_text(meta.get("description")).strip()
+    if not name or not description:
+        raise SkillFormatError("its frontmatter needs both 'name' and 'description'")
+    try:
+        version = int(meta.get("version") or 1)
+    except (TypeError, ValueError):
+        version = 1
+    extra = {k: v for k, v in meta.items() if k not in _CORE_KEYS}
+    return SkillDoc(name=name, description=description, body=post.content, version=version,
+                    created=_as_text(meta.get("created")), updated=_as_text(meta.get("updated")), extra=extra)
+
+
+def read(path: Path) -> SkillDoc:
+    """Parse the file at ``path`` (UTF-8); raises :class:`SkillFormatError` or ``OSError``."""
+    try:
+        return parse(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise SkillFormatError("it is not UTF-8 text") from exc
+
+
+def split_sections(body: str) -> dict[str, str]:
+    """``{field-or-heading: text}`` for every ``## `` heading of ``body``, in order; text before the first
+    heading is under ``""``. Known headings are keyed by field name, others by their title."""
+    out: dict[str, list[str]] = {"": []}
+    current = ""
+    for line in body.splitlines():
+        m = _HEADING.match(line)
+        if m:
+            title = m.group(1).strip()
+            current = _TITLE_TO_KEY.get(title.lower(), title)
+            out.setdefault(current, [])
+            continue
+        out[current].append(line)
+    return {k: "\n".join(v).strip("\n") for k, v in out.items() if k or "\n".join(v).strip()}
+
+
+def join_sections(sections: dict[str, str]) -> str:
+    """The body for ``sections`` (keys as :func:`split_sections` gives them): the known four in their order,
+    then any others, then nothing else."""
+    parts = []
+    if sections.get("", "").strip():
+        parts.append(sections[""].strip("\n"))
+    order = [k for k in SECTIONS if k in sections] + [k for k in sections if k and k not in SECTIONS]
+    for key in order:
+        text = sections[key].strip("\n")
+        parts.append(f"## {SECTIONS.get(key, key)}\n{text}".rstrip())
+    return "\n\n".join(parts) + "\n"
+
+
+def as_items(value: str | list[str] | None) -> list[str]:
+    """A field's items: a list as given, a JSON-array string decoded, other text one item per non-empty line
+    (leading ``-``, ``*`` or ``1.`` markers dropped)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped.startswith("["):
+            try:
+                decoded = json.loads(stripped)
+            except ValueError:
+                decoded = None
+            if isinstance(decoded, list):
+                return [str(v).strip() for v in decoded if str(v).strip()]
+        lines = [re.sub(r"^\s*(?:[-*]|\d+[.)])\s+", "", line).strip() for line in stripped.splitlines()]
+        return [line for line in lines if line]
+    return [str(v).strip() for v in value if str(v).strip()]
+
+
+def render_field(key: str, value: str | list[str]) -> str:
+    """The Markdown of one structured field: procedure numbered, pitfalls and verification as bullets (a single
+    verification item as plain text), when_to_use as written."""
+    if key == "when_to_use":
+        return "\n".join(as_items(value)) if isinstance(value, list) else value.strip()
+    items = as_items(value)
+    if key == "procedure":
+        return "\n".join(f"{i}. {item}" for i, item in enumerate(items, 1))
+    if key == "verification" and len(items) == 1:
+        return items[0]
+    return "\n".join(f"- {item}" for item in items)
+
+
+def render_body(when_to_use=None, procedure=None, pitfalls=None, verification=None) -> str:
+    """The body built from the structured fields (a field left out gets no section)."""
+    given = {"when_to_use": when_to_use, "procedure": procedure, "pitfalls": pitfalls,
+             "verification": verification}
+    sections = {k: render_field(k, v) for k, v in given.items() if v not in (None, "", [])}
+    return join_sections(sections)

@@ -1,0 +1,443 @@
+"""``SkillStore``: the agent's saved procedures, one ``SKILL.md`` folder each, global or per project.
+
+Locations (under the data root, beside the curated stores):
+
+* global: ``<data root>/skills/<slug>/SKILL.md``;
+* project: ``<data root>/projects/<name>-<id>/skills/<slug>/SKILL.md``, the folder of the project's curated
+  store (:func:`pi_memory.project.project_folder`, keyed by the git root, so worktrees share it).
+
+Ids are ``global:<slug>`` and ``project:<slug>`` (``project:<name>:<slug>``, the peer's form, is accepted);
+a bare slug is accepted when only one scope has it.
+
+Every write: validate, scan every field (:func:`pi_memory.safety.check_write`) before any lock, then under the
+one skills lock (``<data root>/.skills.lock``, filelock) re-check what exists and publish ``SKILL.md``
+atomically (:func:`pi_memory.curated.files.atomic_write_text`). A delete moves the folder (supporting files
+too) to ``<data root>/.trash/skills/`` instead of erasing it. Create refuses, in this order: a slug already
+used in that scope (``duplicate``), a name too close to a skill of that scope (``similar`` /
+``name-collision``, :mod:`.similarity`; the peer checked global skills only, we check both scopes because two
+near-identical project skills confuse the agent just as much), and a slug that one of pi's own skill folders
+(or an Agent Skills folder pi also reads) already has (``shadowed``): pi keeps the first skill of a name it
+finds, so ours would never be seen.
+
+Results are plain dicts ``{"success", "message", "code", ...}`` written for the model; the CLI and the pi
+manager read the structured fields and word things for a person themselves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pi_memory import safety
+from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S
+from pi_memory.curated.files import StoreLockedError, atomic_write_text, locked
+from pi_memory.skills import document as fmt
+from pi_memory.skills.similarity import find_clash
+
+SCOPES = ("global", "project")
+_TRASH = Path(".trash") / "skills"
+
+
+@dataclass
+class Skill:
+    """One skill folder as found on disk; ``doc`` is ``None`` (and ``error`` says why) when unreadable."""
+
+    slug: str
+    scope: str
+    folder: Path
+    doc: fmt.SkillDoc | None
+    error: str | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.scope}:{self.slug}"
+
+    @property
+    def path(self) -> Path:
+        return self.folder / fmt.SKILL_FILE
+
+    def summary(self) -> dict:
+        out = {"id": self.id, "scope": self.scope, "slug": self.slug, "path": str(self.path)}
+        if self.doc is None:
+            out["error"] = self.error
+        else:
+            out.update(name=self.doc.name, description=self.doc.description, version=self.doc.version,
+                       updated=self.doc.updated)
+        return out
+
+
+def _ok(message: str, **fields) -> dict:
+    return {"success": True, "message": message, **fields}
+
+
+def _no(code: str, error: str, **fields) -> dict:
+    return {"success": False, "code": code, "error": error, **fields}
+
+
+class SkillStore:
+    """Skills under ``data_dir`` (global) and, with ``project_root``, that project's folder.
+
+    ``foreign_dirs``: folders where pi or Agent Skills hosts read skills (``<agentDir>/skills``,
+    ``<project>/.pi/skills``, ``~/.agents/skills``...): a slug present there is refused (it would be shadowed)
+    unless it links back into this store (an export). ``clock()`` gives today's date (``YYYY-MM-DD``).
+    """
+
+    def __init__(self, data_dir: Path | str, project_root: Path | str | None = None,
+                 foreign_dirs: Iterable[Path] = (), lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S,
+                 clock: Callable[[], str] = fmt.today):
+        self.data_dir = Path(data_dir).expanduser()
+        self.roots: dict[str, Path] = {"global": self.data_dir / "skills"}
+        self.project_root = Path(project_root) if project_root is not None else None
+        self.project_name: str | None = None
+        if self.project_root is not None:
+            from pi_memory.project import project_folder, project_name
+
+            self.project_name = project_name(self.project_root)
+            self.roots["project"] = self.data_dir / "projects" / project_folder(self.project_root) / "skills"
+        self.foreign_dirs = tuple(Path(p) for p in foreign_dirs)
+        self.lock_timeout = lock_timeout
+        self.clock = clock
+
+    @classmethod
+    def from_settings(cls, settings, cwd: Path | str | None = None, home: Path | None = None) -> SkillStore:
+        """The store for ``settings`` (:class:`pi_memory.config.Settings`) in ``cwd``'s project, with pi's own
+        skill folders and the Agent Skills folders pi reads (pi's docs, skills.md) as ``foreign_dirs``. No
+        project outside a folder that has one, nor in the home folder or ``/`` (nothing to scope to)."""
+        from pi_memory.project import project_root as find_root
+
+        home = home or Path.home()
+        foreign = [settings.agent_dir / "skills", home / ".agents" / "skills"]
+        root = None
+        if cwd is not None:
+            candidate = find_root(Path(cwd))
+            if candidate not in (home.resolve(), Path(candidate.anchor)):
+                root = candidate
+                foreign += [root / ".pi" / "skills", root / ".agents" / "skills"]
+        return cls(settings.data_dir, project_root=root, foreign_dirs=foreign, lock_timeout=settings.lock_timeout)
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def scopes(self) -> tuple[str, ...]:
+        return tuple(s for s in SCOPES if s in self.roots)
+
+    def folder(self, scope: str, slug: str) -> Path:
+        return self.roots[scope] / slug
+
+    def skills(self, scope: str | None = None) -> list[Skill]:
+        """Every skill folder of ``scope`` (default: all scopes), sorted by scope then slug. Unreadable files
+        are listed with their ``error``."""
+        out = []
+        for sc in [scope] if scope else self.scopes:
+            root = self.roots.get(sc)
+            if root is None or not root.is_dir():
+                continue
+            for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+                if (folder / fmt.SKILL_FILE).is_file():
+                    out.append(self._load(sc, folder))
+        return out
+
+    def _load(self, scope: str, folder: Path) -> Skill:
+        try:
+            return Skill(folder.name, scope, folder, fmt.read(folder / fmt.SKILL_FILE))
+        except (fmt.SkillFormatError, OSError) as exc:
+            return Skill(folder.name, scope, folder, None, f"{folder / fmt.SKILL_FILE} cannot be read: {exc}")
+
+    def find(self, skill_id: str) -> Skill | dict:
+        """The skill named by ``skill_id`` (see the module docstring), or a refusal dict."""
+        text = (skill_id or "").strip()
+        scope, _, rest = text.partition(":")
+        if scope in SCOPES and rest:
+            if scope == "project" and ":" in rest:
+                rest = rest.rsplit(":", 1)[1]  # project:<name>:<slug>
+            scopes = [scope]
+        else:
+            scopes, rest = list(self.scopes), text
+        if "project" in scopes and "project" not in self.roots:
+            if scopes == ["project"]:
+                return _no("no_project", "There is no current project (the session is not inside a project "
+                           "folder), so project skills are not available here.")
+            scopes.remove("project")
+        slug = fmt.slugify(rest)
+        found = [self._load(s, self.folder(s, slug)) for s in scopes
+                 if slug and (self.folder(s, slug) / fmt.SKILL_FILE).is_file()]
+        if not found:
+            known = ", ".join(s.id for s in self.skills()) or "none yet"
+            return _no("not_found", f"No skill {text!r}. Known skills: {known}.")
+        if len(found) > 1:
+            return _no("ambiguous", f"Both global:{slug} and project:{slug} exist; name one of them.",
+                       matches=[s.id for s in found])
+        return found[0]
+
+    def shadowed_by(self, slug: str) -> Path | None:
+        """The foreign skill (folder or ``<slug>.md``) that has ``slug``, unless it links into this store."""
+        ours = [r.resolve() for r in self.roots.values()]
+        for base in self.foreign_dirs:
+            for candidate in (base / slug, base / f"{slug}.md"):
+                if not (candidate.is_dir() or candidate.is_file()):
+                    continue
+                real = candidate.resolve()
+                if any(real == r or r in real.parents for r in ours):
+                    continue
+                return candidate
+        return None
+
+    # ----------------------------------------------------------------- checking
+    @staticmethod
+    def _scan(fields: dict[str, str]) -> dict | None:
+        for label, text in fields.items():
+            finding = safety.check_write(text or "")
+            if finding is not None:
+                return _no("secret" if finding.category == safety.secrets.SECRET else "threat",
+                           f"{safety.refusal_message(finding, where='skill')} (field: {label})", field=label)
+        return None
+
+    def _check_scope(self, scope: str | None) -> dict | None:
+        if scope not in SCOPES:
+            return _no("invalid_arguments", "scope must be 'global' (a procedure that works anywhere) or "
+                       "'project' (tied to this repository's paths, scripts or conventions).")
+        if scope not in self.roots:
+            return _no("no_project", "There is no current project, so a project skill cannot be saved here. "
+                       "Use scope 'global', or start the session inside the project folder.")
+        return None
+
+    def _write(self, path: Path, build: Callable[[], fmt.SkillDoc | dict]) -> dict | None:
+        """Under the skills lock, ``build()`` (which re-reads what it needs) gives the document to publish at
+        ``path`` or a refusal; returns the refusal, or ``None`` once written."""
+        try:
+            with locked(self.data_dir / ".skills", self.lock_timeout):
+                built = build()
+                if isinstance(built, dict):
+                    return built
+                atomic_write_text(path, built.render())
+        except StoreLockedError as exc:
+            return _no("locked", str(exc))
+        except OSError as exc:
+            return _no("io_error", f"Could not write {path}: {exc}. Nothing was changed; check the folder's "
+                       "permissions and free space, then retry.")
+        return None
+
+    # ---------------------------------------------------------------- mutations
+    def create(self, name: str, description: str, scope: str | None, body: str) -> dict:
+        """Save a new skill; ``body`` is the Markdown below the frontmatter."""
+        name, description = (name or "").strip(), " ".join((description or "").split())
+        refusal = self._check_scope(scope) or self._check_fields(name, description, body)
+        if refusal:
+            return refusal
+        slug = fmt.slugify(name)
+        if not slug:
+            return _no("invalid_arguments", f"The name {name!r} has no letter or digit to make a folder name "
+                       "from; give a short name such as 'deploy-staging'.")
+        day = self.clock()
+        extra = {} if name == slug else {"display_name": name}
+        doc = fmt.SkillDoc(name=slug, description=description, body=body, created=day, updated=day, extra=extra)
+
+        def build() -> fmt.SkillDoc | dict:
+            if (self.folder(scope, slug) / fmt.SKILL_FILE).exists():
+                return _no("duplicate", f"A skill {scope}:{slug} already exists. Improve it with action 'patch' "
+                           "(one section) or 'update' instead of creating a second one.", skill_id=f"{scope}:{slug}")
+            others = [(s.id, s.doc.name, s.doc.description) for s in self.skills(scope) if s.doc]
+            clash = find_clash(name, description, others)
+            if clash:
+                if clash.kind == "similar":
+                    text = (f"{clash.skill_id} already covers this (names {clash.name_score:.2f} and descriptions "
+                            f"{clash.description_score:.2f} alike). Improve it with 'patch' or 'update' instead.")
+                else:
+                    text = (f"The name is too close to {clash.skill_id} (name similarity {clash.name_score:.2f}) "
+                            "for a different procedure; choose a clearer, distinct name.")
+                return _no(clash.kind, text, skill_id=clash.skill_id)
+            foreign = self.shadowed_by(slug)
+            if foreign:
+                return _no("shadowed", f"pi already has a skill {slug!r} at {foreign}; pi loads the first skill "
+                           "of a name, so this one would never be seen. Choose another name.")
+            return doc
+
+        refusal = self._write(self.folder(scope, slug) / fmt.SKILL_FILE, build)
+        return refusal or _ok(f"Saved skill {scope}:{slug}.", skill=self._load(scope, self.folder(scope, slug)).summary())
+
+    def _check_fields(self, name: str, description: str, body: str) -> dict | None:
+        if not name:
+            return _no("invalid_arguments", "A skill needs a name (a few words, e.g. 'deploy staging').")
+        if not description:
+            return _no("invalid_arguments", "A skill needs a description: what it does and when to use it, with "
+                       "the words a user would type (pi picks skills by their description alone).")
+        if len(description) > fmt.MAX_DESCRIPTION:
+            return _no("invalid_arguments", f"The description has {len(description)} characters; at most "
+                       f"{fmt.MAX_DESCRIPTION} are allowed. Shorten it; put details in the body.")
+        if not (body or "").strip():
+            return _no("invalid_arguments", "A skill needs a body: give procedure_steps (and when_to_use, "
+                       "pitfalls, verification_steps), or the Markdown as content.")
+        return self._scan({"name": name, "description": description, "body": body})
+
+    def view(self, skill_id: str | None = None) -> dict:
+        """One skill's full text (``content``), or the list of all of them without ``skill_id``."""
+        if not skill_id:
+            listed = [s.summary() for s in self.skills()]
+            return _ok(f"{len(listed)} skill(s).", skills=listed, count=len(listed))
+        skill = self.find(skill_id)
+        if isinstance(skill, dict):
+            return skill
+        if skill.doc is None:
+            return _no("invalid_content", skill.error or "unreadable", skill=skill.summary())
+        return _ok(f"Skill {skill.id}.", skill=skill.summary(), content=skill.doc.body,
+                   sections=skill.doc.sections())
+
+    def patch(self, skill_id: str, section: str, content: str | list[str]) -> dict:
+        """Replace one section (``when_to_use``, ``procedure``, ``pitfalls``, ``verification``)."""
+        key = section.strip().lower().replace(" ", "_") if isinstance(section, str) else ""
+        key = {"procedure_steps": "procedure", "verification_steps": "verification"}.get(key, key)
+        if key not in fmt.SECTIONS:
+            return _no("invalid_arguments", f"Unknown section {section!r}; use one of {', '.join(fmt.SECTIONS)}.")
+        if isinstance(content, str) and content.strip().startswith("{"):
+            return _no("invalid_arguments", "The section content is a JSON object; give Markdown text or a list "
+                       "of steps.")
+        text = fmt.render_field(key, content)
+        if not text.strip():
+            return _no("invalid_arguments", "The new section is empty; give its text.")
+        raw = content if isinstance(content, str) else "\n".join(content)
+        if any(line.lstrip("-*0123456789.) ").startswith("#") for line in (raw + "\n" + text).splitlines()):
+            return _no("invalid_arguments", "The section content contains a Markdown heading; patch one section "
+                       "at a time, without '#' headings.")
+        return self._rewrite(skill_id, lambda doc: self._with_section(doc, key, text), {key: text})
+
+    @staticmethod
+    def _with_section(doc: fmt.SkillDoc, key: str, text: str) -> fmt.SkillDoc:
+        sections = fmt.split_sections(doc.body)
+        sections[key] = text
+        doc.body = fmt.join_sections(sections)
+        return doc
+
+    def update(self, skill_id: str, description: str | None = None, body: str | None = None) -> dict:
+        """Replace the description and/or the whole body."""
+        if description is None and body is None:
+            return _no("invalid_arguments", "Nothing to update: give a new description, the structured fields, "
+                       "or content.")
+        if description is not None:
+            description = " ".join(description.split())
+            if not description or len(description) > fmt.MAX_DESCRIPTION:
+                return _no("invalid_arguments", f"The description must have 1 to {fmt.MAX_DESCRIPTION} characters.")
+        if body is not None and not body.strip():
+            return _no("invalid_arguments", "The new body is empty.")
+
+        def change(doc: fmt.SkillDoc) -> fmt.SkillDoc:
+            if description is not None:
+                doc.description = description
+            if body is not None:
+                doc.body = body
+            return doc
+
+        return self._rewrite(skill_id, change, {"description": description or "", "body": body or ""})
+
+    def _rewrite(self, skill_id: str, change: Callable[[fmt.SkillDoc], fmt.SkillDoc], scanned: dict) -> dict:
+        refusal = self._scan(scanned)
+        if refusal:
+            return refusal
+        skill = self.find(skill_id)
+        if isinstance(skill, dict):
+            return skill
+        holder: dict = {}
+
+        def build() -> fmt.SkillDoc | dict:
+            fresh = self._load(skill.scope, skill.folder)  # re-read under the lock: an edit since is kept
+            if fresh.doc is None:
+                return _no("invalid_content", f"{fresh.error}. Fix the file by hand first; nothing was changed.")
+            doc = change(fresh.doc)
+            doc.version, doc.updated = doc.version + 1, self.clock()
+            holder["doc"] = doc
+            return doc
+
+        refusal = self._write(skill.path, build)
+        return refusal or _ok(f"Updated skill {skill.id} (version {holder['doc'].version}).",
+                              skill=self._load(skill.scope, skill.folder).summary())
+
+    def delete(self, skill_id: str) -> dict:
+        """Move the skill's folder to ``<data root>/.trash/skills/`` (restorable by moving it back)."""
+        skill = self.find(skill_id)
+        if isinstance(skill, dict):
+            return skill
+        trash = self.data_dir / _TRASH / f"{skill.scope}-{skill.slug}-{time.strftime('%Y%m%d-%H%M%S')}"
+        try:
+            with locked(self.data_dir / ".skills", self.lock_timeout):
+                if not skill.folder.is_dir():
+                    return _no("not_found", f"{skill.id} was removed meanwhile.")
+                n = 1
+                while trash.exists():
+                    trash, n = trash.with_name(f"{trash.name}-{n}"), n + 1
+                trash.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(str(skill.folder), str(trash))
+        except StoreLockedError as exc:
+            return _no("locked", str(exc))
+        except OSError as exc:
+            return _no("io_error", f"Could not delete {skill.id}: {exc}. It is still in place.")
+        return _ok(f"Deleted skill {skill.id}.", skill_id=skill.id, trash=str(trash))
+
+    def move(self, skill_id: str, to_scope: str) -> dict:
+        """Move a skill to the other scope; refused when the destination already has that slug."""
+        refusal = self._check_scope(to_scope)
+        if refusal:
+            return refusal
+        skill = self.find(skill_id)
+        if isinstance(skill, dict):
+            return skill
+        if skill.scope == to_scope:
+            return _ok(f"{skill.id} is already a {to_scope} skill.", skill=skill.summary(), moved=False)
+        dest = self.folder(to_scope, skill.slug)
+        try:
+            with locked(self.data_dir / ".skills", self.lock_timeout):
+                if dest.exists():
+                    return _no("exists", f"{to_scope}:{skill.slug} already exists; {skill.id} stays where it is. "
+                               "Rename or delete one of them first.", skill_id=skill.id)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(str(skill.folder), str(dest))
+        except StoreLockedError as exc:
+            return _no("locked", str(exc))
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                if dest.exists() and not skill.folder.exists():
+                    os.replace(dest, skill.folder)
+            return _no("io_error", f"Could not move {skill.id}: {exc}. It is still in place.")
+        return _ok(f"Moved {skill.id} to {to_scope}:{skill.slug}.", moved=True,
+                   skill=self._load(to_scope, dest).summary())
+
+    def adopt(self, scope: str, slug: str, source: Path | None = None, text: str | None = None) -> dict:
+        """Bring in a skill made elsewhere (an import): copy the folder ``source`` (supporting files too), or
+        write ``text`` as its ``SKILL.md``; refused (``exists``) when ``scope:slug`` is taken. The caller has
+        checked and scanned it."""
+        dest = self.folder(scope, slug)
+        try:
+            with locked(self.data_dir / ".skills", self.lock_timeout):
+                if dest.exists():
+                    return _no("exists", f"{scope}:{slug} already exists.")
+                if source is not None:
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("*.lock"))
+                else:
+                    atomic_write_text(dest / fmt.SKILL_FILE, text or "")
+        except StoreLockedError as exc:
+            return _no("locked", str(exc))
+        except OSError as exc:
+            return _no("io_error", f"Could not write {dest}: {exc}.")
+        return _ok(f"Imported {scope}:{slug}.", skill=self._load(scope, dest).summary())
+
+    # -------------------------------------------------------------- for hosts
+    def discoverable(self) -> list[Path]:
+        """Skill folders a host may hand to pi (``resources_discover``): readable, clean under the threat and
+        secret scanners (a hand-edited hostile skill never reaches pi's prompt), and not already visible to pi
+        under that slug elsewhere (an export into ``~/.agents/skills`` would make it appear twice)."""
+        out = []
+        for skill in self.skills():
+            if skill.doc is None or skill.doc.name != skill.slug and self.shadowed_by(skill.doc.name):
+                continue
+            if self._scan({"skill": skill.path.read_text(encoding="utf-8", errors="replace")}):
+                continue
+            if self._visible_elsewhere(skill.slug):
+                continue
+            out.append(skill.folder)
+        return out
+
+    def _visible_elsewhere(self, slug: str) -> bool:
+        return any((base / slug / fmt.SKILL_FILE).exists() for base in self.foreign_dirs)

@@ -1,0 +1,27 @@
+"""Standing instructions: ``STANDING.md`` in the data root, rules the user pins for every session.
+
+Public API::
+
+    store = StandingStore.in_data_dir(data_dir)
+    store.add("never run find / or other root-wide searches") -> PinResult
+    store.list() / store.remove(2) / store.clear()
+    parse_rules(text) -> list[str];  fitting(rules) -> how many fit the caps
+
+Only the user writes the file (CLI ``pi-memory pin``, pi's ``/memory-pin``, an editor); the prompt assembly
+(:mod:`pi_memory.prompt`) only reads it.
+"""
+
+from pi_memory.standing.store import (
+    FILE_NAME,
+    MAX_CHARS,
+    MAX_RULES,
+    PinResult,
+    StandingStore,
+    fitting,
+    joined_chars,
+    normalise_rule,
+    parse_rules,
+)
+
+__all__ = ["FILE_NAME", "MAX_CHARS", "MAX_RULES", "PinResult", "StandingStore", "fitting", "joined_chars",
+           "normalise_rule", "parse_rules"]

@@ -1,0 +1,219 @@
+"""``STANDING.md``: the user's standing instructions, one rule per line.
+
+Reading (:func:`parse_rules`): blank lines and lines starting with ``#`` are skipped, a leading ``-``/``*``/``+``
+bullet (or a ``1.``/``1)`` number) is stripped, runs of whitespace collapse to one space. The caps are
+:data:`MAX_RULES` rules and :data:`MAX_CHARS` characters of the rules joined with ``"\\n"``.
+
+Writing (:class:`StandingStore`): only the user writes this file, through ``pi-memory pin`` or pi's
+``/memory-pin`` (or an editor). No tool, background job or recall path holds a :class:`StandingStore`; the
+prompt assembly only reads the file. Every write takes the same cross-process lock as the curated stores,
+re-reads the file under it and publishes atomically. Edits keep the user's comments and blank lines: ``add``
+appends one line, ``remove N`` drops the line of rule N, ``clear`` drops every rule line and keeps comments.
+Every new rule goes through the threat and secret scanners; a duplicate (case-insensitive, after the same
+normalisation) is refused, and so is a rule that would take the file over either cap.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pi_memory import safety
+from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S
+from pi_memory.curated.files import StoreLockedError, atomic_write_text, locked, try_read_bytes
+
+FILE_NAME = "STANDING.md"
+MAX_RULES = 20
+MAX_CHARS = 2000
+_BULLET = re.compile(r"^(?:[-*+•]\s+|\d{1,3}[.)]\s+)")
+_SPACE = re.compile(r"\s+")
+
+
+def normalise_rule(line: str) -> str:
+    """The rule a line holds (``""`` for a blank or comment line)."""
+    text = line.strip()
+    if not text or text.startswith("#"):
+        return ""
+    text = _BULLET.sub("", text, count=1)
+    return _SPACE.sub(" ", text).strip()
+
+
+def parse_rules(text: str) -> list[str]:
+    """Every rule of a ``STANDING.md`` text, in file order (caps not applied)."""
+    return [rule for line in text.splitlines() if (rule := normalise_rule(line))]
+
+
+def fitting(rules: list[str]) -> int:
+    """How many leading rules fit both caps (the rest are left out of a prompt)."""
+    total = 0
+    for i, rule in enumerate(rules):
+        total += len(rule) + (1 if i else 0)
+        if i >= MAX_RULES or total > MAX_CHARS:
+            return i
+    return len(rules)
+
+
+def joined_chars(rules: list[str]) -> int:
+    return len("\n".join(rules))
+
+
+@dataclass
+class PinResult:
+    """The outcome of a pin command: ``rules`` after it, and for a refusal ``code`` + ``error``."""
+
+    success: bool
+    code: str
+    path: Path
+    rules: list[str] = field(default_factory=list)
+    message: str | None = None
+    error: str | None = None
+    problems: list[str] = field(default_factory=list)  # notes about the file as found (over the caps)
+
+    @property
+    def chars(self) -> int:
+        return joined_chars(self.rules)
+
+    def to_dict(self) -> dict:
+        data = {"success": self.success, "code": self.code, "file": str(self.path), "rules": list(self.rules),
+                "count": len(self.rules), "chars": self.chars, "maxRules": MAX_RULES, "maxChars": MAX_CHARS}
+        if self.message:
+            data["message"] = self.message
+        if self.error:
+            data["error"] = self.error
+        if self.problems:
+            data["problems"] = list(self.problems)
+        return data
+
+
+class StandingStore:
+    """Read and edit ``<data root>/STANDING.md``. Methods return :class:`PinResult`; they never raise for a
+    refusal, a locked file or an unwritable folder."""
+
+    def __init__(self, path: Path | str, lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S):
+        self.path = Path(path)
+        self.lock_timeout = lock_timeout
+
+    @classmethod
+    def in_data_dir(cls, data_dir: Path | str, lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S) -> StandingStore:
+        return cls(Path(data_dir) / FILE_NAME, lock_timeout)
+
+    def _text(self) -> str:
+        raw = try_read_bytes(self.path)
+        if raw is None:
+            return ""
+        if isinstance(raw, OSError):
+            raise raw
+        return raw.decode("utf-8", errors="replace").lstrip("\ufeff")
+
+    def rules(self) -> list[str]:
+        """Every rule in the file (``[]`` when it is missing or unreadable)."""
+        try:
+            return parse_rules(self._text())
+        except OSError:
+            return []
+
+    def list(self) -> PinResult:
+        try:
+            rules = parse_rules(self._text())
+        except OSError as exc:
+            return self._io_error(exc, [])
+        return PinResult(True, "ok", self.path, rules, problems=self._problems(rules))
+
+    @staticmethod
+    def _problems(rules: list[str]) -> list[str]:
+        shown = fitting(rules)
+        if shown == len(rules):
+            return []
+        return [f"{len(rules) - shown} rule(s) after rule {shown} are over the cap of {MAX_RULES} rules / "
+                f"{MAX_CHARS:,} characters and are not shown to the agent; remove some (pin remove N) or "
+                "shorten them."]
+
+    def add(self, text: str) -> PinResult:
+        rule = normalise_rule(" ".join(text.split()))  # pasted lines become one rule
+        if not rule:
+            return self._refuse("empty", "The rule is empty (or a # comment). Nothing was pinned. Write the "
+                                "instruction as plain text, e.g. pi-memory pin add \"never push to main\".")
+        finding = safety.check_write(rule)
+        if finding is not None:
+            code = "secret" if finding.category == "secret" else "threat"
+            if code == "secret":
+                return self._refuse(code, safety.refusal_message(finding, "standing instructions"))
+            return self._refuse(code, f"Not pinned: the rule matches the threat pattern {finding.id} "
+                                f"({finding.category}). Standing instructions go into every session's system "
+                                "prompt, so a rule must not try to override the agent's safeguards, hide text or "
+                                "send data away. Rephrase the rule without that wording.")
+
+        def change(lines: list[str], rules: list[str]) -> tuple[list[str], str]:
+            if rule.casefold() in {r.casefold() for r in rules}:
+                raise _Refused("duplicate", "That instruction is already pinned; nothing was changed.")
+            if len(rules) >= MAX_RULES:
+                raise _Refused("too_many", f"{len(rules)} instructions are pinned, the most allowed is "
+                               f"{MAX_RULES}. Nothing was pinned. Remove one first (pi-memory pin list, then "
+                               "pin remove N), or merge two into one.")
+            total = joined_chars([*rules, rule])
+            if total > MAX_CHARS:
+                raise _Refused("too_long", f"With this rule the instructions would take {total:,} of "
+                               f"{MAX_CHARS:,} characters. Nothing was pinned. Shorten it, or remove or "
+                               "shorten another rule first.")
+            return [*lines, rule], f"Pinned as rule {len(rules) + 1}: {rule}"
+
+        return self._edit(change)
+
+    def remove(self, number: int) -> PinResult:
+        def change(lines: list[str], rules: list[str]) -> tuple[list[str], str]:
+            if not rules:
+                raise _Refused("empty", "No standing instructions are pinned; there is nothing to remove.")
+            if not 1 <= number <= len(rules):
+                raise _Refused("out_of_range", f"There is no rule {number}: the rules are numbered 1 to "
+                               f"{len(rules)}. Nothing was removed. See them with pi-memory pin list.")
+            seen = 0
+            for i, line in enumerate(lines):
+                if normalise_rule(line):
+                    seen += 1
+                    if seen == number:
+                        return lines[:i] + lines[i + 1:], f"Removed rule {number}: {rules[number - 1]}"
+            raise AssertionError("rule lines and rules disagree")  # pragma: no cover
+
+        return self._edit(change)
+
+    def clear(self) -> PinResult:
+        def change(lines: list[str], rules: list[str]) -> tuple[list[str], str]:
+            if not rules:
+                raise _Refused("empty", "No standing instructions are pinned; there is nothing to clear.")
+            return [x for x in lines if not normalise_rule(x)], f"Removed all {len(rules)} standing instruction(s)."
+
+        return self._edit(change)
+
+    # ------------------------------------------------------------------ internals
+    def _edit(self, change) -> PinResult:
+        rules: list[str] = []
+        try:
+            with locked(self.path, self.lock_timeout):
+                lines = self._text().splitlines()
+                rules = parse_rules("\n".join(lines))
+                new_lines, message = change(lines, rules)
+                text = "\n".join(new_lines).strip("\n")
+                atomic_write_text(self.path, text + "\n" if text else "")
+        except _Refused as refusal:
+            return PinResult(False, refusal.code, self.path, rules, error=refusal.message)
+        except StoreLockedError as exc:
+            return PinResult(False, "locked", self.path, rules, error=str(exc))
+        except OSError as exc:
+            return self._io_error(exc, rules)
+        rules = parse_rules("\n".join(new_lines))
+        return PinResult(True, "ok", self.path, rules, message=message, problems=self._problems(rules))
+
+    def _refuse(self, code: str, error: str) -> PinResult:
+        return PinResult(False, code, self.path, self.rules(), error=error)
+
+    def _io_error(self, exc: OSError, rules: list[str]) -> PinResult:
+        return PinResult(False, "io_error", self.path, rules,
+                         error=f"Could not read or write {self.path} ({type(exc).__name__}: {exc}). Nothing was "
+                         "changed. Check that the file and its folder are writable, then retry.")
+
+
+class _Refused(Exception):
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code, self.message = code, message

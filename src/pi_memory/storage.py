@@ -1,0 +1,156 @@
+"""Why a data folder cannot be used, in words for a person: read-only, no permission, full, missing, not a
+folder, or locked by another process.
+
+Every host reports storage failures the same way through :func:`storage_problem`: it reads an exception
+(an ``OSError`` and its ``errno``, a ``sqlite3.OperationalError``, a ``filelock`` timeout, anywhere in the
+exception's cause/context chain) and returns a :class:`StorageProblem` whose ``message`` says which folder,
+what is wrong with it and what to do. SQLite does not say *why* it could not open or write a file ("unable to
+open database file"), so for those errors :func:`probe_folder` tries what SQLite tried: it writes 64 KiB to a
+temporary file in the folder (or in its nearest existing parent, for a folder not created yet) and reads the
+``errno`` the system gives. Nothing it writes is left behind.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from filelock import Timeout
+
+Kind = str  # read_only | permission | disk_full | missing | not_a_folder | locked | unusable
+
+ERRNO_KIND = {
+    errno.EROFS: "read_only",
+    errno.EACCES: "permission",
+    errno.EPERM: "permission",
+    errno.ENOSPC: "disk_full",
+    errno.EDQUOT: "disk_full",
+    errno.EFBIG: "disk_full",
+    errno.ENOENT: "missing",
+    errno.ENOTDIR: "not_a_folder",
+    errno.EEXIST: "not_a_folder",  # creating the folder met a file of that name (mkdir(exist_ok=True) raises it)
+}
+_SQLITE_LOCKED = ("database is locked", "database table is locked", "database schema is locked")
+_SQLITE_STORAGE = ("unable to open database file", "readonly database", "disk i/o error", "disk is full",
+                   "database or disk is full", "no such file or directory", "read-only file system")
+_OTHER_FOLDER = "or use another folder with --dir or $PI_MEMORY_DIR"
+
+
+@dataclass(frozen=True)
+class StorageProblem:
+    """``kind`` (see :data:`Kind`), the data ``folder`` concerned, and ``message``: the whole sentence for a
+    person (what is wrong, with which folder, what to do)."""
+
+    kind: Kind
+    folder: Path
+    message: str
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    while exc is not None and exc not in seen:
+        seen.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return seen
+
+
+def probe_folder(folder: Path) -> tuple[Kind, str] | None:
+    """What stops a write in ``folder`` (``(kind, detail)``), found by trying one; ``None`` when a write works.
+
+    A folder that does not exist yet is judged by its nearest existing parent (where it would be created)."""
+    folder = Path(folder)
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return "not_a_folder", f"{existing} is a file, not a folder"
+    try:
+        with tempfile.TemporaryFile(dir=existing, prefix=".pi-memory-probe-") as handle:
+            handle.write(b"\0" * 65536)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as exc:
+        kind = ERRNO_KIND.get(exc.errno or 0, "unusable")
+        return kind, ("" if kind != "unusable" else exc.strerror or str(exc))
+    return None
+
+
+def describe(kind: Kind, folder: Path, detail: str = "", label: str = "data folder") -> tuple[str, str]:
+    """``(what, todo)`` for a person about ``folder`` having problem ``kind``: what is wrong (``detail``: where
+    or the system's words) and what to do, as two sentences; the caller says what was (not) done between them.
+    ``label`` names the folder's role ("data folder"; "folder" for another one, such as pi's agent folder)."""
+    what, todo = _WORDS.get(kind, _WORDS["unusable"])
+    fields = {"label": label, "folder": folder, "why": f" ({detail})" if detail else "", "other": _OTHER_FOLDER}
+    return what.format(**fields), todo.format(**fields)
+
+
+_WORDS = {  # kind -> (what is wrong, what to do)
+    "read_only": ("The {label} {folder} is on a read-only file system{why}, so pi-memory cannot write there.",
+                  "Remount it read-write, {other}."),
+    "permission": ("You have no permission to write in the {label} {folder}{why}.",
+                   "Give your user write access to it (for example `chmod u+w {folder}`), {other}."),
+    "disk_full": ("The disk holding the {label} {folder} is full{why}.",
+                  "Free some space on that disk, {other}, then run it again."),
+    "missing": ("The {label} {folder} does not exist and could not be created{why}.",
+                "Create it (`mkdir -p {folder}`), {other}."),
+    "not_a_folder": ("The {label} {folder} cannot be used{why}.",
+                     "Point --dir, $PI_MEMORY_DIR or the dataDir setting at a folder."),
+    "locked": ("The search index in {folder} is locked by another process (a pi session, `pi-memory mcp` or an "
+               "indexing run){why}.", "Wait for that process to finish, then run it again."),
+    "unusable": ("pi-memory cannot use the {label} {folder}{why}.",
+                 "Check the folder and the files in it (index.sqlite3, MEMORY.md), {other}."),
+}
+
+
+def _problem(kind: Kind, folder: Path, detail: str, label: str = "data folder") -> StorageProblem:
+    what, todo = describe(kind, folder, detail, label)
+    done = " The command stopped; what it had already saved is kept. " if kind == "disk_full" else \
+        " The command stopped. "
+    return StorageProblem(kind, folder, what + done + todo)
+
+
+def _related(path: Path, folder: Path | None) -> bool:
+    """Whether ``path`` is ``folder``, inside it, or one of the parents created with it."""
+    if folder is None:
+        return False
+    folder = Path(folder)
+    return path == folder or folder in path.parents or path in folder.parents
+
+
+def folder_problem(folder: Path) -> StorageProblem | None:
+    """The problem :func:`probe_folder` finds in ``folder``, as a :class:`StorageProblem`; ``None`` when a write
+    works (for a command that will serve for a long time and should refuse at once, not at the first write)."""
+    found = probe_folder(folder)
+    return _problem(found[0], folder, found[1]) if found else None
+
+
+def storage_problem(exc: BaseException, folder: Path | None) -> StorageProblem | None:
+    """The storage problem behind ``exc`` for data folder ``folder`` (``None`` when ``exc`` is not one)."""
+    for item in _chain(exc):
+        if isinstance(item, Timeout):
+            where = folder or Path(item.lock_file).parent
+            return _problem("locked", where, f"lock file {item.lock_file} still held after waiting")
+        if isinstance(item, sqlite3.OperationalError):
+            text = str(item).lower()
+            if any(s in text for s in _SQLITE_LOCKED):
+                where = folder or Path.cwd()
+                return _problem("locked", where, f"SQLite: {item}")
+            if any(s in text for s in _SQLITE_STORAGE) and folder is not None:
+                found = probe_folder(folder)
+                kind, detail = found if found else ("unusable", f"SQLite: {item}")
+                return _problem(kind, folder, detail)
+        if isinstance(item, OSError) and item.errno in ERRNO_KIND:
+            kind = ERRNO_KIND[item.errno]
+            where, label = folder, "data folder"
+            if item.filename and not _related(Path(item.filename), folder):
+                where, label = Path(item.filename).parent, "folder"  # outside the data root: pi's agent folder...
+            if where is None:
+                where = Path.cwd()
+            if (kind == "missing" and where.is_dir()) or (item.errno == errno.EEXIST and where.is_dir()):
+                continue  # a file inside an existing folder vanished, or a name was taken: not a folder problem
+            return _problem(kind, where, f"at {item.filename}" if item.filename else "", label)
+    return None

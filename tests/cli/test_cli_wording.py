@@ -1,0 +1,116 @@
+"""What a person reads from the curated-store commands: no words meant for the model (tool names, result
+fields, "do not repeat it"), while ``--json`` and the tools keep the model's wording; usage errors exit 2."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from pi_memory.cli import main
+from pi_memory.curated import MemoryStore
+from pi_memory.curated.messages import for_person
+
+MODEL_WORDS = re.compile(r"currentEntries|\bmatches\b|memory_(add|replace|remove|read)|do not repeat|same turn")
+
+
+def _run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(argv))
+        except SystemExit as exc:
+            return exc.code or 0, out.getvalue(), err.getvalue()
+    return 0, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def d(tmp_path, monkeypatch):
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    monkeypatch.delenv("PI_MEMORY_DIR", raising=False)
+    return str(tmp_path / "m")
+
+
+def test_success_is_told_without_the_models_instruction(d):
+    code, out, err = _run("add", "memory", "Project uses uv", "--dir", d)
+    assert code == 0 and out == "Saved to MEMORY.md.\nmemory: 1 entry, 0% — 15/2,200 chars\n"
+    code, out, _ = _run("replace", "memory", "uv", "Project uses uv and ruff", "--dir", d)
+    assert code == 0 and out.splitlines()[0] == "Replaced the entry in MEMORY.md."
+    code, out, _ = _run("add", "memory", "Project uses uv and ruff", "--dir", d)
+    assert code == 0 and out.splitlines()[0] == "This exact entry is already in MEMORY.md; nothing was written."
+    code, out, _ = _run("remove", "memory", "ruff", "--dir", d)
+    assert code == 0 and out.splitlines()[0] == "Removed the entry from MEMORY.md."
+
+
+def test_refusals_point_a_person_at_commands_and_the_list_below(d):
+    for text in ("Deploys go through staging", "Staging is at staging.example.com", "Tests run with pytest -x"):
+        assert _run("add", "memory", text, "--dir", d)[0] == 0
+    cases = {
+        ("remove", "memory", "absent text"): "copy a short piece of the entry you mean from the entries listed below",
+        ("replace", "memory", "taging", "new"): "found in only one of the entries listed below",
+        ("replace", "memory", "", "new"): "copied exactly from one of the entries (`pi-memory read` lists them)",
+    }
+    for argv, phrase in cases.items():
+        code, out, err = _run(*argv, "--dir", d)
+        assert code == 1 and out == "" and phrase in err, (argv, err)
+        assert not MODEL_WORDS.search(err), (argv, err)
+        assert err.count("\n  - ") >= 1  # the entries the message refers to
+
+
+def test_full_store_refusal_names_the_commands(tmp_path, d, monkeypatch):
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps({"pi-memory": {"memoryCharLimit": 60}}))
+    assert _run("add", "memory", "a" * 50, "--dir", d)[0] == 0
+    code, out, err = _run("add", "memory", "b" * 20, "--dir", d)
+    assert code == 1 and "`pi-memory replace`" in err and "`pi-memory remove`" in err and "add it again" in err
+    assert not MODEL_WORDS.search(err), err
+
+
+def test_json_and_tools_keep_the_models_wording(d):
+    code, out, _ = _run("add", "memory", "Project uses uv", "--dir", d, "--json")
+    assert json.loads(out)["message"] == "Saved to MEMORY.md. This change is complete; do not repeat it."
+    code, out, _ = _run("remove", "memory", "absent", "--dir", d, "--json")
+    assert "from currentEntries and retry" in json.loads(out)["error"]
+    store = MemoryStore(Path(d))
+    assert store.add("memory", "Second fact").message.endswith("This change is complete; do not repeat it.")
+
+
+def test_for_person_on_every_store_text():
+    store_texts = [
+        "Saved to USER.md. This change is complete; do not repeat it.",
+        "Applied 2 operation(s) to MEMORY.md. This change is complete; do not repeat it.",
+    ]
+    assert [for_person(t) for t in store_texts] == ["Saved to USER.md.", "Applied 2 operation(s) to MEMORY.md."]
+    assert for_person(None) is None
+    blocked = "[BLOCKED: MEMORY.md entry ... It was kept out of the prompt; read it with memory_read and delete it " \
+              "with memory_remove.]"
+    assert not MODEL_WORDS.search(for_person(blocked))
+
+
+@pytest.mark.parametrize("argv", [
+    ("add", "failure", "ran pytest outside uv", "--category", "bogus"),
+    ("add", "failure", "x", "--category", "Failure"),
+    ("add", "memory", "a fact", "--category", "insight"),
+    ("add", "user", "a fact", "--reason", "because"),
+    ("add", "notes", "x"),
+])
+def test_usage_errors_exit_2_and_save_nothing(d, argv):
+    code, out, err = _run(*argv, "--dir", d)
+    assert code == 2 and out == "" and "Traceback" not in err, err
+    code, out, _ = _run(*argv, "--dir", d, "--json")
+    assert code == 2 and json.loads(out)["exitCode"] == 2 and json.loads(out)["success"] is False
+    assert not (Path(d) / "MEMORY.md").exists() and not (Path(d) / "FAILURES.md").exists()
+
+
+def test_category_and_reason_still_make_a_failure_entry(d):
+    code, out, _ = _run("add", "failure", "ran pytest outside uv", "--category", "tool-quirk", "--reason",
+                        "wrong interpreter", "--dir", d)
+    assert code == 0
+    assert (Path(d) / "FAILURES.md").read_text() == "[tool-quirk] ran pytest outside uv — Failed: wrong interpreter\n"
+    assert _run("add", "failure", "forgot the lockfile", "--dir", d)[0] == 0
+    assert (Path(d) / "FAILURES.md").read_text().endswith("§\n[failure] forgot the lockfile\n")

@@ -1,0 +1,178 @@
+"""``pi-memory install|uninstall claude-code|codex`` on a temporary HOME: what is written, that the user's
+content and comments survive, idempotence, backups, and that uninstall leaves the files as they were."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import tomlkit
+
+from pi_memory.integrations.hooks import claude_code, codex
+from pi_memory.integrations.hooks.install import InstallError, is_ours
+
+SCRIPT = "/opt/pi memory/bin/pi-memory"  # a space, so quoting is exercised
+
+CODEX_CONFIG = '''# my codex config
+model = "gpt-5"  # keep me
+
+[mcp_servers.other]
+command = "other"   # a comment inside a table
+'''
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PI_MEMORY_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.setenv("PATH", "/nonexistent")  # no codex binary: trust cannot be recorded here
+    (tmp_path / "home").mkdir()
+    return tmp_path / "home"
+
+
+def commands(settings: dict) -> dict[str, list[str]]:
+    return {event: [h["command"] for g in groups for h in g["hooks"]] for event, groups in settings["hooks"].items()}
+
+
+def test_claude_code_user_install_writes_hooks_and_server_and_round_trips(home):
+    settings_path = home / ".claude" / "settings.json"
+    settings_path.parent.mkdir()
+    original = {"theme": "dark", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/bin/true"}]}]}}
+    settings_path.write_text(json.dumps(original), encoding="utf-8")
+    changes = claude_code.install("user", script=SCRIPT)
+    assert [(c.path.name, c.action) for c in changes] == [("settings.json", "updated"), (".claude.json", "created")]
+    assert changes[0].backup.read_text(encoding="utf-8") == json.dumps(original)
+    settings = json.loads(settings_path.read_text(encoding="utf-8"))
+    assert settings["theme"] == "dark"
+    assert commands(settings) == {
+        "Stop": ["/bin/true", "'/opt/pi memory/bin/pi-memory' hook claude-code stop"],
+        "SessionStart": ["'/opt/pi memory/bin/pi-memory' hook claude-code session-start"],
+        "UserPromptSubmit": ["'/opt/pi memory/bin/pi-memory' hook claude-code prompt"],
+        "PreCompact": ["'/opt/pi memory/bin/pi-memory' hook claude-code pre-compact"],
+        "SessionEnd": ["'/opt/pi memory/bin/pi-memory' hook claude-code session-end"],
+    }
+    servers = json.loads((home / ".claude.json").read_text(encoding="utf-8"))["mcpServers"]
+    assert servers == {"pi-memory": {"type": "stdio", "command": SCRIPT, "args": ["mcp"], "env": {}}}
+    assert [c.action for c in claude_code.install("user", script=SCRIPT)] == ["unchanged", "unchanged"]
+    moved = claude_code.install("user", script="/new/venv/bin/pi-memory")  # a moved venv replaces, not adds
+    assert moved[0].action == "updated"
+    assert commands(json.loads(settings_path.read_text(encoding="utf-8")))["Stop"] == [
+        "/bin/true", "/new/venv/bin/pi-memory hook claude-code stop"]
+    removed = claude_code.uninstall("user")
+    assert [(c.path.name, c.action) for c in removed] == [("settings.json", "updated"), (".claude.json", "removed")]
+    assert json.loads(settings_path.read_text(encoding="utf-8")) == original
+    assert not (home / ".claude.json").exists()
+    assert claude_code.uninstall("user")[0].action == "unchanged"
+
+
+def test_claude_code_keeps_the_users_other_servers_and_state_in_claude_json(home):
+    (home / ".claude.json").write_text(json.dumps({"numStartups": 3, "mcpServers": {"x": {"command": "x"}}}),
+                                       encoding="utf-8")
+    claude_code.install("user", script=SCRIPT)
+    claude_code.uninstall("user")
+    assert json.loads((home / ".claude.json").read_text(encoding="utf-8")) == {
+        "numStartups": 3, "mcpServers": {"x": {"command": "x"}}}
+
+
+def test_claude_code_project_scope_uses_the_projects_files(home, tmp_path):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    claude_code.install("project", proj, script=SCRIPT)
+    assert "SessionStart" in json.loads((proj / ".claude" / "settings.json").read_text(encoding="utf-8"))["hooks"]
+    assert "pi-memory" in json.loads((proj / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]
+    assert not (home / ".claude").exists()
+    claude_code.uninstall("project", proj)
+    assert not (proj / ".mcp.json").exists() and not (proj / ".claude" / "settings.json").exists()
+
+
+@pytest.mark.parametrize("bad", ["{not json", "[1, 2]"])
+def test_an_unreadable_settings_file_is_left_alone(home, bad):
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(bad, encoding="utf-8")
+    with pytest.raises(InstallError, match="settings.json"):
+        claude_code.install("user", script=SCRIPT)
+    assert path.read_text(encoding="utf-8") == bad
+    assert not (home / ".claude.json").exists()
+
+
+def test_codex_install_keeps_comments_and_uninstall_restores_the_bytes(home):
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(CODEX_CONFIG, encoding="utf-8")
+    result = codex.install(script=SCRIPT)
+    assert result["trusted"] == [] and "not trusted" in result["trustError"]
+    text = config.read_text(encoding="utf-8")
+    assert text.startswith(CODEX_CONFIG)  # comments, order and formatting kept
+    doc = tomlkit.parse(text).unwrap()
+    assert doc["mcp_servers"]["pi-memory"] == {"command": SCRIPT, "args": ["mcp"], "env_vars": [
+        "PI_MEMORY_DIR", "PI_CODING_AGENT_DIR", "PI_MEMORY_STATE_DIR"]}
+    assert doc["features"] == {"hooks": True}
+    hooks = json.loads((home / ".codex" / "hooks.json").read_text(encoding="utf-8"))
+    assert sorted(hooks["hooks"]) == ["PreCompact", "SessionStart", "Stop", "UserPromptSubmit"]
+    assert commands(hooks)["Stop"] == ["'/opt/pi memory/bin/pi-memory' hook codex stop"]
+    assert [c.action for c in codex.install(script=SCRIPT)["changes"]] == ["unchanged", "unchanged"]
+    removed = codex.uninstall()
+    assert [(c.path.name, c.action) for c in removed["changes"]] == [("hooks.json", "removed"),
+                                                                    ("config.toml", "updated")]
+    assert config.read_text(encoding="utf-8") == CODEX_CONFIG
+
+
+def test_codex_keeps_a_users_hooks_switch_and_server_options(home):
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('[features]\nhooks = false\n\n[mcp_servers.pi-memory]\ncommand = "old"\nrequired = true\n',
+                      encoding="utf-8")
+    codex.install(script=SCRIPT)
+    doc = tomlkit.parse(config.read_text(encoding="utf-8")).unwrap()
+    assert doc["features"] == {"hooks": False}  # the user's choice stays
+    assert doc["mcp_servers"]["pi-memory"] == {"command": SCRIPT, "args": ["mcp"], "env_vars": [
+        "PI_MEMORY_DIR", "PI_CODING_AGENT_DIR", "PI_MEMORY_STATE_DIR"], "required": True}
+    codex.uninstall()
+    assert tomlkit.parse(config.read_text(encoding="utf-8")).unwrap() == {"features": {"hooks": False}}
+
+
+def test_invalid_toml_is_left_alone(home):
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text("model = [unclosed\n", encoding="utf-8")
+    with pytest.raises(InstallError, match="not valid TOML"):
+        codex.install(script=SCRIPT)
+    assert config.read_text(encoding="utf-8") == "model = [unclosed\n"
+
+
+@pytest.mark.parametrize(("command", "host", "ours"), [
+    ("/x/bin/pi-memory hook codex stop", "codex", True),
+    ("'/a b/pi-memory' hook claude-code prompt", "claude-code", True),
+    ("pi-memory hook codex stop", "claude-code", False),
+    ("/x/bin/not-pi-memory hook codex stop", "codex", False),
+    ("echo pi-memory", "codex", False),
+    (None, "codex", False),
+])
+def test_our_hook_commands_are_recognised_by_their_command(command, host, ours):
+    assert is_ours(command, host) is ours
+
+
+def test_the_cli_prints_what_changed_as_json(home, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HOME": str(home), "PI_MEMORY_STATE_DIR": str(tmp_path / "state")}
+    run = lambda *args: subprocess.run([sys.executable, "-m", "pi_memory", *args], capture_output=True,  # noqa: E731
+                                       text=True, env=env, timeout=60)
+    first = run("install", "claude-code", "--json")
+    assert first.returncode == 0, first.stderr
+    data = json.loads(first.stdout)
+    assert (data["success"], data["host"], data["action"], data["scope"]) == (True, "claude-code", "install", "user")
+    assert [(c["path"], c["action"]) for c in data["changes"]] == [
+        (str(home / ".claude" / "settings.json"), "created"), (str(home / ".claude.json"), "created")]
+    script = json.loads((home / ".claude.json").read_text(encoding="utf-8"))["mcpServers"]["pi-memory"]["command"]
+    assert os.path.isabs(script) and os.path.basename(script) == "pi-memory"
+    again = run("install", "claude-code")
+    assert again.stdout.strip() == "claude-code: nothing to change (2 file(s) already as wanted)."
+    gone = run("uninstall", "claude-code")
+    assert gone.returncode == 0 and "removed" in gone.stdout
+    assert not (home / ".claude" / "settings.json").exists()

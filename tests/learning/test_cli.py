@@ -1,0 +1,59 @@
+"""The learning commands in-process (typer's runner): detect, review --dry-run, log, undo, consolidate, dream."""
+
+from __future__ import annotations
+
+import json
+
+from learning_helpers import llm_block, write_settings
+from typer.testing import CliRunner
+
+from pi_memory.cli.app import app
+from pi_memory.devtools.transcripts import write_pi_session
+
+RUN = CliRunner()
+
+
+def cli(*args: str) -> tuple[int, dict | str]:
+    result = RUN.invoke(app, list(args))
+    try:
+        return result.exit_code, json.loads(result.stdout)
+    except ValueError:
+        return result.exit_code, result.stdout
+
+
+def test_detect_prints_the_rule_and_directive(agent):
+    assert cli("learning", "detect", "no, use pnpm not npm", "--json") == (0, {
+        "correction": True, "directive": "Use pnpm not npm", "rule": r"weak:^\s*(no|wrong|actually|stop)[\s,.!:;-]+use",
+        "problems": []})
+    code, text = cli("learning", "detect", "no worries")
+    assert code == 0 and text.startswith("not a correction (suppressed by negative:")
+
+
+def test_review_dry_run_then_real_then_log_and_undo(agent, llm, brain, project, monkeypatch):
+    write_settings(agent, llm_block(llm))
+    monkeypatch.chdir(project)
+    path = write_pi_session(project / "s.jsonl", project, [("user", "I prefer tabs"), ("assistant", "ok")])
+    op = {"operations": [{"target": "user", "action": "add", "content": "Prefers tabs"}]}
+    brain.replies.extend([op, op])
+    code, dry = cli("review", str(path), "--dry-run", "--json")
+    assert code == 0 and dry["outcome"] == "dry_run" and dry["writes"][0]["after"] == "Prefers tabs"
+    code, real = cli("review", str(path), "--json")
+    assert code == 0 and real["outcome"] == "ok"
+    code, text = cli("learning", "log")
+    assert code == 0 and f"#{real['jobId']} " in text and "add to USER.md: Prefers tabs" in text
+    assert text.startswith("learning on: fake-model (from pi-memory.llm in ")
+    code, undone = cli("learning", "undo", str(real["jobId"]), "--json")
+    assert code == 0 and undone["outcome"] == "ok" and undone["writes"][0]["action"] == "remove"
+    code, again = cli("learning", "undo", str(real["jobId"]), "--json")
+    assert code == 1 and "already undone" in again["message"]
+    code, missing = cli("review", str(project / "nope.jsonl"), "--json")
+    assert code == 2 and "is not a file" in missing["error"]
+
+
+def test_consolidate_and_dream_without_a_model_are_off(agent, project, monkeypatch):
+    write_settings(agent, {})
+    monkeypatch.chdir(project)
+    code, out = cli("consolidate", "memory", "--json")
+    assert code == 1 and out["outcome"] == "off" and "no model" in out["message"]
+    code, out = cli("dream", "--force", "--json")
+    assert code == 1 and out["outcome"] == "off"
