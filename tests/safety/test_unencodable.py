@@ -260,13 +260,14 @@ def _mcp_env(data_dir: Path) -> dict[str, str]:
     return env
 
 
-def test_mcp_stdio_request_with_a_lone_surrogate_escape(tmp_path):
+@pytest.mark.parametrize("entry", ["pi_memory", "pi_memory.cli"])  # the console script's quick start, and the CLI
+def test_mcp_stdio_request_with_a_lone_surrogate_escape(tmp_path, entry):
     """The SDK's ClientSession over the real ``pi-memory mcp`` process; the transport writes each request the
     way a JavaScript client does (``JSON.stringify``: a lone surrogate as a ``\\ud83d`` escape), which the SDK's
     own Python writer cannot do."""
 
     async def scenario():
-        proc = await anyio.open_process([sys.executable, "-m", "pi_memory.cli", "mcp", "--index-interval", "0"],
+        proc = await anyio.open_process([sys.executable, "-m", entry, "mcp", "--index-interval", "0"],
                                         env=_mcp_env(tmp_path), stderr=subprocess.DEVNULL)
         read_in, read_out = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         write_in, write_out = anyio.create_memory_object_stream[SessionMessage](0)
@@ -330,3 +331,70 @@ def test_bridge_json_lines_with_lone_surrogate_escapes(tmp_path):
     assert responses[2]["result"]["result"]["success"] is True
     assert (tmp_path / "mem" / "MEMORY.md").read_text(encoding="utf-8") == f"bridge {FFFD} cut\n"
     assert "UnicodeEncodeError" not in done.stderr
+
+
+# ---- the host hooks and MCP over HTTP ----------------------------------------------------------------------
+def test_hooks_read_lone_surrogate_escapes(tmp_path, monkeypatch):
+    from pi_memory.integrations import hooks
+    from pi_memory.integrations.hooks import handlers
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PI_MEMORY_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("PI_MEMORY_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.delenv("PI_CODING_AGENT_DIR", raising=False)
+    (tmp_path / "proj" / ".git").mkdir(parents=True)
+    jobs: list[dict] = []
+    monkeypatch.setattr(handlers, "spawn_background", jobs.append)
+    cwd = json.dumps(str(tmp_path / "proj"))
+    hooks.run_hook("codex", "prompt", '{"session_id": "t1", "cwd": ' + cwd + ', "prompt": "which port \\ud83d?"}')
+    stop = '{"session_id": "t1", "cwd": ' + cwd + ', "transcript_path": "/x/r.jsonl", ' \
+           '"last_assistant_message": "Port \\ude00\\ud83d 8443."}'
+    assert hooks.run_hook("codex", "stop", stop) == "{}"
+    assert [(j["userText"], j["assistantText"]) for j in jobs] == [(f"which port {FFFD}?", f"Port {FFFD}{FFFD} 8443.")]
+
+
+def test_mcp_over_http_with_lone_surrogate_escapes(tmp_path):
+    """The SDK's client over streamable HTTP; its requests are rewritten on the wire to carry ``\\ud83d``
+    escapes the way a JavaScript client sends them (the SDK's own writer cannot). The HTTP transport parses
+    them with the standard library, so the tools' own edge is what keeps the write."""
+    import signal
+
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    token = "http-surrogate-token-0123456789"
+    env = {**os.environ, "HOME": str(tmp_path), "PI_MEMORY_DIR": str(tmp_path / "data")}
+    proc = subprocess.Popen([sys.executable, "-m", "pi_memory", "mcp", "--http", "--port", "0", "--token", token,
+                             "--index-interval", "0", "--json"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, env=env, cwd=tmp_path)
+    marker = "SURROGATE-MARK"
+
+    class JsWire(httpx2.AsyncBaseTransport):
+        def __init__(self) -> None:
+            self.inner = httpx2.AsyncHTTPTransport()
+
+        async def handle_async_request(self, request):
+            body = await request.aread()
+            if marker.encode() in body:
+                body = body.replace(marker.encode(), b"\\ud83d")
+                headers = [(k, v) for k, v in request.headers.raw if k.lower() != b"content-length"]
+                request = httpx2.Request(request.method, request.url, headers=headers, content=body)
+            return await self.inner.handle_async_request(request)
+
+    try:
+        url = json.loads(proc.stdout.readline())["url"]
+
+        async def main():
+            with anyio.fail_after(30):
+                async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
+                                              transport=JsWire()) as hc, \
+                        Client(streamable_http_client(url, http_client=hc)) as client:
+                    added = await client.call_tool("memory_add", {"target": "memory",
+                                                                  "content": f"http {marker} cut"})
+                    assert added.is_error is False, added.content
+
+        anyio.run(main)
+        assert (tmp_path / "data" / "MEMORY.md").read_text(encoding="utf-8") == f"http {FFFD} cut\n"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(15)
