@@ -398,3 +398,21 @@ def test_mcp_over_http_with_lone_surrogate_escapes(tmp_path):
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(15)
+
+
+def test_mem0_import_reads_lone_surrogate_escapes(tmp_path):
+    """pi-memory-mem0 (a pi extension in TypeScript) stores each payload with JSON.stringify."""
+    import sqlite3
+
+    from pi_memory.importers.mem0 import read_source
+
+    vectors = tmp_path / "mem0-vectors.db"
+    db = sqlite3.connect(vectors)
+    db.execute("CREATE TABLE vectors (id TEXT PRIMARY KEY, vector BLOB NOT NULL, payload TEXT NOT NULL)")
+    db.execute("INSERT INTO vectors VALUES ('m1', x'00', ?)",
+               ('{"data": "User likes tea \\ud83d daily", "user_id": "u\\ude00", "topic": "t\\ud83d"}',))
+    db.commit()
+    db.close()
+    [memory] = read_source(vectors, tmp_path / "mem0-history.db")
+    assert memory.versions == [f"User likes tea {FFFD} daily"]
+    assert (memory.user_id, memory.metadata) == (f"u{FFFD}", {"topic": f"t{FFFD}"})
