@@ -208,6 +208,17 @@ def test_a_failed_window_counts_the_rest_as_unread(backend, chat_model, scripted
     assert len(backend.get_all(scope=ALICE)) >= 1  # the facts of the window read stay stored
 
 
+def test_a_failed_decision_counts_the_windows_after_it_as_unread(backend, chat_model, scripted):
+    text = long_turn()
+    scripted.extract.extend([facts_in] * 10)
+    scripted.decide.extend(["not json", "still not json"])  # the first window with facts cannot be decided
+    report = run(backend, chat_model, "Stack notes.", assistant=text)
+    assert report.status == "error" and "memory decision failed" in report.errors[0]
+    assert report.windows_read == 2 and report.windows == 6
+    unread = sum(len(p) for p in split_text(text, 24_000)[1:])
+    assert report.unread_chars == unread and backend.get_all(scope=ALICE) == []
+
+
 def test_windows_cut_at_paragraphs_and_a_short_turn_is_one_window():
     text = ("alpha " * 300 + "\n\n") * 10
     pieces = split_text(text, 4000)

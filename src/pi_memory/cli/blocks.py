@@ -1,11 +1,12 @@
 """``pi-memory blocks ...``: memory blocks (``.pi/memory-blocks/`` of the project, ``<data root>/blocks/``).
 
-``blocks list`` (usage bars), ``blocks show KEY``, ``blocks create KEY [--description] [--limit] [--project]``;
+``blocks list`` (usage bars), ``blocks show KEY``, ``blocks create KEY [--description] [--limit] [--scope global|project]``;
 all take ``--json``. Exit codes: 0 done, 1 refused or not found, 2 usage error.
 """
 
 from __future__ import annotations
 
+import enum
 from typing import Annotated
 
 import typer
@@ -49,18 +50,24 @@ def blocks_show(key: str, dir: DirOpt = None, json_: JsonOpt = False) -> None:
     out.print(printable(block.value) or "(empty)", markup=False)
 
 
+class BlockScope(enum.StrEnum):
+    global_ = "global"
+    project = "project"
+
+
 @blocks_app.command("create")
 def blocks_create(
     key: str,
     description: Annotated[str, typer.Option(help="What the block is for (the model reads it).")] = "",
     limit: Annotated[int, typer.Option(help="Character limit of the block's text.")] = DEFAULT_LIMIT,
-    project: Annotated[bool, typer.Option("--project", help="In the project's .pi/memory-blocks/ "
-                                          "(default: the global folder).")] = False,
+    scope: Annotated[BlockScope, typer.Option(
+        "--scope", help="global: the data root's blocks folder; project: the current project's "
+        ".pi/memory-blocks/.")] = BlockScope.global_,
     dir: DirOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Create a block (the agent can only change existing ones)."""
-    result = open_mem(dir).blocks().create(key, description, limit, scope="project" if project else "global")
+    result = open_mem(dir).blocks().create(key, description, limit, scope=scope.value)
     if not result.success:
         raise fail(result.error or "refused", 1, refusal=result.code)
     if json_ or state.json:

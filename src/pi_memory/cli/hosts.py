@@ -40,9 +40,11 @@ def hook(host: Annotated[str, typer.Argument(help="claude-code or codex.")],
 
     session-start prints the frozen memory snapshot, prompt the recall for the prompt, the others queue
     transcript indexing and capture in the background. Any failure prints {} and is logged in the hook log."""
-    from pi_memory.integrations.hooks import main_and_exit
+    from pi_memory.integrations.hooks import main as hook_main
 
-    main_and_exit([host, event])
+    # The console script answers hooks before this app is even imported (pi_memory.launch, which ends the process
+    # with os._exit); this path (`python -m pi_memory.cli hook ...`, or the app called from Python) returns.
+    raise typer.Exit(hook_main([host, event]))
 
 
 def _report(host: str, action: str, changes: list, extra: dict | None = None) -> None:

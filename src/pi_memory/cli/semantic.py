@@ -118,7 +118,8 @@ def _line(mem: Any, score: float | None = None) -> None:
 @semantic_app.command()
 @_backend_errors
 def status(dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
-    """Backend, scope, mode, memory counts, embedder and capture state."""
+    """Backend, scope, mode, memory counts, embedder and capture state, and what capture and recall did in
+    every process (kept in the index: turns read and skipped, model calls, refusals, the latest error)."""
     service = _service(dir, project, model=True)
     if not _json(service.status_info(), json_):
         out.print(service.status(), markup=False)
@@ -128,7 +129,7 @@ def status(dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = Fals
 @_backend_errors
 def search(query: str,
            top_k: Annotated[int, typer.Option("--top-k", min=1, max=100,
-                                              help="Show at most this many memories, best first.")] = 5,
+                                              help="How many memories to show at most (the best first).")] = 5,
            no_floor: Annotated[bool, typer.Option("--no-floor", help="Also show memories without evidence of "
                                                   "their own (below the similarity floor and without the "
                                                   "query's keywords), ranked as found.")] = False,

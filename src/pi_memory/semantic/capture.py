@@ -223,7 +223,8 @@ def capture_turn(
             _fail(report, "fact extraction", exc)
             break
         report.windows_read += 1
-        if not run.window(extracted.facts):
+        if not run.window(extracted.facts):  # a lookup or decision failed: the windows after it stay unread
+            report.unread_chars += sum(w.chars for w in windows.windows[i + 1:])
             break
     if report.unread_chars:
         note = (f"{report.unread_chars:,} of the turn's {report.turn_chars:,} characters were not read "

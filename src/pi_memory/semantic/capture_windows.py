@@ -13,7 +13,8 @@ side, so most of its facts were never seen. :func:`plan` cuts the turn instead:
 * windows are read in order while their estimated input (prompt plus window,
   :func:`pi_memory.semantic.recall.estimate_tokens`) fits in what is left of ``max_input_tokens`` (setting
   ``captureMaxInputTokens``, default :data:`DEFAULT_MAX_INPUT_TOKENS`: a 120,000-character English turn is
-  read whole). The first window is made to fit: with a budget smaller than one window, windows shrink.
+  read whole). With a budget smaller than one window, windows shrink (to no less than
+  :data:`MIN_WINDOW_CHARS`), and the first window is always read, so a turn never goes entirely unread.
   What does not fit is left unread and said: :class:`Plan` ``unread_chars`` and ``unread_windows`` go into
   the capture report, its message, the log and the index's job outcomes (``pi-memory semantic status``).
 

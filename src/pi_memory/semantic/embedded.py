@@ -116,6 +116,11 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
         migrate(conn, SEMANTIC_MIGRATIONS)
 
     @property
+    def lock(self) -> threading.RLock:
+        """The lock every use of ``conn`` takes; others that write through ``conn`` (job outcomes) take it too."""
+        return self._lock
+
+    @property
     def model(self) -> str:
         return str(self.embedder.model_name)
 

@@ -20,6 +20,7 @@ counted there; turns skipped by capture's own rules are.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 import threading
@@ -140,6 +141,11 @@ class SemanticService:
         self._data_dir = data_dir
         self._own_conn: Any = None  # the index, opened for job outcomes when the backend holds no connection
 
+    def _conn_lock(self) -> Any:
+        """The backend's connection lock when outcomes share its connection (never two statements at once)."""
+        lock = getattr(self.backend, "lock", None) if self.conn is getattr(self.backend, "conn", None) else None
+        return lock if lock is not None else contextlib.nullcontext()
+
     def outcomes_conn(self) -> Any:
         """The index connection job outcomes go to (the backend's, else one opened from the data folder), or
         ``None`` when there is none (logged)."""
@@ -196,7 +202,8 @@ class SemanticService:
             log.warning("semantic recall failed: %s", exc, exc_info=True)
             conn = self.outcomes_conn()
             if conn is not None:
-                outcomes.record_recall_error(conn, f"{type(exc).__name__}: {exc}", self.scope.project_id)
+                with self._conn_lock():
+                    outcomes.record_recall_error(conn, f"{type(exc).__name__}: {exc}", self.scope.project_id)
             return RecallOutcome(None, marker, "error", error=str(exc),
                                  latency_ms=round((time.perf_counter() - start) * 1000, 2))
         return RecallOutcome(text, marker, "ok" if text else "no matches", hits,
@@ -236,7 +243,8 @@ class SemanticService:
         self.stats["captures_skipped"] += report.status == "skipped"
         conn = self.outcomes_conn()
         if conn is not None:
-            outcomes.record_capture(conn, report, self.scope.project_id)
+            with self._conn_lock():
+                outcomes.record_capture(conn, report, self.scope.project_id)
         return report
 
     # --- direct operations (tool, CLI) ---------------------------------------------------------------------
@@ -338,7 +346,8 @@ class SemanticService:
         conn = self.outcomes_conn()
         if conn is not None:
             try:
-                info["jobs"] = outcomes.summary(conn)
+                with self._conn_lock():
+                    info["jobs"] = outcomes.summary(conn)
             except sqlite3.Error as exc:
                 info["jobs"] = {"error": f"job outcomes could not be read: {exc}"}
         return info
