@@ -15,7 +15,8 @@ from pi_memory.cli import main
 from pi_memory.curated import MemoryStore
 from pi_memory.curated.messages import for_person
 
-MODEL_WORDS = re.compile(r"currentEntries|\bmatches\b|memory_(add|replace|remove|read)|do not repeat|same turn")
+MODEL_WORDS = re.compile(r"currentEntries|\bmatches\b|memory_(add|replace|remove|read)|do not repeat|same turn|"
+                         r"oldText|newContent|\bcontent is")
 
 
 def _run(*argv: str) -> tuple[int, str, str]:
@@ -53,6 +54,10 @@ def test_refusals_point_a_person_at_commands_and_the_list_below(d):
         ("remove", "memory", "absent text"): "copy a short piece of the entry you mean from the entries listed below",
         ("replace", "memory", "taging", "new"): "found in only one of the entries listed below",
         ("replace", "memory", "", "new"): "copied exactly from one of the entries (`pi-memory read` lists them)",
+        ("remove", "memory", "  "): "The text to find is empty, so there is no way to tell which entry you mean",
+        ("add", "memory", ""): "The text is empty, so there is nothing to save.",
+        ("replace", "memory", "pytest", " "): "The new text is empty, so there is nothing to save. Nothing was "
+                                             "changed. To delete an entry use `pi-memory remove` instead.",
     }
     for argv, phrase in cases.items():
         code, out, err = _run(*argv, "--dir", d)

@@ -1,6 +1,7 @@
 """Every command, in a data folder that cannot be used: read-only, missing and not creatable, a file instead of
 a folder, a full disk, an index locked by another process. Each must answer with exit 0 or 1, one JSON object
-on standard output under ``--json``, never a traceback; a refusal names the folder and the problem.
+on standard output under ``--json``, never a traceback; a refusal names the folder and the problem (exit 2
+stays for a usage error of the command's own, such as a folder to import from that does not exist).
 
 The commands are read from the typer app, so a command added later is checked without editing this file
 (only commands that serve until stopped, or never touch the data folder, are listed apart, with the reason).
@@ -31,6 +32,8 @@ APART = {
     "serve": "serves until stopped: test_mcp_and_serve_refuse_a_read_only_folder_at_start",
     "demo": "runs the real pi in a temporary folder of its own; no data folder",
     "install pi": "writes pi's agent folder (its errors: tests/cli/test_cli.py)",
+    **{f"serve {name}": "the team store's PostgreSQL, not the data folder (tests/semantic/test_team_server.py)"
+       for name in ("migrate", "token create", "token list", "token revoke", "audit", "import", "export")},
     "hook": "answers a host and never refuses: any failure prints {} and is logged (tests/integrations/test_hook*)",
 }
 WRITERS = {"add", "replace", "remove", "index-sessions", "reindex", "sync-markdown", "semantic add"}
@@ -58,20 +61,24 @@ def _args(name: str) -> list[str]:
     """The command with a value for each required argument: a store target, text matching the saved entry."""
     import enum
 
-    values = []
+    values, options = [], []
     for param in COMMANDS[name].params:
-        if not param.required or param.param_type_name != "argument":
+        if not param.required:
             continue
         annotation = param.type_descriptor.annotation
         if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-            values.append("memory" if "memory" in {m.value for m in annotation} else next(iter(annotation)).value)
+            value = "memory" if "memory" in {m.value for m in annotation} else next(iter(annotation)).value
         elif annotation in (int, float):
-            values.append("1")
+            value = "1"
         elif annotation is Path:
-            values.append(".")
+            value = "."
         else:
-            values.append("note")
-    return [*name.split(), *values]
+            value = "note"
+        if param.param_type_name == "argument":
+            values.append(value)
+        else:
+            options += [param.opts[0], value]
+    return [*name.split(), *values, *options]
 
 
 def _mount(*args: str) -> bool:
@@ -110,6 +117,10 @@ def _fast_locks(tmp_path_factory):
     patch.setattr(db, "BUSY_TIMEOUT_S", 0.2)
     patch.setenv("PI_CODING_AGENT_DIR", str(agent))
     patch.delenv("PI_MEMORY_DIR", raising=False)
+    home = tmp_path_factory.mktemp("home")  # install/import commands read and write the hosts' folders there
+    for name, value in (("HOME", home), ("CLAUDE_CONFIG_DIR", home / ".claude"), ("CODEX_HOME", home / ".codex"),
+                        ("XDG_STATE_HOME", home / ".local" / "state"), ("XDG_CONFIG_HOME", home / ".config")):
+        patch.setenv(name, str(value))
     yield
     patch.undo()
 
@@ -187,9 +198,12 @@ def _check(name: str, folder: Path, kind: str | None, must_refuse: bool) -> dict
     """Run ``name`` on ``folder`` with --json; assert the clean-refusal contract and return the JSON."""
     code, out, err = _run_in(name, folder)
     assert "Traceback" not in err, f"{name}: {err}"
-    assert code in (0, 1), f"{name}: exit {code}: {out} {err}"
+    assert code in (0, 1, 2), f"{name}: exit {code}: {out} {err}"
     data = json.loads(out)  # one JSON object, never empty
     assert isinstance(data, dict), name
+    if code == 2:  # a usage error of the command's own (a source folder to import that is not there...)
+        assert data["exitCode"] == 2 and "problem" not in data and not must_refuse, (name, data)
+        return data
     if "problem" in data:
         assert code == 1 and data["exitCode"] == 1, name
         assert data["problem"] == kind and data["dataDir"] == str(folder) and str(folder) in data["error"], data
@@ -229,7 +243,7 @@ def test_data_folder_that_is_a_file(tmp_path, name):
 @pytest.mark.parametrize("name", CHECKED)
 def test_missing_folder_is_created_by_a_write(tmp_path, name):
     code, out, err = _run_in(name, tmp_path / "new" / "data")
-    assert "Traceback" not in err and code in (0, 1) and isinstance(json.loads(out), dict), (name, out, err)
+    assert "Traceback" not in err and code in (0, 1, 2) and isinstance(json.loads(out), dict), (name, out, err)
     assert "problem" not in json.loads(out), out
 
 
@@ -264,6 +278,28 @@ def test_a_failed_index_mirror_after_a_saved_write_is_one_warning_line(locked):
     assert proc.stderr.splitlines() == [
         "error: on_change hook failed for user; run `pi-memory sync-markdown` to resync (OperationalError: "
         "database is locked)"]
+
+
+def test_mcp_refuses_a_full_disk_at_start(full_disk):
+    proc = subprocess.run([sys.executable, "-m", "pi_memory", "mcp", "--dir", str(full_disk), "--json"],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 1 and proc.stdout == "" and "Traceback" not in proc.stderr
+    data = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert data["problem"] == "disk_full" and data["dataDir"] == str(full_disk)
+
+
+def test_an_index_damaged_beyond_repair_is_a_refusal(tmp_path, monkeypatch):
+    from pi_memory.index import IndexUnavailableError
+
+    def unavailable(*args, **kwargs):
+        raise IndexUnavailableError("The search index is damaged again; delete the file and run `pi-memory reindex`.")
+
+    monkeypatch.setattr("pi_memory.index.open_index", unavailable)
+    code, out, err = _run(["sync-markdown", "--dir", str(tmp_path), "--json"])  # (the search tools answer it)
+    assert code == 1 and "Traceback" not in err
+    assert json.loads(out) == {"success": False, "exitCode": 1, "problem": "index_unavailable",
+                               "dataDir": str(tmp_path), "error": "The search index is damaged again; delete the "
+                               "file and run `pi-memory reindex`."}
 
 
 @pytest.mark.parametrize("command", [["mcp"], ["serve", "--port", "0"]])

@@ -257,12 +257,12 @@ def test_no_output_shows_any_8_character_run_of_the_secret(built: Built, recall_
         library.append(memory_search(conn, query, limit=50, record_use=False).to_json())
         for name in specs:
             tools.append(json.dumps(specs[name].call({"query": query, "limit": 50}).result, ensure_ascii=False))
+        if query != marker(family):  # the hosts below get the query that finds every case
+            continue
         for command, extra in (("session-search", []), ("session-search", ["--json"]), ("memory-search", [])):
             code, output = _cli([command, query, "--limit", "50", "--dir", str(built.data), *extra])
             assert code == 0, output
             cli.append(output)
-        if query != marker(family):
-            continue
         hits = recall(recall_backend, query, scope=Scope(user_id="u", project_id=project_id(built.repo)), top_k=20,
                       include=("sessions", "curated"), conn=conn, min_similarity=0.0)
         recalled.append(format_recall(hits, budget_tokens=100_000))

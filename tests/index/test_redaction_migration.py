@@ -9,9 +9,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import pi_session
 from credential_cases import FAMILIES, cases, render, runs
 
+from pi_memory.devtools.transcripts import write_pi_session
 from pi_memory.index import (
     index_paths,
     memory_search,
@@ -26,6 +26,10 @@ from pi_memory.index.writer import index_ranges
 
 SECRETS = [f for f in FAMILIES if f.id in ("openai_api_key", "aws_secret_access_key", "url_credentials",
                                           "password_in_prose", "github_token")]
+
+
+def pi_session(path: Path, session_id: str, cwd: str, turns: list[tuple[str, str]]) -> Path:
+    return write_pi_session(path, Path(cwd), turns, session_id)
 
 
 def _turns() -> list[tuple[str, str]]:
@@ -219,3 +223,19 @@ def test_a_read_only_index_opens_and_its_searches_still_redact(old: Path) -> Non
     result = session_search(ro, f"oldidx{FAMILIES.index(SECRETS[0])}").to_json()
     assert "oldidx" in result and not any(r in result for r in runs(SECRETS[0].secret))
     ro.close()
+
+
+def test_a_host_redacts_a_large_old_index_in_slices(old: Path) -> None:
+    data = old / "data"
+    conn = sqlite3.connect(data / "index.sqlite3", isolation_level=None)
+    from pi_memory.index.db import migrate
+
+    migrate(conn)
+    first = redaction.redact_pending_index(conn, data / "index.sqlite3", batch=3, budget_s=0)
+    assert not first.finished and redaction.load_state(conn).cursor == 3  # one batch, then the host goes on
+    result = session_search(conn, f"oldidx{FAMILIES.index(SECRETS[-1])}").to_json()
+    assert not any(r in result for r in runs(SECRETS[-1].secret))  # meanwhile searches redact
+    conn.close()
+    conn = open_index(data)  # the next open (or indexing pass) does the next slice: here all that is left
+    assert not redaction.redaction_pending(conn) and _leaks(_blob(data)) == []
+    conn.close()

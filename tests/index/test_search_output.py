@@ -9,16 +9,20 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import pi_session
 from typer.testing import CliRunner
 
 from pi_memory.cli.app import app
 from pi_memory.cli.search import highlighted, size_text
+from pi_memory.devtools.transcripts import write_pi_session
 from pi_memory.index import index_paths, memory_search, open_index, session_search
 from pi_memory.index.query import Term
 from pi_memory.index.snippets import make_snippet
 
 KEY = "sk-proj-Qm4Tz8Lp2Vx7Nc3Rb9Wk5Hd1Jf6Gs0Ya"
+
+
+def pi_session(path: Path, session_id: str, cwd: str, turns: list[tuple[str, str]]) -> Path:
+    return write_pi_session(path, Path(cwd), turns, session_id)
 
 
 @pytest.mark.parametrize(("text", "terms", "expected"), [

@@ -101,3 +101,20 @@ def test_status_and_the_bridge_report_the_repair(tmp_path: Path) -> None:
 def test_an_index_never_repaired_has_no_record(tmp_path: Path) -> None:
     open_index(tmp_path).close()
     assert last_repair(tmp_path) is None and last_repair(tmp_path / "missing") is None
+
+
+def test_a_file_that_is_not_a_database_leaves_a_record_too(tmp_path: Path) -> None:
+    open_index(tmp_path).close()
+    (tmp_path / "index.sqlite3").write_bytes(b"this is not a database" * 100)
+    conn = open_index(tmp_path)
+    [record] = repairs(conn)
+    assert record["rebuilt"]["messages"] == 0 and record["damagedCopy"].startswith("index.sqlite3.corrupt-")
+    assert "not a database" in record["reason"]
+    conn.close()
+    from pi_memory.index import describe_repair
+
+    line = describe_repair(record)
+    assert line.startswith(f"index repaired at {record['at']} (damaged copy {record['damagedCopy']}): ")
+    assert line.endswith("Lost: any semantic memory whose history could not be read (vectors are embedded again).")
+    hurt = describe_repair({**record, "lost": {"semanticMemories": 2, "transcriptsGone": 1}})
+    assert "Lost: 2 semantic memories, the text of 1 transcripts that no longer exist" in hurt

@@ -117,11 +117,15 @@ def _refuse(exc: Exception, json_arg: bool) -> int:
     """Report an exception a command let through and return the exit code (1); re-raise a bug outside JSON."""
     import traceback
 
+    from pi_memory.index import IndexUnavailableError
     from pi_memory.storage import storage_problem
 
     problem = storage_problem(exc, _data_dir())
     if problem is not None:
         fail(problem.message, 1, problem=problem.kind, dataDir=str(problem.folder))
+        return 1
+    if isinstance(exc, IndexUnavailableError):  # damaged beyond a repair; its message says what to do
+        fail(str(exc), 1, problem="index_unavailable", dataDir=str(_data_dir()))
         return 1
     if not (state.json or json_arg):
         raise exc

@@ -60,13 +60,14 @@ def blocks_create(
     key: str,
     description: Annotated[str, typer.Option(help="What the block is for (the model reads it).")] = "",
     limit: Annotated[int, typer.Option(help="Character limit of the block's text.")] = DEFAULT_LIMIT,
-    scope: Annotated[BlockScope, typer.Option("--scope", help="global: the data root's blocks/ folder; project: "
-                                              "the project's .pi/memory-blocks/.")] = "global",
+    scope: Annotated[BlockScope, typer.Option(
+        "--scope", help="global: the data root's blocks folder; project: the current project's "
+        ".pi/memory-blocks/.")] = BlockScope.global_,
     dir: DirOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Create a block (the agent can only change existing ones)."""
-    result = open_mem(dir).blocks().create(key, description, limit, scope=str(scope.value if hasattr(scope, "value") else scope))
+    result = open_mem(dir).blocks().create(key, description, limit, scope=scope.value)
     if not result.success:
         raise fail(result.error or "refused", 1, refusal=result.code)
     if json_ or state.json:

@@ -24,7 +24,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, err, fail, out, settings, state
+from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, err, fail, out, settings, state, text_arg
 
 log = logging.getLogger(__name__)
 semantic_app = typer.Typer(help="Semantic memory: facts captured from conversations, recalled by meaning.",
@@ -202,7 +202,7 @@ def add(text: str, dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOp
     from pi_memory.semantic.service import RefusedError
 
     if text == "-":
-        text = sys.stdin.read()
+        text = text_arg(text)
     service = _service(dir, project)
     try:
         mem, created = service.add(text, source={"kind": "cli"})

@@ -156,6 +156,9 @@ DONE = " This change is complete; do not repeat it."
 # Model phrase -> person phrase. The CLI prints `currentEntries` / `matches` as lists below the message.
 _FOR_PERSON = (
     (DONE, ""),
+    ("oldText is empty, so there is no way", "The text to find is empty, so there is no way"),
+    ("newContent is empty, so", "The new text is empty, so"),
+    ("content is empty, so", "The text is empty, so"),
     ("read it with memory_read and delete it with memory_remove", "delete it with `pi-memory remove`"),
     ("one of the entries in currentEntries", "one of the entries (`pi-memory read` lists them)"),
     ("Its current text is in currentEntries:", "Its current text is listed below:"),

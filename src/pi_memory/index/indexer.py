@@ -310,6 +310,12 @@ def _write(
 _COUNTERS = {"new": "files_new", "append": "files_appended", "replace": "files_replaced"}
 
 
+def _index_file(conn: sqlite3.Connection) -> Path | None:
+    """The file of ``conn``'s main database (for the redaction lock); ``None`` in memory."""
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return Path(row[2]) if row and row[2] else None
+
+
 def _paths(conn: sqlite3.Connection, paths: Iterable[Path | str] | None) -> list[str]:
     """The files to look at: under ``paths``, or under the default folders plus ``pending_paths``."""
     if paths is not None:  # absolute and symlink-free: one file, one row, whatever the cwd or spelling
@@ -332,6 +338,9 @@ def index_paths(
     """
     started = time.perf_counter()
     stats = IndexStats()
+    state = load_state(conn)
+    if state is not None and state.phase != "done":  # the next slice of migration 008 (:mod:`.redaction`)
+        redact_pending_index(conn, _index_file(conn))
     known = load_known(conn)
     todo: list[Todo] = []
     for path in _paths(conn, paths):  # newest first
@@ -474,16 +483,13 @@ def reindex(
     of the rows it held before stays in freed pages or the WAL (:func:`.redaction.compact`)."""
     clear_sessions(conn)
     state = load_state(conn)
-    if state is not None and state.phase == "messages":  # no message left to redact; the memories still are
-        state.phase = "memories"
+    if state is not None and state.phase != "done":  # no message left to redact; the memories still are
+        state.phase = "memories" if state.phase == "messages" else state.phase
         with transaction(conn):
             save_state(conn, state)
+        redact_pending_index(conn, _index_file(conn), budget_s=None)
     stats = index_paths(conn, paths, progress)
     t0 = time.perf_counter()
-    state = load_state(conn)
-    if state is not None and state.phase != "done":
-        redact_pending_index(conn)  # the memories, then the compaction
-    else:
-        compact(conn)
+    compact(conn)
     stats.optimize_seconds += time.perf_counter() - t0
     return stats

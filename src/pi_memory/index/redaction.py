@@ -22,7 +22,9 @@ Migration ``008_redact_secrets`` (:data:`MIGRATION`) redacts an index written be
 * the migration step itself only records the work in ``meta`` (``redaction`` = ``{"version", "phase",
   "cursor", "total", "changed"}``; a new, empty index is marked done at once);
 * :func:`redact_pending_index` does the work, called by :func:`pi_memory.index.open_index` right after the
-  migrations (so nothing opened through it reads an unredacted row afterwards): messages in batches of
+  migrations and by every indexing pass until it is done (all at once under the CLI's progress bar, else in
+  slices of ``HOST_BUDGET_S`` so a host is never held up for long by a large old index; until it is done,
+  searches and recall redact every text they show): messages in batches of
   ``BATCH`` rows by id, each batch one transaction that also advances the cursor (killed at any point, it goes
   on from the last committed batch), then the memories, then the compaction below. One process does it at a
   time (``index.sqlite3.redact.lock``); another process opening the index meanwhile finds the lock held and
@@ -203,6 +205,7 @@ class RedactReport:
     compacted: bool = False
     seconds: float = 0.0
     busy: bool = False  # another process holds the redaction lock
+    finished: bool = False  # the migration is done (else the next call goes on)
 
 
 def _drop_vectors(conn: sqlite3.Connection, table: str, column: str, ids: list[int]) -> None:
@@ -290,18 +293,34 @@ def compact(conn: sqlite3.Connection) -> bool:
     return busy == 0
 
 
+HOST_BUDGET_S = 2.0
+"""Seconds of redaction one call does when no person watches (no progress callback): a host (the pi bridge, the
+MCP server) opening a large old index goes on after about this long, and every later open and indexing pass
+does the next slice. Meanwhile searches and recall redact what they show (:func:`redaction_pending`). With a
+progress callback (the CLI's bar) the whole migration runs at once."""
+
+
 def redact_pending_index(
-    conn: sqlite3.Connection, path: Path | None = None, progress: RedactProgress | None = None, batch: int = BATCH
+    conn: sqlite3.Connection,
+    path: Path | None = None,
+    progress: RedactProgress | None = None,
+    batch: int = BATCH,
+    budget_s: float | None | str = "auto",
 ) -> RedactReport:
     """Run (or go on with) migration 008 on ``conn`` (see the module docstring); nothing to do once done.
 
     ``path``: the index file, for the lock that keeps two processes from doing the same work (without it no
-    lock is taken). ``progress`` defaults to the callback of :func:`redaction_progress`."""
+    lock is taken). ``progress`` defaults to the callback of :func:`redaction_progress`. ``budget_s``: stop
+    after the batch that passes this many seconds (``None``: no limit; ``"auto"``: no limit with a progress
+    callback, else :data:`HOST_BUDGET_S`); ``report.finished`` says whether it got to the end."""
     report = RedactReport()
     state = load_state(conn)
     if state is None or state.phase == "done":
+        report.finished = True
         return report
     progress = progress or _PROGRESS.get()
+    if budget_s == "auto":
+        budget_s = None if progress is not None else HOST_BUDGET_S
     lock = FileLock(str(path) + ".redact.lock", timeout=0) if path is not None else None
     started = time.perf_counter()
     try:
@@ -312,10 +331,15 @@ def redact_pending_index(
                 if not state.total:
                     state.total = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
                 done = conn.execute("SELECT count(*) FROM messages WHERE id <= ?", (state.cursor,)).fetchone()[0]
-                while _messages_batch(conn, state, batch):
+                more = True
+                while more and (more := _messages_batch(conn, state, batch)):
                     done += batch
                     if progress is not None:
                         progress(min(done, state.total), state.total)
+                    if budget_s is not None and time.perf_counter() - started > budget_s:
+                        report.messages_changed = state.changed - changed_before
+                        report.seconds = time.perf_counter() - started
+                        return report  # the next call goes on from the cursor
                 report.messages_changed = state.changed - changed_before
                 state.phase = "memories"
                 with _tx(conn):
@@ -328,6 +352,7 @@ def redact_pending_index(
                     state.phase = "done"
                     with _tx(conn):
                         save_state(conn, state)
+            report.finished = state.phase == "done"
             if progress is not None:
                 progress(state.total, state.total)
     except Timeout:

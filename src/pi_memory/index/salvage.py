@@ -120,7 +120,13 @@ class SemanticRebuild:
 
 
 def _history(src: sqlite3.Connection) -> tuple[list[tuple], bool]:
+    """The history events that can be read, and whether all could (a file without the table has none)."""
     rows: list[tuple] = []
+    try:
+        if not src.execute("SELECT 1 FROM sqlite_master WHERE name = 'semantic_history'").fetchone():
+            return rows, True
+    except sqlite3.Error:
+        return rows, False  # not even the schema is readable: nothing tells what it held
     try:
         for row in src.execute("SELECT memory_id, user_id, project_id, agent_id, event, new_text, at "
                                "FROM semantic_history ORDER BY at, id"):
@@ -243,6 +249,8 @@ def describe_repair(record: dict) -> str:
     gone = []
     if lost.get("semanticMemories"):
         gone.append(f"{lost['semanticMemories']} semantic memories")
+    if lost.get("semanticHistoryUnreadable"):
+        gone.append("any semantic memory whose history could not be read")
     if lost.get("transcriptsGone"):
         gone.append(f"the text of {lost['transcriptsGone']} transcripts that no longer exist")
     return (f"index repaired at {record.get('at') or '?'} (damaged copy {record.get('damagedCopy')}): "

@@ -232,6 +232,7 @@ class _SignalStop:
             except OSError:
                 return
             if not data or data[0] == 0:  # restored: the server returned normally
+                os.close(read)
                 return
             if data[0] in self.SIGNALS:
                 name, code = self.SIGNALS[data[0]]
@@ -250,7 +251,8 @@ class _SignalStop:
             signal.signal(signum, previous)
         signal.set_wakeup_fd(self._old_fd)
         with contextlib.suppress(OSError):
-            os.write(self._pipe[1], b"\0")  # ends the watching thread
+            os.write(self._pipe[1], b"\0")  # ends the watching thread, which closes its end
+            os.close(self._pipe[1])
         self._pipe = None
 
 
