@@ -180,8 +180,11 @@ class SemanticService:
         return f"capture on: {model.describe()}" if model is not None else "capture off: no model given"
 
     # --- recall --------------------------------------------------------------------------------------------
-    def recall_for_prompt(self, prompt: str, session_state: Mapping[str, Any] | None = None) -> RecallOutcome:
-        """What to inject before the agent answers ``prompt``; see the module docstring for the marker."""
+    def recall_for_prompt(self, prompt: str, session_state: Mapping[str, Any] | None = None, *,
+                          vector_deadline: float | None = None) -> RecallOutcome:
+        """What to inject before the agent answers ``prompt``; see the module docstring for the marker.
+        ``vector_deadline``: see :func:`~pi_memory.semantic.recall.recall` (keyword-only when the query vector
+        is late)."""
         s = self.settings
         if not s.enabled or not s.auto_recall:
             return RecallOutcome(None, reason="autoRecall is off")
@@ -195,7 +198,7 @@ class SemanticService:
         start = time.perf_counter()
         self.stats["recalls"] += 1
         try:
-            hits = self.recall_hits(prompt)
+            hits = self.recall_hits(prompt, vector_deadline=vector_deadline)
             text = format_recall(hits, s.recall_token_budget) or None
         except Exception as exc:  # noqa: BLE001 - recall must never break the agent run
             self.stats["recall_errors"] += 1
@@ -209,13 +212,14 @@ class SemanticService:
         return RecallOutcome(text, marker, "ok" if text else "no matches", hits,
                              latency_ms=round((time.perf_counter() - start) * 1000, 2))
 
-    def recall_hits(self, prompt: str, sources: list[str] | None = None) -> list[RecallHit]:
+    def recall_hits(self, prompt: str, sources: list[str] | None = None, *,
+                    vector_deadline: float | None = None) -> list[RecallHit]:
         """The hits recall would inject for ``prompt`` (no trivial-prompt check: see :func:`skip_reason`), with
         the settings' ``topK``, ``recallSources`` (or ``sources``) and ``recallMinSimilarity``. Raises
         ``ValueError`` for an unknown source; backend errors propagate."""
         s = self.settings
         return recall(self.backend, prompt, scope=self.scope, top_k=s.top_k, include=sources or s.recall_sources,
-                      conn=self.conn, min_similarity=s.recall_min_similarity)
+                      conn=self.conn, min_similarity=s.recall_min_similarity, vector_deadline=vector_deadline)
 
     # --- capture -------------------------------------------------------------------------------------------
     def capture(self, user_text: str, assistant_text: str, observed_at: str | datetime | None = None,
