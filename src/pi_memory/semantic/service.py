@@ -29,14 +29,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_memory import safety
 from pi_memory.semantic import outcomes
 from pi_memory.semantic.backend import SemanticBackend
-from pi_memory.semantic.capture import capture_turn
 from pi_memory.semantic.config import BackendSettings, SemanticSettings, load_semantic_settings
-from pi_memory.semantic.dedup import DedupReport, dedup
 from pi_memory.semantic.models import (
     CaptureReport,
     HistoryEvent,
@@ -55,6 +53,9 @@ from pi_memory.semantic.recall import (
     recall,
     skip_reason,
 )
+
+if TYPE_CHECKING:
+    from pi_memory.semantic.dedup import DedupReport
 
 log = logging.getLogger(__name__)
 
@@ -234,6 +235,10 @@ class SemanticService:
             return CaptureReport(status="skipped", message=self.model_status)
         self.stats["captures"] += 1
         try:
+            from pi_memory.semantic.capture import (
+                capture_turn,  # with the LLM clients: not on the recall path
+            )
+
             report = capture_turn(self.backend, model, user_text=user_text, assistant_text=assistant_text,
                                   scope=self.scope, observed_at=observed_at, source=source,
                                   custom_instructions=self.settings.custom_instructions,
@@ -297,6 +302,8 @@ class SemanticService:
         return self.backend.history(memory_id, scope=self.scope)
 
     def dedup(self, apply: bool = False) -> DedupReport:
+        from pi_memory.semantic.dedup import dedup
+
         return dedup(self.backend, self.scope, apply=apply)
 
     def reembed(self, progress: Callable[[int, int], None] | None = None, *, prune: bool = False) -> Any:
