@@ -15,10 +15,13 @@ import sqlite3
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pi_memory.config import Settings, SettingsError, load_settings
 from pi_memory.curated import MemoryStore
-from pi_memory.tools import ToolSpec, create_memory_tools
+
+if TYPE_CHECKING:
+    from pi_memory.tools import ToolSpec
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +109,7 @@ class Memory:
         """Every tool this host serves: the four curated tools, session_search and memory_search,
         ``updateMemory`` (memory blocks), ``skill_manage``, and ``mem0_memory`` when semantic memory's
         ``toolEnabled`` resolves to true."""
+        from pi_memory.tools import create_memory_tools
         from pi_memory.tools.blocks import create_block_tools
         from pi_memory.tools.search import create_search_tools
         from pi_memory.tools.skills import create_skill_tools

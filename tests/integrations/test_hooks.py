@@ -15,18 +15,6 @@ from pi_memory.integrations import hooks
 from pi_memory.integrations.hooks import handlers, protocol, state
 
 
-@pytest.fixture
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("PI_MEMORY_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("PI_MEMORY_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.delenv("PI_CODING_AGENT_DIR", raising=False)
-    proj = tmp_path / "proj"
-    (proj / ".git").mkdir(parents=True)
-    (tmp_path / "data").mkdir()
-    return tmp_path
-
-
 def context_of(answer: str) -> str | None:
     data = json.loads(answer)
     return data.get("hookSpecificOutput", {}).get("additionalContext")
@@ -84,7 +72,7 @@ def test_bad_input_gives_the_empty_answer_and_a_log_line(env, raw):
 
 
 def test_a_crash_gives_the_empty_answer(env, monkeypatch):
-    def boom(host, event, payload):
+    def boom(host, event, payload, **kw):
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(handlers, "handle", boom)
@@ -94,7 +82,7 @@ def test_a_crash_gives_the_empty_answer(env, monkeypatch):
 
 
 def test_the_time_ceiling_gives_the_empty_answer(env, monkeypatch):
-    monkeypatch.setattr(handlers, "handle", lambda host, event, payload: time.sleep(3) or "late")
+    monkeypatch.setattr(handlers, "handle", lambda host, event, payload, **kw: time.sleep(3) or "late")
     started = time.monotonic()
     assert hooks.run_hook("claude-code", "session-start", "{}", ceiling=0.2) == "{}"
     assert time.monotonic() - started < 1.0

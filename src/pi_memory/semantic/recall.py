@@ -191,6 +191,7 @@ def recall(
     k: int = RRF_K,
     candidates: int = CANDIDATES,
     min_similarity: float = DEFAULT_MIN_SIMILARITY,
+    vector_deadline: float | None = None,
 ) -> list[RecallHit]:
     """The ``top_k`` items most relevant to ``query`` that pass the evidence floor, best first (module
     docstring); ``[]`` when nothing is related.
@@ -200,7 +201,9 @@ def recall(
     candidate list (``keyword``, ``vector``, ``semantic``, ``curated``, ``sessions``, ``curated_vector``,
     ``sessions_vector``; defaults ``DEFAULT_WEIGHTS`` and :data:`pi_memory.semantic.sources.WEIGHTS`).
     ``min_similarity``: cosine floor (:func:`has_evidence`; ``0`` turns the floor off). An embedder failure
-    leaves the keyword lists. Raises ``ValueError`` for an unknown source.
+    leaves the keyword lists. ``vector_deadline``: a :func:`time.monotonic` value by which the query vector
+    must be ready, else recall is keyword-only (:func:`pi_memory.semantic.sources.by_deadline`; the prompt
+    hook's ceiling). Raises ``ValueError`` for an unknown source.
     """
     include = set(include)
     unknown = include - {"semantic", "curated", "sessions"}
@@ -218,6 +221,8 @@ def recall(
         from pi_memory.index import session_ranking_in_context
 
         session_job = source_vectors.submit(session_ranking_in_context, conn, query, candidates, project)
+    if vector_deadline is not None:  # a caller with a time limit: no query vector by then, keyword lists only
+        extra = source_vectors.by_deadline(backend, query, extra, vector_deadline)
     if "semantic" in include:
         if hasattr(backend, "candidate_lists"):  # the embedded backend: fuse its two lists with the others
             shared = {"query_vector": extra.query_vector} if extra is not None else {}

@@ -29,14 +29,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_memory import safety
 from pi_memory.semantic import outcomes
 from pi_memory.semantic.backend import SemanticBackend
-from pi_memory.semantic.capture import capture_turn
 from pi_memory.semantic.config import BackendSettings, SemanticSettings, load_semantic_settings
-from pi_memory.semantic.dedup import DedupReport, dedup
 from pi_memory.semantic.models import (
     CaptureReport,
     HistoryEvent,
@@ -55,6 +53,9 @@ from pi_memory.semantic.recall import (
     recall,
     skip_reason,
 )
+
+if TYPE_CHECKING:
+    from pi_memory.semantic.dedup import DedupReport
 
 log = logging.getLogger(__name__)
 
@@ -180,8 +181,11 @@ class SemanticService:
         return f"capture on: {model.describe()}" if model is not None else "capture off: no model given"
 
     # --- recall --------------------------------------------------------------------------------------------
-    def recall_for_prompt(self, prompt: str, session_state: Mapping[str, Any] | None = None) -> RecallOutcome:
-        """What to inject before the agent answers ``prompt``; see the module docstring for the marker."""
+    def recall_for_prompt(self, prompt: str, session_state: Mapping[str, Any] | None = None, *,
+                          vector_deadline: float | None = None) -> RecallOutcome:
+        """What to inject before the agent answers ``prompt``; see the module docstring for the marker.
+        ``vector_deadline``: see :func:`~pi_memory.semantic.recall.recall` (keyword-only when the query vector
+        is late)."""
         s = self.settings
         if not s.enabled or not s.auto_recall:
             return RecallOutcome(None, reason="autoRecall is off")
@@ -195,7 +199,7 @@ class SemanticService:
         start = time.perf_counter()
         self.stats["recalls"] += 1
         try:
-            hits = self.recall_hits(prompt)
+            hits = self.recall_hits(prompt, vector_deadline=vector_deadline)
             text = format_recall(hits, s.recall_token_budget) or None
         except Exception as exc:  # noqa: BLE001 - recall must never break the agent run
             self.stats["recall_errors"] += 1
@@ -209,13 +213,14 @@ class SemanticService:
         return RecallOutcome(text, marker, "ok" if text else "no matches", hits,
                              latency_ms=round((time.perf_counter() - start) * 1000, 2))
 
-    def recall_hits(self, prompt: str, sources: list[str] | None = None) -> list[RecallHit]:
+    def recall_hits(self, prompt: str, sources: list[str] | None = None, *,
+                    vector_deadline: float | None = None) -> list[RecallHit]:
         """The hits recall would inject for ``prompt`` (no trivial-prompt check: see :func:`skip_reason`), with
         the settings' ``topK``, ``recallSources`` (or ``sources``) and ``recallMinSimilarity``. Raises
         ``ValueError`` for an unknown source; backend errors propagate."""
         s = self.settings
         return recall(self.backend, prompt, scope=self.scope, top_k=s.top_k, include=sources or s.recall_sources,
-                      conn=self.conn, min_similarity=s.recall_min_similarity)
+                      conn=self.conn, min_similarity=s.recall_min_similarity, vector_deadline=vector_deadline)
 
     def recall_preview(self, prompt: str, sources: list[str] | None = None) -> dict[str, Any]:
         """What recall would inject for ``prompt``, trivial-prompt check included: ``{"prompt", "skipped",
@@ -242,6 +247,10 @@ class SemanticService:
             return CaptureReport(status="skipped", message=self.model_status)
         self.stats["captures"] += 1
         try:
+            from pi_memory.semantic.capture import (
+                capture_turn,  # with the LLM clients: not on the recall path
+            )
+
             report = capture_turn(self.backend, model, user_text=user_text, assistant_text=assistant_text,
                                   scope=self.scope, observed_at=observed_at, source=source,
                                   custom_instructions=self.settings.custom_instructions,
@@ -305,6 +314,8 @@ class SemanticService:
         return self.backend.history(memory_id, scope=self.scope)
 
     def dedup(self, apply: bool = False) -> DedupReport:
+        from pi_memory.semantic.dedup import dedup
+
         return dedup(self.backend, self.scope, apply=apply)
 
     def reembed(self, progress: Callable[[int, int], None] | None = None, *, prune: bool = False) -> Any:

@@ -18,6 +18,7 @@ imports nothing beyond the standard library.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -101,9 +102,13 @@ def on_session_start(host: str, payload: dict) -> str | None:
     return _join(frozen, value["run"])
 
 
-def on_prompt(host: str, payload: dict) -> str | None:
+def on_prompt(host: str, payload: dict, vector_deadline: float | None = None) -> str | None:
+    """Recall for the prompt. ``vector_deadline`` (a :func:`time.monotonic` value, :data:`.VECTOR_SHARE` of the
+    ceiling): a query embedding not ready by then is skipped and the recall is keyword-only (logged)."""
     from pi_memory.semantic.service import RECALL_MARKER_KEY
     from pi_memory.session import AgentSession
+
+    _log_to_hook_log("pi_memory.semantic")
 
     sid, prompt = _text(payload.get("session_id")), _text(payload.get("prompt"))
     saved = state.read_json(state.session_file(host, sid)) if sid else {}
@@ -111,7 +116,7 @@ def on_prompt(host: str, payload: dict) -> str | None:
         state.update_session(host, sid, lastPrompt=prompt)
     session = AgentSession(_cwd(payload), sid or None)
     run = _changed_run_parts(host, sid, session, saved)
-    outcome = session.recall(prompt, {RECALL_MARKER_KEY: saved.get("recallMarker")})
+    outcome = session.recall(prompt, {RECALL_MARKER_KEY: saved.get("recallMarker")}, vector_deadline)
     if outcome is None:
         return run
     if outcome.marker is not None and sid:
@@ -162,11 +167,24 @@ def spawn_background(job: dict) -> None:
         )
 
 
-def handle(host: str, event: str, payload: dict) -> str | None:
+class _HookLog(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        state.log(f"{record.name}: {record.getMessage()}")
+
+
+def _log_to_hook_log(name: str) -> None:
+    """Send warnings of logger ``name`` (recall's: a failed or skipped query embedding) to the hook log."""
+    logger = logging.getLogger(name)
+    if not any(isinstance(h, _HookLog) for h in logger.handlers):
+        handler = _HookLog(logging.WARNING)
+        logger.addHandler(handler)
+
+
+def handle(host: str, event: str, payload: dict, vector_deadline: float | None = None) -> str | None:
     """The context to answer with (``None``: the empty answer)."""
     if event == "session-start":
         return on_session_start(host, payload)
     if event == "prompt":
-        return on_prompt(host, payload)
+        return on_prompt(host, payload, vector_deadline)
     on_transcript(host, event, payload)
     return None
