@@ -38,6 +38,10 @@ class Memory:
     learning: object | None = None  # pi_memory.learning.LearningSettings; None when its settings are invalid
     learning_status: str = ""
     _llm: tuple | None = field(default=None, repr=False)  # (spec or None, why), resolved once
+    _llm_notes: list = field(default_factory=list, repr=False)  # what the provider cannot honour as asked
+    # ``check`` for open_index: None = quick check of small files at open (the CLI); False = none at open (an
+    # agent session checks in the background, ``quickCheckOnOpen``; a false setting skips it everywhere)
+    index_check: bool | None = None
 
     @property
     def project_root(self) -> Path | None:
@@ -49,7 +53,7 @@ class Memory:
             if self._conn is None:
                 from pi_memory.index import open_index
 
-                self._conn = open_index(self.settings.data_dir)
+                self._conn = open_index(self.settings.data_dir, check=self.index_check)
             return self._conn
 
     def repair_index(self) -> sqlite3.Connection:
@@ -121,7 +125,7 @@ class Memory:
     def learning_model(self, kind: str = "review"):
         """``(ChatModel | None, status)`` for a learning job: ``pi-memory.llm`` (as capture), or for ``dream``
         ``dreaming.model`` (a pi models.json name) when set. One request per call (the runner counts calls)."""
-        from pi_memory.llm import LLMConfigError, build_chat_model, load_llm_spec
+        from pi_memory.llm import LLMConfigError, build_chat_model
         from pi_memory.llm.config import spec_from_pi
 
         try:
@@ -133,15 +137,31 @@ class Memory:
                 spec = spec_from_pi(prov, model, self.settings.agent_dir, source=f"dreaming.model={named}")
             else:
                 if self._llm is None:
-                    self._llm = load_llm_spec(self.cwd, self.settings.agent_dir)
+                    self._llm = self._learning_spec()
                 spec, why = self._llm
                 if spec is None:
                     return None, f"no model for learning jobs: {why}"
             timeout = min(spec.timeout_s, self.learning.jobs.job_timeout_seconds) if self.learning else spec.timeout_s
             model = build_chat_model(spec, max_retries=0, timeout_s=timeout)
-            return model, f"learning on: {spec.model} (from {spec.source})"
+            notes = f"; {'; '.join(self._llm_notes)}" if kind != "dream" or not named else ""
+            return model, f"learning on: {spec.model} (from {spec.source}){notes}"
         except (LLMConfigError, ValueError) as exc:
             return None, f"no model for learning jobs: {exc}"
+
+    def _learning_spec(self):
+        """``(spec | None, why)`` of the learning jobs: ``pi-memory.llm``, with ``llmModelOverride`` /
+        ``llmThinkingOverride`` applied (:func:`pi_memory.llm.config.learning_overrides`; its notes on what the
+        provider cannot honour go into the learning status line). Raises ``LLMConfigError``."""
+        from pi_memory.llm import load_llm_spec
+        from pi_memory.llm.config import learning_overrides
+
+        s = self.settings
+        spec, why = (None, "") if s.llm_model_override else load_llm_spec(self.cwd, s.agent_dir)
+        spec, self._llm_notes = learning_overrides(spec, s.llm_model_override, s.llm_thinking_override,
+                                                   s.agent_dir)
+        for note in self._llm_notes:
+            log.warning("%s", note)
+        return spec, why
 
     def learner(self, conn: sqlite3.Connection | None = None):
         """A :class:`pi_memory.learning.Learner` on ``conn`` (default: this host's index connection), with a
@@ -186,7 +206,7 @@ def open_semantic_or_none(memory: Memory, background_reembed: bool = True):
         from pi_memory.semantic import open_semantic
 
         service = open_semantic(cwd=memory.cwd, data_dir=memory.settings.data_dir,
-                                background_reembed=background_reembed)
+                                background_reembed=background_reembed, index_check=memory.index_check)
     except Exception as exc:  # unusable settings or backend: curated memory and search still work
         memory.semantic_status = f"semantic memory off: {exc}"
         log.warning("%s", memory.semantic_status)
@@ -204,7 +224,8 @@ def open_memory(cwd: Path | str | None = None, override_dir: Path | None = None,
     settings = load_settings(where, override_dir=override_dir)
     for warning in settings.warnings:
         log.warning("%s", warning)
-    memory = Memory(settings=settings, store=MemoryStore.from_settings(settings, cwd=where), cwd=where)
+    memory = Memory(settings=settings, store=MemoryStore.from_settings(settings, cwd=where), cwd=where,
+                    index_check=None if settings.quick_check_on_open else False)
     if mirror:
         memory.store.on_change = memory.mirror
     _open_learning(memory, where)

@@ -140,6 +140,10 @@ class AgentSession:
         self.cwd = Path(cwd) if cwd else Path.cwd()
         self.session_id = session_id
         self.memory: Memory = memory if memory is not None else open_memory(self.cwd)
+        # The session never checks the index at open: start() runs the check on a thread of its own.
+        self.memory.index_check = False
+        self.integrity: dict | None = None  # the background integrity check's report (quickCheckOnOpen)
+        self._check_thread: threading.Thread | None = None
         self.worker = Worker()
         self.indexed_files = 0
         self.embedded: dict[str, int] = {"curated": 0, "sessions": 0}  # vectors written by the worker
@@ -162,6 +166,8 @@ class AgentSession:
             self.memory.blocks().ensure_defaults()
         except Exception as exc:  # a read-only data root must not stop the session
             log.warning("default memory blocks not created: %s", exc)
+        if self.memory.settings.quick_check_on_open:
+            self.start_integrity_check()
         if catch_up:
             self.worker.submit(self._catch_up, "index catch-up")
         if dream and self.learning is not None:
@@ -170,10 +176,30 @@ class AgentSession:
             self.index_every = float(every)
             self.worker.every(self.index_every, self._catch_up, "periodic index pass")
 
+    def start_integrity_check(self) -> None:
+        """``quickCheckOnOpen``: check the index on a daemon thread of its own (read-only connection), so neither
+        the session nor the worker waits for it; the report goes to :attr:`integrity`, a damaged index is
+        logged as a warning. Once per session."""
+        if self._check_thread is not None:
+            return
+
+        def run() -> None:
+            from pi_memory.index.db import check_integrity
+
+            report = check_integrity(self.memory.settings.data_dir)
+            self.integrity = report.to_dict()
+            if not report.ok:
+                log.warning("the search index failed its integrity check (%s); the next search repairs it, or "
+                            "run `pi-memory reindex` to rebuild it now", report.detail)
+
+        self._check_thread = threading.Thread(target=run, name="pi-memory-integrity-check", daemon=True)
+        self._check_thread.start()
+
     def status(self) -> dict:
         """The background work so far (camelCase, JSON-ready): ``{"indexEverySeconds": float | None,
         "passes": int, "lastPass": dict | None, "indexedFiles": int, "embedded": {"curated": int, "sessions":
-        int}, "embedError": str | None, "errors": [str]}`` (``errors``: the last 20 failed jobs)."""
+        int}, "embedError": str | None, "errors": [str]}`` (``errors``: the last 20 failed jobs). The integrity check's
+        report is :attr:`integrity` (the pi status line shows a damaged index)."""
         return {"indexEverySeconds": self.index_every, "passes": self.passes, "lastPass": self.last_pass,
                 "indexedFiles": self.indexed_files, "embedded": dict(self.embedded),
                 "embedError": self.embed_error, "errors": list(self.worker.errors)}
@@ -294,7 +320,7 @@ class AgentSession:
         if getattr(self, "_bg_conn", None) is None:
             from pi_memory.index import open_index
 
-            self._bg_conn = open_index(self.memory.settings.data_dir)
+            self._bg_conn = open_index(self.memory.settings.data_dir, check=self.memory.index_check)
         return self._bg_conn
 
     def _catch_up(self) -> None:

@@ -136,11 +136,16 @@ class Bridge:
         if user:
             text += f", user: {user}"
         error = self._latest_error()
+        check = self.session.integrity if self.session is not None else None
+        if check is not None and not check["ok"]:
+            text += " · index damaged: the next search repairs it (or run `pi-memory reindex`)"
         if error is not None:
             text += f" · {error['job']} failed at {error['at'][11:16]} UTC: {' '.join(error['message'].split())}"
             text = text if len(text) <= 160 else text[:159] + "…"
         status = {"text": text, "memoryEntries": memory, "userEntries": user,
                   "dataDir": str(self.settings.data_dir), "latestError": error}
+        if check is not None:
+            status["integrityCheck"] = check
         from pi_memory.index import last_repair
 
         repair = last_repair(self.settings.data_dir)
