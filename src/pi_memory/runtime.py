@@ -70,6 +70,13 @@ class Memory:
             self._conn = open_index(self.settings.data_dir, check=True)
             return self._conn
 
+    def session_roots(self) -> dict:
+        """Where the agents keep their transcripts (:func:`pi_memory.index.readers.default_roots`), read when a
+        search runs (anchor-mode ``session_search``)."""
+        from pi_memory.index.readers import default_roots
+
+        return default_roots()
+
     def mirror(self, target: str, entries: list[str]) -> None:
         """Mirror one curated store into the index (the store's ``on_change`` hook)."""
         from pi_memory.index import sync_store
@@ -111,7 +118,9 @@ class Memory:
 
         current = str(self.project_root) if self.project_root else None
         injected = self.settings.prompt_mode != "policy"
-        tools = create_memory_tools(self.store, injected) + create_search_tools(self.index, current, self.repair_index)
+        tools = create_memory_tools(self.store, injected) + create_search_tools(
+            self.index, current, self.repair_index, session_variant=self.settings.session_search_variant,
+            session_roots=self.session_roots)
         tools += create_block_tools(self.blocks())
         tools += create_skill_tools(self.skills())
         service = self.semantic()
