@@ -51,9 +51,11 @@ class Memory:
         """The index connection, opened (and migrated, repaired if corrupt) on first use."""
         with self._lock:
             if self._conn is None:
+                from pi_memory import timing
                 from pi_memory.index import open_index
 
-                self._conn = open_index(self.settings.data_dir, check=self.index_check)
+                with timing.span("database.open"):
+                    self._conn = open_index(self.settings.data_dir, check=self.index_check)
             return self._conn
 
     def repair_index(self) -> sqlite3.Connection:
@@ -108,10 +110,12 @@ class Memory:
                 self._skills = SkillStore.from_settings(self.settings, cwd=self.cwd)
             return self._skills
 
-    def tools(self) -> list[ToolSpec]:
+    def tools(self, describe_only: bool = False) -> list[ToolSpec]:
         """Every tool this host serves: the four curated tools, session_search and memory_search,
         ``updateMemory`` (memory blocks), ``skill_manage``, and ``mem0_memory`` when semantic memory's
-        ``toolEnabled`` resolves to true."""
+        ``toolEnabled`` resolves to true. ``describe_only``: the same list for its names and schemas, opening
+        nothing (semantic memory's settings are read, its store is not opened; ``mem0_memory``'s calls must
+        then go to the tools of a loaded host)."""
         from pi_memory.tools.blocks import create_block_tools
         from pi_memory.tools.search import create_search_tools
         from pi_memory.tools.skills import create_skill_tools
@@ -123,12 +127,24 @@ class Memory:
             session_roots=self.session_roots)
         tools += create_block_tools(self.blocks())
         tools += create_skill_tools(self.skills())
-        service = self.semantic()
+        service = self._semantic_description() if describe_only else self.semantic()
         if service is not None:
             from pi_memory.semantic.tools import create_semantic_tools
 
             tools += create_semantic_tools(service)
         return tools
+
+    def _semantic_description(self):
+        """An object with the semantic settings only (what :func:`create_semantic_tools` reads to decide), or
+        ``None`` when they are unusable (as :meth:`semantic` would then be)."""
+        from types import SimpleNamespace
+
+        try:
+            from pi_memory.semantic.config import load_semantic_settings
+
+            return SimpleNamespace(settings=load_semantic_settings(self.cwd, self.settings.agent_dir))
+        except Exception:  # noqa: BLE001 - the loaded host reports why
+            return None
 
     # ------------------------------------------------------------- learning
     def learning_model(self, kind: str = "review"):
@@ -224,8 +240,12 @@ def open_semantic_or_none(memory: Memory, background_reembed: bool = True):
     return service
 
 
-def open_memory(cwd: Path | str | None = None, override_dir: Path | None = None, mirror: bool = True) -> Memory:
+def open_memory(cwd: Path | str | None = None, override_dir: Path | None = None, mirror: bool = True,
+                load: bool = True) -> Memory:
     """Settings for ``cwd`` (default: the process's), the curated store for its project, lazily the index.
+
+    ``load=False`` reads no store (the curated files stay unread until a host loads them): for a host that only
+    describes its tools and prompt before the first memory operation (``lazyInitialization``).
 
     Raises :class:`pi_memory.config.SettingsError` for unreadable or invalid settings.
     """
@@ -238,7 +258,8 @@ def open_memory(cwd: Path | str | None = None, override_dir: Path | None = None,
     if mirror:
         memory.store.on_change = memory.mirror
     _open_learning(memory, where)
-    memory.store.load_from_disk()
+    if load:
+        memory.store.load_from_disk()
     return memory
 
 

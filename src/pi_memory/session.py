@@ -38,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pi_memory import timing
 from pi_memory.index.db import now_iso
 from pi_memory.runtime import Memory, open_memory
 
@@ -169,7 +170,7 @@ class AgentSession:
         if self.memory.settings.quick_check_on_open:
             self.start_integrity_check()
         if catch_up:
-            self.worker.submit(self._catch_up, "index catch-up")
+            self.worker.submit(self._timed("session-backfill.callback", self._catch_up), "index catch-up")
         if dream and self.learning is not None:
             self.learning.start()  # the dream gate, on the worker after the catch-up
         if every is not None and every > 0:
@@ -237,11 +238,11 @@ class AgentSession:
         tool_calls: int = 0,
     ) -> None:
         if session_file:
-            self.worker.submit(lambda: self._index([session_file]), f"index {session_file}")
+            self.worker.submit(self._timed("live-index.callback", lambda: self._index([session_file])),
+                               f"index {session_file}")
         if (user_text or "").strip() and (assistant_text or "").strip():
-            self.worker.submit(
-                lambda: self._capture(user_text, assistant_text, observed_at, source), "semantic capture"
-            )
+            self.worker.submit(self._timed("capture", lambda: self._capture(user_text, assistant_text, observed_at,
+                                                                            source)), "semantic capture")
         if self.learning is not None:
             self.learning.after_run(session_file, user_text or "", tool_calls)
 
@@ -300,11 +301,21 @@ class AgentSession:
         """Stop periodic passes, finish queued work (at most ``wait`` seconds), close the stores. Returns whether
         the queued work finished; when it did not, a running embedding pass stops at its next batch and the
         worker thread (a daemon) is left to end with the process."""
-        finished = self.worker.stop(wait, last=self._close_background)
+        with timing.span("shutdown.index-waits"):
+            finished = self.worker.stop(wait, last=self._close_background)
         if not finished:
             self._stop.set()
-        self.memory.close()
+        with timing.span("shutdown.database-close"):
+            self.memory.close()
         return finished
+
+    @staticmethod
+    def _timed(name: str, job: Callable[[], object]) -> Callable[[], object]:
+        """``job`` as a timing span (``PI_TIMING=1``), measured where it runs: on the worker."""
+        def run() -> object:
+            with timing.span(name):
+                return job()
+        return run
 
     def _close_background(self) -> None:
         conn, self._bg_conn = getattr(self, "_bg_conn", None), None

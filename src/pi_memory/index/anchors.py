@@ -33,7 +33,7 @@ from pi_memory.index.readers import UnknownSessionFormat, discover, read_session
 
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 50
-MAX_COUNTED = 1000
+MAX_COUNTED = 200  # counting stops here ("count: 200+"); files are read newest first
 MERGE_GAP = 3
 MAX_TERMS = 20
 MAX_REASON_CHARS = 160

@@ -70,6 +70,7 @@ import json
 import logging
 import os
 import sys
+import threading
 import traceback
 from pathlib import Path
 from typing import IO, Any
@@ -77,6 +78,7 @@ from typing import IO, Any
 log = logging.getLogger("pi_memory.bridge")
 
 PROTOCOL_VERSION = 1
+MAX_PENDING_RUNS = 50  # turns kept before a lazy load (the catch-up pass reads at most 50 files, too)
 
 
 class BridgeError(Exception):
@@ -113,22 +115,60 @@ class Bridge:
         self.session: Any = None
         self.stopping = False
         self.started_at: str | None = None  # UTC ISO time of hello: older job errors are not this session's
+        # lazyInitialization (policy mode): until the first memory operation only ``light`` exists -- settings,
+        # tool descriptions, prompt parts -- and the turns that ended meanwhile wait in ``_pending_runs``.
+        self.lazy = False
+        self.light: Any = None
+        self.light_tools: dict[str, Any] = {}
+        self.catch_up = True
+        self._pending_runs: list[dict[str, Any]] = []
+        self._pending_tool_calls = 0
+        self._load_lock = threading.Lock()
 
     # ------------------------------------------------------------------ setup
     def _open(self, cwd: Path | None, catch_up: bool = False, start: bool = True) -> None:
         from pi_memory.session import AgentSession
 
-        self.session = AgentSession(cwd or Path.cwd(), self.session_id)
-        self.settings, self.store = self.session.memory.settings, self.session.memory.store
-        self.tools = {t.name: t for t in self.session.memory.tools()}
+        session = AgentSession(cwd or Path.cwd(), self.session_id)
+        tools = {t.name: t for t in session.memory.tools()}
+        # assigned together, after everything opened: a load that raised leaves the bridge unloaded (retried)
+        self.session, self.settings, self.store, self.tools = session, session.memory.settings, \
+            session.memory.store, tools
         if start:
             self.session.start(catch_up=catch_up)
 
+    @property
+    def loaded(self) -> bool:
+        return self.store is not None
+
     def _ensure_open(self) -> None:
-        if self.store is None:
-            self._open(self.cwd)
+        """Load the stores now if they are not (lazy start, or a method called before ``hello``). Callers on
+        several threads share one load; a load that fails raises to this caller and the next one tries again."""
+        if self.store is not None:
+            return
+        with self._load_lock:
+            if self.store is not None:
+                return
+            from pi_memory import timing
+
+            with timing.span("memory-init.load" if self.lazy else "session-start.load"):
+                self._open(self.cwd, catch_up=self.catch_up)
+            if self.lazy:
+                self._replay_pending()
+
+    def _replay_pending(self) -> None:
+        """The turns that ended before the stores were loaded: indexed, captured and counted now."""
+        runs, self._pending_runs = self._pending_runs, []
+        calls, self._pending_tool_calls = self._pending_tool_calls, 0
+        if self.session.learning is not None and calls:
+            self.session.learning.add_tool_calls(calls)
+        for run in runs:
+            self.session.after_run(**run)
 
     def status(self) -> dict[str, Any]:
+        if self.lazy and not self.loaded:
+            return {"text": "memory: ready (loads on first use)", "memoryEntries": None, "userEntries": None,
+                    "dataDir": str(self.settings.data_dir), "latestError": None, "loaded": False}
         self._ensure_open()
         memory = len(self.store.entries("memory"))
         user = len(self.store.entries("user"))
@@ -168,47 +208,66 @@ class Bridge:
 
     # ---------------------------------------------------------------- methods
     def hello(self, cwd: str | None = None, sessionId: str | None = None, **_: Any) -> dict[str, Any]:  # noqa: N803
+        from pi_memory import timing
+        from pi_memory.config import load_settings
         from pi_memory.index.db import now_iso
 
         self.cwd = Path(cwd) if cwd else None
         self.session_id = sessionId
         started = now_iso()
-        catch_up = os.environ.get("PI_MEMORY_CATCH_UP", "1") != "0"
-        self._open(self.cwd, catch_up=catch_up)
-        if not catch_up:
-            self.session.start(catch_up=False)  # the dream gate still runs, on the worker
+        self.catch_up = catch_up = os.environ.get("PI_MEMORY_CATCH_UP", "1") != "0"
+        settings = load_settings(self.cwd or Path.cwd())
+        # snapshot mode needs the stores at start (the frozen snapshot), so it ignores lazyInitialization
+        self.lazy = settings.lazy_initialization and settings.prompt_mode == "policy"
+        if self.lazy:
+            from pi_memory.runtime import open_memory
+
+            with timing.span("session-start.describe", "lazy"):
+                self.light = open_memory(self.cwd or Path.cwd(), load=False)
+                self.settings = self.light.settings
+                self.light_tools = {t.name: t for t in self.light.tools(describe_only=True)}
+            tools, learning = list(self.light_tools.values()), self.light.learning
+        else:
+            with timing.span("session-start.load"):
+                self._open(self.cwd, catch_up=catch_up)
+            tools, learning = list(self.tools.values()), self.session.memory.learning
         status = self.status()  # before started_at is set: no error can be this session's yet, and hello must
         self.started_at = started  # not wait for the index to open (a long migration would time it out)
-        learning = self.session.memory.learning
         return {
             "learning": {"flushCompactTimeoutMs": learning.flush_compact_timeout_ms if learning else 60_000},
             "version": _package_version(),
             "protocol": PROTOCOL_VERSION,
             "dataDir": str(self.settings.data_dir),
-            "tools": [tool_spec_dict(t) for t in self.tools.values()],
+            "tools": [tool_spec_dict(t) for t in tools],
             "status": status,
+            "lazy": self.lazy,
         }
+
+    def _prompt_memory(self) -> Any:
+        """The Memory prompt parts are built from: the loaded one, or before a lazy load the light one (policy
+        mode: the policy text and the per-run parts need settings and their own files, no store)."""
+        if self.lazy and not self.loaded:
+            return self.light
+        self._ensure_open()
+        return self.session.memory
 
     def snapshot(self, **_: Any) -> dict[str, Any]:
         from pi_memory.prompt import memory_part
 
-        self._ensure_open()
-        return {"text": memory_part(self.session.memory).text, "status": self.status()}
+        return {"text": memory_part(self._prompt_memory()).text, "status": self.status()}
 
     def validate_snapshot(self, text: Any = None, **_: Any) -> dict[str, Any]:
         from pi_memory.prompt import frozen_is_reusable
 
         if not isinstance(text, str):
             raise BridgeError("validate_snapshot needs a string 'text'")
-        self._ensure_open()
-        return {"ok": bool(frozen_is_reusable(text, self.session.memory))}
+        return {"ok": bool(frozen_is_reusable(text, self._prompt_memory()))}
 
     def run_context(self, **_: Any) -> dict[str, Any]:
         """The per-run prompt parts (memory blocks, standing instructions), built from the files now."""
         from pi_memory.prompt import run_parts
 
-        self._ensure_open()
-        parts = run_parts(self.session.memory, preview=False)
+        parts = run_parts(self._prompt_memory(), preview=False)
         return {"text": "\n\n".join(p.text for p in parts if p.text),
                 "parts": [{"name": p.name, "tokens": p.tokens} for p in parts]}
 
@@ -225,15 +284,21 @@ class Bridge:
         return reply
 
     def begin_turn(self, **_: Any) -> dict[str, Any]:
+        if self.lazy and not self.loaded:
+            return {"ok": True}  # a fresh store starts with a fresh turn
         self._ensure_open()
         self.store.begin_turn()
         return {"ok": True}
 
     def call_tool(self, name: Any = None, arguments: Any = None, **_: Any) -> dict[str, Any]:
-        self._ensure_open()
-        tool = self.tools.get(name) if isinstance(name, str) else None
+        if self._without_load(name):
+            tools = self.light_tools  # anchor-mode session_search reads the session files: no load needed
+        else:
+            self._ensure_open()
+            tools = self.tools
+        tool = tools.get(name) if isinstance(name, str) else None
         if tool is None:
-            raise BridgeError(f"unknown tool {name!r}; known: {', '.join(sorted(self.tools))}")
+            raise BridgeError(f"unknown tool {name!r}; known: {', '.join(sorted(tools))}")
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
@@ -252,6 +317,10 @@ class Bridge:
             "status": self._safe_status(),
         }
 
+    def _without_load(self, name: Any) -> bool:
+        return (self.lazy and not self.loaded and name == "session_search"
+                and self.settings.session_search_variant == "anchors")
+
     def _safe_status(self) -> dict[str, Any] | None:
         try:
             return self.status()
@@ -260,9 +329,17 @@ class Bridge:
 
     def recall(self, prompt: Any = None, state: Any = None, **_: Any) -> dict[str, Any]:
         """Semantic recall for a prompt: ``{text, marker, reason}`` (``text`` null: inject nothing;
-        ``marker``: persist it in the session for ``recallFrequency: "session"``)."""
+        ``marker``: persist it in the session for ``recallFrequency: "session"``). Before a lazy load: nothing
+        (an ordinary prompt loads no store)."""
+        from pi_memory import timing
+
+        if self.lazy and not self.loaded:
+            return {"text": None, "marker": None, "reason": "memory not loaded yet (lazyInitialization)",
+                    "status": self._safe_status()}
         self._ensure_open()
-        outcome = self.session.recall(prompt if isinstance(prompt, str) else "", state if isinstance(state, dict) else {})
+        with timing.span("recall"):
+                outcome = self.session.recall(prompt if isinstance(prompt, str) else "",
+                                          state if isinstance(state, dict) else {})
         if outcome is None:
             return {"text": None, "marker": None, "reason": self.session.memory.semantic_status,
                     "status": self._safe_status()}
@@ -273,28 +350,46 @@ class Bridge:
         self, sessionFile: Any = None, userText: Any = None, assistantText: Any = None,  # noqa: N803
         timestamp: Any = None, entryIds: Any = None, **_: Any,  # noqa: N803
     ) -> dict[str, Any]:
-        """An agent run ended: index the session file as it grew and capture the turn (queued; returns at once)."""
-        self._ensure_open()
+        """An agent run ended: index the session file as it grew and capture the turn (queued; returns at once).
+        Before a lazy load the turn waits (at most :data:`MAX_PENDING_RUNS`) and is handled when the stores
+        load; a session that never uses memory leaves its turns to the session files (the next session's
+        catch-up indexes them)."""
         text = lambda v: v if isinstance(v, str) else ""  # noqa: E731
         source = {"session_id": self.session_id, "entry_ids": entryIds if isinstance(entryIds, list) else []}
-        self.session.after_run(
-            sessionFile if isinstance(sessionFile, str) else None,
-            user_text=text(userText), assistant_text=text(assistantText),
-            observed_at=timestamp if isinstance(timestamp, str) else None, source=source,
-        )
+        run = {"session_file": sessionFile if isinstance(sessionFile, str) else None,
+               "user_text": text(userText), "assistant_text": text(assistantText),
+               "observed_at": timestamp if isinstance(timestamp, str) else None, "source": source}
+        if self.lazy and not self.loaded:
+            self._pending_runs = [*self._pending_runs, run][-MAX_PENDING_RUNS:]
+            return {"ok": True, "pending": len(self._pending_runs)}
+        self._ensure_open()
+        self.session.after_run(**run)
         return {"ok": True}
 
     def tool_calls(self, count: Any = 0, **_: Any) -> dict[str, Any]:
         """Tool calls of the run that is ending, for the review trigger (sent before ``after_run``)."""
+        if self.lazy and not self.loaded:
+            self._pending_tool_calls += count if isinstance(count, int) and count > 0 else 0
+            return {"ok": True}
         self._ensure_open()
         if self.session.learning is not None and isinstance(count, int) and count > 0:
             self.session.learning.add_tool_calls(count)
         return {"ok": True}
 
     def flush(self, reason: Any = "compaction", sessionFile: Any = None, wait: Any = 0, **_: Any) -> dict[str, Any]:  # noqa: N803
+        """Compaction or shutdown flush. Before a lazy load it loads the stores only when the turns that ended
+        meanwhile reach ``flushMinTurns`` (an unused session is not loaded just to be closed)."""
+        from pi_memory import timing
+
+        if self.lazy and not self.loaded:
+            learning = self.light.learning
+            if learning is None or len(self._pending_runs) < learning.flush_min_turns:
+                return {"queued": False, "reason": "memory was not used in this session (lazyInitialization)"}
         self._ensure_open()
         seconds = float(wait) if isinstance(wait, int | float) and wait > 0 else 0.0
-        return self.session.flush(str(reason), sessionFile if isinstance(sessionFile, str) else None, wait=seconds)
+        with timing.span(f"{'shutdown' if reason == 'shutdown' else 'compaction'}.flush"):
+            return self.session.flush(str(reason), sessionFile if isinstance(sessionFile, str) else None,
+                                      wait=seconds)
 
     def consolidate(self, target: Any = "memory", dryRun: Any = False, **_: Any) -> dict[str, Any]:  # noqa: N803
         from pi_memory.learning import consolidate
@@ -320,9 +415,8 @@ class Bridge:
     def skills(self, action: Any = None, **params: Any) -> dict[str, Any]:
         from pi_memory.integrations.pi.skills_host import handle
 
-        self._ensure_open()
-        try:
-            return handle(self.session.memory.skills(), action, params)
+        try:  # skill folders are files of their own: discovery works before a lazy load
+            return handle(self._prompt_memory().skills(), action, params)
         except ValueError as exc:
             raise BridgeError(str(exc)) from exc
 
@@ -330,7 +424,7 @@ class Bridge:
         """Finish queued background work (at most ``wait`` seconds, default 1), then exit."""
         self.stopping = True
         finished = True
-        if self.session is not None:
+        if self.session is not None:  # a lazy session never loaded has nothing to finish or close
             finished = self.session.shutdown(float(wait) if isinstance(wait, int | float) else 1.0)
         return {"ok": True, "finished": finished}
 
@@ -389,6 +483,9 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
         format="pi-memory-bridge %(levelname)s %(message)s",
     )
+    from pi_memory import timing
+
+    timing.enable(timing.wanted(dict(os.environ)))  # PI_TIMING=1 / PI_MEMORY_TIMING=1: spans on stderr
     if argv[:1] == ["--dump-tools"]:
         bridge = Bridge()
         bridge._open(None, start=False)
