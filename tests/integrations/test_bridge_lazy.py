@@ -70,6 +70,7 @@ def reads(monkeypatch):
 
 def ordinary_prompt(b: Bridge) -> None:
     """What the extension sends for a prompt that uses no memory tool."""
+    b.learning_status()  # the extension asks at session start
     b.begin_turn()
     b.snapshot()
     b.run_context()

@@ -410,6 +410,10 @@ class Bridge:
         return {"ok": report.ok, "text": text, "report": report.to_dict(), "status": self._safe_status()}
 
     def learning_status(self, **_: Any) -> dict[str, Any]:
+        if self.lazy and not self.loaded:  # what the extension reads at start: settings only, no load
+            learning = self.light.learning
+            return {"model": "learning starts when memory is first used (lazyInitialization)",
+                    "flushCompactTimeoutMs": learning.flush_compact_timeout_ms if learning else 60_000}
         self._ensure_open()
         return self.session.learning_status()
     def skills(self, action: Any = None, **params: Any) -> dict[str, Any]:
