@@ -97,7 +97,7 @@ class PiMemorySettings(BaseModel):
     user_char_limit: StrictInt | None = Field(default=None, alias="userCharLimit", gt=0, le=1_000_000)
     project_char_limit: StrictInt | None = Field(default=None, alias="projectCharLimit", gt=0, le=1_000_000)
     failure_char_limit: StrictInt | None = Field(default=None, alias="failureCharLimit", gt=0, le=1_000_000)
-    session_retention_days: StrictInt | None = Field(default=None, alias="sessionRetentionDays", gt=0)
+    session_retention_days: StrictInt | None = Field(default=None, alias="sessionRetentionDays", ge=0)
     lock_timeout_seconds: float | None = Field(default=None, alias="lockTimeoutSeconds", gt=0, le=600)
     memory_mode: Literal["snapshot", "policy", "legacy-inject", "policy-only", "hybrid", "active", "passive"] | None \
         = Field(default=None, alias="memoryMode")
@@ -318,7 +318,7 @@ def load_settings(cwd: Path | None = None, override_dir: Path | None = None) -> 
         lock_timeout=pick("lock_timeout_seconds", DEFAULT_LOCK_TIMEOUT_S),
         project_char_limit=pick("project_char_limit", DEFAULT_MEMORY_CHAR_LIMIT),
         failure_char_limit=pick("failure_char_limit", None),
-        session_retention_days=pick("session_retention_days", None),
+        session_retention_days=pick("session_retention_days", None) or None,  # 0: off (pi-hermes-memory's value)
         prompt_mode=next((PROMPT_MODES[m] for m in (project.memory_mode, user.memory_mode) if m in PROMPT_MODES),
                          "snapshot"),
         policy_style=pick("memory_policy_style", "full"),

@@ -16,8 +16,10 @@ ever written to stdout: ``sys.stdout`` is pointed at stderr while the bridge run
 Methods:
 
 ``hello {cwd, sessionId?}``
-    Loads settings for ``cwd`` and opens the store. Returns ``{version, dataDir, tools, status}``;
-    ``tools`` is a list of ``{name, label, description, parameters}`` (JSON Schema).
+    Loads settings for ``cwd`` and opens the store. Returns ``{version, dataDir, tools, status, lazy}``;
+    ``tools`` is a list of ``{name, label, description, parameters}`` (JSON Schema). With
+    ``lazyInitialization`` in policy mode (``lazy: true``) nothing is opened: the stores load at the first
+    memory operation (``Bridge._ensure_open``; docs/architecture.md, "Lazy start").
 ``snapshot {}``
     ``{text}``: the frozen ``memory`` part built now (:mod:`pi_memory.prompt`: the curated snapshot in snapshot
     mode, the memory policy in policy mode; ``""`` when there is nothing to inject).
