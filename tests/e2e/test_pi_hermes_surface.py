@@ -57,6 +57,9 @@ def test_lazy_start_opens_nothing_until_memory_is_used(pi: PiE2E) -> None:
     assert "memory-init.load" not in plain.stderr
     system = next(b for b in pi.llm.chat_requests if b.get("tools"))["messages"][0]["content"]
     assert "Always answer in English" in str(system)  # standing instructions at start
+    from pi_memory.skills.builtin import BUILTIN_DIR
+
+    assert str(BUILTIN_DIR / "learn-memory-tool" / "SKILL.md") in str(system)  # the shipped skill, discovered
 
     used = pi.run("Remember this. [tool:memory_add] " + json.dumps({"target": "memory", "content": "We use uv"}),
                   env={"PI_MEMORY_TIMING": "1"})

@@ -84,6 +84,7 @@ class Bridge {
 	private nextId = 1;
 	private buffer = "";
 	private stderrTail = "";
+	private timingPart = "";
 	private exited: Promise<void>;
 	private closing = false;
 	deadReason: string | undefined;
@@ -117,7 +118,11 @@ class Bridge {
 		child.stdout.on("data", (chunk: string) => this.onData(chunk));
 		child.stderr.setEncoding("utf8");
 		child.stderr.on("data", (chunk: string) => {
-			if (TIMING) for (const line of chunk.split("\n")) if (line.startsWith(TIMING_PREFIX)) process.stderr.write(`${line}\n`);
+			if (TIMING) {
+				const lines = (this.timingPart + chunk).split("\n");
+				this.timingPart = lines.pop() ?? ""; // a span line split across chunks waits for its end
+				for (const line of lines) if (line.startsWith(TIMING_PREFIX)) process.stderr.write(`${line}\n`);
+			}
 			this.stderrTail = (this.stderrTail + chunk).slice(-2000);
 			if (logFile) {
 				try {
