@@ -11,6 +11,8 @@ included, in a temporary HOME and data root holding a few curated entries and se
 * ``prompt``: semantic recall for a prompt (opens the embedder and the index: the slow one);
 * ``stop`` / ``pre-compact`` / ``session-end``: queue the detached indexing job and answer (the job's own
   run is not timed; it never delays the host);
+* ``stop, baseline``: the same event through the full typer CLI (what the console script did before it
+  dispatched ``hook`` first);
 * ``mcp initialize``: with the early answer (the default, after one start stored it) and with
   ``PI_MEMORY_MCP_QUICKSTART=0`` (the SDK answers after its imports).
 
@@ -42,13 +44,16 @@ def pct(values: list[float], q: float) -> float:
 
 def row(name: str, seconds: list[float]) -> str:
     ms = [s * 1000 for s in seconds]
-    return f"{name:<34} p50 {statistics.median(ms):7.0f} ms   p95 {pct(ms, 0.95):7.0f} ms   (n={len(ms)})"
+    return f"{name:<40} p50 {statistics.median(ms):7.0f} ms   p95 {pct(ms, 0.95):7.0f} ms   (n={len(ms)})"
 
 
-def hook(env: dict, host: str, event: str, payload: dict) -> tuple[float, str]:
+TYPER_PATH = [sys.executable, "-c", "import sys; sys.argv[0] = 'pi-memory'; from pi_memory.cli import main; main()"]
+
+
+def hook(env: dict, host: str, event: str, payload: dict, command: list[str] | None = None) -> tuple[float, str]:
     started = time.perf_counter()
-    done = subprocess.run([SCRIPT, "hook", host, event], input=json.dumps(payload), capture_output=True, text=True,
-                          env=env, timeout=60)
+    done = subprocess.run([*(command or [SCRIPT]), "hook", host, event], input=json.dumps(payload),
+                          capture_output=True, text=True, env=env, timeout=60)
     return time.perf_counter() - started, done.stdout
 
 
@@ -107,6 +112,8 @@ def main(argv: list[str] | None = None) -> None:
             for event in ("stop", "pre-compact", "session-end"):
                 results.setdefault(event, []).append(
                     hook(env, "claude-code", event, {**base, "session_id": "s", "last_assistant_message": "ok"})[0])
+            results.setdefault("stop, baseline: through the typer app", []).append(
+                hook(env, "claude-code", "stop", {**base, "session_id": "s"}, TYPER_PATH)[0])
         for name, values in results.items():
             print(row(f"hook {name}", values))
         mcp_initialize(env)  # stores the SDK's answer for the early reply

@@ -96,10 +96,15 @@ class Memory:
             return self._semantic or None
 
     def blocks(self):
-        """The memory blocks of this project and the global folder (:class:`pi_memory.blocks.BlockStore`)."""
-        from pi_memory.blocks import BlockStore
+        """The memory blocks of this project and the global folder (:class:`pi_memory.blocks.BlockStore`). The
+        project folder is the git root's ``.pi/memory-blocks/`` (the cwd's when there is no repository, or when
+        only the cwd has one, as seed 003 read it)."""
+        from pi_memory.blocks import PROJECT_FOLDER, BlockStore
 
-        return BlockStore.from_settings(self.settings, self.project_root)
+        root = self.project_root or self.cwd
+        if root != self.cwd and (self.cwd / PROJECT_FOLDER).is_dir() and not (root / PROJECT_FOLDER).is_dir():
+            root = self.cwd  # seed 003 read .pi/memory-blocks/ of the folder pi ran in
+        return BlockStore.from_settings(self.settings, root)
 
     def skills(self):
         """The skills of this data root and the cwd's project (:class:`pi_memory.skills.SkillStore`)."""
@@ -208,6 +213,14 @@ class Memory:
         return Learner(self.learning, conn, store, self.learning_model, project=store.project_id,
                        on_write=self.store.acknowledge)
 
+    def _no_model(self) -> str | None:
+        """``None`` when learning jobs have a model, else why not (the overflow handler's wording)."""
+        model, status = self.learning_model("consolidate")
+        if model is None:
+            return status
+        model.close()
+        return None
+
     def _overflow_learner(self):
         from pi_memory.index import open_index
 
@@ -279,4 +292,4 @@ def _open_learning(memory: Memory, cwd: Path) -> None:
     strategy = memory.learning.memory_overflow_strategy
     if strategy != "reject":
         memory.store.on_overflow = OverflowHandler(strategy, memory.learning.overflow_grace_ms,
-                                                   memory._overflow_learner)
+                                                   memory._overflow_learner, model_status=memory._no_model)
