@@ -201,3 +201,51 @@ def test_enough_turns_for_a_flush_load_memory_at_shutdown(env, reads):
     b.flush(reason="shutdown")
     assert b.loaded and "store" in reads
     b.shutdown(wait=1)
+
+
+MODEL = {"provider": "openai-compatible", "baseUrl": "http://127.0.0.1:9/v1", "model": "m", "apiKey": "k"}
+
+
+def test_a_correction_with_a_model_loads_memory_so_it_is_saved(env, reads):
+    settings(env, memoryMode="policy", lazyInitialization=True, llm=MODEL)
+    b = Bridge()
+    b.hello(cwd=str(env))
+    b.after_run(userText="hello there", assistantText="hi")
+    assert not b.loaded and reads == []
+    b.after_run(userText="No, that is wrong. Use pnpm, not npm.", assistantText="Sorry, pnpm it is.")
+    assert b.loaded and "store" in reads
+    assert b.session.learning.status()["turnsSinceReview"] == 2  # both waiting turns were handled
+    b.shutdown(wait=1)
+
+
+def test_a_correction_without_a_model_loads_nothing(env, reads):
+    settings(env, memoryMode="policy", lazyInitialization=True)
+    b = Bridge()
+    b.hello(cwd=str(env))
+    b.after_run(userText="No, that is wrong. Use pnpm, not npm.", assistantText="Sorry.")
+    assert not b.loaded and reads == []
+    b.shutdown(wait=1)
+
+
+def test_a_due_review_loads_memory(env, reads):
+    settings(env, memoryMode="policy", lazyInitialization=True, llm=MODEL, nudgeInterval=3)
+    b = Bridge()
+    b.hello(cwd=str(env))
+    for n in range(2):
+        b.after_run(userText=f"question {n}", assistantText="answer")
+    assert not b.loaded
+    b.after_run(userText="question 2", assistantText="answer")
+    assert b.loaded
+    b.shutdown(wait=1)
+
+
+def test_project_listing_and_preview_do_not_load(env, reads):
+    settings(env, memoryMode="policy", lazyInitialization=True)
+    b = Bridge()
+    b.hello(cwd=str(env))
+    assert b.command(name="projects")["text"]
+    preview = b.command(name="preview")
+    assert "policy" in preview["text"] and not b.loaded and reads == []
+    b.command(name="preview", args="what do we use?")  # recall for a prompt needs the stores
+    assert b.loaded
+    b.shutdown(wait=1)

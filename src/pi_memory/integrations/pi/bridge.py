@@ -126,6 +126,8 @@ class Bridge:
         self._pending_runs: list[dict[str, Any]] = []
         self._pending_tool_calls = 0
         self._load_lock = threading.Lock()
+        self._rules: Any = None  # correction rules, for the lazy trigger check
+        self._model_named: bool | None = None  # whether learning has a model (asked once, when a trigger is due)
 
     # ------------------------------------------------------------------ setup
     def _open(self, cwd: Path | None, catch_up: bool = False, start: bool = True) -> None:
@@ -275,13 +277,19 @@ class Bridge:
 
     def command(self, name: Any = None, args: Any = None, data: Any = None, **_: Any) -> dict[str, Any]:
         """A pi slash command: text for the TUI (:mod:`pi_memory.integrations.pi.commands`)."""
+        from types import SimpleNamespace
+
         from pi_memory.integrations.pi import commands
 
-        self._ensure_open()
         if not isinstance(name, str):
             raise BridgeError("command needs a string 'name'")
-        reply = commands.run(self.session, name, args if isinstance(args, str) else "",
-                             data if isinstance(data, dict) else {})
+        args = args if isinstance(args, str) else ""
+        if self.lazy and not self.loaded and (name == "projects" or (name == "preview" and not args.strip())):
+            session: Any = SimpleNamespace(memory=self.light)  # files only: no database, no load
+        else:
+            self._ensure_open()
+            session = self.session
+        reply = commands.run(session, name, args, data if isinstance(data, dict) else {})
         reply["status"] = self._safe_status()
         return reply
 
@@ -363,10 +371,39 @@ class Bridge:
                "observed_at": timestamp if isinstance(timestamp, str) else None, "source": source}
         if self.lazy and not self.loaded:
             self._pending_runs = [*self._pending_runs, run][-MAX_PENDING_RUNS:]
-            return {"ok": True, "pending": len(self._pending_runs)}
+            if not self._learning_due(run["user_text"]):
+                return {"ok": True, "pending": len(self._pending_runs)}
+            self._ensure_open()  # a learning trigger fires: load, and the waiting turns (this one too) are handled
+            return {"ok": True}
         self._ensure_open()
         self.session.after_run(**run)
         return {"ok": True}
+
+    def _learning_due(self, user_text: str) -> bool:
+        """Before a lazy load: whether the turns waiting would fire a learning trigger (a correction in this
+        prompt, or a review after ``nudgeInterval`` turns / ``nudgeToolCalls`` tool calls) with a model
+        configured for it; then the stores load so the trigger runs as in an eager session."""
+        learning = self.light.learning if self.light is not None else None
+        if learning is None:
+            return False
+        due = learning.review_enabled and (len(self._pending_runs) >= learning.nudge_interval
+                                           or self._pending_tool_calls >= learning.nudge_tool_calls)
+        if not due and learning.correction_detection and user_text.strip():
+            from pi_memory.learning.corrections import CorrectionRules
+
+            if self._rules is None:
+                self._rules = CorrectionRules.from_lists(
+                    learning.correction_strong_patterns, learning.correction_weak_patterns,
+                    learning.correction_negative_patterns, learning.correction_directive_words)
+            due = self._rules.detect(user_text).correction
+        if not due:
+            return False
+        if self._model_named is None:
+            model, _status = self.light.learning_model("review")
+            self._model_named = model is not None
+            if model is not None:
+                model.close()
+        return self._model_named
 
     def tool_calls(self, count: Any = 0, **_: Any) -> dict[str, Any]:
         """Tool calls of the run that is ending, for the review trigger (sent before ``after_run``)."""
