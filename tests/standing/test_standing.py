@@ -103,15 +103,17 @@ def test_a_rule_cannot_close_the_fence():
 
 
 def test_no_tool_or_background_path_can_write_standing(tmp_path, monkeypatch):
-    """Only StandingStore writes STANDING.md, only the CLI (pin, and `import pi-hermes-memory`, which a user runs)
-    and the pi command call its writers, and no tool touches it (the prompt assembly, the hooks and insights only
-    read the rules)."""
+    """Only StandingStore writes STANDING.md, only hosts a person drives call its writers (the CLI: pin, and
+    `import pi-hermes-memory`, which a user runs; the pi command; the memory inspector's page and its sample data
+    for `pi-memory ui --demo`), and no tool touches it (the prompt assembly, the hooks and insights only read
+    the rules)."""
     import pathlib
 
     src = pathlib.Path(__file__).parents[2] / "src" / "pi_memory"
     users = sorted(str(p.relative_to(src)) for p in src.rglob("*.py")
                    if "StandingStore" in p.read_text() and not str(p.relative_to(src)).startswith("standing/"))
-    assert users == ["cli/standing.py", "importers/standing.py", "insights.py", "integrations/hooks/handlers.py",
+    assert users == ["cli/standing.py", "devtools/sample_data.py", "importers/standing.py", "insights.py",
+                     "integrations/hooks/handlers.py", "integrations/inspector/views_stores.py",
                      "integrations/pi/commands.py", "prompt/context.py"]
     callers = sorted(str(p.relative_to(src)) for p in src.rglob("*.py") if "import_hermes" in p.read_text()
                      and not str(p.relative_to(src)).startswith("importers/"))

@@ -91,7 +91,7 @@ def read_source(vectors: Path, history: Path) -> list[SourceMemory]:
     out = []
     for row in _query(vectors, "SELECT id, payload FROM vectors"):
         try:
-            payload = json.loads(row["payload"])
+            payload = safety.replace_unencodable(json.loads(row["payload"]))  # JSON.stringify's "\ud83d"
         except (TypeError, ValueError):
             continue
         text = str(payload.get("data") or "").strip()

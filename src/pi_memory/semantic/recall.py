@@ -163,6 +163,22 @@ def has_evidence(hit: RecallHit, min_similarity: float) -> bool:
     return hit.similarity is not None and hit.similarity >= min_similarity
 
 
+def evidence_reasons(hit: RecallHit, min_similarity: float) -> list[str]:
+    """Why ``hit`` passed :func:`has_evidence`, in words for a person (each condition that holds; ``[]`` when
+    none does). The memory inspector shows them beside each recalled line."""
+    reasons = []
+    if min_similarity <= 0:
+        reasons.append("the similarity floor is off (recallMinSimilarity 0)")
+    if hit.similarity is not None and hit.similarity >= min_similarity > 0:
+        reasons.append(f"similarity {hit.similarity:.3f} is at or above the floor {min_similarity:g}")
+    if hit.coverage >= MIN_KEYWORD_COVERAGE:
+        reasons.append(f"{hit.coverage:.0%} of the prompt's keywords are in its text (at least "
+                       f"{MIN_KEYWORD_COVERAGE:.0%} needed)")
+    if hit.unscored:
+        reasons.append("ranked by the memory service, which sends no scores")
+    return reasons
+
+
 def recall(
     backend: Any,
     query: str,

@@ -217,6 +217,18 @@ class SemanticService:
         return recall(self.backend, prompt, scope=self.scope, top_k=s.top_k, include=sources or s.recall_sources,
                       conn=self.conn, min_similarity=s.recall_min_similarity)
 
+    def recall_preview(self, prompt: str, sources: list[str] | None = None) -> dict[str, Any]:
+        """What recall would inject for ``prompt``, trivial-prompt check included: ``{"prompt", "skipped",
+        "reason", "hits": [RecallHit], "text"}`` (``reason``: why it was skipped, else ``None``). The one preview
+        behind ``pi-memory semantic recall`` and the memory inspector. Raises ``ValueError`` for an unknown
+        source; backend errors propagate."""
+        skipped = skip_reason(prompt)
+        if skipped is not None:
+            return {"prompt": prompt, "skipped": True, "reason": skipped, "hits": [], "text": ""}
+        hits = self.recall_hits(prompt, sources)
+        return {"prompt": prompt, "skipped": False, "reason": None, "hits": hits,
+                "text": format_recall(hits, self.settings.recall_token_budget)}
+
     # --- capture -------------------------------------------------------------------------------------------
     def capture(self, user_text: str, assistant_text: str, observed_at: str | datetime | None = None,
                 source: dict[str, Any] | None = None, *, force: bool = False) -> CaptureReport:

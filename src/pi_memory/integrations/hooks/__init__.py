@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import threading
 
 from pi_memory.integrations.hooks import protocol, state
 
+_SURROGATE = re.compile(r"\\[uU][dD][89a-fA-F]|[\ud800-\udfff]")  # an escaped or a raw (surrogateescape) one
 CEILING_S = 2.0  # $PI_MEMORY_HOOK_CEILING_S overrides it (seconds), e.g. for tests on a loaded machine
 USAGE = ("usage: pi-memory hook HOST EVENT  (reads the host's hook JSON on standard input)\n"
          f"  HOST: {', '.join(protocol.HOSTS)}\n  EVENT: {', '.join(protocol.EVENTS)}\n")
@@ -31,6 +33,10 @@ def run_hook(host: str, event: str, raw: str, ceiling: float = CEILING_S) -> str
     def work() -> None:
         try:
             payload = json.loads(raw) if raw.strip() else {}
+            if _SURROGATE.search(raw):  # lone surrogates -> U+FFFD (safety is imported only then: it costs ~0.5 s)
+                from pi_memory.safety import replace_unencodable
+
+                payload = replace_unencodable(payload)
             if not isinstance(payload, dict):
                 raise ValueError(f"the hook input must be a JSON object, not {type(payload).__name__}")
             from pi_memory.integrations.hooks.handlers import handle
