@@ -25,6 +25,16 @@ Prompt keys (what a session's system prompt gets, :mod:`pi_memory.prompt`):
 * ``memoryPolicyStyle``: ``full`` (default) / ``compact`` / ``custom`` (``memoryPolicyCustomText``; blank falls
   back to ``compact``) / ``none``.
 * ``standingInstructionsEnabled`` (true): inject ``STANDING.md``.
+* ``quickCheckOnOpen`` (true): integrity check of the index after it is opened; in an agent session (pi bridge,
+  MCP server) it runs on a thread of its own and only reports, so it never delays the session; ``false`` skips
+  it (a damaged page met later is still repaired when an operation finds it).
+* ``lazyInitialization`` (false): an agent session in policy mode opens no database and reads no store until
+  the first memory operation (:mod:`pi_memory.integrations.pi.bridge`); snapshot mode ignores it.
+* ``sessionSearch``: ``{"variant": "legacy"}`` (default: the index) or ``{"variant": "anchors"}`` (the session
+  files read directly, :mod:`pi_memory.index.anchors`).
+* ``llmModelOverride`` / ``llmThinkingOverride`` (pi-hermes-memory's names): the model and the thinking level of
+  the learning jobs (review, flush, correction, consolidation) instead of ``llm``'s; mapped by
+  :func:`pi_memory.llm.config.learning_overrides`.
 * ``failureInjectionEnabled`` (true), ``failureInjectionMaxAgeDays`` (7), ``failureInjectionMaxEntries`` (5):
   recent lessons in the snapshot (snapshot mode only).
 
@@ -68,6 +78,15 @@ class SettingsError(ValueError):
     """A settings file could not be read or holds an invalid value; the message names the file and the key."""
 
 
+class SessionSearchSettings(BaseModel):
+    """``sessionSearch``: which ``session_search`` the agent gets (``legacy``: the index, snippets;
+    ``anchors``: the session files read directly, line-range anchors)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    variant: Literal["legacy", "anchors"] = "legacy"
+
+
 class PiMemorySettings(BaseModel):
     """The ``"pi-memory"`` block of a pi ``settings.json`` (camelCase keys, as pi users write them)."""
 
@@ -78,7 +97,7 @@ class PiMemorySettings(BaseModel):
     user_char_limit: StrictInt | None = Field(default=None, alias="userCharLimit", gt=0, le=1_000_000)
     project_char_limit: StrictInt | None = Field(default=None, alias="projectCharLimit", gt=0, le=1_000_000)
     failure_char_limit: StrictInt | None = Field(default=None, alias="failureCharLimit", gt=0, le=1_000_000)
-    session_retention_days: StrictInt | None = Field(default=None, alias="sessionRetentionDays", gt=0)
+    session_retention_days: StrictInt | None = Field(default=None, alias="sessionRetentionDays", ge=0)
     lock_timeout_seconds: float | None = Field(default=None, alias="lockTimeoutSeconds", gt=0, le=600)
     memory_mode: Literal["snapshot", "policy", "legacy-inject", "policy-only", "hybrid", "active", "passive"] | None \
         = Field(default=None, alias="memoryMode")
@@ -91,6 +110,12 @@ class PiMemorySettings(BaseModel):
                                                              gt=0, le=36_500)
     failure_injection_max_entries: StrictInt | None = Field(default=None, alias="failureInjectionMaxEntries",
                                                             ge=0, le=100)
+    quick_check_on_open: StrictBool | None = Field(default=None, alias="quickCheckOnOpen")
+    llm_model_override: str | None = Field(default=None, alias="llmModelOverride", min_length=1)
+    llm_thinking_override: Literal["off", "minimal", "low", "medium", "high", "xhigh"] | None = Field(
+        default=None, alias="llmThinkingOverride")
+    lazy_initialization: StrictBool | None = Field(default=None, alias="lazyInitialization")
+    session_search: SessionSearchSettings | None = Field(default=None, alias="sessionSearch")
 
 
 @dataclass(frozen=True)
@@ -111,6 +136,11 @@ class Settings:
     failure_injection: bool = True
     failure_max_age_days: int = 7
     failure_max_entries: int = 5
+    quick_check_on_open: bool = True  # integrity check of the index after open (in the background in a session)
+    lazy_initialization: bool = False  # a host session loads stores on first memory use (policy mode only)
+    session_search_variant: str = "legacy"  # "legacy" (index, snippets) | "anchors" (session files, anchors)
+    llm_model_override: str | None = None  # "provider/model" of pi's models.json, for the learning jobs
+    llm_thinking_override: str | None = None  # off | minimal | low | medium | high | xhigh, for the learning jobs
     agent_dir: Path = field(default_factory=lambda: agent_dir())
     sources: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
@@ -288,7 +318,7 @@ def load_settings(cwd: Path | None = None, override_dir: Path | None = None) -> 
         lock_timeout=pick("lock_timeout_seconds", DEFAULT_LOCK_TIMEOUT_S),
         project_char_limit=pick("project_char_limit", DEFAULT_MEMORY_CHAR_LIMIT),
         failure_char_limit=pick("failure_char_limit", None),
-        session_retention_days=pick("session_retention_days", None),
+        session_retention_days=pick("session_retention_days", None) or None,  # 0: off (pi-hermes-memory's value)
         prompt_mode=next((PROMPT_MODES[m] for m in (project.memory_mode, user.memory_mode) if m in PROMPT_MODES),
                          "snapshot"),
         policy_style=pick("memory_policy_style", "full"),
@@ -297,6 +327,11 @@ def load_settings(cwd: Path | None = None, override_dir: Path | None = None) -> 
         failure_injection=pick("failure_injection_enabled", True),
         failure_max_age_days=pick("failure_injection_max_age_days", 7),
         failure_max_entries=pick("failure_injection_max_entries", 5),
+        quick_check_on_open=pick("quick_check_on_open", True),
+        lazy_initialization=pick("lazy_initialization", False),
+        session_search_variant=pick("session_search", SessionSearchSettings()).variant,
+        llm_model_override=pick("llm_model_override", None),
+        llm_thinking_override=pick("llm_thinking_override", None),
         agent_dir=adir,
         sources=tuple(sources),
         warnings=tuple(warnings),

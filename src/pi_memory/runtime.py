@@ -41,6 +41,10 @@ class Memory:
     learning: object | None = None  # pi_memory.learning.LearningSettings; None when its settings are invalid
     learning_status: str = ""
     _llm: tuple | None = field(default=None, repr=False)  # (spec or None, why), resolved once
+    _llm_notes: list = field(default_factory=list, repr=False)  # what the provider cannot honour as asked
+    # ``check`` for open_index: None = quick check of small files at open (the CLI); False = none at open (an
+    # agent session checks in the background, ``quickCheckOnOpen``; a false setting skips it everywhere)
+    index_check: bool | None = None
 
     @property
     def project_root(self) -> Path | None:
@@ -50,9 +54,11 @@ class Memory:
         """The index connection, opened (and migrated, repaired if corrupt) on first use."""
         with self._lock:
             if self._conn is None:
+                from pi_memory import timing
                 from pi_memory.index import open_index
 
-                self._conn = open_index(self.settings.data_dir)
+                with timing.span("database.open"):
+                    self._conn = open_index(self.settings.data_dir, check=self.index_check)
             return self._conn
 
     def repair_index(self) -> sqlite3.Connection:
@@ -68,6 +74,13 @@ class Memory:
 
             self._conn = open_index(self.settings.data_dir, check=True)
             return self._conn
+
+    def session_roots(self) -> dict:
+        """Where the agents keep their transcripts (:func:`pi_memory.index.readers.default_roots`), read when a
+        search runs (anchor-mode ``session_search``)."""
+        from pi_memory.index.readers import default_roots
+
+        return default_roots()
 
     def mirror(self, target: str, entries: list[str]) -> None:
         """Mirror one curated store into the index (the store's ``on_change`` hook)."""
@@ -105,10 +118,12 @@ class Memory:
                 self._skills = SkillStore.from_settings(self.settings, cwd=self.cwd)
             return self._skills
 
-    def tools(self) -> list[ToolSpec]:
+    def tools(self, describe_only: bool = False) -> list[ToolSpec]:
         """Every tool this host serves: the four curated tools, session_search and memory_search,
         ``updateMemory`` (memory blocks), ``skill_manage``, and ``mem0_memory`` when semantic memory's
-        ``toolEnabled`` resolves to true."""
+        ``toolEnabled`` resolves to true. ``describe_only``: the same list for its names and schemas, opening
+        nothing (semantic memory's settings are read, its store is not opened; ``mem0_memory``'s calls must
+        then go to the tools of a loaded host)."""
         from pi_memory.tools import create_memory_tools
         from pi_memory.tools.blocks import create_block_tools
         from pi_memory.tools.search import create_search_tools
@@ -116,21 +131,35 @@ class Memory:
 
         current = str(self.project_root) if self.project_root else None
         injected = self.settings.prompt_mode != "policy"
-        tools = create_memory_tools(self.store, injected) + create_search_tools(self.index, current, self.repair_index)
+        tools = create_memory_tools(self.store, injected) + create_search_tools(
+            self.index, current, self.repair_index, session_variant=self.settings.session_search_variant,
+            session_roots=self.session_roots)
         tools += create_block_tools(self.blocks())
         tools += create_skill_tools(self.skills())
-        service = self.semantic()
+        service = self._semantic_description() if describe_only else self.semantic()
         if service is not None:
             from pi_memory.semantic.tools import create_semantic_tools
 
             tools += create_semantic_tools(service)
         return tools
 
+    def _semantic_description(self):
+        """An object with the semantic settings only (what :func:`create_semantic_tools` reads to decide), or
+        ``None`` when they are unusable (as :meth:`semantic` would then be)."""
+        from types import SimpleNamespace
+
+        try:
+            from pi_memory.semantic.config import load_semantic_settings
+
+            return SimpleNamespace(settings=load_semantic_settings(self.cwd, self.settings.agent_dir))
+        except Exception:  # noqa: BLE001 - the loaded host reports why
+            return None
+
     # ------------------------------------------------------------- learning
     def learning_model(self, kind: str = "review"):
         """``(ChatModel | None, status)`` for a learning job: ``pi-memory.llm`` (as capture), or for ``dream``
         ``dreaming.model`` (a pi models.json name) when set. One request per call (the runner counts calls)."""
-        from pi_memory.llm import LLMConfigError, build_chat_model, load_llm_spec
+        from pi_memory.llm import LLMConfigError, build_chat_model
         from pi_memory.llm.config import spec_from_pi
 
         try:
@@ -142,15 +171,31 @@ class Memory:
                 spec = spec_from_pi(prov, model, self.settings.agent_dir, source=f"dreaming.model={named}")
             else:
                 if self._llm is None:
-                    self._llm = load_llm_spec(self.cwd, self.settings.agent_dir)
+                    self._llm = self._learning_spec()
                 spec, why = self._llm
                 if spec is None:
                     return None, f"no model for learning jobs: {why}"
             timeout = min(spec.timeout_s, self.learning.jobs.job_timeout_seconds) if self.learning else spec.timeout_s
             model = build_chat_model(spec, max_retries=0, timeout_s=timeout)
-            return model, f"learning on: {spec.model} (from {spec.source})"
+            notes = f"; {'; '.join(self._llm_notes)}" if kind != "dream" or not named else ""
+            return model, f"learning on: {spec.model} (from {spec.source}){notes}"
         except (LLMConfigError, ValueError) as exc:
             return None, f"no model for learning jobs: {exc}"
+
+    def _learning_spec(self):
+        """``(spec | None, why)`` of the learning jobs: ``pi-memory.llm``, with ``llmModelOverride`` /
+        ``llmThinkingOverride`` applied (:func:`pi_memory.llm.config.learning_overrides`; its notes on what the
+        provider cannot honour go into the learning status line). Raises ``LLMConfigError``."""
+        from pi_memory.llm import load_llm_spec
+        from pi_memory.llm.config import learning_overrides
+
+        s = self.settings
+        spec, why = (None, "") if s.llm_model_override else load_llm_spec(self.cwd, s.agent_dir)
+        spec, self._llm_notes = learning_overrides(spec, s.llm_model_override, s.llm_thinking_override,
+                                                   s.agent_dir)
+        for note in self._llm_notes:
+            log.warning("%s", note)
+        return spec, why
 
     def learner(self, conn: sqlite3.Connection | None = None):
         """A :class:`pi_memory.learning.Learner` on ``conn`` (default: this host's index connection), with a
@@ -203,7 +248,7 @@ def open_semantic_or_none(memory: Memory, background_reembed: bool = True):
         from pi_memory.semantic import open_semantic
 
         service = open_semantic(cwd=memory.cwd, data_dir=memory.settings.data_dir,
-                                background_reembed=background_reembed)
+                                background_reembed=background_reembed, index_check=memory.index_check)
     except Exception as exc:  # unusable settings or backend: curated memory and search still work
         memory.semantic_status = f"semantic memory off: {exc}"
         log.warning("%s", memory.semantic_status)
@@ -212,8 +257,12 @@ def open_semantic_or_none(memory: Memory, background_reembed: bool = True):
     return service
 
 
-def open_memory(cwd: Path | str | None = None, override_dir: Path | None = None, mirror: bool = True) -> Memory:
+def open_memory(cwd: Path | str | None = None, override_dir: Path | None = None, mirror: bool = True,
+                load: bool = True) -> Memory:
     """Settings for ``cwd`` (default: the process's), the curated store for its project, lazily the index.
+
+    ``load=False`` reads no store (the curated files stay unread until a host loads them): for a host that only
+    describes its tools and prompt before the first memory operation (``lazyInitialization``).
 
     Raises :class:`pi_memory.config.SettingsError` for unreadable or invalid settings.
     """
@@ -221,11 +270,13 @@ def open_memory(cwd: Path | str | None = None, override_dir: Path | None = None,
     settings = load_settings(where, override_dir=override_dir)
     for warning in settings.warnings:
         log.warning("%s", warning)
-    memory = Memory(settings=settings, store=MemoryStore.from_settings(settings, cwd=where), cwd=where)
+    memory = Memory(settings=settings, store=MemoryStore.from_settings(settings, cwd=where), cwd=where,
+                    index_check=None if settings.quick_check_on_open else False)
     if mirror:
         memory.store.on_change = memory.mirror
     _open_learning(memory, where)
-    memory.store.load_from_disk()
+    if load:
+        memory.store.load_from_disk()
     return memory
 
 

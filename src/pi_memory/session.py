@@ -38,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pi_memory import timing
 from pi_memory.index.db import now_iso
 from pi_memory.runtime import Memory, open_memory
 
@@ -140,6 +141,10 @@ class AgentSession:
         self.cwd = Path(cwd) if cwd else Path.cwd()
         self.session_id = session_id
         self.memory: Memory = memory if memory is not None else open_memory(self.cwd)
+        # The session never checks the index at open: start() runs the check on a thread of its own.
+        self.memory.index_check = False
+        self.integrity: dict | None = None  # the background integrity check's report (quickCheckOnOpen)
+        self._check_thread: threading.Thread | None = None
         self.worker = Worker()
         self.indexed_files = 0
         self.embedded: dict[str, int] = {"curated": 0, "sessions": 0}  # vectors written by the worker
@@ -162,18 +167,40 @@ class AgentSession:
             self.memory.blocks().ensure_defaults()
         except Exception as exc:  # a read-only data root must not stop the session
             log.warning("default memory blocks not created: %s", exc)
+        if self.memory.settings.quick_check_on_open:
+            self.start_integrity_check()
         if catch_up:
-            self.worker.submit(self._catch_up, "index catch-up")
+            self.worker.submit(self._timed("session-backfill.callback", self._catch_up), "index catch-up")
         if dream and self.learning is not None:
             self.learning.start()  # the dream gate, on the worker after the catch-up
         if every is not None and every > 0:
             self.index_every = float(every)
             self.worker.every(self.index_every, self._catch_up, "periodic index pass")
 
+    def start_integrity_check(self) -> None:
+        """``quickCheckOnOpen``: check the index on a daemon thread of its own (read-only connection), so neither
+        the session nor the worker waits for it; the report goes to :attr:`integrity`, a damaged index is
+        logged as a warning. Once per session."""
+        if self._check_thread is not None:
+            return
+
+        def run() -> None:
+            from pi_memory.index.db import check_integrity
+
+            report = check_integrity(self.memory.settings.data_dir)
+            self.integrity = report.to_dict()
+            if not report.ok:
+                log.warning("the search index failed its integrity check (%s); the next search repairs it, or "
+                            "run `pi-memory reindex` to rebuild it now", report.detail)
+
+        self._check_thread = threading.Thread(target=run, name="pi-memory-integrity-check", daemon=True)
+        self._check_thread.start()
+
     def status(self) -> dict:
         """The background work so far (camelCase, JSON-ready): ``{"indexEverySeconds": float | None,
         "passes": int, "lastPass": dict | None, "indexedFiles": int, "embedded": {"curated": int, "sessions":
-        int}, "embedError": str | None, "errors": [str]}`` (``errors``: the last 20 failed jobs)."""
+        int}, "embedError": str | None, "errors": [str]}`` (``errors``: the last 20 failed jobs). The integrity check's
+        report is :attr:`integrity` (the pi status line shows a damaged index)."""
         return {"indexEverySeconds": self.index_every, "passes": self.passes, "lastPass": self.last_pass,
                 "indexedFiles": self.indexed_files, "embedded": dict(self.embedded),
                 "embedError": self.embed_error, "errors": list(self.worker.errors)}
@@ -213,11 +240,11 @@ class AgentSession:
         tool_calls: int = 0,
     ) -> None:
         if session_file:
-            self.worker.submit(lambda: self._index([session_file]), f"index {session_file}")
+            self.worker.submit(self._timed("live-index.callback", lambda: self._index([session_file])),
+                               f"index {session_file}")
         if (user_text or "").strip() and (assistant_text or "").strip():
-            self.worker.submit(
-                lambda: self._capture(user_text, assistant_text, observed_at, source), "semantic capture"
-            )
+            self.worker.submit(self._timed("capture", lambda: self._capture(user_text, assistant_text, observed_at,
+                                                                            source)), "semantic capture")
         if self.learning is not None:
             self.learning.after_run(session_file, user_text or "", tool_calls)
 
@@ -282,11 +309,21 @@ class AgentSession:
         """Stop periodic passes, finish queued work (at most ``wait`` seconds), close the stores. Returns whether
         the queued work finished; when it did not, a running embedding pass stops at its next batch and the
         worker thread (a daemon) is left to end with the process."""
-        finished = self.worker.stop(wait, last=self._close_background)
+        with timing.span("shutdown.index-waits"):
+            finished = self.worker.stop(wait, last=self._close_background)
         if not finished:
             self._stop.set()
-        self.memory.close()
+        with timing.span("shutdown.database-close"):
+            self.memory.close()
         return finished
+
+    @staticmethod
+    def _timed(name: str, job: Callable[[], object]) -> Callable[[], object]:
+        """``job`` as a timing span (``PI_TIMING=1``), measured where it runs: on the worker."""
+        def run() -> object:
+            with timing.span(name):
+                return job()
+        return run
 
     def _close_background(self) -> None:
         conn, self._bg_conn = getattr(self, "_bg_conn", None), None
@@ -302,7 +339,7 @@ class AgentSession:
         if getattr(self, "_bg_conn", None) is None:
             from pi_memory.index import open_index
 
-            self._bg_conn = open_index(self.memory.settings.data_dir)
+            self._bg_conn = open_index(self.memory.settings.data_dir, check=self.memory.index_check)
         return self._bg_conn
 
     def _catch_up(self) -> None:

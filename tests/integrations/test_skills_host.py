@@ -38,8 +38,11 @@ def test_paths_and_list(bridge) -> None:
     b, store = bridge
     store.create("deploy", "Deploy it", "global", BODY)
     store.create("migrate", "Migrate it", "project", BODY)
+    from pi_memory.skills.builtin import BUILTIN_DIR
+
     assert call(b, action="paths") == {"paths": [str(store.roots["global"] / "deploy"),
-                                                 str(store.roots["project"] / "migrate")]}
+                                                 str(store.roots["project"] / "migrate"),
+                                                 str(BUILTIN_DIR / "learn-memory-tool")]}
     listing = call(b, action="list")
     assert listing["project"] == "repo" and [s["id"] for s in listing["skills"]] == ["global:deploy", "project:migrate"]
 

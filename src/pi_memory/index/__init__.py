@@ -13,6 +13,7 @@ The database is derived from the Markdown stores and the session files, except t
 memories' usage counts, which live only here (see :mod:`.mirror`).
 """
 
+from pi_memory.index.anchors import AnchorResult, anchor_search
 from pi_memory.index.conversation import conversation_around, find_message
 from pi_memory.index.db import (
     INDEX_FILE,
@@ -48,6 +49,8 @@ from pi_memory.index.search import (
 )
 
 __all__ = [
+    "AnchorResult",
+    "anchor_search",
     "INDEX_FILE",
     "IndexStats",
     "IndexUnavailableError",

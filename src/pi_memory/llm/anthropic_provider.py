@@ -50,6 +50,7 @@ class AnthropicChatModel(SdkChatModel):
         headers: dict[str, str] | None = None,
         json_mode: AnthropicJsonMode = "tool",
         send_temperature: bool = False,
+        thinking_budget: int | None = None,
         **kwargs: Any,
     ) -> None:
         anthropic = import_sdk("anthropic", "anthropic>=2.10", "Anthropic models")
@@ -63,6 +64,9 @@ class AnthropicChatModel(SdkChatModel):
                                       "llm settings, or the apiKey of the pi models.json provider.")
         self.json_mode = json_mode
         self.send_temperature = send_temperature
+        if thinking_budget and json_mode == "tool":
+            raise LLMConfigError("Anthropic extended thinking cannot force a tool call; use jsonMode prompt.")
+        self.thinking_budget = thinking_budget  # extended thinking (llmThinkingOverride)
         self._sdk = anthropic
         # Exactly one of api_key / auth_token is set here, so the SDK never walks its own credential chain.
         self._client = anthropic.Anthropic(
@@ -95,8 +99,11 @@ class AnthropicChatModel(SdkChatModel):
         kwargs: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "messages": messages}
         if system:
             kwargs["system"] = system
-        if temperature is not None and self.send_temperature:
-            kwargs["extra_body"] = {"temperature": temperature}
+        if temperature is not None and self.send_temperature and not self.thinking_budget:
+            kwargs["extra_body"] = {"temperature": temperature}  # thinking takes no temperature
+        if self.thinking_budget:
+            kwargs["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
+            kwargs["max_tokens"] = max_tokens + self.thinking_budget  # budget_tokens must stay below max_tokens
         tool = schema_name(json_schema) if json_schema is not None else None
         if json_schema is not None and self.json_mode == "tool":
             kwargs["tools"] = [{

@@ -122,6 +122,9 @@ class LLMSpec:
     price: Price | None = None
     max_output_tokens: int | None = None
     source: str = ""
+    reasoning: bool | None = None  # models.json ``reasoning`` of the model (None: not known)
+    reasoning_effort: str | None = None  # OpenAI-compatible ``reasoning_effort`` to send
+    thinking_budget: int | None = None  # Anthropic extended thinking ``budget_tokens`` to send
 
 
 # --- value resolution (apiKey, headers) -------------------------------------------------------------------
@@ -284,6 +287,7 @@ def spec_from_pi(provider_name: str, model_id: str, agent_dir: Path, *, source: 
         price=_price(entry.get("cost")),
         max_output_tokens=int(max_out) if isinstance(max_out, int | float) and max_out > 0 else None,
         source=source,
+        reasoning=entry.get("reasoning") if isinstance(entry.get("reasoning"), bool) else None,
     )
 
 
@@ -370,6 +374,68 @@ def _apply_overrides(spec: LLMSpec, s: LLMSettings) -> LLMSpec:
     return replace(spec, **changes) if changes else spec
 
 
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+# Anthropic extended thinking: budget_tokens per level (1,024 is the API's minimum).
+ANTHROPIC_THINKING_BUDGET = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 32768}
+
+
+def learning_overrides(spec: LLMSpec | None, model_override: str | None, thinking: str | None,
+                       agent_dir: Path) -> tuple[LLMSpec | None, list[str]]:
+    """The model of the learning jobs with pi-hermes-memory's ``llmModelOverride`` / ``llmThinkingOverride``
+    applied, and a note for each value the provider cannot honour as asked (said in the learning status).
+
+    ``llmModelOverride`` (``provider/model``) means ``"llm": {"fromPi": "provider/model"}`` for these jobs
+    only: the provider must be defined in ``<agentDir>/models.json`` (pi-memory never uses pi's built-in
+    providers or its stored logins), else :class:`LLMConfigError` says so. With a model override and no thinking
+    override the level is ``off`` (the seed's rule). Thinking maps to the provider's own parameter:
+
+    * OpenAI-compatible: ``minimal`` / ``low`` / ``medium`` / ``high`` are sent as ``reasoning_effort``;
+      ``xhigh`` is sent as ``high`` (the highest value those servers share) and ``off`` sends nothing (there is
+      no portable "no reasoning" value, so a reasoning model keeps its default): both are noted.
+    * Anthropic: ``off`` sends nothing (no extended thinking); the others enable extended thinking with
+      :data:`ANTHROPIC_THINKING_BUDGET` tokens, added to the reply's ``max_tokens``. Thinking cannot be combined
+      with a forced tool choice, so the JSON answer is asked for in the prompt (``jsonMode: prompt``), noted.
+    * A model that models.json marks ``"reasoning": false`` gets no thinking parameter at all, noted.
+    """
+    from dataclasses import replace
+
+    notes: list[str] = []
+    if model_override:
+        if "/" not in model_override.strip("/"):
+            raise LLMConfigError(
+                f"llmModelOverride {model_override!r} must be provider/model as in pi's models.json "
+                "(for example \"openrouter/deepseek/deepseek-v4-flash\")."
+            )
+        prov, model = model_override.split("/", 1)
+        spec = spec_from_pi(prov, model, agent_dir, source=f"llmModelOverride={model_override}")
+        thinking = thinking or "off"
+    if spec is None or thinking is None:
+        return spec, notes
+    if thinking not in THINKING_LEVELS:
+        raise LLMConfigError(f"llmThinkingOverride {thinking!r} is not one of {', '.join(THINKING_LEVELS)}.")
+    if thinking != "off" and spec.reasoning is False:
+        notes.append(f"llmThinkingOverride {thinking} ignored: {spec.model} is not a reasoning model "
+                     "(models.json reasoning: false)")
+        return spec, notes
+    if spec.provider == "anthropic":
+        if thinking == "off":
+            return replace(spec, thinking_budget=None), notes
+        if spec.json_mode in (None, "tool"):
+            notes.append(f"llmThinkingOverride {thinking}: Anthropic thinking cannot force a tool call, so the "
+                         "JSON answer is asked for in the prompt (jsonMode prompt)")
+        return replace(spec, thinking_budget=ANTHROPIC_THINKING_BUDGET[thinking], json_mode="prompt"), notes
+    if thinking == "off":
+        if spec.reasoning:
+            notes.append(f"llmThinkingOverride off: OpenAI-compatible servers have no common way to turn "
+                         f"reasoning off; {spec.model} keeps its default")
+        return replace(spec, reasoning_effort=None), notes
+    effort = thinking
+    if thinking == "xhigh":
+        effort = "high"
+        notes.append("llmThinkingOverride xhigh: OpenAI-compatible reasoning_effort stops at high; high is sent")
+    return replace(spec, reasoning_effort=effort), notes
+
+
 def build_chat_model(spec: LLMSpec, **extra: Any) -> ChatModel:
     """Instantiate the provider class for ``spec``. ``extra`` goes to the constructor (tests: ``sleep``...)."""
     common: dict[str, Any] = {
@@ -392,6 +458,8 @@ def build_chat_model(spec: LLMSpec, **extra: Any) -> ChatModel:
             common["json_mode"] = spec.json_mode
         if spec.send_temperature is not None:
             common["send_temperature"] = spec.send_temperature
+        if spec.thinking_budget:
+            common["thinking_budget"] = spec.thinking_budget
         return AnthropicChatModel(spec.model, **common)
     from pi_memory.llm.openai_compatible import OpenAICompatibleChatModel
 
@@ -402,6 +470,8 @@ def build_chat_model(spec: LLMSpec, **extra: Any) -> ChatModel:
         common["max_tokens_field"] = spec.max_tokens_field
     if spec.send_temperature is not None:
         common["send_temperature"] = spec.send_temperature
+    if spec.reasoning_effort:
+        common["reasoning_effort"] = spec.reasoning_effort
     return OpenAICompatibleChatModel(spec.model, **common)
 
 

@@ -44,6 +44,7 @@ class OpenAICompatibleChatModel(SdkChatModel):
         json_mode: OpenAIJsonMode = "json_object",
         max_tokens_field: MaxTokensField = "max_tokens",
         send_temperature: bool = True,
+        reasoning_effort: str | None = None,
         **kwargs: Any,
     ) -> None:
         openai = import_sdk("openai", "openai>=3.50", "OpenAI-compatible models")
@@ -59,6 +60,7 @@ class OpenAICompatibleChatModel(SdkChatModel):
         self.json_mode = json_mode
         self.max_tokens_field = max_tokens_field
         self.send_temperature = send_temperature
+        self.reasoning_effort = reasoning_effort  # sent as ``reasoning_effort`` (llmThinkingOverride)
         self._sdk = openai
         self._client = openai.OpenAI(
             api_key=api_key,
@@ -82,6 +84,8 @@ class OpenAICompatibleChatModel(SdkChatModel):
         kwargs: dict[str, Any] = {"model": self.model, "messages": payload, self.max_tokens_field: max_tokens}
         if temperature is not None and self.send_temperature:
             kwargs["temperature"] = temperature
+        if self.reasoning_effort:
+            kwargs["extra_body"] = {"reasoning_effort": self.reasoning_effort}
         if json_schema is not None and self.json_mode == "json_object":
             kwargs["response_format"] = {"type": "json_object"}
         elif json_schema is not None and self.json_mode == "json_schema":

@@ -89,7 +89,7 @@ class RecallOutcome:
 
 
 def build_backend(settings: BackendSettings, *, data_dir: Path | None = None, embedder: Any = None,
-                  conn: Any = None) -> SemanticBackend:
+                  conn: Any = None, index_check: bool | None = None) -> SemanticBackend:
     """The backend ``settings.type`` names. ``embedded`` needs ``conn`` or ``data_dir`` (the index) and an
     embedder; ``self-hosted`` reads ``baseUrl``, ``apiKey`` (bearer token), ``requestTimeoutMs`` and
     ``compositeUserId``; ``platform`` reads ``apiKey``, ``host``, ``orgId`` and ``projectId`` (Mem0's)."""
@@ -112,7 +112,7 @@ def build_backend(settings: BackendSettings, *, data_dir: Path | None = None, em
 
         if data_dir is None:
             raise ValueError("the embedded backend needs the data directory (or an open index connection)")
-        conn = open_index(data_dir)
+        conn = open_index(data_dir, check=index_check)
     if embedder is None:
         from pi_memory.embed import get_embedder
 
@@ -156,7 +156,7 @@ class SemanticService:
             from pi_memory.index import open_index
 
             try:
-                self._own_conn = open_index(self._data_dir)
+                self._own_conn = open_index(self._data_dir, check=False)  # checked by whoever opened it first
             except Exception as exc:  # noqa: BLE001 - bookkeeping must not break capture
                 log.warning("job outcomes not recorded: the index could not be opened: %s", exc)
                 self._data_dir = None
@@ -417,7 +417,8 @@ class SemanticService:
 def open_semantic(settings: SemanticSettings | None = None, cwd: Path | str | None = None, *,
                   data_dir: Path | str | None = None, model: Any = _AUTO, backend: SemanticBackend | None = None,
                   embedder: Any = None, conn: Any = None, agent_dir: Path | None = None,
-                  background_reembed: bool = True, warm: bool = True) -> SemanticService:
+                  background_reembed: bool = True, warm: bool = True,
+                  index_check: bool | None = None) -> SemanticService:
     """Build the service for a session started in ``cwd`` (default: the process's).
 
     ``settings``: default :func:`~pi_memory.semantic.config.load_semantic_settings`. ``data_dir``: the index
@@ -425,7 +426,9 @@ def open_semantic(settings: SemanticSettings | None = None, cwd: Path | str | No
     ``None`` for none, or omitted to resolve it from settings on first capture. ``backend`` / ``embedder`` /
     ``conn``: ready-made parts (tests, hosts that already hold them). ``background_reembed``: start
     re-embedding memories of an older embedding model on a daemon thread. ``warm``: load the scope's vectors on
-    a daemon thread when automatic recall is on, so the first recall does not pay for it.
+    a daemon thread when automatic recall is on, so the first recall does not pay for it. ``index_check``:
+    ``check`` for :func:`pi_memory.index.open_index` (``False`` in an agent session, which checks in the
+    background).
     Raises ``SemanticSettingsError``, ``pi_memory.config.SettingsError``, ``BackendError`` or
     ``EmbeddingError`` for unusable settings.
     """
@@ -443,7 +446,7 @@ def open_semantic(settings: SemanticSettings | None = None, cwd: Path | str | No
 
             embedder = get_embedder(settings.embedder or None)
         backend = build_backend(settings.backend, data_dir=Path(data_dir) if data_dir else None,
-                                embedder=embedder, conn=conn)
+                                embedder=embedder, conn=conn, index_check=index_check)
     service = SemanticService(settings, backend, scope, model=model, cwd=where, conn=conn, agent_dir=agent_dir,
                               data_dir=Path(data_dir) if data_dir else None)
     if background_reembed:

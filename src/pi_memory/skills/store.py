@@ -456,5 +456,13 @@ class SkillStore:
             out.append(skill.folder)
         return out
 
+    def builtin_discoverable(self) -> list[Path]:
+        """The skills shipped with pi-memory (:mod:`pi_memory.skills.builtin`) a host may hand to pi: each one
+        unless a skill of the user's has its slug (here or in pi's own folders: the user's version wins)."""
+        from pi_memory.skills.builtin import builtin_skill_folders
+
+        own = {skill.slug for skill in self.skills()}
+        return [p for p in builtin_skill_folders() if p.name not in own and not self._visible_elsewhere(p.name)]
+
     def _visible_elsewhere(self, slug: str) -> bool:
         return any((base / slug / fmt.SKILL_FILE).exists() for base in self.foreign_dirs)

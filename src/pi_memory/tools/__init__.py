@@ -46,6 +46,7 @@ class ToolSpec:
     idempotent: bool = False
     on_invalid: Callable[[str, dict], dict] | None = None
     result_model: type[BaseModel] | None = None  # the structured output's schema, when there is one
+    render: Callable[[dict], str] | None = None  # the model's text for a result (default: the result as JSON)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -64,7 +65,7 @@ class ToolSpec:
             error = f"Invalid arguments for {self.name}: {problems}. Fix them and call the tool again."
             result = self.on_invalid(error, arguments if isinstance(arguments, dict) else {}) if self.on_invalid else {"success": False, "error": error}
             return _outcome(result)
-        return _outcome(self.handler(args))
+        return _outcome(self.handler(args), self.render)
 
     def openai(self) -> dict:
         return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
@@ -77,8 +78,9 @@ class ToolSpec:
         return {"name": self.name, "label": self.label, "description": self.description, "parameters": self.parameters}
 
 
-def _outcome(result: dict) -> ToolOutcome:
-    return ToolOutcome(text=json.dumps(result, ensure_ascii=False), result=result, is_error=not result.get("success", False))
+def _outcome(result: dict, render: Callable[[dict], str] | None = None) -> ToolOutcome:
+    text = render(result) if render is not None else json.dumps(result, ensure_ascii=False)
+    return ToolOutcome(text=text, result=result, is_error=not result.get("success", False))
 
 
 def _clean_schema(schema: dict) -> dict:

@@ -36,6 +36,22 @@ class SessionSearchArgs(_Args):
     until: str | None = Field(default=None, description="Only messages before this date/time (ISO 8601).")
 
 
+class AnchorSearchArgs(_Args):
+    """``session_search`` in anchor mode (``sessionSearch.variant: "anchors"``, :mod:`pi_memory.index.anchors`).
+    ``query`` is accepted too (its words join ``all``), so a call written for the default variant still works."""
+
+    all_: list[str] | None = Field(default=None, alias="all", description="Terms that must all appear in a record.")
+    any_: list[str] | None = Field(default=None, alias="any", description="Terms of which at least one must appear.")
+    exclude: list[str] | None = Field(default=None, description="Terms that must not appear in the record.")
+    query: str | None = Field(default=None, description="Words that must all appear (added to 'all').")
+    from_: str | None = Field(default=None, alias="from",
+                              description="Only records at or after this date/time (ISO 8601, or an age: 7d).")
+    to: str | None = Field(default=None, description="Only records up to this date/time (a date includes that day).")
+    cwd: str | None = Field(default=None, description="Only sessions started in this folder or below it; "
+                            "'current' for this project.")
+    limit: int | None = Field(default=None, ge=1, le=50, description="How many anchors (default 10, at most 50).")
+
+
 class MemorySearchArgs(_Args):
     query: str = Field(description="Words to look for in saved memories.")
     limit: int | None = Field(default=None, ge=1, le=50, description="How many results (default 10, at most 50).")
@@ -60,8 +76,14 @@ def create_search_tools(
     conn_factory: Callable[[], sqlite3.Connection],
     current_project: str | None,
     repair: Callable[[], object] | None = None,
+    session_variant: str = "legacy",
+    session_roots: Callable[[], object] | None = None,
 ) -> list[ToolSpec]:
     """``session_search`` and ``memory_search`` over the index opened by ``conn_factory`` (called lazily).
+
+    ``session_variant`` ``"anchors"`` (the ``sessionSearch.variant`` setting): ``session_search`` reads the
+    session files under ``session_roots()`` directly and answers in plain text with ``path:start-end`` anchors
+    (:mod:`pi_memory.index.anchors`); it never opens the index.
 
     ``repair``: called once when a search meets a damaged database (damage deeper in a large index is not
     found at open); the search then runs again. Without it, or if the damage stays, the tool answers with an
@@ -118,8 +140,9 @@ def create_search_tools(
     def invalid(error: str, arguments: dict) -> dict:
         return {"success": False, "code": "invalid_arguments", "error": error}
 
+    session_tool = _anchor_tool(session_roots, current_project, invalid) if session_variant == "anchors" else None
     return [
-        ToolSpec(
+        session_tool or ToolSpec(
             name="session_search",
             label="Search past sessions",
             description="Search every past conversation with coding agents on this machine (pi, Claude Code, "
@@ -143,3 +166,38 @@ def create_search_tools(
             on_invalid=invalid,
         ),
     ]
+
+
+def _anchor_tool(roots: Callable[[], object] | None, current_project: str | None, invalid) -> ToolSpec:
+    from pi_memory.index import SearchInputError, anchor_search
+    from pi_memory.index.anchors import render
+    from pi_memory.tools import ToolSpec
+
+    def anchors(a: AnchorSearchArgs) -> dict:
+        must = [*(a.all_ or []), *((a.query or "").split())]
+        cwd = current_project if a.cwd == "current" else a.cwd
+        if a.cwd == "current" and current_project is None:
+            return {"success": False, "code": "invalid_arguments",
+                    "error": "cwd 'current' needs a project, and this session is not in a git repository; give "
+                             "a folder path."}
+        try:
+            result = anchor_search(roots() if roots is not None else {}, all_terms=must, any_terms=a.any_,
+                                   exclude=a.exclude, since=a.from_, until=a.to, cwd=cwd, limit=a.limit)
+        except SearchInputError as exc:
+            return {"success": False, "code": "invalid_arguments", "error": str(exc)}
+        return {"success": True, **result.to_dict()}
+
+    return ToolSpec(
+        name="session_search",
+        label="Search past sessions",
+        description="Find where something was said in past conversations with coding agents on this machine (pi, "
+        "Claude Code, Codex), read from the session files. Give terms in 'all' (every one must appear), 'any' "
+        "(at least one), 'exclude', and optionally from/to/cwd/limit. Answers with a count and "
+        "path:startLine-endLine anchors with a short reason each; read those lines to see what was said.",
+        args_model=AnchorSearchArgs,
+        handler=anchors,
+        read_only=True,
+        idempotent=True,
+        on_invalid=invalid,
+        render=render,
+    )

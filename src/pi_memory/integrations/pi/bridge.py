@@ -16,8 +16,10 @@ ever written to stdout: ``sys.stdout`` is pointed at stderr while the bridge run
 Methods:
 
 ``hello {cwd, sessionId?}``
-    Loads settings for ``cwd`` and opens the store. Returns ``{version, dataDir, tools, status}``;
-    ``tools`` is a list of ``{name, label, description, parameters}`` (JSON Schema).
+    Loads settings for ``cwd`` and opens the store. Returns ``{version, dataDir, tools, status, lazy}``;
+    ``tools`` is a list of ``{name, label, description, parameters}`` (JSON Schema). With
+    ``lazyInitialization`` in policy mode (``lazy: true``) nothing is opened: the stores load at the first
+    memory operation (``Bridge._ensure_open``; docs/architecture.md, "Lazy start").
 ``snapshot {}``
     ``{text}``: the frozen ``memory`` part built now (:mod:`pi_memory.prompt`: the curated snapshot in snapshot
     mode, the memory policy in policy mode; ``""`` when there is nothing to inject).
@@ -70,6 +72,7 @@ import json
 import logging
 import os
 import sys
+import threading
 import traceback
 from pathlib import Path
 from typing import IO, Any
@@ -77,6 +80,7 @@ from typing import IO, Any
 log = logging.getLogger("pi_memory.bridge")
 
 PROTOCOL_VERSION = 1
+MAX_PENDING_RUNS = 50  # turns kept before a lazy load (the catch-up pass reads at most 50 files, too)
 
 
 class BridgeError(Exception):
@@ -113,22 +117,62 @@ class Bridge:
         self.session: Any = None
         self.stopping = False
         self.started_at: str | None = None  # UTC ISO time of hello: older job errors are not this session's
+        # lazyInitialization (policy mode): until the first memory operation only ``light`` exists -- settings,
+        # tool descriptions, prompt parts -- and the turns that ended meanwhile wait in ``_pending_runs``.
+        self.lazy = False
+        self.light: Any = None
+        self.light_tools: dict[str, Any] = {}
+        self.catch_up = True
+        self._pending_runs: list[dict[str, Any]] = []
+        self._pending_tool_calls = 0
+        self._load_lock = threading.Lock()
+        self._rules: Any = None  # correction rules, for the lazy trigger check
+        self._model_named: bool | None = None  # whether learning has a model (asked once, when a trigger is due)
 
     # ------------------------------------------------------------------ setup
     def _open(self, cwd: Path | None, catch_up: bool = False, start: bool = True) -> None:
         from pi_memory.session import AgentSession
 
-        self.session = AgentSession(cwd or Path.cwd(), self.session_id)
-        self.settings, self.store = self.session.memory.settings, self.session.memory.store
-        self.tools = {t.name: t for t in self.session.memory.tools()}
+        session = AgentSession(cwd or Path.cwd(), self.session_id)
+        tools = {t.name: t for t in session.memory.tools()}
+        # assigned together, after everything opened: a load that raised leaves the bridge unloaded (retried)
+        self.session, self.settings, self.store, self.tools = session, session.memory.settings, \
+            session.memory.store, tools
         if start:
             self.session.start(catch_up=catch_up)
 
+    @property
+    def loaded(self) -> bool:
+        return self.store is not None
+
     def _ensure_open(self) -> None:
-        if self.store is None:
-            self._open(self.cwd)
+        """Load the stores now if they are not (lazy start, or a method called before ``hello``). Callers on
+        several threads share one load; a load that fails raises to this caller and the next one tries again."""
+        if self.store is not None:
+            return
+        with self._load_lock:
+            if self.store is not None:
+                return
+            from pi_memory import timing
+
+            with timing.span("memory-init.load" if self.lazy else "session-start.load"):
+                self._open(self.cwd, catch_up=self.catch_up)
+            if self.lazy:
+                self._replay_pending()
+
+    def _replay_pending(self) -> None:
+        """The turns that ended before the stores were loaded: indexed, captured and counted now."""
+        runs, self._pending_runs = self._pending_runs, []
+        calls, self._pending_tool_calls = self._pending_tool_calls, 0
+        if self.session.learning is not None and calls:
+            self.session.learning.add_tool_calls(calls)
+        for run in runs:
+            self.session.after_run(**run)
 
     def status(self) -> dict[str, Any]:
+        if self.lazy and not self.loaded:
+            return {"text": "memory: ready (loads on first use)", "memoryEntries": None, "userEntries": None,
+                    "dataDir": str(self.settings.data_dir), "latestError": None, "loaded": False}
         self._ensure_open()
         memory = len(self.store.entries("memory"))
         user = len(self.store.entries("user"))
@@ -136,11 +180,16 @@ class Bridge:
         if user:
             text += f", user: {user}"
         error = self._latest_error()
+        check = self.session.integrity if self.session is not None else None
+        if check is not None and not check["ok"]:
+            text += " · index damaged: the next search repairs it (or run `pi-memory reindex`)"
         if error is not None:
             text += f" · {error['job']} failed at {error['at'][11:16]} UTC: {' '.join(error['message'].split())}"
             text = text if len(text) <= 160 else text[:159] + "…"
         status = {"text": text, "memoryEntries": memory, "userEntries": user,
                   "dataDir": str(self.settings.data_dir), "latestError": error}
+        if check is not None:
+            status["integrityCheck"] = check
         from pi_memory.index import last_repair
 
         repair = last_repair(self.settings.data_dir)
@@ -163,72 +212,103 @@ class Bridge:
 
     # ---------------------------------------------------------------- methods
     def hello(self, cwd: str | None = None, sessionId: str | None = None, **_: Any) -> dict[str, Any]:  # noqa: N803
+        from pi_memory import timing
+        from pi_memory.config import load_settings
         from pi_memory.index.db import now_iso
 
         self.cwd = Path(cwd) if cwd else None
         self.session_id = sessionId
         started = now_iso()
-        catch_up = os.environ.get("PI_MEMORY_CATCH_UP", "1") != "0"
-        self._open(self.cwd, catch_up=catch_up)
-        if not catch_up:
-            self.session.start(catch_up=False)  # the dream gate still runs, on the worker
+        self.catch_up = catch_up = os.environ.get("PI_MEMORY_CATCH_UP", "1") != "0"
+        settings = load_settings(self.cwd or Path.cwd())
+        # snapshot mode needs the stores at start (the frozen snapshot), so it ignores lazyInitialization
+        self.lazy = settings.lazy_initialization and settings.prompt_mode == "policy"
+        if self.lazy:
+            from pi_memory.runtime import open_memory
+
+            with timing.span("session-start.describe", "lazy"):
+                self.light = open_memory(self.cwd or Path.cwd(), load=False)
+                self.settings = self.light.settings
+                self.light_tools = {t.name: t for t in self.light.tools(describe_only=True)}
+            tools, learning = list(self.light_tools.values()), self.light.learning
+        else:
+            with timing.span("session-start.load"):
+                self._open(self.cwd, catch_up=catch_up)
+            tools, learning = list(self.tools.values()), self.session.memory.learning
         status = self.status()  # before started_at is set: no error can be this session's yet, and hello must
         self.started_at = started  # not wait for the index to open (a long migration would time it out)
-        learning = self.session.memory.learning
         return {
             "learning": {"flushCompactTimeoutMs": learning.flush_compact_timeout_ms if learning else 60_000},
             "version": _package_version(),
             "protocol": PROTOCOL_VERSION,
             "dataDir": str(self.settings.data_dir),
-            "tools": [tool_spec_dict(t) for t in self.tools.values()],
+            "tools": [tool_spec_dict(t) for t in tools],
             "status": status,
+            "lazy": self.lazy,
         }
+
+    def _prompt_memory(self) -> Any:
+        """The Memory prompt parts are built from: the loaded one, or before a lazy load the light one (policy
+        mode: the policy text and the per-run parts need settings and their own files, no store)."""
+        if self.lazy and not self.loaded:
+            return self.light
+        self._ensure_open()
+        return self.session.memory
 
     def snapshot(self, **_: Any) -> dict[str, Any]:
         from pi_memory.prompt import memory_part
 
-        self._ensure_open()
-        return {"text": memory_part(self.session.memory).text, "status": self.status()}
+        return {"text": memory_part(self._prompt_memory()).text, "status": self.status()}
 
     def validate_snapshot(self, text: Any = None, **_: Any) -> dict[str, Any]:
         from pi_memory.prompt import frozen_is_reusable
 
         if not isinstance(text, str):
             raise BridgeError("validate_snapshot needs a string 'text'")
-        self._ensure_open()
-        return {"ok": bool(frozen_is_reusable(text, self.session.memory))}
+        return {"ok": bool(frozen_is_reusable(text, self._prompt_memory()))}
 
     def run_context(self, **_: Any) -> dict[str, Any]:
         """The per-run prompt parts (memory blocks, standing instructions), built from the files now."""
         from pi_memory.prompt import run_parts
 
-        self._ensure_open()
-        parts = run_parts(self.session.memory, preview=False)
+        parts = run_parts(self._prompt_memory(), preview=False)
         return {"text": "\n\n".join(p.text for p in parts if p.text),
                 "parts": [{"name": p.name, "tokens": p.tokens} for p in parts]}
 
     def command(self, name: Any = None, args: Any = None, data: Any = None, **_: Any) -> dict[str, Any]:
         """A pi slash command: text for the TUI (:mod:`pi_memory.integrations.pi.commands`)."""
+        from types import SimpleNamespace
+
         from pi_memory.integrations.pi import commands
 
-        self._ensure_open()
         if not isinstance(name, str):
             raise BridgeError("command needs a string 'name'")
-        reply = commands.run(self.session, name, args if isinstance(args, str) else "",
-                             data if isinstance(data, dict) else {})
+        args = args if isinstance(args, str) else ""
+        if self.lazy and not self.loaded and (name == "projects" or (name == "preview" and not args.strip())):
+            session: Any = SimpleNamespace(memory=self.light)  # files only: no database, no load
+        else:
+            self._ensure_open()
+            session = self.session
+        reply = commands.run(session, name, args, data if isinstance(data, dict) else {})
         reply["status"] = self._safe_status()
         return reply
 
     def begin_turn(self, **_: Any) -> dict[str, Any]:
+        if self.lazy and not self.loaded:
+            return {"ok": True}  # a fresh store starts with a fresh turn
         self._ensure_open()
         self.store.begin_turn()
         return {"ok": True}
 
     def call_tool(self, name: Any = None, arguments: Any = None, **_: Any) -> dict[str, Any]:
-        self._ensure_open()
-        tool = self.tools.get(name) if isinstance(name, str) else None
+        if self._without_load(name):
+            tools = self.light_tools  # anchor-mode session_search reads the session files: no load needed
+        else:
+            self._ensure_open()
+            tools = self.tools
+        tool = tools.get(name) if isinstance(name, str) else None
         if tool is None:
-            raise BridgeError(f"unknown tool {name!r}; known: {', '.join(sorted(self.tools))}")
+            raise BridgeError(f"unknown tool {name!r}; known: {', '.join(sorted(tools))}")
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
@@ -247,6 +327,10 @@ class Bridge:
             "status": self._safe_status(),
         }
 
+    def _without_load(self, name: Any) -> bool:
+        return (self.lazy and not self.loaded and name == "session_search"
+                and self.settings.session_search_variant == "anchors")
+
     def _safe_status(self) -> dict[str, Any] | None:
         try:
             return self.status()
@@ -255,9 +339,17 @@ class Bridge:
 
     def recall(self, prompt: Any = None, state: Any = None, **_: Any) -> dict[str, Any]:
         """Semantic recall for a prompt: ``{text, marker, reason}`` (``text`` null: inject nothing;
-        ``marker``: persist it in the session for ``recallFrequency: "session"``)."""
+        ``marker``: persist it in the session for ``recallFrequency: "session"``). Before a lazy load: nothing
+        (an ordinary prompt loads no store)."""
+        from pi_memory import timing
+
+        if self.lazy and not self.loaded:
+            return {"text": None, "marker": None, "reason": "memory not loaded yet (lazyInitialization)",
+                    "status": self._safe_status()}
         self._ensure_open()
-        outcome = self.session.recall(prompt if isinstance(prompt, str) else "", state if isinstance(state, dict) else {})
+        with timing.span("recall"):
+                outcome = self.session.recall(prompt if isinstance(prompt, str) else "",
+                                          state if isinstance(state, dict) else {})
         if outcome is None:
             return {"text": None, "marker": None, "reason": self.session.memory.semantic_status,
                     "status": self._safe_status()}
@@ -268,28 +360,75 @@ class Bridge:
         self, sessionFile: Any = None, userText: Any = None, assistantText: Any = None,  # noqa: N803
         timestamp: Any = None, entryIds: Any = None, **_: Any,  # noqa: N803
     ) -> dict[str, Any]:
-        """An agent run ended: index the session file as it grew and capture the turn (queued; returns at once)."""
-        self._ensure_open()
+        """An agent run ended: index the session file as it grew and capture the turn (queued; returns at once).
+        Before a lazy load the turn waits (at most :data:`MAX_PENDING_RUNS`) and is handled when the stores
+        load; a session that never uses memory leaves its turns to the session files (the next session's
+        catch-up indexes them)."""
         text = lambda v: v if isinstance(v, str) else ""  # noqa: E731
         source = {"session_id": self.session_id, "entry_ids": entryIds if isinstance(entryIds, list) else []}
-        self.session.after_run(
-            sessionFile if isinstance(sessionFile, str) else None,
-            user_text=text(userText), assistant_text=text(assistantText),
-            observed_at=timestamp if isinstance(timestamp, str) else None, source=source,
-        )
+        run = {"session_file": sessionFile if isinstance(sessionFile, str) else None,
+               "user_text": text(userText), "assistant_text": text(assistantText),
+               "observed_at": timestamp if isinstance(timestamp, str) else None, "source": source}
+        if self.lazy and not self.loaded:
+            self._pending_runs = [*self._pending_runs, run][-MAX_PENDING_RUNS:]
+            if not self._learning_due(run["user_text"]):
+                return {"ok": True, "pending": len(self._pending_runs)}
+            self._ensure_open()  # a learning trigger fires: load, and the waiting turns (this one too) are handled
+            return {"ok": True}
+        self._ensure_open()
+        self.session.after_run(**run)
         return {"ok": True}
+
+    def _learning_due(self, user_text: str) -> bool:
+        """Before a lazy load: whether the turns waiting would fire a learning trigger (a correction in this
+        prompt, or a review after ``nudgeInterval`` turns / ``nudgeToolCalls`` tool calls) with a model
+        configured for it; then the stores load so the trigger runs as in an eager session."""
+        learning = self.light.learning if self.light is not None else None
+        if learning is None:
+            return False
+        due = learning.review_enabled and (len(self._pending_runs) >= learning.nudge_interval
+                                           or self._pending_tool_calls >= learning.nudge_tool_calls)
+        if not due and learning.correction_detection and user_text.strip():
+            from pi_memory.learning.corrections import CorrectionRules
+
+            if self._rules is None:
+                self._rules = CorrectionRules.from_lists(
+                    learning.correction_strong_patterns, learning.correction_weak_patterns,
+                    learning.correction_negative_patterns, learning.correction_directive_words)
+            due = self._rules.detect(user_text).correction
+        if not due:
+            return False
+        if self._model_named is None:
+            model, _status = self.light.learning_model("review")
+            self._model_named = model is not None
+            if model is not None:
+                model.close()
+        return self._model_named
 
     def tool_calls(self, count: Any = 0, **_: Any) -> dict[str, Any]:
         """Tool calls of the run that is ending, for the review trigger (sent before ``after_run``)."""
+        if self.lazy and not self.loaded:
+            self._pending_tool_calls += count if isinstance(count, int) and count > 0 else 0
+            return {"ok": True}
         self._ensure_open()
         if self.session.learning is not None and isinstance(count, int) and count > 0:
             self.session.learning.add_tool_calls(count)
         return {"ok": True}
 
     def flush(self, reason: Any = "compaction", sessionFile: Any = None, wait: Any = 0, **_: Any) -> dict[str, Any]:  # noqa: N803
+        """Compaction or shutdown flush. Before a lazy load it loads the stores only when the turns that ended
+        meanwhile reach ``flushMinTurns`` (an unused session is not loaded just to be closed)."""
+        from pi_memory import timing
+
+        if self.lazy and not self.loaded:
+            learning = self.light.learning
+            if learning is None or len(self._pending_runs) < learning.flush_min_turns:
+                return {"queued": False, "reason": "memory was not used in this session (lazyInitialization)"}
         self._ensure_open()
         seconds = float(wait) if isinstance(wait, int | float) and wait > 0 else 0.0
-        return self.session.flush(str(reason), sessionFile if isinstance(sessionFile, str) else None, wait=seconds)
+        with timing.span(f"{'shutdown' if reason == 'shutdown' else 'compaction'}.flush"):
+            return self.session.flush(str(reason), sessionFile if isinstance(sessionFile, str) else None,
+                                      wait=seconds)
 
     def consolidate(self, target: Any = "memory", dryRun: Any = False, **_: Any) -> dict[str, Any]:  # noqa: N803
         from pi_memory.learning import consolidate
@@ -310,14 +449,17 @@ class Bridge:
         return {"ok": report.ok, "text": text, "report": report.to_dict(), "status": self._safe_status()}
 
     def learning_status(self, **_: Any) -> dict[str, Any]:
+        if self.lazy and not self.loaded:  # what the extension reads at start: settings only, no load
+            learning = self.light.learning
+            return {"model": "learning starts when memory is first used (lazyInitialization)",
+                    "flushCompactTimeoutMs": learning.flush_compact_timeout_ms if learning else 60_000}
         self._ensure_open()
         return self.session.learning_status()
     def skills(self, action: Any = None, **params: Any) -> dict[str, Any]:
         from pi_memory.integrations.pi.skills_host import handle
 
-        self._ensure_open()
-        try:
-            return handle(self.session.memory.skills(), action, params)
+        try:  # skill folders are files of their own: discovery works before a lazy load
+            return handle(self._prompt_memory().skills(), action, params)
         except ValueError as exc:
             raise BridgeError(str(exc)) from exc
 
@@ -325,7 +467,7 @@ class Bridge:
         """Finish queued background work (at most ``wait`` seconds, default 1), then exit."""
         self.stopping = True
         finished = True
-        if self.session is not None:
+        if self.session is not None:  # a lazy session never loaded has nothing to finish or close
             finished = self.session.shutdown(float(wait) if isinstance(wait, int | float) else 1.0)
         return {"ok": True, "finished": finished}
 
@@ -384,6 +526,9 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
         format="pi-memory-bridge %(levelname)s %(message)s",
     )
+    from pi_memory import timing
+
+    timing.enable(timing.wanted(dict(os.environ)))  # PI_TIMING=1 / PI_MEMORY_TIMING=1: spans on stderr
     if argv[:1] == ["--dump-tools"]:
         bridge = Bridge()
         bridge._open(None, start=False)

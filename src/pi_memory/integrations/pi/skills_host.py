@@ -1,7 +1,8 @@
 """The bridge's ``skills`` method: what the pi extension's skills code (``extension/skills.ts``) asks for.
 
 ``{action: "paths"}`` -> ``{paths}``: skill folders for pi's ``resources_discover`` (global and the current
-project's; hostile or already-visible ones left out, :meth:`SkillStore.discoverable`).
+project's; hostile or already-visible ones left out, :meth:`SkillStore.discoverable`), then the shipped ones
+(``learn-memory-tool``) unless the user has a skill of that name.
 ``{action: "list"}`` -> ``{skills, project, folders}`` for the ``/memory-skills`` manager.
 ``{action: "move", ids, to}`` / ``{action: "delete", ids}`` -> ``{results: [{id, success, message|error}]}``,
 one per id (a batch with partial success: a conflicting skill stays where it is and is reported).
@@ -32,7 +33,7 @@ def _outcome(skill_id: str, result: dict) -> dict:
 
 def handle(store: SkillStore, action: Any, params: dict[str, Any]) -> dict[str, Any]:
     if action == "paths":
-        return {"paths": [str(p) for p in store.discoverable()]}
+        return {"paths": [str(p) for p in store.discoverable() + store.builtin_discoverable()]}
     if action == "list":
         return {"skills": [s.summary() for s in store.skills()], "project": store.project_name,
                 "folders": {k: str(v) for k, v in store.roots.items()}}

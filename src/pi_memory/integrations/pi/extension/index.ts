@@ -36,6 +36,19 @@ const HELLO_TIMEOUT_MS = envMs("PI_MEMORY_HELLO_TIMEOUT_MS", 20_000);
 // At shutdown the bridge finishes queued work (indexing, semantic capture) for at most this long.
 const SHUTDOWN_WAIT_MS = envMs("PI_MEMORY_SHUTDOWN_WAIT_MS", 5_000);
 
+/** PI_TIMING=1 (pi's switch) or PI_MEMORY_TIMING=1: lifecycle spans on stderr, the bridge's passed through. */
+const TIMING = ["PI_TIMING", "PI_MEMORY_TIMING"].some((n) => !["", "0", "false", "no", "off"].includes(String(process.env[n] ?? "").trim().toLowerCase()));
+const TIMING_PREFIX = "pi-memory timing ";
+async function span<T>(name: string, work: () => Promise<T>): Promise<T> {
+	if (!TIMING) return work();
+	const start = performance.now();
+	try {
+		return await work();
+	} finally {
+		process.stderr.write(`${TIMING_PREFIX}${name} ${(performance.now() - start).toFixed(1)}ms\n`);
+	}
+}
+
 function extensionDir(): string {
 	if (typeof __dirname === "string") return __dirname;
 	return dirname(fileURLToPath(import.meta.url));
@@ -71,6 +84,7 @@ class Bridge {
 	private nextId = 1;
 	private buffer = "";
 	private stderrTail = "";
+	private timingPart = "";
 	private exited: Promise<void>;
 	private closing = false;
 	deadReason: string | undefined;
@@ -104,6 +118,11 @@ class Bridge {
 		child.stdout.on("data", (chunk: string) => this.onData(chunk));
 		child.stderr.setEncoding("utf8");
 		child.stderr.on("data", (chunk: string) => {
+			if (TIMING) {
+				const lines = (this.timingPart + chunk).split("\n");
+				this.timingPart = lines.pop() ?? ""; // a span line split across chunks waits for its end
+				for (const line of lines) if (line.startsWith(TIMING_PREFIX)) process.stderr.write(`${line}\n`);
+			}
 			this.stderrTail = (this.stderrTail + chunk).slice(-2000);
 			if (logFile) {
 				try {
@@ -312,7 +331,7 @@ export default async function piMemory(pi: any): Promise<void> {
 
 	let tools: ToolSpec[] = [];
 	try {
-		const hello = await bridge.request("hello", { cwd: process.cwd() }, HELLO_TIMEOUT_MS);
+		const hello = await span("extension.session-start", () => bridge.request("hello", { cwd: process.cwd() }, HELLO_TIMEOUT_MS));
 		tools = Array.isArray(hello?.tools) ? hello.tools : [];
 		takeStatus(hello?.status);
 	} catch (err) {
@@ -504,6 +523,6 @@ export default async function piMemory(pi: any): Promise<void> {
 		if (pendingSnapshot) {
 			await Promise.race([pendingSnapshot, new Promise((r) => setTimeout(r, 1_500))]);
 		}
-		await bridge.shutdown();
+		await span("extension.shutdown", () => bridge.shutdown());
 	});
 }
