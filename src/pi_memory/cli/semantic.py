@@ -203,8 +203,13 @@ def add(text: str, dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOp
     """Store TEXT verbatim as one memory ("-" reads standard input). Duplicates are not stored twice."""
     from pi_memory.semantic.service import RefusedError
 
+    from pi_memory import safety
+
     if text == "-":
         text = sys.stdin.read()
+    if not text.strip():
+        raise fail("Nothing stored: the text is empty. Give the fact itself, e.g. pi-memory semantic add "
+                   "\"The team deploys on Fridays\" (or - to read it from standard input).", 2)
     service = _service(dir, project)
     try:
         mem, created = service.add(text, source={"kind": "cli"})
@@ -212,8 +217,13 @@ def add(text: str, dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOp
         raise fail(str(exc), 1) from exc
     except ValueError as exc:
         raise fail(str(exc), 2) from exc
-    if not _json({"event": "ADD" if created else "NOOP", "memory": mem.to_public()}, json_):
+    # Credentials are stored redacted (never refused here): say so, so no one believes the value was kept.
+    redacted = sorted({span.id for span in safety.secret_spans(text)})
+    if not _json({"event": "ADD" if created else "NOOP", "memory": mem.to_public(), "redacted": redacted}, json_):
         out.print(("Stored " if created else "Already stored as ") + mem.id, markup=False)
+        if redacted:
+            out.print(f"Credentials were replaced by [REDACTED:…] and not stored ({', '.join(redacted)}); keep "
+                      "where a secret lives in memory, never its value.", markup=False)
 
 
 @semantic_app.command()
