@@ -200,10 +200,9 @@ def list_(limit: Annotated[int, typer.Option("--limit", min=1, help="How many me
 @semantic_app.command()
 @_backend_errors
 def add(text: str, dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
-    """Store TEXT verbatim as one memory ("-" reads standard input). Duplicates are not stored twice."""
-    from pi_memory.semantic.service import RefusedError
-
+    """Store TEXT verbatim as one memory ("-" reads standard input; credentials in it are redacted). Duplicates are not stored twice."""
     from pi_memory import safety
+    from pi_memory.semantic.service import RefusedError
 
     if text == "-":
         text = sys.stdin.read()
