@@ -25,6 +25,7 @@ import typer
 from rich.markup import escape
 
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, err, fail, out, settings, state
+from pi_memory.curated.entries import printable
 
 log = logging.getLogger(__name__)
 semantic_app = typer.Typer(help="Semantic memory: facts captured from conversations, recalled by meaning.",
@@ -112,7 +113,7 @@ def _line(mem: Any, score: float | None = None) -> None:
         status += f" by {_e(mem.superseded_by)}"
     status += ")[/yellow]" if status else ""
     out.print(f"[dim]{_e(mem.id)}[/dim] {_e(mem.date)}{status}{extra}")
-    out.print(f"  {mem.text}", markup=False)
+    out.print(f"  {printable(mem.text)}", markup=False)  # escape codes shown, not run
 
 
 @semantic_app.command()
@@ -253,9 +254,9 @@ def history(memory_id: str, dir: DirOpt = None, project: ProjectOpt = None, json
             out.print(f"{_e(e.at)} [bold]{_e(e.event)}[/bold] [dim]{_e(e.memory_id)}[/dim]"
                       + (f" ({_e(e.reason)})" if e.reason else ""))
             if e.old_text is not None:
-                out.print(f"  before: {e.old_text}", markup=False)
+                out.print(f"  before: {printable(e.old_text)}", markup=False)
             if e.new_text is not None:
-                out.print(f"  after:  {e.new_text}", markup=False)
+                out.print(f"  after:  {printable(e.new_text)}", markup=False)
 
 
 @semantic_app.command()
@@ -272,7 +273,7 @@ def dedup(apply: Annotated[bool, typer.Option("--apply", help="Delete the duplic
         for g in report.groups:
             verdict = f"[yellow]left alone: {_e(g.problem)}[/yellow]" if g.problem else f"keep {_e(g.keep)}"
             out.print(f"{len(g.ids)}× ", end="")
-            out.print(g.text, markup=False, end="")
+            out.print(printable(g.text), markup=False, end="")
             out.print(f" — {verdict}")
         done = f", {report.removed} removed" if report.applied else " (preview: run with --apply to remove them)"
         out.print(f"{report.total} memories, {report.duplicates_found} duplicate(s){done}; "
