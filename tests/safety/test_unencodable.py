@@ -86,7 +86,7 @@ def _cli(args: list[str], capsys) -> tuple[int, str]:
 
 
 @pytest.mark.parametrize("raw", [os.fsdecode(b"caf\xe9 latin-1"), os.fsdecode(b"cesu \xed\xa0\xbd"),
-                                 f"js {HIGH} cut", os.fsdecode(b"\xff")])
+                                 f"js {HIGH} cut", os.fsdecode(b"\xff tail")])
 def test_cli_add_with_an_argument_that_is_not_utf8(tmp_path, capsys, raw):
     code, _out = _cli(["--dir", str(tmp_path), "add", "memory", raw], capsys)
     assert code == 0
@@ -111,6 +111,13 @@ def test_cli_text_from_stdin_that_is_not_utf8(tmp_path, capsys, monkeypatch, com
         assert (tmp_path / "MEMORY.md").read_text(encoding="utf-8") == kept + "\n"
     else:
         assert json.loads(out)["memory"]["memory"] == kept
+
+
+@pytest.mark.parametrize("raw", [os.fsdecode(b"\xff"), os.fsdecode(b"\xed\xa0\xbd"), HIGH])
+def test_cli_add_of_an_argument_with_nothing_readable_is_refused(tmp_path, capsys, raw):
+    """Nothing but undecodable bytes: there is no text to keep (tests/curated/test_unreadable_content.py)."""
+    code, _out = _cli(["--dir", str(tmp_path), "add", "memory", raw], capsys)
+    assert code == 1 and not (tmp_path / "MEMORY.md").exists()
 
 
 def test_cli_keeps_an_existing_path_whose_name_is_not_utf8(tmp_path, capsys):

@@ -152,3 +152,33 @@ def test_search_json_stays_json_on_a_damaged_vector_and_on_an_unexpected_error(c
     data = json.loads(r.stdout)
     assert r.exit_code == 1 and data["success"] is False and data["errorType"] == "DatabaseError"
     assert data["error"].startswith("unexpected error (DatabaseError): database disk image is malformed.")
+
+
+AWS = "AKIA" + "IOSFODNN7EXAMPLE"
+
+
+def test_add_says_which_credentials_were_redacted_and_never_prints_them(cli):
+    r = cli("add", f"The deploy key is {AWS} and the db is postgresql://u:hunter2pass@db.internal/app")
+    assert r.exit_code == 0 and AWS not in r.stdout and "hunter2pass" not in r.stdout
+    first, second = r.stdout.splitlines()
+    assert first.startswith("Stored ")
+    assert second == ("Credentials were replaced by [REDACTED:…] and not stored (aws_access_key_id, "
+                      "url_credentials); keep where a secret lives in memory, never its value.")
+    data = json.loads(cli("add", f"Use key {AWS} for the bucket", "--json").stdout)
+    assert data["redacted"] == ["aws_access_key_id"]
+    assert data["memory"]["memory"] == "Use key [REDACTED:aws_access_key_id] for the bucket"
+
+
+def test_add_of_plain_text_reports_no_redaction(cli):
+    r = cli("add", "The team deploys on Fridays")
+    assert r.exit_code == 0 and len(r.stdout.splitlines()) == 1
+    assert json.loads(cli("add", "The CI runs nightly", "--json").stdout)["redacted"] == []
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t\n"])
+def test_add_of_empty_text_says_what_to_give(cli, text):
+    r = cli("add", text)
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr == ("error: Nothing stored: the text is empty. Give the fact itself, e.g. pi-memory semantic "
+                        "add \"The team deploys on Fridays\" (or - to read it from standard input).\n")
+    assert cli("add", "-", input=text).exit_code == 2

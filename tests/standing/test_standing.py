@@ -139,3 +139,15 @@ def test_a_file_that_is_not_utf8_is_listed_but_never_rewritten(store):
     for result in (store.add("new rule"), store.remove(1), store.clear()):
         assert (result.success, result.code) == (False, "not_utf8")
     assert store.path.read_bytes() == raw
+
+
+@pytest.mark.parametrize("text", ["\ufffd", "\ufffd\ufffd\ufffd", " \ufffd \n\ufffd "])
+def test_a_rule_with_nothing_readable_is_refused(store, text):
+    """Only U+FFFD left (argv bytes that are not UTF-8, a lone surrogate): nothing to pin, and nothing pinned."""
+    result = store.add(text)
+    assert (result.success, result.code) == (False, "invalid_content")
+    assert result.error == ("The rule has no readable text: every character is one that could not be decoded "
+                            "(bytes that are not UTF-8), shown as \ufffd. Nothing was pinned. Retype the rule, or "
+                            "check the encoding of what was sent.")
+    assert store.rules() == []
+    assert store.add("never \ufffd push").success and store.rules() == ["never \ufffd push"]

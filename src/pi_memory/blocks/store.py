@@ -246,8 +246,16 @@ class BlockStore:
     def create(self, key: str, description: str = "", limit: int = DEFAULT_LIMIT, scope: str = "global",
                value: str = "") -> BlockResult:
         if not KEY_RULE.match(key or ""):
-            return BlockResult(False, "invalid_key", key, error=f"{key!r} is not a usable block key: use 1-64 "
+            shown = safety.redact(key or "")  # an error message never repeats a credential
+            return BlockResult(False, "invalid_key", shown, error=f"{shown!r} is not a usable block key: use 1-64 "
                                "letters, digits, '-' or '_', starting with a letter or digit (it is the file name).")
+        secrets = safety.scan_secrets(key)  # a key is a file name and is shown in every prompt: no credential
+        if secrets:
+            found = secrets[0].id
+            return BlockResult(False, "secret", safety.redact(key),
+                               error=f"Not created: the block key is a credential ({found}), and a key is the "
+                               "block's file name, shown in every session's prompt. Name the block for what it "
+                               "holds (e.g. deploy-notes).")
         if scope not in ("global", "project"):
             return BlockResult(False, "invalid_scope", key, error=f"Unknown scope {scope!r}; use global or project.")
         if scope == "project" and self.project_dir is None:
@@ -291,8 +299,9 @@ class BlockStore:
         block = self.get(key) if isinstance(key, str) else None
         if block is None:
             available = [b.key for b in self.blocks()]
-            return BlockResult(False, "unknown_block", str(key), available=available,
-                               error=f"There is no memory block {key!r}. Nothing was changed. Use one of the "
+            shown = safety.redact(str(key))
+            return BlockResult(False, "unknown_block", shown, available=available,
+                               error=f"There is no memory block {shown!r}. Nothing was changed. Use one of the "
                                f"existing blocks ({', '.join(available) or 'none yet'}); you cannot create "
                                "blocks, the user can.")
         new_text = (new_text or "").replace("\r\n", "\n")

@@ -237,8 +237,8 @@ def finish(result: MemoryResult, as_json: bool) -> None:
         for title, items in (("matching entries", result.matches), ("current entries", result.current_entries)):
             if items:
                 err.print(f"{title}:")
-                for item in items:
-                    err.print(f"  - {item}", markup=False)
+                for item in items:  # escape codes shown, never executed; a multi-line entry stays one item
+                    err.print("  - " + printable(item).replace("\n", "\n    "), markup=False)
     raise typer.Exit(0 if result.success else 1)
 
 

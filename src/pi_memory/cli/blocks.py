@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from pi_memory import safety
 from pi_memory.blocks import DEFAULT_LIMIT
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, fail, open_mem, out, state
 from pi_memory.curated.entries import printable
@@ -39,7 +40,7 @@ def blocks_show(key: str, dir: DirOpt = None, json_: JsonOpt = False) -> None:
     block = store.get(key)
     if block is None:
         known = ", ".join(b.key for b in store.blocks()) or "none"
-        raise fail(f"There is no memory block {key!r} (blocks: {known}). See `pi-memory blocks list`.", 1)
+        raise fail(f"There is no memory block {safety.redact(key)!r} (blocks: {known}). See `pi-memory blocks list`.", 1)
     if json_ or state.json:
         emit_json(block.to_dict())
         return

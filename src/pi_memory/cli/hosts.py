@@ -1,4 +1,4 @@
-"""Commands for Claude Code and Codex: ``install claude-code|codex``, ``uninstall <host>``, ``hook``.
+"""Commands for Claude Code and Codex: ``install claude-code|codex``, ``uninstall pi|claude-code|codex``, ``hook``.
 
 ``pi-memory hook`` is normally answered before this module is imported (:mod:`pi_memory.launch`); the command
 here documents it in ``--help`` and serves ``python -m pi_memory.cli``-style callers the same way.
@@ -91,6 +91,38 @@ def install_codex(codex_bin: CodexBinOpt = None, json_: JsonOpt = False) -> None
 
     result = _run("codex", "install", lambda: codex.install(codex_bin=codex_bin), json_)
     _report("codex", "install", result["changes"], {"trusted": result["trusted"], "trustError": result["trustError"]})
+
+
+@uninstall_app.command("pi")
+def uninstall_pi(
+    agent: Annotated[Path | None, typer.Option("--agent-dir", help="pi's agent folder (default: ~/.pi/agent).")] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Remove the pi extension that `pi-memory install pi` copied (your memories stay in the data folder)."""
+    from pi_memory.config import agent_dir
+    from pi_memory.integrations.pi.install import (
+        NotOurInstall,
+        installed_extension_dir,
+        uninstall_pi_extension,
+    )
+
+    folder = installed_extension_dir(agent or agent_dir())
+    try:
+        removed = uninstall_pi_extension(agent or agent_dir())
+    except NotOurInstall as exc:
+        raise fail(f"Not removed: {exc}. Delete the folder yourself if it is an old pi-memory extension.", 1) \
+            from exc
+    except OSError as exc:
+        raise fail(f"Could not remove the pi extension at {folder}: {exc}. Check that the folder is writable, "
+                   "then retry.", 1) from exc
+    if json_ or state.json:
+        emit_json({"success": True, "host": "pi", "action": "uninstall", "removed": str(removed) if removed else None})
+        return
+    if removed is None:
+        out.print(f"pi: nothing to change; no pi-memory extension at {folder}.", markup=False)
+    else:
+        out.print(f"Removed the pi extension at {removed}. Your memories are kept; `pi-memory install pi` puts "
+                  "it back.", markup=False)
 
 
 @uninstall_app.command("claude-code")

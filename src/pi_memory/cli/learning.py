@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from pi_memory import safety
 from pi_memory.cli.app import DirOpt, JsonOpt, Target, app, emit_json, err, fail, open_mem, out, state
 
 learning_app = typer.Typer(help="The learning log: what background jobs wrote, and undo.", no_args_is_help=True)
@@ -108,13 +109,23 @@ def detect_cmd(text: str, dir: DirOpt = None, json_: JsonOpt = False) -> None:
     rules = CorrectionRules.from_lists(*(getattr(s, f"correction_{k}", None) for k in
                                          ("strong_patterns", "weak_patterns", "negative_patterns", "directive_words")))
     found = rules.detect(text)
+    # The save goes through FAILURES.md's scanners: say when they would refuse it, and never echo a credential.
+    finding = safety.check_write(found.directive) if found.directive else None
+    directive = safety.redact(found.directive) if found.directive else found.directive
+    refused = {"code": "secret" if finding.category == safety.SECRET else "threat", "finding": finding.id} \
+        if finding else None
     if json_ or state.json:
-        emit_json({**found.to_dict(), "problems": rules.problems})
+        emit_json({**found.to_dict(), "directive": directive, "refused": refused, "problems": rules.problems})
         return
     for problem in rules.problems:
         err.print(f"warning: {problem}", markup=False)
-    if found.correction:
-        out.print(f"correction (rule {found.rule}); would save: {found.directive}", markup=False)
+    if found.correction and finding is not None:
+        why = (f"it holds a credential ({finding.id})" if refused["code"] == "secret"
+               else f"it matches the threat pattern {finding.id} ({finding.category})")
+        out.print(f"correction (rule {found.rule}), but not saved: {why}, so the store would refuse it: "
+                  f"{directive}", markup=False)
+    elif found.correction:
+        out.print(f"correction (rule {found.rule}); would save: {directive}", markup=False)
     else:
         out.print("not a correction" + (f" (suppressed by {found.rule})" if found.rule else ""), markup=False)
 

@@ -19,6 +19,7 @@ from rich.progress import (
 from rich.text import Text
 
 from pi_memory.cli.app import DirOpt, JsonOpt, ProjectFilterOpt, app, err, fail, open_mem, out, state
+from pi_memory.curated.entries import printable
 
 
 def _tool(name: str, dir_: Path | None, arguments: dict, as_json: bool) -> None:
@@ -59,7 +60,8 @@ def _print_hits(result: dict) -> None:
             out.print(f"   {hit['file']}:{hit['line']}", markup=False, style="dim")
         else:
             out.print(f"[bold]{hit['rank']}.[/bold] [dim]{hit.get('target')} {hit.get('category') or ''}[/dim]")
-        out.print(highlighted("   " + (hit.get("snippet") or hit.get("content") or "")))
+        # a transcript's tool output keeps its colours and titles: shown as \xNN, never run by the terminal
+        out.print(highlighted("   " + printable(hit.get("snippet") or hit.get("content") or "")))
     if result.get("note"):
         err.print(result["note"], markup=False)
 

@@ -25,6 +25,7 @@ import typer
 from rich.markup import escape
 
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, err, fail, out, settings, state, text_arg
+from pi_memory.curated.entries import printable
 
 log = logging.getLogger(__name__)
 semantic_app = typer.Typer(help="Semantic memory: facts captured from conversations, recalled by meaning.",
@@ -112,7 +113,7 @@ def _line(mem: Any, score: float | None = None) -> None:
         status += f" by {_e(mem.superseded_by)}"
     status += ")[/yellow]" if status else ""
     out.print(f"[dim]{_e(mem.id)}[/dim] {_e(mem.date)}{status}{extra}")
-    out.print(f"  {mem.text}", markup=False)
+    out.print(f"  {printable(mem.text)}", markup=False)  # escape codes shown, not run
 
 
 @semantic_app.command()
@@ -198,11 +199,15 @@ def list_(limit: Annotated[int, typer.Option("--limit", min=1, help="How many me
 @semantic_app.command()
 @_backend_errors
 def add(text: str, dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
-    """Store TEXT verbatim as one memory ("-" reads standard input). Duplicates are not stored twice."""
+    """Store TEXT verbatim as one memory ("-" reads standard input; credentials in it are redacted). Duplicates are not stored twice."""
+    from pi_memory import safety
     from pi_memory.semantic.service import RefusedError
 
     if text == "-":
         text = text_arg(text)
+    if not text.strip():
+        raise fail("Nothing stored: the text is empty. Give the fact itself, e.g. pi-memory semantic add "
+                   "\"The team deploys on Fridays\" (or - to read it from standard input).", 2)
     service = _service(dir, project)
     try:
         mem, created = service.add(text, source={"kind": "cli"})
@@ -210,8 +215,13 @@ def add(text: str, dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOp
         raise fail(str(exc), 1) from exc
     except ValueError as exc:
         raise fail(str(exc), 2) from exc
-    if not _json({"event": "ADD" if created else "NOOP", "memory": mem.to_public()}, json_):
+    # Credentials are stored redacted (never refused here): say so, so no one believes the value was kept.
+    redacted = sorted({span.id for span in safety.secret_spans(text)})
+    if not _json({"event": "ADD" if created else "NOOP", "memory": mem.to_public(), "redacted": redacted}, json_):
         out.print(("Stored " if created else "Already stored as ") + mem.id, markup=False)
+        if redacted:
+            out.print(f"Credentials were replaced by [REDACTED:…] and not stored ({', '.join(redacted)}); keep "
+                      "where a secret lives in memory, never its value.", markup=False)
 
 
 @semantic_app.command()
@@ -242,9 +252,9 @@ def history(memory_id: str, dir: DirOpt = None, project: ProjectOpt = None, json
             out.print(f"{_e(e.at)} [bold]{_e(e.event)}[/bold] [dim]{_e(e.memory_id)}[/dim]"
                       + (f" ({_e(e.reason)})" if e.reason else ""))
             if e.old_text is not None:
-                out.print(f"  before: {e.old_text}", markup=False)
+                out.print(f"  before: {printable(e.old_text)}", markup=False)
             if e.new_text is not None:
-                out.print(f"  after:  {e.new_text}", markup=False)
+                out.print(f"  after:  {printable(e.new_text)}", markup=False)
 
 
 @semantic_app.command()
@@ -261,7 +271,7 @@ def dedup(apply: Annotated[bool, typer.Option("--apply", help="Delete the duplic
         for g in report.groups:
             verdict = f"[yellow]left alone: {_e(g.problem)}[/yellow]" if g.problem else f"keep {_e(g.keep)}"
             out.print(f"{len(g.ids)}× ", end="")
-            out.print(g.text, markup=False, end="")
+            out.print(printable(g.text), markup=False, end="")
             out.print(f" — {verdict}")
         done = f", {report.removed} removed" if report.applied else " (preview: run with --apply to remove them)"
         out.print(f"{report.total} memories, {report.duplicates_found} duplicate(s){done}; "

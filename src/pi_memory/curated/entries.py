@@ -88,10 +88,14 @@ def content_problem(content: str) -> str | None:
 
     ``empty``; ``delimiter`` (a line that is only ``§``, with any line break Python knows, U+2028 included, so
     an entry cannot fake an entry boundary on screen); ``control`` (C0/C1 control characters other than tab
-    and newline: terminal escape sequences can retitle a terminal or hide text from a person reading it).
+    and newline: terminal escape sequences can retitle a terminal or hide text from a person reading it);
+    ``unreadable`` (nothing but U+FFFD: every character was a byte that is not UTF-8 or half of an emoji,
+    replaced at the input edge, so saving it would put a row of ``\ufffd`` into every prompt).
     """
     if not content:
         return "empty"
+    if not content.replace("\ufffd", "").strip():
+        return "unreadable"
     if any(line.strip() == SECTION_SIGN for line in content.splitlines()):
         return "delimiter"
     if _CONTROL.search(content):

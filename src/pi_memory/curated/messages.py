@@ -21,6 +21,13 @@ EMPTY_OLD_TEXT = (
 )
 
 
+UNREADABLE = (
+    "The content has no readable text: every character is one that could not be decoded (bytes that are not "
+    "UTF-8, or half of an emoji), shown as \ufffd. Nothing was saved. Retype the text, or check the encoding "
+    "of what was sent."
+)
+
+
 def empty_content(action: str) -> str:
     field = "content" if action == "add" else "newContent"
     hint = "" if action == "add" else " To delete an entry use memory_remove instead."

@@ -300,6 +300,8 @@ class MemoryStore:
                 raise _Refusal(self._result(target, False, "delimiter", error=where + msg.delimiter(self.names[target])))
             if problem == "control":
                 raise _Refusal(self._result(target, False, "invalid_content", error=where + msg.CONTROL_CHARS))
+            if problem == "unreadable":
+                raise _Refusal(self._result(target, False, "invalid_content", error=where + msg.UNREADABLE))
             finding = safety.check_write(content)
             if finding is not None:
                 code = "secret" if finding.category == "secret" else "threat"

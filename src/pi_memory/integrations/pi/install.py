@@ -4,6 +4,9 @@
 ``<agent_dir>/extensions/pi-memory/`` (where pi discovers it at startup) and writes
 ``pi-memory.json`` next to ``index.ts`` naming the Python interpreter that runs the bridge.
 Re-running it replaces the installed copy, so upgrading pi-memory and re-installing is enough.
+``uninstall_pi_extension(agent_dir)`` removes that folder again (only when it holds the ``pi-memory.json`` an
+install wrote, so a folder of the same name that someone else put there is left alone); memories are never
+touched: they live in the data root, not in the extension.
 """
 
 from __future__ import annotations
@@ -59,6 +62,23 @@ def install_pi_extension(agent_dir: Path, python: str | None = None) -> Path:
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+class NotOurInstall(Exception):
+    """``extensions/pi-memory`` exists but was not written by :func:`install_pi_extension`."""
+
+
+def uninstall_pi_extension(agent_dir: Path) -> Path | None:
+    """Remove ``<agent_dir>/extensions/pi-memory/``; the removed folder, or ``None`` when none was installed.
+
+    Raises :class:`NotOurInstall` when the folder lacks our ``pi-memory.json`` (it is left as it is)."""
+    target = installed_extension_dir(agent_dir)
+    if not target.is_dir():
+        return None
+    if not (target / CONFIG_NAME).is_file():
+        raise NotOurInstall(f"{target} has no {CONFIG_NAME}, so `pi-memory install pi` did not write it")
+    shutil.rmtree(target)
     return target
 
 

@@ -1,0 +1,51 @@
+"""Text a person sees from search results never runs in their terminal.
+
+Transcripts keep tool output as it was, colours and terminal titles included (``\\x1b[31m``, ``\\x1b]0;…\\x07``),
+and a semantic memory may hold them too: ``session-search``, ``semantic search|list|history`` show such codes
+as ``\\xNN`` (as ``read`` does), so a result cannot clear the screen, retitle the window or hide text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import pi_memory.cli.semantic  # noqa: F401  (registers the "semantic" sub-app)
+from pi_memory.cli.app import app
+from pi_memory.devtools.transcripts import write_pi_session
+
+RUN = CliRunner()
+HOSTILE = "pelican build \x1b]0;pwned\x07 then \x1b[2J done \x1b[31mred\x1b[0m"
+SHOWN = "pelican build \\x1b]0;pwned\\x07 then \\x1b[2J done \\x1b[31mred\\x1b[0m"
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch) -> dict:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    monkeypatch.delenv("PI_MEMORY_DIR", raising=False)
+    project = tmp_path / "repo"
+    (project / ".git").mkdir(parents=True)
+    return {"data": str(tmp_path / "data"), "project": project, "agent": tmp_path / "agent"}
+
+
+def test_session_search_shows_escape_codes_of_a_transcript(env) -> None:
+    write_pi_session(env["agent"] / "sessions" / "--repo--" / "s.jsonl", env["project"],
+                     [("user", HOSTILE), ("assistant", "ok")])
+    assert RUN.invoke(app, ["--dir", env["data"], "index-sessions"]).exit_code == 0
+    r = RUN.invoke(app, ["--dir", env["data"], "session-search", "pelican"])
+    assert r.exit_code == 0 and "\x1b" not in r.stdout and "\x07" not in r.stdout
+    assert r.stdout.splitlines()[-1].strip() == SHOWN
+
+
+def test_semantic_search_and_list_show_escape_codes(env) -> None:
+    base = ["--dir", env["data"], "--project", str(env["project"])]
+    assert RUN.invoke(app, ["semantic", "add", HOSTILE, *base]).exit_code == 0
+    for command in (["semantic", "search", "pelican build"], ["semantic", "list"]):
+        r = RUN.invoke(app, [*command, *base])
+        assert r.exit_code == 0 and "\x1b" not in r.stdout, command
+        assert r.stdout.splitlines()[1] == "  " + SHOWN, command
+    mid = RUN.invoke(app, ["semantic", "list", *base]).stdout.split()[0]
+    r = RUN.invoke(app, ["semantic", "history", mid, *base])
+    assert r.exit_code == 0 and "\x1b" not in r.stdout and f"  after:  {SHOWN}" in r.stdout.splitlines()
