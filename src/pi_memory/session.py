@@ -193,13 +193,14 @@ class AgentSession:
     def before_run(self, prompt: str | None = None) -> None:
         self.memory.store.begin_turn()
 
-    def recall(self, prompt: str, state: dict | None = None):
+    def recall(self, prompt: str, state: dict | None = None, as_of: str | None = None):
         """Semantic recall (a :class:`pi_memory.semantic.service.RecallOutcome`), or ``None`` when semantic
-        memory is off. ``state`` holds the session's persisted recall marker (``recallFrequency: "session"``)."""
+        memory is off. ``state`` holds the session's persisted recall marker (``recallFrequency: "session"``);
+        ``as_of``: the turn's time (default now)."""
         service = self.memory.semantic()
         if service is None:
             return None
-        return service.recall_for_prompt(prompt, state or {})
+        return service.recall_for_prompt(prompt, state or {}, as_of=as_of)
 
     def after_run(
         self,

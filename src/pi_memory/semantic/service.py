@@ -180,8 +180,10 @@ class SemanticService:
         return f"capture on: {model.describe()}" if model is not None else "capture off: no model given"
 
     # --- recall --------------------------------------------------------------------------------------------
-    def recall_for_prompt(self, prompt: str, session_state: Mapping[str, Any] | None = None) -> RecallOutcome:
-        """What to inject before the agent answers ``prompt``; see the module docstring for the marker."""
+    def recall_for_prompt(self, prompt: str, session_state: Mapping[str, Any] | None = None,
+                          as_of: str | None = None) -> RecallOutcome:
+        """What to inject before the agent answers ``prompt``; see the module docstring for the marker.
+        ``as_of``: the turn's time (recall's ``as_of``; default now)."""
         s = self.settings
         if not s.enabled or not s.auto_recall:
             return RecallOutcome(None, reason="autoRecall is off")
@@ -195,7 +197,7 @@ class SemanticService:
         start = time.perf_counter()
         self.stats["recalls"] += 1
         try:
-            hits = self.recall_hits(prompt)
+            hits = self.recall_hits(prompt, as_of=as_of)
             text = format_recall(hits, s.recall_token_budget) or None
         except Exception as exc:  # noqa: BLE001 - recall must never break the agent run
             self.stats["recall_errors"] += 1
@@ -209,13 +211,14 @@ class SemanticService:
         return RecallOutcome(text, marker, "ok" if text else "no matches", hits,
                              latency_ms=round((time.perf_counter() - start) * 1000, 2))
 
-    def recall_hits(self, prompt: str, sources: list[str] | None = None) -> list[RecallHit]:
+    def recall_hits(self, prompt: str, sources: list[str] | None = None,
+                    as_of: str | None = None) -> list[RecallHit]:
         """The hits recall would inject for ``prompt`` (no trivial-prompt check: see :func:`skip_reason`), with
         the settings' ``topK``, ``recallSources`` (or ``sources``) and ``recallMinSimilarity``. Raises
         ``ValueError`` for an unknown source; backend errors propagate."""
         s = self.settings
         return recall(self.backend, prompt, scope=self.scope, top_k=s.top_k, include=sources or s.recall_sources,
-                      conn=self.conn, min_similarity=s.recall_min_similarity)
+                      conn=self.conn, min_similarity=s.recall_min_similarity, as_of=as_of)
 
     # --- capture -------------------------------------------------------------------------------------------
     def capture(self, user_text: str, assistant_text: str, observed_at: str | datetime | None = None,

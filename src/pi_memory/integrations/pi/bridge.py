@@ -253,11 +253,13 @@ class Bridge:
         except Exception:
             return None
 
-    def recall(self, prompt: Any = None, state: Any = None, **_: Any) -> dict[str, Any]:
+    def recall(self, prompt: Any = None, state: Any = None, timestamp: Any = None, **_: Any) -> dict[str, Any]:
         """Semantic recall for a prompt: ``{text, marker, reason}`` (``text`` null: inject nothing;
-        ``marker``: persist it in the session for ``recallFrequency: "session"``)."""
+        ``marker``: persist it in the session for ``recallFrequency: "session"``). ``timestamp``: the turn's
+        time (ISO), recall's ``as_of`` (default now)."""
         self._ensure_open()
-        outcome = self.session.recall(prompt if isinstance(prompt, str) else "", state if isinstance(state, dict) else {})
+        outcome = self.session.recall(prompt if isinstance(prompt, str) else "", state if isinstance(state, dict) else {},
+                                      as_of=timestamp if isinstance(timestamp, str) and timestamp.strip() else None)
         if outcome is None:
             return {"text": None, "marker": None, "reason": self.session.memory.semantic_status,
                     "status": self._safe_status()}
