@@ -429,7 +429,7 @@ def main() -> None:
         baseline = Baseline(samples)
         if args.recall:
             embedder.embed(["warm-up"])
-            recall_host = product_recall(conn, embedder, pids)
+            recall_host, recall_floor = product_recall(conn, embedder, pids)
         result: dict = {
             "data": str(args.data),
             "mode": args.mode,
@@ -439,7 +439,8 @@ def main() -> None:
             "embedders": [getattr(embedder, "model_name", "?")],
             "baseline_fts5_bm25": evaluate(baseline.search, qs, ks),
             "session_search": evaluate(ours, qs, ks),
-            **({"recall_sessions": evaluate(recall_host, qs, ks)} if args.recall else {}),
+            **({"recall_sessions": evaluate(recall_host, qs, ks),
+                "recall_sessions_floor": evaluate(recall_floor, qs, ks)} if args.recall else {}),
             "turn_index": {"config": config_summary(FINAL), "modes": {}},
         }
         if "vector" in modes or "hybrid" in modes:

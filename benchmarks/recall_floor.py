@@ -35,13 +35,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from recall_floor_data import MEMORIES, RELATED, UNRELATED  # noqa: E402
+from recall_floor_data import MEMORIES, MULTILINGUAL, RELATED, UNRELATED  # noqa: E402
 
 from pi_memory.embed import OnnxMiniLM  # noqa: E402
 from pi_memory.index.db import open_index  # noqa: E402
 from pi_memory.semantic.embedded import EmbeddedBackend  # noqa: E402
 from pi_memory.semantic.models import Scope  # noqa: E402
-from pi_memory.semantic.recall import recall  # noqa: E402
+from pi_memory.semantic.recall import DEFAULT_MIN_SIMILARITY, recall, script_floor  # noqa: E402
 
 FLOORS = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
 
@@ -70,6 +70,36 @@ def end_to_end(model: OnnxMiniLM) -> list[dict]:
     return rows
 
 
+def multilingual(model: OnnxMiniLM) -> list[dict]:
+    """Per language of ``MULTILINGUAL``: cosines of its related pairs and of its unrelated prompts' best match
+    (over every memory of every language, English included), the floor recall applies to its prompts, and end
+    to end with the shipped floor (``recallMinSimilarity`` default): related prompts whose memory is recalled,
+    unrelated prompts that inject anything. All memories share one index."""
+    rows = []
+    every = list(MEMORIES) + [m for d in MULTILINGUAL.values() for m in d["memories"]]
+    vecs = model.embed(every)
+    with tempfile.TemporaryDirectory() as tmp:
+        conn = open_index(Path(tmp))
+        backend = EmbeddedBackend(conn, model)
+        scope = Scope(user_id="bench")
+        ids = {text: backend.add(text, scope=scope).id for text in every}
+        for lang, data in MULTILINGUAL.items():
+            own = model.embed(data["memories"])
+            related = [float(model.embed_query(p) @ own[i]) for p, i in data["related"]]
+            unrelated = [float((vecs @ model.embed_query(p)).max()) for p in data["unrelated"]]
+            recalled = [ids[data["memories"][i]] in {h.id for h in recall(backend, p, scope=scope)}
+                        for p, i in data["related"]]
+            injecting = [len(recall(backend, p, scope=scope)) for p in data["unrelated"]]
+            rows.append({"lang": lang, "floor": script_floor(data["related"][0][0], DEFAULT_MIN_SIMILARITY),
+                         "related_cos": [round(x, 3) for x in related],
+                         "unrelated_best_cos": [round(x, 3) for x in unrelated],
+                         "related_recalled": sum(recalled), "related": len(recalled),
+                         "unrelated_injecting": sum(bool(n) for n in injecting), "unrelated": len(injecting),
+                         "injected_by_unrelated": sum(injecting)})
+        conn.close()
+    return rows
+
+
 def measure() -> dict:
     """Cosine distributions and per-floor counts (module docstring)."""
     model = OnnxMiniLM()
@@ -80,6 +110,7 @@ def measure() -> dict:
                "unrelated_injecting": int((unrelated >= f).sum()), "unrelated": len(unrelated)} for f in FLOORS]
     return {"model": model.model_name, "memories": len(MEMORIES), "related": _quantiles(related),
             "unrelated_best_match": _quantiles(unrelated), "floors": floors, "end_to_end": end_to_end(model),
+            "multilingual": multilingual(model),
             "lowest_related": sorted((round(float(s), 3), RELATED[i][0]) for i, s in enumerate(related))[:5],
             "highest_unrelated": sorted(((round(float(s), 3), UNRELATED[i]) for i, s in enumerate(unrelated)),
                                         reverse=True)[:5]}
@@ -105,6 +136,13 @@ def main() -> None:
     for row in data["end_to_end"]:
         print(f"  {row['floor']:.2f}  {row['related_recalled']:>8}/{len(RELATED):<8} {row['unrelated_injecting']:>5}/"
               f"{len(UNRELATED)}")
+    print("\nother languages (recall(), top 5, shipped floor; every language's memories in one index)")
+    print(" lang  floor  related recalled  unrelated injecting  related cos           unrelated best cos")
+    for row in data["multilingual"]:
+        print(f"  {row['lang']:<4} {row['floor']:.2f}  {row['related_recalled']:>8}/{row['related']:<8}"
+              f" {row['unrelated_injecting']:>6}/{row['unrelated']:<12}"
+              f" {' '.join(f'{c:.3f}' for c in row['related_cos']):<21} "
+              + " ".join(f"{c:.3f}" for c in row["unrelated_best_cos"]))
     print("\nlowest related pairs:", *(f"  {s:.3f}  {p}" for s, p in data["lowest_related"]), sep="\n")
     print("highest unrelated prompts:", *(f"  {s:.3f}  {p}" for s, p in data["highest_unrelated"]), sep="\n")
 

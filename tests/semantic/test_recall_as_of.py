@@ -6,11 +6,9 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
-from semantic_helpers import ALICE
+from semantic_helpers import ALICE, insert_turns
 
 from pi_memory.index import session_search
-from pi_memory.index.db import transaction
-from pi_memory.index.indexer import insert_messages
 from pi_memory.semantic.recall import recall
 from pi_memory.semantic.recall_dates import as_of_iso, date_windows, in_windows, is_after
 
@@ -52,13 +50,7 @@ def test_as_of_forms_and_comparisons():
 
 
 def _turns(conn, rows):
-    with transaction(conn):
-        sid = conn.execute("INSERT INTO sessions(source, session_key, cwd, project_id, project_name) "
-                           "VALUES ('pi', 's1', '/w', ?, 'demo') RETURNING id", (ALICE.project_id,)).fetchone()[0]
-        fid = conn.execute("INSERT INTO session_files(path, session_id, size, mtime_ns) VALUES ('/s1', ?, 0, 0) "
-                           "RETURNING id", (sid,)).fetchone()[0]
-        insert_messages(conn, [(sid, fid, eid, None, i, stamp, "user", "message", None, "active", text)
-                               for i, (eid, stamp, text) in enumerate(rows, 1)])
+    insert_turns(conn, ALICE.project_id, rows)
 
 
 def test_nothing_dated_after_as_of_is_returned(backend, conn):

@@ -20,7 +20,7 @@ RRF_K = 60  # Cormack et al. 2009, §3
 MIN_TERM_CHARS = 3  # the trigram tokenizer indexes nothing shorter
 MAX_TERMS = 12  # bounds the FTS5 expression (each term is one phrase of trigrams)
 
-_WORD = re.compile(r"[^\W_][\w'’.+#-]*[\w+#]|[^\W_]", re.UNICODE)
+WORD = re.compile(r"[^\W_][\w'’.+#-]*[\w+#]|[^\W_]", re.UNICODE)
 _SUFFIXES = (("ing", 6), ("ies", 5), ("ed", 5), ("es", 5), ("s", 4))
 
 
@@ -78,7 +78,7 @@ def keyword_terms(query: str) -> list[str]:
     """Search terms of a natural-language query: lower-cased words, English stop words dropped (when any
     other word is left), stemmed, at least 3 characters (shorter ones cannot match a trigram index), at most
     ``MAX_TERMS``, first occurrence order."""
-    words = [w.strip(".'’-").lower() for w in _WORD.findall(query or "")]
+    words = [w.strip(".'’-").lower() for w in WORD.findall(query or "")]
     words = [w for w in words if w]
     content = [w for w in words if w not in STOP_WORDS]
     if content:

@@ -15,8 +15,10 @@
 The evidence floor: RRF scores are rank-based, so the top of a fused list is "best of what there is" even when
 nothing is related. :func:`recall` therefore keeps a candidate only when it has evidence of its own: a cosine
 similarity to the query of at least ``min_similarity`` (default :data:`DEFAULT_MIN_SIMILARITY`, setting
-``recallMinSimilarity``), or text containing at least :data:`MIN_KEYWORD_COVERAGE` of the query's keyword terms
-(:func:`keyword_coverage`). A prompt unrelated to every memory injects nothing.
+``recallMinSimilarity``; raised per script of the prompt: :data:`SCRIPT_FLOORS`), or text containing at least
+:data:`MIN_KEYWORD_COVERAGE` of the query's keyword evidence (:func:`keyword_coverage`: stems in the prompt's
+languages and CJK character bigrams, :mod:`pi_memory.semantic.recall_lang`), or a day inside a date window the
+prompt names (:mod:`pi_memory.semantic.recall_dates`). A prompt unrelated to every memory injects nothing.
 
 The injected block (our wording)::
 
@@ -46,10 +48,10 @@ from datetime import date, datetime
 from typing import Any, Literal
 
 from pi_memory import safety
-from pi_memory.semantic import recall_dates
+from pi_memory.semantic import recall_dates, recall_lang
 from pi_memory.semantic import sources as source_vectors
 from pi_memory.semantic.models import SemanticHit, SemanticMemory
-from pi_memory.semantic.ranking import RRF_K, keyword_terms, rrf_fuse
+from pi_memory.semantic.ranking import RRF_K, rrf_fuse
 
 Source = Literal["semantic", "curated", "sessions"]
 DEFAULT_BUDGET_TOKENS = 1500
@@ -66,6 +68,18 @@ SESSION_SNIPPET_CHARS = 400
 # Missing an indirect memory costs less than injecting noise before every run; lower it to recall more.
 # Another embedder needs its own value.
 DEFAULT_MIN_SIMILARITY = 0.40
+# The bundled model was trained on English: any two strings of another script sit close together (two unrelated
+# Chinese sentences: 0.45-0.87), so one cosine cannot serve every prompt. Per main script of the prompt
+# (:func:`pi_memory.semantic.recall_lang.script_of`), the floor is at least this. Measured with
+# ``benchmarks/recall_floor.py`` (its multilingual rows: per language 3 memories, 3 related and 3 unrelated
+# prompts, all 48 memories of every language in one index): best match of an unrelated prompt, max over the
+# language's prompts -- zh 0.663, ja 0.649 (cjk); ru 0.665 (cyrillic); fa 0.873 (arabic); de 0.506, es 0.496
+# (Latin, not English; English: 0.397, above). Each floor is that max plus a margin; related prompts below it
+# are still recalled by keyword evidence (:mod:`pi_memory.semantic.recall_lang`). Scripts not measured get
+# 0.95, which leaves them to keyword evidence. ``latin_other``: Latin-script prompts detected as another
+# language than English.
+SCRIPT_FLOORS = {"latin": 0.0, "latin_other": 0.60, "cjk": 0.75, "cyrillic": 0.75, "arabic": 0.95}
+UNMEASURED_SCRIPT_FLOOR = 0.95
 # Share of the query's keyword terms (:func:`pi_memory.semantic.ranking.keyword_terms`) a candidate's text must
 # contain to count as keyword evidence: half, so one shared everyday word ("code", "user") out of a four-term
 # prompt is not enough, while a one- or two-term query ("Kafka", "ticket OPS-4821") is matched by its terms.
@@ -151,13 +165,24 @@ class RecallHit:
         return data
 
 
-def keyword_coverage(terms: Sequence[str], text: str) -> float:
-    """Share (0..1) of ``terms`` (:func:`~pi_memory.semantic.ranking.keyword_terms` of a query) found in
-    ``text`` as case-insensitive substrings -- how the trigram FTS5 index matches them. ``0.0`` for no terms."""
-    if not terms:
-        return 0.0
-    folded = text.casefold()
-    return sum(1 for t in terms if t.casefold() in folded) / len(terms)
+def keyword_coverage(terms: recall_lang.Evidence | Sequence[str], text: str) -> float:
+    """Share (0..1) of the query found in ``text``: ``terms`` is the query's
+    :func:`~pi_memory.semantic.recall_lang.evidence_terms` (stems, CJK bigrams: that module), or plain
+    :func:`~pi_memory.semantic.ranking.keyword_terms` found as case-insensitive substrings -- how the trigram
+    FTS5 index matches them. ``0.0`` for no terms."""
+    return recall_lang.coverage_of(terms, text)
+
+
+def script_floor(query: str, min_similarity: float) -> float:
+    """The cosine floor for ``query``: ``min_similarity`` raised to its script's :data:`SCRIPT_FLOORS` entry
+    (``0`` stays ``0``: floor off)."""
+    if min_similarity <= 0:
+        return min_similarity
+    script = recall_lang.script_of(query)
+    if script == "latin":
+        langs = recall_lang.languages(query)
+        script = "latin_other" if langs and langs[0] != "english" else "latin"
+    return max(min_similarity, SCRIPT_FLOORS.get(script, UNMEASURED_SCRIPT_FLOOR))
 
 
 def has_evidence(hit: RecallHit, min_similarity: float) -> bool:
@@ -266,7 +291,8 @@ def recall(
         days.update({x: items[x].when or items[x].date for x in keys if x in items})
         lists["dates"] = [x for x in keys if recall_dates.in_windows(days.get(x, ""), windows)]
         fused = rrf_fuse(lists, weights=all_weights, k=k)
-    terms = keyword_terms(words_query)
+    terms = recall_lang.evidence_terms(words_query)
+    floor = script_floor(words_query, min_similarity)
     out: list[RecallHit] = []
     for start in range(0, len(fused), top_k * 2):  # read memories a slice at a time: most prompts stop at the first
         chunk = fused[start: start + top_k * 2]
@@ -286,7 +312,7 @@ def recall(
                 hit.similarity = cosines.get(str(f.key))
             if hit.kind != "session" or str(f.key) not in loaded:  # load_turns judged those in context
                 hit.coverage = keyword_coverage(terms, hit.text)
-            if has_evidence(hit, min_similarity):
+            if has_evidence(hit, floor):
                 out.append(hit)
                 if len(out) >= top_k:
                     return out
