@@ -48,7 +48,7 @@ from datetime import date, datetime
 from typing import Any, Literal
 
 from pi_memory import safety
-from pi_memory.semantic import recall_dates, recall_lang
+from pi_memory.semantic import recall_dates, recall_lang, recall_superseded
 from pi_memory.semantic import sources as source_vectors
 from pi_memory.semantic.models import SemanticHit, SemanticMemory
 from pi_memory.semantic.ranking import RRF_K, rrf_fuse
@@ -148,6 +148,8 @@ class RecallHit:
     unscored: bool = False  # a remote service ranked it and sent no score details (Mem0's server, the platform)
     when: str = ""  # full timestamp (turn written, memory or entry created): compared with ``as_of``
     dated: bool = False  # its day is inside a date window the prompt names (:mod:`.recall_dates`)
+    replaced_by: str = ""  # a session turn saying what this memory id replaced (:mod:`.recall_superseded`)
+    replaced_on: str = ""  # the day of that replacement (YYYY-MM-DD)
 
     @classmethod
     def from_semantic(cls, hit: SemanticHit) -> RecallHit:
@@ -162,6 +164,8 @@ class RecallHit:
                 "score": round(self.score, 6), "ranks": self.ranks, "keywordCoverage": round(self.coverage, 4)}
         if self.similarity is not None:
             data["similarity"] = round(self.similarity, 4)
+        if self.replaced_by:
+            data["replacedBy"], data["replacedOn"] = self.replaced_by, self.replaced_on
         return data
 
 
@@ -293,6 +297,9 @@ def recall(
         fused = rrf_fuse(lists, weights=all_weights, k=k)
     terms = recall_lang.evidence_terms(words_query)
     floor = script_floor(words_query, min_similarity)
+    # with facts and turns together, a few more are judged: a turn saying what a recalled fact replaced moves
+    # below that fact (:mod:`.recall_superseded`), and what it pushes out of the top_k must be known
+    wanted_hits = top_k * 2 if {"semantic", "sessions"} <= include else top_k
     out: list[RecallHit] = []
     for start in range(0, len(fused), top_k * 2):  # read memories a slice at a time: most prompts stop at the first
         chunk = fused[start: start + top_k * 2]
@@ -314,9 +321,13 @@ def recall(
                 hit.coverage = keyword_coverage(terms, hit.text)
             if has_evidence(hit, floor):
                 out.append(hit)
-                if len(out) >= top_k:
-                    return out
-    return out
+                if len(out) >= wanted_hits:
+                    break
+        if len(out) >= wanted_hits:
+            break
+    if wanted_hits > top_k:
+        out = recall_superseded.mark_outdated(backend, scope, out)
+    return out[:top_k]
 
 
 def _load_semantic(backend: Any, scope: Any, ids: Sequence[str], items: dict[str, RecallHit]) -> None:
@@ -405,7 +416,9 @@ def _safe_id(item_id: Any) -> str:
 
 
 def render_line(hit: Any) -> str:
-    """One fenced line for a hit: the blocked marker, or ``- <id> (<date>): "<json text>"`` (redacted).
+    """One fenced line for a hit: the blocked marker, or ``- <id> (<date>): "<json text>"`` (redacted); a
+    session turn that says what a memory replaced: ``- <id> (<date>, said before <day>, since replaced by
+    <memory id>): ...``.
 
     Only the JSON-quoted text is free-form: the id is printed raw only when it is plain ASCII (else quoted)
     and the date only when it is a ``YYYY-MM-DD`` day (else left out)."""
@@ -414,7 +427,13 @@ def render_line(hit: Any) -> str:
     threats = safety.scan_threats(text)
     if threats:
         return blocked_line(item_id, sorted({f.id for f in threats}))
-    when = f" ({date})" if date and _DAY.fullmatch(str(date)) else ""
+    when = f"{date}" if date and _DAY.fullmatch(str(date)) else ""
+    replaced = getattr(hit, "replaced_by", "")
+    if replaced:  # our own words: a day and a plain id only
+        day = hit.replaced_on if _DAY.fullmatch(hit.replaced_on or "") else ""
+        said = f"said before {day}" if day else "said earlier"
+        when += (", " if when else "") + f"{said}, since replaced by {_safe_id(replaced)}"
+    when = f" ({when})" if when else ""
     return f"- {item_id}{when}: {quote(safety.redact(text))}"
 
 
