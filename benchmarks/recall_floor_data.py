@@ -177,3 +177,25 @@ MULTILINGUAL = {
                       "این پیام خطا را به انگلیسی ترجمه کن"],
     },
 }
+
+# Date-phrased prompts over session turns (written for this measurement; LongMemEval-style): the moment asked at,
+# the turns of one session as (timestamp, text), and prompts paired with the index of the turn that answers them.
+# The prompts are long and name the time; the answer shares few of their words, as a real answer does.
+AS_OF = "2026-12-01T10:00:00.000Z"
+DATED_TURNS = [
+    ("2026-11-24T09:00:00.000Z", "we agreed to drop redis and keep an in-process LRU for the hot keys"),
+    ("2026-11-10T09:00:00.000Z", "the cache stampede last month came from the nightly warmup job"),
+    ("2026-11-29T15:00:00.000Z", "flaky test is the websocket reconnect one, it sleeps for a fixed 200ms"),
+    ("2026-05-12T09:00:00.000Z", "moved the invoices bucket to eu-west-1 for the data residency review"),
+    ("2026-11-30T08:00:00.000Z", "rolled back release 4.2.1, the migration locked the orders table for minutes"),
+    ("2026-10-02T09:00:00.000Z", "the orders table got a new index on customer_id and created_at"),
+    ("2026-11-02T09:00:00.000Z", "storage for invoices is still on the old bucket in us-east-1"),
+    ("2026-11-25T11:00:00.000Z", "for the cache we keep redis only for sessions, the rest goes local"),
+]
+DATED_PROMPTS = [
+    ("what did we end up deciding about caching last week, can you remind me of the reasoning", 0),
+    ("two days ago some test kept failing randomly in CI, which one was it and why", 2),
+    ("in May we changed where some files are stored for compliance, what exactly did we move", 3),
+    ("yesterday something went wrong with a deploy and we had to undo it, what happened", 4),
+    ("remind me what we said on November 25 about which things stay in redis", 7),
+]
