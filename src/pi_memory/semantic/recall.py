@@ -236,7 +236,7 @@ def recall(
         return []
     moment = recall_dates.as_of_iso(as_of)
     windows, rest = recall_dates.date_windows(query, moment)
-    words_query = rest if rest.strip() else query  # keyword evidence without the date phrases
+    words_query = rest if rest.strip() else query  # the keyword search without the date phrases ("May": "may")
     lists: dict[str, list[str]] = {}
     items: dict[str, RecallHit] = {}
     cosines: dict[str, float] = {}
@@ -295,7 +295,9 @@ def recall(
         days.update({x: items[x].when or items[x].date for x in keys if x in items})
         lists["dates"] = [x for x in keys if recall_dates.in_windows(days.get(x, ""), windows)]
         fused = rrf_fuse(lists, weights=all_weights, k=k)
-    terms = recall_lang.evidence_terms(words_query)
+    # keyword evidence counts the date words too: a candidate outside the window lacks that part of the question
+    # (and "how many days between March 3 and April 17" must not come down to "many days"); inside it, ``dated``
+    terms = recall_lang.evidence_terms(query)
     floor = script_floor(words_query, min_similarity)
     # with facts and turns together, a few more are judged: a turn saying what a recalled fact replaced moves
     # below that fact (:mod:`.recall_superseded`), and what it pushes out of the top_k must be known
