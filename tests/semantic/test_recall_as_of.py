@@ -82,3 +82,14 @@ def test_a_turn_inside_the_prompts_window_is_boosted_and_passes_the_floor(backen
     assert [h.id for h in hits if h.dated] == ["s1#e2"]
     early = recall(backend, prompt, scope=ALICE, include=("sessions",), conn=conn, as_of="2026-11-20")
     assert "s1#e2" not in [h.id for h in early]
+
+
+def test_the_service_passes_the_turns_time(project, tmp_path, embedder):
+    from semantic_helpers import make_service
+
+    service = make_service(project, tmp_path, embedder)
+    service.backend.add("The kafka client is pinned in requirements.txt.", scope=service.scope)
+    now = service.recall_for_prompt("where is the kafka client pinned?", {})
+    assert now.text and "requirements.txt" in now.text
+    before = service.recall_for_prompt("where is the kafka client pinned?", {}, as_of="2020-01-01T00:00:00Z")
+    assert before.text is None and before.reason == "no matches"
