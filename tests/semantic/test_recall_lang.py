@@ -10,6 +10,7 @@ from semantic_helpers import ALICE, insert_turns
 from pi_memory.index import session_search
 from pi_memory.index.query import plan_query
 from pi_memory.index.words import cjk_bigrams
+from pi_memory.semantic.ranking import keyword_terms
 from pi_memory.semantic.recall import DEFAULT_MIN_SIMILARITY, keyword_coverage, recall, script_floor
 from pi_memory.semantic.recall_lang import evidence_terms, languages, script_of
 
@@ -95,3 +96,19 @@ def test_session_search_finds_a_cjk_word_inside_a_sentence(conn):
     assert [h.entry_id for h in session_search(conn, "机房").results] == ["e1"]
     assert [h.entry_id for h in session_search(conn, "机房在哪个城市？").results] == ["e1"]
     assert session_search(conn, "天气预报怎么样").count == 0
+
+
+@pytest.mark.parametrize(("query", "terms"), [
+    ("机房在哪个城市？", ["机房在", "房在哪", "哪个城", "个城市"]),  # 在哪个: function characters only
+    ("机房", ["机房"]),
+    ("修改youer服务端", ["修改", "youer", "服务端"]),
+    ("What package manager does the user prefer?", ["package", "manager", "user", "prefer"]),
+])
+def test_keyword_terms_cut_cjk_into_trigrams(query, terms):
+    assert keyword_terms(query) == terms
+
+
+def test_the_trigram_keyword_list_finds_a_chinese_memory_inside_a_sentence(backend, stored):
+    found = [mid for mid, _ in backend.keyword_candidates("机房在哪个城市？", scope=ALICE)]
+    assert found == [stored["zh"]]
+    assert backend.keyword_candidates("今天天气怎么样？", scope=ALICE) == []

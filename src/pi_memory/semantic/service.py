@@ -46,15 +46,16 @@ from pi_memory.semantic.models import (
     normalise_text,
     now_iso,
 )
-from pi_memory.semantic.ranking import keyword_terms
 from pi_memory.semantic.recall import (
     RecallHit,
     format_recall,
     has_evidence,
     keyword_coverage,
     recall,
+    script_floor,
     skip_reason,
 )
+from pi_memory.semantic.recall_lang import evidence_terms
 
 log = logging.getLogger(__name__)
 
@@ -262,12 +263,13 @@ class SemanticService:
         hits = self.backend.search(query, scope=self.scope, top_k=top_k or self.settings.top_k)
         if not floor:
             return hits
-        terms = keyword_terms(query)
+        terms = evidence_terms(query)  # recall's evidence in every language, and its per-script floor
+        floor_value = script_floor(query, self.settings.recall_min_similarity)
         kept = []
         for hit in hits:
             judged = RecallHit.from_semantic(hit)
             judged.coverage = keyword_coverage(terms, hit.memory.text)
-            if has_evidence(judged, self.settings.recall_min_similarity):
+            if has_evidence(judged, floor_value):
                 kept.append(hit)
         return kept
 
