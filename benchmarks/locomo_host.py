@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 
 
-def product_recall(conn: sqlite3.Connection, embedder, pids: dict[str, str]
+def product_recall(conn: sqlite3.Connection, embedder, pids: dict[str, str], as_of: dict[str, str] | None = None
                    ) -> tuple[Callable[[str, str, int], list[str]], Callable[[str, str, int], list[str]]]:
     """What a host injects before a run, ranked: :func:`pi_memory.semantic.recall.recall` with ``include=
     ("sessions",)`` over the indexed pi sessions (keyword list + turn-vector list, RRF); two searchers: evidence
@@ -30,7 +30,7 @@ def product_recall(conn: sqlite3.Connection, embedder, pids: dict[str, str]
         def search(sample: str, question: str, k: int) -> list[str]:
             scope = Scope(user_id="locomo", project_id=pids[sample])
             hits = recall(backend, question, scope=scope, top_k=k, include=("sessions",), conn=conn,
-                          min_similarity=floor)
+                          min_similarity=floor, as_of=(as_of or {}).get(sample))
             return [h.id.rsplit("#", 1)[-1] for h in hits]
 
         return search
