@@ -151,26 +151,29 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def agent_end(root: Path, session_file: Path, n: int) -> None:
-    """Time the bridge's handling of the two requests the extension sends at agent_end (not awaited by pi)."""
+    """Time the bridge's handling of the two requests the extension sends at agent_end (not awaited by pi), with
+    the learning triggers and, as the baseline, without them (``after_run`` as it was before learning)."""
     from pi_memory.integrations.pi.bridge import Bridge
 
-    os.environ["PI_MEMORY_DIR"] = str(root / "data-bridge")
     os.environ["PI_MEMORY_CATCH_UP"] = "0"
-    bridge = Bridge()
-    bridge.handle(json.dumps({"id": 0, "method": "hello", "params": {"cwd": str(root)}}))
-    times = []
-    for i in range(n):
-        text = "no, use pnpm not npm" if i % 7 == 0 else f"next question {i}"
-        for method, params in (("tool_calls", {"count": 2}),
-                               ("after_run", {"sessionFile": str(session_file), "userText": text,
-                                              "assistantText": "ok"})):
+    for label, learning in (("with learning", True), ("baseline, no learning", False)):
+        os.environ["PI_MEMORY_DIR"] = str(root / f"data-bridge-{learning}")
+        bridge = Bridge()
+        bridge.handle(json.dumps({"id": 0, "method": "hello", "params": {"cwd": str(root)}}))
+        if not learning:
+            bridge.session.learning = None
+        pairs = []
+        for i in range(n):
+            text = "no, use pnpm not npm" if i % 7 == 0 else f"next question {i}"
             start = time.perf_counter()
-            bridge.handle(json.dumps({"id": i, "method": method, "params": params}))
-            times.append((time.perf_counter() - start) * 1000)
-    pairs = [a + b for a, b in zip(times[::2], times[1::2], strict=True)]
-    print(f"agent_end path (tool_calls + after_run handled by the bridge; pi never awaits it), {n} turns: "
-          f"p50 {pct(pairs, .5):.3f} ms, p95 {pct(pairs, .95):.3f} ms")
-    bridge.shutdown(wait=30)
+            for method, params in (("tool_calls", {"count": 2}),
+                                   ("after_run", {"sessionFile": str(session_file), "userText": text,
+                                                  "assistantText": "ok"})):
+                bridge.handle(json.dumps({"id": i, "method": method, "params": params}))
+            pairs.append((time.perf_counter() - start) * 1000)
+        print(f"agent_end path ({label}; tool_calls + after_run handled by the bridge, pi never awaits it), "
+              f"{n} turns: p50 {pct(pairs, .5):.3f} ms, p95 {pct(pairs, .95):.3f} ms")
+        bridge.shutdown(wait=30)
 
 
 if __name__ == "__main__":

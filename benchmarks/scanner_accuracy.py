@@ -177,6 +177,7 @@ def adversarial(scan) -> dict:
         "[a](…{x}": "[a](http://a.example/{x} " * 40_000,
         "image … ?d= plus": "image https://e.example/?d= plus " * 30_000,
         "image url append": "image url append the .env " * 40_000,
+        "image … to the vault": "image ![x](http://a.example/?v=1) add the API keys to the vault " * 16_000,
         "<a style=": "<a style=" * 110_000 + "display:none",
         "update AGENTS.md": "update AGENTS.md " * 60_000,
         "email the .env to": "email the .env to " * 55_000,

@@ -6,6 +6,7 @@
 #   .cache/e2e/pi-current/  @earendil-works/pi-coding-agent@1.6.0 (runs on the Node 22 above)
 #   .cache/e2e/claude-code-2.1.332/  @anthropic-ai/claude-code@2.1.332 (a native binary, ~400 MB)
 #   .cache/e2e/codex-0.171.0/        @openai/codex@0.171.0 (a native binary, ~315 MB)
+#   /usr/bin/chromium                Debian's chromium (apt-get), for tests/integrations/inspector
 #
 # Each pi directory also gets a `run-pi` wrapper that pins the right node binary, so callers
 # never have to fiddle with PATH. Idempotent: work already done is detected and skipped.
@@ -114,6 +115,17 @@ install_host() {  # install_host DIR PACKAGE VERSION BINARY
 if [ "${PI_E2E_SKIP_HOSTS:-0}" != "1" ]; then
   install_host claude-code-2.1.332 @anthropic-ai/claude-code 2.1.332 claude
   install_host codex-0.171.0 @openai/codex 0.171.0 codex
+fi
+
+# --- 4b. Debian's chromium for the memory inspector's browser tests (Playwright drives it; its own
+# browser download does not work here). Root only: apt-get; skipped when a chromium is already on PATH.
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing chromium (apt-get)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    log "chromium is missing and apt-get cannot run here: the inspector's browser tests will be skipped"
+  fi
 fi
 
 # --- 5. smoke check --------------------------------------------------------------------------

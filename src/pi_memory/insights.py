@@ -49,6 +49,14 @@ def status_data(memory: Memory) -> dict[str, Any]:
             "promptMode": s.prompt_mode, "stores": store_usage(memory), "indexRepair": last_repair(s.data_dir)}
 
 
+def index_counts(conn) -> dict[str, int]:
+    """Rows of the index: sessions, session files, messages, memories (the mirror) and extended memories."""
+    one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+    return {"sessions": one("SELECT count(*) FROM sessions"), "sessionFiles": one("SELECT count(*) FROM session_files"),
+            "messages": one("SELECT count(*) FROM messages"), "memories": one("SELECT count(*) FROM memories"),
+            "extended": one("SELECT count(*) FROM memories WHERE source = 'extended'")}
+
+
 def collect(memory: Memory, top: int = 5) -> dict[str, Any]:
     """``insights``: every store's entries, the blocks, the standing rules, index and semantic counts, and the
     entries ``memory_search`` recalled most."""
@@ -60,11 +68,7 @@ def collect(memory: Memory, top: int = 5) -> dict[str, Any]:
     }
     try:
         conn = memory.index()
-        one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
-        data["index"] = {"sessions": one("SELECT count(*) FROM sessions"),
-                         "messages": one("SELECT count(*) FROM messages"),
-                         "memories": one("SELECT count(*) FROM memories"),
-                         "extended": one("SELECT count(*) FROM memories WHERE source = 'extended'")}
+        data["index"] = index_counts(conn)
         rows = conn.execute("SELECT content, hit_count, last_used FROM memories WHERE hit_count > 0 "
                             "ORDER BY hit_count DESC, last_used DESC LIMIT ?", (top,)).fetchall()
         data["recalled"] = [{"content": c, "hits": h, "lastUsed": u} for c, h, u in rows]

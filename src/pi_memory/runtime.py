@@ -15,10 +15,13 @@ import sqlite3
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pi_memory.config import Settings, SettingsError, load_settings
 from pi_memory.curated import MemoryStore
-from pi_memory.tools import ToolSpec, create_memory_tools
+
+if TYPE_CHECKING:
+    from pi_memory.tools import ToolSpec
 
 log = logging.getLogger(__name__)
 
@@ -83,10 +86,15 @@ class Memory:
             return self._semantic or None
 
     def blocks(self):
-        """The memory blocks of this project and the global folder (:class:`pi_memory.blocks.BlockStore`)."""
-        from pi_memory.blocks import BlockStore
+        """The memory blocks of this project and the global folder (:class:`pi_memory.blocks.BlockStore`). The
+        project folder is the git root's ``.pi/memory-blocks/`` (the cwd's when there is no repository, or when
+        only the cwd has one, as seed 003 read it)."""
+        from pi_memory.blocks import PROJECT_FOLDER, BlockStore
 
-        return BlockStore.from_settings(self.settings, self.project_root)
+        root = self.project_root or self.cwd
+        if root != self.cwd and (self.cwd / PROJECT_FOLDER).is_dir() and not (root / PROJECT_FOLDER).is_dir():
+            root = self.cwd  # seed 003 read .pi/memory-blocks/ of the folder pi ran in
+        return BlockStore.from_settings(self.settings, root)
 
     def skills(self):
         """The skills of this data root and the cwd's project (:class:`pi_memory.skills.SkillStore`)."""
@@ -101,6 +109,7 @@ class Memory:
         """Every tool this host serves: the four curated tools, session_search and memory_search,
         ``updateMemory`` (memory blocks), ``skill_manage``, and ``mem0_memory`` when semantic memory's
         ``toolEnabled`` resolves to true."""
+        from pi_memory.tools import create_memory_tools
         from pi_memory.tools.blocks import create_block_tools
         from pi_memory.tools.search import create_search_tools
         from pi_memory.tools.skills import create_skill_tools
@@ -162,6 +171,14 @@ class Memory:
         store.load_from_disk()
         return Learner(self.learning, conn, store, self.learning_model, project=store.project_id,
                        on_write=self.store.acknowledge)
+
+    def _no_model(self) -> str | None:
+        """``None`` when learning jobs have a model, else why not (the overflow handler's wording)."""
+        model, status = self.learning_model("consolidate")
+        if model is None:
+            return status
+        model.close()
+        return None
 
     def _overflow_learner(self):
         from pi_memory.index import open_index
@@ -228,4 +245,4 @@ def _open_learning(memory: Memory, cwd: Path) -> None:
     strategy = memory.learning.memory_overflow_strategy
     if strategy != "reject":
         memory.store.on_overflow = OverflowHandler(strategy, memory.learning.overflow_grace_ms,
-                                                   memory._overflow_learner)
+                                                   memory._overflow_learner, model_status=memory._no_model)

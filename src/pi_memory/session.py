@@ -193,14 +193,16 @@ class AgentSession:
     def before_run(self, prompt: str | None = None) -> None:
         self.memory.store.begin_turn()
 
-    def recall(self, prompt: str, state: dict | None = None, as_of: str | None = None):
+    def recall(self, prompt: str, state: dict | None = None, vector_deadline: float | None = None,
+               as_of: str | None = None):
         """Semantic recall (a :class:`pi_memory.semantic.service.RecallOutcome`), or ``None`` when semantic
-        memory is off. ``state`` holds the session's persisted recall marker (``recallFrequency: "session"``);
-        ``as_of``: the turn's time (default now)."""
+        memory is off. ``state`` holds the session's persisted recall marker (``recallFrequency: "session"``).
+        ``vector_deadline`` (a :func:`time.monotonic` value): keyword-only recall when the query vector is not
+        ready by then (the prompt hook's time ceiling). ``as_of``: the turn's time (default now)."""
         service = self.memory.semantic()
         if service is None:
             return None
-        return service.recall_for_prompt(prompt, state or {}, as_of=as_of)
+        return service.recall_for_prompt(prompt, state or {}, vector_deadline=vector_deadline, as_of=as_of)
 
     def after_run(
         self,
@@ -219,6 +221,12 @@ class AgentSession:
             )
         if self.learning is not None:
             self.learning.after_run(session_file, user_text or "", tool_calls)
+
+    def flush_transcript(self, reason: str, session_file: str, key: str) -> None:
+        """A flush for hosts with one process per event (hooks): due when the transcript holds
+        ``flushMinTurns`` user turns since the last flush of session ``key`` (the mark is kept in the index)."""
+        if self.learning is not None and session_file:
+            self.learning.flush_transcript(reason, session_file, key)
 
     def flush(self, reason: str, session_file: str | None = None, wait: float = 0.0) -> dict:
         """Compaction or shutdown: queue a flush of what the session taught when it is due (``{"queued",

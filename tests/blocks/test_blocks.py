@@ -117,3 +117,25 @@ def test_update_memory_tool_schema_and_calls(store):
     assert not out.is_error and out.result["usage"] == "2% — 52/2,000 chars"
     bad = tool.call({"blockKey": "user"})
     assert bad.is_error and bad.result["availableBlocks"] == ["user"]
+
+
+def test_a_block_that_is_not_utf8_is_never_rewritten(store):
+    path = seed(store, text="x")
+    raw = b"---\nlimit: 100\n---\ncaf\xe9\n"
+    path.write_bytes(raw)
+    r = store.update("user", "more")
+    assert (r.success, r.code) == (False, "not_utf8")
+    assert path.read_bytes() == raw
+
+
+def test_seed_blocks_of_a_folder_without_git_load_in_place(tmp_path, monkeypatch):
+    from pi_memory.runtime import open_memory
+
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    folder = tmp_path / "plain"
+    (folder / ".pi" / "memory-blocks").mkdir(parents=True)
+    (folder / ".pi" / "memory-blocks" / "user.md").write_text(SEED_BLOCK)
+    memory = open_memory(folder, override_dir=tmp_path / "mem")
+    assert [(b.key, b.scope, b.value) for b in memory.blocks().blocks()] == [
+        ("user", "project", "Prefers functional style.\nName is Gordon.")]
+    memory.close()

@@ -68,7 +68,7 @@ def test_top_level_json_and_the_options_the_issue_named_have_help():
     assert "--version" in text and "-h" in text
     helps = {(name, p.opts[0]): p.help for name, command in ALL.items() for p in command.params
              if p.param_type_name == "option"}
-    assert helps["semantic search", "--top-k"] == "Show at most this many memories, best first."
+    assert helps["semantic search", "--top-k"] == "How many memories to show at most (the best first)."
     assert helps["semantic delete", "--reason"].startswith("Why it is deleted; kept in the memory's history")
 
 

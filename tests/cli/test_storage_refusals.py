@@ -28,10 +28,12 @@ from pi_memory.cli.app import app
 
 # Commands that serve until stopped or never use the data folder, with how they are covered instead.
 APART = {
-    "mcp": "serves until stdin closes: test_mcp_and_serve_refuse_a_read_only_folder_at_start",
-    "serve": "serves until stopped: test_mcp_and_serve_refuse_a_read_only_folder_at_start",
+    "mcp": "serves until stdin closes: test_mcp_and_serve_refuse_a_read_only_folder_at_start (serve too: a group "
+           "whose own callback serves)",
     "demo": "runs the real pi in a temporary folder of its own; no data folder",
     "install pi": "writes pi's agent folder (its errors: tests/cli/test_cli.py)",
+    **{f"serve {name}": "the team store's PostgreSQL, not the data folder (tests/semantic/test_team_server.py)"
+       for name in ("migrate", "token create", "token list", "token revoke", "audit", "import", "export")},
     "hook": "answers a host and never refuses: any failure prints {} and is logged (tests/integrations/test_hook*)",
 }
 WRITERS = {"add", "replace", "remove", "index-sessions", "reindex", "sync-markdown", "semantic add"}

@@ -73,6 +73,7 @@ def make_host(name: str, root: Path) -> Iterator[Host]:
         sandbox = HostSandbox(root, name, server, cli)
         installed = sandbox.install()
         assert installed["success"] is True
+        sandbox.warm_mcp()  # see HostSandbox.warm_mcp: Claude Code does not wait long for a cold server
         if name == "codex":
             assert len(installed["trusted"]) == 4, installed  # every hook trusted, or Codex skips it silently
             config = sandbox.home / ".codex" / "config.toml"
@@ -93,7 +94,10 @@ def host(request, tmp_path) -> Iterator[Host]:
 def test_memory_add_through_mcp_lands_in_memory_md(host):
     fact = f"The API listens on port 8443 ({host.name})"
     result, requests = host.run(tool(host.name, "memory_add", {"target": "memory", "content": fact}))
-    assert (host.sandbox.memory_dir / "MEMORY.md").read_text(encoding="utf-8") == fact + "\n"
+    memory = host.sandbox.memory_dir / "MEMORY.md"
+    offered = [t.get("name") for t in requests[0].get("tools", [])]
+    assert memory.exists(), f"no memory_add; tools offered: {offered}; stderr: {result.stderr[-2000:]}"
+    assert memory.read_text(encoding="utf-8") == fact + "\n"
     assert "Saved to MEMORY.md" in json.dumps(requests[-1])  # the model saw the tool's answer
 
 
@@ -173,6 +177,13 @@ def test_one_memory_across_pi_claude_code_and_codex(tmp_path, pi):
         cx.run(tool("codex", "memory_add", {"target": "memory", "content": "Saved in Codex: CI runs on Fridays"}))
         system = system_prompt_of(run_pi(pi, "what runs on Fridays?")[0])
         assert "Saved in pi: releases are tagged vX.Y.Z" in system and "Saved in Codex: CI runs on Fridays" in system
+        # what Claude Code discussed is recalled in Codex (past turns are a recall source)
+        pi.update_settings({"pi-memory": {"recallSources": ["semantic", "sessions"]}})
+        cc.run("Note for later: the flamingo migration script lives in tools/migrate.py")
+        _, requests = cx.run("Where does the flamingo migration script live?")
+        recalled = [t for t in strings_in(requests[0]) if "[UNTRUSTED MEMORY DATA]" in t]
+        assert len(recalled) == 1  # the session turn, as session recall shows it (match terms in bold)
+        assert "Note for later: the **flamingo** **migration** **script** lives in tools/migrate.py" in recalled[0]
     finally:
         for gen in (claude, codex):
             gen.close()

@@ -166,8 +166,10 @@ def test_commands_run_in_rpc_mode(pi: PiE2E, rpc: RpcPi) -> None:
 
 
 def test_blocks_and_standing_reach_every_run_and_update_memory_edits_a_block(pi: PiE2E) -> None:
-    pi.run("/memory-pin never push to main", commands=False)  # -p: no UI, the pin is still written
+    printed = pi.run("/memory-pin never push to main")  # -p: no UI, the pin is still written
     assert (pi.sandbox.memory_dir / "STANDING.md").read_text() == "never push to main\n"
+    if pi.version != "0.73.1":  # 1.x tells the extension it runs in print mode: the text is printed
+        assert "Pinned as rule 1: never push to main" in printed.stderr
     call = '[tool:updateMemory] {"blockKey": "user", "newText": "Name is Ada; prefers tabs."}'
     pi.run(f"first run {call}", "second run")
     first = {system_prompt_of(b) for b in pi.llm.chat_requests if "first run" in (prompt_of(b) or "")}
@@ -223,7 +225,7 @@ def test_long_output_pages_in_the_tui(pi: PiE2E, tmp_path) -> None:
         last = screen_until(r"lines \d+-(\d+) of \1 ·")  # the last page
         assert "</standing-instructions>" in last
         tmux("send-keys", "-t", name, "q")
-        closed = screen_until(r"memory: 0 entries")
+        closed = screen_until(r"^(?![\s\S]*/memory-preview-context · lines)[\s\S]*memory: 0 entries")  # pager gone
         assert "/memory-preview-context · lines" not in closed
         tmux("send-keys", "-t", name, "-l", "/quit")  # a clean exit: pi shuts the bridge down
         time.sleep(0.5)

@@ -81,7 +81,8 @@ def test_add_lands_in_memory_md_and_next_session_sees_it(pi: PiE2E) -> None:
     pi.run("What do you remember about this project?")
     system = system_for(pi, "What do you remember")
     assert "<memory-snapshot>" in system and FACT in system and OTHER in system
-    assert system.endswith("</memory-snapshot>")
+    # the frozen snapshot, then the parts rebuilt every run (memory blocks; standing rules when pinned)
+    assert system.endswith("</memory-blocks>") and system.index("</memory-snapshot>") < system.index("<memory-blocks>")
 
 
 def test_hostile_add_is_refused_and_the_model_sees_the_refusal(pi: PiE2E) -> None:

@@ -112,3 +112,19 @@ def test_a_session_start_after_the_gate_opens_dreams_once(pi) -> None:
     [job] = learning_log(pi)
     assert job["kind"] == "dream" and job["writes"] == [{"target": "user", "store": "USER.md", "action": "add",
                                                           "before": None, "after": fact}]
+
+
+def test_memory_consolidate_command_runs_the_same_job(pi) -> None:
+    old = ["Uses uv for envs", "Uses uv, never pip", "Deploys on Fridays"]
+    pi.memory_file.write_text("\n§\n".join(old) + "\n")
+    pi.llm.responder = model = LearningModel({"consolidate": {"operations": [
+        {"target": "memory", "action": "replace", "oldText": "never pip", "content": "Uses uv (never pip)"},
+        {"target": "memory", "action": "remove", "oldText": "for envs"}]}})
+    configure(pi, reviewEnabled=False, dreaming={"enabled": False})
+    run = pi.run("/memory-consolidate memory")
+    assert model.seen == ["consolidate"]
+    assert pi.memory_file.read_text() == "Uses uv (never pip)\n§\nDeploys on Fridays\n"
+    [job] = learning_log(pi)
+    assert job["kind"] == "consolidate" and job["trigger"] == "manual"
+    said = f"consolidate memory: ok: MEMORY.md: 58 -> 40 chars; 2 write(s) (undo: pi-memory learning undo {job['id']})"
+    assert said in run.stdout + run.stderr  # print mode has no UI: the command writes the line itself

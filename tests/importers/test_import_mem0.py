@@ -106,3 +106,21 @@ def test_a_memory_of_ours_with_the_same_text_is_left_alone(mem0) -> None:
                          "Runs the API on port 8080 in development", "Runs the API on port 8081 in development"]
     finally:
         service.close()
+
+
+def test_history_elsewhere_is_read_with_history_option(machine) -> None:
+    store = machine["tmp"] / "mem0"
+    write_mem0_store(store)
+    elsewhere = machine["tmp"] / "hist" / "h.db"
+    elsewhere.parent.mkdir()
+    (store / "mem0-history.db").rename(elsewhere)
+    without = machine["cli"]("import", "mem0", str(store / "mem0-vectors.db"), "--source-user",
+                             "priya:project:9b2f0c")
+    assert [i["what"] for i in without["items"] if i["action"] == "add"] == [
+        "Prefers pnpm over npm for every JavaScript project", "Runs the API on port 8081 in development"]
+    with_history = machine["cli"]("import", "mem0", str(store), "--history", str(elsewhere), "--source-user",
+                                  "priya:project:9b2f0c")
+    assert [i["what"] for i in with_history["items"] if i["action"] == "add"] == [
+        "Prefers pnpm over npm for every JavaScript project",
+        "Runs the API on port 8081 in development (1 earlier version)",
+        "Uses Python 3.9 for the data scripts (deleted in mem0)"]

@@ -19,3 +19,22 @@ def test_seed_000_memories_folder_is_read_in_place(machine) -> None:
         memory.close()
     report = machine["cli"]("read", "memory")
     assert report["entries"] == ["Build with make", "Tests run with pytest -q"]
+
+
+def test_seed_003_blocks_are_read_in_place(machine) -> None:
+    """pi-memory-blocks' files, as its README writes them, load as they are (no import step)."""
+    from pi_memory.blocks import BlockStore
+    from pi_memory.config import load_settings
+
+    project = machine["tmp"] / "app"
+    folder = project / ".pi" / "memory-blocks"
+    folder.mkdir(parents=True)
+    (folder / "user.md").write_text("---\ndescription: Information about the user\nlimit: 2000\n---\n\n"
+                                    "Prefers functional programming style. Uses TypeScript and Deno.\nName is Gordon.\n")
+    (folder / "decisions.md").write_text("---\ndescription: Current project architecture decisions\nlimit: 4000\n---\n")
+    blocks = {b.key: b for b in BlockStore.from_settings(load_settings(project), project).blocks()}
+    assert blocks["user"].description == "Information about the user" and blocks["user"].limit == 2000
+    assert blocks["user"].value.strip() == ("Prefers functional programming style. Uses TypeScript and Deno.\n"
+                                            "Name is Gordon.")
+    assert (blocks["decisions"].limit, blocks["decisions"].value) == (4000, "")
+    assert {b.scope for b in blocks.values()} == {"project"}

@@ -197,6 +197,7 @@ def test_install_copies_the_extension_and_records_python(tmp_path: Path) -> None
     installed = install_pi_extension(agent_dir, "/opt/venv/bin/python")
     assert installed == agent_dir / "extensions" / "pi-memory"
     assert (installed / "index.ts").read_text() == (EXTENSION_DIR / "index.ts").read_text()
+    assert (installed / "commands.ts").read_text() == (EXTENSION_DIR / "commands.ts").read_text()  # imported by it
     assert json.loads((installed / "package.json").read_text())["pi"]["extensions"] == ["./index.ts"]
     assert read_installed_python(agent_dir) == "/opt/venv/bin/python"
     (installed / "stale.txt").write_text("left over")

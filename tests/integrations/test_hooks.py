@@ -15,18 +15,6 @@ from pi_memory.integrations import hooks
 from pi_memory.integrations.hooks import handlers, protocol, state
 
 
-@pytest.fixture
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("PI_MEMORY_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("PI_MEMORY_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.delenv("PI_CODING_AGENT_DIR", raising=False)
-    proj = tmp_path / "proj"
-    (proj / ".git").mkdir(parents=True)
-    (tmp_path / "data").mkdir()
-    return tmp_path
-
-
 def context_of(answer: str) -> str | None:
     data = json.loads(answer)
     return data.get("hookSpecificOutput", {}).get("additionalContext")
@@ -34,7 +22,7 @@ def context_of(answer: str) -> str | None:
 
 def start(env, sid, source="startup", host="claude-code"):
     payload = {"session_id": sid, "cwd": str(env / "proj"), "source": source, "hook_event_name": "SessionStart"}
-    return hooks.run_hook(host, "session-start", json.dumps(payload))
+    return hooks.run_hook(host, "session-start", json.dumps(payload), ceiling=60)  # behaviour, not speed
 
 
 def test_session_start_answers_the_snapshot_in_the_hosts_envelope(env):
@@ -42,8 +30,11 @@ def test_session_start_answers_the_snapshot_in_the_hosts_envelope(env):
     data = json.loads(start(env, "s1"))
     assert data["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     text = data["hookSpecificOutput"]["additionalContext"]
-    assert text.startswith("<memory-snapshot>\n") and text.endswith("</memory-snapshot>")
-    assert "Project uses uv, never pip" in text
+    snapshot, blocks = text.split("\n\n<memory-blocks>", 1)  # the frozen part, then the run parts (prompt/)
+    assert snapshot.startswith("<memory-snapshot>\n") and snapshot.endswith("</memory-snapshot>")
+    assert "Project uses uv, never pip" in snapshot
+    assert blocks.endswith("</memory-blocks>")  # the default blocks, created at the first session start
+    assert (env / "data" / "blocks" / "user.md").exists()
 
 
 def test_a_resumed_session_gets_the_same_bytes_and_a_new_one_sees_the_change(env):
@@ -60,7 +51,8 @@ def test_the_cache_is_used_only_while_its_inputs_are_unchanged(env, monkeypatch)
     (env / "data" / "MEMORY.md").write_text("cached fact\n", encoding="utf-8")
     built = context_of(start(env, "s1"))
     calls = []
-    monkeypatch.setattr(handlers, "session_context", lambda cwd: calls.append(cwd) or ("rebuilt", []))
+    monkeypatch.setattr(handlers, "session_context", lambda cwd: calls.append(cwd) or {"memory": "rebuilt",
+                                                                                        "run": ""})
     assert context_of(start(env, "s2")) == built and calls == []  # unchanged: served from the cache
     (env / "data" / "USER.md").write_text("User is called Ada\n", encoding="utf-8")
     assert context_of(start(env, "s3")) == "rebuilt" and len(calls) == 1  # a new store file invalidates it
@@ -68,18 +60,19 @@ def test_the_cache_is_used_only_while_its_inputs_are_unchanged(env, monkeypatch)
     assert context_of(start(env, "s4")) == "rebuilt" and len(calls) == 2  # so does another data root
 
 
-def test_empty_stores_give_the_empty_answer(env):
-    assert start(env, "s1") == "{}"
+def test_empty_stores_give_no_snapshot_only_the_run_parts(env):
+    text = context_of(start(env, "s1"))
+    assert "<memory-snapshot>" not in text and text.startswith("<memory-blocks>")
 
 
 @pytest.mark.parametrize("raw", ["not json", "[1, 2]", '"text"'])
 def test_bad_input_gives_the_empty_answer_and_a_log_line(env, raw):
-    assert hooks.run_hook("claude-code", "session-start", raw) == "{}"
+    assert hooks.run_hook("claude-code", "session-start", raw, ceiling=60) == "{}"
     assert "answered empty after an error" in (env / "state" / "hooks.log").read_text(encoding="utf-8")
 
 
 def test_a_crash_gives_the_empty_answer(env, monkeypatch):
-    def boom(host, event, payload):
+    def boom(host, event, payload, **kw):
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(handlers, "handle", boom)
@@ -89,7 +82,7 @@ def test_a_crash_gives_the_empty_answer(env, monkeypatch):
 
 
 def test_the_time_ceiling_gives_the_empty_answer(env, monkeypatch):
-    monkeypatch.setattr(handlers, "handle", lambda host, event, payload: time.sleep(3) or "late")
+    monkeypatch.setattr(handlers, "handle", lambda host, event, payload, **kw: time.sleep(3) or "late")
     started = time.monotonic()
     assert hooks.run_hook("claude-code", "session-start", "{}", ceiling=0.2) == "{}"
     assert time.monotonic() - started < 1.0
@@ -130,7 +123,8 @@ def test_the_stop_hook_queues_the_turn_with_the_prompt_kept_at_submit(env, monke
                      "assistantText": "Port 8443."}]
 
 
-def test_the_console_script_answers_and_exits_zero(env):
+def test_the_console_script_answers_and_exits_zero(env, monkeypatch):
+    monkeypatch.setenv("PI_MEMORY_HOOK_CEILING_S", "60")  # a cold process on a loaded machine: behaviour here
     (env / "data" / "MEMORY.md").write_text("via the console script\n", encoding="utf-8")
     payload = json.dumps({"session_id": "c1", "cwd": str(env / "proj")})
     script = [sys.executable, "-c", "import sys; sys.argv[0]='pi-memory'; from pi_memory.launch import main; main()"]
@@ -169,7 +163,7 @@ def test_the_background_job_indexes_the_transcript_and_refreshes_the_snapshot_ca
     finally:
         conn.close()
     assert indexed > 0
-    assert "written during the turn" in state.cached_context(cwd, handlers.CACHE_VERSION)
+    assert "written during the turn" in state.cached_context(cwd, handlers.CACHE_VERSION)["memory"]
     assert "claude-code stop: session b1: 1 file(s) indexed" in (env / "state" / "hooks.log").read_text(
         encoding="utf-8")
 
@@ -185,4 +179,33 @@ def test_a_second_job_of_the_same_session_waits_then_gives_up(env, monkeypatch):
     with FileLock(str(lock_path)):
         assert background.run({"host": "codex", "event": "stop", "sessionId": "busy", "cwd": str(env)}) is False
     assert "another job of session busy is still running; skipped" in (env / "state" / "hooks.log").read_text(
+        encoding="utf-8")
+
+
+def test_changed_run_parts_reach_the_next_prompt_once(env):
+    from pi_memory.standing import StandingStore
+
+    start(env, "r1")
+    payload = json.dumps({"session_id": "r1", "cwd": str(env / "proj"), "prompt": "ok"})
+    assert hooks.run_hook("claude-code", "prompt", payload, ceiling=60) == "{}"  # nothing changed, trivial prompt
+    assert StandingStore.in_data_dir(env / "data").add("Always run the linter before committing").success
+    first = context_of(hooks.run_hook("claude-code", "prompt", payload, ceiling=60))
+    assert "<standing-instructions>" in first and "Always run the linter before committing" in first
+    assert hooks.run_hook("claude-code", "prompt", payload, ceiling=60) == "{}"  # the host already has it
+
+
+def test_learning_counters_outlive_the_job_and_session_end_asks_for_a_flush(env):
+    from pi_memory.integrations.hooks import background
+
+    job = {"host": "codex", "sessionId": "L1", "cwd": str((env / "proj").resolve()), "transcript": None,
+           "userText": "use pnpm, not npm", "assistantText": "Noted."}
+    for _ in range(2):
+        background.run({**job, "event": "stop"})
+    saved = state.read_json(state.session_file("codex", "L1")).get("learning")
+    if saved is None:
+        pytest.skip("learning is off in these settings")
+    assert (saved["turns"], saved["user_messages"], saved["since_flush"]) == (2, 2, 2)
+    background.run({**job, "event": "session-end"})
+    assert state.read_json(state.session_file("codex", "L1"))["learning"]["turns"] == 2  # not a turn
+    assert "codex session-end: session L1: learning flush not due" in (env / "state" / "hooks.log").read_text(
         encoding="utf-8")

@@ -144,7 +144,7 @@ def test_broken_embedder_keeps_keyword_search_and_is_reported_once(host, tmp_pat
     assert vectors(host["data"]) == ([], [])
     text = errlog.read_text()
     assert text.count("not embedded:") == 1, text
-    assert text.splitlines()[0].startswith("pi-memory mcp: 8 tools on stdio, data in ")
+    assert text.splitlines()[0].startswith("pi-memory mcp: 9 tools on stdio, data in ")
 
 
 def test_index_interval_zero_turns_background_indexing_off(host, tmp_path):

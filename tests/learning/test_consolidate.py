@@ -85,3 +85,14 @@ def test_manual_consolidation_dry_run_and_usage_signals(agent, llm, brain, proje
     assert report.outcome == "dry_run" and [w.action for w in report.writes] == ["replace", "remove"]
     assert learner.store.read("memory").entries == FILL
     assert "hits 7, last used 2026-11-30T10:00:00Z" in brain.prompts[0][1]
+
+
+def test_auto_consolidate_without_a_model_says_it_is_off(agent, project):
+    memory = _full(agent, project, overflowGraceMs=0)
+    result = memory.store.add("memory", NEW)
+    assert result.code == "over_limit"
+    assert result.error.endswith(" Automatic consolidation is off (no model for learning jobs: no model configured — "
+                                 "set \"pi-memory\": {\"llm\": {\"provider\": \"openai-compatible\", \"baseUrl\": ..., "
+                                 "\"model\": ...}} (or {\"llm\": {\"fromPi\": \"provider/model\"}}, or {\"llm\": "
+                                 "{\"fromPi\": \"default\"}} for pi's default model) in <agentDir>/settings.json); "
+                                 "merge or remove entries yourself.")

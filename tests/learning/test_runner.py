@@ -129,3 +129,13 @@ def test_the_agents_store_can_edit_an_entry_a_job_wrote_at_once(agent, llm, brai
     assert review_session(learner, TURNS, trigger="t", session_id=None).outcome == "ok"
     result = memory.store.replace("user", "tabs over spaces", "Prefers tabs (width 4)")
     assert result.success, result.error
+
+
+def test_the_job_message_carries_the_models_note_only_when_given(agent, llm, brain, project):
+    memory, learner = _learner(agent, llm, project)
+    brain.replies.append(ADD_USER)
+    assert review_session(learner, TURNS, trigger="t", session_id=None).message == "1 write(s)"
+    brain.replies.append({**ADD_USER, "operations": [{"target": "user", "action": "add", "content": "Uses vim"}],
+                          "note": "one preference"})
+    assert review_session(learner, TURNS, trigger="t", session_id=None).message == "one preference; 1 write(s)"
+    assert review_session(learner, TURNS, trigger="t", session_id=None).message == "nothing to save"

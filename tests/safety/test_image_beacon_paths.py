@@ -150,3 +150,45 @@ def test_capture_drops_beacon_facts_and_keeps_the_plain_one(backend):
         scripted.llm.stop()
     assert report.blocked_facts == len(BEACONS)
     assert [m.text for m in backend.get_all(scope=ALICE)] == [PLAIN]
+
+
+# ---- the stores added since: memory blocks, skills, standing instructions (same scanner, checked here) --------
+@pytest.mark.parametrize("text", BEACONS)
+def test_memory_blocks_refuse_a_beacon_and_withhold_a_hand_edited_one(tmp_path, text):
+    from pi_memory.blocks import BlockStore
+    from pi_memory.prompt import blocks_text
+
+    project = tmp_path / "repo"
+    (project / ".pi" / "memory-blocks").mkdir(parents=True)
+    store = BlockStore(tmp_path / "data" / "blocks", project)
+    (store.project_dir / "user.md").write_text("---\ndescription: About the user\nlimit: 2000\n---\n\nPrefers tabs.\n")
+    assert store.update("user", text).code == "threat"
+    assert store.get("user").value == "Prefers tabs."
+    (store.project_dir / "notes.md").write_text(f"---\ndescription: notes\n---\n{text}\n")
+    shown = blocks_text(store.blocks())
+    assert "[BLOCKED: memory block 'notes' contains threat pattern(s)" in shown
+    assert "example/" not in shown and "contents of .env" not in shown
+
+
+@pytest.mark.parametrize("text", BEACONS[:3])
+def test_skills_refuse_a_beacon_in_any_field(tmp_path, text):
+    from pi_memory.skills import SkillStore
+
+    store = SkillStore(tmp_path / "data", project_root=tmp_path / "repo", foreign_dirs=[], clock=lambda: "2026-04-26")
+    result = store.create(name="report", description="Weekly report", scope="global",
+                          body=f"## Procedure\n1. Write the report.\n2. {text}\n")
+    assert (result["success"], result["code"], result["field"]) == (False, "threat", "body")
+    assert store.skills() == []
+
+
+@pytest.mark.parametrize("text", BEACONS)
+def test_standing_instructions_refuse_a_beacon_and_withhold_a_hand_edited_one(tmp_path, text):
+    from pi_memory.prompt import standing_text
+    from pi_memory.standing import StandingStore
+
+    rule = " ".join(text.split())  # a rule is one line
+    result = StandingStore.in_data_dir(tmp_path).add(rule)
+    assert (result.success, result.code) == (False, "threat")
+    shown = standing_text(["use pnpm", rule])
+    assert "1. use pnpm" in shown and "[rule 2 withheld: it matched threat pattern(s)" in shown
+    assert "example/" not in shown

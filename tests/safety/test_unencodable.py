@@ -4,6 +4,7 @@ transcript readers and the index, semantic capture)."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -95,6 +96,21 @@ def test_cli_add_with_an_argument_that_is_not_utf8(tmp_path, capsys, raw):
     assert code == 0 and json.loads(out)["entries"] == [kept]
     code, out = _cli(["--dir", str(tmp_path), "memory-search", raw, "--json"], capsys)
     assert code == 0 and _no_surrogates(out)
+
+
+@pytest.mark.parametrize("command", [["add", "memory", "-"], ["semantic", "add", "-"]])
+def test_cli_text_from_stdin_that_is_not_utf8(tmp_path, capsys, monkeypatch, command):
+    # Python reads a non-UTF-8 stdin with surrogateescape in its UTF-8 mode (C / POSIX locale)
+    stdin = io.TextIOWrapper(io.BytesIO(b"from stdin \xff and \xed\xa0\xbd end"), encoding="utf-8",
+                             errors="surrogateescape")
+    monkeypatch.setattr(sys, "stdin", stdin)
+    code, out = _cli(["--dir", str(tmp_path), *command, "--json"], capsys)
+    assert code == 0, out
+    kept = f"from stdin {FFFD} and {FFFD}{FFFD}{FFFD} end"
+    if command[0] == "add":
+        assert (tmp_path / "MEMORY.md").read_text(encoding="utf-8") == kept + "\n"
+    else:
+        assert json.loads(out)["memory"]["memory"] == kept
 
 
 def test_cli_keeps_an_existing_path_whose_name_is_not_utf8(tmp_path, capsys):
@@ -244,13 +260,14 @@ def _mcp_env(data_dir: Path) -> dict[str, str]:
     return env
 
 
-def test_mcp_stdio_request_with_a_lone_surrogate_escape(tmp_path):
+@pytest.mark.parametrize("entry", ["pi_memory", "pi_memory.cli"])  # the console script's quick start, and the CLI
+def test_mcp_stdio_request_with_a_lone_surrogate_escape(tmp_path, entry):
     """The SDK's ClientSession over the real ``pi-memory mcp`` process; the transport writes each request the
     way a JavaScript client does (``JSON.stringify``: a lone surrogate as a ``\\ud83d`` escape), which the SDK's
     own Python writer cannot do."""
 
     async def scenario():
-        proc = await anyio.open_process([sys.executable, "-m", "pi_memory.cli", "mcp", "--index-interval", "0"],
+        proc = await anyio.open_process([sys.executable, "-m", entry, "mcp", "--index-interval", "0"],
                                         env=_mcp_env(tmp_path), stderr=subprocess.DEVNULL)
         read_in, read_out = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         write_in, write_out = anyio.create_memory_object_stream[SessionMessage](0)
@@ -314,3 +331,88 @@ def test_bridge_json_lines_with_lone_surrogate_escapes(tmp_path):
     assert responses[2]["result"]["result"]["success"] is True
     assert (tmp_path / "mem" / "MEMORY.md").read_text(encoding="utf-8") == f"bridge {FFFD} cut\n"
     assert "UnicodeEncodeError" not in done.stderr
+
+
+# ---- the host hooks and MCP over HTTP ----------------------------------------------------------------------
+def test_hooks_read_lone_surrogate_escapes(tmp_path, monkeypatch):
+    from pi_memory.integrations import hooks
+    from pi_memory.integrations.hooks import handlers
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PI_MEMORY_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("PI_MEMORY_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.delenv("PI_CODING_AGENT_DIR", raising=False)
+    (tmp_path / "proj" / ".git").mkdir(parents=True)
+    jobs: list[dict] = []
+    monkeypatch.setattr(handlers, "spawn_background", jobs.append)
+    cwd = json.dumps(str(tmp_path / "proj"))
+    hooks.run_hook("codex", "prompt", '{"session_id": "t1", "cwd": ' + cwd + ', "prompt": "which port \\ud83d?"}')
+    stop = '{"session_id": "t1", "cwd": ' + cwd + ', "transcript_path": "/x/r.jsonl", ' \
+           '"last_assistant_message": "Port \\ude00\\ud83d 8443."}'
+    assert hooks.run_hook("codex", "stop", stop) == "{}"
+    assert [(j["userText"], j["assistantText"]) for j in jobs] == [(f"which port {FFFD}?", f"Port {FFFD}{FFFD} 8443.")]
+
+
+def test_mcp_over_http_with_lone_surrogate_escapes(tmp_path):
+    """The SDK's client over streamable HTTP; its requests are rewritten on the wire to carry ``\\ud83d``
+    escapes the way a JavaScript client sends them (the SDK's own writer cannot). The HTTP transport parses
+    them with the standard library, so the tools' own edge is what keeps the write."""
+    import signal
+
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    token = "http-surrogate-token-0123456789"
+    env = {**os.environ, "HOME": str(tmp_path), "PI_MEMORY_DIR": str(tmp_path / "data")}
+    proc = subprocess.Popen([sys.executable, "-m", "pi_memory", "mcp", "--http", "--port", "0", "--token", token,
+                             "--index-interval", "0", "--json"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, env=env, cwd=tmp_path)
+    marker = "SURROGATE-MARK"
+
+    class JsWire(httpx2.AsyncBaseTransport):
+        def __init__(self) -> None:
+            self.inner = httpx2.AsyncHTTPTransport()
+
+        async def handle_async_request(self, request):
+            body = await request.aread()
+            if marker.encode() in body:
+                body = body.replace(marker.encode(), b"\\ud83d")
+                headers = [(k, v) for k, v in request.headers.raw if k.lower() != b"content-length"]
+                request = httpx2.Request(request.method, request.url, headers=headers, content=body)
+            return await self.inner.handle_async_request(request)
+
+    try:
+        url = json.loads(proc.stdout.readline())["url"]
+
+        async def main():
+            with anyio.fail_after(30):
+                async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
+                                              transport=JsWire()) as hc, \
+                        Client(streamable_http_client(url, http_client=hc)) as client:
+                    added = await client.call_tool("memory_add", {"target": "memory",
+                                                                  "content": f"http {marker} cut"})
+                    assert added.is_error is False, added.content
+
+        anyio.run(main)
+        assert (tmp_path / "data" / "MEMORY.md").read_text(encoding="utf-8") == f"http {FFFD} cut\n"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(15)
+
+
+def test_mem0_import_reads_lone_surrogate_escapes(tmp_path):
+    """pi-memory-mem0 (a pi extension in TypeScript) stores each payload with JSON.stringify."""
+    import sqlite3
+
+    from pi_memory.importers.mem0 import read_source
+
+    vectors = tmp_path / "mem0-vectors.db"
+    db = sqlite3.connect(vectors)
+    db.execute("CREATE TABLE vectors (id TEXT PRIMARY KEY, vector BLOB NOT NULL, payload TEXT NOT NULL)")
+    db.execute("INSERT INTO vectors VALUES ('m1', x'00', ?)",
+               ('{"data": "User likes tea \\ud83d daily", "user_id": "u\\ude00", "topic": "t\\ud83d"}',))
+    db.commit()
+    db.close()
+    [memory] = read_source(vectors, tmp_path / "mem0-history.db")
+    assert memory.versions == [f"User likes tea {FFFD} daily"]
+    assert (memory.user_id, memory.metadata) == (f"u{FFFD}", {"topic": f"t{FFFD}"})

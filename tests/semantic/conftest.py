@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from semantic_helpers import ScriptedMemoryModel  # noqa: E402
 
@@ -62,3 +63,6 @@ def chat_model(scripted: ScriptedMemoryModel):
     model.close()
 
 
+
+
+from pg_fixture import pg_server, pg_url  # noqa: E402,F401  (the team-store tests' PostgreSQL)

@@ -124,12 +124,13 @@ def test_a_project_folder_that_does_not_exist_is_refused(tmp_path, monkeypatch):
     assert not (tmp_path / "data" / "index.sqlite3").exists()
 
 
-def test_serve_help_says_the_token_is_one_shared_team_token():
+def test_serve_help_says_which_tokens_reach_which_memories():
     import pi_memory.cli.serve  # noqa: F401  (registers the "serve" command)
 
     text = " ".join(CliRunner().invoke(app, ["serve", "--help"], env={"COLUMNS": "200"}).stdout.split())
-    assert "the token is ONE shared team token, not a per-user login" in text
-    assert "they are not per-user authorisation" in text
+    assert ("Otherwise the token is ONE shared team token: anyone who holds it can read, add, change and delete "
+            "the memories of any user_id") in text
+    assert "per-user tokens (`pi-memory serve token create --user alice`), a token reaches only its own user's" in text
 
 
 def test_search_json_stays_json_on_a_damaged_vector_and_on_an_unexpected_error(cli, tmp_path, monkeypatch):

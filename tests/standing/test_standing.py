@@ -103,17 +103,26 @@ def test_a_rule_cannot_close_the_fence():
 
 
 def test_no_tool_or_background_path_can_write_standing(tmp_path, monkeypatch):
-    """Only StandingStore writes STANDING.md, and nothing but the CLI and the pi command holds one."""
+    """Only StandingStore writes STANDING.md, only hosts a person drives call its writers (the CLI: pin, and
+    `import pi-hermes-memory`, which a user runs; the pi command; the memory inspector's page and its sample data
+    for `pi-memory ui --demo`), and no tool touches it (the prompt assembly, the hooks and insights only read
+    the rules)."""
     import pathlib
 
     src = pathlib.Path(__file__).parents[2] / "src" / "pi_memory"
     users = sorted(str(p.relative_to(src)) for p in src.rglob("*.py")
                    if "StandingStore" in p.read_text() and not str(p.relative_to(src)).startswith("standing/"))
-    assert users == ["cli/standing.py", "insights.py", "integrations/pi/commands.py", "prompt/context.py"]
-    for reader in ("insights.py", "prompt/context.py"):  # they only read the rules
+    assert users == ["cli/standing.py", "devtools/sample_data.py", "importers/standing.py", "insights.py",
+                     "integrations/hooks/handlers.py", "integrations/inspector/views_stores.py",
+                     "integrations/pi/commands.py", "prompt/context.py"]
+    callers = sorted(str(p.relative_to(src)) for p in src.rglob("*.py") if "import_hermes" in p.read_text()
+                     and not str(p.relative_to(src)).startswith("importers/"))
+    assert callers == ["cli/imports.py"]  # the import is a command a person runs, never a tool or a job
+    for reader in ("insights.py", "integrations/hooks/handlers.py", "prompt/context.py"):  # they only read
         text = (src / reader).read_text()
-        assert ").rules()" in text and not any("Store.in_data_dir(" in line and (".add(" in line or ".remove("
-                                               in line or ".clear(" in line) for line in text.splitlines())
+        assert ".rules()" in text or ".path" in text  # the rules, or the file's path for a cache check
+        assert not [line for line in text.splitlines() if "standing" in line.lower()
+                    and any(verb in line for verb in (".add(", ".remove(", ".clear("))]
     from pi_memory.runtime import open_memory
 
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
@@ -121,3 +130,12 @@ def test_no_tool_or_background_path_can_write_standing(tmp_path, monkeypatch):
     names = {t.name for t in memory.tools()}
     assert not any("pin" in n or "standing" in n.lower() for n in names)
     memory.close()
+
+
+def test_a_file_that_is_not_utf8_is_listed_but_never_rewritten(store):
+    raw = b"- caf\xe9 rule\n"
+    store.path.write_bytes(raw)
+    assert store.list().rules == ["caf\ufffd rule"]
+    for result in (store.add("new rule"), store.remove(1), store.clear()):
+        assert (result.success, result.code) == (False, "not_utf8")
+    assert store.path.read_bytes() == raw

@@ -29,9 +29,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import frontmatter
-import yaml
-
 from pi_memory import safety
 from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S
 from pi_memory.curated.entries import usage
@@ -47,7 +44,7 @@ DEFAULTS = {
     "user": "Facts about the user: name, role, preferences, how they like to work",
     "agent": "Your own role and context in this work: what you are helping with, conventions you follow",
 }
-_HANDLER = frontmatter.YAMLHandler()
+_FENCE = "---"
 
 
 @dataclass
@@ -124,14 +121,19 @@ def _shown(key: str, path: str, value: str) -> str:
 
 
 def split_file(text: str) -> tuple[str | None, str]:
-    """``(frontmatter text or None, body)`` of a block file."""
+    """``(frontmatter text or None, body)`` of a block file (python-frontmatter's YAML handler, imported only
+    for a file that starts with a ``---`` line: the host hooks read blocks on a tight time budget)."""
     text = text.lstrip("\ufeff")
-    if _HANDLER.detect(text):
-        try:
-            fm, body = _HANDLER.split(text)
-            return fm, body
-        except ValueError:
-            pass
+    if text.startswith(_FENCE):
+        import frontmatter
+
+        handler = frontmatter.YAMLHandler()
+        if handler.detect(text):
+            try:
+                fm, body = handler.split(text)
+                return fm, body
+            except ValueError:
+                pass
     return None, text
 
 
@@ -165,14 +167,14 @@ def parse_block(key: str, scope: str, path: Path, text: str) -> Block:
     return block
 
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: a block is read every run
-
-
 @functools.lru_cache(maxsize=256)
 def _frontmatter(fm: str) -> object:
-    """The parsed frontmatter (cached by its text), or the parser's first error line as a string."""
+    """The parsed frontmatter (cached by its text: a block is read every run), or the parser's first error
+    line as a string. libyaml's safe loader when present."""
+    import yaml
+
     try:
-        return yaml.load(fm, Loader=_LOADER) or {}  # noqa: S506 - a safe loader
+        return yaml.load(fm, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}  # noqa: S506 - safe
     except yaml.YAMLError as exc:
         return str(exc).splitlines()[0]
 
@@ -263,6 +265,8 @@ class BlockStore:
         if len(value) > limit:
             return BlockResult(False, "over_limit", key, error=f"The initial text is {len(value):,} characters, "
                                f"over the block's limit of {limit:,}. Shorten it or raise the limit.")
+        import yaml
+
         folder = self.project_dir if scope == "project" else self.global_dir
         path = folder / f"{key}.md"
         fm = yaml.safe_dump({"description": " ".join(description.split()), "limit": limit}, sort_keys=False,
@@ -316,8 +320,14 @@ class BlockStore:
         raw = try_read_bytes(block.path)
         if raw is None or isinstance(raw, OSError):
             raise raw if isinstance(raw, OSError) else FileNotFoundError(block.path)
-        fm, _ = split_file(raw.decode("utf-8", errors="replace"))
-        fresh = parse_block(block.key, block.scope, block.path, raw.decode("utf-8", errors="replace"))
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return BlockResult(False, "not_utf8", block.key, block=block, error=(
+                f"{block.path} is not valid UTF-8 text (byte {exc.start}), so writing it back could damage it. "
+                "Nothing was changed. Ask the user to convert the file to UTF-8."))
+        fm, _ = split_file(text)
+        fresh = parse_block(block.key, block.scope, block.path, text)
         value, name = fresh.value, f"memory block {block.key!r}"
         if old_text is None:
             new_value = f"{value}\n{new_text.strip()}" if value else new_text.strip()

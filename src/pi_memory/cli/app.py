@@ -258,7 +258,9 @@ def _print_entries(result: MemoryResult) -> None:
 
 def text_arg(text: str) -> str:
     """``-`` reads the text from standard input (for long or multi-line entries)."""
-    return sys.stdin.read() if text == "-" else text
+    from pi_memory.safety import replace_unencodable  # stdin bytes that are not UTF-8 arrive as surrogates
+
+    return replace_unencodable(sys.stdin.read()) if text == "-" else text
 
 
 @app.command()
@@ -396,6 +398,7 @@ def _register_subcommands() -> None:
         serve,
         skills,
         standing,
+        ui,
     )
 
 

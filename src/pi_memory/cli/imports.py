@@ -72,6 +72,8 @@ def mem0(path: Annotated[Path | None, typer.Argument(help="mem0-vectors.db, or t
          apply: ApplyOpt = False,
          source_user: Annotated[str | None, typer.Option("--source-user", help="Import only this mem0 user id.")] = None,
          all_users: Annotated[bool, typer.Option("--all-users", help="Import every user id of the file.")] = False,
+         history: Annotated[Path | None, typer.Option("--history", help="mem0-history.db when it is not beside "
+                                                      "mem0-vectors.db (mem0's oss.historyDbPath).")] = None,
          project: Annotated[Path | None, typer.Option("--project", help="The project whose semantic scope receives "
                                                       "them (default: the current folder).")] = None,
          dir: DirOpt = None, json_: JsonOpt = False) -> None:
@@ -84,7 +86,7 @@ def mem0(path: Annotated[Path | None, typer.Argument(help="mem0-vectors.db, or t
     service = _service(dir, project, model=False)
     try:
         report = import_mem0(service, path, agent_dir() / "memories", apply=apply, source_user=source_user,
-                             all_users=all_users)
+                             all_users=all_users, history=history)
     except ImportSourceError as exc:
         raise fail(str(exc), 2) from exc
     finally:

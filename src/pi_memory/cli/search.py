@@ -38,15 +38,12 @@ def _tool(name: str, dir_: Path | None, arguments: dict, as_json: bool) -> None:
 
 
 def highlighted(snippet: str) -> Text:
-    """A snippet for a person: the ``**`` highlight pairs of the search (the only ``**`` pairs a snippet holds,
-    :mod:`pi_memory.index.snippets`) become bold, the markers themselves are not shown. An odd count means a
-    ``**`` of the text itself (``2**10``): then the text is shown as it is."""
-    parts = snippet.split("**")
-    if len(parts) % 2 == 0:
-        return Text(snippet)
+    """A snippet for a person: the search's highlights in bold (:func:`pi_memory.index.results.highlight_parts`)."""
+    from pi_memory.index.results import highlight_parts
+
     text = Text()
-    for i, part in enumerate(parts):
-        text.append(part, style="bold" if i % 2 else None)
+    for part, bold in highlight_parts(snippet):
+        text.append(part, style="bold" if bold else None)
     return text
 
 

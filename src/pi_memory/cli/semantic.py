@@ -24,7 +24,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, err, fail, out, settings, state
+from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, err, fail, out, settings, state, text_arg
 
 log = logging.getLogger(__name__)
 semantic_app = typer.Typer(help="Semantic memory: facts captured from conversations, recalled by meaning.",
@@ -162,20 +162,18 @@ def recall(prompt: str,
 
     The same checks as the real recall run first: a trivial prompt (empty, a /command, ok/thanks/yes...) is
     skipped, and only memories that pass the similarity floor (recallMinSimilarity) are shown."""
-    from pi_memory.semantic.recall import format_recall, skip_reason
-
     service = _service(dir, project)
-    skipped = skip_reason(prompt)
-    if skipped is not None:
-        if not _json({"prompt": prompt, "skipped": True, "reason": skipped, "hits": [], "text": ""}, json_):
-            sys.stdout.write(f"(nothing would be injected: {skipped}; recall skips such prompts)\n")
-        return
     try:
-        hits = service.recall_hits(prompt, source)
+        preview = service.recall_preview(prompt, source)
     except ValueError as exc:
         raise fail(str(exc), 2) from exc
-    text = format_recall(hits, service.settings.recall_token_budget)
-    if _json({"prompt": prompt, "skipped": False, "hits": [h.to_public() for h in hits], "text": text}, json_):
+    if preview["skipped"]:
+        if not _json({**preview, "hits": []}, json_):
+            sys.stdout.write(f"(nothing would be injected: {preview['reason']}; recall skips such prompts)\n")
+        return
+    text = preview["text"]
+    if _json({"prompt": prompt, "skipped": False, "hits": [h.to_public() for h in preview["hits"]], "text": text},
+             json_):
         return
     floor = service.settings.recall_min_similarity
     sys.stdout.write((text or f"(nothing would be injected: no memory is related enough -- similarity floor "
@@ -204,7 +202,7 @@ def add(text: str, dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOp
     from pi_memory.semantic.service import RefusedError
 
     if text == "-":
-        text = sys.stdin.read()
+        text = text_arg(text)
     service = _service(dir, project)
     try:
         mem, created = service.add(text, source={"kind": "cli"})

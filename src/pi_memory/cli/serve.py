@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -21,6 +22,12 @@ from pi_memory.cli.app import (
 
 HostOpt = Annotated[str, typer.Option("--host", help="Address to listen on. Anything but loopback needs --token.")]
 PortOpt = Annotated[int, typer.Option("--port", min=0, max=65535, help="TCP port.")]
+DATABASE_URL_ENV = "PI_MEMORY_DATABASE_URL"
+DatabaseOpt = Annotated[
+    str | None,
+    typer.Option("--database-url", help="PostgreSQL URL of the team store (default: $PI_MEMORY_DATABASE_URL; "
+                                        "without it, the embedded store of the data root).", show_default=False),
+]
 TokenOpt = Annotated[
     str | None,
     typer.Option("--token", help="Bearer token clients must send (default: $PI_MEMORY_SERVER_TOKEN, else a new "
@@ -28,28 +35,44 @@ TokenOpt = Annotated[
 ]
 
 
-@app.command()
+serve_app = typer.Typer(invoke_without_command=True, no_args_is_help=False)
+app.add_typer(serve_app, name="serve")
+
+
+@serve_app.callback()
 def serve(
+    ctx: typer.Context,
     host: HostOpt = "127.0.0.1",
     port: PortOpt = 8765,
     token: TokenOpt = None,
+    database_url: DatabaseOpt = None,
+    tls_cert: Annotated[Path | None, typer.Option("--tls-cert", help="Certificate file (PEM) for HTTPS.")] = None,
+    tls_key: Annotated[Path | None, typer.Option("--tls-key", help="Private key file (PEM) for HTTPS.")] = None,
+    insecure_http: Annotated[bool, typer.Option("--insecure-http", help="Allow plain HTTP beyond loopback "
+                                                "(only behind a proxy that adds TLS).")] = False,
     dir: DirOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Serve semantic memory over HTTP (Mem0 OSS REST shape) for other machines, tools or Mem0 clients.
 
-    Clients use the "self-hosted" semantic backend with this URL and token. Memories live in the data root's index, the same ones the embedded backend uses. With a chat model configured, infer=true adds run the capture pipeline; without one they are refused, and infer=false adds store text verbatim.
+    Clients use the "self-hosted" semantic backend with this URL and token. Without --database-url, memories live in the data root's index, the same ones the embedded backend uses; with it (or $PI_MEMORY_DATABASE_URL), in a PostgreSQL database with pgvector that any number of serve processes on any number of hosts can share. With a chat model configured, infer=true adds run the capture pipeline; without one they are refused, and infer=false adds store text verbatim.
 
-    Trust: the token is ONE shared team token, not a per-user login. Anyone who holds it can read, add, change and delete the memories of any user_id, agent_id and run_id simply by naming them. The scope checks keep one scope's ids from being found or changed through another scope (no id probing across scopes); they are not per-user authorisation. Give the token only to people and machines that may see every memory on this server; run one server (and token) per group that must not see each other's memories.
+    Trust: with PostgreSQL and per-user tokens (`pi-memory serve token create --user alice`), a token reaches only its own user's memories and every write is audited (`pi-memory serve audit`). Otherwise the token is ONE shared team token: anyone who holds it can read, add, change and delete the memories of any user_id simply by naming it. Give a shared token only to people and machines that may see every memory on the server.
 
     With --json, standard output gets one JSON line once the server listens ({"event": "listening", "url", "host", "port", "backend", "dataDir", "auth", "token": "given" | "generated", "infer"}; never the token itself: a generated one goes to standard error) and one when it stops ({"event": "stopped", "url", "signal"})."""
+    if ctx.invoked_subcommand is not None:
+        return
     from pi_memory.llm import resolve_chat_model
     from pi_memory.semantic.backends.rest_server import ServeError, model_capture
     from pi_memory.semantic.backends.rest_server import serve as run_server
     from pi_memory.semantic.config import SemanticSettingsError, load_semantic_settings
 
     resolved = settings(dir)
-    require_writable(resolved.data_dir)
+    database_url = database_url or os.environ.get(DATABASE_URL_ENV) or None
+    if not database_url:
+        require_writable(resolved.data_dir)
+    if (tls_cert is None) != (tls_key is None):
+        raise fail("HTTPS needs both --tls-cert and --tls-key.", 2)
     try:
         semantic = load_semantic_settings()
     except SemanticSettingsError as exc:
@@ -61,6 +84,10 @@ def serve(
     try:
         run_server(host=host, port=port, token=token, data_dir=Path(resolved.data_dir), capture=capture,
                    embedder=semantic.embedder, announce=lambda line: err.print(line, markup=False),
-                   report=emit_json_line if json_ or state.json else None)
+                   report=emit_json_line if json_ or state.json else None, database_url=database_url,
+                   tls=(str(tls_cert), str(tls_key)) if tls_cert and tls_key else None, insecure_http=insecure_http)
     except ServeError as exc:
         raise fail(str(exc), 2) from exc
+
+
+from pi_memory.cli import serve_team  # noqa: E402,F401  (serve migrate | token | audit | import | export)

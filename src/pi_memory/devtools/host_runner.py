@@ -67,7 +67,10 @@ class HostSandbox:
         if self.host == "claude-code":
             env.update({"ANTHROPIC_BASE_URL": self.server.root_url, "ANTHROPIC_API_KEY": "sk-ant-fake-local",
                         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
-                        "DISABLE_TELEMETRY": "1", "ENABLE_TOOL_SEARCH": "false"})
+                        "DISABLE_TELEMETRY": "1", "ENABLE_TOOL_SEARCH": "false",
+                        # a cold MCP server on a loaded machine (first start after an install compiles
+                        # every module): Claude Code waits for it up to this many milliseconds
+                        "MCP_TIMEOUT": "60000"})
         else:
             env["SCRIPTED_API_KEY"] = "sk-fake-local"
         env.update(extra or {})
@@ -91,6 +94,29 @@ class HostSandbox:
         if check and done.returncode != 0:
             raise AssertionError(f"pi-memory {' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
         return done
+
+    def warm_mcp(self, timeout: float = 120) -> None:
+        """Start ``pi-memory mcp`` once (initialize, tools/list) and stop it: compiles what a code change left
+        uncompiled and stores the early initialize answer. Claude Code 2.1.332 does not wait long for a slow MCP
+        server: it sends its first request without the server's tools and offers ``WaitForMcpServers``."""
+        lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "warm", "version": "1"}}},
+                 {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                 {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+        proc = subprocess.Popen([console_script(), "mcp", "--index-interval", "0"], cwd=self.project, env=self.env(),
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        try:
+            proc.stdin.write("".join(json.dumps(m) + "\n" for m in lines).encode())
+            proc.stdin.flush()
+            deadline = time.monotonic() + timeout
+            answered = 0
+            while answered < 2 and time.monotonic() < deadline:
+                if not proc.stdout.readline():
+                    break
+                answered += 1
+        finally:
+            proc.stdin.close()
+            proc.wait(30)
 
     def install(self) -> dict:
         extra = ["--codex-bin", str(self.cli)] if self.host == "codex" else []

@@ -54,14 +54,18 @@ class SourceMemory:
     metadata: dict = field(default_factory=dict)
 
 
-def locate(path: Path | None, default_dir: Path) -> tuple[Path, Path]:
-    """``(vectors db, history db)``: ``PATH`` is the vectors file or the folder holding it."""
+def locate(path: Path | None, default_dir: Path, history: Path | None = None) -> tuple[Path, Path]:
+    """``(vectors db, history db)``: ``PATH`` is the vectors file or the folder holding it; the history is
+    ``history`` when given (mem0's ``oss.historyDbPath``), else ``mem0-history.db`` beside the vectors."""
     base = (path or default_dir).expanduser()
     vectors = base / VECTORS_FILE if base.is_dir() else base
     if not vectors.is_file():
         raise ImportSourceError(f"No mem0 store at {vectors}. Pass the mem0-vectors.db file (pi-memory-mem0's "
                                 "embedded store, by default ~/.pi/agent/memories/mem0-vectors.db).")
-    return vectors, vectors.with_name(HISTORY_FILE)
+    if history is not None and not history.expanduser().is_file():
+        raise ImportSourceError(f"No mem0 history at {history}. Pass the mem0-history.db file, or leave "
+                                "--history out to read the one beside mem0-vectors.db (a missing one is fine).")
+    return vectors, history.expanduser() if history is not None else vectors.with_name(HISTORY_FILE)
 
 
 def _query(db: Path, sql: str) -> list[sqlite3.Row]:
@@ -87,7 +91,7 @@ def read_source(vectors: Path, history: Path) -> list[SourceMemory]:
     out = []
     for row in _query(vectors, "SELECT id, payload FROM vectors"):
         try:
-            payload = json.loads(row["payload"])
+            payload = safety.replace_unencodable(json.loads(row["payload"]))  # JSON.stringify's "\ud83d"
         except (TypeError, ValueError):
             continue
         text = str(payload.get("data") or "").strip()
@@ -127,9 +131,10 @@ def _versions(rows: list[sqlite3.Row], current: str | None) -> list[str]:
 
 
 def import_mem0(service, path: Path | None, default_dir: Path, apply: bool = False,
-                source_user: str | None = None, all_users: bool = False) -> ImportReport:
+                source_user: str | None = None, all_users: bool = False,
+                history: Path | None = None) -> ImportReport:
     """Import into ``service`` (:class:`pi_memory.semantic.SemanticService`: its backend and scope)."""
-    vectors, history = locate(path, default_dir)
+    vectors, history = locate(path, default_dir, history)
     memories = read_source(vectors, history)
     report = ImportReport(source=str(vectors), applied=apply)
     users = Counter(m.user_id for m in memories if m.user_id)
@@ -160,8 +165,10 @@ def import_mem0(service, path: Path | None, default_dir: Path, apply: bool = Fal
             continue
         if apply:
             _replay(backend, scope, mem)
-        what = f"{label} ({len(mem.versions) - 1} earlier version(s){', deleted' if mem.deleted else ''})" \
-            if len(mem.versions) > 1 or mem.deleted else label
+        earlier = len(mem.versions) - 1
+        parts = [f"{earlier} earlier version{'s' if earlier > 1 else ''}"] if earlier else []
+        parts += ["deleted in mem0"] if mem.deleted else []
+        what = f"{label} ({', '.join(parts)})" if parts else label
         report.add(KIND, what, "add", to=f"semantic memory ({scope.user_key})")
     if memories:
         report.notes.append("Each memory is embedded again with pi-memory's model (mem0's vectors are not reused).")

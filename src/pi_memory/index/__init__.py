@@ -5,6 +5,7 @@
 * :func:`session_search`, :func:`memory_search` -- ranked, bounded search (:mod:`.search`, :mod:`.query`);
 * :func:`redaction_progress` -- credentials are stored redacted; an old index is redacted at open
   (:mod:`.redaction`); :func:`last_repair` / :func:`describe_repair` -- the record a corruption repair leaves;
+* :func:`find_message`, :func:`conversation_around` -- the turns around one message (:mod:`.conversation`);
 * :func:`sync_store`, :func:`sync_markdown`, :func:`add_extended` -- the memories mirror and the extended
   store (:mod:`.mirror`).
 
@@ -12,6 +13,7 @@ The database is derived from the Markdown stores and the session files, except t
 memories' usage counts, which live only here (see :mod:`.mirror`).
 """
 
+from pi_memory.index.conversation import conversation_around, find_message
 from pi_memory.index.db import (
     INDEX_FILE,
     IndexUnavailableError,
@@ -59,7 +61,9 @@ __all__ = [
     "SyncStats",
     "add_extended",
     "clear_sessions",
+    "conversation_around",
     "describe_repair",
+    "find_message",
     "index_path",
     "index_paths",
     "is_corruption",

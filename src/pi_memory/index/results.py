@@ -25,6 +25,16 @@ HIGHLIGHT_CLOSE = "**"
 Match = Literal["all", "any", "text"]
 
 
+def highlight_parts(snippet: str) -> list[tuple[str, bool]]:
+    """A snippet as ``(text, highlighted)`` pieces: the search's ``**`` pairs (the only ``**`` pairs a snippet
+    holds, :mod:`pi_memory.index.snippets`) mark the highlighted ones, the markers themselves dropped. An odd
+    count of ``**`` means one of the text itself (``2**10``): then the snippet is one plain piece."""
+    parts = snippet.split(HIGHLIGHT_OPEN)
+    if len(parts) % 2 == 0:
+        return [(snippet, False)]
+    return [(part, bool(i % 2)) for i, part in enumerate(parts) if part]
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 

@@ -19,7 +19,7 @@ refinement), ``consolidate`` (overflow strategies), ``dream``, ``triggers`` (per
 from pi_memory.learning.consolidate import OverflowHandler, consolidate, fifo_evict
 from pi_memory.learning.corrections import CorrectionRules, Detection
 from pi_memory.learning.dream import dream, gate_check
-from pi_memory.learning.log import list_jobs
+from pi_memory.learning.log import list_jobs, tokens_per_day
 from pi_memory.learning.prompts import Turn, read_turns
 from pi_memory.learning.review import refine_correction, review_session, save_correction
 from pi_memory.learning.runner import JobReport, Learner, PlannedOp
@@ -46,5 +46,6 @@ __all__ = [
     "refine_correction",
     "review_session",
     "save_correction",
+    "tokens_per_day",
     "undo_job",
 ]

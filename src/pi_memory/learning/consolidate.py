@@ -109,7 +109,8 @@ class OverflowHandler:
     signals."""
 
     def __init__(self, strategy: str, grace_ms: int, learner_factory: Callable[[], Learner | None],
-                 clock: Callable[[], float] = time.monotonic, wait_s: float = OVERFLOW_WAIT_S):
+                 clock: Callable[[], float] = time.monotonic, wait_s: float = OVERFLOW_WAIT_S,
+                 model_status: Callable[[], str | None] = lambda: None):
         self.strategy = strategy
         self.grace_s = grace_ms / 1000
         self.learner_factory = learner_factory
@@ -118,6 +119,7 @@ class OverflowHandler:
         self.first_overflow: dict[str, float] = {}
         self.running: dict[str, threading.Thread] = {}
         self.reports: list[JobReport] = []
+        self.model_status = model_status  # None when a model is named, else why there is none
 
     def __call__(self, store: MemoryStore, target: str, content: str, refusal: MemoryResult) -> MemoryResult:
         if self.strategy == "fifo-evict":
@@ -125,6 +127,9 @@ class OverflowHandler:
         if self.strategy != "auto-consolidate":
             return refusal
         name = store.name(target)
+        off = self.model_status()
+        if off is not None:
+            return _amend(refusal, f" Automatic consolidation is off ({off}); merge or remove entries yourself.")
         now = self.clock()
         first = self.first_overflow.setdefault(target, now)
         if now - first < self.grace_s:

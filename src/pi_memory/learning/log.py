@@ -121,6 +121,22 @@ def spent_today(conn: sqlite3.Connection, day: str | None = None) -> int:
     return int(row[0])
 
 
+def tokens_per_day(conn: sqlite3.Connection, days: int = 14, now: datetime | None = None) -> list[dict]:
+    """Tokens the jobs of each of the last ``days`` UTC days spent (held tokens of running jobs included), oldest
+    first, days without a job as 0: ``[{"day": "YYYY-MM-DD", "tokens": n, "jobs": n}]``."""
+    today = (now or datetime.now(UTC)).date()
+    first = (today - timedelta(days=days - 1)).isoformat()
+    rows = dict((d, (t, n)) for d, t, n in conn.execute(
+        "SELECT day, coalesce(sum(input_tokens + output_tokens + reserved_tokens), 0), count(*) FROM learning_jobs "
+        "WHERE day >= ? GROUP BY day", (first,)))
+    out = []
+    for i in range(days):
+        day = (today - timedelta(days=days - 1 - i)).isoformat()
+        tokens, jobs = rows.get(day, (0, 0))
+        out.append({"day": day, "tokens": int(tokens), "jobs": int(jobs)})
+    return out
+
+
 def start_job(conn: sqlite3.Connection, kind: str, trigger: str, *, project: str | None, dry_run: bool,
               model: str | None) -> int:
     with transaction(conn):

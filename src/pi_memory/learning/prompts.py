@@ -60,8 +60,9 @@ def to_planned(ops: list[LearnOp], store: MemoryStore) -> list[PlannedOp]:
 def ask_ops(ctx, store: MemoryStore, prompt: str, system: str, max_tokens: int, default_note: str) -> list[PlannedOp]:
     """One model call for a :class:`LearnReply`; its operations as store operations (the note kept)."""
     reply = ctx.ask(prompt, LearnReply, system=system, max_tokens=max_tokens)
-    ctx.note = reply.note or default_note
-    return to_planned(reply.operations, store)
+    ops = to_planned(reply.operations, store)
+    ctx.note = reply.note or (None if ops else default_note)
+    return ops
 
 
 def stores_block(store: MemoryStore, targets: tuple[str, ...] | None = None) -> tuple[str, list[str]]:

@@ -93,7 +93,7 @@ def refine_correction(learner: Learner, saved: str, turns: list[Turn], *, sessio
         for op in ops:  # a new failure entry takes the saved one's place
             if op.target == "failure" and op.action == "add":
                 op.action, op.old_text = "replace", saved
-        ctx.note = reply.note or "the saved correction was kept as it is"
+        ctx.note = reply.note or (None if ops else "the saved correction was kept as it is")
         return ops
 
     return learner.run("refine", "correction saved", work, dry_run=dry_run)

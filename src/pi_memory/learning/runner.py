@@ -225,6 +225,8 @@ class Learner:
             writes, results, outcome, message = self.apply(ops, dry)
             if not ops:
                 outcome, message = "nothing", ctx.note or "nothing to save"
+            elif ctx.note and outcome in ("ok", "dry_run"):
+                message = f"{ctx.note}; {message}"
         except JobStop as stop:
             outcome, message = stop.outcome, stop.message
             if stop.outcome == "budget":

@@ -32,13 +32,20 @@ from typing import TYPE_CHECKING
 from pi_memory.blocks import BlockStore
 from pi_memory.curated import build_snapshot, snapshot_is_safe
 from pi_memory.prompt.render import blocks_text, policy_text, standing_text
-from pi_memory.semantic.recall import estimate_tokens
 from pi_memory.standing import StandingStore
 
 if TYPE_CHECKING:
     from pi_memory.runtime import Memory
 
 log = logging.getLogger(__name__)
+
+
+def estimate_tokens(text: str) -> int:
+    """:func:`pi_memory.semantic.recall.estimate_tokens`, imported when first needed (it pulls numpy in; the
+    host hooks build prompt text on a tight time budget and never count tokens)."""
+    from pi_memory.semantic.recall import estimate_tokens as estimate
+
+    return estimate(text)
 
 
 @dataclass(frozen=True)
@@ -126,7 +133,7 @@ def memory_part(memory: Memory) -> Part:
 
 
 def blocks_store(memory: Memory) -> BlockStore:
-    return BlockStore.from_settings(memory.settings, memory.project_root)
+    return memory.blocks()
 
 
 def run_parts(memory: Memory, preview: bool = True) -> list[Part]:

@@ -19,8 +19,9 @@ around it, whether the URL is built to carry data out. It says yes when, after p
    image says what fills it (see 4);
 4. **the text around it fills the URL**: the sentence holding the image says to append / add / put / replace
    with / follow it by a sensitive object (``.env``, environment variables, API keys, credentials, earlier
-   messages, the conversation, the system prompt, …), and the URL has a query, or ends with ``/``, ``?``, ``=``
-   or ``#``, where such text goes.
+   messages, the conversation, the system prompt, …; :mod:`._beacon_words` says exactly when, negations and
+   other destinations included), and the URL has a query, a slot, or ends with ``/``, ``?``, ``=`` or ``#``,
+   where such text goes.
 
 What stays clean, and why:
 
@@ -42,7 +43,6 @@ refused; rename the parameter or drop the image.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
 from collections.abc import Callable
 from functools import lru_cache
 from urllib.parse import unquote
@@ -105,27 +105,6 @@ _BADGE_HOSTS = frozenset((
 ))
 _GITHUB_BADGE = re.compile(r"^/[^?#]*/badge\.svg$", re.IGNORECASE)
 _NESTED_URL = re.compile(r"^(?:https?:)?//", re.IGNORECASE)
-
-# What "the text around it fills the URL" means (rule 4): a fill verb, then (within a few words) a sensitive
-# object. Run on one sentence (at most a few hundred characters), so the bounded gaps stay cheap.
-SENSITIVE_OBJECT = (
-    r"(?:(?:the[ \t]+)?contents?[ \t]+of|\.env(?![\w-])|env(?:ironment)?[ \t]*var(?:iable)?s?|environment"
-    r"|api[ \t_-]?keys?|secret[ \t_-]?keys?|access[ \t_-]?tokens?|auth(?:entication)?[ \t_-]?tokens?"
-    r"|bearer[ \t_-]?tokens?|credentials|passwords?|cookies|ssh[ \t_-]?keys?|private[ \t_-]?keys?"
-    r"|(?:previous|prior|earlier|last|above|past|all|user['’]?s|the[ \t]+user['’]?s|our|my|their)[ \t]+(?:\w+[ \t]+)?"
-    r"(?:messages?|conversation|prompts?|questions?|inputs?|answers?|turns?|replies)"
-    r"|chat[ \t]+(?:history|log)|conversation(?:[ \t]+(?:history|so[ \t]+far|log))?|transcript|system[ \t]+prompt"
-    r"|(?:the|your|this)[ \t]+context|memor(?:y|ies)|(?:the|any|every|all|each|a|your)[ \t]+secrets?"
-    r"|secrets(?![ \t_-]?(?:manager|management|scann\w*|store|vault|rotation|service|page|docs?)))(?![\w])"
-)
-FILL = re.compile(
-    r"(?<![\w])(?:append\w*|add(?:s|ed|ing)?|put(?:s|ting)?|insert\w*|encod\w*|concatenat\w*|attach\w*|plus"
-    r"|followed[ \t]+by|fill\w*(?:[ \t]+(?:in|it))?|replac\w*[ \t]+\S{1,40}[ \t]+(?:with|by)|substitut\w*"
-    r"|set[ \t]+\S{1,40}[ \t]+to|carr(?:y|ies|ying)|contain\w*|includ\w*|hold(?:s|ing)?|pass(?:es|ing)?"
-    r"|with|where[ \t]+\S{1,40}[ \t]+is|\+)(?:[ \t]+[^\s.!?;]{1,30}){0,5}?[ \t]+" + SENSITIVE_OBJECT,
-    re.IGNORECASE,
-)
-
 
 def _slots(part: str) -> tuple[bool, bool]:
     """``(hostile, any)``: whether ``part`` holds a slot that asks for data (shell substitution, or a named slot
@@ -258,18 +237,3 @@ def _verdict(url: str, image: bool) -> int:
     if params or rest.rstrip().endswith(("/", "?", "=", "#")) or _slots(_decode(rest))[1]:
         return _IF_FILLED
     return verdict
-@lru_cache(maxsize=4)
-def _fill_spans(text: str) -> tuple[list[int], list[int]]:
-    starts, ends = [], []
-    for m in FILL.finditer(text):
-        starts.append(m.start())
-        ends.append(m.end())
-    return starts, ends
-
-
-def fills_between(text: str, lo: int, hi: int) -> bool:
-    """Rule 4: ``text[lo:hi]`` (one sentence) says to put a sensitive object somewhere (see :data:`FILL`).
-    The fill phrases of a text are found once (one pass, cached), so judging many images stays linear."""
-    starts, ends = _fill_spans(text)
-    i = bisect_left(starts, lo)
-    return i < len(starts) and starts[i] < hi and ends[i] <= hi

@@ -5,6 +5,7 @@ the shell-command helpers that checks of several families share."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -82,10 +83,18 @@ Check = Callable[[re.Match[str], str], "bool | int | tuple[int, int] | None"]
 class ThreatPattern:
     id: str
     category: str
-    regex: re.Pattern[str]
+    pattern: str
     keywords: tuple[str, ...]
     requires: tuple[str, ...] = ()
     check: Check | None = None
+    flags: int = 0
+
+    @functools.cached_property
+    def regex(self) -> re.Pattern[str]:
+        """The compiled regex, on first use: the keyword prefilter keeps most rows from ever running on a
+        text, so a short-lived process (a host's hook) compiles only the few rows a text's words call for
+        instead of the whole table at import."""
+        return re.compile(self.pattern, self.flags)
 
     def may_match(self, lowered: str) -> bool:
         has = lowered.__contains__
@@ -95,7 +104,7 @@ class ThreatPattern:
 def _p(id_: str, category: str, pattern: str, *keywords: str, requires: tuple[str, ...] = (),
        check: Check | None = None, flags: int = 0, ignore_case: bool = True) -> ThreatPattern:
     flags |= re.IGNORECASE if ignore_case else 0
-    return ThreatPattern(id_, category, re.compile(pattern, flags), keywords, requires, check)
+    return ThreatPattern(id_, category, pattern, keywords, requires, check, flags)
 
 
 PROMPT_INJECTION = "prompt_injection"

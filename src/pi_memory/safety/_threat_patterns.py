@@ -11,7 +11,8 @@ The categories are modelled on the ones described for Hermes' ``threat_patterns`
 (prompt injection, role hijack, C2 behaviour, exfiltration, persistence, hidden HTML);
 every id, regex, word list and host list here is our own.
 
-Shape of one row: ``ThreatPattern(id, category, regex, keywords, requires=(), check=None)``.
+Shape of one row: ``ThreatPattern(id, category, pattern, keywords, requires=(), check=None, flags)``; the
+regex is compiled on first use (``.regex``).
 
 * ``regex`` is compiled with ``re.IGNORECASE`` (except a few rows for code such as ``JSON.stringify``)
   and run on the folded text (see ``_text``).

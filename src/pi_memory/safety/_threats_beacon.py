@@ -33,9 +33,10 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Callable
-from functools import lru_cache
+from functools import lru_cache, partial
 
-from ._beacon_urls import FILL, SENSITIVE_OBJECT, carries_data, clean_destination, fills_between, is_remote
+from ._beacon_urls import carries_data, clean_destination, is_remote
+from ._beacon_words import IMAGE_WORD, accepted_fills, fills_between, prose_request
 from ._threat_base import _B, EXFILTRATION, ThreatPattern, _p
 
 # A Markdown destination: URL characters, placeholders that may hold spaces (``<contents of .env>``,
@@ -185,58 +186,27 @@ def _css_url(m: re.Match[str], text: str) -> tuple[int, int] | int | None:
 
 # ---- the same request in words ------------------------------------------------------------------------
 _IMAGE_WORDS = ("image", "img", "picture", "pixel", "beacon", "badge", "icon", "logo", "avatar", "photo")
-_URL_PART = re.compile(
-    r"(?<![\w])(?:ur[li]s?|links?|src|srcset|href|address(?:es)?|query(?:[ \t]+string)?|param(?:eter)?s?|path"
-    r"|(?:https?:)?//[^\s)\]]{1,2000}|[?&][\w-]{1,30}=)(?![\w])",
-    re.IGNORECASE,
-)
-_CARRY = re.compile(
-    rf"(?<![\w])(?:with[ \t]+(?:\S+[ \t]+){{0,3}}?{SENSITIVE_OBJECT}(?:[ \t]+\S+){{0,3}}?[ \t]+(?:appended|added"
-    rf"|attached|encoded|inserted|included|in[ \t]+(?:it|the[ \t]+(?:url|query|path|src|link))))",
-    re.IGNORECASE,
-)
-_NEGATION = re.compile(
-    r"(?<![\w])(?:do[ \t]+not|don['’]?t|dont|never|must[ \t]+not|mustn['’]?t|should[ \t]+not|shouldn['’]?t"
-    r"|avoid|refuse[ \t]+to)(?![\w])(?![ \t]+(?:forget|fail|skip|omit|hesitate|miss|stop|leave[ \t]+out|mind|refuse))"
-    r"[^,:;()\n]{0,40}$",
-    re.IGNORECASE,
-)
-_LOCAL_OR_REMOTE_URL = re.compile(r"(?:https?:)?//[^\s)\]]{1,2000}", re.IGNORECASE)
 # A URL written in prose: it ends at a quote, backtick or angle bracket (HTML, JSX and Markdown around it).
 _BARE_URL = re.compile(r"(?:https?:)?//[^\s)\]\"'`<>]{1,2000}", re.IGNORECASE)
 
 
-def _prose_fill(s: str) -> re.Match[str] | None:
-    """Where the sentence puts a sensitive object into something; a bare "with" does not count in prose
-    ("the avatar URL is stored with the user's messages"), only "with … appended/encoded/in the URL"."""
-    for m in FILL.finditer(s):
-        if not m.group().lower().startswith("with"):
-            return m
-    return _CARRY.search(s)
+def _filled_after(text: str, start: int, end: int) -> bool:
+    return bool(accepted_fills(text, start, end))
 
 
 def _image_instruction(m: re.Match[str], text: str) -> tuple[int, int] | int:
-    """The sentence names an image and a URL part and puts a sensitive object into it, with no negation
-    just before the verb. Judged once per sentence: the search resumes after it."""
+    """A prose request for a data-carrying image (:mod:`._beacon_words`), or a bare image URL in the sentence
+    that carries data (by itself, or filled by a fill after it). Judged once per sentence: the search resumes
+    after it."""
     lo, hi = _bounds(text, m.start(), m.end())
     resume = max(hi, m.end())
-    s = text[lo:hi]
-    if not any(w in s.lower() for w in _IMAGE_WORDS):
+    if IMAGE_WORD.search(text, lo, hi) is None:
         return resume
-    # A local URL carries nothing away: blank it out (same length, so offsets still hold).
-    s = _LOCAL_OR_REMOTE_URL.sub(lambda u: u.group() if is_remote(u.group()) else " " * len(u.group()), s)
-    if not _URL_PART.search(s):
-        return resume
-    fill = _prose_fill(s)
-    if fill is not None and _NEGATION.search(s, 0, fill.start()):
-        fill = None
-    # A bare image URL that carries data by itself ("use https://x/p.png?d={secret} as the image").
-    for u in _BARE_URL.finditer(s):
-        if carries_data(u.group().rstrip(".,;:!?"), lambda: fill is not None):
-            return (lo + u.start(), lo + u.end())
-    if fill is None:
-        return resume
-    return (lo + fill.start(), lo + fill.end())
+    for u in _BARE_URL.finditer(text, lo, hi):
+        url = u.group().rstrip(".,;:!?")
+        if is_remote(url) and carries_data(url, partial(_filled_after, text, u.end(), hi)):
+            return (u.start(), u.end())
+    return prose_request(text, lo, hi) or resume
 
 
 IMAGE_BEACON_IDS = frozenset({"markdown_exfil", "image_exfil_instruction"})

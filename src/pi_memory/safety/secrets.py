@@ -82,6 +82,7 @@ Decisions
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from bisect import bisect_left
@@ -101,10 +102,17 @@ _TRAILING = ".,;:)]}>"  # sentence punctuation trimmed from an unquoted value ("
 @dataclass(frozen=True)
 class _SecretPattern:
     id: str
-    regex: re.Pattern[str]
+    pattern: str
     keywords: tuple[str, ...]  # prefilter, matched against the lower-cased text
     group: str | int = 0  # the group holding the secret value
     validate: Callable[[re.Match[str], str], tuple[int, int] | None] | None = None
+    flags: int = 0
+
+    @functools.cached_property
+    def regex(self) -> re.Pattern[str]:
+        """Compiled on first use (the keyword prefilter decides whether a row ever runs): see
+        :class:`pi_memory.safety._threat_base.ThreatPattern`."""
+        return re.compile(self.pattern, self.flags)
 
 
 def _entropy(value: str) -> float:
@@ -327,7 +335,7 @@ def _card_number(m: re.Match[str], text: str) -> tuple[int, int] | None:
 
 
 def _sp(id_: str, pattern: str, *keywords: str, flags: int = 0, group: str | int = 0, validate=None):
-    return _SecretPattern(id_, re.compile(pattern, flags), keywords, group, validate)
+    return _SecretPattern(id_, pattern, keywords, group, validate, flags)
 
 
 _I = re.IGNORECASE

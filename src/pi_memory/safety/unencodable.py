@@ -7,7 +7,8 @@ middle of an emoji), and so does every byte of a command-line argument that is n
 them (``UnicodeEncodeError: … surrogates not allowed``) and the whole turn, entry or request is lost.
 
 :func:`replace_unencodable` is called once at every edge where outside text comes in (the tools, CLI
-arguments, the pi bridge, MCP, the REST server, the transcript readers, semantic capture), so nothing behind
+arguments and text read from standard input, the pi bridge, MCP, the host hooks, the REST server, the
+transcript readers, semantic capture, the mem0 importer), so nothing behind
 those edges ever sees a surrogate. The rule: a high surrogate followed by a low one is the character the pair
 stands for (``"\\ud83d\\ude00"`` -> 😀, what the sender meant); every other surrogate (lone high, lone low, a
 reversed pair, an escaped byte) becomes U+FFFD, one per code point, and the rest of the text is kept as it is.

@@ -200,6 +200,22 @@ def has_evidence(hit: RecallHit, min_similarity: float) -> bool:
     return hit.similarity is not None and hit.similarity >= min_similarity
 
 
+def evidence_reasons(hit: RecallHit, min_similarity: float) -> list[str]:
+    """Why ``hit`` passed :func:`has_evidence`, in words for a person (each condition that holds; ``[]`` when
+    none does). The memory inspector shows them beside each recalled line."""
+    reasons = []
+    if min_similarity <= 0:
+        reasons.append("the similarity floor is off (recallMinSimilarity 0)")
+    if hit.similarity is not None and hit.similarity >= min_similarity > 0:
+        reasons.append(f"similarity {hit.similarity:.3f} is at or above the floor {min_similarity:g}")
+    if hit.coverage >= MIN_KEYWORD_COVERAGE:
+        reasons.append(f"{hit.coverage:.0%} of the prompt's keywords are in its text (at least "
+                       f"{MIN_KEYWORD_COVERAGE:.0%} needed)")
+    if hit.unscored:
+        reasons.append("ranked by the memory service, which sends no scores")
+    return reasons
+
+
 def recall(
     backend: Any,
     query: str,
@@ -213,6 +229,7 @@ def recall(
     candidates: int = CANDIDATES,
     min_similarity: float = DEFAULT_MIN_SIMILARITY,
     as_of: str | date | datetime | None = None,
+    vector_deadline: float | None = None,
 ) -> list[RecallHit]:
     """The ``top_k`` items most relevant to ``query`` that pass the evidence floor, best first (module
     docstring); ``[]`` when nothing is related.
@@ -225,7 +242,9 @@ def recall(
     the question is asked (default now; hosts pass the turn's time): nothing written or created after it is
     returned, and the prompt's dates ("last week", "in May", "2023-05-08") are read against it
     (:mod:`pi_memory.semantic.recall_dates`): candidates dated inside such a window get the ``dates`` list's
-    share of the fused score and pass the floor. An embedder failure leaves the keyword lists. Raises
+    share of the fused score and pass the floor. An embedder failure leaves the keyword lists.
+    ``vector_deadline``: a :func:`time.monotonic` value by which the query vector must be ready, else recall is
+    keyword-only (:func:`pi_memory.semantic.sources.by_deadline`; the prompt hook's ceiling). Raises
     ``ValueError`` for an unknown source or an unreadable ``as_of``.
     """
     include = set(include)
@@ -249,6 +268,8 @@ def recall(
 
         session_job = source_vectors.submit(lambda: session_ranking_in_context(
             conn, words_query, candidates, project, as_of=moment))
+    if vector_deadline is not None:  # a caller with a time limit: no query vector by then, keyword lists only
+        extra = source_vectors.by_deadline(backend, query, extra, vector_deadline)
     if "semantic" in include:
         if hasattr(backend, "candidate_lists"):  # the embedded backend: fuse its two lists with the others
             shared = {"query_vector": extra.query_vector} if extra is not None else {}

@@ -29,14 +29,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_memory import safety
 from pi_memory.semantic import outcomes
 from pi_memory.semantic.backend import SemanticBackend
-from pi_memory.semantic.capture import capture_turn
 from pi_memory.semantic.config import BackendSettings, SemanticSettings, load_semantic_settings
-from pi_memory.semantic.dedup import DedupReport, dedup
 from pi_memory.semantic.models import (
     CaptureReport,
     HistoryEvent,
@@ -56,6 +54,9 @@ from pi_memory.semantic.recall import (
     skip_reason,
 )
 from pi_memory.semantic.recall_lang import evidence_terms
+
+if TYPE_CHECKING:
+    from pi_memory.semantic.dedup import DedupReport
 
 log = logging.getLogger(__name__)
 
@@ -181,10 +182,11 @@ class SemanticService:
         return f"capture on: {model.describe()}" if model is not None else "capture off: no model given"
 
     # --- recall --------------------------------------------------------------------------------------------
-    def recall_for_prompt(self, prompt: str, session_state: Mapping[str, Any] | None = None,
-                          as_of: str | None = None) -> RecallOutcome:
+    def recall_for_prompt(self, prompt: str, session_state: Mapping[str, Any] | None = None, *,
+                          vector_deadline: float | None = None, as_of: str | None = None) -> RecallOutcome:
         """What to inject before the agent answers ``prompt``; see the module docstring for the marker.
-        ``as_of``: the turn's time (recall's ``as_of``; default now)."""
+        ``vector_deadline``: see :func:`~pi_memory.semantic.recall.recall` (keyword-only when the query vector
+        is late). ``as_of``: the turn's time (recall's ``as_of``; default now)."""
         s = self.settings
         if not s.enabled or not s.auto_recall:
             return RecallOutcome(None, reason="autoRecall is off")
@@ -198,7 +200,7 @@ class SemanticService:
         start = time.perf_counter()
         self.stats["recalls"] += 1
         try:
-            hits = self.recall_hits(prompt, as_of=as_of)
+            hits = self.recall_hits(prompt, vector_deadline=vector_deadline, as_of=as_of)
             text = format_recall(hits, s.recall_token_budget) or None
         except Exception as exc:  # noqa: BLE001 - recall must never break the agent run
             self.stats["recall_errors"] += 1
@@ -212,14 +214,27 @@ class SemanticService:
         return RecallOutcome(text, marker, "ok" if text else "no matches", hits,
                              latency_ms=round((time.perf_counter() - start) * 1000, 2))
 
-    def recall_hits(self, prompt: str, sources: list[str] | None = None,
-                    as_of: str | None = None) -> list[RecallHit]:
+    def recall_hits(self, prompt: str, sources: list[str] | None = None, *,
+                    vector_deadline: float | None = None, as_of: str | None = None) -> list[RecallHit]:
         """The hits recall would inject for ``prompt`` (no trivial-prompt check: see :func:`skip_reason`), with
         the settings' ``topK``, ``recallSources`` (or ``sources``) and ``recallMinSimilarity``. Raises
         ``ValueError`` for an unknown source; backend errors propagate."""
         s = self.settings
         return recall(self.backend, prompt, scope=self.scope, top_k=s.top_k, include=sources or s.recall_sources,
-                      conn=self.conn, min_similarity=s.recall_min_similarity, as_of=as_of)
+                      conn=self.conn, min_similarity=s.recall_min_similarity, vector_deadline=vector_deadline,
+                      as_of=as_of)
+
+    def recall_preview(self, prompt: str, sources: list[str] | None = None) -> dict[str, Any]:
+        """What recall would inject for ``prompt``, trivial-prompt check included: ``{"prompt", "skipped",
+        "reason", "hits": [RecallHit], "text"}`` (``reason``: why it was skipped, else ``None``). The one preview
+        behind ``pi-memory semantic recall`` and the memory inspector. Raises ``ValueError`` for an unknown
+        source; backend errors propagate."""
+        skipped = skip_reason(prompt)
+        if skipped is not None:
+            return {"prompt": prompt, "skipped": True, "reason": skipped, "hits": [], "text": ""}
+        hits = self.recall_hits(prompt, sources)
+        return {"prompt": prompt, "skipped": False, "reason": None, "hits": hits,
+                "text": format_recall(hits, self.settings.recall_token_budget)}
 
     # --- capture -------------------------------------------------------------------------------------------
     def capture(self, user_text: str, assistant_text: str, observed_at: str | datetime | None = None,
@@ -234,6 +249,10 @@ class SemanticService:
             return CaptureReport(status="skipped", message=self.model_status)
         self.stats["captures"] += 1
         try:
+            from pi_memory.semantic.capture import (
+                capture_turn,  # with the LLM clients: not on the recall path
+            )
+
             report = capture_turn(self.backend, model, user_text=user_text, assistant_text=assistant_text,
                                   scope=self.scope, observed_at=observed_at, source=source,
                                   custom_instructions=self.settings.custom_instructions,
@@ -298,6 +317,8 @@ class SemanticService:
         return self.backend.history(memory_id, scope=self.scope)
 
     def dedup(self, apply: bool = False) -> DedupReport:
+        from pi_memory.semantic.dedup import dedup
+
         return dedup(self.backend, self.scope, apply=apply)
 
     def reembed(self, progress: Callable[[int, int], None] | None = None, *, prune: bool = False) -> Any:

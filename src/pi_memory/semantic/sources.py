@@ -46,8 +46,10 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -333,14 +335,55 @@ def start(backend: Any, query: str, *, scope: Any, include: Iterable[str], conn:
     def job() -> dict[str, list[tuple[str, float, Any]]]:
         qvec = None
         try:
-            qvec = np.asarray(embedder.embed_query(query), dtype=np.float32)
-        except Exception as exc:  # noqa: BLE001 - any provider failure: keyword lists only
-            log.warning("query embedding failed, recalling by keyword only: %s", exc)
+            qvec = _embed(embedder, query)
         finally:
             qf.set_result(qvec)
         return _search(embedder, qvec, sources, conn, project, limit, as_of)
 
     return VectorLists(qf, _executor().submit(job))
+
+
+def _embed(embedder: Any, query: str) -> np.ndarray | None:
+    """The query's embedding, or ``None`` (logged) when the embedder fails: recall goes on by keyword."""
+    try:
+        return np.asarray(embedder.embed_query(query), dtype=np.float32)
+    except Exception as exc:  # noqa: BLE001 - any provider failure: keyword lists only
+        log.warning("query embedding failed, recalling by keyword only: %s", exc)
+        return None
+
+
+def _done(value: Any) -> Future:
+    future: Future = Future()
+    future.set_result(value)
+    return future
+
+
+def by_deadline(backend: Any, query: str, pending: VectorLists | None, deadline: float) -> VectorLists | None:
+    """The vector lists of one recall bounded by ``deadline`` (a :func:`time.monotonic` value), for a caller
+    with a hard time limit (the prompt hook: a cold process loads the embedding model, seconds on a busy
+    machine). The query is embedded on a worker thread (when :func:`start` did not already) while the calling
+    thread runs the keyword searches; whatever is not ready by ``deadline`` is left out: no query vector means
+    no vector list at all (the semantic backend's included), so recall is keyword-only and its evidence floor
+    (keyword coverage) decides alone. Logged (``vectors skipped``). ``None``: the backend has no embedder."""
+    embedder = getattr(backend, "embedder", None)
+    if pending is None:
+        if embedder is None:
+            return None
+        pending = VectorLists(submit(_embed, embedder, query), _done({}))
+    try:
+        pending.query_vector.result(timeout=max(0.0, deadline - time.monotonic()))
+    except FutureTimeout:
+        log.warning("vectors skipped: the query embedding was not ready by the recall deadline; "
+                    "recalled by keyword only")
+        return VectorLists(_done(None), _done({}))
+    try:
+        pending.job.result(timeout=max(0.0, deadline - time.monotonic()))
+    except FutureTimeout:
+        log.warning("vectors of curated entries / session turns skipped: not searched by the recall deadline")
+        return VectorLists(pending.query_vector, _done({}))
+    except Exception:  # noqa: BLE001 - merge() logs the failure
+        pass
+    return pending
 
 
 def warm(conn: sqlite3.Connection, embedder: Any, scope: Any, include: Iterable[str]) -> None:

@@ -26,7 +26,6 @@ manager read the structured fields and word things for a person themselves.
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import time
 from collections.abc import Callable, Iterable
@@ -205,21 +204,30 @@ class SkillStore:
                        "Use scope 'global', or start the session inside the project folder.")
         return None
 
-    def _write(self, path: Path, build: Callable[[], fmt.SkillDoc | dict]) -> dict | None:
-        """Under the skills lock, ``build()`` (which re-reads what it needs) gives the document to publish at
-        ``path`` or a refusal; returns the refusal, or ``None`` once written."""
+    def _locked(self, step: Callable[[], dict | None], failed: str) -> dict | None:
+        """Run ``step`` under the one skills lock; its refusal, a ``locked`` / ``io_error`` refusal (``failed``
+        says what could not be done), or ``None`` when it went through."""
         try:
             with locked(self.data_dir / ".skills", self.lock_timeout):
-                built = build()
-                if isinstance(built, dict):
-                    return built
-                atomic_write_text(path, built.render())
+                return step()
         except StoreLockedError as exc:
             return _no("locked", str(exc))
         except OSError as exc:
-            return _no("io_error", f"Could not write {path}: {exc}. Nothing was changed; check the folder's "
-                       "permissions and free space, then retry.")
-        return None
+            return _no("io_error", f"{failed}: {exc}. Nothing was changed; check the folder's permissions and "
+                       "free space, then retry.")
+
+    def _write(self, path: Path, build: Callable[[], fmt.SkillDoc | dict]) -> dict | None:
+        """Under the skills lock, ``build()`` (which re-reads what it needs) gives the document to publish at
+        ``path`` or a refusal; returns the refusal, or ``None`` once written."""
+
+        def step() -> dict | None:
+            built = build()
+            if isinstance(built, dict):
+                return built
+            atomic_write_text(path, built.render())
+            return None
+
+        return self._locked(step, f"Could not write {path}")
 
     # ---------------------------------------------------------------- mutations
     def create(self, name: str, description: str, scope: str | None, body: str) -> dict:
@@ -360,19 +368,23 @@ class SkillStore:
         if isinstance(skill, dict):
             return skill
         trash = self.data_dir / _TRASH / f"{skill.scope}-{skill.slug}-{time.strftime('%Y%m%d-%H%M%S')}"
-        try:
-            with locked(self.data_dir / ".skills", self.lock_timeout):
-                if not skill.folder.is_dir():
-                    return _no("not_found", f"{skill.id} was removed meanwhile.")
-                n = 1
-                while trash.exists():
-                    trash, n = trash.with_name(f"{trash.name}-{n}"), n + 1
-                trash.parent.mkdir(parents=True, exist_ok=True)
-                shutil.move(str(skill.folder), str(trash))
-        except StoreLockedError as exc:
-            return _no("locked", str(exc))
-        except OSError as exc:
-            return _no("io_error", f"Could not delete {skill.id}: {exc}. It is still in place.")
+        where: list[Path] = []
+
+        def step() -> dict | None:
+            if not skill.folder.is_dir():
+                return _no("not_found", f"{skill.id} was removed meanwhile.")
+            target, n = trash, 1
+            while target.exists():
+                target, n = trash.with_name(f"{trash.name}-{n}"), n + 1
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(skill.folder), str(target))
+            where.append(target)
+            return None
+
+        refusal = self._locked(step, f"Could not delete {skill.id}")
+        if refusal:
+            return refusal
+        trash = where[0]
         return _ok(f"Deleted skill {skill.id}.", skill_id=skill.id, trash=str(trash))
 
     def move(self, skill_id: str, to_scope: str) -> dict:
@@ -386,20 +398,24 @@ class SkillStore:
         if skill.scope == to_scope:
             return _ok(f"{skill.id} is already a {to_scope} skill.", skill=skill.summary(), moved=False)
         dest = self.folder(to_scope, skill.slug)
-        try:
-            with locked(self.data_dir / ".skills", self.lock_timeout):
-                if dest.exists():
-                    return _no("exists", f"{to_scope}:{skill.slug} already exists; {skill.id} stays where it is. "
-                               "Rename or delete one of them first.", skill_id=skill.id)
-                dest.parent.mkdir(parents=True, exist_ok=True)
+
+        def step() -> dict | None:
+            if dest.exists():
+                return _no("exists", f"{to_scope}:{skill.slug} already exists; {skill.id} stays where it is. "
+                           "Rename or delete one of them first.", skill_id=skill.id)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            try:
                 shutil.move(str(skill.folder), str(dest))
-        except StoreLockedError as exc:
-            return _no("locked", str(exc))
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                if dest.exists() and not skill.folder.exists():
-                    os.replace(dest, skill.folder)
-            return _no("io_error", f"Could not move {skill.id}: {exc}. It is still in place.")
+            except OSError:
+                with contextlib.suppress(OSError):  # a half-done cross-device move: put it back
+                    if dest.exists() and not skill.folder.exists():
+                        shutil.move(str(dest), str(skill.folder))
+                raise
+            return None
+
+        refusal = self._locked(step, f"Could not move {skill.id}")
+        if refusal:
+            return refusal
         return _ok(f"Moved {skill.id} to {to_scope}:{skill.slug}.", moved=True,
                    skill=self._load(to_scope, dest).summary())
 
@@ -408,19 +424,20 @@ class SkillStore:
         write ``text`` as its ``SKILL.md``; refused (``exists``) when ``scope:slug`` is taken. The caller has
         checked and scanned it."""
         dest = self.folder(scope, slug)
-        try:
-            with locked(self.data_dir / ".skills", self.lock_timeout):
-                if dest.exists():
-                    return _no("exists", f"{scope}:{slug} already exists.")
-                if source is not None:
-                    dest.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("*.lock"))
-                else:
-                    atomic_write_text(dest / fmt.SKILL_FILE, text or "")
-        except StoreLockedError as exc:
-            return _no("locked", str(exc))
-        except OSError as exc:
-            return _no("io_error", f"Could not write {dest}: {exc}.")
+
+        def step() -> dict | None:
+            if dest.exists():
+                return _no("exists", f"{scope}:{slug} already exists.")
+            if source is None:
+                atomic_write_text(dest / fmt.SKILL_FILE, text or "")
+                return None
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copytree(source, dest, ignore=shutil.ignore_patterns("*.lock"))
+            return None
+
+        refusal = self._locked(step, f"Could not write {dest}")
+        if refusal:
+            return refusal
         return _ok(f"Imported {scope}:{slug}.", skill=self._load(scope, dest).summary())
 
     # -------------------------------------------------------------- for hosts

@@ -98,13 +98,22 @@ class StandingStore:
     def in_data_dir(cls, data_dir: Path | str, lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S) -> StandingStore:
         return cls(Path(data_dir) / FILE_NAME, lock_timeout)
 
-    def _text(self) -> str:
+    def _text(self, strict: bool = False) -> str:
+        """The file's text (``""`` when missing). ``strict`` (before a rewrite): bytes that are not UTF-8 raise
+        :class:`_Refused`, so an edit never replaces them with U+FFFD."""
         raw = try_read_bytes(self.path)
         if raw is None:
             return ""
         if isinstance(raw, OSError):
             raise raw
-        return raw.decode("utf-8", errors="replace").lstrip("\ufeff")
+        try:
+            return raw.decode("utf-8").lstrip("\ufeff")
+        except UnicodeDecodeError as exc:
+            if strict:
+                raise _Refused("not_utf8", f"{self.path} is not valid UTF-8 text (byte {exc.start}), so rewriting "
+                               "it could damage it. Nothing was changed. Convert it to UTF-8 (for example "
+                               "`iconv -f latin1 -t UTF-8`), then retry.") from exc
+            return raw.decode("utf-8", errors="replace").lstrip("\ufeff")
 
     def rules(self) -> list[str]:
         """Every rule in the file (``[]`` when it is missing or unreadable)."""
@@ -190,7 +199,7 @@ class StandingStore:
         rules: list[str] = []
         try:
             with locked(self.path, self.lock_timeout):
-                lines = self._text().splitlines()
+                lines = self._text(strict=True).splitlines()
                 rules = parse_rules("\n".join(lines))
                 new_lines, message = change(lines, rules)
                 text = "\n".join(new_lines).strip("\n")

@@ -14,12 +14,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import threading
+import time
 
 from pi_memory.integrations.hooks import protocol, state
 
+_SURROGATE = re.compile(r"\\[uU][dD][89a-fA-F]|[\ud800-\udfff]")  # an escaped or a raw (surrogateescape) one
 CEILING_S = 2.0  # $PI_MEMORY_HOOK_CEILING_S overrides it (seconds), e.g. for tests on a loaded machine
+# Share of the ceiling the prompt hook waits for the query's embedding (1.2 s of 2 s): a cold process loads the
+# embedding model, which takes seconds on a busy machine. Past it, recall answers by keyword only (the same
+# evidence floor) instead of nothing; the rest of the ceiling is for the keyword lists and the answer.
+VECTOR_SHARE = 0.6
 USAGE = ("usage: pi-memory hook HOST EVENT  (reads the host's hook JSON on standard input)\n"
          f"  HOST: {', '.join(protocol.HOSTS)}\n  EVENT: {', '.join(protocol.EVENTS)}\n")
 
@@ -27,15 +34,20 @@ USAGE = ("usage: pi-memory hook HOST EVENT  (reads the host's hook JSON on stand
 def run_hook(host: str, event: str, raw: str, ceiling: float = CEILING_S) -> str:
     """The answer text for one hook call (never raises; the empty answer on any failure)."""
     result: dict = {}
+    vector_deadline = time.monotonic() + VECTOR_SHARE * ceiling
 
     def work() -> None:
         try:
             payload = json.loads(raw) if raw.strip() else {}
+            if _SURROGATE.search(raw):  # lone surrogates -> U+FFFD (safety is imported only then: it costs ~0.5 s)
+                from pi_memory.safety import replace_unencodable
+
+                payload = replace_unencodable(payload)
             if not isinstance(payload, dict):
                 raise ValueError(f"the hook input must be a JSON object, not {type(payload).__name__}")
             from pi_memory.integrations.hooks.handlers import handle
 
-            result["answer"] = protocol.answer(event, handle(host, event, payload))
+            result["answer"] = protocol.answer(event, handle(host, event, payload, vector_deadline=vector_deadline))
         except BaseException as exc:  # noqa: BLE001 - the host must get an answer whatever happened
             result["error"] = f"{type(exc).__name__}: {exc}"
 
@@ -86,4 +98,4 @@ def main_and_exit(argv: list[str] | None = None) -> None:
     os._exit(code)
 
 
-__all__ = ["CEILING_S", "main", "main_and_exit", "run_hook"]
+__all__ = ["CEILING_S", "VECTOR_SHARE", "main", "main_and_exit", "run_hook"]

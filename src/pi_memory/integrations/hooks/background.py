@@ -2,7 +2,9 @@
 
 ``python -m pi_memory.integrations.hooks.background '<job JSON>'`` with ``{"host", "event", "sessionId",
 "cwd", "transcript", "userText"?, "assistantText"?}``. It is one :class:`pi_memory.session.AgentSession` for
-one run (``after_run`` then ``shutdown``), never a resident process:
+one run (``after_run``, on ``pre-compact`` / ``session-end`` also the learning flush, then ``shutdown``),
+never a resident process. The learning triggers' turn counters are kept in the host session's state between
+jobs (:data:`COUNTERS`), so "review every N turns" and ``flushMinTurns`` count the session's turns:
 
 * bounded: ``SIGALRM`` ends it after :data:`JOB_CEILING_S` seconds whatever it is doing (a capture model that
   hangs included); what it did not finish is picked up by the next job, the MCP server's index pass or
@@ -24,6 +26,16 @@ from pi_memory.integrations.hooks import state
 
 JOB_CEILING_S = 120
 LOCK_WAIT_S = 30.0
+FLUSH_REASONS = {"pre-compact": "compaction", "session-end": "shutdown"}
+# the learning triggers' per-session counters (pi keeps them in its one bridge process; a hook job is a new
+# process each turn, so they live in the host session's state between jobs)
+COUNTERS = ("turn", "turns", "tool_calls", "user_messages", "since_flush", "last_correction_turn")
+
+
+def restore_counters(learning, saved: dict) -> None:
+    for key in COUNTERS:
+        if isinstance(saved.get(key), int) and isinstance(getattr(learning, key, None), int):
+            setattr(learning, key, saved[key])
 
 
 def run(job: dict) -> bool:
@@ -43,10 +55,26 @@ def run(job: dict) -> bool:
     started = time.monotonic()
     try:
         session = AgentSession(job.get("cwd") or None, sid or None)
-        session.after_run(job.get("transcript"), user_text=str(job.get("userText") or ""),
+        learning, event, transcript = session.learning, job.get("event"), job.get("transcript")
+        saved = state.read_json(state.session_file(host, sid)).get("learning") if sid else None
+        if learning is not None and isinstance(saved, dict):
+            restore_counters(learning, saved)
+        if event != "stop":
+            session.learning = None  # not a turn: index only (the learning triggers count turns)
+        session.after_run(transcript, user_text=str(job.get("userText") or ""),
                           assistant_text=str(job.get("assistantText") or ""),
                           source={"host": host, "session_id": sid})
+        session.learning = learning
+        flushed = None
+        if event in FLUSH_REASONS and learning is not None:
+            flushed = session.flush(FLUSH_REASONS[event], transcript)
         finished = session.shutdown(JOB_CEILING_S - 10)
+        if learning is not None and sid:
+            state.update_session(host, sid, learning={k: getattr(learning, k) for k in COUNTERS
+                                                      if isinstance(getattr(learning, k, None), int)})
+        if flushed is not None:
+            state.log(f"{host} {event}: session {sid}: learning flush "
+                      f"{'queued' if flushed['queued'] else 'not due'} ({flushed['reason']})")
         refresh_context(job.get("cwd"))
         errors = session.worker.errors
         state.log(f"{host} {job.get('event')}: session {sid}: {session.indexed_files} file(s) indexed, "

@@ -1,11 +1,13 @@
 """What each hook event does, as thin calls into pi-memory's session lifecycle (:mod:`pi_memory.session`).
 
-* ``session-start``: the session-start context (today the frozen curated snapshot, :func:`session_context`,
-  the one place that builds it) is frozen per host session id in the hook state
-  (:mod:`.state`), so a resumed session gets the same bytes; a ``compact`` or ``clear`` start builds it anew
-  (memory written since shows after a compaction, as in pi).
+* ``session-start``: the session-start context from :mod:`pi_memory.prompt` (:func:`session_context`, the one
+  place that builds it): the memory part (the curated snapshot, or the policy) is frozen per host session id
+  in the hook state (:mod:`.state`), so a resumed session gets the same bytes; a ``compact`` or ``clear``
+  start builds it anew (memory written since shows after a compaction, as in pi). The run parts (memory
+  blocks, standing instructions) follow it.
 * ``prompt``: semantic recall for the prompt (:meth:`AgentSession.recall`: fenced untrusted data within the
-  recall token budget); the prompt is kept as the user half of the turn the stop hook captures.
+  recall token budget), after the run parts when they changed since the session last got them; the prompt
+  is kept as the user half of the turn the stop hook captures.
 * ``pre-compact``, ``stop``, ``session-end``: queue indexing of ``transcript_path`` (incremental) and, on
   ``stop``, capture of the turn, in a detached child process (:mod:`.background`) so the host never waits.
 
@@ -16,6 +18,7 @@ imports nothing beyond the standard library.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -27,7 +30,8 @@ CACHE_VERSION = "1"
 _PKG = Path(__file__).resolve().parents[2]  # src/pi_memory
 # the code a cached context was built by: a changed file (an upgrade, an edit) invalidates the cache
 _CODE = ("curated/snapshot.py", "curated/sanitise.py", "curated/entries.py", "safety/threats.py",
-         "safety/secrets.py", "safety/_threat_patterns.py", "integrations/hooks/handlers.py")
+         "safety/secrets.py", "safety/_threat_patterns.py", "prompt/context.py", "prompt/render.py",
+         "integrations/hooks/handlers.py")
 
 
 def _text(value: object) -> str:
@@ -39,58 +43,103 @@ def _cwd(payload: dict) -> str:
     return os.path.realpath(cwd)
 
 
-def session_context(cwd: str) -> tuple[str, list[str]]:
-    """The context a new host session starts with, and the files it was built from (for the cache).
+def session_context(cwd: str) -> dict:
+    """What a new host session starts with, ``{"memory": the frozen part, "run": the per-run parts}``, built
+    by :mod:`pi_memory.prompt` (the one call site): the memory part (the curated snapshot, or the memory policy
+    in policy mode) and the run parts (memory blocks, standing instructions). Creates the default blocks when
+    none exist, as a session start does. Cached with the files it was read from (:mod:`.state`)."""
+    from pi_memory.config import agent_dir, trust_file
+    from pi_memory.prompt import memory_part, run_parts
+    from pi_memory.runtime import open_memory
+    from pi_memory.standing import StandingStore
 
-    The one call site that assembles it: today the curated snapshot (:func:`pi_memory.curated.build_snapshot`
-    of the stores of ``cwd``'s project); standing instructions and blocks join it here."""
-    from pi_memory.config import agent_dir, load_settings, trust_file
-    from pi_memory.curated import MemoryStore, build_snapshot
+    memory = open_memory(Path(cwd))
+    try:
+        blocks = memory.blocks()
+        try:
+            blocks.ensure_defaults()
+        except Exception as exc:  # noqa: BLE001 - a read-only data root must not stop the session start
+            state.log(f"default memory blocks not created: {exc}")
+        folders = [folder for _, folder in blocks.folders()]
+        deps = [str(agent_dir() / "settings.json"), str(trust_file()), str(Path(cwd) / ".pi" / "settings.json"),
+                *(str(p) for p in memory.store.files.values()), *(str(f) for f in folders),
+                *(str(p) for f in folders if f.is_dir() for p in sorted(f.glob("*.md"))),
+                str(StandingStore.in_data_dir(memory.settings.data_dir).path), *(str(_PKG / c) for c in _CODE)]
+        before = state.fingerprint(deps)
+        value = {"memory": memory_part(memory).text,
+                 "run": "\n\n".join(p.text for p in run_parts(memory, preview=False) if p.text)}
+        state.store_context(cwd, CACHE_VERSION, deps, before, value)
+        return value
+    finally:
+        memory.close()
 
-    settings = load_settings(Path(cwd))
-    store = MemoryStore.from_settings(settings, cwd=cwd)
-    deps = [str(agent_dir() / "settings.json"), str(trust_file()), str(Path(cwd) / ".pi" / "settings.json"),
-            *(str(p) for p in store.files.values()), *(str(_PKG / c) for c in _CODE)]
-    before = state.fingerprint(deps)
-    text = build_snapshot(store)
-    state.store_context(cwd, CACHE_VERSION, deps, before, text)
-    return text, deps
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _join(*texts: str | None) -> str:
+    return "\n\n".join(t for t in texts if t)
 
 
 def on_session_start(host: str, payload: dict) -> str | None:
+    """The frozen memory part (kept per host session: a resume gets the same bytes) and the run parts."""
     sid = _text(payload.get("session_id"))
     source = _text(payload.get("source"))
-    saved = state.read_json(state.session_file(host, sid)) if sid else {}
-    if isinstance(saved.get("context"), str) and source not in ("compact", "clear"):
-        state.log(f"{host} session-start ({source or 'no source'}): session {sid}: the frozen context again "
-                  f"({len(saved['context'])} chars)")
-        return saved["context"]
     cwd = _cwd(payload)
-    text = state.cached_context(cwd, CACHE_VERSION)
-    if text is None:
-        text, _ = session_context(cwd)
+    saved = state.read_json(state.session_file(host, sid)) if sid else {}
+    value = state.cached_context(cwd, CACHE_VERSION) or session_context(cwd)
+    frozen = saved.get("context")
+    if isinstance(frozen, str) and source not in ("compact", "clear"):
+        state.log(f"{host} session-start ({source or 'no source'}): session {sid}: the frozen context again "
+                  f"({len(frozen)} chars)")
+    else:
+        frozen = value["memory"]
     if sid:
-        state.update_session(host, sid, context=text, cwd=cwd)
-    return text
+        state.update_session(host, sid, context=frozen, runDigest=_digest(value["run"]), cwd=cwd)
+    return _join(frozen, value["run"])
 
 
-def on_prompt(host: str, payload: dict) -> str | None:
+def on_prompt(host: str, payload: dict, vector_deadline: float | None = None) -> str | None:
+    """Recall for the prompt. ``vector_deadline`` (a :func:`time.monotonic` value, :data:`.VECTOR_SHARE` of the
+    ceiling): a query embedding not ready by then is skipped and the recall is keyword-only (logged)."""
     from pi_memory.semantic.service import RECALL_MARKER_KEY
     from pi_memory.session import AgentSession
+
+    _log_to_hook_log("pi_memory.semantic")
 
     sid, prompt = _text(payload.get("session_id")), _text(payload.get("prompt"))
     saved = state.read_json(state.session_file(host, sid)) if sid else {}
     if sid:
         state.update_session(host, sid, lastPrompt=prompt)
     session = AgentSession(_cwd(payload), sid or None)
-    outcome = session.recall(prompt, {RECALL_MARKER_KEY: saved.get("recallMarker")})
+    run = _changed_run_parts(host, sid, session, saved)
+    outcome = session.recall(prompt, {RECALL_MARKER_KEY: saved.get("recallMarker")}, vector_deadline)
     if outcome is None:
-        return None
+        return run
     if outcome.marker is not None and sid:
         state.update_session(host, sid, recallMarker=outcome.marker)
     if outcome.error:
         state.log(f"{host} prompt: recall failed: {outcome.error}")
-    return outcome.text
+    return _join(run, outcome.text)
+
+
+def _changed_run_parts(host: str, sid: str, session, saved: dict) -> str | None:
+    """The run parts (blocks, standing instructions) when they changed since this host session last got them
+    (the host keeps what a hook injected in the conversation, so unchanged parts are not sent again)."""
+    from pi_memory.prompt import run_parts
+
+    try:
+        run = "\n\n".join(p.text for p in run_parts(session.memory, preview=False) if p.text)
+    except Exception as exc:  # noqa: BLE001 - the run parts must not cost the prompt its recall
+        state.log(f"{host} prompt: run parts not built: {type(exc).__name__}: {exc}")
+        return None
+    if not sid or _digest(run) == saved.get("runDigest"):
+        return None
+    state.update_session(host, sid, runDigest=_digest(run))
+    return run or None
 
 
 def on_transcript(host: str, event: str, payload: dict) -> None:
@@ -118,11 +167,24 @@ def spawn_background(job: dict) -> None:
         )
 
 
-def handle(host: str, event: str, payload: dict) -> str | None:
+class _HookLog(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        state.log(f"{record.name}: {record.getMessage()}")
+
+
+def _log_to_hook_log(name: str) -> None:
+    """Send warnings of logger ``name`` (recall's: a failed or skipped query embedding) to the hook log."""
+    logger = logging.getLogger(name)
+    if not any(isinstance(h, _HookLog) for h in logger.handlers):
+        handler = _HookLog(logging.WARNING)
+        logger.addHandler(handler)
+
+
+def handle(host: str, event: str, payload: dict, vector_deadline: float | None = None) -> str | None:
     """The context to answer with (``None``: the empty answer)."""
     if event == "session-start":
         return on_session_start(host, payload)
     if event == "prompt":
-        return on_prompt(host, payload)
+        return on_prompt(host, payload, vector_deadline)
     on_transcript(host, event, payload)
     return None

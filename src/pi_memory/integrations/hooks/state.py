@@ -7,8 +7,9 @@ under the state folder (``$PI_MEMORY_STATE_DIR``, else ``$XDG_STATE_HOME/pi-memo
 * ``hooks/<host>/<session id>.json``: one host session's state: the frozen session-start context (so a resumed
   session gets the same bytes), the last prompt (the user half of the turn captured at stop), the recall marker;
 * ``hooks/snapshot-cache.json``: the last session-start context built per working folder, with the size and
-  modification time of every file it was built from (settings, trust list, the curated stores); reused only
-  while all of them are unchanged, so a new session start after no memory change imports no scanner at all;
+  modification time of every file it was built from (settings, trust list, the curated stores, the memory
+  blocks and standing instructions, the code that renders them); reused only while all of them are unchanged
+  and for at most an hour, so a new session start after no memory change imports no scanner at all;
 * ``hooks.log``: why a hook answered empty (errors, the time ceiling) and what background jobs did; cut to its
   newest half past 1 MiB.
 
@@ -97,29 +98,34 @@ def fingerprint(paths: list[str]) -> list[list]:
 ENV_KEYS = ("PI_MEMORY_DIR", "PI_CODING_AGENT_DIR", "HOME")
 
 
-def cached_context(cwd: str, version: str) -> str | None:
+CACHE_TTL_S = 3600.0  # recent lessons age out with time, not only with file changes
+
+
+def cached_context(cwd: str, version: str) -> dict | None:
     """The cached session-start context for ``cwd`` when none of its inputs changed, else ``None``."""
     entry = read_json(state_dir() / "hooks" / "snapshot-cache.json").get(cwd)
     if not isinstance(entry, dict) or entry.get("version") != version:
         return None
     if entry.get("env") != {k: os.environ.get(k) for k in ENV_KEYS}:
         return None
+    if not isinstance(entry.get("builtAt"), int | float) or time.time() - entry["builtAt"] > CACHE_TTL_S:
+        return None
     deps = entry.get("deps")
     if not isinstance(deps, list) or fingerprint([d[0] for d in deps]) != deps:
         return None
-    text = entry.get("text")
-    return text if isinstance(text, str) else None
+    value = entry.get("value")
+    return value if isinstance(value, dict) else None
 
 
-def store_context(cwd: str, version: str, deps: list[str], before: list[list], text: str) -> None:
-    """Cache ``text`` for ``cwd``; ``before`` is the fingerprint taken before reading the inputs: when a file
+def store_context(cwd: str, version: str, deps: list[str], before: list[list], value: dict) -> None:
+    """Cache ``value`` for ``cwd``; ``before`` is the fingerprint taken before reading the inputs: when a file
     changed while the context was built, nothing is cached (the next start builds again)."""
     if fingerprint(deps) != before:
         return
     path = state_dir() / "hooks" / "snapshot-cache.json"
     cache = read_json(path)
     cache[cwd] = {"version": version, "env": {k: os.environ.get(k) for k in ENV_KEYS}, "deps": before,
-                  "text": text}
+                  "builtAt": time.time(), "value": value}
     if len(cache) > 200:  # a folder per project; keep the newest 200
         for key in list(cache)[:-200]:
             del cache[key]

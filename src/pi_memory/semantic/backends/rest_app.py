@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -28,14 +29,29 @@ OPEN_PATHS = frozenset({"/health"})
 
 
 class _Auth:
-    """Pure ASGI middleware: a constant-time bearer-token check on every path outside ``OPEN_PATHS``."""
+    """Pure ASGI middleware: a bearer-token check on every path outside ``OPEN_PATHS``.
 
-    def __init__(self, app: ASGIApp, token: str | None) -> None:
+    ``token``: the one shared team token (constant-time comparison; it acts as an admin). ``resolve``: per-user
+    tokens (:class:`~pi_memory.semantic.backends.team_auth.TokenStore.resolve`), which checks the shared token
+    itself. The request's :class:`~pi_memory.semantic.backends.team_auth.Principal` goes to
+    ``request.state.principal`` for the handlers' per-user checks."""
+
+    def __init__(self, app: ASGIApp, token: str | None, resolve: Callable[[bytes], Any] | None = None) -> None:
         self.app = app
         self.token = token.encode() if token else None
+        self.resolve = resolve
+
+    def _principal(self, presented: bytes) -> Any:
+        if self.resolve is not None:
+            return self.resolve(presented)
+        if self.token is not None and hmac.compare_digest(presented, self.token):
+            from pi_memory.semantic.backends.team_auth import SHARED, Principal
+
+            return Principal(None, True, SHARED)
+        return None
 
     async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
-        if self.token is None or scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+        if (self.token is None and self.resolve is None) or scope["type"] != "http" or scope["path"] in OPEN_PATHS:
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v for k, v in scope.get("headers", [])}
@@ -45,7 +61,16 @@ class _Auth:
             presented = auth[7:].strip()
         elif headers.get("x-api-key"):
             presented = headers["x-api-key"].strip()
-        if not presented or not hmac.compare_digest(presented, self.token):
+        principal = None
+        if presented:
+            try:
+                principal = await run_in_threadpool(self._principal, presented)
+            except Exception as exc:  # the token table is unreachable: say so instead of "wrong token"
+                response = JSONResponse({"error": f"cannot check the token now: {exc}. Try again shortly."},
+                                        status_code=503)
+                await response(scope, receive, send)
+                return
+        if principal is None:
             why = "missing" if not presented else "wrong"
             response = JSONResponse(
                 {"error": f"unauthorised: the bearer token is {why}. Send 'Authorization: Bearer <token>' with "
@@ -53,6 +78,7 @@ class _Auth:
                 status_code=401, headers={"WWW-Authenticate": 'Bearer realm="pi-memory"'})
             await response(scope, receive, send)
             return
+        scope.setdefault("state", {})["principal"] = principal
         await self.app(scope, receive, send)
 
 
@@ -83,14 +109,16 @@ async def _crash(request: Request, exc: Exception) -> Response:
                         status_code=500)
 
 
-def create_app(backend_factory: BackendFactory, token: str | None, *, capture: CaptureFn | None = None) -> Starlette:
+def create_app(backend_factory: BackendFactory, token: str | None, *, capture: CaptureFn | None = None,
+               tokens: Any = None) -> Starlette:
     """The ASGI app. ``backend_factory()`` is called once, on the first request that needs the backend.
 
     ``token``: the bearer token every route but ``/health`` requires; ``None`` turns auth off (tests, or a
     caller that protects the app otherwise). ``capture``: runs ``infer=true`` adds (see ``CaptureFn``);
-    ``None`` makes them a 400.
+    ``None`` makes them a 400. ``tokens``: a :class:`~pi_memory.semantic.backends.team_auth.TokenStore` (the
+    team server): per-user tokens, each request confined to its token's user, every write audited.
     """
-    service = RestService(backend_factory, capture)
+    service = RestService(backend_factory, capture, audit=tokens.audit if tokens is not None else None)
     routes = [
         Route("/health", service.health, methods=["GET"]),
         Route("/memories", service.add, methods=["POST"]),
@@ -104,6 +132,6 @@ def create_app(backend_factory: BackendFactory, token: str | None, *, capture: C
     handlers: dict[Any, Any] = {ApiError: _api_error, HTTPException: _http_error,
                                 MemoryNotFoundError: _plain(404), ValueError: _plain(400), BackendError: _plain(503),
                                 Exception: _crash}
-    app = Starlette(routes=routes, middleware=[Middleware(_Auth, token=token)], exception_handlers=handlers)
+    app = Starlette(routes=routes, middleware=[Middleware(_Auth, token=token, resolve=tokens.resolve if tokens is not None else None)], exception_handlers=handlers)
     app.state.service = service
     return app

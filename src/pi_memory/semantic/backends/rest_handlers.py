@@ -25,7 +25,6 @@ from pi_memory.semantic.backends.rest_requests import (
     ApiError,
     bool_param,
     clean_metadata,
-    id_and_scope,
     int_param,
     messages_of,
     not_found,
@@ -51,8 +50,10 @@ CaptureFn = Callable[..., Any]
 class RestService:
     """The route handlers over one lazily built backend (built by the factory on first use, then shared)."""
 
-    def __init__(self, backend_factory: BackendFactory, capture: CaptureFn | None) -> None:
+    def __init__(self, backend_factory: BackendFactory, capture: CaptureFn | None,
+                 audit: Callable[..., None] | None = None) -> None:
         self._factory = backend_factory
+        self._audit = audit
         self._backend: SemanticBackend | None = None
         self._lock = threading.Lock()
         self.capture = capture
@@ -63,11 +64,38 @@ class RestService:
                 self._backend = self._factory()
             return self._backend
 
+    def scope(self, request: Request, user_id: str | None, agent_id: str | None, run_id: str | None) -> Scope:
+        """The scope a request names, checked against its token: a user's token acts only for that user (a
+        request naming no user_id acts for the token's user); an admin or the shared token for anyone."""
+        principal = getattr(request.state, "principal", None)
+        if principal is not None and not principal.admin and not (user_id or "").strip():
+            user_id = principal.user_id
+        return self.authorise(request, scope_of(user_id, agent_id, run_id))
+
+    @staticmethod
+    def authorise(request: Request, scope: Scope) -> Scope:
+        principal = getattr(request.state, "principal", None)
+        if principal is not None and not principal.may_act_for(scope.user_id):
+            raise ApiError(403, f"this token belongs to user {principal.user_id!r} and may not act for user "
+                                f"{scope.user_id!r}; use that user's own token, or an admin token")
+        return scope
+
+    async def audit(self, request: Request, action: str, scope: Scope, memory_id: str | None = None,
+                    **detail: Any) -> None:
+        principal = getattr(request.state, "principal", None)
+        if self._audit is not None and principal is not None:
+            await run_in_threadpool(self._audit, principal, action, scope.key, memory_id, detail or None)
+
     async def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         def run() -> Any:
             return fn(self.backend(), *args, **kwargs)
 
         return await run_in_threadpool(run)
+
+    def id_and_scope(self, request: Request) -> tuple[str, Scope]:
+        q = request.query_params
+        return request.path_params["memory_id"], self.scope(request, q.get("user_id"), q.get("agent_id"),
+                                                            q.get("run_id"))
 
     # handlers ------------------------------------------------------------------------------------------
     async def health(self, request: Request) -> Response:
@@ -76,7 +104,7 @@ class RestService:
 
     async def add(self, request: Request) -> Response:
         body = await read_body(request, AddBody)
-        scope = scope_of(body.user_id, body.agent_id, body.run_id)
+        scope = self.scope(request, body.user_id, body.agent_id, body.run_id)
         if body.memory_type:
             raise ApiError(400, f"memory_type {body.memory_type!r} is not supported by this server; leave it out")
         messages = messages_of(body)
@@ -88,7 +116,7 @@ class RestService:
             raise ApiError(400, str(exc)) from exc
         infer = body.infer if body.infer is not None else body.text is None
         if infer:
-            return await self._infer(body, messages, scope, metadata, source)
+            return await self._infer(request, body, messages, scope, metadata, source)
         texts = [(m.role, m.text().strip()) for m in messages if m.role != "system" and m.text().strip()]
         if not texts:
             raise ApiError(400, "nothing to store: every message is empty or a system message")
@@ -110,9 +138,13 @@ class RestService:
                 out.append({**memory_to_item(mem), "event": "NOOP" if mem.created_at < started else "ADD"})
             return out
 
-        return JSONResponse({"results": await self.call(store)})
+        results = await self.call(store)
+        for item in results:
+            if item["event"] == "ADD":
+                await self.audit(request, "add", scope, item["id"])
+        return JSONResponse({"results": results})
 
-    async def _infer(self, body: AddBody, messages: list[Message], scope: Scope, metadata: dict[str, Any],
+    async def _infer(self, request: Request, body: AddBody, messages: list[Message], scope: Scope, metadata: dict[str, Any],
                      source: dict[str, Any] | None) -> Response:
         if self.capture is None:
             raise ApiError(400, "infer=true needs an extraction model, and this server has none configured. "
@@ -128,6 +160,9 @@ class RestService:
                            observed_at=body.observed_at, instructions=body.prompt)
 
         report = await self.call(run)
+        for event in report.events:
+            if event.event in ("ADD", "UPDATE", "DELETE"):
+                await self.audit(request, "capture-" + event.event.lower(), scope, event.id)
         results = [{"id": e.id, "memory": e.text, "event": e.event, "previous_memory": e.previous_text,
                     "previous_id": e.previous_id} for e in report.events]
         payload = {"results": results, "capture": report.to_public()}
@@ -138,14 +173,14 @@ class RestService:
 
     async def list_all(self, request: Request) -> Response:
         q = request.query_params
-        scope = scope_of(q.get("user_id"), q.get("agent_id"), q.get("run_id"))
+        scope = self.scope(request, q.get("user_id"), q.get("agent_id"), q.get("run_id"))
         limit = int_param(q.get("limit") or q.get("top_k"), "limit", 100, MAX_LIST)
         include = bool_param(q.get("include_superseded"), "include_superseded")
         mems = await self.call(lambda b: b.get_all(scope=scope, limit=limit, include_superseded=include))
         return JSONResponse({"results": [memory_to_item(m) for m in mems]})
 
     async def get(self, request: Request) -> Response:
-        memory_id, scope = id_and_scope(request)
+        memory_id, scope = self.id_and_scope(request)
         mem = await self.call(lambda b: b.get(memory_id, scope=scope))
         if mem is None:
             raise not_found(memory_id)
@@ -154,7 +189,7 @@ class RestService:
     async def update(self, request: Request) -> Response:
         memory_id = request.path_params["memory_id"]
         body = await read_body(request, UpdateBody)
-        scope = update_scope(body, request.query_params)
+        scope = self.authorise(request, update_scope(body, request.query_params))
         text = body.text if body.text is not None else body.data
         if text is None or not text.strip():
             raise ApiError(400, "text is required: send {\"text\": \"the corrected fact\"}")
@@ -162,18 +197,20 @@ class RestService:
             new = await self.call(lambda b: b.update(memory_id, text, scope=scope, reason=clean_reason(body.reason)))
         except MemoryNotFoundError as exc:
             raise not_found(memory_id, active=True) from exc
+        await self.audit(request, "update", scope, new.id, previous=memory_id)
         return JSONResponse({"message": "Memory updated successfully!", "id": new.id, "previous_id": memory_id,
                              "result": memory_to_item(new)})
 
     async def delete(self, request: Request) -> Response:
-        memory_id, scope = id_and_scope(request)
+        memory_id, scope = self.id_and_scope(request)
         reason = clean_reason(request.query_params.get("reason"))
         if not await self.call(lambda b: b.delete(memory_id, scope=scope, reason=reason)):
             raise not_found(memory_id, active=True)
+        await self.audit(request, "delete", scope, memory_id)
         return JSONResponse({"message": "Memory deleted successfully!", "id": memory_id})
 
     async def history(self, request: Request) -> Response:
-        memory_id, scope = id_and_scope(request)
+        memory_id, scope = self.id_and_scope(request)
         events = await self.call(lambda b: b.history(memory_id, scope=scope))
         if not events:
             raise not_found(memory_id)
@@ -191,7 +228,7 @@ class RestService:
             if value is not None and ids[key] is not None and ids[key] != value:
                 raise ApiError(400, f"{key} is given twice with different values ({ids[key]!r} and {value!r})")
             ids[key] = value if value is not None else ids[key]
-        scope = scope_of(ids["user_id"], ids["agent_id"], ids["run_id"])
+        scope = self.scope(request, ids["user_id"], ids["agent_id"], ids["run_id"])
         query = body.query.strip()
         if not query:
             raise ApiError(400, "query is empty")

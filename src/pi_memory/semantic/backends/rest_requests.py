@@ -84,11 +84,6 @@ def describe_ids(ids: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in ids.items())
 
 
-def id_and_scope(request: Request) -> tuple[str, Scope]:
-    q = request.query_params
-    return request.path_params["memory_id"], scope_of(q.get("user_id"), q.get("agent_id"), q.get("run_id"))
-
-
 def not_found(memory_id: str, *, active: bool = False) -> ApiError:
     state = "active " if active else ""
     return ApiError(404, f"no {state}memory {memory_id!r} in this scope (check the id and that user_id, agent_id "

@@ -70,6 +70,13 @@ def check_bind(host: str, token: str, generated: bool) -> None:
                          f"{MIN_NETWORK_TOKEN_CHARS} (e.g. `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)")
 
 
+def _given_token(token: str | None) -> str | None:
+    """The shared token the caller chose (``token`` or ``$PI_MEMORY_SERVER_TOKEN``), checked; ``None`` if none."""
+    if token is None and os.environ.get(TOKEN_ENV) is None:
+        return None
+    return resolve_token(token)[0]
+
+
 def embedded_backend_factory(data_dir: Path | str, embedder: dict[str, Any] | None = None) -> BackendFactory:
     """A factory for the default backend: the index database in ``data_dir``; ``embedder``: the settings'
     ``embedder`` block (default: the bundled model)."""
@@ -205,46 +212,68 @@ def say_event(say: Callable[[str], None]) -> ServeReport:
 def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None,
           data_dir: Path | str | None = None, *, capture: CaptureFn | None = None,
           embedder: dict[str, Any] | None = None, log_level: str = "info",
-          announce: Callable[[str], None] | None = None, report: ServeReport | None = None) -> None:
-    """Serve the embedded backend of ``data_dir`` (default: the configured data root) until SIGINT / SIGTERM,
-    then return. ``report`` gets the :data:`ServeReport` events (default: sentences through ``announce``,
-    default standard error). A generated token is always written through ``announce`` (never to ``report``).
+          announce: Callable[[str], None] | None = None, report: ServeReport | None = None,
+          database_url: str | None = None, tls: tuple[str, str] | None = None, insecure_http: bool = False) -> None:
+    """Serve semantic memory until SIGINT / SIGTERM, then return: the embedded store of ``data_dir`` (default:
+    the configured data root), or with ``database_url`` the PostgreSQL team store (:mod:`.team_server`: per-user
+    tokens from its ``api_tokens`` table, every write audited). ``report`` gets the :data:`ServeReport` events
+    (default: sentences through ``announce``, default standard error). A generated token is always written
+    through ``announce`` (never to ``report``). ``tls``: ``(certfile, keyfile)`` for HTTPS; a bind beyond
+    loopback needs it or ``insecure_http``.
 
     Raises :class:`ServeError` before listening when the host/token combination is unsafe, the address cannot be
     bound, or the memory cannot be opened."""
     import uvicorn
 
-    token, generated = resolve_token(token)
-    check_bind(host, token, generated)
-    if data_dir is None:
-        from pi_memory.config import load_settings
+    team = None
+    if database_url:
+        from pi_memory.semantic.backends.team_server import open_team
 
-        data_dir = load_settings().data_dir
-    data_dir = Path(data_dir).expanduser().resolve()
-    try:  # open now, so a broken index or embedder setting stops the start instead of every request
-        backend = embedded_backend_factory(data_dir, embedder)()
-    except Exception as exc:
-        raise ServeError(f"cannot open the semantic memory in {data_dir}: {exc}") from exc
-    app = create_app(lambda: backend, token, capture=capture)
+        team = open_team(database_url, embedder, shared_token=_given_token(token))
+        token, generated = (None, False) if team.per_user else resolve_token(token)
+        if not team.per_user:  # per-user tokens: a token is required on every bind anyway
+            check_bind(host, token, generated)
+    else:
+        token, generated = resolve_token(token)
+        check_bind(host, token, generated)
+    if not is_loopback(host) and tls is None and not insecure_http:
+        raise ServeError(f"refusing to serve plain HTTP on {host!r}: tokens would cross the network readable. Pass "
+                         "--tls-cert and --tls-key (HTTPS), or --insecure-http when a proxy in front adds TLS.")
+    if team is not None:
+        backend, where = team.backend, team.where
+    else:
+        if data_dir is None:
+            from pi_memory.config import load_settings
+
+            data_dir = load_settings().data_dir
+        data_dir = Path(data_dir).expanduser().resolve()
+        where = str(data_dir)
+        try:  # open now, so a broken index or embedder setting stops the start instead of every request
+            backend = embedded_backend_factory(data_dir, embedder)()
+        except Exception as exc:
+            raise ServeError(f"cannot open the semantic memory in {data_dir}: {exc}") from exc
+    app = create_app(lambda: backend, token, capture=capture, tokens=team.tokens if team else None)
     say = announce or (lambda line: print(line, file=sys.stderr, flush=True))
     report = report or say_event(say)
     sock = bind_socket(host, port)
     shown = f"[{host.strip('[]')}]" if ":" in host else host
-    url = f"http://{shown}:{sock.getsockname()[1]}"
+    url = f"{'https' if tls else 'http'}://{shown}:{sock.getsockname()[1]}"
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets=sockets)
             report({"event": "listening", "url": url, "host": host, "port": sock.getsockname()[1],
-                    "backend": "embedded", "dataDir": str(data_dir), "auth": True,
-                    "token": "generated" if generated else "given", "infer": capture is not None})
+                    "backend": backend.name, "dataDir": where, "auth": True,
+                    "token": "per-user" if team is not None and team.per_user else
+                             "generated" if generated else "given", "infer": capture is not None})
             if generated:
                 say(f"token (generated for this run; pass --token or set ${TOKEN_ENV} to keep one): {token}")
 
     def stopped(signum: int, frame: object) -> None:
         raise _Stopped(signum)
 
-    server = Server(uvicorn.Config(app, log_level=log_level, access_log=False))
+    tls_options = {"ssl_certfile": tls[0], "ssl_keyfile": tls[1]} if tls else {}
+    server = Server(uvicorn.Config(app, log_level=log_level, access_log=False, **tls_options))
     main = threading.current_thread() is threading.main_thread()  # only there can signal handlers be set
     previous = {sig: signal.signal(sig, stopped) for sig in (signal.SIGINT, signal.SIGTERM)} if main else {}
     caught = None
@@ -256,4 +285,6 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None 
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         sock.close()
+        if team is not None:
+            team.close()
     report({"event": "stopped", "url": url, "signal": signal.Signals(caught).name if caught else None})

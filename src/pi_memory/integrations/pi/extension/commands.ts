@@ -5,7 +5,8 @@
  *   - short text: one notification;
  *   - long text in the TUI: a pager (↑/↓ a line, space/b a page, g/G the ends, q or Esc closes; pi keeps
  *     PgUp/PgDn for its own scrolling);
- *   - long text without the TUI (RPC mode): one page per notification, `--page N` for the next one.
+ *   - long text without the TUI (RPC mode): one page per notification, `--page N` for the next one;
+ *   - print mode (`pi -p "/memory status"`, pi 1.x): the whole text, printed (pi shows it on standard error).
  * Only Node built-ins; no pi imports, so it loads the same on pi 0.73 and 1.x.
  */
 
@@ -27,6 +28,22 @@ const COMMANDS: Array<{ name: string; id: string; description: string; timeoutMs
 	{ name: "memory-sync-markdown", id: "sync_markdown", description: "Mirror the Markdown memory files into the search index" },
 	{ name: "mem0", id: "mem0", description: "Semantic memory: status | search Q | profile | add TEXT | delete ID | dedup [--apply]", timeoutMs: RECALL_MS },
 ];
+
+/** Argument completions pi offers after `/name ` (the verbs of each command family). */
+const VERBS: Record<string, string[]> = {
+	memory: ["status"],
+	"memory-pin": ["list", "add ", "remove ", "clear"],
+	mem0: ["status", "search ", "profile", "add ", "delete ", "dedup", "dedup --apply"],
+};
+
+function completions(name: string): ((prefix: string) => any[] | null) | undefined {
+	const verbs = VERBS[name];
+	if (!verbs) return undefined;
+	return (prefix: string) => {
+		const items = verbs.filter((v) => v.startsWith(prefix ?? "")).map((v) => ({ value: v, label: v.trim() }));
+		return items.length > 0 ? items : null;
+	};
+}
 
 function levelOf(reply: any): "info" | "warning" | "error" {
 	return reply?.level === "warning" || reply?.level === "error" ? reply.level : "info";
@@ -119,7 +136,12 @@ async function pager(ctx: any, title: string, lines: string[]): Promise<boolean>
 
 /** Show a command's text: a notification, a pager, or one page of it. */
 async function show(ctx: any, command: string, text: string, level: "info" | "warning" | "error", page: number): Promise<void> {
-	if (!ctx?.hasUI) return;
+	if (!ctx?.hasUI) {
+		// `pi -p "/memory status"` (1.x reports the mode): print the whole text (pi routes it to standard error,
+		// its standard output carries the answer); json and rpc streams stay clean. 0.73 has no ctx.mode.
+		if (ctx?.mode === "print") process.stdout.write(`${text}\n`);
+		return;
+	}
 	const lines = text.split("\n");
 	if (lines.length <= PAGE_LINES) {
 		ctx.ui.notify(text, level);
@@ -150,6 +172,7 @@ export function registerCommands(pi: any, call: Call, offline: Offline): void {
 	for (const spec of COMMANDS) {
 		pi.registerCommand(spec.name, {
 			description: spec.description,
+			getArgumentCompletions: completions(spec.name),
 			handler: async (rawArgs: string, ctx: any) => {
 				const down = offline();
 				if (down) {

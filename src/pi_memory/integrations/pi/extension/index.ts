@@ -279,6 +279,8 @@ export default async function piMemory(pi: any): Promise<void> {
 	let snapshot: string | undefined;
 	/** A snapshot refresh in flight (compaction / tree navigation); awaited by the next prompt. */
 	let pendingSnapshot: Promise<void> | undefined;
+	/** The per-run parts (memory blocks, standing rules) of the last run; reused while the bridge is down. */
+	let lastRun: string | undefined;
 	let uiCtx: any;
 	const erroredCalls = new Set<string>();
 
@@ -413,7 +415,8 @@ export default async function piMemory(pi: any): Promise<void> {
 			// No bridge: never wait. A snapshot already frozen (and validated) for this session stays,
 			// so the prompt does not change mid-session; otherwise the run goes on without one.
 			showStatus(ctx);
-			return snapshot ? { systemPrompt: `${event.systemPrompt}\n\n${snapshot}` } : undefined;
+			const kept = [snapshot, lastRun].filter((t) => t).join("\n\n"); // the last run's blocks and rules stay too
+			return kept ? { systemPrompt: `${event.systemPrompt}\n\n${kept}` } : undefined;
 		}
 		// Requests are handled in order, so begin_turn lands before this run's tool calls.
 		bridge.request("begin_turn").catch((err) => {
@@ -435,14 +438,14 @@ export default async function piMemory(pi: any): Promise<void> {
 
 	/** Memory blocks and standing instructions, read at the start of every run (never inside one). */
 	const runContext = async (ctx: any): Promise<string | undefined> => {
-		if (!bridge.alive) return undefined;
+		if (!bridge.alive) return lastRun;
 		try {
 			const reply = await bridge.request("run_context");
-			return typeof reply?.text === "string" && reply.text ? reply.text : undefined;
+			lastRun = typeof reply?.text === "string" && reply.text ? reply.text : undefined;
 		} catch (err) {
-			if (!bridge.alive) goOffline(errorText(err), ctx);
-			return undefined;
+			if (!bridge.alive) goOffline(errorText(err), ctx); // keep the last run's parts: the prompt stays as it was
 		}
+		return lastRun;
 	};
 
 	/** Semantic recall for this prompt (awaited: before_agent_start is not in the agent-event queue). */

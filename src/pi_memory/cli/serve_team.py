@@ -1,0 +1,189 @@
+"""``pi-memory serve migrate | token create|list|revoke | audit | import | export``: running the team store."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pi_memory.cli.app import JsonOpt, emit_json, fail, out, state
+from pi_memory.cli.serve import DATABASE_URL_ENV, DatabaseOpt, serve_app
+
+token_app = typer.Typer(help="Per-user bearer tokens of the team store (shown once at creation, stored hashed).",
+                        no_args_is_help=True)
+serve_app.add_typer(token_app, name="token")
+
+
+def _url(database_url: str | None) -> str:
+    url = database_url or os.environ.get(DATABASE_URL_ENV)
+    if not url:
+        raise fail(f"Name the team database with --database-url postgresql://… (or set ${DATABASE_URL_ENV}).", 2)
+    return url
+
+
+def _pool(database_url: str | None):
+    from pi_memory.semantic.backend import BackendError
+    from pi_memory.semantic.backends.postgres import open_pool
+
+    try:
+        return open_pool(_url(database_url), max_size=2)
+    except BackendError as exc:
+        raise fail(str(exc), 1) from exc
+
+
+def _backend(database_url: str | None):
+    from pi_memory.embed import get_embedder
+    from pi_memory.semantic.backends.postgres import PostgresBackend
+
+    return PostgresBackend(_pool(database_url), get_embedder())
+
+
+@serve_app.command()
+def migrate(database_url: DatabaseOpt = None, json_: JsonOpt = False) -> None:
+    """Create or update the team store's tables (also done by `serve` at start); prints the steps applied."""
+    from pi_memory.semantic.backends import pg_schema
+
+    pool = _pool(database_url)
+    try:
+        with pool.connection() as conn:
+            now, all_ = pg_schema.migrate(conn), pg_schema.applied(conn)
+    finally:
+        pool.close()
+    if json_ or state.json:
+        emit_json({"applied": now, "migrations": all_})
+        return
+    out.print(f"applied now: {', '.join(now) or 'nothing (up to date)'}; the database has {len(all_)} migrations.",
+              markup=False)
+
+
+@token_app.command("create")
+def token_create(user: Annotated[str, typer.Option("--user", help="The user the token acts for.")],
+                 admin: Annotated[bool, typer.Option("--admin", help="May act for every user.")] = False,
+                 label: Annotated[str | None, typer.Option("--label", help="A note to recognise it by.")] = None,
+                 database_url: DatabaseOpt = None, json_: JsonOpt = False) -> None:
+    """Create a token for USER; the token is printed once and cannot be shown again."""
+    from pi_memory.semantic.backends.team_auth import TokenStore
+
+    pool = _pool(database_url)
+    try:
+        record, token = TokenStore(pool).create(user, admin=admin, label=label)
+    except ValueError as exc:
+        raise fail(str(exc), 2) from exc
+    finally:
+        pool.close()
+    if json_ or state.json:
+        emit_json({**record.to_dict(), "token": token})
+        return
+    kind = "admin token" if admin else "token"
+    out.print(f"{kind} {record.id} for {record.user_id} (copy it now, it is not shown again):", markup=False)
+    print(token)
+
+
+@token_app.command("list")
+def token_list(all_: Annotated[bool, typer.Option("--all", help="Include revoked tokens.")] = False,
+               database_url: DatabaseOpt = None, json_: JsonOpt = False) -> None:
+    """The tokens (ids, users, admin, created, revoked): never the tokens themselves."""
+    from pi_memory.semantic.backends.team_auth import TokenStore
+
+    pool = _pool(database_url)
+    try:
+        records = TokenStore(pool).list(include_revoked=all_)
+    finally:
+        pool.close()
+    if json_ or state.json:
+        emit_json({"tokens": [r.to_dict() for r in records]})
+        return
+    if not records:
+        out.print("No tokens. Create one: pi-memory serve token create --user NAME", markup=False)
+    for r in records:
+        flags = (" admin" if r.admin else "") + (f" revoked {r.revoked_at}" if r.revoked_at else "")
+        out.print(f"{r.id}  {r.user_id}{flags}  created {r.created_at}" + (f"  ({r.label})" if r.label else ""),
+                  markup=False)
+
+
+@token_app.command("revoke")
+def token_revoke(token_id: Annotated[str, typer.Argument(help="The id `token list` shows.")],
+                 database_url: DatabaseOpt = None, json_: JsonOpt = False) -> None:
+    """Revoke a token at once: every server sharing the database refuses it from its next request."""
+    from pi_memory.semantic.backends.team_auth import TokenStore
+
+    pool = _pool(database_url)
+    try:
+        done = TokenStore(pool).revoke(token_id)
+    finally:
+        pool.close()
+    if not done:
+        raise fail(f"No active token {token_id!r}; `pi-memory serve token list` shows the ids.", 1)
+    if json_ or state.json:
+        emit_json({"revoked": token_id})
+        return
+    out.print(f"revoked {token_id}", markup=False)
+
+
+@serve_app.command()
+def audit(limit: Annotated[int, typer.Option("--limit", min=1, max=10_000, help="Rows to show, newest first.")] = 50,
+          user: Annotated[str | None, typer.Option("--user", help="Only writes made with this user's tokens.")] = None,
+          database_url: DatabaseOpt = None, json_: JsonOpt = False) -> None:
+    """Every write made through the team server, with the token and user that made it."""
+    from pi_memory.semantic.backends.team_auth import TokenStore
+
+    pool = _pool(database_url)
+    try:
+        rows = TokenStore(pool).audit_rows(limit, user)
+    finally:
+        pool.close()
+    if json_ or state.json:
+        emit_json({"audit": rows})
+        return
+    for r in rows:
+        out.print(f"{r['at']}  {r['userId']} ({r['tokenId']})  {r['action']}  {r['memoryId'] or ''}  {r['scope']}",
+                  markup=False)
+
+
+@serve_app.command("import")
+def import_(from_sqlite: Annotated[Path | None, typer.Option("--from-sqlite", help="An embedded store's "
+                                                            "index.sqlite3 to copy in.")] = None,
+            from_jsonl: Annotated[Path | None, typer.Option("--from-jsonl", help="A file `serve export` wrote.")] = None,
+            database_url: DatabaseOpt = None, json_: JsonOpt = False) -> None:
+    """Copy memories into the team store with their ids, history and vectors; already copied ids are skipped."""
+    from pi_memory.semantic.backends.team_server import import_rows, sqlite_rows
+
+    if (from_sqlite is None) == (from_jsonl is None):
+        raise fail("Name one source: --from-sqlite PATH/index.sqlite3 or --from-jsonl FILE.", 2)
+    source = from_sqlite or from_jsonl
+    if not source.is_file():
+        raise fail(f"{source} is not a file.", 2)
+    rows = sqlite_rows(source) if from_sqlite else (json.loads(line) for line in source.open(encoding="utf-8")
+                                                     if line.strip())
+    backend = _backend(database_url)
+    try:
+        counts = import_rows(backend, rows)
+    finally:
+        backend.close()
+    if json_ or state.json:
+        emit_json(counts)
+        return
+    out.print(f"copied {counts['memories']} memories ({counts['history']} history events, {counts['vectors']} "
+              f"vectors); {counts['skipped']} were already there.", markup=False)
+
+
+@serve_app.command()
+def export(output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default: standard "
+                                                        "output).")] = None,
+           database_url: DatabaseOpt = None) -> None:
+    """Write every memory of the team store as JSON Lines (ids, history, vectors): what `serve import` reads."""
+    from pi_memory.semantic.backends.team_server import export_rows
+
+    backend = _backend(database_url)
+    stream = output.open("w", encoding="utf-8") if output else sys.stdout
+    try:
+        for row in export_rows(backend):
+            stream.write(json.dumps(row, ensure_ascii=False) + "\n")
+    finally:
+        backend.close()
+        if output:
+            stream.close()

@@ -1,0 +1,104 @@
+"""``pi-memory ui``: the memory inspector in the browser (:mod:`pi_memory.integrations.inspector`).
+
+Listens on 127.0.0.1 only (a non-loopback ``--host`` is refused, exit 2), on ``--port`` or a free port, and
+prints the URL with its random token, as Jupyter does; opens it with :mod:`webbrowser` unless ``--no-browser``.
+Runs until Ctrl-C. ``--demo`` first makes a sample data root in a new temporary folder
+(:mod:`pi_memory.devtools.sample_data`, with the scripted model on 127.0.0.1 for its learning job) and shows
+that instead of yours. With ``--json`` it prints one ``{"event": "listening", "url", ...}`` line when it
+listens and ``{"event": "stopped"}`` when it stops.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json_line, fail, open_mem, out, state
+
+
+@app.command("ui")
+def ui(
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on (0: a free one).")] = 0,
+    host: Annotated[str, typer.Option("--host", help="Loopback address to listen on (only 127.0.0.1, ::1 or "
+                                      "localhost are accepted).")] = "127.0.0.1",
+    no_browser: Annotated[bool, typer.Option("--no-browser", help="Print the URL without opening a browser.")]
+    = False,
+    demo: Annotated[bool, typer.Option("--demo", help="Show a sample data root made in a temporary folder "
+                                       "instead of yours.")] = False,
+    dir: DirOpt = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Open the memory inspector: see, search, correct and audit everything pi-memory keeps."""
+    from pi_memory.integrations.inspector import InspectorError, check_loopback
+
+    try:
+        check_loopback(host)
+    except InspectorError as exc:
+        raise fail(str(exc), 2) from exc
+    if demo and (dir or state.dir):
+        raise fail("--demo makes its own sample data root; leave --dir out (or drop --demo to inspect that "
+                   "folder).", 2)
+    with contextlib.ExitStack() as stack:
+        if demo:
+            memory = stack.enter_context(_demo_memory())
+        else:
+            memory = open_mem(dir)
+            stack.callback(memory.close)
+        _serve(memory, host, port, no_browser, json_ or state.json)
+
+
+@contextlib.contextmanager
+def _demo_memory():
+    from pi_memory.devtools.sample_data import build_sample, sample_reply
+    from pi_memory.devtools.scripted_llm import ScriptedLLM
+    from pi_memory.runtime import open_memory
+
+    root = Path(tempfile.mkdtemp(prefix="pi-memory-ui-demo-"))
+    agent, data, project = root / "agent", root / "data", root / "repo"
+    os.environ["PI_CODING_AGENT_DIR"], os.environ["PI_MEMORY_DIR"] = str(agent), str(data)  # this process only
+    with ScriptedLLM(responder=sample_reply) as llm:
+        build_sample(agent, data, project, llm.base_url)
+        memory = open_memory(project)
+        state.data_dir = memory.settings.data_dir
+        try:
+            yield memory
+        finally:
+            memory.close()
+
+
+def _serve(memory, host: str, port: int, no_browser: bool, as_json: bool) -> None:
+    from pi_memory.integrations.inspector import InspectorError, run_inspector
+    from pi_memory.semantic.backends.rest_runner import ServeError
+
+    stop = threading.Event()
+    try:
+        with run_inspector(memory, host=host, port=port) as running:
+            if as_json:
+                emit_json_line({"event": "listening", "url": running.url, "base": running.base,
+                                "dataDir": str(memory.settings.data_dir)})
+            else:
+                out.print(f"pi-memory inspector for {memory.settings.data_dir}", markup=False)
+                out.print(f"Open {running.url}", markup=False)
+                out.print("Press Ctrl-C to stop.", markup=False)
+            if not no_browser:
+                import webbrowser
+
+                webbrowser.open(running.url)
+            with contextlib.suppress(KeyboardInterrupt):
+                while not stop.wait(0.5):
+                    pass
+    except InspectorError as exc:
+        raise fail(str(exc), 1) from exc
+    except (OSError, ServeError) as exc:
+        raise fail(f"cannot listen on {host}:{port} ({exc}). Pick another --port (or leave it out for a free one).",
+                   1) from exc
+    if as_json:
+        emit_json_line({"event": "stopped"})
+    else:
+        out.print("Inspector stopped.", markup=False)

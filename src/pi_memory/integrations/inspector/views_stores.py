@@ -1,0 +1,69 @@
+"""Stores view: the curated stores, memory blocks and standing instructions, each with its usage bar; add, edit
+and remove entries through :class:`pi_memory.curated.MemoryStore` and pins through
+:class:`pi_memory.standing.StandingStore`, refusals shown as the CLI shows them (``MemoryResult.for_person``)."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from pi_memory.curated.store import FAILURE_CATEGORIES
+from pi_memory.insights import store_usage
+from pi_memory.standing import MAX_CHARS, MAX_RULES, StandingStore
+
+
+def routes(memory, renderer) -> list[Route]:
+    def standing() -> StandingStore:
+        return StandingStore.in_data_dir(memory.settings.data_dir)
+
+    def card(target: str, result=None) -> Response:
+        info = store_usage(memory, with_entries=True)[target]
+        return renderer.fragment("_store.html", target=target, info=info, result=result,
+                                 categories=FAILURE_CATEGORIES)
+
+    def pins(result=None) -> Response:
+        return renderer.fragment("_standing.html", pins=result or standing().list(), max_rules=MAX_RULES,
+                                 max_chars=MAX_CHARS, enabled=memory.settings.standing_enabled)
+
+    async def page(request: Request) -> Response:
+        return renderer.page(request, "stores.html", "stores", stores=store_usage(memory, with_entries=True),
+                             blocks=memory.blocks().blocks(), pins=standing().list(), max_rules=MAX_RULES,
+                             max_chars=MAX_CHARS, enabled=memory.settings.standing_enabled,
+                             categories=FAILURE_CATEGORIES)
+
+    async def change(request: Request) -> Response:
+        target, action = request.path_params["target"], request.path_params["action"]
+        store = memory.store
+        if target not in store.targets or action not in ("add", "replace", "remove"):
+            return Response(f"no such change: {action} on {target} (stores: {', '.join(store.targets)}; changes: "
+                            "add, replace, remove)", status_code=404)
+        form = await request.form()
+        text, old = str(form.get("text", "")), str(form.get("old", ""))
+        store.begin_turn()  # one person's action: the per-turn retry guard is for models
+        if action == "add" and target == "failure":
+            category = str(form.get("category") or "failure")
+            result = store.add_failure(text, category if category in FAILURE_CATEGORIES else "failure",
+                                       str(form.get("reason") or "") or None)
+        elif action == "add":
+            result = store.add(target, text)
+        elif action == "replace":
+            result = store.replace(target, old, text)
+        else:
+            result = store.remove(target, old)
+        return card(target, result.for_person())
+
+    async def pin(request: Request) -> Response:
+        form = await request.form()
+        if request.path_params["action"] not in ("add", "remove"):
+            return Response("no such change (standing instructions: add, remove)", status_code=404)
+        if request.path_params["action"] == "add":
+            return pins(standing().add(str(form.get("text", ""))))
+        try:
+            number = int(str(form.get("number", "")))
+        except ValueError:
+            return pins(standing().list())
+        return pins(standing().remove(number))
+
+    return [Route("/stores", page), Route("/stores/{target}/{action:str}", change, methods=["POST"]),
+            Route("/standing/{action:str}", pin, methods=["POST"])]

@@ -1,0 +1,132 @@
+"""Per-user bearer tokens and the audit log of the team server (PostgreSQL tables ``api_tokens``, ``audit_log``).
+
+A token is ``pim_<id>_<secret>``: the id names the row (so ``token list`` and ``token revoke ID`` need no
+secret), the secret is 32 random bytes. Only ``sha256(token)`` is stored; the token itself is shown once, by
+``pi-memory serve token create``. A user's token reaches only scopes whose ``user_id`` is that user (the REST
+handlers check every request against :class:`Principal`); an admin token may act for any user. The shared
+team token (``--token``) stays available and acts as an admin named ``shared``.
+
+Every write through the server is recorded in ``audit_log`` with the token's id and user.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from pi_memory.semantic.models import now_iso
+
+PREFIX = "pim_"
+SHARED = "shared"
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who a request acts as: ``user_id`` (``None`` for the shared team token), ``admin``, ``token_id``."""
+
+    user_id: str | None
+    admin: bool
+    token_id: str
+
+    def may_act_for(self, user_id: str) -> bool:
+        return self.admin or self.user_id == user_id
+
+
+@dataclass(frozen=True)
+class TokenRecord:
+    id: str
+    user_id: str
+    admin: bool
+    label: str | None
+    created_at: str
+    revoked_at: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "userId": self.user_id, "admin": self.admin, "label": self.label,
+                "createdAt": self.created_at, "revokedAt": self.revoked_at}
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+class TokenStore:
+    """Tokens and audit rows in the team database (``pool``: :func:`.postgres.open_pool`)."""
+
+    def __init__(self, pool: Any, shared_token: str | None = None) -> None:
+        self.pool = pool
+        self.shared = shared_token.encode() if shared_token else None
+
+    def create(self, user_id: str, *, admin: bool = False, label: str | None = None) -> tuple[TokenRecord, str]:
+        """A new token for ``user_id``: its record and the token (shown once, never stored)."""
+        user_id = (user_id or "").strip()
+        if not user_id or len(user_id) > 200 or any(c.isspace() or ord(c) < 32 for c in user_id):
+            raise ValueError("a token needs a user id: a non-empty name without spaces, e.g. --user alice")
+        token_id = secrets.token_hex(6)
+        token = f"{PREFIX}{token_id}_{secrets.token_urlsafe(32)}"
+        record = TokenRecord(token_id, user_id, admin, label, now_iso(), None)
+        with self.pool.connection() as conn:
+            conn.execute("INSERT INTO api_tokens(id, user_id, admin, token_hash, label, created_at) "
+                         "VALUES (%s,%s,%s,%s,%s,%s)", (token_id, user_id, admin, _hash(token), label,
+                                                        record.created_at))
+        return record, token
+
+    def list(self, include_revoked: bool = False) -> list[TokenRecord]:
+        where = "" if include_revoked else " WHERE revoked_at IS NULL"
+        with self.pool.connection() as conn:
+            rows = conn.execute("SELECT id, user_id, admin, label, created_at, revoked_at FROM api_tokens"
+                                f"{where} ORDER BY created_at, id").fetchall()
+        return [TokenRecord(*r) for r in rows]
+
+    def revoke(self, token_id: str) -> bool:
+        """Revoke the token with this id; ``False`` when there is no such active token."""
+        with self.pool.connection() as conn:
+            cur = conn.execute("UPDATE api_tokens SET revoked_at = %s WHERE id = %s AND revoked_at IS NULL",
+                               (now_iso(), token_id))
+            return cur.rowcount == 1
+
+    def resolve(self, presented: bytes) -> Principal | None:
+        """The principal of a presented bearer token, or ``None`` (unknown, revoked or malformed)."""
+        if self.shared is not None and hmac.compare_digest(presented, self.shared):
+            return Principal(None, True, SHARED)
+        try:
+            token = presented.decode("ascii")
+        except UnicodeDecodeError:
+            return None
+        if not token.startswith(PREFIX) or len(token) > 200:
+            return None
+        with self.pool.connection() as conn:
+            row = conn.execute("SELECT id, user_id, admin FROM api_tokens WHERE token_hash = %s AND revoked_at IS NULL",
+                               (_hash(token),)).fetchone()
+        return Principal(row[1], bool(row[2]), row[0]) if row else None
+
+    def has_tokens(self) -> bool:
+        with self.pool.connection() as conn:
+            return conn.execute("SELECT 1 FROM api_tokens WHERE revoked_at IS NULL LIMIT 1").fetchone() is not None
+
+    def audit(self, principal: Principal, action: str, scope_key: str, memory_id: str | None = None,
+              detail: dict[str, Any] | None = None) -> None:
+        with self.pool.connection() as conn:
+            conn.execute("INSERT INTO audit_log(at, token_id, user_id, admin, action, memory_id, scope, detail) "
+                         "VALUES (%s,%s,%s,%s,%s,%s,%s,%s)",
+                         (now_iso(), principal.token_id, principal.user_id or SHARED, principal.admin, action,
+                          memory_id, scope_key, Jsonb(detail or {})))
+
+    def audit_rows(self, limit: int = 100, user_id: str | None = None) -> list[dict[str, Any]]:
+        args: list[Any] = []
+        where = ""
+        if user_id:
+            where, args = " WHERE user_id = %s", [user_id]
+        with self.pool.connection() as conn:
+            rows = conn.execute("SELECT at, token_id, user_id, admin, action, memory_id, scope, detail FROM audit_log"
+                                f"{where} ORDER BY id DESC LIMIT %s", (*args, int(limit))).fetchall()
+        keys = ("at", "tokenId", "userId", "admin", "action", "memoryId", "scope", "detail")
+        return [dict(zip(keys, r, strict=True)) for r in rows]
+
+
+__all__ = ["Principal", "TokenRecord", "TokenStore"]

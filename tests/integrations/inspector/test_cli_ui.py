@@ -1,0 +1,79 @@
+"""``pi-memory ui`` as a person runs it: prints the URL with its token, serves it, stops on Ctrl-C; a
+non-loopback --host is refused before anything listens."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import httpx
+
+
+def _env(tmp_path) -> dict:
+    return {**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "PI_MEMORY_DIR": str(tmp_path / "data")}
+
+
+def test_ui_refuses_a_non_loopback_host(tmp_path) -> None:
+    run = subprocess.run([sys.executable, "-m", "pi_memory", "ui", "--host", "0.0.0.0", "--no-browser"],
+                         capture_output=True, text=True, env=_env(tmp_path), cwd=tmp_path, timeout=60)
+    assert run.returncode == 2
+    assert "refusing to listen on 0.0.0.0" in run.stderr and "127.0.0.1" in run.stderr
+    assert not (tmp_path / "data").exists()
+
+
+def test_ui_prints_a_token_url_that_opens_and_stops_on_ctrl_c(tmp_path) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "pi_memory", "ui", "--no-browser", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp_path),
+                            cwd=tmp_path)
+    try:
+        event = json.loads(proc.stdout.readline())
+        assert event["event"] == "listening" and event["base"].startswith("http://127.0.0.1:")
+        assert "?token=" in event["url"]
+        assert httpx.get(event["base"] + "/stores").status_code == 403
+        page = httpx.get(event["url"], follow_redirects=True)
+        assert page.status_code == 200 and "MEMORY.md" in page.text
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=20)
+        assert json.loads(out.splitlines()[-1]) == {"event": "stopped"}
+        assert proc.returncode == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_ui_demo_serves_a_sample_data_root(tmp_path) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "pi_memory", "ui", "--demo", "--no-browser", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp_path),
+                            cwd=tmp_path)
+    try:
+        event = json.loads(proc.stdout.readline())
+        assert "pi-memory-ui-demo-" in event["dataDir"]
+        with httpx.Client(base_url=event["base"], timeout=30) as client:
+            client.get(event["url"], follow_redirects=True)
+            assert "Billing deploys go through scripts/ship.sh" in client.get("/learning").text
+            assert "The user edits code in Helix" in client.get("/semantic").text
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=20)
+        assert proc.returncode == 0
+        assert not (tmp_path / "data").exists()  # the user's data root was not touched
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_ui_refuses_a_port_in_use_in_words(tmp_path) -> None:
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        run = subprocess.run([sys.executable, "-m", "pi_memory", "ui", "--port", str(port), "--no-browser"],
+                             capture_output=True, text=True, env=_env(tmp_path), cwd=tmp_path, timeout=60)
+    assert run.returncode == 1
+    assert f"port {port} on 127.0.0.1 cannot be used" in run.stderr and "Pick another --port" in run.stderr

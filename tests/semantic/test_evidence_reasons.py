@@ -1,0 +1,28 @@
+"""Why a recalled line passed the evidence floor, in words (the inspector's recall preview), and that the words
+agree with ``has_evidence``."""
+
+from __future__ import annotations
+
+import pytest
+
+from pi_memory.semantic.recall import RecallHit, evidence_reasons, has_evidence
+
+
+@pytest.mark.parametrize(("hit", "floor", "reasons"), [
+    (RecallHit("semantic", "a", "x", similarity=0.52, coverage=0.0), 0.4,
+     ["similarity 0.520 is at or above the floor 0.4"]),
+    (RecallHit("semantic", "a", "x", similarity=0.2, coverage=0.5), 0.4,
+     ["50% of the prompt's keywords are in its text (at least 50% needed)"]),
+    (RecallHit("session", "s#1", "x", similarity=None, coverage=1.0), 0.4,
+     ["100% of the prompt's keywords are in its text (at least 50% needed)"]),
+    (RecallHit("semantic", "a", "x", similarity=0.9, coverage=1.0), 0.4,
+     ["similarity 0.900 is at or above the floor 0.4",
+      "100% of the prompt's keywords are in its text (at least 50% needed)"]),
+    (RecallHit("semantic", "a", "x", similarity=0.1, coverage=0.0), 0.0,
+     ["the similarity floor is off (recallMinSimilarity 0)"]),
+    (RecallHit("semantic", "a", "x", unscored=True), 0.4, ["ranked by the memory service, which sends no scores"]),
+    (RecallHit("semantic", "a", "x", similarity=0.39, coverage=0.49), 0.4, []),
+])
+def test_reasons_name_each_condition_that_holds(hit, floor, reasons) -> None:
+    assert evidence_reasons(hit, floor) == reasons
+    assert has_evidence(hit, floor) == bool(reasons)

@@ -1,0 +1,153 @@
+"""The team server as a team runs it: `pi-memory serve --database-url` processes sharing one PostgreSQL, tokens
+made with `pi-memory serve token create`, concurrent clients, a server killed with SIGKILL and the database
+restarted under load. Everything listens on 127.0.0.1 and is stopped by the test."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+
+
+@pytest.fixture(scope="module")
+def database(pg_url):
+    """A database of this module's own on the shared server."""
+    name = "team_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    url = pg_url.rsplit("/", 1)[0] + "/" + name
+    yield url
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def cli(*args: str, home: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(home), "PI_MEMORY_DIR": str(home / "data")}
+    return subprocess.run([sys.executable, "-m", "pi_memory", *args], capture_output=True, text=True, env=env,
+                          timeout=120)
+
+
+class Serve:
+    def __init__(self, url: str, home: Path):
+        env = {**os.environ, "PI_CODING_AGENT_DIR": str(home), "PI_MEMORY_DIR": str(home / "data")}
+        self.proc = subprocess.Popen([sys.executable, "-m", "pi_memory", "serve", "--database-url", url, "--port",
+                                      "0", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     env=env)
+        line = self.proc.stdout.readline()
+        if not line:
+            raise AssertionError("serve did not start: " + self.proc.stderr.read())
+        self.event = json.loads(line)
+        self.url = self.event["url"]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def team(database, tmp_path_factory):
+    home = tmp_path_factory.mktemp("team-home")
+    made = {}
+    for user, extra in (("alice", []), ("bob", []), ("ops", ["--admin"])):
+        r = cli("serve", "token", "create", "--user", user, *extra, "--database-url", database, "--json", home=home)
+        assert r.returncode == 0, r.stdout + r.stderr
+        made[user] = json.loads(r.stdout)["token"]
+    servers = [Serve(database, home), Serve(database, home)]
+    yield {"url": database, "home": home, "tokens": made, "servers": servers}
+    for s in servers:
+        s.stop()
+
+
+def post(base: str, token: str, path: str, body: dict, timeout: float = 30) -> httpx.Response:
+    return httpx.post(base + path, json=body, headers={"Authorization": f"Bearer {token}"}, timeout=timeout)
+
+
+def test_two_servers_share_one_database_and_the_tokens(team):
+    a, b = team["servers"]
+    assert a.event["backend"] == "postgres" and a.event["token"] == "per-user"
+    assert "postgresql://" in a.event["dataDir"]
+    added = post(a.url, team["tokens"]["alice"], "/memories",
+                 {"messages": [{"role": "user", "content": "Alice's team ships on Thursdays"}], "infer": False})
+    assert added.status_code == 200, added.text
+    found = post(b.url, team["tokens"]["alice"], "/search", {"query": "when does the team ship"})
+    assert [m["memory"] for m in found.json()["results"]][:1] == ["Alice's team ships on Thursdays"]
+    assert post(b.url, team["tokens"]["bob"], "/search", {"query": "ship", "user_id": "alice"}).status_code == 403
+    listed = cli("serve", "token", "list", "--database-url", team["url"], "--json", home=team["home"])
+    assert sorted(t["userId"] for t in json.loads(listed.stdout)["tokens"]) == ["alice", "bob", "ops"]
+    assert "token" not in listed.stdout.replace('"tokens"', "")
+    audit = cli("serve", "audit", "--user", "alice", "--database-url", team["url"], "--json", home=team["home"])
+    assert [(r["action"], r["userId"]) for r in json.loads(audit.stdout)["audit"]] == [("add", "alice")]
+
+
+def _client(args: tuple[int, list[str], str, int]) -> list[str]:
+    """One client: ``n`` adds spread over the servers; returns the texts the servers acknowledged."""
+    worker, urls, token, n = args
+    acked = []
+    for i in range(n):
+        text = f"client {worker} fact number {i} about service {uuid.uuid4().hex[:6]}"
+        for attempt in range(2):  # a refused connection (the killed server) goes to the other server
+            url = urls[(i + attempt) % len(urls)]
+            try:
+                r = post(url, token, "/memories", {"messages": [{"role": "user", "content": text}], "infer": False},
+                         timeout=20)
+            except httpx.HTTPError:
+                continue
+            if r.status_code == 200:
+                acked.append(text)
+                break
+    return acked
+
+
+def test_acknowledged_writes_survive_a_killed_server(team):
+    a, b = team["servers"]
+    token = team["tokens"]["bob"]
+    urls = [a.url, b.url]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        futures = [pool.submit(_client, (w, urls, token, 25)) for w in range(8)]
+        time.sleep(1.0)
+        a.proc.send_signal(signal.SIGKILL)  # mid-load: no clean shutdown
+        acked = [t for f in futures for t in f.result()]
+    assert len(acked) >= 100  # the other server took the rest
+    with psycopg.connect(team["url"]) as conn:
+        rows = conn.execute("SELECT text, count(*) FROM semantic_memories WHERE user_id = 'bob' AND text LIKE "
+                            "'client %%' GROUP BY text").fetchall()
+    stored = {text: n for text, n in rows}
+    assert all(stored.get(t) == 1 for t in acked), [t for t in acked if stored.get(t) != 1][:3]
+    # clients of the surviving server are unaffected
+    assert post(b.url, token, "/search", {"query": "client 3 fact"}).status_code == 200
+
+
+def test_a_database_restart_gives_clear_errors_then_recovers(team, pg_server):
+    if pg_server is None:
+        pytest.skip("an external test database is not restarted")
+    b = team["servers"][1]
+    token = team["tokens"]["ops"]
+    pg_server.stop()
+    try:
+        down = post(b.url, token, "/search", {"query": "anything", "user_id": "bob"})
+        assert down.status_code == 503
+        assert "database" in down.json()["error"].lower() or "token" in down.json()["error"].lower()
+    finally:
+        pg_server.start()
+    deadline = time.monotonic() + 30
+    while True:
+        up = post(b.url, token, "/search", {"query": "client fact", "user_id": "bob"})
+        if up.status_code == 200 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert up.status_code == 200, up.text
