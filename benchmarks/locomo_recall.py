@@ -17,8 +17,10 @@ What is measured, same run:
 * **recall() over sessions** (``--recall``): what a host injects before a run, ranked --
   :func:`pi_memory.semantic.recall.recall` with ``include=("sessions",)`` over the same indexed sessions
   (``session_ranking_in_context`` keyword list + turn-vector list, RRF; every turn embedded first, as
-  ``pi-memory semantic embed-sessions`` does; evidence floor off). The pi files carry roles, not the LoCoMo speakers' names, so
-  this path cannot use the speaker fields the turn index below is given.
+  ``pi-memory semantic embed-sessions`` does; evidence floor off, then on as shipped: the second row). The pi
+  files carry roles, not the LoCoMo speakers' names, so this path cannot use the speaker fields the turn index
+  below is given. Questions are asked ``--as-of`` the day after the conversation's last session (default; a
+  host passes the turn's time), so "in June" means the conversation's June; ``--as-of now`` reads them today.
 * **turn index** (``--mode``): :class:`pi_memory.retrieval.TurnIndex` with its default
   :class:`~pi_memory.retrieval.HybridConfig`, one group per conversation, built from the same turns (speaker,
   session date, image caption). ``hybrid`` (default): BM25 + vectors + re-scoring, fused, with priors;
@@ -403,6 +405,9 @@ def main() -> None:
     ap.add_argument("--ablations", action="store_true", help="also print each retrieval step's effect")
     ap.add_argument("--recall", action="store_true",
                     help="also measure the host's recall() over the indexed sessions (turn vectors embedded first)")
+    ap.add_argument("--as-of", choices=["now", "last-session"], default="last-session",
+                    help="when --recall's questions are asked (recall's as_of, which dates in a question are read "
+                         "against): the day after the conversation's last session (default), or now")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     ks = sorted({int(k) for k in args.k.split(",") if k.strip()})
@@ -429,7 +434,11 @@ def main() -> None:
         baseline = Baseline(samples)
         if args.recall:
             embedder.embed(["warm-up"])
-            recall_host = product_recall(conn, embedder, pids)
+            asked = None
+            if args.as_of == "last-session":  # the day after each conversation's last session
+                asked = {s["sample_id"]: iso(max(w for _n, w, _t in sessions_of(s)) + timedelta(days=1))
+                         for s in samples}
+            recall_host, recall_floor = product_recall(conn, embedder, pids, asked)
         result: dict = {
             "data": str(args.data),
             "mode": args.mode,
@@ -439,7 +448,8 @@ def main() -> None:
             "embedders": [getattr(embedder, "model_name", "?")],
             "baseline_fts5_bm25": evaluate(baseline.search, qs, ks),
             "session_search": evaluate(ours, qs, ks),
-            **({"recall_sessions": evaluate(recall_host, qs, ks)} if args.recall else {}),
+            **({"recall_sessions": evaluate(recall_host, qs, ks),
+                "recall_sessions_floor": evaluate(recall_floor, qs, ks)} if args.recall else {}),
             "turn_index": {"config": config_summary(FINAL), "modes": {}},
         }
         if "vector" in modes or "hybrid" in modes:

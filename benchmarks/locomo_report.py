@@ -27,6 +27,7 @@ def print_report(result: dict, ks: list[int]) -> None:
     rows = [("baseline FTS5 bm25 (OR)", result["baseline_fts5_bm25"]), ("session_search", result["session_search"])]
     if "recall_sessions" in result:
         rows.append(("recall() over sessions (host)", result["recall_sessions"]))
+        rows.append(("recall() host, evidence floor on", result["recall_sessions_floor"]))
     rows += [(f"turn index {mode}", r) for mode, r in ti["modes"].items()]
     for label, r in rows:
         print(f"  {label:<34}" + "".join(f"{r['recall'][f'R@{k}']:>8.3f}" for k in ks)

@@ -123,3 +123,79 @@ UNRELATED = [
     "the matrix multiplication gives the wrong shape",
     "what's a good name for a function that merges two dicts",
 ]
+
+# Other languages (written for this measurement): per language, memories, related prompts (paired with the index
+# of their memory in that language's list; they share words with it in other inflections, or CJK words inside
+# longer sentences) and unrelated prompts of a coding session in the same language. All of them are stored in
+# one index together with MEMORIES, so an unrelated prompt must not reach any memory of any language.
+MULTILINGUAL = {
+    "zh": {
+        "memories": ["我们的机房在上海，服务器都放在那里。", "项目使用PostgreSQL数据库，每天凌晨备份。",
+                     "用户喜欢用Vim写代码，不用图形界面的编辑器。"],
+        "related": [("机房在哪个城市？", 0), ("数据库多久备份一次？", 1), ("我平时写代码用什么编辑器？", 2)],
+        "unrelated": ["今天天气怎么样？", "帮我把这个函数改成异步的", "解释一下这个正则表达式的意思"],
+    },
+    "ja": {
+        "memories": ["ユーザーは毎朝九時にデプロイを確認する。", "本番環境のログはS3に保存されている。",
+                     "テストはGitHub Actionsで夜間に実行される。"],
+        "related": [("デプロイの確認はいつですか？", 0), ("本番のログはどこに保存されていますか？", 1),
+                    ("テストはいつ実行されますか？", 2)],
+        "unrelated": ["この関数の名前を変えてください", "昼ご飯は何にしようかな", "エラーメッセージを英語に翻訳して"],
+    },
+    "ru": {
+        "memories": ["Ключи API хранятся в хранилище Vault.", "Пользователь предпочитает короткие ответы.",
+                     "Сборка запускается каждую ночь на сервере CI."],
+        "related": [("Где хранить ключ API?", 0), ("Какие ответы предпочитает пользователь?", 1),
+                    ("Когда запускаются ночные сборки?", 2)],
+        "unrelated": ["Напиши функцию сортировки списка", "Какая сегодня погода?",
+                      "Переведи это сообщение на английский"],
+    },
+    "de": {
+        "memories": ["Die Datenbank wird jede Nacht um drei Uhr gesichert.",
+                     "Der Nutzer bevorzugt kurze Antworten ohne lange Erklärungen.",
+                     "Unsere Server stehen in einem Rechenzentrum in Frankfurt."],
+        "related": [("Wann werden die Datenbanken gesichert?", 0), ("Welche Antworten bevorzugt der Nutzer?", 1),
+                    ("In welchem Rechenzentrum stehen die Server?", 2)],
+        "unrelated": ["Schreib mir eine Funktion zum Sortieren", "Wie wird das Wetter morgen?",
+                      "Übersetze diese Fehlermeldung ins Englische"],
+    },
+    "es": {
+        "memories": ["Los despliegues se hacen los jueves por la tarde.",
+                     "El usuario prefiere respuestas cortas y directas.",
+                     "Las copias de seguridad se guardan en un bucket de S3."],
+        "related": [("¿Qué día hacemos el despliegue?", 0), ("¿Cómo prefiere el usuario las respuestas?", 1),
+                    ("¿Dónde se guarda la copia de seguridad?", 2)],
+        "unrelated": ["Escribe una función para ordenar una lista", "¿Qué tiempo hará mañana?",
+                      "Traduce este mensaje de error al inglés"],
+    },
+    "fa": {
+        "memories": ["کلیدهای API در خزانه Vault نگهداری می‌شوند.", "کاربر پاسخ‌های کوتاه را ترجیح می‌دهد.",
+                     "پایگاه داده هر شب ساعت سه پشتیبان‌گیری می‌شود."],
+        "related": [("کلید API کجا نگهداری می‌شود؟", 0), ("کاربر چه نوع پاسخی را ترجیح می‌دهد؟", 1),
+                    ("پشتیبان پایگاه داده کی گرفته می‌شود؟", 2)],
+        "unrelated": ["یک تابع برای مرتب‌سازی لیست بنویس", "هوای فردا چطور است؟",
+                      "این پیام خطا را به انگلیسی ترجمه کن"],
+    },
+}
+
+# Date-phrased prompts over session turns (written for this measurement; LongMemEval-style): the moment asked at,
+# the turns of one session as (timestamp, text), and prompts paired with the index of the turn that answers them.
+# The prompts are long and name the time; the answer shares few of their words, as a real answer does.
+AS_OF = "2026-12-01T10:00:00.000Z"
+DATED_TURNS = [
+    ("2026-11-24T09:00:00.000Z", "we agreed to drop redis and keep an in-process LRU for the hot keys"),
+    ("2026-11-10T09:00:00.000Z", "the cache stampede last month came from the nightly warmup job"),
+    ("2026-11-29T15:00:00.000Z", "flaky test is the websocket reconnect one, it sleeps for a fixed 200ms"),
+    ("2026-05-12T09:00:00.000Z", "moved the invoices bucket to eu-west-1 for the data residency review"),
+    ("2026-11-30T08:00:00.000Z", "rolled back release 4.2.1, the migration locked the orders table for minutes"),
+    ("2026-10-02T09:00:00.000Z", "the orders table got a new index on customer_id and created_at"),
+    ("2026-11-02T09:00:00.000Z", "storage for invoices is still on the old bucket in us-east-1"),
+    ("2026-11-25T11:00:00.000Z", "for the cache we keep redis only for sessions, the rest goes local"),
+]
+DATED_PROMPTS = [
+    ("what did we end up deciding about caching last week, can you remind me of the reasoning", 0),
+    ("two days ago some test kept failing randomly in CI, which one was it and why", 2),
+    ("in May we changed where some files are stored for compliance, what exactly did we move", 3),
+    ("yesterday something went wrong with a deploy and we had to undo it, what happened", 4),
+    ("remind me what we said on November 25 about which things stay in redis", 7),
+]

@@ -220,15 +220,16 @@ class AgentSession:
     def before_run(self, prompt: str | None = None) -> None:
         self.memory.store.begin_turn()
 
-    def recall(self, prompt: str, state: dict | None = None, vector_deadline: float | None = None):
+    def recall(self, prompt: str, state: dict | None = None, vector_deadline: float | None = None,
+               as_of: str | None = None):
         """Semantic recall (a :class:`pi_memory.semantic.service.RecallOutcome`), or ``None`` when semantic
         memory is off. ``state`` holds the session's persisted recall marker (``recallFrequency: "session"``).
         ``vector_deadline`` (a :func:`time.monotonic` value): keyword-only recall when the query vector is not
-        ready by then (the prompt hook's time ceiling)."""
+        ready by then (the prompt hook's time ceiling). ``as_of``: the turn's time (default now)."""
         service = self.memory.semantic()
         if service is None:
             return None
-        return service.recall_for_prompt(prompt, state or {}, vector_deadline=vector_deadline)
+        return service.recall_for_prompt(prompt, state or {}, vector_deadline=vector_deadline, as_of=as_of)
 
     def after_run(
         self,

@@ -52,15 +52,18 @@ class ContextHit:
     lenders: tuple[int, ...]
 
 
-def neighbours(conn: sqlite3.Connection, message_ids: Sequence[int], window: int = WINDOW) -> dict[int, list[int]]:
+def neighbours(conn: sqlite3.Connection, message_ids: Sequence[int], window: int = WINDOW,
+               until: str | None = None) -> dict[int, list[int]]:
     """For each of ``message_ids``: the ids of the nearest ``window`` turns before it and after it in its session,
     nearest first on each side, before-side first (``[]`` for an id no longer in the index). Two small indexed
-    queries per id (``messages_session``)."""
+    queries per id (``messages_session``). ``until``: turns written after it are not neighbours."""
     if window <= 0 or not message_ids:
         return {mid: [] for mid in message_ids}
     session_of = dict(conn.execute(f"SELECT id, session_id FROM messages WHERE id IN ({','.join('?' * len(message_ids))})",
                                    list(message_ids)))
     before, after = _SIDE.format(op="<", order="DESC"), _SIDE.format(op=">", order="ASC")
+    if until is not None:
+        after = after.replace(" ORDER BY", " AND (timestamp IS NULL OR timestamp <= ?) ORDER BY")
     out: dict[int, list[int]] = {}
     for mid in message_ids:
         sid = session_of.get(mid)
@@ -68,12 +71,13 @@ def neighbours(conn: sqlite3.Connection, message_ids: Sequence[int], window: int
             out[mid] = []
             continue
         out[mid] = [r[0] for r in conn.execute(before, (sid, mid, window))]
-        out[mid] += [r[0] for r in conn.execute(after, (sid, mid, window))]
+        out[mid] += [r[0] for r in conn.execute(after, (sid, mid, *(() if until is None else (until,)), window))]
     return out
 
 
 def spread(conn: sqlite3.Connection, ranked: Sequence[tuple[int, float]], limit: int, window: int = WINDOW,
-           weight: float = WEIGHT, near: dict[int, list[int]] | None = None) -> list[tuple[int, float, tuple[int, ...]]]:
+           weight: float = WEIGHT, near: dict[int, list[int]] | None = None,
+           until: str | None = None) -> list[tuple[int, float, tuple[int, ...]]]:
     """``ranked`` = ``(message id, score)`` of keyword matches (higher is better) re-ranked with context: each
     turn's score is its own plus ``weight / d`` of the score of every match ``d`` turns away (``d <= window``),
     so a turn without a match of its own can enter. Returns ``(message id, score, lenders)``, best ``limit``
@@ -83,7 +87,7 @@ def spread(conn: sqlite3.Connection, ranked: Sequence[tuple[int, float]], limit:
     if weight <= 0 or window <= 0:
         return [(mid, s, (mid,)) for mid, s in list(ranked)[:limit]]
     near = {} if near is None else near
-    near.update(neighbours(conn, [mid for mid, _ in ranked if mid not in near], window))
+    near.update(neighbours(conn, [mid for mid, _ in ranked if mid not in near], window, until))
     score: dict[int, float] = defaultdict(float)
     lenders: dict[int, list[int]] = defaultdict(list)  # insertion order = order first seen
     for mid, s in ranked:
@@ -101,19 +105,20 @@ def spread(conn: sqlite3.Connection, ranked: Sequence[tuple[int, float]], limit:
 
 
 def rank(conn: sqlite3.Connection, scorer: Any, terms: Sequence[Any], matches: Sequence[tuple[int, float]],
-         limit: int, window: int = WINDOW, weight: float = WEIGHT) -> list[ContextHit]:
+         limit: int, window: int = WINDOW, weight: float = WEIGHT, until: str | None = None) -> list[ContextHit]:
     """Step 2 (module docstring): the best ``limit`` candidates of :func:`spread` over ``matches`` (``(id, BM25)``
     of the keyword search), re-scored as own score + BM25(window text). ``scorer``: the search's engine
     (:class:`pi_memory.index.engine.Engine`: ``doc_freq(term)``, ``score(rows, terms)``) so both BM25s use
-    its document frequencies. Ties keep the spread order."""
+    its document frequencies. Ties keep the spread order. ``until``: turns written after it are left out of
+    every window (recall's ``as_of``)."""
     known: dict[int, list[int]] = {}
-    pool = spread(conn, matches, limit, window, weight, near=known)  # fills ``known`` for the matches
+    pool = spread(conn, matches, limit, window, weight, near=known, until=until)  # fills ``known`` for the matches
     if not pool or window <= 0:
         return [ContextHit(m, s, lent) for m, s, lent in pool]
     ids = [m for m, _, _ in pool]
     turns = {r[0] for r in conn.execute(f"SELECT id FROM messages WHERE id IN ({','.join('?' * len(ids))}) AND "
                                         f"{_TURN}", ids)}
-    known.update(neighbours(conn, [m for m in ids if m in turns and m not in known], window))
+    known.update(neighbours(conn, [m for m in ids if m in turns and m not in known], window, until))
     near = {m: known[m] for m in ids if m in turns}  # tool output and the like: no window
     wanted = sorted({*ids, *(n for ns in near.values() for n in ns)})
     text = dict(conn.execute(f"SELECT id, substr(text, 1, {_PIECE_CHARS}) FROM messages "

@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from pi_memory.index.words import CJK_RANGES, HAS_CJK, fts_form, has_word, word_tokens
+from pi_memory.index.words import CJK_RANGES, HAS_CJK, cjk_bigrams, fts_form, has_word, word_tokens
 
 MIN_FTS_CHARS = 3
 MIN_PREFIX_CHARS = 4
@@ -289,6 +289,8 @@ def plan_query(query: str | None, operators: bool = True, words: bool = False) -
                 stem = light_stem(t.text)
                 if stem != t.text:
                     variants.append(Term(stem, words=words, prefix=words))
+                if words:  # a CJK sentence is one term: broaden to its character bigrams (words.cjk_bigrams)
+                    variants += [Term(gram, words=True) for gram in cjk_bigrams(t.text)]
         loose = tuple(Clause((t,)) for t in _dedupe(variants))
         if len(loose) == 1 and loose[0] == clauses[0]:
             loose = ()

@@ -124,13 +124,15 @@ def session_search(
     since: str | date | datetime | None = None,
     until: str | date | datetime | None = None,
     snippet_chars: int = 300,
+    as_of: str | date | datetime | None = None,
 ) -> SearchResult:
     """Search past session messages. Never raises for the query text; invalid filters raise
-    :class:`SearchInputError` with the accepted values."""
+    :class:`SearchInputError` with the accepted values. ``as_of``: the moment the question is asked (default
+    now): messages written after it are never returned (undated ones are kept); ``until`` narrows further."""
     query = _cap_query(query)
     limit = _clamp(limit, 1, MAX_LIMIT, 10)
     snippet_chars = _clamp(snippet_chars, MIN_SNIPPET_CHARS, MAX_SNIPPET_CHARS, 300)
-    where, params = _session_filters(conn, project, role, since, until)
+    where, params = _session_filters(conn, project, role, since, until, as_of)
     ranked = _search(conn, MESSAGES, query, where, params, limit)
     top = ranked.ids[:limit]
     hits: list[SessionHit] = []
@@ -184,12 +186,13 @@ def session_ranking(
 
 
 def _session_ranked(
-    conn: sqlite3.Connection, query: str | None, limit: int, project: str | Path | None
+    conn: sqlite3.Connection, query: str | None, limit: int, project: str | Path | None,
+    as_of: str | date | datetime | None = None,
 ) -> tuple[Ranked, Engine | None, int]:
     """The keyword ranking behind :func:`session_ranking` and :func:`session_ranking_in_context`, its engine
     and the clamped limit."""
     limit = _clamp(limit, 1, MAX_LIMIT, 10)
-    where, params = _session_filters(conn, project, None, None, None)
+    where, params = _session_filters(conn, project, None, None, None, as_of)
     ranked, engine = _run(conn, MESSAGES, _cap_query(query), where, params, limit)
     return ranked, engine, limit
 
@@ -201,16 +204,19 @@ def session_ranking_in_context(
     project: str | Path | None = None,
     window: int = context.WINDOW,
     weight: float = context.WEIGHT,
+    as_of: str | date | datetime | None = None,
 ) -> list[context.ContextHit]:
     """The best ``limit`` session turns for ``query`` read in context (:mod:`.context`): keyword matches, the
     turns around them, each scored by BM25 over its own text plus its window of ``window`` turns each side.
     For recall before an agent run, where the answer after a question counts; ``session_search`` keeps strict
-    matching. Never raises for the query text; an unknown ``project`` name matches nothing."""
-    ranked, engine, limit = _session_ranked(conn, query, limit, project)
+    matching. Never raises for the query text; an unknown ``project`` name matches nothing. ``as_of`` (default
+    now): no message written after it (:func:`session_search`). Neighbours after ``as_of`` are not read either."""
+    ranked, engine, limit = _session_ranked(conn, query, limit, project, as_of)
     matches = [(mid, ranked.scores.get(mid, 0.0)) for mid in ranked.ids[:limit]]
     if not matches or engine is None:
         return []
-    return context.rank(conn, engine, ranked.terms or ranked.plan.terms, matches, limit, window, weight)
+    return context.rank(conn, engine, ranked.terms or ranked.plan.terms, matches, limit, window, weight,
+                        until=_as_of(as_of))
 
 
 def _session_filters(
@@ -219,9 +225,10 @@ def _session_filters(
     role: str | None,
     since: str | date | datetime | None,
     until: str | date | datetime | None,
+    as_of: str | date | datetime | None = None,
 ) -> tuple[list[str], list]:
     """The WHERE terms (on ``messages m``) and their parameters of the session filters; invalid values raise
-    :class:`SearchInputError`."""
+    :class:`SearchInputError`. ``as_of`` (default now) keeps undated messages, unlike ``until``."""
     where: list[str] = []
     params: list = []
     if project is not None and str(project).strip():
@@ -240,7 +247,15 @@ def _session_filters(
     if hi:
         where.append("m.timestamp <= ?")
         params.append(hi)
+    where.append("(m.timestamp IS NULL OR m.timestamp <= ?)")
+    params.append(_as_of(as_of))
     return where, params
+
+
+def _as_of(as_of: str | date | datetime | None) -> str:
+    """``as_of`` as a stored timestamp (end of the day for a bare date); ``None``: now."""
+    return now_iso() if as_of is None or (isinstance(as_of, str) and not as_of.strip()) else str(
+        parse_time(as_of, upper=True))
 
 
 def _empty_note(plan: QueryPlan) -> str:

@@ -82,3 +82,28 @@ def has_word(text: str) -> bool:
 def word_tokens(text: str) -> list[str]:
     """The lowercased tokens of ``text`` as the index sees them (CJK characters one by one)."""
     return _WORD.findall((fts_form(text) or text).lower())
+
+
+CJK_STOP = frozenset("的了是在我你他她它们这那有和就都也吗呢吧啊哪里什么怎么个不要会能到说对把被给让从向与及或么呀嘛")
+"""Chinese function characters; with the hiragana (Japanese particles and endings) they do not make a
+:func:`cjk_bigrams` bigram on their own."""
+_CJK_RUNS = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]{4,}")
+
+
+def _content(ch: str) -> bool:
+    return ch not in CJK_STOP and not "\u3040" <= ch <= "\u309f"
+
+
+def cjk_bigrams(text: str) -> list[str]:
+    """The character bigrams of ``text``'s runs of four or more CJK characters (longer than most words: a phrase
+    or a sentence) that hold a content character,
+    in order, each once: ``机房在哪个城市`` -> ``机房 房在 个城 城市`` (``在哪``, ``哪个`` are only function
+    characters). For broadening a CJK query term that is a whole sentence: its words are somewhere in it."""
+    out: dict[str, None] = {}
+    for m in _CJK_RUNS.finditer(text or ""):
+        run = m.group(0)
+        for i in range(len(run) - 1):
+            gram = run[i:i + 2]
+            if _content(gram[0]) or _content(gram[1]):
+                out.setdefault(gram)
+    return list(out)

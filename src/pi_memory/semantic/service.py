@@ -44,15 +44,16 @@ from pi_memory.semantic.models import (
     normalise_text,
     now_iso,
 )
-from pi_memory.semantic.ranking import keyword_terms
 from pi_memory.semantic.recall import (
     RecallHit,
     format_recall,
     has_evidence,
     keyword_coverage,
     recall,
+    script_floor,
     skip_reason,
 )
+from pi_memory.semantic.recall_lang import evidence_terms
 
 if TYPE_CHECKING:
     from pi_memory.semantic.dedup import DedupReport
@@ -182,10 +183,10 @@ class SemanticService:
 
     # --- recall --------------------------------------------------------------------------------------------
     def recall_for_prompt(self, prompt: str, session_state: Mapping[str, Any] | None = None, *,
-                          vector_deadline: float | None = None) -> RecallOutcome:
+                          vector_deadline: float | None = None, as_of: str | None = None) -> RecallOutcome:
         """What to inject before the agent answers ``prompt``; see the module docstring for the marker.
         ``vector_deadline``: see :func:`~pi_memory.semantic.recall.recall` (keyword-only when the query vector
-        is late)."""
+        is late). ``as_of``: the turn's time (recall's ``as_of``; default now)."""
         s = self.settings
         if not s.enabled or not s.auto_recall:
             return RecallOutcome(None, reason="autoRecall is off")
@@ -199,7 +200,7 @@ class SemanticService:
         start = time.perf_counter()
         self.stats["recalls"] += 1
         try:
-            hits = self.recall_hits(prompt, vector_deadline=vector_deadline)
+            hits = self.recall_hits(prompt, vector_deadline=vector_deadline, as_of=as_of)
             text = format_recall(hits, s.recall_token_budget) or None
         except Exception as exc:  # noqa: BLE001 - recall must never break the agent run
             self.stats["recall_errors"] += 1
@@ -214,13 +215,14 @@ class SemanticService:
                              latency_ms=round((time.perf_counter() - start) * 1000, 2))
 
     def recall_hits(self, prompt: str, sources: list[str] | None = None, *,
-                    vector_deadline: float | None = None) -> list[RecallHit]:
+                    vector_deadline: float | None = None, as_of: str | None = None) -> list[RecallHit]:
         """The hits recall would inject for ``prompt`` (no trivial-prompt check: see :func:`skip_reason`), with
         the settings' ``topK``, ``recallSources`` (or ``sources``) and ``recallMinSimilarity``. Raises
         ``ValueError`` for an unknown source; backend errors propagate."""
         s = self.settings
         return recall(self.backend, prompt, scope=self.scope, top_k=s.top_k, include=sources or s.recall_sources,
-                      conn=self.conn, min_similarity=s.recall_min_similarity, vector_deadline=vector_deadline)
+                      conn=self.conn, min_similarity=s.recall_min_similarity, vector_deadline=vector_deadline,
+                      as_of=as_of)
 
     def recall_preview(self, prompt: str, sources: list[str] | None = None) -> dict[str, Any]:
         """What recall would inject for ``prompt``, trivial-prompt check included: ``{"prompt", "skipped",
@@ -280,12 +282,13 @@ class SemanticService:
         hits = self.backend.search(query, scope=self.scope, top_k=top_k or self.settings.top_k)
         if not floor:
             return hits
-        terms = keyword_terms(query)
+        terms = evidence_terms(query)  # recall's evidence in every language, and its per-script floor
+        floor_value = script_floor(query, self.settings.recall_min_similarity)
         kept = []
         for hit in hits:
             judged = RecallHit.from_semantic(hit)
             judged.coverage = keyword_coverage(terms, hit.memory.text)
-            if has_evidence(judged, self.settings.recall_min_similarity):
+            if has_evidence(judged, floor_value):
                 kept.append(hit)
         return kept
 

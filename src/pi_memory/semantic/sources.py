@@ -191,22 +191,26 @@ def _nearest(conn: sqlite3.Connection, source: str, model: str, dim: int, projec
 
 
 def _curated_hits(conn: sqlite3.Connection, model: str, dim: int, project: str | None, qvec: np.ndarray,
-                  limit: int) -> list[tuple[str, float, Any]]:
+                  limit: int, as_of: str | None = None) -> list[tuple[str, float, Any]]:
     where, params = tv.curated_scope_sql(project)
+    if as_of is not None:
+        where, params = f"{where} AND (m.created IS NULL OR m.created <= ?)", [*params, as_of]
     read = ("SELECT v.id, m.id, m.content, m.created FROM semantic_curated_vectors v JOIN memories m "
             "ON m.id = v.memory_id WHERE v.id IN ({ids}) AND +v.model = ? "
             f"AND v.text = {tv.CURATED_TEXT_SQL} AND {where}")
     from pi_memory.semantic.recall import RecallHit
 
-    return [(f"c:{mid}", cos, RecallHit("curated", str(mid), content, (created or "")[:10]))
+    return [(f"c:{mid}", cos, RecallHit("curated", str(mid), content, (created or "")[:10], when=created or ""))
             for cos, (_, mid, content, created) in _nearest(conn, "curated", model, dim, project, qvec, limit,
                                                              read, params)]
 
 
 # --- session turns -----------------------------------------------------------------------------------------------
 def _turn_hits(conn: sqlite3.Connection, model: str, dim: int, project: str | None, qvec: np.ndarray,
-               limit: int) -> list[tuple[str, float, Any]]:
+               limit: int, as_of: str | None = None) -> list[tuple[str, float, Any]]:
     check, params = ("", []) if project is None else (" AND s.project_id = ?", [project])
+    if as_of is not None:  # nothing written after the moment asked about
+        check, params = f"{check} AND (m.timestamp IS NULL OR m.timestamp <= ?)", [*params, as_of]
     read = ("SELECT v.id, s.session_key, m.entry_id, m.line, m.role, m.timestamp, m.text FROM semantic_turn_vectors v "
             "JOIN messages m ON m.id = v.message_id JOIN sessions s ON s.id = m.session_id "
             f"WHERE v.id IN ({{ids}}) AND +v.model = ?{check}")
@@ -216,7 +220,8 @@ def _turn_hits(conn: sqlite3.Connection, model: str, dim: int, project: str | No
     out = []
     for cos, (_, session_key, entry_id, line, role, timestamp, text) in found:
         key = f"t:{session_key}#{entry_id or line}"
-        out.append((key, cos, RecallHit("session", key[2:], f"{role}: {_snippet(text)}", (timestamp or "")[:10])))
+        out.append((key, cos, RecallHit("session", key[2:], f"{role}: {_snippet(text)}", (timestamp or "")[:10],
+                                        when=timestamp or "")))
     return out
 
 
@@ -229,6 +234,15 @@ def turn_keys(conn: sqlite3.Connection, message_ids: Sequence[int]) -> list[tupl
         "SELECT m.id, s.session_key, m.entry_id, m.line FROM messages m JOIN sessions s ON s.id = m.session_id "
         f"WHERE m.id IN ({','.join('?' * len(message_ids))})", list(message_ids))}
     return [(f"t:{rows[mid][1]}#{rows[mid][2] or rows[mid][3]}", mid) for mid in message_ids if mid in rows]
+
+
+def turn_days(conn: sqlite3.Connection | None, wanted: Mapping[str, int]) -> dict[str, str]:
+    """``key -> timestamp`` of the session messages ``wanted`` (key -> message id); one query."""
+    if not wanted or conn is None:
+        return {}
+    ids = sorted(set(wanted.values()))
+    stamp = dict(conn.execute(f"SELECT id, timestamp FROM messages WHERE id IN ({','.join('?' * len(ids))})", ids))
+    return {key: stamp.get(mid) or "" for key, mid in wanted.items()}
 
 
 def load_turns(conn: sqlite3.Connection, wanted: Mapping[str, Sequence[int]], items: dict[str, Any],
@@ -251,7 +265,7 @@ def load_turns(conn: sqlite3.Connection, wanted: Mapping[str, Sequence[int]], it
         if mid in rows:
             _, role, timestamp, text = rows[mid]
             snippet = make_snippet(text, terms, SESSION_SNIPPET_CHARS)[0]
-            hit = RecallHit("session", key[2:], f"{role}: {snippet}", (timestamp or "")[:10])
+            hit = RecallHit("session", key[2:], f"{role}: {snippet}", (timestamp or "")[:10], when=timestamp or "")
             hit.coverage = keyword_coverage(keywords, "\n".join([text, *(rows[m][3] for m in lent if m in rows)]))
             items[key] = hit
 
@@ -292,24 +306,25 @@ class VectorLists:
 
 
 def _search(embedder, qvec: np.ndarray | None, sources: set[str], conn: sqlite3.Connection, project: str | None,
-            limit: int) -> dict[str, list[tuple[str, float, Any]]]:
+            limit: int, as_of: str | None = None) -> dict[str, list[tuple[str, float, Any]]]:
     if qvec is None:
         return {}
     model, dim = str(embedder.model_name), int(qvec.shape[-1])
     out: dict[str, list[tuple[str, float, Any]]] = {}
     if "curated" in sources:
         _ensure_curated(conn, embedder, project)
-        out["curated_vector"] = _curated_hits(conn, model, dim, project, qvec, limit)
+        out["curated_vector"] = _curated_hits(conn, model, dim, project, qvec, limit, as_of)
     if "sessions" in sources:
-        out["sessions_vector"] = _turn_hits(conn, model, dim, project, qvec, limit)
+        out["sessions_vector"] = _turn_hits(conn, model, dim, project, qvec, limit, as_of)
     return out
 
 
 def start(backend: Any, query: str, *, scope: Any, include: Iterable[str], conn: sqlite3.Connection | None,
-          limit: int, embedder: Any = None) -> VectorLists | None:
+          limit: int, embedder: Any = None, as_of: str | None = None) -> VectorLists | None:
     """Start the vector lists of curated entries and session turns for one recall (module docstring), or
     ``None`` when there is nothing to do: neither source included, no index connection, or no embedder
-    (``embedder``, else the backend's: remote backends have none, so those sources stay keyword-only)."""
+    (``embedder``, else the backend's: remote backends have none, so those sources stay keyword-only).
+    ``as_of`` (stored timestamp form): rows dated after it are left out."""
     sources = {"curated", "sessions"} & set(include)
     embedder = embedder if embedder is not None else getattr(backend, "embedder", None)
     if not sources or conn is None or embedder is None:
@@ -323,7 +338,7 @@ def start(backend: Any, query: str, *, scope: Any, include: Iterable[str], conn:
             qvec = _embed(embedder, query)
         finally:
             qf.set_result(qvec)
-        return _search(embedder, qvec, sources, conn, project, limit)
+        return _search(embedder, qvec, sources, conn, project, limit, as_of)
 
     return VectorLists(qf, _executor().submit(job))
 

@@ -337,10 +337,11 @@ class Bridge:
         except Exception:
             return None
 
-    def recall(self, prompt: Any = None, state: Any = None, **_: Any) -> dict[str, Any]:
+    def recall(self, prompt: Any = None, state: Any = None, timestamp: Any = None, **_: Any) -> dict[str, Any]:
         """Semantic recall for a prompt: ``{text, marker, reason}`` (``text`` null: inject nothing;
-        ``marker``: persist it in the session for ``recallFrequency: "session"``). Before a lazy load: nothing
-        (an ordinary prompt loads no store)."""
+        ``marker``: persist it in the session for ``recallFrequency: "session"``). ``timestamp``: the turn's
+        time (ISO), recall's ``as_of`` (default now). Before a lazy load: nothing (an ordinary prompt loads no
+        store)."""
         from pi_memory import timing
 
         if self.lazy and not self.loaded:
@@ -348,8 +349,9 @@ class Bridge:
                     "status": self._safe_status()}
         self._ensure_open()
         with timing.span("recall"):
-                outcome = self.session.recall(prompt if isinstance(prompt, str) else "",
-                                          state if isinstance(state, dict) else {})
+            outcome = self.session.recall(prompt if isinstance(prompt, str) else "",
+                                          state if isinstance(state, dict) else {},
+                                          as_of=timestamp if isinstance(timestamp, str) and timestamp.strip() else None)
         if outcome is None:
             return {"text": None, "marker": None, "reason": self.session.memory.semantic_status,
                     "status": self._safe_status()}

@@ -1,0 +1,192 @@
+"""The moment a recall is asked at (``as_of``) and the date windows a prompt names, for :func:`recall`.
+
+* :func:`as_of_iso` -- ``as_of`` (``datetime``, ``date``, ISO text, ``None`` = now) as the stored timestamp
+  form (``YYYY-MM-DDTHH:MM:SS.mmmZ``, UTC), so it compares with session and memory timestamps as text. A bare
+  date means the end of that day.
+* :func:`date_windows` -- the days the prompt is about, as inclusive ``(first, last)`` ranges read against
+  ``as_of``, and the prompt with those phrases removed (so "May" or "last week" are not keyword terms that
+  every turn saying "may" or "week" would match). Read with rules, English only:
+
+  ======================================  ==================================================================
+  phrase                                  window
+  ======================================  ==================================================================
+  ``today`` / ``yesterday``               that day
+  ``two days ago``, ``3 weeks ago``       that day (weeks: the 7 days ending then; months: that month)
+  ``last week`` / ``this week``           the previous / current Monday-Sunday week
+  ``last month`` / ``this month``         the previous / current calendar month
+  ``last year`` / ``this year``           the previous / current calendar year
+  ``last Monday``, ``on Friday``          the latest such weekday before ``as_of``'s day
+  ``in May``, ``May``                     the latest May that began on or before ``as_of``
+  ``May 8``, ``8 May``, ``May 8th``       the latest such day on or before ``as_of``
+  ``2023-05-08``, ``May 8, 2023``,        that day / month / year (:func:`pi_memory.retrieval.expand.find_dates`)
+  ``May 2023``, ``2023``
+  ======================================  ==================================================================
+
+  Every window is widened by :data:`MARGIN_DAYS` on each side: people misremember by a day, and a turn
+  written just after midnight UTC belongs to the evening before in most time zones. A window never ends after
+  ``as_of``'s day (nothing later can be returned anyway).
+
+A bare month name is read as a date only when it is capitalised (``May``, not ``may``) or follows ``in``/
+``during``/``since``, so the modal verb is not a date.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from datetime import UTC, date, datetime, timedelta
+
+from pi_memory.index.filters import parse_time
+from pi_memory.retrieval.expand import find_dates
+
+MARGIN_DAYS = 1
+
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+            "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "few": 3}
+_NUM = r"(?P<n>\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + ")"
+_MONTH_NAMES = {n.lower(): i for i, n in enumerate(calendar.month_name) if n}
+_MONTH_NAMES.update({n.lower(): i for i, n in enumerate(calendar.month_abbr) if n and n.lower() != "may"})
+_MONTH_NAMES["sept"] = 9
+_MON = r"(?P<mon>" + "|".join(sorted(_MONTH_NAMES, key=len, reverse=True)) + r")\.?"
+_WEEKDAYS = {n.lower(): i for i, n in enumerate(calendar.day_name)}
+_WD = r"(?P<wd>" + "|".join(_WEEKDAYS) + ")"
+_DAYNUM = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+
+_ABSOLUTE = re.compile(r"\b(?:19|20)\d\d-\d{2}-\d{2}\b|\b" + _MON.replace("?P<mon>", "?:") +
+                       r"(?:\s+\d{1,2}(?:st|nd|rd|th)?)?,?\s+(?:19|20)\d\d\b|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?"
+                       + _MON.replace("?P<mon>", "?:") + r",?\s+(?:19|20)\d\d\b|\b(?:19|20)\d\d\b", re.IGNORECASE)
+_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("day", re.compile(r"\b(?P<word>today|yesterday|the day before yesterday)\b", re.IGNORECASE)),
+    ("ago", re.compile(rf"\b{_NUM}\s+(?P<unit>day|week|month|year)s?\s+ago\b", re.IGNORECASE)),
+    ("rel", re.compile(r"\b(?P<which>last|this|past|previous)\s+(?P<unit>week|month|year)\b", re.IGNORECASE)),
+    ("wd", re.compile(rf"\b(?:last|on|this past)\s+{_WD}\b", re.IGNORECASE)),
+    ("md", re.compile(rf"\b(?:on\s+)?{_MON}\s+{_DAYNUM}\b(?!,?\s+(?:19|20)\d\d)", re.IGNORECASE)),
+    ("dm", re.compile(rf"\b(?:on\s+)?(?:the\s+)?{_DAYNUM}\s+(?:of\s+)?{_MON}\b(?!,?\s+(?:19|20)\d\d)",
+                      re.IGNORECASE)),
+    ("mon", re.compile(rf"\b(?P<prep>in|during|since|of)\s+{_MON}\b(?!\s+\d)", re.IGNORECASE)),
+    ("mon", re.compile(r"\b(?P<cap>(?:January|February|March|April|May|June|July|August|September|October|"
+                       r"November|December))\b(?!\s+\d)(?!\s+(?:I|we|you|he|she|they|it)\b)")),
+)
+
+
+def as_of_iso(as_of: str | date | datetime | None) -> str:
+    """``as_of`` in the stored timestamp form (module docstring); ``None`` or blank: now. Raises
+    :class:`pi_memory.index.filters.SearchInputError` for text that is not a date or time."""
+    if as_of is None or (isinstance(as_of, str) and not as_of.strip()):
+        as_of = datetime.now(UTC)
+    return str(parse_time(as_of, upper=True))
+
+
+def _day_of(as_of: str) -> date:
+    return date.fromisoformat(as_of[:10])
+
+
+def _month(year: int, month: int) -> tuple[date, date]:
+    return date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])
+
+
+def _latest(today: date, month: int, day: int | None) -> tuple[date, date] | None:
+    """The latest ``month`` (``day``) that began on or before ``today``."""
+    for year in (today.year, today.year - 1, today.year - 2, today.year - 3, today.year - 4):
+        try:
+            span = (date(year, month, day), date(year, month, day)) if day else _month(year, month)
+        except ValueError:  # February 29th outside a leap year
+            continue
+        if span[0] <= today:
+            return span
+    return None
+
+
+def _window(kind: str, m: re.Match[str], today: date) -> tuple[date, date] | None:
+    g = m.groupdict()
+    if kind == "day":
+        back = {"today": 0, "yesterday": 1, "the day before yesterday": 2}[g["word"].lower()]
+        d = today - timedelta(days=back)
+        return d, d
+    if kind == "ago":
+        n = int(g["n"]) if g["n"].isdigit() else _NUMBERS[g["n"].lower()]
+        unit = g["unit"].lower()
+        if unit == "day":
+            d = today - timedelta(days=n)
+            return d, d
+        if unit == "week":
+            end = today - timedelta(weeks=n)
+            return end - timedelta(days=6), end + timedelta(days=3)
+        months = today.year * 12 + today.month - 1 - (n if unit == "month" else 12 * n)
+        if unit == "year":
+            return date(months // 12, 1, 1), date(months // 12, 12, 31)
+        return _month(months // 12, months % 12 + 1)
+    if kind == "rel":
+        unit, past = g["unit"].lower(), g["which"].lower() != "this"
+        if unit == "week":
+            monday = today - timedelta(days=today.weekday()) - timedelta(weeks=1 if past else 0)
+            return monday, monday + timedelta(days=6)
+        if unit == "month":
+            months = today.year * 12 + today.month - 1 - (1 if past else 0)
+            return _month(months // 12, months % 12 + 1)
+        year = today.year - (1 if past else 0)
+        return date(year, 1, 1), date(year, 12, 31)
+    if kind == "wd":
+        back = (today.weekday() - _WEEKDAYS[g["wd"].lower()]) % 7 or 7
+        d = today - timedelta(days=back)
+        return d, d
+    month = _MONTH_NAMES.get((g.get("mon") or g.get("cap") or "may").lower().rstrip("."), 5)
+    return _latest(today, month, int(g["day"]) if g.get("day") else None)
+
+
+def date_windows(prompt: str, as_of: str) -> tuple[list[tuple[date, date]], str]:
+    """``(windows, rest)``: the date windows ``prompt`` names read against ``as_of`` (the form of
+    :func:`as_of_iso`), widened and capped as the module docstring says, most specific first, and the prompt
+    with the date phrases blanked out. ``([], prompt)`` when it names none."""
+    text = prompt or ""
+    today = _day_of(as_of)
+    found: list[tuple[date, date]] = []
+    taken: list[tuple[int, int]] = []
+    absolute = list(_ABSOLUTE.finditer(text))
+    if absolute:
+        found += find_dates(text)
+        taken += [m.span() for m in absolute]
+    for kind, pattern in _RULES:
+        for m in pattern.finditer(text):
+            if any(a < m.end() and m.start() < b for a, b in taken):
+                continue
+            span = _window(kind, m, today)
+            if span is not None and span not in found:
+                found.append(span)
+            taken.append(m.span())
+    margin = timedelta(days=MARGIN_DAYS)
+    windows = []
+    for first, last in found:
+        if first > today:
+            continue
+        window = (first - margin, min(last + margin, today))
+        if window not in windows:
+            windows.append(window)
+    rest = text
+    for a, b in sorted(taken, reverse=True):
+        rest = rest[:a] + " " + rest[b:]
+    return windows, (" ".join(rest.split()) if windows else text)
+
+
+def in_windows(day: str, windows: list[tuple[date, date]]) -> bool:
+    """Whether ``day`` (``YYYY-MM-DD...``; ``""`` for undated) falls inside one of ``windows``."""
+    if not windows or len(day) < 10:
+        return False
+    try:
+        d = date.fromisoformat(day[:10])
+    except ValueError:
+        return False
+    return any(a <= d <= b for a, b in windows)
+
+
+def is_after(when: str, as_of: str) -> bool:
+    """Whether the timestamp ``when`` (any ISO form; ``""``: undated, never after) is later than ``as_of``
+    (:func:`as_of_iso`). An unreadable timestamp counts as undated."""
+    if not when:
+        return False
+    if len(when) == 24 and when.endswith("Z"):  # the stored form: compare as text
+        return when > as_of
+    try:
+        return str(parse_time(when)) > as_of
+    except ValueError:
+        return False

@@ -1,0 +1,206 @@
+"""Keyword evidence in every language, for recall's evidence floor (:func:`pi_memory.semantic.recall.recall`).
+
+:func:`evidence_terms` reads a prompt into an :class:`Evidence`; :meth:`Evidence.coverage` is the share of the
+prompt found in a candidate's text (0..1), compared with ``MIN_KEYWORD_COVERAGE``. Three kinds of unit:
+
+* **words** (scripts with spaces: Latin, Cyrillic, Greek, Arabic/Persian...): for English, the prompt's keyword
+  terms (:func:`pi_memory.semantic.ranking.keyword_terms`: stop words dropped, a crude suffix cut, at least 3
+  characters; unchanged from before); in another detected language, its words as written minus that
+  language's and English's stop words (:data:`STOP`), at least 3 characters; one unit each. A term is found when it
+  is a substring of the text (how the trigram index matches it; ``prefer`` finds ``preferred``) or when its
+  Snowball stem (``snowballstemmer``, for each language detected in the prompt) equals the stem of a word of the
+  text: ``ключи`` and ``ключей`` are both ``ключ``, ``Datenbanken`` and ``Datenbank`` both ``datenbank``.
+* **CJK characters** (Han, kana, Hangul; written without spaces): the prompt's runs of such characters are read
+  as overlapping character bigrams. Each *content* character (not a hiragana particle or a Chinese function
+  character from :data:`CJK_STOP`) is half a unit -- a Chinese word is about two characters, so a two-character
+  word weighs as much as one English word -- and counts as found when a bigram of the prompt containing it
+  occurs in the text. So ``机房`` inside ``我们的机房在上海`` covers both of its characters, and the question
+  ``机房在哪个城市`` (content 机 房 城 市) has coverage 0.5 against that sentence; ``今天天气怎么样`` has 0.
+
+Language detection (:func:`languages`) is a light rule of our own: the script decides Russian (Cyrillic),
+Greek, Persian (Arabic script with one of پ چ ژ گ ک ی) or Arabic, Hindi (Devanagari); Latin-script text is
+German, Spanish, French, Portuguese, Italian or Dutch when it holds more of that language's stop words
+(:data:`STOP`) than of English's, else English. Several languages may be detected; each one's stemmer is tried.
+
+:func:`script_of` gives the prompt's main script for the per-script vector floor
+(:data:`pi_memory.semantic.recall.SCRIPT_FLOORS`).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import snowballstemmer
+
+from pi_memory.index.words import CJK_STOP
+from pi_memory.semantic.ranking import MAX_TERMS, MIN_TERM_CHARS, WORD, keyword_terms
+
+CJK_RUN = re.compile("[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+                     "\U00020000-\U0003134f]+")
+_HIRAGANA = re.compile("[\u3040-\u309f]")
+_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
+CJK_WEIGHT = 0.5
+
+_STOP_TEXT = {
+    "english": "the a an and or of to in on at for is are was were be been it this that with what when where who "
+               "how why which do does did we you i my our your can should would will",
+    "german": "der die das den dem des ein eine einen einem einer und oder ist sind war wird werden wurde zu im in "
+              "am an auf für mit von wie wo wann was wer welche welcher welchem welches ich du wir ihr sie es "
+              "nicht auch noch mir mich uns bei aus nach um diese dieser dieses ins zum zur vom beim "
+              "kein keine sein mein meine",
+    "spanish": "el la los las un una unos unas y o de del en con por para que qué cómo como dónde donde cuándo "
+               "cuando es son se su sus al lo le me mi nos yo tú usted hay está están muy más este esta estos estas ese esa",
+    "french": "le la les un une des et ou de du en dans avec pour que qui quoi comment où quand est sont ce cette "
+              "il elle nous vous je tu ne pas au aux sur par",
+    "portuguese": "o a os as um uma e ou de do da dos das em no na com por para que como onde quando é são se "
+                  "não ao eu você nós",
+    "italian": "il lo la i gli le un una e o di del della in con per che come dove quando è sono si non al io "
+               "tu noi voi",
+    "dutch": "de het een en of van in op met voor dat die wat hoe waar wanneer is zijn wordt niet ik je wij we "
+             "ze bij naar",
+    "russian": "и в во на не что как где когда какой какая какие какое это я мы вы ты он она они оно для с со по "
+               "из у к о об от до за мне нам вам есть ли нужно можно мой наш его её их бы же то так а но или все",
+    "persian": "و در به از که این آن را با است برای یک می شود هست کجا چه کی هر تا هم یا نه اگر ما من شما او "
+               "آنها بود شد",
+}
+STOP = {lang: frozenset(text.split()) for lang, text in _STOP_TEXT.items()}
+_LATIN_LANGS = ("german", "spanish", "french", "portuguese", "italian", "dutch")
+_PERSIAN_LETTERS = re.compile("[\u067e\u0686\u0698\u06af\u06a9\u06cc]")
+
+
+def _script(ch: str) -> str:
+    if CJK_RUN.match(ch):
+        return "cjk"
+    name = unicodedata.name(ch, "")
+    for script in ("LATIN", "CYRILLIC", "GREEK", "ARABIC", "HEBREW", "DEVANAGARI", "THAI", "HANGUL"):
+        if name.startswith(script):
+            return "cjk" if script == "HANGUL" else script.lower()
+    return "other"
+
+
+def script_of(text: str) -> str:
+    """The main script of ``text``'s letters: ``latin``, ``cjk`` (Han, kana, Hangul), ``cyrillic``, ``greek``,
+    ``arabic`` (Persian included), ``hebrew``, ``devanagari``, ``thai`` or ``other``; ``latin`` without letters.
+    Digits and punctuation do not count; a CJK character counts twice (it carries about a word)."""
+    counts: dict[str, int] = {}
+    for ch in text or "":
+        if ch.isalpha():
+            script = _script(ch)
+            counts[script] = counts.get(script, 0) + (2 if script == "cjk" else 1)
+    return max(counts, key=lambda s: counts[s]) if counts else "latin"
+
+
+def languages(text: str) -> list[str]:
+    """Snowball languages detected in ``text`` (module docstring), most likely first; ``[]`` when none fits
+    (CJK only, digits only)."""
+    words = [w.casefold() for w in _WORDS.findall(text or "")]
+    scripts = {_script(ch) for w in words for ch in w[:1]}
+    out: list[str] = []
+    if "cyrillic" in scripts:
+        out.append("russian")
+    if "arabic" in scripts:
+        out.append("persian" if _PERSIAN_LETTERS.search(text) else "arabic")
+    if "greek" in scripts:
+        out.append("greek")
+    if "devanagari" in scripts:
+        out.append("hindi")
+    if "latin" in scripts:
+        hits = {lang: sum(w in STOP[lang] for w in words) for lang in ("english", *_LATIN_LANGS)}
+        best = max(_LATIN_LANGS, key=lambda lang: hits[lang])
+        out = ([best, "english"] if hits[best] > hits["english"] else ["english"]) + out
+    return out
+
+
+@lru_cache(maxsize=16)
+def _stemmer(lang: str):
+    return snowballstemmer.stemmer(lang)
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str, lang: str) -> str:
+    """``word`` (case-folded) by ``lang``'s Snowball stemmer."""
+    return _stemmer(lang).stemWord(word.casefold())
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What of a prompt a candidate's text must contain (module docstring). ``words``: keyword terms;
+    ``stems``: per language, the stem of each term; ``cjk``: per content character, the prompt bigrams
+    containing it (a lone character: itself)."""
+
+    words: tuple[str, ...] = ()
+    langs: tuple[str, ...] = ()
+    stems: tuple[tuple[str, ...], ...] = ()
+    cjk: tuple[tuple[str, ...], ...] = field(default=())
+
+    @property
+    def total(self) -> float:
+        return len(self.words) + CJK_WEIGHT * len(self.cjk)
+
+    def __bool__(self) -> bool:
+        return bool(self.words or self.cjk)
+
+    def coverage(self, text: str) -> float:
+        """Share (0..1) of the prompt found in ``text``; ``0.0`` when the prompt has no evidence units."""
+        total = self.total
+        if not total:
+            return 0.0
+        folded = (text or "").casefold()
+        found = 0.0
+        if self.words:
+            text_stems: list[set[str]] | None = None
+            for i, term in enumerate(self.words):
+                if term.casefold() in folded:
+                    found += 1
+                    continue
+                if text_stems is None:
+                    tokens = set(_WORDS.findall(folded))
+                    text_stems = [{stem(t, lang) for t in tokens} for lang in self.langs]
+                if any(self.stems[i][j] in text_stems[j] for j in range(len(self.langs))):
+                    found += 1
+        found += CJK_WEIGHT * sum(1 for grams in self.cjk if any(g in folded for g in grams))
+        return found / total
+
+
+def _cjk_units(query: str) -> tuple[tuple[str, ...], ...]:
+    """Per content character of ``query``'s CJK runs: the run's bigrams that contain it (a lone character:
+    itself)."""
+    out = []
+    for m in CJK_RUN.finditer(query.casefold()):
+        run = m.group(0)
+        for i, ch in enumerate(run):
+            if ch in CJK_STOP or _HIRAGANA.match(ch):
+                continue
+            out.append(tuple(run[j:j + 2] for j in (i - 1, i) if 0 <= j < len(run) - 1) or (run,))
+    return tuple(out)
+
+
+def evidence_terms(query: str) -> Evidence:
+    """The :class:`Evidence` of ``query`` (module docstring)."""
+    text = query or ""
+    rest = CJK_RUN.sub(" ", text)
+    langs = tuple(lang for lang in languages(rest) if lang != "english")
+    if langs:  # the words as written (the English suffix cut would spoil a Spanish or Russian stem)
+        stop = frozenset().union(STOP["english"], *(STOP[lang] for lang in langs if lang in STOP))
+        raw = [w.strip(".'’-").casefold() for w in WORD.findall(rest)]
+        words = tuple(dict.fromkeys(w for w in raw if len(w) >= MIN_TERM_CHARS and w not in stop))[:MAX_TERMS]
+        if not words:  # only stop words: keep them rather than nothing
+            words = tuple(keyword_terms(rest))
+    else:
+        words = tuple(keyword_terms(rest)) if rest.strip() else ()
+    stems = tuple(tuple(stem(w, lang) for lang in langs) for w in words)
+    return Evidence(words, langs, stems, _cjk_units(text))
+
+
+def coverage_of(terms: Evidence | Sequence[str], text: str) -> float:
+    """Coverage of ``text`` by ``terms``: an :class:`Evidence`, or plain keyword terms (substring match)."""
+    if isinstance(terms, Evidence):
+        return terms.coverage(text)
+    if not terms:
+        return 0.0
+    folded = text.casefold()
+    return sum(1 for t in terms if t.casefold() in folded) / len(terms)

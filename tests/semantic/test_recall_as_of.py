@@ -1,0 +1,95 @@
+"""Recall "as of" a moment: nothing dated later is returned, and the prompt's dates become windows that boost
+and keep the candidates inside them (pi_memory.semantic.recall_dates)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+from semantic_helpers import ALICE, insert_turns
+
+from pi_memory.index import session_search
+from pi_memory.semantic.recall import recall
+from pi_memory.semantic.recall_dates import as_of_iso, date_windows, in_windows, is_after
+
+AS_OF = "2026-12-01T10:00:00.000Z"  # a Tuesday
+
+
+@pytest.mark.parametrize(("prompt", "window", "rest"), [
+    ("what did we decide yesterday?", (date(2026, 11, 29), date(2026, 12, 1)), "what did we decide ?"),
+    ("the build broke two days ago", (date(2026, 11, 28), date(2026, 11, 30)), "the build broke"),
+    ("what did we do last week?", (date(2026, 11, 22), date(2026, 11, 30)), "what did we do ?"),
+    ("in May we moved the database", (date(2026, 4, 30), date(2026, 6, 1)), "we moved the database"),
+    ("the meeting on May 8", (date(2026, 5, 7), date(2026, 5, 9)), "the meeting"),
+    ("notes from 2023-05-08 about kafka", (date(2023, 5, 7), date(2023, 5, 9)), "notes from about kafka"),
+    ("what broke last Monday", (date(2026, 11, 29), date(2026, 12, 1)), "what broke"),
+    ("kafka issues last month", (date(2026, 10, 31), date(2026, 12, 1)), "kafka issues"),
+    ("the outage in October", (date(2026, 9, 30), date(2026, 11, 1)), "the outage"),
+    ("the outage in December", (date(2026, 11, 30), date(2026, 12, 1)), "the outage"),
+])
+def test_date_windows_read_against_as_of(prompt, window, rest):
+    assert date_windows(prompt, AS_OF) == ([window], rest)
+
+
+@pytest.mark.parametrize("prompt", ["May I ask how to rebase?", "this may break the build", "run the linter",
+                                    "what did we decide?"])
+def test_prompts_without_dates_have_no_window(prompt):
+    assert date_windows(prompt, AS_OF) == ([], prompt)
+
+
+def test_as_of_forms_and_comparisons():
+    assert as_of_iso("2026-11-25") == "2026-11-25T23:59:59.999Z"
+    assert as_of_iso("2026-11-25T08:00:00+02:00") == "2026-11-25T06:00:00.000Z"
+    assert is_after("2026-11-26T00:00:00.000Z", "2026-11-25T23:59:59.999Z")
+    assert not is_after("2026-11-25T10:00:00Z", "2026-11-25T23:59:59.999Z")
+    assert not is_after("", AS_OF) and not is_after("garbage", AS_OF)
+    assert in_windows("2026-11-30T12:00:00Z", [(date(2026, 11, 29), date(2026, 12, 1))])
+    assert not in_windows("2026-11-20", [(date(2026, 11, 29), date(2026, 12, 1))]) and not in_windows("", [])
+    with pytest.raises(ValueError):
+        as_of_iso("next tuesday-ish")
+
+
+def _turns(conn, rows):
+    insert_turns(conn, ALICE.project_id, rows)
+
+
+def test_nothing_dated_after_as_of_is_returned(backend, conn):
+    _turns(conn, [("e1", "2026-11-20T10:00:00.000Z", "we pinned the kafka client to version 3.4 for now"),
+                  ("e2", "2026-11-28T10:00:00.000Z", "we moved the kafka client to version 3.7 today")])
+    backend.add("The kafka client is pinned in requirements.txt.", scope=ALICE)  # created now
+    before = recall(backend, "kafka client version", scope=ALICE, include=("semantic", "sessions"), conn=conn,
+                    as_of="2026-11-25")
+    assert [h.id for h in before] == ["s1#e1"]
+    now = recall(backend, "kafka client version", scope=ALICE, include=("semantic", "sessions"), conn=conn)
+    assert {h.id for h in now if h.kind == "session"} == {"s1#e1", "s1#e2"} and len(now) == 3
+    found = session_search(conn, "kafka client", as_of="2026-11-25")
+    assert [h.entry_id for h in found.results] == ["e1"]
+    assert [h.entry_id for h in session_search(conn, "kafka client", as_of="2026-11-29").results] == ["e2", "e1"]
+    assert session_search(conn, "kafka client", as_of="2026-11-01").count == 0
+
+
+def test_a_turn_inside_the_prompts_window_is_boosted_and_passes_the_floor(backend, conn):
+    _turns(conn, [("e1", "2026-11-10T10:00:00.000Z", "the staging deploy failed because the disk was full"),
+                  ("e3", "2026-11-12T10:00:00.000Z", "the staging deploy script needs a retry flag"),
+                  *((f"f{i}", "2026-11-20T10:00:00.000Z", f"lunch plans for friday number {i}") for i in range(3)),
+                  ("e2", "2026-11-26T10:00:00.000Z", "staging was down again, someone filled the volume")])
+    prompt = "what went wrong with the staging deploy last week?"
+    floor_only = recall(backend, "what went wrong with the staging deploy?", scope=ALICE, include=("sessions",),
+                        conn=conn, as_of=AS_OF)
+    assert "s1#e2" not in [h.id for h in floor_only]  # one term of three: no evidence without a date
+    hits = recall(backend, prompt, scope=ALICE, include=("sessions",), conn=conn, as_of=AS_OF)
+    assert hits[0].id == "s1#e2" and hits[0].dated and "dates" in hits[0].ranks
+    assert [h.id for h in hits if h.dated] == ["s1#e2"]
+    early = recall(backend, prompt, scope=ALICE, include=("sessions",), conn=conn, as_of="2026-11-20")
+    assert "s1#e2" not in [h.id for h in early]
+
+
+def test_the_service_passes_the_turns_time(project, tmp_path, embedder):
+    from semantic_helpers import make_service
+
+    service = make_service(project, tmp_path, embedder)
+    service.backend.add("The kafka client is pinned in requirements.txt.", scope=service.scope)
+    now = service.recall_for_prompt("where is the kafka client pinned?", {})
+    assert now.text and "requirements.txt" in now.text
+    before = service.recall_for_prompt("where is the kafka client pinned?", {}, as_of="2020-01-01T00:00:00Z")
+    assert before.text is None and before.reason == "no matches"

@@ -1,0 +1,114 @@
+"""Recall in every language: keyword evidence with Snowball stems and CJK bigrams, language and script
+detection, the per-script vector floor, and end to end recall of related prompts (unrelated ones inject
+nothing)."""
+
+from __future__ import annotations
+
+import pytest
+from semantic_helpers import ALICE, insert_turns
+
+from pi_memory.index import session_search
+from pi_memory.index.query import plan_query
+from pi_memory.index.words import cjk_bigrams
+from pi_memory.semantic.ranking import keyword_terms
+from pi_memory.semantic.recall import DEFAULT_MIN_SIMILARITY, keyword_coverage, recall, script_floor
+from pi_memory.semantic.recall_lang import evidence_terms, languages, script_of
+
+
+@pytest.mark.parametrize(("prompt", "text", "coverage"), [
+    ("机房在哪个城市？", "我们的机房在上海，服务器都放在那里。", 0.5),  # 机 房 of 机 房 城 市
+    ("机房", "我们的机房在上海", 1.0),
+    ("今天天气怎么样？", "我们的机房在上海，服务器都放在那里。", 0.0),
+    ("数据库多久备份一次？", "项目使用PostgreSQL数据库，每天凌晨备份。", 5 / 9),  # 数据库 备份 of 9
+    ("デプロイの確認はいつですか？", "ユーザーは毎朝九時にデプロイを確認する。", 1.0),
+    ("Где хранить ключ API?", "Ключи API хранятся в хранилище Vault.", 1.0),
+    ("Когда запускаются ночные сборки?", "Сборка запускается каждую ночь на сервере CI.", 2 / 3),
+    ("Wann werden die Datenbanken gesichert?", "Die Datenbank wird jede Nacht um drei Uhr gesichert.", 1.0),
+    ("¿Qué día hacemos el despliegue?", "Los despliegues se hacen los jueves por la tarde.", 2 / 3),
+    ("کلید API کجا نگهداری می‌شود؟", "کلیدهای API در خزانه Vault نگهداری می‌شوند.", 1.0),
+    ("what does the user prefer", "The user prefers pnpm", 1.0),
+    ("Какая сегодня погода?", "Ключи API хранятся в хранилище Vault.", 0.0),
+])
+def test_keyword_coverage_in_every_language(prompt, text, coverage):
+    assert keyword_coverage(evidence_terms(prompt), text) == pytest.approx(coverage)
+
+
+@pytest.mark.parametrize(("text", "langs", "script"), [
+    ("Wann werden die Datenbanken gesichert?", ["german", "english"], "latin"),
+    ("¿Dónde se guarda la copia de seguridad?", ["spanish", "english"], "latin"),
+    ("where are the backups kept", ["english"], "latin"),
+    ("Где хранить ключ API?", ["english", "russian"], "cyrillic"),
+    ("کاربر چه نوع پاسخی را ترجیح می‌دهد؟", ["persian"], "arabic"),
+    ("机房在哪个城市？", [], "cjk"),
+    ("PostgreSQL数据库怎么备份", ["english"], "cjk"),
+])
+def test_language_and_script_detection(text, langs, script):
+    assert languages(text) == langs and script_of(text) == script
+
+
+def test_script_floors():
+    assert script_floor("where are the backups kept", DEFAULT_MIN_SIMILARITY) == DEFAULT_MIN_SIMILARITY
+    assert script_floor("Wo werden die Backups gespeichert?", DEFAULT_MIN_SIMILARITY) == 0.60
+    assert script_floor("机房在哪里", DEFAULT_MIN_SIMILARITY) == 0.75
+    assert script_floor("Где ключи?", DEFAULT_MIN_SIMILARITY) == 0.75
+    assert script_floor("کلید کجاست", DEFAULT_MIN_SIMILARITY) == 0.95
+    assert script_floor("Πού είναι τα κλειδιά;", DEFAULT_MIN_SIMILARITY) == 0.95  # not measured
+    assert script_floor("机房在哪里", 0.0) == 0.0  # floor off stays off
+
+
+def test_cjk_bigrams_and_the_session_query_broadening():
+    assert cjk_bigrams("机房在哪个城市") == ["机房", "房在", "个城", "城市"]
+    assert cjk_bigrams("机房") == [] and cjk_bigrams("plain words") == []
+    loose = [c.terms[0].text for c in plan_query("机房在哪个城市", words=True).loose]
+    assert loose == ["机房在哪个城市", "机房", "房在", "个城", "城市"]
+
+
+MEMORIES = {
+    "zh": "我们的机房在上海，服务器都放在那里。",
+    "ru": "Ключи API хранятся в хранилище Vault.",
+    "de": "Die Datenbank wird jede Nacht um drei Uhr gesichert.",
+    "en": "Production runs PostgreSQL 16 behind pgbouncer.",
+}
+
+
+@pytest.fixture
+def stored(backend):
+    return {lang: backend.add(text, scope=ALICE).id for lang, text in MEMORIES.items()}
+
+
+@pytest.mark.parametrize(("prompt", "lang"), [
+    ("机房在哪个城市？", "zh"), ("我们机房的服务器", "zh"), ("Где хранить ключ API?", "ru"),
+    ("Wann werden die Datenbanken gesichert?", "de"),
+])
+def test_related_prompts_recall_their_memory(backend, stored, prompt, lang):
+    assert stored[lang] in [h.id for h in recall(backend, prompt, scope=ALICE)]
+
+
+@pytest.mark.parametrize("prompt", ["今天天气怎么样？", "帮我把这个函数改成异步的", "Какая сегодня погода?",
+                                    "Напиши функцию сортировки списка", "Wie wird das Wetter morgen?"])
+def test_unrelated_prompts_inject_nothing(backend, stored, prompt):
+    assert recall(backend, prompt, scope=ALICE) == []
+
+
+def test_session_search_finds_a_cjk_word_inside_a_sentence(conn):
+    insert_turns(conn, ALICE.project_id, [("e1", "2026-11-02T10:00:00.000Z", "我们的机房在上海，服务器都放在那里。"),
+                                          ("e2", "2026-11-02T10:01:00.000Z", "今天午饭吃面条")])
+    assert [h.entry_id for h in session_search(conn, "机房").results] == ["e1"]
+    assert [h.entry_id for h in session_search(conn, "机房在哪个城市？").results] == ["e1"]
+    assert session_search(conn, "天气预报怎么样").count == 0
+
+
+@pytest.mark.parametrize(("query", "terms"), [
+    ("机房在哪个城市？", ["机房在", "房在哪", "哪个城", "个城市"]),  # 在哪个: function characters only
+    ("机房", ["机房"]),
+    ("修改youer服务端", ["修改", "youer", "服务端"]),
+    ("What package manager does the user prefer?", ["package", "manager", "user", "prefer"]),
+])
+def test_keyword_terms_cut_cjk_into_trigrams(query, terms):
+    assert keyword_terms(query) == terms
+
+
+def test_the_trigram_keyword_list_finds_a_chinese_memory_inside_a_sentence(backend, stored):
+    found = [mid for mid, _ in backend.keyword_candidates("机房在哪个城市？", scope=ALICE)]
+    assert found == [stored["zh"]]
+    assert backend.keyword_candidates("今天天气怎么样？", scope=ALICE) == []

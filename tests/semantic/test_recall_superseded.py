@@ -1,0 +1,63 @@
+"""Session turns that say what a superseded memory said rank below the current fact, with a note."""
+
+from __future__ import annotations
+
+import pytest
+from semantic_helpers import ALICE, insert_turns
+
+from pi_memory.semantic.recall import format_recall, recall, render_line
+from pi_memory.semantic.recall_superseded import outdated_by
+
+OLD, NEW = "Production runs PostgreSQL 15 behind pgbouncer.", "Production runs PostgreSQL 16 behind pgbouncer."
+
+
+@pytest.mark.parametrize(("turn", "expected"), [
+    ("we are still on postgres 15 in production", True),
+    ("production postgresql 15 is what the dashboard shows", True),
+    ("production moved to postgresql 16 yesterday", False),  # says the new thing
+    ("postgres 15 and 16 both run in production this week", False),  # says both
+    ("the staging box has 15 GB of disk", False),  # an old-only word, but not about the fact
+    ("pgbouncer restarts every night", False),  # about the fact, but not what changed
+])
+def test_outdated_by(turn, expected):
+    assert outdated_by(turn, OLD, NEW) is expected
+
+
+@pytest.fixture
+def replaced(backend, conn):
+    insert_turns(conn, ALICE.project_id, [
+        ("e1", "2026-11-02T10:00:00.000Z", "we run postgresql 15 in production with pgbouncer in front"),
+        ("e2", "2026-11-03T10:00:00.000Z", "lunch plans for the team offsite next month"),
+        ("e3", "2026-11-04T10:00:00.000Z", "the production pgbouncer pool size is 40 for postgresql"),
+    ])
+    old = backend.add(OLD, scope=ALICE)
+    new = backend.update(old.id, NEW, scope=ALICE)
+    at = backend.get(old.id, scope=ALICE).superseded_at
+    return new, at
+
+
+def test_a_turn_saying_the_old_fact_ranks_below_the_new_one_with_a_note(backend, conn, replaced):
+    new, at = replaced
+    hits = recall(backend, "which postgresql version runs in production?", scope=ALICE,
+                  include=("semantic", "sessions"), conn=conn)
+    ids = [h.id for h in hits]
+    assert ids.index(new.id) < ids.index("s1#e1")
+    e1 = hits[ids.index("s1#e1")]
+    assert (e1.replaced_by, e1.replaced_on) == (new.id, at[:10])
+    assert e1.to_public()["replacedBy"] == new.id
+    assert not hits[ids.index("s1#e3")].replaced_by  # about postgres, but not what changed
+    line = render_line(e1)
+    assert line.startswith(f"- session:s1#e1 (2026-11-02, said before {at[:10]}, since replaced by {new.id}): ")
+    text = format_recall(hits)
+    assert text.index(f"- {new.id} ") < text.index("- session:s1#e1 ")
+
+
+def test_without_the_current_fact_or_after_the_change_turns_are_not_marked(backend, conn, replaced):
+    only_turns = recall(backend, "which postgresql version runs in production?", scope=ALICE,
+                        include=("sessions",), conn=conn)
+    assert only_turns and not any(h.replaced_by for h in only_turns)
+    _new, at = replaced
+    later = recall(backend, "which postgresql version runs in production?", scope=ALICE,
+                   include=("semantic", "sessions"), conn=conn, as_of="2026-11-03")  # before the change:
+    assert not any(h.replaced_by for h in later)  # the new fact did not exist yet, nothing is outdated
+    assert at > "2026-11-03"
