@@ -34,6 +34,7 @@ APART = {
     "install pi": "writes pi's agent folder (its errors: tests/cli/test_cli.py)",
     **{f"serve {name}": "the team store's PostgreSQL, not the data folder (tests/semantic/test_team_server.py)"
        for name in ("migrate", "token create", "token list", "token revoke", "audit", "import", "export")},
+    "ui": "serves a page until stopped: tests/integrations/inspector/test_cli_ui.py",
     "hook": "answers a host and never refuses: any failure prints {} and is logged (tests/integrations/test_hook*)",
 }
 WRITERS = {"add", "replace", "remove", "index-sessions", "reindex", "sync-markdown", "semantic add"}
