@@ -249,12 +249,6 @@ class AgentSession:
         if self.learning is not None:
             self.learning.after_run(session_file, user_text or "", tool_calls)
 
-    def flush_transcript(self, reason: str, session_file: str, key: str) -> None:
-        """A flush for hosts with one process per event (hooks): due when the transcript holds
-        ``flushMinTurns`` user turns since the last flush of session ``key`` (the mark is kept in the index)."""
-        if self.learning is not None and session_file:
-            self.learning.flush_transcript(reason, session_file, key)
-
     def flush(self, reason: str, session_file: str | None = None, wait: float = 0.0) -> dict:
         """Compaction or shutdown: queue a flush of what the session taught when it is due (``{"queued",
         "reason"}``); with ``wait`` > 0, wait at most that many seconds for the worker (``"finished"``)."""

@@ -145,19 +145,3 @@ def test_dreaming_model_names_a_pi_model(agent, llm, project):
     write_settings(agent, llm_block(llm, dreaming={"model": "nodash"}))
     assert open_memory(project).learning_model("dream") == (
         None, "dreaming.model 'nodash' must be provider/model as in pi's models.json")
-
-
-def test_hook_hosts_flush_from_the_transcript_with_the_mark_in_the_index(agent, llm, brain, project):
-    write_settings(agent, llm_block(llm, flushMinTurns=3))
-    path = write_pi_session(project / "s.jsonl", project, CHAT[:4])  # 2 user turns: not due
-    first = AgentSession(project, "cc1")
-    first.flush_transcript("pre-compact", str(path), "claude_code:cc1")
-    assert first.shutdown(10) and llm.chat_requests == []
-    write_pi_session(project / "s.jsonl", project, CHAT[:8])  # 4 user turns: due
-    second = AgentSession(project, "cc1")
-    second.flush_transcript("session-end", str(path), "claude_code:cc1")
-    assert second.shutdown(10) and len(llm.chat_requests) == 1
-    assert [j["kind"] for j in second.learning_status()["jobs"]] == ["flush"]
-    third = AgentSession(project, "cc1")  # nothing new since the mark
-    third.flush_transcript("session-end", str(path), "claude_code:cc1")
-    assert third.shutdown(10) and len(llm.chat_requests) == 1

@@ -89,7 +89,7 @@ def test_two_servers_share_one_database_and_the_tokens(team):
     assert post(b.url, team["tokens"]["bob"], "/search", {"query": "ship", "user_id": "alice"}).status_code == 403
     listed = cli("serve", "token", "list", "--database-url", team["url"], "--json", home=team["home"])
     assert sorted(t["userId"] for t in json.loads(listed.stdout)["tokens"]) == ["alice", "bob", "ops"]
-    assert "token" not in listed.stdout.replace('"tokens"', "")
+    assert not [t for t in team["tokens"].values() if t in listed.stdout or t[-12:] in listed.stdout]
     audit = cli("serve", "audit", "--user", "alice", "--database-url", team["url"], "--json", home=team["home"])
     assert [(r["action"], r["userId"]) for r in json.loads(audit.stdout)["audit"]] == [("add", "alice")]
 

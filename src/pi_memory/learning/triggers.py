@@ -105,31 +105,6 @@ class SessionLearning:
         self._submit(lambda: self._review(session_file, "flush", reason), f"learning: flush ({reason})")
         return {"queued": True, "reason": reason}
 
-    def flush_transcript(self, reason: str, session_file: str, key: str) -> None:
-        """A flush for hosts that run one short process per event (Claude Code's and Codex's hooks): the user
-        turns since the last flush of session ``key`` are counted from the transcript, the mark kept in the
-        index (``learning_gate``, ``flush:<key>``). Queued on the worker."""
-        if self.model_named:
-            self._submit(lambda: self._flush_transcript(reason, session_file, key), f"learning: flush ({reason})")
-
-    def _flush_transcript(self, reason: str, session_file: str, key: str) -> None:
-        from pi_memory.index.db import now_iso
-        from pi_memory.learning import log as jlog
-
-        learner = self._learner()
-        if learner is None:
-            return
-        sid, turns, _ = _read(session_file)
-        name = f"flush:{key}"
-        _, done = jlog.gate_state(learner.conn, name)
-        new = turns[done:] if done <= len(turns) else turns  # a rewritten transcript starts over
-        if sum(t.role == "user" for t in new) < self.settings.flush_min_turns:
-            return
-        report = self._keep(review_session(learner, new, kind="flush", trigger=reason,
-                                           session_id=self.session_id or sid))
-        if report.outcome in ("ok", "nothing", "refused"):
-            jlog.set_gate(learner.conn, name, now_iso(), len(turns))
-
     def start(self) -> None:
         """Check the dream gate on the worker (the session start never waits for it)."""
         if self.model_named and self.settings.dreaming.enabled is not False:

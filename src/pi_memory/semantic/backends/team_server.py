@@ -42,10 +42,7 @@ def open_team(database_url: str, embedder: dict[str, Any] | None = None, *, shar
     except BackendError as exc:
         raise ServeError(str(exc)) from exc
     tokens = TokenStore(pool, shared_token=shared_token)
-    per_user = tokens.has_tokens()
-    if per_user and shared_token is None:
-        tokens.shared = None
-    return Team(PostgresBackend(pool, get_embedder(embedder)), tokens, per_user, redact_url(database_url))
+    return Team(PostgresBackend(pool, get_embedder(embedder)), tokens, tokens.has_tokens(), redact_url(database_url))
 
 
 def open_tokens(database_url: str) -> TokenStore:
