@@ -30,7 +30,8 @@ CACHE_VERSION = "1"
 _PKG = Path(__file__).resolve().parents[2]  # src/pi_memory
 # the code a cached context was built by: a changed file (an upgrade, an edit) invalidates the cache
 _CODE = ("curated/snapshot.py", "curated/sanitise.py", "curated/entries.py", "safety/threats.py",
-         "safety/secrets.py", "safety/_threat_patterns.py", "prompt/context.py", "prompt/render.py",
+         "safety/secrets.py", "safety/_secret_values.py", "safety/_threat_patterns.py", "prompt/context.py",
+         "prompt/render.py",
          "integrations/hooks/handlers.py")
 
 
