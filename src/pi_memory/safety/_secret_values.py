@@ -1,0 +1,231 @@
+"""How the secret scanner judges a candidate value (:mod:`.secrets` holds the patterns): entropy, placeholders
+and default values, prose that is not a password, code references, and the per-pattern validators (password in
+prose, assignments, key blocks, bearer tokens, CLI passwords, URL userinfo, AWS keys in prose, card numbers with
+their Luhn check). Each validator takes the match and the text and returns the secret's span, or ``None``."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+_TRAILING = ".,;:)]}>"  # sentence punctuation trimmed from an unquoted value ("!" and "?" are kept)
+
+
+def _entropy(value: str) -> float:
+    counts = Counter(value)
+    return -sum(c / len(value) * math.log2(c / len(value)) for c in counts.values())
+
+
+# ---- placeholders ---------------------------------------------------------------------------------
+_DEFAULTS = frozenset({
+    "password", "passwd", "secret", "changeme", "change_me", "change-me", "changeit", "admin", "root", "pass",
+    "test", "guest", "postgres", "mysql", "user", "default", "example", "placeholder", "dummy", "redacted",
+    "letmein", "none", "null", "undefined",
+})
+_PLACEHOLDER_PARTS = ("example", "placeholder", "changeme", "change_me", "redacted", "dummy")
+
+
+def _placeholder(value: str) -> bool:
+    low = value.lower()
+    return (
+        value[0] in "$<{%*[("
+        or low in _DEFAULTS
+        or any(p in low for p in _PLACEHOLDER_PARTS)
+        or low.startswith("your")
+        or len(set(low)) <= 2
+    )
+
+
+# ---- password_in_prose ------------------------------------------------------------------------------
+_NOT_A_PASSWORD = frozenset({
+    "required", "optional", "hidden", "masked", "redacted", "unknown", "none", "null", "empty", "prompt",
+    "stored", "managed", "rotated", "reset", "expired", "policy", "length", "manager", "field", "protected",
+    "encrypted", "provided", "missing", "invalid", "incorrect", "changed", "wrong",
+})
+# Words that continue a sentence after "the password is": "… is mandatory", "… is too short", ….
+_PROSE_WORDS = frozenset({
+    "mandatory", "necessary", "correct", "different", "identical", "available", "unavailable", "sensitive",
+    "temporary", "permanent", "confidential", "private", "public", "visible", "secure", "insecure", "complex",
+    "simple", "obvious", "somewhere", "something", "whatever", "anything", "everything", "nothing", "outdated",
+    "deprecated", "compromised", "elsewhere", "important", "critical", "personal", "separate", "possible",
+    "impossible", "random", "strong", "unchanged", "uppercase", "lowercase", "alphanumeric", "plaintext",
+    "cleartext", "numeric", "case-sensitive", "irrelevant", "inherited", "forbidden", "blank", "weak",
+    "expiring", "somebody", "someone", "tomorrow", "today", "currently", "probably", "definitely",
+})
+_PROSE_SUFFIX = re.compile(r"(?:ed|ly|ing|able|ible|ive|ful|less|ous|ent|ant|ary|ory|ic|al|tion|sion|ness)$")
+# A value that is code, not a password: a call or index ("getpass(", "cfg["), a dotted reference
+# ("settings.db_password"), or a CONSTANT name ("DB_PASSWORD", "PASSWORD").
+_CODE_REF = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*[(\[]|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|[A-Z_]+$")
+_CLAUSE_ENDS = re.compile(r"[ \t]*(?:[.!?;,)\n]|$)")
+
+
+def _password_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    key_start = m.start("key")
+    key = m.group("key")
+    # "PGPASSWORD" is an env var; "1Password" or "xpassword" is not a password label.
+    if key_start > 0 and text[key_start - 1].isalnum() and not key.isupper():
+        return None
+    quoted = m.group("q") is not None
+    group = "q" if quoted else "v"
+    start, end = m.span(group)
+    value = text[start:end]
+    if not quoted:
+        stripped = value.rstrip(_TRAILING)
+        end -= len(value) - len(stripped)
+        value = stripped
+    if len(value) < 6 or value[0] in "/~" or value.startswith(("./", "os.", "process.env")) or _placeholder(value):
+        return None
+    if value.lower() in _NOT_A_PASSWORD or set(value) <= set("*x•.") or _CODE_REF.match(value):
+        return None
+    plain_word = value.isalpha() and value.islower()
+    # "the password is managed by IT" is prose; "the db password is correcthorsebatterystaple" is not.
+    if key.lower() == "pass" and "=" not in (m.group("sep") or ""):
+        return None  # "mountain pass: Stelvio", "the pass is valid": only "pass=" counts (module docstring)
+    if m.group("bare") is not None and (
+        quoted or len(value) < 8 or value.startswith("-") or not any(not c.isalpha() for c in value)
+    ):
+        return None  # "passphrase protected", "passphrase --stdin": a bare value must not read as a word
+    if m.group("is") and not quoted and plain_word and (
+        len(value) < 8 or value in _PROSE_WORDS or _PROSE_SUFFIX.search(value) or not _CLAUSE_ENDS.match(text, end)
+    ):
+        return None
+    if plain_word and not quoted and re.match(r"[ \t]+[a-z]", text[end : end + 2]):
+        return None  # the sentence goes on: "password: stored in the keychain"
+    return (start, end)
+
+
+def _assignment_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    start, end = m.span("v")
+    value = text[start:end].rstrip(".")
+    if len(value) < 16 or value.lower().startswith(("http", "www.", "os.", "process.")):
+        return None
+    has_letter = any(c.isalpha() for c in value)
+    has_digit = any(c.isdigit() for c in value)
+    if not (has_letter and has_digit) or _entropy(value) < 3.0:
+        return None
+    return (start, start + len(value))
+
+
+def _key_block(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    """The whole block when its END line follows (within 20,000 chars), else the header's line."""
+    if m.group("body") is not None:
+        return m.span()
+    line_end = text.find("\n", m.end())
+    return (m.start(), len(text) if line_end == -1 else line_end)
+
+
+_CONSTANT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+
+
+def _bearer_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    start, end = m.span(1)
+    value = text[start:end]
+    if _CONSTANT_NAME.fullmatch(value) or _entropy(value) < 3.0:
+        return None
+    return (start, end)
+
+
+def _first_group_value(min_len: int):
+    """Validator: the first named value group that matched, unless it is a placeholder or too short."""
+
+    def validate(m: re.Match[str], text: str) -> tuple[int, int] | None:
+        for name, value in m.groupdict().items():
+            if name.startswith("v") and value is not None:
+                start, end = m.span(name)
+                if not value.startswith('"'):
+                    stripped = value.rstrip(_TRAILING)
+                    end -= len(value) - len(stripped)
+                    value = stripped
+                if len(value) < min_len or _placeholder(value):
+                    return None
+                return (start, end)
+        return None
+
+    return validate
+
+
+_SSHPASS = re.compile(r"(?<![\w-])sshpass\b")
+_MYSQL = re.compile(r"(?<![\w-])(?:sshpass|mysql(?:dump|admin|import|sh)?|mariadb(?:-dump|-admin)?)\b")
+_REDIS = re.compile(r"(?<![\w-])redis-cli\b")
+_CURL = re.compile(r"(?<![\w-])curl\b")
+_VALUE_4 = _first_group_value(4)
+
+
+def _cli_password(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    """``-p``/``-a``/``-u`` values count only after sshpass/mysql, redis-cli and curl respectively."""
+    if m.group("p"):
+        names, tool = (("sshpass",), _SSHPASS) if m.group("sp") else (("sshpass", "mysql", "mariadb"), _MYSQL)
+    elif m.group("a"):
+        names, tool = ("redis-cli",), _REDIS
+    elif m.group("u"):
+        names, tool = ("curl",), _CURL
+    else:
+        return _VALUE_4(m, text)
+    start = max(0, m.start() - 300)
+    cut = max(text.rfind(c, start, m.start()) for c in "\n;&|")
+    start = max(start, cut + 1)
+    if not any(n in text[start : m.start()] for n in names) or not tool.search(text, start, m.start()):
+        return None
+    return _VALUE_4(m, text)
+
+
+_SCHEME = re.compile(r"(?<![\w+.-])[a-z][a-z0-9+.-]{1,30}$", re.IGNORECASE)
+
+
+def _url_password(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    if not _SCHEME.search(text[max(0, m.start() - 32) : m.start()]):
+        return None
+    return _VALUE_4(m, text)
+
+
+_AWS_CONTEXT = re.compile(r"aws|secret|amazon", re.IGNORECASE)
+
+
+def _aws_prose(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    value = m.group()
+    if not (any(c.isupper() for c in value) and any(c.islower() for c in value)):
+        return None  # hex digests and upper-case ids are not AWS secrets
+    if not any(c.isdigit() or c in "/+" for c in value) or _entropy(value) < 3.5:
+        return None
+    start, end = m.span()
+    if not (_AWS_CONTEXT.search(text, max(0, start - 80), start) or _AWS_CONTEXT.search(text, end, end + 40)):
+        return None
+    return (start, end)
+
+
+def _luhn(digits: str) -> bool:
+    """The Luhn check digit test (ISO/IEC 7812-1) on a string of digits."""
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = ord(ch) - 48
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+# Issuer prefixes of the card networks whose numbers people paste (ISO/IEC 7812 IINs as the networks publish
+# them): Visa 4; Mastercard 51-55 and 2221-2720; Amex 34, 37; Discover 6011, 644-649, 65; JCB 3528-3589;
+# Diners 300-305, 36, 38-39; UnionPay 62.
+_CARD_IIN = re.compile(r"4|5[1-5]|2(?:2[2-9][1-9]|2[3-9]\d|[3-6]\d\d|7[01]\d|720)|3[47]|6011|64[4-9]|65"
+                       r"|35(?:2[89]|[3-8]\d)|30[0-5]|3[689]|62")
+_CARD_WORDS = re.compile(r"\b(?:card|credit|debit|visa|mastercard|master card|amex|american express|discover"
+                         r"|cc|cvv|cvc|pan|kreditkarte|carte|tarjeta)\b", re.IGNORECASE)
+
+
+def _card_number(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    """A payment card number: 13-19 digits with a known issuer prefix that pass the Luhn check, written in
+    groups (``4111 1111 1111 1111``, ``3782-822463-10005``) or, as one run of digits, with a card word
+    (card, credit, visa, cvv…) within 40 characters: a bare run of digits is more often an id or a timestamp
+    (one in ten random numbers passes Luhn)."""
+    raw = m.group()
+    digits = raw.replace(" ", "").replace("-", "")
+    if not 13 <= len(digits) <= 19 or not _CARD_IIN.match(digits) or not _luhn(digits):
+        return None
+    start, end = m.span()
+    grouped = raw != digits
+    if not grouped and not (_CARD_WORDS.search(text, max(0, start - 40), start)
+                            or _CARD_WORDS.search(text, end, end + 40)):
+        return None
+    return (start, end)
