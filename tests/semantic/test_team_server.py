@@ -131,3 +131,20 @@ def test_copy_from_an_embedded_store_keeps_ids_history_and_vectors(tmp_path, pg_
     assert sorted(r["id"] for r in exported) == sorted([v1.id, v2.id, gone.id])
     assert all(len(r["vectors"]) == 1 and len(r["vectors"][0]["vector"]) == embedder.dim for r in exported)
     pool.close()
+
+
+def test_whoami_names_the_tokens_user_and_never_the_token(team):
+    ops = team["alice"].replace("alice-", "ops-")
+    for who, user, admin in (("alice", team["alice"], False), ("admin", ops, True)):
+        r = call(team, who, "GET", "/whoami")
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["admin"] is admin and body["auth"] is True and body["user_id"] == user
+        assert body["token_id"] == team["tokens"][who].split("_")[1]
+        assert team["tokens"][who].rsplit("_", 1)[1] not in r.text
+    shared = call(team, "shared-team-token-0123456789", "GET", "/whoami").json()
+    assert shared == {"user_id": None, "admin": True, "token_id": "shared", "auth": True}
+    record, token = team["store"].create(team["alice"], label="whoami")
+    team["store"].revoke(record.id)
+    assert call(team, token, "GET", "/whoami").status_code == 401
+    assert httpx.get(team["url"] + "/whoami", timeout=30).status_code == 401

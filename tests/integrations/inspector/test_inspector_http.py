@@ -128,14 +128,18 @@ def test_the_chart_has_a_bar_per_day_and_the_budget_line(client) -> None:
 
 def test_a_memory_history_is_a_timeline_with_a_link_to_its_source_turn(client, inspector_data) -> None:
     page = client.get(f"/semantic/{inspector_data.memory_ids['deploy']}").text
-    assert "<strong>ADD</strong>" in page and "Billing is deployed to staging with scripts/ship.sh" in page
-    assert "/sessions/turn?session=sess-1&amp;entry=e2" in page
+    assert "<strong>added</strong>" in page and "Billing is deployed to staging with scripts/ship.sh" in page
+    step = page.split('data-event="ADD"', 1)[1].split("</li>", 1)[0]  # the timeline step links to its turn
+    assert "captured from a conversation turn" in step
+    assert '<a class="source-turn" href="/sessions/turn?session=sess-1&amp;entry=e2">' in step
     turn = client.get("/sessions/turn?session=sess-1&entry=e2").text
     assert turn.count('class="turn focus"') == 1
     focus = turn.split('class="turn focus"', 1)[1].split("</div>", 1)[0]
     assert "Run scripts/ship.sh with the staging profile" in focus
     old = client.get(f"/semantic/{inspector_data.memory_ids['old']}").text
-    assert "<strong>DELETE</strong>" in old and "moved away" in old
+    assert "<strong>deleted</strong>" in old and "moved away" in old
+    added = old.split('data-event="ADD"', 1)[1].split("</li>", 1)[0]
+    assert "added with the pi-memory CLI; no session turn" in added and "source-turn" not in added
     assert "The user lived in Lisbon" not in client.get("/semantic").text
     assert "The user lived in Lisbon" in client.get("/semantic?all=1").text
 
@@ -159,7 +163,7 @@ def test_deleting_a_memory_in_the_page_keeps_its_history(client, inspector, insp
     r = post(client, inspector, f"/semantic/{mid}/delete", {})
     assert f"Deleted {mid} (history kept)." in r.text
     assert "The user edits code in Helix" not in client.get("/semantic").text
-    assert "<strong>DELETE</strong>" in client.get(f"/semantic/{mid}").text
+    assert "<strong>deleted</strong>" in client.get(f"/semantic/{mid}").text
     again = post(client, inspector, f"/semantic/{mid}/delete", {})
     assert "nothing was deleted" in again.text
 

@@ -21,7 +21,7 @@ COUNT_LABELS = {"sessionFiles": "session files", "memories": "curated entries (i
                 "extended": "extended store entries"}
 
 
-def routes(memory, renderer) -> list[Route]:
+def routes(memory, renderer, team) -> list[Route]:
     def learning_context(report=None) -> dict:
         learner = memory.learner()
         if learner is None:
@@ -79,13 +79,17 @@ def routes(memory, renderer) -> list[Route]:
             info["semantic_outcomes"] = semantic_outcomes.summary(conn)
         except Exception as exc:  # an unusable index is what this page is for: say so
             info["error"] = f"{type(exc).__name__}: {exc}"
-        service = memory.semantic()
+        server = None
+        if team.active:  # the team server's user and address, or what went wrong (never the token)
+            service, server = team.service()
+        else:
+            service = memory.semantic()
         info["semantic"] = service.status_info() if service is not None else None
         model, info["model_status"] = memory.learning_model("review")
         if model is not None:
             model.close()
-        return renderer.page(request, "health.html", "health", info=info, labels=COUNT_LABELS, semantic_status=memory.semantic_status,
-                             settings=memory.settings)
+        return renderer.page(request, "health.html", "health", info=info, labels=COUNT_LABELS,
+                             semantic_status=memory.semantic_status, settings=memory.settings, server=server)
 
     return [Route("/learning", learning), Route("/learning/{job_id:int}/undo", undo, methods=["POST"]),
             Route("/skills", skills), Route("/skills/{action:str}", skill_change, methods=["POST"]),

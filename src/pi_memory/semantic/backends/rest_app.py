@@ -121,6 +121,7 @@ def create_app(backend_factory: BackendFactory, token: str | None, *, capture: C
     service = RestService(backend_factory, capture, audit=tokens.audit if tokens is not None else None)
     routes = [
         Route("/health", service.health, methods=["GET"]),
+        Route("/whoami", service.whoami, methods=["GET"]),
         Route("/memories", service.add, methods=["POST"]),
         Route("/memories", service.list_all, methods=["GET"]),
         Route("/memories/{memory_id}", service.get, methods=["GET"]),
