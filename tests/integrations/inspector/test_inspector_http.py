@@ -120,10 +120,54 @@ def test_undo_in_the_page_reverts_the_learning_job(client, inspector, inspector_
     assert "undo: refused" in again.text  # already undone: said in words, nothing changes
 
 
-def test_the_chart_has_a_bar_per_day_and_the_budget_line(client) -> None:
+def test_the_chart_has_a_bar_per_day_and_the_budget_line(client, inspector_data) -> None:
     page = client.get("/learning").text
     assert page.count('class="day"') + page.count('class="over"') == 14
     assert 'class="budget"' in page and "300,000" in page
+    spent = inspector_data.memory.learner().budget_status()["spentToday"]
+    assert 0 < spent < 3_000  # the demo's one job: far under the budget line, yet visible and labelled
+    today = page.split(f'data-tokens="{spent}"', 1)[1].split(">", 1)[0]
+    assert 'height="2"' in today or float(today.split('height="', 1)[1].split('"')[0]) >= 2
+    assert '<text class="value"' in page and f">{spent:,}</text>" in page
+
+
+@pytest.mark.parametrize(("tokens", "budget", "height"), [(0, 100, 0.0), (1, 300_000, 2.0), (50, 100, 71.0),
+                                                           (200, 100, 142.0)])
+def test_chart_bars_scale_to_the_budget_and_stay_visible(tokens, budget, height) -> None:
+    from pi_memory.integrations.inspector.render import day_chart
+
+    chart = day_chart([{"day": "2026-12-01", "tokens": tokens, "jobs": 1}], budget)
+    bar = chart["bars"][0]
+    assert bar["h"] == height and bar["over"] is (tokens > budget)
+    assert bar["value"] == (f"{tokens:,}" if tokens else "")
+
+
+def test_health_lists_the_last_repairs_and_background_errors(client, inspector_data) -> None:
+    from pi_memory.index import outcomes
+    from pi_memory.index.salvage import record_repair
+    from pi_memory.learning.log import finish_job, start_job
+
+    conn = inspector_data.memory.index()
+    for n, at in enumerate(("2026-11-20T10:00:00Z", "2026-11-28T09:30:00Z"), 1):
+        record_repair(conn, {"at": at, "damagedCopy": f"index.sqlite3.damaged-{n}",
+                             "rebuilt": {"messages": 5 * n, "sessionFiles": n}, "lost": {}})
+    outcomes.record(conn, "capture", "error", counts={}, message="the model at 127.0.0.1:9 did not answer")
+    learner = inspector_data.memory.learner()
+    job = start_job(learner.conn, "dream", "daily", project=None, dry_run=False, model="fake-model")
+    finish_job(learner.conn, job, outcome="error", detail="the model call failed: timed out", duration_ms=5.0,
+               writes=[], session_ids=[], entry_ids=[])
+    page = client.get("/health").text
+    repairs = page.split("<h3>Repairs", 1)[1].split("</section>", 1)[0]
+    assert repairs.index("2026-11-28T09:30:00Z") < repairs.index("2026-11-20T10:00:00Z")  # newest first
+    assert "10 messages of 2 session files copied" in repairs and "Lost: nothing" in repairs
+    errors = page.split('id="worker-errors"', 1)[1].split("</section>", 1)[0]
+    assert 'class="entry worker-error"><span class="tag bad">capture</span>' in errors
+    assert "the model at 127.0.0.1:9 did not answer" in errors
+    assert "No background job error recorded." not in errors
+    failed = errors.split('class="entry failed-job">', 1)[1].split("</div>", 1)[0]
+    assert "learning dream: error" in failed and "the model call failed: timed out" in failed
+    assert f'<a href="/learning#jobs">job #{job} in the learning log</a>' in failed
+    assert errors.count("failed-job") == 1  # the demo's ok review is not an error
 
 
 def test_a_memory_history_is_a_timeline_with_a_link_to_its_source_turn(client, inspector_data) -> None:

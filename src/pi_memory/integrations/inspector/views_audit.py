@@ -17,6 +17,7 @@ from pi_memory.semantic import outcomes as semantic_outcomes
 
 CHART_DAYS = 14
 JOBS_SHOWN = 50
+FAILED_OUTCOMES = ("error", "invalid_output", "budget")  # learning_jobs.outcome of a job that did not do its work
 COUNT_LABELS = {"sessionFiles": "session files", "memories": "curated entries (index mirror)",
                 "extended": "extended store entries"}
 
@@ -79,6 +80,9 @@ def routes(memory, renderer, team) -> list[Route]:
             info["semantic_outcomes"] = semantic_outcomes.summary(conn)
         except Exception as exc:  # an unusable index is what this page is for: say so
             info["error"] = f"{type(exc).__name__}: {exc}"
+        learner = memory.learner()
+        info["failed_jobs"] = [] if learner is None else [  # background learning jobs that failed, newest first
+            j for j in list_jobs(learner.conn, limit=JOBS_SHOWN) if j["outcome"] in FAILED_OUTCOMES][:10]
         server = None
         if team.active:  # the team server's user and address, or what went wrong (never the token)
             service, server = team.service()
