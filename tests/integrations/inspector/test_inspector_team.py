@@ -193,3 +193,34 @@ def test_ui_server_option_refuses_bad_input_in_words(tmp_path, args, message) ->
     assert run.returncode == 2, run.stdout + run.stderr
     assert message in " ".join(run.stderr.split()), run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_settings_naming_another_user_than_the_token_say_so(team_server, tmp_path, monkeypatch) -> None:
+    from pi_memory.runtime import open_memory
+
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps({"pi-memory": {"semantic": {"userId": "carol", "backend": {
+        "type": "self-hosted", "baseUrl": team_server.url, "apiKey": team_server.tokens["alice"]}}}}),
+        encoding="utf-8")
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
+    monkeypatch.setenv("PI_MEMORY_DIR", str(tmp_path / "data"))
+    memory = open_memory(team_server.project)
+    try:
+        with run_inspector(memory) as ui, login(ui) as c:
+            page = c.get("/semantic").text
+            health = c.get("/health").text
+    finally:
+        memory.close()
+    note = page.split('id="team-note">', 1)[1].split("</p>", 1)[0]
+    assert note == str(escape(
+        f"The semantic settings name user 'carol', but this token belongs to '{team_server.alice}': this page "
+        f"shows {team_server.alice}'s memories, and the agent's own requests for 'carol' will be refused. Set "
+        f"\"userId\": \"{team_server.alice}\" in the settings, or put carol's own token in \"apiKey\" in the "
+        f"\"backend\" of the semantic settings ({agent / 'settings.json'})."))
+    assert "Billing is deployed from the release branch" in page and 'id="team-note"' in health
+
+
+def test_the_source_turn_of_a_team_memory_says_where_it_is(client, team_server) -> None:
+    page = client.get("/sessions/turn", params={"session": "sess-team", "entry": "e7"}).text
+    assert "session sess-team ran on another computer" in page
