@@ -188,6 +188,22 @@ def test_a_memory_history_is_a_timeline_with_a_link_to_its_source_turn(client, i
     assert "The user lived in Lisbon" in client.get("/semantic?all=1").text
 
 
+def test_a_superseded_memory_shows_each_version_with_its_own_turn(client, inspector_data) -> None:
+    page = client.get(f"/semantic/{inspector_data.memory_ids['migrations']}").text
+    steps = [s.split("</li>", 1)[0] for s in page.split('<li class="event"')[1:]]
+    assert [s.split('data-event="', 1)[1].split('"', 1)[0] for s in steps] == ["ADD", "UPDATE", "SUPERSEDE"]
+    assert "Billing migrations are run by hand before a deploy" in steps[0]
+    assert 'href="/sessions/turn?session=sess-1&amp;entry=e3"' in steps[0]
+    assert "corrected in the same session" in steps[1] and 'entry=e4"' in steps[1]
+    assert "before: <span" in steps[1] and "after: <span" in steps[1]
+    assert "source-turn" not in steps[2]  # the superseding step is the old version's end, not a turn
+    assert f'href="/semantic/{inspector_data.memory_ids["migrations-old"]}"' in steps[0]
+    turn = client.get("/sessions/turn?session=sess-1&entry=e4").text
+    assert "They run automatically in the ship script" in turn.split('class="turn focus"', 1)[1].split("</div>")[0]
+    listed = client.get("/semantic").text
+    assert "Billing migrations run automatically" in listed and "run by hand" not in listed
+
+
 def test_an_unknown_turn_or_memory_is_said_in_words(client) -> None:
     missing = client.get("/sessions/turn?session=nope&entry=e1").text
     assert "That message is not in this computer's index" in missing and "session nope ran on another computer" in missing
