@@ -224,3 +224,24 @@ def test_settings_naming_another_user_than_the_token_say_so(team_server, tmp_pat
 def test_the_source_turn_of_a_team_memory_says_where_it_is(client, team_server) -> None:
     page = client.get("/sessions/turn", params={"session": "sess-team", "entry": "e7"}).text
     assert "session sess-team ran on another computer" in page
+
+
+def test_the_recall_preview_reads_the_team_server_for_the_token_user(client, team_server) -> None:
+    page = client.get("/recall", params={"prompt": "How is billing deployed?"}).text
+    hits = page.split('id="recall-hits"', 1)[1].split("</table>", 1)[0]
+    assert "Billing is deployed from the release branch" in hits
+    assert "Helm charts" not in page and "vault" not in page
+
+
+def test_an_admin_token_shows_the_settings_user(team_server, team_memory) -> None:
+    record, token = team_server.store.create(team_server.alice.replace("alice-", "ops-"), admin=True)
+    try:
+        with RestBackend(team_server.url, token) as backend, \
+                run_inspector(team_memory, server=ServerChoice(backend)) as ui, login(ui) as c:
+            page = c.get("/semantic").text
+            health = c.get("/health").text
+    finally:
+        team_server.store.revoke(record.id)
+    assert f'memories of <strong id="team-user">{team_server.alice}</strong> (an admin token of ops-' in page
+    assert "release branch" in page and "Helm charts" not in page
+    assert "(admin: may act for every user)" in health

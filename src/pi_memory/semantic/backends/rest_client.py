@@ -200,13 +200,11 @@ class ServerUnreachableError(BackendError):
 
 
 class ServerRefusedError(BackendError):
-    """The memory server refused the token (``status`` 401: missing, wrong or revoked; 403: not allowed for this
-    scope); ``detail`` is the server's own error text."""
+    """The server refused the token: ``status`` 401 (missing, wrong, revoked) or 403; ``detail``: its text."""
 
     def __init__(self, message: str, status: int, detail: str) -> None:
         super().__init__(message)
-        self.status = status
-        self.detail = detail
+        self.status, self.detail = status, detail
 
 
 def _iso(value: Any, keep_offset: bool = False) -> str | None:
@@ -375,9 +373,7 @@ class RestBackend:
         return self._scope_checked
 
     def whoami(self) -> dict[str, Any] | None:
-        """Whom the token acts for on ``pi-memory serve`` (``GET /whoami``: ``user_id``, ``admin``, ``token_id``);
-        ``None`` from a server without that route (Mem0, an older pi-memory). Raises
-        :class:`ServerRefusedError` for a refused token and :class:`ServerUnreachableError`."""
+        """``GET /whoami`` (``user_id``, ``admin``, ``token_id``); ``None`` from a server without it (Mem0)."""
         data = self._call("GET", "/whoami", missing_ok=True)
         return data if isinstance(data, dict) else None
 
