@@ -60,12 +60,15 @@ _COLS = ("id, text, user_id, project_id, agent_id, created_at, updated_at, obser
 
 def clean_text(text: str) -> str:
     """What is stored: credentials redacted (:func:`pi_memory.safety.redact`), ends stripped. Raises
-    ``ValueError`` for empty, over-long or hostile text (the threat scanner)."""
+    ``ValueError`` for empty, unreadable (only U+FFFD), over-long or hostile text (the threat scanner)."""
     if not isinstance(text, str):
         raise ValueError("memory text must be a string")
     cleaned = safety.redact(text).strip()
     if not cleaned:
         raise ValueError("memory text is empty")
+    if safety.is_unreadable(cleaned):  # the curated stores' rule (curated.entries.content_problem)
+        raise ValueError(f"Not saved: the memory text has no readable text: {safety.UNREADABLE}. Retype the fact, "
+                         "or check the encoding of what was sent.")
     threats = safety.scan_threats(cleaned)
     if threats:  # every path that stores text (tool, CLI, REST, capture) ends here
         raise ValueError(
