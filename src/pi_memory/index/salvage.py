@@ -31,7 +31,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from pi_memory.index.db import transaction
+from pi_memory.index.db import read_only_uri, transaction
 from pi_memory.index.redaction import redact_text
 from pi_memory.index.words import fts_form
 from pi_memory.index.writer import index_ranges
@@ -226,7 +226,7 @@ def last_repair(data_dir: Path | str) -> dict | None:
     if not path.exists():
         return None
     try:
-        src = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
+        src = sqlite3.connect(read_only_uri(path), uri=True, timeout=1)
     except sqlite3.Error:
         return None
     try:
