@@ -348,6 +348,15 @@ def read_only_uri(path: Path) -> str:
     return uri + "&immutable=1" if read_only_by_mode(Path(path).parent) else uri
 
 
+def open_read_only(path: Path | str, timeout: float = 5.0) -> sqlite3.Connection | None:
+    """A read-only connection to a database file that may be damaged (salvage, a repair record), or ``None``
+    when it cannot be opened at all (:func:`read_only_uri`: immutable in a read-only folder)."""
+    try:
+        return sqlite3.connect(read_only_uri(Path(path)), uri=True, timeout=timeout)
+    except sqlite3.Error:
+        return None
+
+
 def check_integrity(data_dir: Path | str) -> IntegrityReport:
     """``PRAGMA quick_check`` of ``<data_dir>/index.sqlite3`` on a read-only connection of its own (every page is
     read; the cross-check of indexes against tables that ``integrity_check`` adds is left out, it is several

@@ -33,7 +33,7 @@ import numpy as np
 
 from pi_memory import safety
 from pi_memory.index.db import migrate, transaction
-from pi_memory.semantic.backend import MemoryNotFoundError
+from pi_memory.semantic.backend import MemoryNotFoundError, count_query
 from pi_memory.semantic.embedded_reembed import REEMBED_BATCH, EmbeddedReembed, ReembedReport
 from pi_memory.semantic.embedded_search import EmbeddedSearch
 from pi_memory.semantic.models import (
@@ -315,14 +315,7 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
 
     def count(self, *, scope: Scope | None = None, status: str | None = "active") -> int:
         """Memories of ``scope`` (every scope when ``None``) with ``status`` (any when ``None``)."""
-        where, args = [], []
-        if scope is not None:
-            where.append(SCOPE_SQL)
-            args += scope.columns()
-        if status is not None:
-            where.append("status = ?")
-            args.append(status)
-        sql = "SELECT count(*) FROM semantic_memories" + (" WHERE " + " AND ".join(where) if where else "")
+        sql, args = count_query(SCOPE_SQL, scope, status, "?")
         with self._lock:
             return int(self.conn.execute(sql, args).fetchone()[0])
 
