@@ -133,7 +133,7 @@ class Memory:
         injected = self.settings.prompt_mode != "policy"
         tools = create_memory_tools(self.store, injected) + create_search_tools(
             self.index, current, self.repair_index, session_variant=self.settings.session_search_variant,
-            session_roots=self.session_roots)
+            session_roots=self.session_roots, for_model=True, entry_name=self.store.shown_name)
         tools += create_block_tools(self.blocks())
         tools += create_skill_tools(self.skills())
         service = self._semantic_description() if describe_only else self.semantic()

@@ -170,6 +170,14 @@ class MemoryStore:
         """The store's file name as shown to people and models (relative to the data root)."""
         return self.names[target]
 
+    def shown_name(self, target: str, project_id: str | None = None) -> str:
+        """The file name in the blocked marker of an entry of ``target`` (of project ``project_id``, for a
+        ``project`` entry found by a search): this store's own name, so the marker is the one ``memory_read``
+        shows, or for another project's entry ``MEMORY.md of project <id>``."""
+        if target == "project" and project_id and project_id != self.project_id:
+            return f"{PROJECT_FILE} of project {project_id}"
+        return self.names.get(target, f"{target} store")
+
     def limit(self, target: str) -> int:
         return self.limits[target]
 

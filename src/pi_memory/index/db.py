@@ -48,6 +48,7 @@ from pi_memory import timing
 from pi_memory.index.redaction import redact_pending_index
 from pi_memory.index.schema import MIGRATIONS, Migration, split_statements
 from pi_memory.index.words import register as register_words
+from pi_memory.storage import read_only_by_mode, refuse_read_only_folder
 
 INDEX_FILE = "index.sqlite3"
 BUSY_TIMEOUT_S = 10.0
@@ -273,6 +274,7 @@ def open_index(
     Raises :class:`IndexUnavailableError` when the file cannot be repaired (see the module docstring).
     """
     data_dir = Path(data_dir)
+    refuse_read_only_folder(data_dir)  # SQLite would create the file, its -wal and -shm there, even as root
     data_dir.mkdir(parents=True, exist_ok=True)
     path = index_path(data_dir)
     try:
@@ -338,6 +340,23 @@ class IntegrityReport:
                 "sizeBytes": self.size_bytes, "ran": self.ran}
 
 
+def read_only_uri(path: Path) -> str:
+    """The URI of a read-only connection to ``path``. In a folder that is read-only by its mode
+    (:func:`pi_memory.storage.read_only_by_mode`) it is opened ``immutable``: a WAL database's read-only
+    connection would otherwise create ``-wal`` and ``-shm`` files there (as root), or fail (as another user)."""
+    uri = f"{Path(path).absolute().as_uri()}?mode=ro"
+    return uri + "&immutable=1" if read_only_by_mode(Path(path).parent) else uri
+
+
+def open_read_only(path: Path | str, timeout: float = 5.0) -> sqlite3.Connection | None:
+    """A read-only connection to a database file that may be damaged (salvage, a repair record), or ``None``
+    when it cannot be opened at all (:func:`read_only_uri`: immutable in a read-only folder)."""
+    try:
+        return sqlite3.connect(read_only_uri(Path(path)), uri=True, timeout=timeout)
+    except sqlite3.Error:
+        return None
+
+
 def check_integrity(data_dir: Path | str) -> IntegrityReport:
     """``PRAGMA quick_check`` of ``<data_dir>/index.sqlite3`` on a read-only connection of its own (every page is
     read; the cross-check of indexes against tables that ``integrity_check`` adds is left out, it is several
@@ -350,7 +369,7 @@ def check_integrity(data_dir: Path | str) -> IntegrityReport:
     size = path.stat().st_size
     try:
         with timing.span("database.quick-check", f"{size} bytes"):
-            conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+            conn = sqlite3.connect(read_only_uri(path), uri=True, timeout=BUSY_TIMEOUT_S)
             try:
                 rows = [str(r[0]) for r in conn.execute("PRAGMA quick_check")]
             finally:

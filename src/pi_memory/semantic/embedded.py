@@ -33,7 +33,7 @@ import numpy as np
 
 from pi_memory import safety
 from pi_memory.index.db import migrate, transaction
-from pi_memory.semantic.backend import MemoryNotFoundError
+from pi_memory.semantic.backend import MemoryNotFoundError, count_query
 from pi_memory.semantic.embedded_reembed import REEMBED_BATCH, EmbeddedReembed, ReembedReport
 from pi_memory.semantic.embedded_search import EmbeddedSearch
 from pi_memory.semantic.models import (
@@ -60,12 +60,15 @@ _COLS = ("id, text, user_id, project_id, agent_id, created_at, updated_at, obser
 
 def clean_text(text: str) -> str:
     """What is stored: credentials redacted (:func:`pi_memory.safety.redact`), ends stripped. Raises
-    ``ValueError`` for empty, over-long or hostile text (the threat scanner)."""
+    ``ValueError`` for empty, unreadable (only U+FFFD), over-long or hostile text (the threat scanner)."""
     if not isinstance(text, str):
         raise ValueError("memory text must be a string")
     cleaned = safety.redact(text).strip()
     if not cleaned:
         raise ValueError("memory text is empty")
+    if safety.is_unreadable(cleaned):  # the curated stores' rule (curated.entries.content_problem)
+        raise ValueError(f"Not saved: the memory text has no readable text: {safety.UNREADABLE}. Retype the fact, "
+                         "or check the encoding of what was sent.")
     threats = safety.scan_threats(cleaned)
     if threats:  # every path that stores text (tool, CLI, REST, capture) ends here
         raise ValueError(
@@ -312,14 +315,7 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
 
     def count(self, *, scope: Scope | None = None, status: str | None = "active") -> int:
         """Memories of ``scope`` (every scope when ``None``) with ``status`` (any when ``None``)."""
-        where, args = [], []
-        if scope is not None:
-            where.append(SCOPE_SQL)
-            args += scope.columns()
-        if status is not None:
-            where.append("status = ?")
-            args.append(status)
-        sql = "SELECT count(*) FROM semantic_memories" + (" WHERE " + " AND ".join(where) if where else "")
+        sql, args = count_query(SCOPE_SQL, scope, status, "?")
         with self._lock:
             return int(self.conn.execute(sql, args).fetchone()[0])
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from pi_memory.index.db import Migration, migrate, transaction
+from pi_memory.index.db import Migration, migrate, open_read_only, transaction
 
 SCOPE_SQL = "user_id = ? AND project_id = ? AND agent_id = ?"
 M_SCOPE_SQL = "m.user_id = ? AND m.project_id = ? AND m.agent_id = ?"
@@ -157,9 +157,8 @@ def salvage_semantic(conn: sqlite3.Connection, damaged: str | Path) -> int:
     """
     migrate(conn, SEMANTIC_MIGRATIONS)
     copied = 0
-    try:
-        src = sqlite3.connect(f"file:{Path(damaged)}?mode=ro", uri=True)
-    except sqlite3.Error:
+    src = open_read_only(damaged)
+    if src is None:
         return 0
     try:
         for table, cols in _SALVAGE:

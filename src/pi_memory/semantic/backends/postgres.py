@@ -27,7 +27,7 @@ import numpy as np
 from psycopg import errors, sql
 from psycopg.types.json import Jsonb
 
-from pi_memory.semantic.backend import BackendError, MemoryNotFoundError
+from pi_memory.semantic.backend import BackendError, MemoryNotFoundError, count_query
 from pi_memory.semantic.backends import pg_schema
 from pi_memory.semantic.embedded import IDENTITY_KEYS, clean_text
 from pi_memory.semantic.models import (
@@ -263,16 +263,9 @@ class PostgresBackend:
         return [_row(r) for r in rows]
 
     def count(self, *, scope: Scope | None = None, status: str | None = "active") -> int:
-        where, args = [], []
-        if scope is not None:
-            where.append(SCOPE)
-            args += scope.columns()
-        if status is not None:
-            where.append("status = %s")
-            args.append(status)
+        query, args = count_query(SCOPE, scope, status, "%s")
         with self._conn() as conn:
-            return int(conn.execute("SELECT count(*) FROM semantic_memories"
-                                    + (" WHERE " + " AND ".join(where) if where else ""), args).fetchone()[0])
+            return int(conn.execute(query, args).fetchone()[0])
 
     def history(self, memory_id: str, *, scope: Scope) -> list[HistoryEvent]:
         with self._conn() as conn:
