@@ -105,18 +105,28 @@ def on_session_start(host: str, payload: dict) -> str | None:
 
 def on_prompt(host: str, payload: dict, vector_deadline: float | None = None) -> str | None:
     """Recall for the prompt. ``vector_deadline`` (a :func:`time.monotonic` value, :data:`.VECTOR_SHARE` of the
-    ceiling): a query embedding not ready by then is skipped and the recall is keyword-only (logged)."""
-    from pi_memory.semantic.service import RECALL_MARKER_KEY
-    from pi_memory.session import AgentSession
+    ceiling): a query embedding not ready by then is skipped and the recall is keyword-only (logged).
 
-    _log_to_hook_log("pi_memory.semantic")
+    A prompt recall skips (:func:`pi_memory.semantic.prompt_gate.skip_reason`: "ok", "thanks", a ``/command``)
+    is answered from the session-start cache when it is current (the run parts, when they changed since this
+    host session got them), without opening memory: no settings, index or embedder load for it."""
+    from pi_memory.semantic.prompt_gate import skip_reason
 
     sid, prompt = _text(payload.get("session_id")), _text(payload.get("prompt"))
     saved = state.read_json(state.session_file(host, sid)) if sid else {}
     if sid:
         state.update_session(host, sid, lastPrompt=prompt)
-    session = AgentSession(_cwd(payload), sid or None)
-    run = _changed_run_parts(host, sid, session, saved)
+    cwd = _cwd(payload)
+    cached = state.cached_context(cwd, CACHE_VERSION)
+    if cached is not None and skip_reason(prompt) is not None:
+        return _changed_run(host, sid, _text(cached.get("run")), saved)
+    from pi_memory.semantic.service import RECALL_MARKER_KEY
+    from pi_memory.session import AgentSession
+
+    _log_to_hook_log("pi_memory.semantic")
+    session = AgentSession(cwd, sid or None)
+    run = _changed_run(host, sid, _text(cached.get("run")), saved) if cached is not None else (
+        _changed_run_parts(host, sid, session, saved))
     outcome = session.recall(prompt, {RECALL_MARKER_KEY: saved.get("recallMarker")}, vector_deadline)
     if outcome is None:
         return run
@@ -137,6 +147,11 @@ def _changed_run_parts(host: str, sid: str, session, saved: dict) -> str | None:
     except Exception as exc:  # noqa: BLE001 - the run parts must not cost the prompt its recall
         state.log(f"{host} prompt: run parts not built: {type(exc).__name__}: {exc}")
         return None
+    return _changed_run(host, sid, run, saved)
+
+
+def _changed_run(host: str, sid: str, run: str, saved: dict) -> str | None:
+    """``run`` when it differs from what this host session got last (recorded), else ``None``."""
     if not sid or _digest(run) == saved.get("runDigest"):
         return None
     state.update_session(host, sid, runDigest=_digest(run))
