@@ -49,9 +49,9 @@ def session_context(cwd: str) -> dict:
     by :mod:`pi_memory.prompt` (the one call site): the memory part (the curated snapshot, or the memory policy
     in policy mode) and the run parts (memory blocks, standing instructions). Creates the default blocks when
     none exist, as a session start does. Cached with the files it was read from (:mod:`.state`)."""
-    from pi_memory.config import agent_dir, trust_file
     from pi_memory.prompt import memory_part, run_parts
     from pi_memory.runtime import open_memory
+    from pi_memory.settings_files import settings_files
     from pi_memory.standing import StandingStore
 
     memory = open_memory(Path(cwd))
@@ -62,7 +62,7 @@ def session_context(cwd: str) -> dict:
         except Exception as exc:  # noqa: BLE001 - a read-only data root must not stop the session start
             state.log(f"default memory blocks not created: {exc}")
         folders = [folder for _, folder in blocks.folders()]
-        deps = [str(agent_dir() / "settings.json"), str(trust_file()), str(Path(cwd) / ".pi" / "settings.json"),
+        deps = [*(str(p) for p in settings_files(Path(cwd))),
                 *(str(p) for p in memory.store.files.values()), *(str(f) for f in folders),
                 *(str(p) for f in folders if f.is_dir() for p in sorted(f.glob("*.md"))),
                 str(StandingStore.in_data_dir(memory.settings.data_dir).path), *(str(_PKG / c) for c in _CODE)]
