@@ -51,7 +51,7 @@ def pct(values: list[float], q: float) -> float:
 
 def row(name: str, seconds: list[float]) -> str:
     ms = [s * 1000 for s in seconds]
-    return f"{name:<40} p50 {statistics.median(ms):7.0f} ms   p95 {pct(ms, 0.95):7.0f} ms   (n={len(ms)})"
+    return f"{name:<44} p50 {statistics.median(ms):7.0f} ms   p95 {pct(ms, 0.95):7.0f} ms   (n={len(ms)})"
 
 
 TYPER_PATH = [sys.executable, "-c", "import sys; sys.argv[0] = 'pi-memory'; from pi_memory.cli import main; main()"]

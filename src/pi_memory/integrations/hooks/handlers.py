@@ -18,9 +18,7 @@ imports nothing beyond the standard library.
 from __future__ import annotations
 
 import json
-import logging
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -173,6 +171,8 @@ def on_transcript(host: str, event: str, payload: dict) -> None:
 def spawn_background(job: dict) -> None:
     """Start :mod:`.background` for ``job``, detached (its own session, no standard streams shared with the
     host), so the hook returns at once and the host never waits for, or kills, the work."""
+    import subprocess
+
     log_path = state.state_dir() / "hooks.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "a", encoding="utf-8") as log_fh:
@@ -183,17 +183,18 @@ def spawn_background(job: dict) -> None:
         )
 
 
-class _HookLog(logging.Handler):
-    def emit(self, record: logging.LogRecord) -> None:
-        state.log(f"{record.name}: {record.getMessage()}")
-
-
 def _log_to_hook_log(name: str) -> None:
-    """Send warnings of logger ``name`` (recall's: a failed or skipped query embedding) to the hook log."""
+    """Send warnings of logger ``name`` (recall's: a failed or skipped query embedding) to the hook log
+    (:mod:`logging` is imported here, on the recall path only)."""
+    import logging
+
+    class HookLog(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            state.log(f"{record.name}: {record.getMessage()}")
+
     logger = logging.getLogger(name)
-    if not any(isinstance(h, _HookLog) for h in logger.handlers):
-        handler = _HookLog(logging.WARNING)
-        logger.addHandler(handler)
+    if not any(type(h).__name__ == "HookLog" for h in logger.handlers):
+        logger.addHandler(HookLog(logging.WARNING))
 
 
 def handle(host: str, event: str, payload: dict, vector_deadline: float | None = None) -> str | None:
