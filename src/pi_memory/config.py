@@ -62,8 +62,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 
+from pi_memory.settings_files import TRUST_FILE_NAME, agent_dir, trust_file  # noqa: F401 - re-exported
+
 SETTINGS_KEY = "pi-memory"
-TRUST_FILE_NAME = "pi-memory-trust.json"
 DEFAULT_MEMORY_CHAR_LIMIT = 2200
 DEFAULT_USER_CHAR_LIMIT = 1375
 DEFAULT_LOCK_TIMEOUT_S = 10.0
@@ -144,16 +145,6 @@ class Settings:
     agent_dir: Path = field(default_factory=lambda: agent_dir())
     sources: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
-
-
-def agent_dir() -> Path:
-    """pi's agent folder: ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``."""
-    env = os.environ.get("PI_CODING_AGENT_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".pi" / "agent"
-
-
-def trust_file() -> Path:
-    return agent_dir() / TRUST_FILE_NAME
 
 
 def trusted_projects() -> list[Path]:

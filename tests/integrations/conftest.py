@@ -17,3 +17,16 @@ def env(tmp_path, monkeypatch):
     (proj / ".git").mkdir(parents=True)
     (tmp_path / "data").mkdir()
     return tmp_path
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """For the imports of the hosts' memories: a temporary HOME (no CLAUDE_CONFIG_DIR / CODEX_HOME) and a
+    project ``proj`` (a git root, with a folder ``sub``) under ``tmp_path`` (returned)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    proj = tmp_path / "proj"
+    (proj / ".git").mkdir(parents=True)
+    (proj / "sub").mkdir()
+    return tmp_path

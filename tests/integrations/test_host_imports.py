@@ -39,17 +39,6 @@ INDEX = """- [pnpm only](pnpm-only.md) — installs
 """
 
 
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    monkeypatch.delenv("CODEX_HOME", raising=False)
-    proj = tmp_path / "proj"
-    (proj / ".git").mkdir(parents=True)
-    (proj / "sub").mkdir()
-    return tmp_path
-
-
 def write_claude(home) -> object:
     folder = claude_memory_dir(home / "proj" / "sub", home / "home" / ".claude")
     assert folder.parent.name == str(home / "proj").replace("/", "-").replace("_", "-").replace(".", "-")
@@ -78,12 +67,14 @@ def test_codex_plan(home):
                                       "- Prefers ruff over flake8\n* Tests need docker\n", encoding="utf-8")
     assert [(p.target, p.text) for p in plan_codex(folder)] == [
         ("memory", "Prefers ruff over flake8"), ("memory", "The repo uses uv. Run it with uv run."),
-        ("memory", "code"), ("memory", "Tests need docker")]
+        ("memory", "Tests need docker")]  # a code block's contents are not memories
 
 
 @pytest.mark.parametrize(("lines", "items"), [
     (["- a", "  continued", "- b"], ["a continued", "b"]),
     (["# h", "para", "", "1. first", "2) second"], ["para", "first", "second"]),
+    (["```sh", "# a comment, not a heading", "- not a bullet", "```", "after"], ["after"]),
+    (["| a | b |", "|---|---|", "<!-- note", "- hidden -->", "kept"], ["kept"]),
     ([], []),
 ])
 def test_markdown_items(lines, items):

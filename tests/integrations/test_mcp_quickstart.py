@@ -68,3 +68,66 @@ def test_a_real_client_works_through_the_relay(tmp_path, mode):
 
     anyio.run(scenario)
     assert (tmp_path / "data" / "MEMORY.md").read_text(encoding="utf-8") == f"via {mode}\n"
+
+
+def list_tools(env, version: str = "2025-06-18") -> tuple[bytes, bytes, str]:
+    """``(initialize answer, tools/list answer, standard error)`` of one server start, as a client asks: the
+    ``tools/list`` after the ``initialize`` answer; standard input stays open until both answers are read."""
+    proc = subprocess.Popen([sys.executable, "-m", "pi_memory", "mcp", "--index-interval", "0"], env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    proc.stdin.write((json.dumps(request) + "\n").encode())
+    proc.stdin.flush()
+    init = proc.stdout.readline()
+    proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+                     b'{"jsonrpc":"2.0","id":"t1","method":"tools/list"}\n')
+    proc.stdin.flush()
+    tools = proc.stdout.readline()
+    proc.stdin.close()
+    rest = proc.stdout.read()
+    err = proc.stderr.read().decode()
+    assert proc.wait(60) == 0, err
+    assert rest == b""  # nothing more: the SDK's own answers to both were dropped
+    return init, tools, err
+
+
+def tool_names(answer: bytes) -> list[str]:
+    return [t["name"] for t in json.loads(answer)["result"]["tools"]]
+
+
+ALL_TOOLS = ["memory_add", "memory_replace", "memory_remove", "memory_read", "session_search", "memory_search",
+             "updateMemory", "skill_manage", "mem0_memory"]
+
+
+def test_the_early_tool_list_is_the_sdks_own_and_a_stale_one_is_replaced(tmp_path):
+    env = env_for(tmp_path)
+    first = list_tools(env)  # no earlier answer: the SDK's is relayed and remembered
+    cached = list_tools(env)
+    plain = list_tools(env_for(tmp_path, PI_MEMORY_MCP_QUICKSTART="0"))
+    assert first[:2] == cached[:2] == plain[:2]
+    assert json.loads(first[1])["id"] == "t1" and tool_names(first[1]) == ALL_TOOLS
+    cache_file = tmp_path / "state" / "mcp-tools-list.json"
+    cache = json.loads(cache_file.read_text(encoding="utf-8"))
+    (key,) = cache
+    cache[key]["tools"][0]["description"] = "stale"
+    cache_file.write_text(json.dumps(cache), encoding="utf-8")
+    _, tools, err = list_tools(env)
+    assert json.loads(tools)["result"]["tools"][0]["description"] == "stale"  # it was answered from the cache
+    assert "the early tools/list answer differed from the SDK's" in err
+    assert list_tools(env)[1] == first[1]
+
+
+def test_a_settings_change_or_another_data_root_is_never_answered_with_the_old_tool_list(tmp_path):
+    env = env_for(tmp_path)
+    assert tool_names(list_tools(env)[1]) == ALL_TOOLS
+    agent = tmp_path / "home" / ".pi" / "agent"
+    agent.mkdir(parents=True)
+    (agent / "settings.json").write_text(json.dumps({"pi-memory": {"toolEnabled": False}}), encoding="utf-8")
+    changed = list_tools(env)
+    assert tool_names(changed[1]) == ALL_TOOLS[:-1] and "differed" not in changed[2]
+    (agent / "settings.json").write_text(json.dumps({"pi-memory": {"memoryMode": "hybrid"}}), encoding="utf-8")
+    again = list_tools({**env, "PI_MEMORY_DIR": str(tmp_path / "other")})
+    assert tool_names(again[1]) == ALL_TOOLS and "differed" not in again[2]
+    cache = json.loads((tmp_path / "state" / "mcp-tools-list.json").read_text(encoding="utf-8"))
+    assert len(cache) == 3

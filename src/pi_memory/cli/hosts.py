@@ -177,60 +177,109 @@ ApplyOpt = Annotated[bool, typer.Option("--apply", help="Write the entries (with
                                         "imported and change nothing).")]
 
 
-def _import(source: str, folder: Path, planned: list, project: Path, apply: bool, json_: bool) -> None:
+ImportProjectOpt = Annotated[Path | None, typer.Option("--project", help="A folder of the project to import "
+                                                       "(its git root is used; default: the current folder).")]
+InstructionsOpt = Annotated[bool, typer.Option("--instructions/--no-instructions", help="Also the host's "
+                                               "instruction files (CLAUDE.md / AGENTS.md), user and project.")]
+
+
+def _import(source: str, where: str, planned: list, project: Path, apply: bool, json_: bool,
+            skipped: list | None = None) -> None:
+    """Show (dry run) or write (``--apply``) ``planned``; ``where``: the folders and files read, for people."""
     from pi_memory.config import SettingsError
     from pi_memory.integrations.hooks.imports import apply as write_entries
+    from pi_memory.integrations.hooks.imports import preview
     from pi_memory.runtime import open_memory
+    from pi_memory.standing import StandingStore
 
     if json_:
         state.json = True
-    results = None
-    if apply and planned:
+    skipped = skipped or []
+    results = rows = None
+    if planned:
         try:
             memory = open_memory(project, override_dir=state.dir)
         except SettingsError as exc:
             raise fail(str(exc), 2) from exc
         try:
-            results = write_entries(memory.store, planned)
+            standing = StandingStore.in_data_dir(memory.settings.data_dir)
+            if apply:
+                results = write_entries(memory.store, planned, standing)
+            else:
+                memory.store.load_from_disk()
+                rows = preview(memory.store, planned, standing)
         finally:
             memory.close()
     if state.json:
-        emit_json({"success": True, "source": source, "folder": str(folder), "dryRun": not apply,
-                   "entries": [p.to_dict() for p in planned], "results": results})
+        emit_json({"success": True, "source": source, "folder": where, "dryRun": not apply,
+                   "entries": [p.to_dict() for p in planned], "preview": rows, "results": results,
+                   "skipped": skipped})
         return
+    for note in skipped:
+        out.print(f"skipped: {note['source']} ({note['reason']})", markup=False)
     if not planned:
-        out.print(f"Nothing to import: no {source} memories in {folder}.", markup=False)
+        out.print(f"Nothing to import: no {source} memories in {where}.", markup=False)
         return
-    rows = results or [{**p.to_dict(), "status": "would add"} for p in planned]
-    for row in rows:
-        why = f" ({row['message']})" if row.get("status") == "refused" and row.get("message") else ""
+    for row in results or rows:
+        why = f" ({row['message']})" if row.get("status") in ("refused", "would be refused") and row.get(
+            "message") else ""
         out.print(f"{row['status']}: {row['target']}: {row['text']}{why}", markup=False)
     if results is None:
-        out.print(f"{len(planned)} entr{'y' if len(planned) == 1 else 'ies'} from {folder}; nothing was written. "
-                  "Run again with --apply to import them.", markup=False)
+        counts = {s: sum(1 for r in rows if r["status"] == s) for s in ("would add", "already there",
+                                                                        "would be refused")}
+        out.print(f"{len(planned)} entr{'y' if len(planned) == 1 else 'ies'} from {where}: {counts['would add']} "
+                  f"to add, {counts['already there']} already there, {counts['would be refused']} refused by the "
+                  "scanners; nothing was written. Run again with --apply to import them.", markup=False)
     else:
         counts = {s: sum(1 for r in results if r["status"] == s) for s in ("added", "duplicate", "refused")}
         out.print(f"{counts['added']} added, {counts['duplicate']} already there, {counts['refused']} refused. "
-                  f"{folder} was left as it was.", markup=False)
+                  f"{where}: left as it was.", markup=False)
 
 
-@import_app.command("claude-code-memory")
-def import_claude_code(project: ProjectOpt = None, apply: ApplyOpt = False, json_: JsonOpt = False) -> None:
-    """Claude Code's auto-memory of a project (~/.claude/projects/<project>/memory/): user memories into USER.md,
-    the others into the project's store."""
+def _import_both(source: str, folder: Path, memories: list, instructions, project: Path, apply: bool,
+                 json_: bool) -> None:
+    """The host's memories (``folder``) and, unless ``--no-instructions``, its instruction files' plan."""
+    planned, skipped, read = list(memories), [], [str(folder)]
+    if instructions is not None:
+        planned, skipped, read = planned + instructions.planned, instructions.skipped, read + instructions.files
+    _import(source, ", ".join(read), planned, project, apply, json_, skipped)
+
+
+IMPORT_TARGETS = ("Instruction files: each bullet and paragraph (outside code) is one entry, prefixed with its "
+                  "heading; from your own file a rule (\"Always...\", \"Use...\", \"Never...\") becomes a "
+                  "standing instruction (STANDING.md) and anything else goes to USER.md; from the project's files "
+                  "everything goes to the project's store. @imports of Markdown files are followed (5 deep). "
+                  "Nothing of the host's is changed; a re-run adds nothing twice.")
+
+
+@import_app.command("claude-code-memory", help=(
+        "Claude Code's auto-memory of a project (~/.claude/projects/<project>/memory/: user memories into "
+        "USER.md, the others into the project's store) and its CLAUDE.md files (~/.claude/CLAUDE.md, "
+        "~/.claude/rules/, and in the project CLAUDE.md, .claude/CLAUDE.md, .claude/rules/, CLAUDE.local.md, "
+        "nested ones too). A dry run unless --apply. " + IMPORT_TARGETS))
+def import_claude_code(project: ImportProjectOpt = None, instructions: InstructionsOpt = True, apply: ApplyOpt = False,
+                       json_: JsonOpt = False) -> None:
     from pi_memory.integrations.hooks.claude_code import config_dir
     from pi_memory.integrations.hooks.imports import claude_memory_dir, plan_claude_code
+    from pi_memory.integrations.hooks.imports_instructions import plan_claude_md
 
     where = (project or Path.cwd()).resolve()
     folder = claude_memory_dir(where, config_dir())
-    _import("Claude Code", folder, plan_claude_code(folder), where, apply, json_)
+    _import_both("Claude Code", folder, plan_claude_code(folder),
+                 plan_claude_md(where, config_dir()) if instructions else None, where, apply, json_)
 
 
-@import_app.command("codex-memories")
-def import_codex(apply: ApplyOpt = False, json_: JsonOpt = False) -> None:
-    """Codex's memories ($CODEX_HOME/memories: memory_summary.md and MEMORY.md) into MEMORY.md."""
+@import_app.command("codex-memories", help=(
+        "Codex's memories ($CODEX_HOME/memories: memory_summary.md and MEMORY.md) into MEMORY.md, and its "
+        "AGENTS.md files ($CODEX_HOME/AGENTS.override.md or AGENTS.md, and in every folder of the project "
+        "AGENTS.override.md or AGENTS.md). A dry run unless --apply. " + IMPORT_TARGETS))
+def import_codex(project: ImportProjectOpt = None, instructions: InstructionsOpt = True, apply: ApplyOpt = False,
+                 json_: JsonOpt = False) -> None:
     from pi_memory.integrations.hooks.codex import codex_home
     from pi_memory.integrations.hooks.imports import plan_codex
+    from pi_memory.integrations.hooks.imports_instructions import plan_agents_md
 
+    where = (project or Path.cwd()).resolve()
     folder = codex_home() / "memories"
-    _import("Codex", folder, plan_codex(folder), Path.cwd(), apply, json_)
+    _import_both("Codex", folder, plan_codex(folder), plan_agents_md(where, codex_home()) if instructions else None,
+                 where, apply, json_)

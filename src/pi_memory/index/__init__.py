@@ -13,40 +13,23 @@ The database is derived from the Markdown stores and the session files, except t
 memories' usage counts, which live only here (see :mod:`.mirror`).
 """
 
-from pi_memory.index.anchors import AnchorResult, anchor_search
-from pi_memory.index.conversation import conversation_around, find_message
-from pi_memory.index.db import (
-    INDEX_FILE,
-    IndexUnavailableError,
-    index_path,
-    is_corruption,
-    migrate,
-    open_index,
-    transaction,
-)
-from pi_memory.index.indexer import IndexStats, clear_sessions, index_paths, prune, reindex
-from pi_memory.index.mirror import (
-    MirrorEntry,
-    MirrorInputError,
-    SyncStats,
-    add_extended,
-    list_memories,
-    remove_memory,
-    sync_markdown,
-    sync_store,
-)
-from pi_memory.index.query import QueryPlan, plan_query
-from pi_memory.index.redaction import redaction_progress
-from pi_memory.index.results import MemoryHit, SearchResult, SessionHit
-from pi_memory.index.salvage import describe_repair, last_repair, repairs
-from pi_memory.index.search import (
-    SearchInputError,
-    memory_search,
-    parse_time,
-    session_ranking,
-    session_ranking_in_context,
-    session_search,
-)
+from pi_memory._lazy import lazy_exports
+
+# Names load their module on first use, so `from pi_memory.index.db import open_index` (a hook's recall) does not
+# import the readers, the mirror and the search layer with it.
+__getattr__, __dir__ = lazy_exports(__name__, {
+    ".anchors": "AnchorResult anchor_search",
+    ".conversation": "conversation_around find_message",
+    ".db": "INDEX_FILE IndexUnavailableError index_path is_corruption migrate open_index transaction",
+    ".indexer": "IndexStats clear_sessions index_paths prune reindex",
+    ".mirror": "MirrorEntry MirrorInputError SyncStats add_extended list_memories remove_memory sync_markdown "
+               "sync_store",
+    ".query": "QueryPlan plan_query",
+    ".redaction": "redaction_progress",
+    ".results": "MemoryHit SearchResult SessionHit",
+    ".salvage": "describe_repair last_repair repairs",
+    ".search": "SearchInputError memory_search parse_time session_ranking session_ranking_in_context session_search",
+})
 
 __all__ = [
     "AnchorResult",

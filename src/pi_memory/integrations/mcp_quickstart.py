@@ -1,4 +1,4 @@
-"""Answer MCP's ``initialize`` on stdio before the SDK has finished importing.
+"""Answer MCP's ``initialize`` and ``tools/list`` on stdio before the SDK has finished importing.
 
 Importing the mcp SDK and the CLI takes 1-2 s on a loaded 2-core machine, and clients time the server from
 its start (Codex starts without a non-required server that is late). So ``pi-memory mcp`` (stdio) starts
@@ -7,15 +7,23 @@ pipes, the real ``pi-memory mcp`` (the SDK server) is started on those pipes, an
 
 * client -> server: the first line is read at once; when it is an ``initialize`` request and the answer to
   the same request is known, that answer goes to the client straight away, and the line is still passed on
-  to the SDK (so its session is initialised exactly as usual);
-* server -> client: every line is relayed, except the SDK's own answer to that ``initialize`` (already sent).
+  to the SDK (so its session is initialised exactly as usual). The same for the session's first
+  ``tools/list`` request without a cursor, once the session began with an ``initialize``;
+* server -> client: every line is relayed, except the SDK's own answers to those requests (already sent).
 
-The known answer is the SDK's own from an earlier start, byte for byte, kept in the hook state folder
-(:mod:`pi_memory.integrations.hooks.state`, ``mcp-initialize.json``) keyed by the requested protocol
-version, pi-memory's version and the SDK's version (and this file's and the server module's modification
-times). The first start with a new key waits for the SDK and stores its answer; when a later SDK answer
-differs from the one sent, the stored one is replaced and a warning goes to standard error. Clients of the
-2026-07-28 protocol, which send no ``initialize``, are simply relayed.
+A known answer is the SDK's own from an earlier start, byte for byte, kept in the hook state folder
+(:mod:`pi_memory.integrations.hooks.state`). ``initialize`` (``mcp-initialize.json``) is keyed by the
+requested protocol version, pi-memory's version and the SDK's version (and this file's and the server
+module's modification times). ``tools/list`` (``mcp-tools-list.json``) depends on the settings too (which
+tools are served and how their descriptions read: the prompt mode, ``toolEnabled``, the session-search
+variant), so its key adds the ``initialize`` key, the request's parameters, the working folder, the
+command line, ``HOME`` and every ``PI_*`` environment variable (hashed, never stored), the size and mtime
+of every settings file (:func:`pi_memory.settings_files.settings_files`) and of every module of the package.
+The first start with a new key waits for the SDK and stores its answer; when a later SDK answer differs from
+the one sent, the stored one is replaced and a warning goes to standard error (the server declares no
+``listChanged``, so a client keeps a tool list it got; the key is built so that this cannot happen without
+a change the key misses). Clients of the 2026-07-28 protocol, which send no ``initialize``, are simply
+relayed.
 
 ``PI_MEMORY_MCP_QUICKSTART=0`` turns all this off.
 """
@@ -33,28 +41,60 @@ from pathlib import Path
 from pi_memory.integrations.hooks import state
 
 CACHE_FILE = "mcp-initialize.json"
+TOOLS_CACHE_FILE = "mcp-tools-list.json"
+_PKG = Path(__file__).resolve().parents[1]  # src/pi_memory
+_KEEP = {CACHE_FILE: 20, TOOLS_CACHE_FILE: 10}  # answers kept per file (a tool list is ~20 KB)
 
 
-def _key(protocol: str) -> str:
+def _versions() -> list[str]:
     from importlib.metadata import PackageNotFoundError, version
 
-    parts = [protocol]
+    parts = []
     for package in ("pi-memory", "mcp"):
         try:
             parts.append(version(package))
         except PackageNotFoundError:
             parts.append("?")
+    return parts
+
+
+def _digest(parts: list[str]) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
+
+
+def _key(protocol: str) -> str:
+    parts = [protocol, *_versions()]
     here = Path(__file__).resolve()
     for source in (here, here.with_name("mcp_server.py")):
         try:
             parts.append(str(source.stat().st_mtime_ns))
         except OSError:
             parts.append("?")
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
+    return _digest(parts)
 
 
-def _cache_path() -> Path:
-    return state.state_dir() / CACHE_FILE
+def _code_fingerprint() -> list[list]:
+    """``[path, mtime_ns, size]`` of every module of the package (an edit or an upgrade changes the tools)."""
+    paths = []
+    for folder, dirs, files in os.walk(_PKG):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__")))
+        paths += [os.path.join(folder, f) for f in sorted(files) if f.endswith(".py")]
+    return state.fingerprint(paths)
+
+
+def tools_key(init_key: str, params: object) -> str:
+    """The key of a ``tools/list`` answer: see the module docstring for what it covers."""
+    from pi_memory.settings_files import settings_files
+
+    cwd = Path.cwd().resolve()
+    env = sorted((k, v) for k, v in os.environ.items() if k == "HOME" or k.startswith("PI_"))
+    parts = [init_key, json.dumps(params, sort_keys=True), str(cwd), json.dumps(sys.argv[1:]), json.dumps(env),
+             json.dumps(state.fingerprint([str(p) for p in settings_files(cwd)])), json.dumps(_code_fingerprint())]
+    return _digest(parts)
+
+
+def _cache_path(name: str = CACHE_FILE) -> Path:
+    return state.state_dir() / name
 
 
 def known_answer(request: dict) -> tuple[str, dict | None]:
@@ -65,12 +105,13 @@ def known_answer(request: dict) -> tuple[str, dict | None]:
     return key, result if isinstance(result, dict) else None
 
 
-def remember(key: str, result: dict) -> None:
-    cache = state.read_json(_cache_path())
+def remember(key: str, result: dict, name: str = CACHE_FILE) -> None:
+    cache = state.read_json(_cache_path(name))
+    cache.pop(key, None)  # the newest last: the oldest are dropped first
     cache[key] = result
-    for old in list(cache)[:-20]:
+    for old in list(cache)[:-_KEEP.get(name, 20)]:
         del cache[old]
-    state.write_json(_cache_path(), cache)
+    state.write_json(_cache_path(name), cache)
 
 
 def _as_request(line: bytes) -> dict | None:
@@ -82,7 +123,8 @@ def _as_request(line: bytes) -> dict | None:
 
 
 class Relay:
-    """The two relay threads between the real standard streams and the SDK's pipes."""
+    """The two relay threads between the real standard streams and the SDK's pipes. ``pending``: request id
+    -> ``(cache file, key, the answer sent early or None)`` for requests whose SDK answer is awaited."""
 
     def __init__(self) -> None:
         self.real_in, self.real_out = os.dup(0), os.dup(1)
@@ -92,9 +134,10 @@ class Relay:
         os.dup2(from_sdk_w, 1)
         os.close(to_sdk_r)
         os.close(from_sdk_w)
-        self.init_id: object = None
-        self.init_key: str | None = None
-        self.sent: dict | None = None
+        self.pending: dict[str, tuple[str, str | None, dict | None]] = {}
+        self._pending_lock = threading.Lock()
+        self.init_key: str | None = None  # set once the session began with an initialize
+        self.tools_seen = False
         self._write_lock = threading.Lock()
         self._first_done = threading.Event()
         self.inbound = threading.Thread(target=self._client_to_sdk, name="mcp-relay-in", daemon=True)
@@ -110,25 +153,45 @@ class Relay:
             while view:
                 view = view[os.write(self.real_out, view):]
 
+    def _early(self, request: dict, first: bool) -> None:
+        """Answer ``request`` at once when it is one we know the SDK's answer to (and note that the SDK's own
+        answer, when it comes, is to be compared and dropped)."""
+        method, request_id = request.get("method"), request.get("id")
+        if request_id is None or isinstance(request_id, bool) or not isinstance(request_id, str | int):
+            return
+        name = key = sent = None
+        try:
+            if method == "initialize" and first:
+                name = CACHE_FILE
+                key, sent = known_answer(request)
+                self.init_key = key
+            elif (method == "tools/list" and self.init_key is not None and not self.tools_seen
+                  and not (request.get("params") or {}).get("cursor")):
+                self.tools_seen, name = True, TOOLS_CACHE_FILE
+                key = tools_key(self.init_key, request.get("params") or {})
+                cached = state.read_json(_cache_path(name)).get(key)
+                sent = cached if isinstance(cached, dict) else None
+        except Exception:  # noqa: BLE001 - no known answer: the SDK answers, only later
+            key, sent = None, None
+        if name is None:
+            return
+        with self._pending_lock:
+            self.pending[json.dumps(request_id)] = (name, key, sent)
+        if sent is not None:
+            self._send(json.dumps({"jsonrpc": "2.0", "id": request_id, "result": sent},
+                                  separators=(",", ":"), ensure_ascii=False).encode() + b"\n")
+
     def _client_to_sdk(self) -> None:
         try:
             with os.fdopen(self.real_in, "rb", buffering=0) as raw:
-                reader = iter(raw.readline, b"")
-                first = next(reader, b"")
-                request = _as_request(first) if first else None
-                if request and request.get("method") == "initialize" and "id" in request:
-                    self.init_id = request["id"]
-                    try:
-                        self.init_key, self.sent = known_answer(request)
-                    except Exception:  # noqa: BLE001 - no known answer: the SDK answers, only later
-                        self.init_key, self.sent = None, None
-                    if self.sent is not None:
-                        self._send(json.dumps({"jsonrpc": "2.0", "id": self.init_id, "result": self.sent},
-                                              separators=(",", ":"), ensure_ascii=False).encode() + b"\n")
-                self._first_done.set()
-                if first:
-                    os.write(self.to_sdk, first)
-                for line in reader:
+                first = True
+                for line in iter(raw.readline, b""):
+                    request = _as_request(line) if first or b'"tools/list"' in line else None
+                    if isinstance(request, dict):
+                        self._early(request, first)
+                    if first:
+                        first = False
+                        self._first_done.set()
                     os.write(self.to_sdk, line)
         except OSError:
             pass
@@ -141,25 +204,32 @@ class Relay:
         with os.fdopen(self.from_sdk, "rb", buffering=0) as raw:
             for line in iter(raw.readline, b""):
                 self._first_done.wait()
-                if self.init_id is not None and self._is_init_answer(line):
+                if self.pending and self._answered_early(line):
                     continue
                 try:
                     self._send(line)
                 except OSError:
                     return
 
-    def _is_init_answer(self, line: bytes) -> bool:
+    def _answered_early(self, line: bytes) -> bool:
+        """Whether ``line`` is the SDK's answer to a request answered early (then it is dropped); a result that
+        differs from the one stored replaces it."""
         message = _as_request(line)
-        if not message or message.get("id") != self.init_id or "result" not in message:
+        if not message or "method" in message or not ("result" in message or "error" in message):
             return False
-        self.init_id = None  # only the first answer with that id
-        result = message["result"]
-        if self.init_key is not None and result != self.sent:
-            remember(self.init_key, result)
-            if self.sent is not None:
-                sys.stderr.write("pi-memory mcp: the early initialize answer differed from the SDK's; it is "
+        with self._pending_lock:
+            entry = self.pending.pop(json.dumps(message.get("id")), None)
+        if entry is None:
+            return False
+        name, key, sent = entry
+        result = message.get("result")
+        if key is not None and isinstance(result, dict) and result != sent:
+            remember(key, result, name)
+            if sent is not None:
+                what = "initialize" if name == CACHE_FILE else "tools/list"
+                sys.stderr.write(f"pi-memory mcp: the early {what} answer differed from the SDK's; it is "
                                  "updated for the next start\n")
-        return self.sent is not None
+        return sent is not None
 
 
 def run() -> None:

@@ -16,25 +16,15 @@ Typical host use::
     report = sem.capture(user_text, assistant_text, observed_at=turn_time, source={"session_id": sid})
 """
 
-from pi_memory.semantic.backend import BackendError, MemoryNotFoundError, SemanticBackend
-from pi_memory.semantic.models import (
-    CaptureReport,
-    HistoryEvent,
-    MemoryEvent,
-    Scope,
-    SemanticHit,
-    SemanticMemory,
-)
+from pi_memory._lazy import lazy_exports
 
-
-def __getattr__(name: str):
-    # keep `import pi_memory.semantic` light: the service pulls in the index, embedder and model layers
-    if name in ("open_semantic", "SemanticService", "RecallOutcome", "RECALL_MARKER_KEY"):
-        from pi_memory.semantic import service
-
-        return getattr(service, name)
-    raise AttributeError(f"module 'pi_memory.semantic' has no attribute {name!r}")
-
+# Every name loads its module on first use: `import pi_memory.semantic.prompt_gate` (the prompt hook) must not
+# pull in pydantic (the models) and the index, embedder and model layers (the service).
+__getattr__, __dir__ = lazy_exports(__name__, {
+    ".backend": "BackendError MemoryNotFoundError SemanticBackend",
+    ".models": "CaptureReport HistoryEvent MemoryEvent Scope SemanticHit SemanticMemory",
+    ".service": "open_semantic SemanticService RecallOutcome RECALL_MARKER_KEY",
+})
 
 __all__ = [
     "RECALL_MARKER_KEY",

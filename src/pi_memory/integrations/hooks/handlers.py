@@ -18,9 +18,7 @@ imports nothing beyond the standard library.
 from __future__ import annotations
 
 import json
-import logging
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -49,9 +47,9 @@ def session_context(cwd: str) -> dict:
     by :mod:`pi_memory.prompt` (the one call site): the memory part (the curated snapshot, or the memory policy
     in policy mode) and the run parts (memory blocks, standing instructions). Creates the default blocks when
     none exist, as a session start does. Cached with the files it was read from (:mod:`.state`)."""
-    from pi_memory.config import agent_dir, trust_file
     from pi_memory.prompt import memory_part, run_parts
     from pi_memory.runtime import open_memory
+    from pi_memory.settings_files import settings_files
     from pi_memory.standing import StandingStore
 
     memory = open_memory(Path(cwd))
@@ -62,7 +60,7 @@ def session_context(cwd: str) -> dict:
         except Exception as exc:  # noqa: BLE001 - a read-only data root must not stop the session start
             state.log(f"default memory blocks not created: {exc}")
         folders = [folder for _, folder in blocks.folders()]
-        deps = [str(agent_dir() / "settings.json"), str(trust_file()), str(Path(cwd) / ".pi" / "settings.json"),
+        deps = [*(str(p) for p in settings_files(Path(cwd))),
                 *(str(p) for p in memory.store.files.values()), *(str(f) for f in folders),
                 *(str(p) for f in folders if f.is_dir() for p in sorted(f.glob("*.md"))),
                 str(StandingStore.in_data_dir(memory.settings.data_dir).path), *(str(_PKG / c) for c in _CODE)]
@@ -105,18 +103,28 @@ def on_session_start(host: str, payload: dict) -> str | None:
 
 def on_prompt(host: str, payload: dict, vector_deadline: float | None = None) -> str | None:
     """Recall for the prompt. ``vector_deadline`` (a :func:`time.monotonic` value, :data:`.VECTOR_SHARE` of the
-    ceiling): a query embedding not ready by then is skipped and the recall is keyword-only (logged)."""
-    from pi_memory.semantic.service import RECALL_MARKER_KEY
-    from pi_memory.session import AgentSession
+    ceiling): a query embedding not ready by then is skipped and the recall is keyword-only (logged).
 
-    _log_to_hook_log("pi_memory.semantic")
+    A prompt recall skips (:func:`pi_memory.semantic.prompt_gate.skip_reason`: "ok", "thanks", a ``/command``)
+    is answered from the session-start cache when it is current (the run parts, when they changed since this
+    host session got them), without opening memory: no settings, index or embedder load for it."""
+    from pi_memory.semantic.prompt_gate import skip_reason
 
     sid, prompt = _text(payload.get("session_id")), _text(payload.get("prompt"))
     saved = state.read_json(state.session_file(host, sid)) if sid else {}
     if sid:
         state.update_session(host, sid, lastPrompt=prompt)
-    session = AgentSession(_cwd(payload), sid or None)
-    run = _changed_run_parts(host, sid, session, saved)
+    cwd = _cwd(payload)
+    cached = state.cached_context(cwd, CACHE_VERSION)
+    if cached is not None and skip_reason(prompt) is not None:
+        return _changed_run(host, sid, _text(cached.get("run")), saved)
+    from pi_memory.semantic.service import RECALL_MARKER_KEY
+    from pi_memory.session import AgentSession
+
+    _log_to_hook_log("pi_memory.semantic")
+    session = AgentSession(cwd, sid or None)
+    run = _changed_run(host, sid, _text(cached.get("run")), saved) if cached is not None else (
+        _changed_run_parts(host, sid, session, saved))
     outcome = session.recall(prompt, {RECALL_MARKER_KEY: saved.get("recallMarker")}, vector_deadline)
     if outcome is None:
         return run
@@ -137,6 +145,11 @@ def _changed_run_parts(host: str, sid: str, session, saved: dict) -> str | None:
     except Exception as exc:  # noqa: BLE001 - the run parts must not cost the prompt its recall
         state.log(f"{host} prompt: run parts not built: {type(exc).__name__}: {exc}")
         return None
+    return _changed_run(host, sid, run, saved)
+
+
+def _changed_run(host: str, sid: str, run: str, saved: dict) -> str | None:
+    """``run`` when it differs from what this host session got last (recorded), else ``None``."""
     if not sid or _digest(run) == saved.get("runDigest"):
         return None
     state.update_session(host, sid, runDigest=_digest(run))
@@ -158,6 +171,8 @@ def on_transcript(host: str, event: str, payload: dict) -> None:
 def spawn_background(job: dict) -> None:
     """Start :mod:`.background` for ``job``, detached (its own session, no standard streams shared with the
     host), so the hook returns at once and the host never waits for, or kills, the work."""
+    import subprocess
+
     log_path = state.state_dir() / "hooks.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "a", encoding="utf-8") as log_fh:
@@ -168,17 +183,18 @@ def spawn_background(job: dict) -> None:
         )
 
 
-class _HookLog(logging.Handler):
-    def emit(self, record: logging.LogRecord) -> None:
-        state.log(f"{record.name}: {record.getMessage()}")
-
-
 def _log_to_hook_log(name: str) -> None:
-    """Send warnings of logger ``name`` (recall's: a failed or skipped query embedding) to the hook log."""
+    """Send warnings of logger ``name`` (recall's: a failed or skipped query embedding) to the hook log
+    (:mod:`logging` is imported here, on the recall path only)."""
+    import logging
+
+    class HookLog(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            state.log(f"{record.name}: {record.getMessage()}")
+
     logger = logging.getLogger(name)
-    if not any(isinstance(h, _HookLog) for h in logger.handlers):
-        handler = _HookLog(logging.WARNING)
-        logger.addHandler(handler)
+    if not any(type(h).__name__ == "HookLog" for h in logger.handlers):
+        logger.addHandler(HookLog(logging.WARNING))
 
 
 def handle(host: str, event: str, payload: dict, vector_deadline: float | None = None) -> str | None:

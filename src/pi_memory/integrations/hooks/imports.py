@@ -7,12 +7,12 @@ pi-memory's stores, planned first (dry run), written only with ``--apply``. The 
   other ``*.md`` one memory with YAML front matter (``name``, ``description``, ``type`` or ``metadata.type``:
   ``user`` / ``feedback`` / ``project`` / ``reference``). A ``user`` memory goes to USER.md, the others to the
   project's store (Claude Code keeps them per project); index lines that point at no file are project entries
-  too. ``CLAUDE.md`` files are instructions Claude Code loads itself and are not imported.
+  too. ``CLAUDE.md`` files: :mod:`.imports_instructions`.
 * Codex's memories (``[features] memories = true``): ``$CODEX_HOME/memories/`` holds ``memory_summary.md``
   (first line ``v1``) and ``MEMORY.md``, Markdown written by Codex from past threads, not per project; each
-  bullet, and each paragraph that is not a heading, becomes an entry of MEMORY.md (your notes).
-  ``raw_memories.md`` and ``rollout_summaries/`` are Codex's working files and are left out; ``AGENTS.md``
-  is instructions Codex loads itself.
+  bullet, and each paragraph outside headings and code blocks, becomes an entry of MEMORY.md (your notes).
+  ``raw_memories.md`` and ``rollout_summaries/`` are Codex's working files and are left out. ``AGENTS.md``
+  files: :mod:`.imports_instructions`.
 
 Entries pass through the store as any write does (threat and secret scanning, character limits, duplicates
 skipped), so what is refused is reported with the store's reason and nothing is half written.
@@ -27,6 +27,7 @@ from pathlib import Path
 MAX_ENTRY_CHARS = 600
 _LINK = re.compile(r"\[([^\]]+)\]\(([^)]+)\)")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 
 
 @dataclass
@@ -105,19 +106,58 @@ def plan_claude_code(folder: Path) -> list[Planned]:
     return planned
 
 
-def markdown_items(lines: list[str]) -> list[str]:
-    """Each bullet and each paragraph that is not a heading or a code fence, as one line of text."""
-    items: list[str] = []
-    current: list[str] = []
-    for line in [*lines, ""]:
+def markdown_sections(text: str) -> list[tuple[str, str]]:
+    """``(heading, item)`` for each bullet and paragraph outside code, tables, comments and front matter; the
+    heading is the nearest one of level 2 or more above it (``""`` when none)."""
+    lines = text.splitlines()
+    if lines and lines[0].strip() == "---":  # YAML front matter (rules files: ``paths:``)
+        end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), None)
+        lines = lines[end + 1:] if end is not None else lines
+    items: list[tuple[str, str]] = []
+    heading, current, fence, comment = "", [], "", False
+
+    def flush() -> None:
+        if current:
+            items.append((heading, " ".join(current)))
+            current.clear()
+
+    for line in lines:
         stripped = line.strip()
-        if not stripped or stripped.startswith(("#", "```")) or _BULLET.match(line):
-            if current:
-                items.append(" ".join(current))
-            current = [_BULLET.sub("", line)] if stripped and _BULLET.match(line) else []
+        if fence:
+            if stripped.startswith(fence):
+                fence = ""
+            continue
+        if comment:
+            comment = "-->" not in stripped
+            continue
+        if stripped.startswith(("```", "~~~")):
+            flush()
+            fence = stripped[:3]
+            continue
+        if stripped.startswith("<!--"):
+            flush()
+            comment = "-->" not in stripped
+            continue
+        match = _HEADING.match(stripped)
+        if match:
+            flush()
+            heading = match.group(2) if len(match.group(1)) >= 2 else ""
+            continue
+        if not stripped or stripped.startswith("|") or set(stripped) <= set("-*_= "):
+            flush()
+            continue
+        if _BULLET.match(line):
+            flush()
+            current.append(_BULLET.sub("", line).strip())
         else:
             current.append(stripped)
+    flush()
     return items
+
+
+def markdown_items(lines: list[str]) -> list[str]:
+    """Each bullet and each paragraph that is not a heading or inside a code block, as one line of text."""
+    return [item for _, item in markdown_sections("\n".join(lines))]
 
 
 def plan_codex(folder: Path) -> list[Planned]:
@@ -138,11 +178,47 @@ def plan_codex(folder: Path) -> list[Planned]:
     return planned
 
 
-def apply(store, planned: list[Planned]) -> list[dict]:
-    """Write each planned entry through ``store.add``; one result per entry: ``{target, text, source, status:
-    added | duplicate | refused, message}``."""
+def _standing_rules(standing) -> set[str]:
+    return {r.casefold() for r in standing.rules()} if standing is not None else set()
+
+
+def preview(store, planned: list[Planned], standing=None) -> list[dict]:
+    """The dry run of :func:`apply`, writing nothing: one row per entry, ``status``: ``would add`` | ``already
+    there`` | ``would be refused`` (with the scanner's reason in ``message``). A store limit (characters, the
+    20 standing rules) can still refuse an entry at ``--apply``."""
+    from pi_memory import safety
+
+    rules = _standing_rules(standing)
+    rows = []
+    for item in planned:
+        finding = safety.check_write(item.text)
+        if finding is not None:
+            where = "standing instructions" if item.target == "standing" else "memory"
+            rows.append({**item.to_dict(), "status": "would be refused",
+                         "message": safety.refusal_message(finding, where)})
+        elif (item.text.casefold() in rules if item.target == "standing" else
+              item.target in store.targets and item.text in store.entries(item.target)):
+            rows.append({**item.to_dict(), "status": "already there", "message": ""})
+        else:
+            rows.append({**item.to_dict(), "status": "would add", "message": ""})
+    return rows
+
+
+def apply(store, planned: list[Planned], standing=None) -> list[dict]:
+    """Write each planned entry through ``store.add`` (``target`` ``standing``: ``standing.add``, a
+    :class:`pi_memory.standing.StandingStore`); one result per entry: ``{target, text, source, status: added |
+    duplicate | refused, message}``."""
     results = []
     for item in planned:
+        if item.target == "standing":
+            if standing is None:
+                raise ValueError("a standing instruction to import needs the standing store")
+            known = item.text.casefold() in _standing_rules(standing)
+            outcome = standing.add(item.text)
+            status = "duplicate" if known else ("added" if outcome.success else "refused")
+            results.append({**item.to_dict(), "status": status,
+                            "message": "" if outcome.success or known else (outcome.error or "")})
+            continue
         before = len(store.entries(item.target)) if item.target in store.targets else 0
         outcome = store.add(item.target, item.text)
         after = len(store.entries(item.target)) if item.target in store.targets else 0

@@ -1,0 +1,91 @@
+"""What a cold ``pi-memory hook`` process imports before it answers: a session start from the cache, a stop,
+and a prompt recall skips load none of the heavy layers (numpy, pydantic, the index, the semantic service,
+learning), and the answers are the ones the full path gives."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from pi_memory.integrations import hooks
+
+HEAVY = ("numpy", "pydantic", "pi_memory.index", "pi_memory.semantic.service", "pi_memory.semantic.recall",
+         "pi_memory.learning", "pi_memory.session", "pi_memory.runtime", "pi_memory.config", "mcp", "typer")
+PROBE = """
+import io, json, sys
+sys.stdin = io.StringIO(sys.argv[3])
+from pi_memory.integrations.hooks import main
+main([sys.argv[1], sys.argv[2]])
+heavy = [m for m in json.loads(sys.argv[4]) if m in sys.modules]
+sys.stdout.write("\\n" + json.dumps(heavy) + "\\n")
+"""
+
+
+def probe(host: str, event: str, payload: dict) -> tuple[str, list[str]]:
+    """``(the hook's answer, the heavy modules the process imported)`` of one cold process."""
+    done = subprocess.run([sys.executable, "-c", PROBE, host, event, json.dumps(payload), json.dumps(HEAVY)],
+                          capture_output=True, text=True, env=os.environ, timeout=60)
+    assert done.returncode == 0, done.stderr
+    answer, heavy = done.stdout.rstrip("\n").rsplit("\n", 1)
+    return answer.strip(), json.loads(heavy)
+
+
+def start(env, sid: str) -> str:
+    payload = {"session_id": sid, "cwd": str(env / "proj"), "source": "startup"}
+    return hooks.run_hook("claude-code", "session-start", json.dumps(payload), ceiling=60)
+
+
+def context_of(answer: str) -> str | None:
+    return json.loads(answer).get("hookSpecificOutput", {}).get("additionalContext")
+
+
+def test_a_trivial_prompt_with_a_current_cache_loads_nothing_heavy(env):
+    (env / "data" / "MEMORY.md").write_text("Project uses uv, never pip\n", encoding="utf-8")
+    start(env, "s1")
+    for prompt in ("ok", "thanks!", "/compact", "", "👍"):
+        answer, heavy = probe("claude-code", "prompt", {"session_id": "s1", "cwd": str(env / "proj"),
+                                                         "prompt": prompt})
+        assert (answer, heavy) == ("{}", [])
+
+
+def test_session_start_from_the_cache_and_stop_load_nothing_heavy(env):
+    first = start(env, "s1")
+    answer, heavy = probe("claude-code", "session-start", {"session_id": "s2", "cwd": str(env / "proj")})
+    assert (answer, heavy) == (first, [])
+    answer, heavy = probe("codex", "stop", {"session_id": "s2", "cwd": str(env / "proj"),
+                                            "transcript_path": str(env / "none.jsonl")})
+    assert (answer, heavy) == ("{}", [])
+
+
+def test_a_new_host_session_gets_the_run_parts_from_the_cache_on_a_trivial_prompt(env):
+    blocks = context_of(start(env, "s1")).split("\n\n")
+    run = "\n\n".join(b for b in blocks if not b.startswith("<memory-snapshot>"))
+    payload = {"session_id": "other", "cwd": str(env / "proj"), "prompt": "ok"}
+    answer, heavy = probe("codex", "prompt", payload)  # codex never saw them
+    assert heavy == [] and context_of(answer) == run and run.startswith("<memory-blocks>")
+    assert probe("codex", "prompt", payload) == ("{}", [])  # sent once
+
+
+def test_without_a_current_cache_a_trivial_prompt_takes_the_full_path_with_the_same_answer(env):
+    start(env, "s1")  # creates the default blocks
+    (env / "data" / "MEMORY.md").write_text("a new fact\n", encoding="utf-8")  # the cache is out of date
+    payload = json.dumps({"session_id": "n1", "cwd": str(env / "proj"), "prompt": "ok"})
+    full = context_of(hooks.run_hook("codex", "prompt", payload, ceiling=60))
+    start(env, "s2")
+    answer, heavy = probe("codex", "prompt", {"session_id": "n2", "cwd": str(env / "proj"), "prompt": "ok"})
+    assert heavy == [] and context_of(answer) == full and full.startswith("<memory-blocks>")
+
+
+def test_a_real_question_still_recalls(env):
+    from pi_memory.semantic import open_semantic
+
+    start(env, "s1")
+    service = open_semantic(cwd=env / "proj")
+    service.add("The staging database listens on port 6543")
+    service.close()
+    payload = json.dumps({"session_id": "s1", "cwd": str(env / "proj"),
+                          "prompt": "which port does the staging database use?"})
+    text = context_of(hooks.run_hook("claude-code", "prompt", payload, ceiling=60))
+    assert "[UNTRUSTED MEMORY DATA]" in text and "6543" in text
