@@ -100,12 +100,18 @@ def vector_index_name(model: str, dim: int) -> str:
     return "semantic_vectors_hnsw_" + hashlib.sha256(f"{model}\0{dim}".encode()).hexdigest()[:16]
 
 
-def ensure_vector_index(conn: Connection, model: str, dim: int) -> None:
+HNSW_BUILD = (16, 64)  # (m, ef_construction): pgvector's defaults; the tuning figures are in docs/architecture.md
+
+
+def ensure_vector_index(conn: Connection, model: str, dim: int, m: int = HNSW_BUILD[0],
+                        ef_construction: int = HNSW_BUILD[1]) -> None:
     """The partial HNSW index (cosine) over this model's vectors; the model is a literal in the predicate so
-    the planner can match it (a bound parameter could not)."""
+    the planner can match it (a bound parameter could not). ``m`` / ``ef_construction`` apply when the index
+    is created; an existing index keeps the values it was built with (drop it to rebuild with others)."""
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
         conn.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON semantic_vectors USING hnsw "
-                             "((embedding::vector({})) vector_cosine_ops) WHERE model = {} AND dim = {}").format(
-            sql.Identifier(vector_index_name(model, dim)), sql.Literal(int(dim)), sql.Literal(model),
-            sql.Literal(int(dim))))
+                             "((embedding::vector({})) vector_cosine_ops) WITH (m = {}, ef_construction = {}) "
+                             "WHERE model = {} AND dim = {}").format(
+            sql.Identifier(vector_index_name(model, dim)), sql.Literal(int(dim)), sql.Literal(int(m)),
+            sql.Literal(int(ef_construction)), sql.Literal(model), sql.Literal(int(dim))))
