@@ -292,9 +292,14 @@ def run_sizes(args, admin_url: str, embedder, say) -> list[dict]:
             pool = open_pool(url, max_size=20)
             backend = PostgresBackend(pool, embedder, ef_search=args.ef_search, hnsw_build=(args.m, args.ef_construction))
             qv = query_vectors(kind, queries, args.recall_queries, embedder)
-            table = recall_table(backend, scope, qv, [args.ef_search])
-            info.update({"vectors": kind, "ef_search": args.ef_search, "hnsw_recall@10": table[1]["recall@10"],
-                         "exact_p50_ms": table[0]["p50_ms"], "hnsw_p50_ms": table[1]["p50_ms"]})
+            sweep = sorted({args.ef_search, *[int(e) for e in args.recall_ef.split(",") if e]})
+            table = recall_table(backend, scope, qv, sweep)
+            for r in table:
+                say(f"postgres  n={n:>9,} {kind} vectors  ef_search={r['ef_search']!s:>5}  recall@10 "
+                    f"{r['recall@10']:.3f}  vector query p50 {r['p50_ms']:7.2f} ms  p95 {r['p95_ms']:7.2f} ms")
+            chosen = next(r for r in table if r["ef_search"] == args.ef_search)
+            info.update({"vectors": kind, "ef_search": args.ef_search, "hnsw_recall@10": chosen["recall@10"]})
+            rows.append({"store": "postgres", "memories": n, "recall": table})
             rows += http_rows("postgres", n, backend, info, texts, queries, scope, args, say)
             pool.close()
             drop_database(admin_url, f"bench_{n}")
@@ -351,6 +356,7 @@ def main() -> None:
     ap.add_argument("--m", type=int, default=None)
     ap.add_argument("--ef-construction", type=int, default=None)
     ap.add_argument("--recall-queries", type=int, default=50)
+    ap.add_argument("--recall-ef", default="40,100,200", help="ef_search values of the recall table per size")
     ap.add_argument("--embedded-max", type=int, default=100_000)
     ap.add_argument("--maintenance-work-mem", default="1GB")
     ap.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "pi-memory-team-bench"))

@@ -28,6 +28,13 @@ DatabaseOpt = Annotated[
     typer.Option("--database-url", help="PostgreSQL URL of the team store (default: $PI_MEMORY_DATABASE_URL; "
                                         "without it, the embedded store of the data root).", show_default=False),
 ]
+EF_SEARCH_ENV = "PI_MEMORY_HNSW_EF_SEARCH"
+EfSearchOpt = Annotated[
+    int | None,
+    typer.Option("--hnsw-ef-search", min=1, max=1000, help="Team store: candidates the HNSW index keeps per vector "
+                 "query (default: $PI_MEMORY_HNSW_EF_SEARCH, else 100); higher finds more of the true nearest "
+                 "memories, slower.", show_default=False),
+]
 TokenOpt = Annotated[
     str | None,
     typer.Option("--token", help="Bearer token clients must send (default: $PI_MEMORY_SERVER_TOKEN, else a new "
@@ -46,6 +53,7 @@ def serve(
     port: PortOpt = 8765,
     token: TokenOpt = None,
     database_url: DatabaseOpt = None,
+    ef_search: EfSearchOpt = None,
     tls_cert: Annotated[Path | None, typer.Option("--tls-cert", help="Certificate file (PEM) for HTTPS.")] = None,
     tls_key: Annotated[Path | None, typer.Option("--tls-key", help="Private key file (PEM) for HTTPS.")] = None,
     insecure_http: Annotated[bool, typer.Option("--insecure-http", help="Allow plain HTTP beyond loopback "
@@ -71,6 +79,12 @@ def serve(
     database_url = database_url or os.environ.get(DATABASE_URL_ENV) or None
     if not database_url:
         require_writable(resolved.data_dir)
+    if ef_search is None and os.environ.get(EF_SEARCH_ENV):
+        try:
+            ef_search = int(os.environ[EF_SEARCH_ENV])
+        except ValueError:
+            raise fail(f"${EF_SEARCH_ENV} must be a whole number from 1 to 1000, not "
+                       f"{os.environ[EF_SEARCH_ENV]!r}.", 2) from None
     if (tls_cert is None) != (tls_key is None):
         raise fail("HTTPS needs both --tls-cert and --tls-key.", 2)
     try:
@@ -85,7 +99,8 @@ def serve(
         run_server(host=host, port=port, token=token, data_dir=Path(resolved.data_dir), capture=capture,
                    embedder=semantic.embedder, announce=lambda line: err.print(line, markup=False),
                    report=emit_json_line if json_ or state.json else None, database_url=database_url,
-                   tls=(str(tls_cert), str(tls_key)) if tls_cert and tls_key else None, insecure_http=insecure_http)
+                   tls=(str(tls_cert), str(tls_key)) if tls_cert and tls_key else None, insecure_http=insecure_http,
+                   ef_search=ef_search, project_char_limit=resolved.project_char_limit)
     except ServeError as exc:
         raise fail(str(exc), 2) from exc
 

@@ -192,8 +192,26 @@ class MemoryStore:
         for target in self.files:
             self._load(target)
 
+    # Where a store's text lives: its file, under the file's cross-process lock. A subclass may keep it
+    # elsewhere (the team server's project stores: a PostgreSQL row, locked FOR UPDATE) and inherit every rule.
+    def _locked(self, target: str):
+        """A context manager held while a mutation reads, checks and publishes ``target``."""
+        return locked(self.path(target), self.lock_timeout)
+
+    def _read_locked(self, target: str) -> bytes | None:
+        """The store's bytes under the lock (``None``: no store yet); ``OSError`` is reported as ``io_error``."""
+        return read_bytes(self.path(target))
+
+    def _read_unlocked(self, target: str) -> bytes | OSError | None:
+        """The store's bytes for a read (an ``OSError`` returned, never raised)."""
+        return try_read_bytes(self.path(target))
+
+    def _publish(self, target: str, entries: list[str]) -> None:
+        """Write the new entries (under the lock)."""
+        atomic_write_text(self.path(target), fmt.serialise(entries))
+
     def _load(self, target: str) -> fmt.Analysis:
-        analysis = fmt.analyse(try_read_bytes(self.path(target)), self.limits[target])
+        analysis = fmt.analyse(self._read_unlocked(target), self.limits[target])
         self._live[target] = analysis.entries
         self._drift[target] = analysis if analysis.drift else None
         self._seen[target] = (self._seen[target] or set()) | set(analysis.entries)
@@ -273,7 +291,7 @@ class MemoryStore:
             return self._fail(target, "invalid_arguments", "The batch has no operations; nothing was changed.")
         try:
             prepared = [self._prepare(target, op, i, single) for i, op in enumerate(operations)]
-            with locked(self.path(target), self.lock_timeout):
+            with self._locked(target):
                 return self._apply_locked(target, prepared, single)
         except _Refusal as refusal:
             self._failures[target] += refusal.counts
@@ -312,7 +330,7 @@ class MemoryStore:
 
     def _apply_locked(self, target: str, ops: list[Operation], single: bool) -> MemoryResult:
         path = self.path(target)
-        raw = read_bytes(path)
+        raw = self._read_locked(target)
         analysis = fmt.analyse(raw, self.limits[target])
         if analysis.drift:
             self._live[target] = analysis.entries
@@ -339,7 +357,7 @@ class MemoryStore:
                 self.enforce_limits or any(op.content and len(op.content) > limit for op in ops)):
             raise _Refusal(self._over_limit(target, before, ops, cur, single))
         if work != before:
-            atomic_write_text(path, fmt.serialise(work))
+            self._publish(target, work)
             if self._seen[target] is not None:
                 self._seen[target].update(work)
             self._notify(target, work)

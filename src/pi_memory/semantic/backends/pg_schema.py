@@ -13,6 +13,8 @@ absent part, as in the embedded store):
   (:func:`ensure_vector_index`).
 * ``api_tokens``: per-user bearer tokens, stored as SHA-256 hashes only (:mod:`.team_auth`).
 * ``audit_log``: every write with the token's user.
+* ``project_stores``: the shared project stores a team edits together (:mod:`.team_projects`): one row per
+  (project, target) with its curated entries (a JSON list of strings) and a version bumped by every write.
 
 Migrations run under a transaction-level advisory lock, so several ``serve`` processes starting at once
 apply each step exactly once.
@@ -66,6 +68,14 @@ MIGRATIONS: list[tuple[str, str]] = [
             action TEXT NOT NULL, memory_id TEXT, scope TEXT NOT NULL, detail JSONB NOT NULL DEFAULT '{}'::jsonb
         );
         CREATE INDEX audit_log_at ON audit_log (at);
+    """),
+    ("pg_003_project_stores", """
+        CREATE TABLE project_stores (
+            project_id TEXT NOT NULL, target TEXT NOT NULL DEFAULT 'project',
+            entries JSONB NOT NULL DEFAULT '[]'::jsonb, version BIGINT NOT NULL DEFAULT 0,
+            updated_at TEXT NOT NULL, updated_by TEXT,
+            PRIMARY KEY (project_id, target)
+        );
     """),
 ]
 _LOCK_KEY = 0x70694D656D  # "piMem": the advisory lock serialising migrations across processes

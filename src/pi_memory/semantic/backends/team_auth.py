@@ -111,12 +111,15 @@ class TokenStore:
             return conn.execute("SELECT 1 FROM api_tokens WHERE revoked_at IS NULL LIMIT 1").fetchone() is not None
 
     def audit(self, principal: Principal, action: str, scope_key: str, memory_id: str | None = None,
-              detail: dict[str, Any] | None = None) -> None:
-        with connection(self.pool) as conn:
-            conn.execute("INSERT INTO audit_log(at, token_id, user_id, admin, action, memory_id, scope, detail) "
-                         "VALUES (%s,%s,%s,%s,%s,%s,%s,%s)",
-                         (now_iso(), principal.token_id, principal.user_id or SHARED, principal.admin, action,
-                          memory_id, scope_key, Jsonb(detail or {})))
+              detail: dict[str, Any] | None = None, conn: Any = None) -> None:
+        """Record a write; ``conn``: a connection whose open transaction the row joins (all or nothing)."""
+        if conn is None:
+            with connection(self.pool) as own:
+                return self.audit(principal, action, scope_key, memory_id, detail, own)
+        conn.execute("INSERT INTO audit_log(at, token_id, user_id, admin, action, memory_id, scope, detail) "
+                     "VALUES (%s,%s,%s,%s,%s,%s,%s,%s)",
+                     (now_iso(), principal.token_id, principal.user_id or SHARED, principal.admin, action,
+                      memory_id, scope_key, Jsonb(detail or {})))
 
     def audit_rows(self, limit: int = 100, user_id: str | None = None) -> list[dict[str, Any]]:
         args: list[Any] = []
