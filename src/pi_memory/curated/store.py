@@ -25,6 +25,7 @@ from pi_memory import safety
 from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S, DEFAULT_MEMORY_CHAR_LIMIT, DEFAULT_USER_CHAR_LIMIT
 from pi_memory.curated import entries as fmt
 from pi_memory.curated import messages as msg
+from pi_memory.curated import team_client
 from pi_memory.curated.files import (
     StoreLockedError,
     atomic_write_text,
@@ -99,6 +100,7 @@ class MemoryStore:
         on_change: Callable[[str, list[str]], None] | None = None,
         on_overflow: Callable[[MemoryStore, str, str, MemoryResult], MemoryResult] | None = None,
         enforce_limits: bool = True,
+        team_project=None,
     ):
         self.dir = Path(dir).expanduser()
         self.limits = {
@@ -120,6 +122,11 @@ class MemoryStore:
             folder = project_folder(self.project_root)
             self.files["project"] = self.dir / "projects" / folder / PROJECT_FILE
             self.names["project"] = f"projects/{folder}/{PROJECT_FILE}"
+        # teamProjectStore: the project target is a team server's shared store (a
+        # :class:`pi_memory.curated.team_client.TeamProjectClient`); the server applies this class's rules
+        self.team_project = team_project if "project" in self.files else None
+        if self.team_project is not None:
+            self.names["project"] = self.team_project.name
         self.lock_timeout = lock_timeout
         self.max_failures_per_turn = max_failures_per_turn
         self.on_change = on_change
@@ -154,6 +161,7 @@ class MemoryStore:
             project_char_limit=settings.project_char_limit,
             failure_char_limit=settings.failure_char_limit,
             enforce_limits=getattr(settings, "prompt_mode", "snapshot") != "policy",
+            team_project=team_client.from_settings(settings) if root is not None else None,
             **kwargs,
         )
 
@@ -211,6 +219,8 @@ class MemoryStore:
         atomic_write_text(self.path(target), fmt.serialise(entries))
 
     def _load(self, target: str) -> fmt.Analysis:
+        if target == "project" and self.team_project is not None:
+            return team_client.load(self)
         analysis = fmt.analyse(self._read_unlocked(target), self.limits[target])
         self._live[target] = analysis.entries
         self._drift[target] = analysis if analysis.drift else None
@@ -235,9 +245,9 @@ class MemoryStore:
             return self._invalid_target(target)
         analysis = self._load(target)
         if analysis.drift == "unreadable":
-            return self._result(
-                target, False, "io_error", error=msg.unreadable(self.names[target], self.path(target), analysis.detail)
-            )
+            remote = target == "project" and self.team_project is not None  # the detail says it all
+            error = analysis.detail if remote else msg.unreadable(self.names[target], self.path(target), analysis.detail)
+            return self._result(target, False, "io_error", error=error)
         shown = [self._show(target, e, sanitised) for e in analysis.entries]
         notice = None
         cur, limit = fmt.joined_length(analysis.entries), self.limits[target]
@@ -289,6 +299,8 @@ class MemoryStore:
             return msg.retry_limit(target, self.names[target], self._failures[target])
         if not operations:
             return self._fail(target, "invalid_arguments", "The batch has no operations; nothing was changed.")
+        if target == "project" and self.team_project is not None:
+            return team_client.apply(self, operations)
         try:
             prepared = [self._prepare(target, op, i, single) for i, op in enumerate(operations)]
             with self._locked(target):

@@ -26,7 +26,8 @@ REST (under the server's bearer-token auth):
 * ``GET /projects/{project}/entries`` → ``{project, target, entries, entryCount, usage, limit, version}``
 * ``POST /projects/{project}/entries`` ``{operations: [{action: add|replace|remove, content?, oldText?}],
   expectedVersion?}`` → the curated store's result (``success``, ``code``, ``message`` / ``error``,
-  ``entryCount``, ``usage``, ``currentEntries`` …) plus ``project`` and ``version``; 200 when applied, 422 when
+  ``entryCount``, ``usage``, ``currentEntries`` …) plus ``project``, ``version`` and, when applied, ``entries``
+  (the store as the write left it, for the client's mirror); 200 when applied, 422 when
   the store's rules refused it (``code`` says which: ``threat``, ``secret``, ``over_limit``, ``no_match`` …),
   409 on a version mismatch.
 """
@@ -169,7 +170,8 @@ class ProjectRoutes:
                                           "Nothing was written; read it again and redo the change.",
                                  "code": "version_conflict", "project": store.project, "version": conflict.version,
                                  "currentEntries": conflict.entries}, status_code=409)
-        return JSONResponse({**result.to_dict(), "project": store.project, "version": store.version},
+        extra = {"entries": store.entries(TARGET)} if result.success else {}  # the client's store mirrors them
+        return JSONResponse({**result.to_dict(), "project": store.project, "version": store.version, **extra},
                             status_code=200 if result.success else 422)
 
 
