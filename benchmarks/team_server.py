@@ -58,7 +58,7 @@ from pi_memory.embed import get_embedder  # noqa: E402
 from pi_memory.semantic.models import Scope, text_hash  # noqa: E402
 
 DIM = 384
-BUILDS = [(16, 64), (16, 128), (32, 128)]
+BUILDS = [(16, 64), (16, 128), (32, 128)]  # (m, ef_construction) of --tune; --builds changes them
 EF_SWEEP = [40, 100, 200, 400]
 
 
@@ -105,7 +105,8 @@ def vectors(kind: str, texts: list[str], cache: Path, embedder) -> np.ndarray:
     print(f"  made {len(texts):,} {kind} vectors in {time.perf_counter() - t0:.0f} s (cached in {path})",
           file=sys.stderr, flush=True)
     cache.mkdir(parents=True, exist_ok=True)
-    np.save(path, out)
+    np.save(path.with_suffix(".part.npy"), out)  # then renamed: an interrupted run leaves no torn cache file
+    path.with_suffix(".part.npy").replace(path)
     return out
 
 
@@ -319,11 +320,12 @@ def run_tune(args, admin_url: str, embedder, say) -> list[dict]:
             qv = query_vectors(kind, queries, args.recall_queries, embedder)
             url = fresh_database(admin_url, f"tune_{kind}_{n}")
             model = f"bench-{kind}"
-            for m, efc in BUILDS:
+            builds = [tuple(int(x) for x in b.split(":")) for b in args.builds.split(",")]
+            for m, efc in builds:
                 with open_pool(url, max_size=2) as pool:
                     with pool.connection() as conn:
                         conn.execute(f"DROP INDEX IF EXISTS {pg_schema.vector_index_name(model, DIM)}")
-                    if (m, efc) == BUILDS[0]:
+                    if (m, efc) == builds[0]:
                         with pool.connection() as conn:
                             conn.execute("TRUNCATE semantic_memories CASCADE")
                         info = fill_postgres(url, scope, texts, vecs, model, (m, efc), args.maintenance_work_mem)
@@ -334,7 +336,7 @@ def run_tune(args, admin_url: str, embedder, say) -> list[dict]:
                             pg_schema.ensure_vector_index(conn, model, DIM, m, efc)
                         info = {"hnsw_build_s": round(time.perf_counter() - t0, 1)}
                     backend = PostgresBackend(pool, _Named(model), hnsw_build=(m, efc))
-                    for r in recall_table(backend, scope, qv, EF_SWEEP)[(m, efc) != BUILDS[0]:]:
+                    for r in recall_table(backend, scope, qv, EF_SWEEP)[(m, efc) != builds[0]:]:
                         row = {"memories": n, "vectors": kind, "m": m, "ef_construction": efc,
                                   "build_s": info["hnsw_build_s"], **r}
                         rows.append(row)
@@ -361,6 +363,7 @@ def main() -> None:
     ap.add_argument("--maintenance-work-mem", default="1GB")
     ap.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "pi-memory-team-bench"))
     ap.add_argument("--tune", action="store_true")
+    ap.add_argument("--builds", default=",".join(f"{m}:{e}" for m, e in BUILDS), help="--tune: m:ef_construction,...")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     from pi_memory.semantic.backends.pg_schema import HNSW_BUILD
