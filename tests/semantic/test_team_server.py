@@ -131,3 +131,19 @@ def test_copy_from_an_embedded_store_keeps_ids_history_and_vectors(tmp_path, pg_
     assert sorted(r["id"] for r in exported) == sorted([v1.id, v2.id, gone.id])
     assert all(len(r["vectors"]) == 1 and len(r["vectors"][0]["vector"]) == embedder.dim for r in exported)
     pool.close()
+
+
+def test_keyword_list_lets_rare_terms_decide_and_common_ones_fill(pg_url, embedder):
+    """A term in ``common_term_rows`` rows or more of the scope is common: the rows of the rare terms come
+    first (ranked among themselves), the newest rows of common terms fill what is left."""
+    pool = open_pool(pg_url, max_size=2)
+    backend = PostgresBackend(pool, embedder, common_term_rows=3)
+    scope = Scope(user_id="kw-" + uuid.uuid4().hex[:8])
+    common = [backend.add(f"The service number {i} runs in production", scope=scope).id for i in range(5)]
+    rare = backend.add("The zephyrine cluster is old", scope=scope).id
+    got = [i for i, _ in backend.keyword_candidates("zephyrine production", scope=scope)]
+    assert got[0] == rare
+    assert got[1:] == common[:1:-1]  # only the newest 3 rows of a common term, equal ranks: newest first
+    assert [i for i, _ in backend.keyword_candidates("production", scope=scope, limit=2)] == common[:-3:-1]
+    assert backend.keyword_candidates("nothingmatches", scope=scope) == []
+    pool.close()

@@ -119,7 +119,7 @@ class PostgresBackend:
 
     def __init__(self, pool: Any, embedder: Any, *, weights: dict[str, float] | None = None, rrf_k: int = RRF_K,
                  candidates: int = CANDIDATES, ef_search: int = EF_SEARCH,
-                 hnsw_build: tuple[int, int] = pg_schema.HNSW_BUILD) -> None:
+                 hnsw_build: tuple[int, int] = pg_schema.HNSW_BUILD, common_term_rows: int = COMMON_TERM_ROWS) -> None:
         if not 1 <= int(ef_search) <= 1000:
             raise ValueError(f"hnsw ef_search must be between 1 and 1000 (pgvector's range), not {ef_search}")
         self.pool = pool
@@ -129,6 +129,7 @@ class PostgresBackend:
         self.candidates = candidates
         self.ef_search = int(ef_search)  # the candidates HNSW keeps per query: higher = better recall, slower
         self.hnsw_build = hnsw_build  # (m, ef_construction) of the index when this backend creates it
+        self.common_term_rows = int(common_term_rows)
         self.last_embed_error: str | None = None
         self._indexed = False
 
@@ -316,9 +317,9 @@ class PostgresBackend:
 
         ``ts_rank_cd`` has no inverse document frequency, and ranking every row that holds a common term costs
         time in proportion to the scope (190 ms p50, 950 ms p95 at 100k memories). So the terms are split first:
-        a term found in at least :data:`COMMON_TERM_ROWS` rows of the scope is *common* (a capped count, cheap).
+        a term found in at least ``common_term_rows`` (:data:`COMMON_TERM_ROWS`) rows of the scope is *common* (a capped count, cheap).
         The rare terms are ranked over all their rows (a bounded set); common terms only fill what is left, ranked
-        over their newest :data:`COMMON_TERM_ROWS` rows -- as BM25 would weigh them, rare terms decide (31 ms
+        over their newest ``common_term_rows`` rows -- as BM25 would weigh them, rare terms decide (31 ms
         p50, 58 ms p95 at 100k; ``benchmarks/team_server.py``)."""
         terms = [t.replace("-", "") for t in keyword_terms(query) if t.isalnum() or t.replace("-", "").isalnum()]
         if not terms:
@@ -329,8 +330,8 @@ class PostgresBackend:
             rare, common = [], []
             for t in terms:
                 n = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM semantic_memories WHERE {where} LIMIT %s) s",
-                                 (*scope.columns(), f"{t}:*", COMMON_TERM_ROWS)).fetchone()[0]
-                (common if n >= COMMON_TERM_ROWS else rare).append(t)
+                                 (*scope.columns(), f"{t}:*", self.common_term_rows)).fetchone()[0]
+                (common if n >= self.common_term_rows else rare).append(t)
             rows: list = []
             if rare:
                 rows = conn.execute(
@@ -345,7 +346,7 @@ class PostgresBackend:
                     f"SELECT id, ts_rank_cd(tsv, to_tsquery('simple', %s)) AS r FROM (SELECT id, pk, tsv FROM "
                     f"semantic_memories WHERE {where} ORDER BY pk DESC LIMIT %s) newest WHERE NOT (id = ANY(%s)) "
                     "ORDER BY r DESC, pk DESC LIMIT %s",
-                    (tsq, *scope.columns(), tsq, COMMON_TERM_ROWS, seen, limit - len(rows))).fetchall()
+                    (tsq, *scope.columns(), tsq, self.common_term_rows, seen, limit - len(rows))).fetchall()
         return [(r[0], float(r[1])) for r in rows]
 
     def vector_candidates(self, query: str | np.ndarray, *, scope: Scope, limit: int | None = None,
