@@ -65,6 +65,8 @@ def serve(
 
     Clients use the "self-hosted" semantic backend with this URL and token. Without --database-url, memories live in the data root's index, the same ones the embedded backend uses; with it (or $PI_MEMORY_DATABASE_URL), in a PostgreSQL database with pgvector that any number of serve processes on any number of hosts can share. With a chat model configured, infer=true adds run the capture pipeline; without one they are refused, and infer=false adds store text verbatim.
 
+    With PostgreSQL the server also keeps the team's shared project stores (GET/POST /projects/NAME/entries: the curated project store of a project, edited by the whole team under the curated store's rules; clients set "teamProjectStore" in their settings) and every token of the server may edit them.
+
     Trust: with PostgreSQL and per-user tokens (`pi-memory serve token create --user alice`), a token reaches only its own user's memories and every write is audited (`pi-memory serve audit`). Otherwise the token is ONE shared team token: anyone who holds it can read, add, change and delete the memories of any user_id simply by naming it. Give a shared token only to people and machines that may see every memory on the server.
 
     With --json, standard output gets one JSON line once the server listens ({"event": "listening", "url", "host", "port", "backend", "dataDir", "auth", "token": "given" | "generated", "infer"}; never the token itself: a generated one goes to standard error) and one when it stops ({"event": "stopped", "url", "signal"})."""
