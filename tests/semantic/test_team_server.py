@@ -147,3 +147,17 @@ def test_keyword_list_lets_rare_terms_decide_and_common_ones_fill(pg_url, embedd
     assert [i for i, _ in backend.keyword_candidates("production", scope=scope, limit=2)] == common[:-3:-1]
     assert backend.keyword_candidates("nothingmatches", scope=scope) == []
     pool.close()
+
+
+def test_ef_search_is_a_setting_passed_down_from_the_composition_root(pg_url):
+    from pi_memory.semantic.backends.rest_runner import ServeError
+    from pi_memory.semantic.backends.team_server import open_team
+
+    team = open_team(pg_url, ef_search=40, project_char_limit=3000)
+    assert (team.backend.ef_search, team.projects.char_limit) == (40, 3000)
+    team.close()
+    default = open_team(pg_url)
+    assert default.backend.ef_search == 100
+    default.close()
+    with pytest.raises(ServeError, match="ef_search must be between 1 and 1000"):
+        open_team(pg_url, ef_search=5000)
