@@ -110,7 +110,7 @@ def vector_index_name(model: str, dim: int) -> str:
     return "semantic_vectors_hnsw_" + hashlib.sha256(f"{model}\0{dim}".encode()).hexdigest()[:16]
 
 
-HNSW_BUILD = (16, 64)  # (m, ef_construction): pgvector's defaults; the tuning figures are in docs/architecture.md
+HNSW_BUILD = (16, 128)  # (m, ef_construction): pgvector's m, twice its ef_construction (docs/architecture.md)
 
 
 def ensure_vector_index(conn: Connection, model: str, dim: int, m: int = HNSW_BUILD[0],
