@@ -186,3 +186,20 @@ def test_an_unreachable_team_server_is_an_io_error_and_nothing_is_written_locall
     shown = store.read("project")
     assert (shown.success, shown.code) == (False, "io_error")
     assert not (tmp_path / "data").exists()
+
+
+def test_a_limit_lowered_below_a_long_entry_is_over_budget_not_drift(pg_url):
+    """A long Markdown-looking entry saved under a higher limit: the store is over budget (adds refused with the
+    usage, a replace that shrinks it works), never ``plain_markdown`` drift, whose remedy is a file tool."""
+    from pi_memory.curated import Operation
+    from pi_memory.semantic.backends.team_projects import TeamProjectStore
+
+    name, notes = project(), "# Notes\n\n- one\n- two\n\nA paragraph.\n\n" + "x" * 2500
+    pool = open_pool(pg_url, max_size=2)
+    assert TeamProjectStore(pool, name, 5000).run([Operation(action="add", content=notes)]).success
+    lowered = TeamProjectStore(pool, name, 2200)
+    refused = lowered.run([Operation(action="add", content="Another note")])
+    assert (refused.success, refused.code) == (False, "over_limit")
+    shrunk = lowered.run([Operation(action="replace", old_text="# Notes", content="Notes: one, two")])
+    assert shrunk.success and lowered.entries("project") == ["Notes: one, two"]
+    pool.close()

@@ -57,6 +57,13 @@ PROJECT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$")
 MAX_OPERATIONS = 50
 
 
+def _as_text(entries: list[str]) -> bytes:
+    """The entries as the curated store's parser reads them. Two trailing delimiters (empty entries, which the
+    parser drops) keep a store of one long entry from reading as hand-written Markdown (``plain_markdown``
+    drift, whose remedy is a file tool): a row holds checked entries only, it never drifts."""
+    return (fmt.serialise(entries) + "§\n§\n").encode("utf-8")
+
+
 class VersionConflict(Exception):
     def __init__(self, version: int, entries: list[str]) -> None:
         super().__init__(f"version {version}")
@@ -111,12 +118,12 @@ class TeamProjectStore(MemoryStore):
         self._live[TARGET] = entries  # a refusal's count and usage describe the store as it is now
         if self.expected_version is not None and self.expected_version != self.version:
             raise VersionConflict(self.version, entries)
-        return fmt.serialise(entries).encode("utf-8")
+        return _as_text(entries)
 
     def _read_unlocked(self, target: str) -> bytes | None:
         with connection(self.pool) as conn:
             entries, self.version = self._row(conn, lock=False)
-        return fmt.serialise(entries).encode("utf-8")
+        return _as_text(entries)
 
     def _publish(self, target: str, entries: list[str]) -> None:
         self.version = self._conn.execute(
