@@ -2,7 +2,8 @@
 
 * :func:`open_index` -- open/create/migrate the database, repair it once if corrupt (:mod:`.db`);
 * :func:`index_paths`, :func:`reindex`, :func:`prune` -- read session transcripts incrementally (:mod:`.indexer`);
-* :func:`session_search`, :func:`memory_search` -- ranked, bounded search (:mod:`.search`, :mod:`.query`);
+* :func:`plan_query` -- how a query is read for the word indexes (:mod:`.query`); ranking them is the engine's
+  (:mod:`pi_memory.retrieval`: ``session_search``, ``memory_search``, recall);
 * :func:`redaction_progress` -- credentials are stored redacted; an old index is redacted at open
   (:mod:`.redaction`); :func:`last_repair` / :func:`describe_repair` -- the record a corruption repair leaves;
 * :func:`find_message`, :func:`conversation_around` -- the turns around one message (:mod:`.conversation`);
@@ -24,6 +25,7 @@ from pi_memory.index.db import (
     open_index,
     transaction,
 )
+from pi_memory.index.filters import SearchInputError, parse_time
 from pi_memory.index.indexer import IndexStats, clear_sessions, index_paths, prune, reindex
 from pi_memory.index.mirror import (
     MirrorEntry,
@@ -39,14 +41,6 @@ from pi_memory.index.query import QueryPlan, plan_query
 from pi_memory.index.redaction import redaction_progress
 from pi_memory.index.results import MemoryHit, SearchResult, SessionHit
 from pi_memory.index.salvage import describe_repair, last_repair, repairs
-from pi_memory.index.search import (
-    SearchInputError,
-    memory_search,
-    parse_time,
-    session_ranking,
-    session_ranking_in_context,
-    session_search,
-)
 
 __all__ = [
     "AnchorResult",
@@ -72,7 +66,6 @@ __all__ = [
     "is_corruption",
     "last_repair",
     "list_memories",
-    "memory_search",
     "migrate",
     "open_index",
     "parse_time",
@@ -82,9 +75,6 @@ __all__ = [
     "reindex",
     "remove_memory",
     "repairs",
-    "session_ranking",
-    "session_ranking_in_context",
-    "session_search",
     "sync_markdown",
     "sync_store",
     "transaction",

@@ -110,6 +110,7 @@ def on_prompt(host: str, payload: dict, vector_deadline: float | None = None) ->
     from pi_memory.session import AgentSession
 
     _log_to_hook_log("pi_memory.semantic")
+    _log_to_hook_log("pi_memory.retrieval")  # the engine's warnings ("vectors skipped") too
 
     sid, prompt = _text(payload.get("session_id")), _text(payload.get("prompt"))
     saved = state.read_json(state.session_file(host, sid)) if sid else {}
