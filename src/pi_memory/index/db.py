@@ -236,21 +236,17 @@ def _quarantine(path: Path) -> Path:
 
 def _default_rebuild(conn: sqlite3.Connection, damaged: Path) -> None:
     """Copy the memories still readable in the damaged file (extended store, usage counts; and the semantic
-    store's rows when :mod:`pi_memory.semantic` is installed) and the sessions (:mod:`.salvage`: the rows, or
+    store's rows, :mod:`.semantic_schema`) and the sessions (:mod:`.salvage`: the rows, or
     the files to read again), then mirror the Markdown stores again."""
     from pi_memory.index.mirror import salvage_memories, sync_markdown
     from pi_memory.index.salvage import rebuild_semantic_from_history, record_repair, salvage_sessions
 
     memories = salvage_memories(conn, damaged)
     sessions = salvage_sessions(conn, damaged)
-    try:  # the semantic store also lives only in this file (optional module)
-        from pi_memory.semantic.schema import salvage_semantic
-    except ImportError:
-        salvage_semantic = None
-    semantic_copied, history = 0, None
-    if salvage_semantic is not None:
-        semantic_copied = salvage_semantic(conn, damaged)
-        history = rebuild_semantic_from_history(conn, damaged)
+    from pi_memory.index.semantic_schema import salvage_semantic  # the semantic store lives only in this file
+
+    semantic_copied = salvage_semantic(conn, damaged)
+    history = rebuild_semantic_from_history(conn, damaged)
     sync_markdown(conn, damaged.parent)
     gone = [p for (p,) in conn.execute("SELECT path FROM pending_paths") if not Path(p).exists()]
     record_repair(conn, {

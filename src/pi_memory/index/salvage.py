@@ -154,7 +154,7 @@ def rebuild_semantic_from_history(conn: sqlite3.Connection, damaged: Path | str)
     """Recreate in ``conn`` (a fresh index) the semantic memories that the damaged file's history shows active
     but whose rows could not be copied (a torn page on ``semantic_memories``): id, scope and text from the
     history, ``created_at`` from their first event, no metadata or vector (the backend re-embeds them). Runs
-    after :func:`pi_memory.semantic.schema.salvage_semantic` copied what was readable; a memory already there
+    after :func:`pi_memory.index.semantic_schema.salvage_semantic` copied what was readable; a memory already there
     is left alone. Never raises for a damaged file."""
     report = SemanticRebuild()
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'semantic_memories'").fetchone():

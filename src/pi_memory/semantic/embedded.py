@@ -2,7 +2,7 @@
 
 Tables and migrations: :mod:`.schema`. Keyword search: :mod:`.keyword` (FTS5 BM25 with bounded work). Vector
 search: :mod:`.vectors` (exact float32 matmul over a per-(scope, model) matrix kept in step with SQLite).
-Fusion: :func:`~pi_memory.semantic.ranking.rrf_fuse`.
+Fusion: :func:`~pi_memory.retrieval.fusion.rrf_fuse`.
 
 The embedder's ``model_name`` and ``dim`` are stored with every vector; vectors of different models are never
 compared. After a model switch, memories without a vector of the current model are still found by keyword until
@@ -33,6 +33,8 @@ import numpy as np
 
 from pi_memory import safety
 from pi_memory.index.db import migrate, transaction
+from pi_memory.index.semantic_schema import SCOPE_SQL, SEMANTIC_MIGRATIONS, salvage_semantic
+from pi_memory.retrieval.fusion import RRF_K
 from pi_memory.semantic.backend import MemoryNotFoundError, count_query
 from pi_memory.semantic.embedded_reembed import REEMBED_BATCH, EmbeddedReembed, ReembedReport
 from pi_memory.semantic.embedded_search import EmbeddedSearch
@@ -44,9 +46,7 @@ from pi_memory.semantic.models import (
     now_iso,
     text_hash,
 )
-from pi_memory.semantic.ranking import RRF_K
 from pi_memory.semantic.sanitize import check_observed_at, clean_metadata, clean_reason, clean_source
-from pi_memory.semantic.schema import SCOPE_SQL, SEMANTIC_MIGRATIONS, salvage_semantic
 from pi_memory.semantic.vectors import VectorMatrix
 
 log = logging.getLogger(__name__)

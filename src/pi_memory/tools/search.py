@@ -138,6 +138,7 @@ def create_search_tools(
     *,
     for_model: bool = False,
     entry_name: EntryName | None = None,
+    embedder: Callable[[], object] | None = None,
 ) -> list[ToolSpec]:
     """``session_search`` and ``memory_search`` over the index opened by ``conn_factory`` (called lazily).
 
@@ -150,17 +151,15 @@ def create_search_tools(
     session files under ``session_roots()`` directly and answers in plain text with ``path:start-end`` anchors
     (:mod:`pi_memory.index.anchors`); it never opens the index.
 
+    ``embedder``: called on each plain-words ``session_search``; the embedder it returns (or ``None``) lets the
+    search fuse the turns nearest by meaning (:func:`pi_memory.retrieval.session_search`).
+
     ``repair``: called once when a search meets a damaged database (damage deeper in a large index is not
     found at open); the search then runs again. Without it, or if the damage stays, the tool answers with an
     ``index_damaged`` error that says what to do.
     """
-    from pi_memory.index import (
-        IndexUnavailableError,
-        SearchInputError,
-        is_corruption,
-        memory_search,
-        session_search,
-    )
+    from pi_memory.index import IndexUnavailableError, SearchInputError, is_corruption
+    from pi_memory.retrieval import memory_search, session_search
     from pi_memory.tools import ToolSpec
 
     def project_of(value: str | None) -> str | None:
@@ -194,7 +193,7 @@ def create_search_tools(
     def sessions(a: SessionSearchArgs) -> dict:
         return run(lambda: session_search(
             conn_factory(), a.query, limit=a.limit or 10, project=project_of(a.project), role=a.role,
-            since=a.since, until=a.until,
+            since=a.since, until=a.until, embedder=_embedder_of(embedder),
         ))
 
     def memories(a: MemorySearchArgs) -> dict:
@@ -232,6 +231,16 @@ def create_search_tools(
             on_invalid=invalid,
         ),
     ]
+
+
+def _embedder_of(getter: Callable[[], object] | None) -> object | None:
+    """The search's embedder, or ``None`` when there is none or it cannot be opened (keyword-only then)."""
+    if getter is None:
+        return None
+    try:
+        return getter()
+    except Exception:  # noqa: BLE001 - semantic settings that do not open leave session_search keyword-only
+        return None
 
 
 def _anchor_tool(roots: Callable[[], object] | None, current_project: str | None, invalid) -> ToolSpec:

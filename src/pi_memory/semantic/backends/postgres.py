@@ -9,7 +9,7 @@ Search is the embedded store's hybrid: a keyword list (PostgreSQL full-text sear
 any of the query's terms, ranked by ``ts_rank_cd``) and a vector list (pgvector cosine distance over the
 model's partial HNSW index, ``hnsw.iterative_scan`` so a scope filter still fills ``top_k``, ``hnsw.ef_search``
 set per query with ``SET LOCAL`` from the backend's ``ef_search``), fused by the
-same reciprocal rank fusion (:func:`pi_memory.semantic.ranking.rrf_fuse`). ``exact=True`` on
+same reciprocal rank fusion (:func:`pi_memory.retrieval.fusion.rrf_fuse`). ``exact=True`` on
 :meth:`PostgresBackend.vector_candidates` skips the index (the benchmark's recall@10 reference).
 
 Concurrency: no state lives in the process but a connection pool; the unique index on the active hash of a
@@ -29,6 +29,7 @@ import numpy as np
 from psycopg import errors, sql
 from psycopg.types.json import Jsonb
 
+from pi_memory.retrieval.fusion import RRF_K, rrf_fuse
 from pi_memory.semantic.backend import BackendError, MemoryNotFoundError, count_query
 from pi_memory.semantic.backends import pg_schema
 from pi_memory.semantic.embedded import IDENTITY_KEYS, clean_text
@@ -42,8 +43,8 @@ from pi_memory.semantic.models import (
     now_iso,
     text_hash,
 )
-from pi_memory.semantic.ranking import RRF_K, keyword_terms, rrf_fuse
 from pi_memory.semantic.sanitize import check_observed_at, clean_metadata, clean_reason, clean_source
+from pi_memory.semantic.terms import keyword_terms
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,6 @@
-"""Schema of the semantic tables in the index database, and their salvage after corruption.
+"""Schema of the semantic tables in the index database, and their salvage after corruption. The index owns every
+table of its file, so the semantic store (:mod:`pi_memory.semantic`) keeps its rows here and a corruption rebuild
+(:mod:`.db`) carries them over without reaching up into the semantic package.
 
 Tables (``SEMANTIC_MIGRATIONS``, names prefixed ``semantic_``, applied with :func:`pi_memory.index.db.migrate`
 when a backend opens the index):
