@@ -95,6 +95,20 @@ def test_two_servers_share_one_database_and_the_tokens(team):
     assert [(r["action"], r["userId"]) for r in json.loads(audit.stdout)["audit"]] == [("add", "alice")]
 
 
+def test_a_shared_project_store_through_two_serve_processes(team):
+    a, b = team["servers"]
+    name = "acme-" + uuid.uuid4().hex[:6]
+    r = post(a.url, team["tokens"]["alice"], f"/projects/{name}/entries",
+             {"operations": [{"action": "add", "content": "The API ships behind a feature flag"}]})
+    assert (r.status_code, r.json()["version"]) == (200, 1)
+    r = post(b.url, team["tokens"]["bob"], f"/projects/{name}/entries",
+             {"operations": [{"action": "add", "content": "x" * 2300}]})
+    assert (r.status_code, r.json()["code"]) == (422, "over_limit")  # the serve process's projectCharLimit: 2,200
+    got = httpx.get(f"{b.url}/projects/{name}/entries", headers={"Authorization": f"Bearer {team['tokens']['bob']}"},
+                    timeout=30).json()
+    assert (got["entries"], got["limit"]) == (["The API ships behind a feature flag"], 2200)
+
+
 def test_a_database_restart_gives_clear_errors_then_recovers(team, pg_server):
     if pg_server is None:
         pytest.skip("an external test database is not restarted")
