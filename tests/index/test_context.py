@@ -12,7 +12,7 @@ from pi_memory.index import transaction
 from pi_memory.index.indexer import insert_messages
 from pi_memory.retrieval import context as turn_context
 from pi_memory.retrieval import session_ranking_in_context
-from pi_memory.retrieval.recall import recall
+from pi_memory.retrieval.engine import recall
 from pi_memory.semantic.models import Scope
 
 PROJECT = "0123456789ab"

@@ -17,7 +17,7 @@ from pi_memory.index.indexer import insert_messages
 from pi_memory.index.mirror import add_extended
 from pi_memory.project import project_id
 from pi_memory.retrieval import session_search
-from pi_memory.retrieval.recall import recall
+from pi_memory.retrieval.engine import recall
 from pi_memory.semantic import sources
 from pi_memory.semantic import turn_vectors as tv
 from pi_memory.semantic.embedded import EmbeddedBackend

@@ -12,7 +12,7 @@ from starlette.routing import Route
 
 from pi_memory.index import conversation_around, find_message
 from pi_memory.prompt import build_context
-from pi_memory.retrieval.recall import evidence_reasons
+from pi_memory.retrieval.engine import evidence_reasons
 
 LIST_LIMIT = 200
 
