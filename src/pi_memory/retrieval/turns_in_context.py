@@ -25,8 +25,9 @@ the hook's deadline) the keyword order is kept with the priors applied.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -110,3 +111,19 @@ def rank(conn: sqlite3.Connection, query: str, keyword: Sequence[tuple[int, floa
         sessions = [rows_of[m][1] if m in rows_of else None for m in pool]
         fused = [(pool[i], s) for i, s in session_support(rows, sessions, SESSION_BOOST)]
     return [RankedTurn(m, s, own.get(m)) for m, s in fused]
+
+
+def session_list(conn: sqlite3.Connection, query: str, matches: Sequence[Any], vector_keys: Sequence[str],
+                 items: Mapping[str, Any], pending: Any, until: str | None) -> list[str]:
+    """Recall's ``sessions`` list: the keyword matches read in context (``matches``: ``ContextHit``) and the
+    turn-vector list (``vector_keys``, their hits in ``items``, cosines and query vector in ``pending``: the
+    recall's :class:`~pi_memory.retrieval.vector_lists.VectorLists` or ``None``) ranked by :func:`rank`, as
+    recall keys (``t:<session>#<entry>``), best first."""
+    from pi_memory.retrieval.vector_lists import turn_keys
+
+    vector = [(items[k].message_id, pending.cosines[k]) for k in vector_keys if items[k].message_id]
+    qvec = pending.query_vector.result() if pending is not None else None
+    model = pending.model if pending is not None else None
+    ranked = rank(conn, query, [(h.id, h.score) for h in matches], vector, qvec, model, until=until)
+    keys = {mid: key for key, mid in turn_keys(conn, [r.id for r in ranked])}
+    return list(dict.fromkeys(keys[r.id] for r in ranked if r.id in keys))
