@@ -89,7 +89,7 @@ def product_searchers(conn: sqlite3.Connection, embedder, pids: dict[str, str], 
     """What a host serves, as ranked searchers over the indexed pi sessions (every turn embedded first, as
     ``pi-memory semantic embed-sessions`` and the session worker do):
 
-    * ``host``: :func:`pi_memory.retrieval.recall` with ``include=("sessions",)``, the evidence floor on as
+    * ``host``: :func:`pi_memory.retrieval.engine` with ``include=("sessions",)``, the evidence floor on as
       shipped (``recallMinSimilarity`` default; what the floor drops counts as missed) -- what pi, MCP and the
       hooks inject before a run;
     * ``host_no_floor``: the same ranking without the floor;

@@ -13,7 +13,7 @@ Rows, same run:
   ``/locomo/<sample_id>``, so each conversation is its own project; entry id = ``dia_id``; timestamp = the
   session's date; message text ``"<speaker>: <text>"``, the documented choice in ``locomo_host``) indexed by the
   product's indexer (``index_paths``), every turn embedded as ``pi-memory semantic embed-sessions`` does; the
-  question goes to :func:`pi_memory.retrieval.recall` with ``include=("sessions",)`` -- the engine every host
+  question goes to :func:`pi_memory.retrieval.engine` with ``include=("sessions",)`` -- the engine every host
   calls -- evidence floor on as shipped (first row), then off (second row). Questions are asked ``--as-of`` the
   day after the conversation's last session (default; a host passes the turn's time), so "in June" means the
   conversation's June; ``--as-of now`` reads them today.

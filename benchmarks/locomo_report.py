@@ -35,7 +35,7 @@ def print_report(result: dict, ks: list[int]) -> None:
         print(f"    {label:<32}" + "".join(f"{r['by_category'][c]['R@10']:>12.3f}" for c in CATEGORIES.values()))
     print("  R@10 per conversation | per half of the questions (even/odd)")
     for label, check in result["spread"].items():
-        print(f"    {label:<32}" + " ".join(f"{v:.3f}" for v in check["conversations"].values())
+        print(f"    {label:<34}" + " ".join(f"{v:.3f}" for v in check["conversations"].values())
               + "  | " + " ".join(f"{v:.3f}" for v in check["halves"]))
     if "ablations" in result:
         print("\n  ablations (turn index; each step adds to the row above; variants change one setting of the final)")

@@ -247,7 +247,7 @@ def test_every_case_was_indexed(built: Built) -> None:
 
 @pytest.mark.parametrize("family", FAMILIES, ids=[f.id for f in FAMILIES])
 def test_no_output_shows_any_8_character_run_of_the_secret(built: Built, recall_backend, family: Family) -> None:
-    from pi_memory.retrieval.recall import format_recall, recall
+    from pi_memory.retrieval.engine import format_recall, recall
     from pi_memory.semantic.models import Scope
 
     conn = built.conn

@@ -9,7 +9,7 @@ import re
 import pytest
 from semantic_helpers import ALICE, DECIDE_MARK, EXTRACT_MARK, alias_of, decide_with, why
 
-from pi_memory.retrieval.recall import estimate_tokens
+from pi_memory.retrieval.engine import estimate_tokens
 from pi_memory.semantic.capture import capture_turn
 from pi_memory.semantic.capture_gate import skip_rule
 from pi_memory.semantic.capture_windows import plan, split_text

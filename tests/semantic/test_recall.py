@@ -10,8 +10,7 @@ from semantic_helpers import ALICE, BOB
 from pi_memory.index.db import transaction
 from pi_memory.index.indexer import insert_messages
 from pi_memory.index.mirror import add_extended
-from pi_memory.retrieval.fusion import RRF_K, rrf_fuse
-from pi_memory.retrieval.recall import (
+from pi_memory.retrieval.engine import (
     DEFAULT_MIN_SIMILARITY,
     FENCE_CLOSE,
     FENCE_OPEN,
@@ -24,6 +23,7 @@ from pi_memory.retrieval.recall import (
     should_recall,
     skip_reason,
 )
+from pi_memory.retrieval.fusion import RRF_K, rrf_fuse
 from pi_memory.semantic.models import ScoreDetails, SemanticHit, SemanticMemory
 from pi_memory.semantic.terms import fts_expression, keyword_terms
 

@@ -10,7 +10,7 @@ from semantic_helpers import ALICE, insert_turns
 
 from pi_memory.retrieval import session_search
 from pi_memory.retrieval.dates import as_of_iso, date_windows, in_windows, is_after
-from pi_memory.retrieval.recall import recall
+from pi_memory.retrieval.engine import recall
 
 AS_OF = "2026-12-01T10:00:00.000Z"  # a Tuesday
 

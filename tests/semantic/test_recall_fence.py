@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pi_memory.retrieval.recall import RecallHit, quote, render_line
+from pi_memory.retrieval.engine import RecallHit, quote, render_line
 from pi_memory.semantic.models import SemanticMemory
 
 

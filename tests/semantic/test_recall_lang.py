@@ -10,8 +10,8 @@ from semantic_helpers import ALICE, insert_turns
 from pi_memory.index.query import plan_query
 from pi_memory.index.words import cjk_bigrams
 from pi_memory.retrieval import session_search
+from pi_memory.retrieval.engine import DEFAULT_MIN_SIMILARITY, keyword_coverage, recall, script_floor
 from pi_memory.retrieval.lang import evidence_terms, languages, script_of
-from pi_memory.retrieval.recall import DEFAULT_MIN_SIMILARITY, keyword_coverage, recall, script_floor
 from pi_memory.semantic.terms import keyword_terms
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from pi_memory.retrieval.recall import recall
+from pi_memory.retrieval.engine import recall
 from pi_memory.semantic.backend import BackendError, MemoryNotFoundError, SemanticBackend
 from pi_memory.semantic.backends.rest_client import RestBackend, ServerUnreachableError
 from pi_memory.semantic.backends.rest_server import ServerThread, create_app, embedded_backend_factory

@@ -17,7 +17,7 @@ from pi_memory.index.indexer import insert_messages
 from pi_memory.index.mirror import add_extended
 from pi_memory.project import project_id
 from pi_memory.retrieval import session_search
-from pi_memory.retrieval.recall import recall
+from pi_memory.retrieval.engine import recall
 from pi_memory.semantic import sources
 from pi_memory.semantic import turn_vectors as tv
 from pi_memory.semantic.embedded import EmbeddedBackend
@@ -75,6 +75,29 @@ def test_turn_is_recalled_by_meaning_without_a_shared_keyword(sessions, backend,
     ]
     assert hits[0].text == f"user: {POSTGRES}" and hits[0].date == "2026-11-01"
     # (min_similarity=0: these tests are about the lists; the evidence floor has its own tests in test_recall)
+
+
+def test_session_search_with_an_embedder_ranks_turns_as_recall_does(sessions, embedder):
+    conn = sessions
+    tv.embed_turns(conn, embedder)
+    found = session_search(conn, SQL_QUESTION, project=ALICE.project_id, embedder=embedder)
+    assert [(h.entry_id, h.match) for h in found.results] == [("e0", "meaning"), ("e1", "meaning"), ("e2", "meaning")]
+    assert not any("MySQL" in h.snippet for h in found.results)  # another project's turn, nearest by meaning
+    assert session_search(conn, SQL_QUESTION, project=ALICE.project_id).count == 0  # no embedder: strict words
+    # a keyword match comes first and brings its neighbour, marked as found through it
+    near = session_search(conn, "Postgres database", project=ALICE.project_id, embedder=embedder)
+    assert [(h.entry_id, h.match) for h in near.results][:2] == [("e0", "all"), ("e1", "context")]
+    # quotes (an operator) keep the strict search: only the rows holding the phrase
+    quoted = session_search(conn, '"Postgres 16"', project=ALICE.project_id, embedder=embedder)
+    assert [(h.entry_id, h.match) for h in quoted.results] == [("e0", "all")]
+    # a filter keeps it too
+    assert session_search(conn, SQL_QUESTION, project=ALICE.project_id, role="assistant", embedder=embedder).count == 0
+
+
+def test_session_search_with_a_broken_embedder_is_keyword_ranked_in_context(sessions):
+    conn = sessions
+    found = session_search(conn, "Postgres database", project=ALICE.project_id, embedder=BrokenEmbedder())
+    assert [(h.entry_id, h.match) for h in found.results][:2] == [("e0", "all"), ("e1", "context")]
 
 
 def test_another_projects_turns_and_entries_never_appear(sessions, backend, embedder):

@@ -5,7 +5,7 @@ candidate lists of every source and re-scores them.
 Public entries (what hosts, tools and benchmarks call):
 
 * :func:`recall` -- what a host injects before a run: semantic memories, curated entries and session turns, each
-  a keyword and a vector list, fused and cut by the evidence floor (:mod:`.recall`; the fenced text:
+  a keyword and a vector list, fused and cut by the evidence floor (:mod:`.engine`; the fenced text:
   :func:`format_recall`; which prompts deserve a search: :func:`should_recall`);
 * :func:`session_search` and :func:`memory_search` -- the model's and the CLI's searches over past sessions and
   stored memories (:mod:`.search`; a plain-words ``session_search`` ranks turns as recall does);
@@ -28,8 +28,8 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "recall": "recall", "RecallHit": "recall", "format_recall": "recall", "should_recall": "recall",
-    "skip_reason": "recall", "DEFAULT_MIN_SIMILARITY": "recall",
+    "recall": "engine", "RecallHit": "engine", "format_recall": "engine", "should_recall": "engine",
+    "skip_reason": "engine", "DEFAULT_MIN_SIMILARITY": "engine",
     "session_search": "search", "memory_search": "search", "session_ranking": "search",
     "session_ranking_in_context": "search",
     "STOP_WORDS": "expand", "ExpandedQuery": "expand", "expand_query": "expand", "find_dates": "expand",

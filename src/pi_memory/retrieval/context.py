@@ -76,6 +76,25 @@ def neighbours(conn: sqlite3.Connection, message_ids: Sequence[int], window: int
     return out
 
 
+def adjacent(conn: sqlite3.Connection, message_ids: Sequence[int], until: str | None = None) -> dict[int, list[int]]:
+    """:func:`neighbours` with ``window`` 1 in one statement (the nearest turn before and after each id, before
+    first; ``[]`` for an id no longer in the index): the window cosine of :mod:`.turns_in_context` asks it for a
+    hundred candidates per recall, where two queries per id would cost more than the rest of the ranking."""
+    if not message_ids:
+        return {}
+    after = "" if until is None else " AND (n.timestamp IS NULL OR n.timestamp <= ?)"
+    turn = _TURN.replace("kind", "n.kind").replace("role", "n.role").replace("length(text)", "length(n.text)")
+    sql = (f"SELECT p.id, (SELECT n.id FROM messages n WHERE n.session_id = p.session_id AND n.id < p.id AND {turn} "
+           f"ORDER BY n.id DESC LIMIT 1), (SELECT n.id FROM messages n WHERE n.session_id = p.session_id AND "
+           f"n.id > p.id AND {turn}{after} ORDER BY n.id LIMIT 1) FROM messages p "
+           f"WHERE p.id IN ({','.join('?' * len(message_ids))})")
+    params = [*(() if until is None else (until,)), *message_ids]
+    out = {mid: [] for mid in message_ids}
+    for mid, before, nxt in conn.execute(sql, params):
+        out[mid] = [n for n in (before, nxt) if n is not None]
+    return out
+
+
 def spread(conn: sqlite3.Connection, ranked: Sequence[tuple[int, float]], limit: int, window: int = WINDOW,
            weight: float = WEIGHT, near: dict[int, list[int]] | None = None,
            until: str | None = None) -> list[tuple[int, float, tuple[int, ...]]]:

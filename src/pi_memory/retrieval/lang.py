@@ -1,4 +1,4 @@
-"""Keyword evidence in every language, for recall's evidence floor (:func:`pi_memory.retrieval.recall.recall`).
+"""Keyword evidence in every language, for recall's evidence floor (:func:`pi_memory.retrieval.engine.recall`).
 
 :func:`evidence_terms` reads a prompt into an :class:`Evidence`; :meth:`Evidence.coverage` is the share of the
 prompt found in a candidate's text (0..1), compared with ``MIN_KEYWORD_COVERAGE``. Three kinds of unit:
@@ -23,7 +23,7 @@ German, Spanish, French, Portuguese, Italian or Dutch when it holds more of that
 (:data:`STOP`) than of English's, else English. Several languages may be detected; each one's stemmer is tried.
 
 :func:`script_of` gives the prompt's main script for the per-script vector floor
-(:data:`pi_memory.retrieval.recall.SCRIPT_FLOORS`).
+(:data:`pi_memory.retrieval.engine.SCRIPT_FLOORS`).
 """
 
 from __future__ import annotations

@@ -147,7 +147,7 @@ def session_search(
     where, params = _session_filters(conn, project, role, since, until, as_of)
     in_context = embedder is not None and role is None and since is None and until is None
     ranked, eng = _run(conn, MESSAGES, query, where, params, max(limit, CONTEXT_CANDIDATES) if in_context else limit)
-    if in_context and not ranked.plan.operators:
+    if in_context and not ranked.plan.operators and not any(t.phrase for t in ranked.plan.terms):
         ranked = _in_context(conn, query or "", ranked, eng, project, as_of, embedder)
     top = ranked.ids[:limit]
     hits: list[SessionHit] = []

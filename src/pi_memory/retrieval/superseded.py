@@ -1,4 +1,4 @@
-"""Session turns that say what a superseded memory said, for :func:`pi_memory.retrieval.recall.recall`.
+"""Session turns that say what a superseded memory said, for :func:`pi_memory.retrieval.engine.recall`.
 
 When a semantic memory supersedes another ("Production runs PostgreSQL 15." -> "... 16."), past session turns
 still say the old thing. :func:`mark_outdated` takes recall's passing hits, best first, and for every recalled
@@ -12,7 +12,7 @@ session turn is *outdated* by a replacement when, compared word by word (case-fo
   be what is wrong).
 
 An outdated turn is moved to just below its current fact and carries ``replaced_by`` / ``replaced_on``, which
-:func:`pi_memory.retrieval.recall.render_line` prints as ``said before <day>, since replaced by <id>``.
+:func:`pi_memory.retrieval.engine.render_line` prints as ``said before <day>, since replaced by <id>``.
 """
 
 from __future__ import annotations

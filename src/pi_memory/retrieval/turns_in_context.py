@@ -25,8 +25,9 @@ the hook's deadline) the keyword order is kept with the priors applied.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +40,7 @@ KEYWORD_WEIGHT = 1.5
 WINDOW_VECTOR_WEIGHT = 1.0
 OWN_VECTOR_WEIGHT = 0.25
 WINDOW_WEIGHT = 0.5
-WINDOW_TURNS = 1
+WINDOW_TURNS = 1  # neighbours each side in the window cosine (:func:`pi_memory.retrieval.context.adjacent`)
 TIME_BOOST = 0.3
 SESSION_BOOST = 0.2
 
@@ -70,7 +71,7 @@ def rank(conn: sqlite3.Connection, query: str, keyword: Sequence[tuple[int, floa
          until: str | None = None) -> list[RankedTurn]:
     """The pool of ``keyword`` (``(message id, score)`` best first) and ``vector`` (``(message id, cosine)``)
     fused and re-scored (module docstring), best first."""
-    from pi_memory.retrieval.context import neighbours
+    from pi_memory.retrieval.context import adjacent
 
     pool = list(dict.fromkeys([m for m, _ in keyword] + [m for m, _ in vector]))
     if not pool:
@@ -78,7 +79,7 @@ def rank(conn: sqlite3.Connection, query: str, keyword: Sequence[tuple[int, floa
     scored: dict[str, dict[int, float]] = {"keyword": dict(keyword)}
     own: dict[int, float] = dict(vector)
     if qvec is not None and model:
-        near = neighbours(conn, pool, WINDOW_TURNS, until)
+        near = adjacent(conn, pool, until)  # WINDOW_TURNS = 1 each side
         vecs = _vectors(conn, model, int(qvec.shape[-1]), list({*pool, *(n for ns in near.values() for n in ns)}))
         window: dict[int, float] = {}
         for m in pool:
@@ -96,14 +97,33 @@ def rank(conn: sqlite3.Connection, query: str, keyword: Sequence[tuple[int, floa
         scored["window"] = window
         scored["own"] = own
     fused = convex_fuse(scored, {"keyword": KEYWORD_WEIGHT, "window": WINDOW_VECTOR_WEIGHT, "own": OWN_VECTOR_WEIGHT})
-    if TIME_BOOST and is_temporal(query):
-        text = dict(conn.execute(f"SELECT id, text FROM messages WHERE id IN ({','.join('?' * len(pool))})", pool))
-        fused = sorted(((m, s * (1.0 + TIME_BOOST) if time_cue(text.get(m, "")) else s) for m, s in fused),
-                       key=lambda x: -x[1])
+    temporal = bool(TIME_BOOST) and is_temporal(query)
+    if temporal or SESSION_BOOST:
+        read = "id, session_id, text" if temporal else "id, session_id, ''"
+        rows_of = {r[0]: r for r in conn.execute(
+            f"SELECT {read} FROM messages WHERE id IN ({','.join('?' * len(pool))})", pool)}
+    if temporal:
+        fused = sorted(((m, s * (1.0 + TIME_BOOST) if m in rows_of and time_cue(rows_of[m][2]) else s)
+                        for m, s in fused), key=lambda x: -x[1])
     if SESSION_BOOST:
-        session = dict(conn.execute(f"SELECT id, session_id FROM messages WHERE id IN ({','.join('?' * len(pool))})",
-                                    pool))
         index = {m: i for i, m in enumerate(pool)}
         rows = [(index[m], s) for m, s in fused]
-        fused = [(pool[i], s) for i, s in session_support(rows, [session.get(m) for m in pool], SESSION_BOOST)]
+        sessions = [rows_of[m][1] if m in rows_of else None for m in pool]
+        fused = [(pool[i], s) for i, s in session_support(rows, sessions, SESSION_BOOST)]
     return [RankedTurn(m, s, own.get(m)) for m, s in fused]
+
+
+def session_list(conn: sqlite3.Connection, query: str, matches: Sequence[Any], vector_keys: Sequence[str],
+                 items: Mapping[str, Any], pending: Any, until: str | None) -> list[str]:
+    """Recall's ``sessions`` list: the keyword matches read in context (``matches``: ``ContextHit``) and the
+    turn-vector list (``vector_keys``, their hits in ``items``, cosines and query vector in ``pending``: the
+    recall's :class:`~pi_memory.retrieval.vector_lists.VectorLists` or ``None``) ranked by :func:`rank`, as
+    recall keys (``t:<session>#<entry>``), best first."""
+    from pi_memory.retrieval.vector_lists import turn_keys
+
+    vector = [(items[k].message_id, pending.cosines[k]) for k in vector_keys if items[k].message_id]
+    qvec = pending.query_vector.result() if pending is not None else None
+    model = pending.model if pending is not None else None
+    ranked = rank(conn, query, [(h.id, h.score) for h in matches], vector, qvec, model, until=until)
+    keys = {mid: key for key, mid in turn_keys(conn, [r.id for r in ranked])}
+    return list(dict.fromkeys(keys[r.id] for r in ranked if r.id in keys))

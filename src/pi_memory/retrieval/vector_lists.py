@@ -1,7 +1,7 @@
 """The vector lists of one recall: curated entries and session turns ranked by cosine, from the matrices of
 :mod:`pi_memory.semantic.sources`.
 
-Recall fuses ranked lists (:mod:`pi_memory.retrieval.recall`). For semantic memories the embedded backend gives
+Recall fuses ranked lists (:mod:`pi_memory.retrieval.engine`). For semantic memories the embedded backend gives
 a keyword and a vector list; this module adds a vector list for each of the other two sources when recall
 includes them: ``curated_vector`` (the index's ``memories`` rows: the curated Markdown mirror and the extended
 store) and ``sessions_vector`` (session turns; :mod:`pi_memory.retrieval.turns_in_context` fuses it with the
@@ -50,7 +50,7 @@ def _curated_hits(conn: sqlite3.Connection, model: str, dim: int, project: str |
     read = ("SELECT v.id, m.id, m.content, m.created FROM semantic_curated_vectors v JOIN memories m "
             "ON m.id = v.memory_id WHERE v.id IN ({ids}) AND +v.model = ? "
             f"AND v.text = {tv.CURATED_TEXT_SQL} AND {where}")
-    from pi_memory.retrieval.recall import RecallHit
+    from pi_memory.retrieval.engine import RecallHit
 
     return [(f"c:{mid}", cos, RecallHit("curated", str(mid), content, (created or "")[:10], when=created or ""))
             for cos, (_, mid, content, created) in nearest(conn, "curated", model, dim, project, qvec, limit,
@@ -67,7 +67,7 @@ def _turn_hits(conn: sqlite3.Connection, model: str, dim: int, project: str | No
             "JOIN messages m ON m.id = v.message_id JOIN sessions s ON s.id = m.session_id "
             f"WHERE v.id IN ({{ids}}) AND +v.model = ?{check}")
     found = nearest(conn, "sessions", model, dim, project, qvec, limit, read, params)
-    from pi_memory.retrieval.recall import RecallHit
+    from pi_memory.retrieval.engine import RecallHit
 
     out = []
     for cos, (_, session_key, entry_id, line, role, timestamp, text, mid) in found:
@@ -124,7 +124,7 @@ def load_turns(conn: sqlite3.Connection, wanted: Mapping[str, Sequence[int]], it
     if not wanted:
         return
     from pi_memory.index.snippets import make_snippet
-    from pi_memory.retrieval.recall import SESSION_SNIPPET_CHARS, RecallHit, keyword_coverage
+    from pi_memory.retrieval.engine import SESSION_SNIPPET_CHARS, RecallHit, keyword_coverage
 
     ids = sorted({mid for mids in wanted.values() for mid in mids})
     rows = {r[0]: r for r in conn.execute(
@@ -139,7 +139,7 @@ def load_turns(conn: sqlite3.Connection, wanted: Mapping[str, Sequence[int]], it
 
 
 def _snippet(text: str) -> str:
-    from pi_memory.retrieval.recall import SESSION_SNIPPET_CHARS
+    from pi_memory.retrieval.engine import SESSION_SNIPPET_CHARS
 
     return text if len(text) <= SESSION_SNIPPET_CHARS else text[:SESSION_SNIPPET_CHARS].rstrip() + " …"
 

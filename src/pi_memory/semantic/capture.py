@@ -57,7 +57,7 @@ from pydantic import BaseModel, Field, create_model, model_validator
 
 from pi_memory import safety
 from pi_memory.llm import LLMError
-from pi_memory.retrieval.recall import estimate_tokens
+from pi_memory.retrieval.engine import estimate_tokens
 from pi_memory.semantic import supersession
 from pi_memory.semantic.backend import BackendError
 from pi_memory.semantic.capture_gate import skip_rule

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
 from pi_memory import safety
-from pi_memory.retrieval.recall import blocked_line
+from pi_memory.retrieval.engine import blocked_line
 from pi_memory.semantic.models import SemanticMemory
 
 if TYPE_CHECKING:

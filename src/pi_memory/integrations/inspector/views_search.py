@@ -13,7 +13,7 @@ from starlette.routing import Route
 from pi_memory.index import conversation_around, find_message
 from pi_memory.integrations.inspector.team import explain_local
 from pi_memory.prompt import build_context
-from pi_memory.retrieval.recall import evidence_reasons
+from pi_memory.retrieval.engine import evidence_reasons
 
 LIST_LIMIT = 200
 EVENT_WORDS = {"ADD": "added", "UPDATE": "new version", "SUPERSEDE": "superseded", "DELETE": "deleted"}

@@ -1,14 +1,17 @@
-"""Recall before an agent run: which prompts deserve a search, the hybrid search, and the injected text.
+"""The engine's recall (``pi_memory.retrieval.recall``): which prompts deserve a search, the search over every
+source, and the injected text. Every host calls it (pi bridge, MCP server, Claude Code / Codex hooks, the CLI's
+``semantic recall``, the inspector) through :class:`pi_memory.semantic.SemanticService`.
 
 * :func:`should_recall` -- skip empty prompts, ``/commands`` and trivial replies ("ok", "thanks", "lgtm", 👍).
 * :func:`recall` -- candidates from several ranked lists fused by reciprocal rank fusion
   (:func:`~pi_memory.retrieval.fusion.rrf_fuse`, Cormack et al. 2009, ``k = 60``):
   semantic memories (FTS5 BM25 list + exact vector list for the embedded backend, or the backend's own
-  ``search`` for remote ones), and when asked curated entries (:func:`pi_memory.index.memory_search`) and past
-  session turns (:func:`pi_memory.index.session_ranking_in_context`: keyword matches and the turns around
-  them, scored with their context window, :mod:`pi_memory.retrieval.context`; only the rows that reach the
-  evidence check are read), each a keyword list plus a vector list
-  (:mod:`pi_memory.semantic.sources`; the query is embedded once for every vector list). Superseded and deleted
+  ``search`` for remote ones), and when asked curated entries (:func:`pi_memory.retrieval.memory_search` and
+  their vector list) and past session turns (:func:`pi_memory.retrieval.session_ranking_in_context`: keyword
+  matches and the turns around them, scored with their context window, :mod:`pi_memory.retrieval.context`,
+  fused with the turn vectors over one pool into the ``sessions`` list, :mod:`pi_memory.retrieval.turns_in_context`;
+  only the rows that reach the evidence check are read) (:mod:`pi_memory.retrieval.vector_lists`; the query is
+  embedded once for every vector list). Superseded and deleted
   memories never appear (backends return active ones only).
 * :func:`format_recall` -- the text injected as a user-channel message (never the system prompt).
 
@@ -204,8 +207,8 @@ def recall(
 
     ``include``: any of ``"semantic"``, ``"curated"``, ``"sessions"``; the last two need ``conn`` (the index
     connection) and are filtered to the scope's project (plus global curated entries). ``weights``: per
-    candidate list (``keyword``, ``vector``, ``semantic``, ``curated``, ``sessions``, ``curated_vector``,
-    ``sessions_vector``, ``dates``; defaults ``DEFAULT_WEIGHTS`` and :data:`pi_memory.retrieval.vector_lists.WEIGHTS`).
+    candidate list (``keyword``, ``vector``, ``semantic``, ``curated``, ``sessions`` (turns: keyword and vector
+    lists already fused), ``curated_vector``, ``dates``; defaults ``DEFAULT_WEIGHTS`` and :data:`pi_memory.retrieval.vector_lists.WEIGHTS`).
     ``min_similarity``: cosine floor (:func:`has_evidence`; ``0`` turns the floor off). ``as_of``: the moment
     the question is asked (default now; hosts pass the turn's time): nothing written or created after it is
     returned, and the prompt's dates ("last week", "in May", "2023-05-08") are read against it
@@ -275,7 +278,10 @@ def recall(
         extra.merge(lists, items)
         cosines.update(extra.cosines)
     if session_job is not None:
-        _turns_in_context(conn, query, matches, lists, items, extra, moment)
+        from pi_memory.retrieval.turns_in_context import session_list
+
+        lists["sessions"] = session_list(conn, query, matches, lists.pop("sessions_vector", []), items, extra,
+                                          moment)
     all_weights = {**DEFAULT_WEIGHTS, **source_vectors.WEIGHTS, "dates": DATE_WEIGHT, **(weights or {})}
     fused = rrf_fuse(lists, weights=all_weights, k=k)
     days: dict[str, str] = {}
@@ -321,19 +327,6 @@ def recall(
     if wanted_hits > top_k:
         out = recall_superseded.mark_outdated(backend, scope, out)
     return out[:top_k]
-
-
-def _turns_in_context(conn, query, matches, lists, items, extra, moment) -> None:
-    from pi_memory.retrieval import turns_in_context
-
-    vector_keys = lists.pop("sessions_vector", [])
-    vector = [(items[k].message_id, extra.cosines[k]) for k in vector_keys if items[k].message_id]
-    qvec = extra.query_vector.result() if extra is not None else None
-    model = extra.model if extra is not None else None
-    ranked = turns_in_context.rank(conn, query, [(h.id, h.score) for h in matches], vector, qvec,
-                                   model, until=moment)
-    keys = dict((mid, key) for key, mid in source_vectors.turn_keys(conn, [r.id for r in ranked]))
-    lists["sessions"] = list(dict.fromkeys(keys[r.id] for r in ranked if r.id in keys))
 
 
 def _load_semantic(backend: Any, scope: Any, ids: Sequence[str], items: dict[str, RecallHit]) -> None:
