@@ -160,3 +160,11 @@ def test_the_tool_list_key_follows_the_variables_settings_name(tmp_path, monkeyp
     monkeypatch.setenv("MY_MODE", "passive")  # named by the settings: part of them
     assert mcp_quickstart.tools_key("k", {}) != key
     assert mcp_quickstart.tools_key("other", {}) != mcp_quickstart.tools_key("k", {})
+
+
+def test_a_cache_that_cannot_be_written_never_stops_the_relay(tmp_path):
+    (tmp_path / "not-a-folder").write_text("", encoding="utf-8")  # the state folder cannot be created
+    env = {**env_for(tmp_path), "PI_MEMORY_STATE_DIR": str(tmp_path / "not-a-folder" / "state")}
+    init, tools, err = list_tools(env)  # before: the relay thread died on the write and the client hung
+    assert json.loads(init)["id"] == 1 and tool_names(tools) == ALL_TOOLS
+    assert "the early answers' cache was not updated" in err

@@ -233,8 +233,11 @@ class Relay:
         with os.fdopen(self.from_sdk, "rb", buffering=0) as raw:
             for line in iter(raw.readline, b""):
                 self._first_done.wait()
-                if self.pending and self._answered_early(line):
-                    continue
+                try:
+                    if self.pending and self._answered_early(line):
+                        continue
+                except Exception as exc:  # noqa: BLE001 - a cache that cannot be written must not stop the relay
+                    sys.stderr.write(f"pi-memory mcp: the early answers' cache was not updated: {exc}\n")
                 try:
                     self._send(line)
                 except OSError:
