@@ -33,7 +33,8 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from pi_memory.index import anchor_search, index_paths, open_index, session_search
+from pi_memory.index import anchor_search, index_paths, open_index
+from pi_memory.retrieval import session_search
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

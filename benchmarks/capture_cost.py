@@ -11,7 +11,7 @@ extension sends them), plus one chit-chat session of our own (the issue's case: 
   127.0.0.1 that extracts nothing (so only extraction calls are made; decision calls depend on the facts a
   real model finds and are the same before and after), counting the requests the server received.
 
-Tokens are estimated the same way on both sides (:func:`pi_memory.semantic.recall.estimate_tokens` of the
+Tokens are estimated the same way on both sides (:func:`pi_memory.retrieval.recall.estimate_tokens` of the
 system prompt and the turn message). Run::
 
     .venv/bin/python benchmarks/capture_cost.py
@@ -75,10 +75,10 @@ def measure(turns: list[tuple[str, str]]) -> dict[str, tuple[int, int]]:
     from pi_memory.embed import get_embedder
     from pi_memory.index import open_index
     from pi_memory.llm.openai_compatible import OpenAICompatibleChatModel
+    from pi_memory.retrieval.recall import estimate_tokens
     from pi_memory.semantic.capture import EXTRACT_MAX_TOKENS, EXTRACT_PROMPT, Facts, capture_turn
     from pi_memory.semantic.embedded import EmbeddedBackend
     from pi_memory.semantic.models import Scope
-    from pi_memory.semantic.recall import estimate_tokens
 
     queued = [(u, a) for u, a in turns if u.strip() and a.strip()]  # AgentSession.after_run queues only these
     system = EXTRACT_PROMPT.format(date="2026-11-29", weekday="Sunday")

@@ -22,24 +22,21 @@ def print_report(result: dict, ks: list[int]) -> None:
         print(f"  ensemble index build (MiniLM + e5 keys): {ti['ensemble_index_seconds']} s")
     if "bm25_index_seconds" in ti:
         print(f"  turn index build without vectors (bm25 mode): {ti['bm25_index_seconds']} s")
+    if result.get("embed_cache"):
+        print("  embeddings read from --embed-cache where present: latencies leave the model out")
     header = "".join(f"{'R@' + str(k):>8}" for k in ks)
     print(f"  {'':<34}{header}{'p50 ms':>9}{'p95 ms':>9}")
-    rows = [("baseline FTS5 bm25 (OR)", result["baseline_fts5_bm25"]), ("session_search", result["session_search"])]
-    if "recall_sessions" in result:
-        rows.append(("recall() over sessions (host)", result["recall_sessions"]))
-        rows.append(("recall() host, evidence floor on", result["recall_sessions_floor"]))
-    rows += [(f"turn index {mode}", r) for mode, r in ti["modes"].items()]
+    rows = list(result["rows"].items())
     for label, r in rows:
         print(f"  {label:<34}" + "".join(f"{r['recall'][f'R@{k}']:>8.3f}" for k in ks)
               + f"{r['latency_p50_ms']:>9.2f}{r['latency_p95_ms']:>9.2f}")
-    if "ensemble_check" in ti:
-        check = ti["ensemble_check"]
-        print("  hybrid+e5 vs hybrid, R@10 change per conversation: "
-              + " ".join(f"{v:+.3f}" for v in check["conversations"].values())
-              + " | per half (even/odd): " + " ".join(f"{v:+.3f}" for v in check["halves"]))
     print("  R@10 by category: " + "  ".join(CATEGORIES.values()))
     for label, r in rows:
         print(f"    {label:<32}" + "".join(f"{r['by_category'][c]['R@10']:>12.3f}" for c in CATEGORIES.values()))
+    print("  R@10 per conversation | per half of the questions (even/odd)")
+    for label, check in result["spread"].items():
+        print(f"    {label:<32}" + " ".join(f"{v:.3f}" for v in check["conversations"].values())
+              + "  | " + " ".join(f"{v:.3f}" for v in check["halves"]))
     if "ablations" in result:
         print("\n  ablations (turn index; each step adds to the row above; variants change one setting of the final)")
         print(f"  {'':<44}{'mode':>7}{header}{'dR@10':>8}   R@10 multi/temp/open/single")

@@ -12,7 +12,7 @@ Printed:
 * ``unrelated``: max over all memories of cos(prompt, memory) for every unrelated prompt -- the best wrong match
   recall would inject without a floor, which a floor must drop;
 * for floors 0.15 .. 0.50, by cosine alone: related pairs kept and unrelated prompts whose best match passes;
-* the same floors end to end: :func:`pi_memory.semantic.recall.recall` (top 5, keyword evidence included) over
+* the same floors end to end: :func:`pi_memory.retrieval.recall.recall` (top 5, keyword evidence included) over
   an :class:`~pi_memory.semantic.embedded.EmbeddedBackend` holding the memories in a temporary index -- related
   prompts whose memory is recalled, and unrelated prompts that inject anything.
 
@@ -23,7 +23,7 @@ Printed:
   off, on, and on when the prompt's date window holds no turn (asked years later) -- the date evidence is what
   keeps those answers.
 
-The default ``recallMinSimilarity`` (``pi_memory.semantic.recall.DEFAULT_MIN_SIMILARITY``) was chosen from this
+The default ``recallMinSimilarity`` (``pi_memory.retrieval.recall.DEFAULT_MIN_SIMILARITY``) was chosen from this
 output: the result and the reasoning are in that constant's comment.
 
 Usage: .venv/bin/python benchmarks/recall_floor.py [--json]
@@ -54,9 +54,9 @@ from recall_floor_data import (  # noqa: E402
 
 from pi_memory.embed import OnnxMiniLM  # noqa: E402
 from pi_memory.index.db import open_index  # noqa: E402
+from pi_memory.retrieval.recall import DEFAULT_MIN_SIMILARITY, recall, script_floor  # noqa: E402
 from pi_memory.semantic.embedded import EmbeddedBackend  # noqa: E402
 from pi_memory.semantic.models import Scope  # noqa: E402
-from pi_memory.semantic.recall import DEFAULT_MIN_SIMILARITY, recall, script_floor  # noqa: E402
 
 LATER = "2030-06-15T10:00:00.000Z"  # the dated prompts asked again: their windows hold no turn
 FLOORS = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)

@@ -40,10 +40,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from pi_memory.index import memory_search, open_index, session_search
+from pi_memory.index import open_index
 from pi_memory.index.db import transaction
 from pi_memory.index.indexer import insert_messages
 from pi_memory.index.readers import read_session
+from pi_memory.retrieval import memory_search, session_search
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 FIXTURE = SHARED / "fixtures" / "pi-real" / "before-compaction.jsonl"

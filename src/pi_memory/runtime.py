@@ -98,6 +98,12 @@ class Memory:
                 self._semantic = open_semantic_or_none(self)
             return self._semantic or None
 
+    def search_embedder(self):
+        """The embedder whose turn vectors ``session_search`` fuses with its keyword list: semantic memory's, when
+        it is on and embedded in this index; ``None`` otherwise (the search is then keyword-only)."""
+        service = self.semantic()
+        return getattr(getattr(service, "backend", None), "embedder", None) if service is not None else None
+
     def blocks(self):
         """The memory blocks of this project and the global folder (:class:`pi_memory.blocks.BlockStore`). The
         project folder is the git root's ``.pi/memory-blocks/`` (the cwd's when there is no repository, or when
@@ -133,12 +139,13 @@ class Memory:
         injected = self.settings.prompt_mode != "policy"
         tools = create_memory_tools(self.store, injected) + create_search_tools(
             self.index, current, self.repair_index, session_variant=self.settings.session_search_variant,
-            session_roots=self.session_roots)
+            session_roots=self.session_roots, for_model=True, entry_name=self.store.shown_name,
+            embedder=self.search_embedder)
         tools += create_block_tools(self.blocks())
         tools += create_skill_tools(self.skills())
         service = self._semantic_description() if describe_only else self.semantic()
         if service is not None:
-            from pi_memory.semantic.tools import create_semantic_tools
+            from pi_memory.tools.semantic import create_semantic_tools
 
             tools += create_semantic_tools(service)
         return tools

@@ -8,6 +8,13 @@ what is wrong with it and what to do. SQLite does not say *why* it could not ope
 open database file"), so for those errors :func:`probe_folder` tries what SQLite tried: it writes 64 KiB to a
 temporary file in the folder (or in its nearest existing parent, for a folder not created yet) and reads the
 ``errno`` the system gives. Nothing it writes is left behind.
+
+A folder whose mode gives no one write access (``chmod 0555``, ``chmod a-w``) is read-only on purpose, and is
+treated so even when running as root, whom the kernel lets write there anyway: :func:`refuse_read_only_folder`
+(called before every write that creates a file in a data folder: the curated stores' lock, atomic write and
+backups, the index's open) raises :class:`ReadOnlyFolderError`, and :func:`probe_folder` reports it, so root
+gets the refusal any other user gets instead of new files in a folder that was made read-only. The same rule
+``curated/files.py`` applies to a file without write bits.
 """
 
 from __future__ import annotations
@@ -50,6 +57,40 @@ class StorageProblem:
     message: str
 
 
+class ReadOnlyFolderError(PermissionError):
+    """A data folder (or the existing parent it would be created in) whose mode gives no one write access."""
+
+
+def _existing(folder: Path) -> Path:
+    """``folder``, or for one not created yet its nearest existing parent (where it would be created)."""
+    existing = Path(folder)
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    return existing
+
+
+def read_only_by_mode(folder: Path) -> str | None:
+    """Why ``folder`` (or the parent it would be created in) is read-only by its mode, or ``None``."""
+    existing = _existing(folder)
+    try:
+        mode = existing.stat().st_mode
+    except OSError:
+        return None
+    if not existing.is_dir() or mode & 0o222:
+        return None
+    what = "its mode" if existing == Path(folder) else f"the mode of {existing}, where it would be created,"
+    return (f"{what} {mode & 0o7777:04o} lets no one write there, and pi-memory honours that even when running "
+            "as root")
+
+
+def refuse_read_only_folder(folder: Path) -> None:
+    """Raise :class:`ReadOnlyFolderError` (``EACCES``) when ``folder`` is read-only by its mode (see the module
+    docstring); a folder with any write bit, or one that cannot be examined, passes (the write then says)."""
+    why = read_only_by_mode(folder)
+    if why is not None:
+        raise ReadOnlyFolderError(errno.EACCES, why, str(folder))
+
+
 def _chain(exc: BaseException) -> list[BaseException]:
     seen: list[BaseException] = []
     while exc is not None and exc not in seen:
@@ -63,11 +104,12 @@ def probe_folder(folder: Path) -> tuple[Kind, str] | None:
 
     A folder that does not exist yet is judged by its nearest existing parent (where it would be created)."""
     folder = Path(folder)
-    existing = folder
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
+    existing = _existing(folder)
     if not existing.is_dir():
         return "not_a_folder", f"{existing} is a file, not a folder"
+    why = read_only_by_mode(folder)
+    if why is not None:
+        return "permission", why
     try:
         with tempfile.TemporaryFile(dir=existing, prefix=".pi-memory-probe-") as handle:
             handle.write(b"\0" * 65536)
@@ -143,6 +185,10 @@ def storage_problem(exc: BaseException, folder: Path | None) -> StorageProblem |
                 found = probe_folder(folder)
                 kind, detail = found if found else ("unusable", f"SQLite: {item}")
                 return _problem(kind, folder, detail)
+        if isinstance(item, ReadOnlyFolderError):
+            where = folder if folder is not None and _related(Path(item.filename), folder) else Path(item.filename)
+            return _problem("permission", where, item.strerror,
+                            "data folder" if where == folder else "folder")
         if isinstance(item, OSError) and item.errno in ERRNO_KIND:
             kind = ERRNO_KIND[item.errno]
             where, label = folder, "data folder"

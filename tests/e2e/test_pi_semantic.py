@@ -73,7 +73,8 @@ def test_trivial_prompts_and_no_model_do_not_call_capture(pi) -> None:
 
 
 def test_the_turn_date_is_the_users_and_a_failed_capture_is_seen_by_status(pi) -> None:
-    """Issue 9, items 7 and 10, in real pi: the extension sends local time with its offset, and a malformed
+    """Issue 9, items 7 and 10, in real pi: the extension sends local time with its offset (to after_run and, as
+    recall's as_of, to recall), and a malformed
     decision reply (no ``event``) during capture is counted where another process sees it."""
     from datetime import datetime
     from zoneinfo import ZoneInfo
@@ -82,10 +83,16 @@ def test_the_turn_date_is_the_users_and_a_failed_capture_is_seen_by_status(pi) -
     pi.sandbox.update_settings({"pi-memory": {"llm": {"fromPi": f"{PROVIDER}/{MODEL_ID}", "jsonRetries": 0},
                                               "userId": "e2e-user"}})
     zone = "Pacific/Kiritimati"  # UTC+14: the local date differs from the UTC one for 14 hours a day
-    pi.run("Remember: The release freeze starts on Monday", env={"TZ": zone})
+    log = pi.sandbox.root / "bridge-debug.log"
+    pi.run("Remember: The release freeze starts on Monday",
+           env={"TZ": zone, "PI_MEMORY_LOG_LEVEL": "debug", "PI_MEMORY_BRIDGE_LOG": str(log)})
     [item] = semantic_cli(pi, "list")["results"]
     assert item["observedAt"].endswith("+14:00")
-    assert item["observedAt"][:10] == datetime.now(ZoneInfo(zone)).date().isoformat()
+    today = datetime.now(ZoneInfo(zone)).date().isoformat()
+    assert item["observedAt"][:10] == today
+    # recall got the turn's time (issue 13 item 3: as_of), in the user's zone
+    [as_of] = [line.split("recall as of ", 1)[1] for line in log.read_text().splitlines() if "recall as of " in line]
+    assert as_of.startswith(f"{today}T") and as_of.endswith("+14:00"), as_of
     extraction = [b for b in pi.llm.chat_requests if "pick out the facts" in text_of(b["messages"][0].get("content"))]
     assert f"Observation date: {item['observedAt'][:10]}" in text_of(extraction[-1]["messages"][1].get("content"))
 

@@ -10,7 +10,7 @@ import pytest
 import pi_memory.index.indexer as ix
 from pi_memory.index.db import open_index
 from pi_memory.index.indexer import index_paths, reindex
-from pi_memory.index.search import session_search
+from pi_memory.retrieval.search import session_search
 
 
 @pytest.fixture(autouse=True)

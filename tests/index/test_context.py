@@ -8,11 +8,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from pi_memory.index import context as turn_context
-from pi_memory.index import session_ranking_in_context, transaction
+from pi_memory.index import transaction
 from pi_memory.index.indexer import insert_messages
+from pi_memory.retrieval import context as turn_context
+from pi_memory.retrieval import session_ranking_in_context
+from pi_memory.retrieval.recall import recall
 from pi_memory.semantic.models import Scope
-from pi_memory.semantic.recall import recall
 
 PROJECT = "0123456789ab"
 SCOPE = Scope(user_id="alice", project_id=PROJECT)

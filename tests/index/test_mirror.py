@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from pi_memory.curated import MemoryStore
-from pi_memory.index import memory_search, open_index
+from pi_memory.index import open_index
 from pi_memory.index.mirror import (
     MirrorEntry,
     MirrorInputError,
@@ -20,6 +20,7 @@ from pi_memory.index.mirror import (
     sync_markdown,
     sync_store,
 )
+from pi_memory.retrieval import memory_search
 
 
 def contents(conn, **filters) -> list[str]:

@@ -24,8 +24,9 @@ import typer
 from credential_cases import FAMILIES, Family, cases, render, runs
 from mcp import Client, StdioServerParameters
 
-from pi_memory.index import index_paths, memory_search, open_index, session_search, sync_markdown
+from pi_memory.index import index_paths, open_index, sync_markdown
 from pi_memory.project import project_id
+from pi_memory.retrieval import memory_search, session_search
 from pi_memory.tools.search import create_search_tools
 
 DAY = "2026-11-20"
@@ -246,8 +247,8 @@ def test_every_case_was_indexed(built: Built) -> None:
 
 @pytest.mark.parametrize("family", FAMILIES, ids=[f.id for f in FAMILIES])
 def test_no_output_shows_any_8_character_run_of_the_secret(built: Built, recall_backend, family: Family) -> None:
+    from pi_memory.retrieval.recall import format_recall, recall
     from pi_memory.semantic.models import Scope
-    from pi_memory.semantic.recall import format_recall, recall
 
     conn = built.conn
     library, tools, cli, recalled = [], [], [], []

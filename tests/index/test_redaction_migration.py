@@ -12,17 +12,10 @@ import pytest
 from credential_cases import FAMILIES, cases, render, runs
 
 from pi_memory.devtools.transcripts import write_pi_session
-from pi_memory.index import (
-    index_paths,
-    memory_search,
-    open_index,
-    redaction,
-    reindex,
-    session_search,
-    transaction,
-)
+from pi_memory.index import index_paths, open_index, redaction, reindex, transaction
 from pi_memory.index.indexer import _insert_rows
 from pi_memory.index.writer import index_ranges
+from pi_memory.retrieval import memory_search, session_search
 
 SECRETS = [f for f in FAMILIES if f.id in ("openai_api_key", "aws_secret_access_key", "url_credentials",
                                           "password_in_prose", "github_token")]
@@ -196,7 +189,7 @@ def test_vectors_embedded_from_plaintext_are_dropped(old: Path) -> None:
     data = old / "data"
     conn = sqlite3.connect(data / "index.sqlite3", isolation_level=None)
     from pi_memory.index.db import migrate
-    from pi_memory.semantic.schema import SEMANTIC_MIGRATIONS
+    from pi_memory.index.semantic_schema import SEMANTIC_MIGRATIONS
 
     migrate(conn, SEMANTIC_MIGRATIONS)
     conn.execute("PRAGMA foreign_keys = ON")

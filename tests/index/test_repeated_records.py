@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pi_memory.index import index_paths, open_index, session_search
+from pi_memory.index import index_paths, open_index
 from pi_memory.index.readers import read_session
+from pi_memory.retrieval import session_search
 
 
 def line(uid: str, parent: str | None, kind: str, content: object, n: int) -> dict:

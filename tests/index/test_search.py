@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from pi_memory.index import engine as enginemod
-from pi_memory.index import index_paths, memory_search, session_search
+from pi_memory.index import index_paths
 from pi_memory.index.mirror import add_extended, sync_store
 from pi_memory.index.query import Term
 from pi_memory.index.results import MAX_OUTPUT_BYTES
-from pi_memory.index.search import SearchInputError, make_snippet, parse_time, project_ids
+from pi_memory.retrieval import bm25 as enginemod
+from pi_memory.retrieval import memory_search, session_search
+from pi_memory.retrieval.search import SearchInputError, make_snippet, parse_time, project_ids
 
 EDGE_CASES = [
     '"unterminated', 'two "quotes" here"', "wrong-book", "'", "''", '"', '""""', "/", "@", "%", "*", "**", "(",
@@ -320,8 +321,9 @@ def test_memory_search_on_an_empty_store(conn):
 
 
 def test_a_huge_query_keeps_the_output_bounded(tmp_path):
-    from pi_memory.index import open_index, session_search
+    from pi_memory.index import open_index
     from pi_memory.index.results import MAX_OUTPUT_BYTES
+    from pi_memory.retrieval import session_search
 
     conn = open_index(tmp_path)
     result = session_search(conn, "a" * 100_000)

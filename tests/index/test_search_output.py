@@ -14,9 +14,10 @@ from typer.testing import CliRunner
 from pi_memory.cli.app import app
 from pi_memory.cli.search import highlighted, size_text
 from pi_memory.devtools.transcripts import write_pi_session
-from pi_memory.index import index_paths, memory_search, open_index, session_search
+from pi_memory.index import index_paths, open_index
 from pi_memory.index.query import Term
 from pi_memory.index.snippets import make_snippet
+from pi_memory.retrieval import memory_search, session_search
 
 KEY = "sk-proj-Qm4Tz8Lp2Vx7Nc3Rb9Wk5Hd1Jf6Gs0Ya"
 

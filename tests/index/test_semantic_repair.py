@@ -12,8 +12,8 @@ from pathlib import Path
 
 from pi_memory.index import last_repair, open_index, repairs, transaction
 from pi_memory.index.db import PAGE_SIZE, migrate
+from pi_memory.index.semantic_schema import SEMANTIC_MIGRATIONS
 from pi_memory.semantic.models import text_hash
-from pi_memory.semantic.schema import SEMANTIC_MIGRATIONS
 
 FACTS = ["Ada prefers tabs over spaces", "The shop deploys on Fridays", "Staging resets every night"]
 

@@ -7,14 +7,15 @@ import sqlite3
 import pytest
 
 from pi_memory.index import db as dbmod
-from pi_memory.index import engine as enginemod
-from pi_memory.index import index_paths, memory_search, open_index, session_search
+from pi_memory.index import index_paths, open_index
 from pi_memory.index import indexer as indexermod
 from pi_memory.index.db import migrate, transaction
 from pi_memory.index.query import Term, plan_query
 from pi_memory.index.schema import MIGRATIONS
 from pi_memory.index.words import fts_form, has_word, word_tokens
 from pi_memory.index.writer import GroupWriter
+from pi_memory.retrieval import bm25 as enginemod
+from pi_memory.retrieval import memory_search, session_search
 
 
 def texts(result) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import subprocess
 import sys
 import threading
@@ -288,3 +289,27 @@ def test_a_capture_failure_is_counted_in_the_index_and_seen_from_another_process
     jobs = json.loads(other.stdout)["jobs"]
     assert jobs["capture"]["runs"] == 1 and jobs["capture"]["error"] == 1 and jobs["capture"]["errors"] == 1
     assert jobs["latestError"]["message"] == error["message"]
+
+
+_RELATIVE_IMPORT = re.compile(r"""^import\s[^;]*?\sfrom\s+["'](\./[^"']+)["'];?$""", re.MULTILINE)
+
+
+def test_install_copies_every_module_the_extension_imports(tmp_path: Path) -> None:
+    """index.ts is split by concern (bridge.ts, entries.ts, learning.ts...); pi loads the installed copy, so
+    every sibling a module imports must be there, byte for byte, and nothing but the extension's own files."""
+    installed = install_pi_extension(tmp_path / "agent", "/usr/bin/python3")
+    shipped = sorted(p.name for p in EXTENSION_DIR.iterdir() if p.suffix in (".ts", ".json"))
+    assert {"index.ts", "bridge.ts", "entries.ts", "learning.ts", "commands.ts", "skills.ts"} <= set(shipped)
+    assert sorted(p.name for p in installed.iterdir()) == sorted([*shipped, "pi-memory.json"])
+    imported = set()
+    for module in installed.glob("*.ts"):
+        assert (EXTENSION_DIR / module.name).read_bytes() == module.read_bytes()
+        for target in _RELATIVE_IMPORT.findall(module.read_text(encoding="utf-8")):
+            imported.add(target)
+            assert (installed / target).is_file(), f"{module.name} imports {target}, which was not installed"
+    assert {"./bridge.ts", "./entries.ts", "./learning.ts", "./commands.ts", "./skills.ts"} <= imported
+
+
+def test_no_extension_module_is_over_500_lines() -> None:
+    sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in EXTENSION_DIR.glob("*.ts")}
+    assert max(sizes.values()) <= 500, sizes

@@ -85,7 +85,7 @@ def test_install_ships_skills_ts_beside_index_ts(tmp_path: Path) -> None:
 
     installed = install_pi_extension(tmp_path / "agent", python="/usr/bin/python3")
     assert (installed / "skills.ts").read_text() == (EXTENSION_DIR / "skills.ts").read_text()
-    assert 'import { registerSkills } from "./skills";' in (installed / "index.ts").read_text()
+    assert 'import { registerSkills } from "./skills.ts";' in (installed / "index.ts").read_text()
 
 
 def test_nudge_rule_matches_the_python_rule(bridge) -> None:

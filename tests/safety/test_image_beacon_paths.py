@@ -14,11 +14,11 @@ from pi_memory.curated import MemoryStore, build_snapshot, snapshot_is_safe
 from pi_memory.devtools.scripted_llm import Reply, ScriptedLLM, text_of
 from pi_memory.embed import get_embedder
 from pi_memory.index import open_index
+from pi_memory.retrieval.recall import format_recall, recall
 from pi_memory.semantic.backends.rest_server import create_app, embedded_backend_factory
 from pi_memory.semantic.capture import capture_turn
 from pi_memory.semantic.embedded import EmbeddedBackend
 from pi_memory.semantic.models import Scope
-from pi_memory.semantic.recall import format_recall, recall
 
 ALICE = Scope(user_id="alice", project_id="aaaaaaaaaaaa")
 TOKEN = "beacon-test-token-0123456789"

@@ -23,8 +23,8 @@ from pi_memory.curated import MemoryStore
 from pi_memory.index import open_index
 from pi_memory.index.indexer import index_paths
 from pi_memory.index.readers import read_session
-from pi_memory.index.search import session_search
 from pi_memory.integrations.mcp_server import build_server
+from pi_memory.retrieval.search import session_search
 from pi_memory.safety import replace_unencodable
 from pi_memory.tools import create_memory_tools
 

@@ -9,10 +9,10 @@ import re
 import pytest
 from semantic_helpers import ALICE, DECIDE_MARK, EXTRACT_MARK, alias_of, decide_with, why
 
+from pi_memory.retrieval.recall import estimate_tokens
 from pi_memory.semantic.capture import capture_turn
 from pi_memory.semantic.capture_gate import skip_rule
 from pi_memory.semantic.capture_windows import plan, split_text
-from pi_memory.semantic.recall import estimate_tokens
 from pi_memory.semantic.supersession import SupersedeReason, refusal
 
 

@@ -182,3 +182,36 @@ def test_add_of_empty_text_says_what_to_give(cli, text):
     assert r.stderr == ("error: Nothing stored: the text is empty. Give the fact itself, e.g. pi-memory semantic "
                         "add \"The team deploys on Fridays\" (or - to read it from standard input).\n")
     assert cli("add", "-", input=text).exit_code == 2
+
+
+UNREADABLE_REFUSAL = ("Not saved: the memory text has no readable text: every character is one that could not be "
+                      "decoded (bytes that are not UTF-8, or half of an emoji), shown as \ufffd. Retype the fact, "
+                      "or check the encoding of what was sent.")
+
+
+@pytest.mark.parametrize("text", ["\ufffd", "\ufffd\ufffd\ufffd\ufffd", " \ufffd \n\ufffd\t", "\ufffd" * 500])
+def test_add_of_text_with_nothing_readable_is_refused(cli, text):
+    """The curated stores' rule (nothing but U+FFFD: bytes that were not UTF-8, lone surrogates): no memory of
+    question marks in every later recall."""
+    r = cli("add", text)
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr == f"error: {UNREADABLE_REFUSAL}\n"
+    assert cli("add", "-", input=text).exit_code == 2
+    assert json.loads(cli("list", "--json").stdout)["results"] == []
+
+
+@pytest.mark.parametrize("text", ["caf\ufffd au lait is the team's drink", "\ufffd build with make"])
+def test_add_of_text_with_some_readable_words_keeps_it(cli, text):
+    r = cli("add", text, "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["memory"]["memory"] == text
+
+
+def test_every_store_path_refuses_unreadable_text():
+    """``clean_text`` is where the embedded store, the team store and the REST server check text."""
+    from pi_memory.semantic.embedded import clean_text
+
+    for text in ("\ufffd", "\ufffd \ufffd", "\n\ufffd\n"):
+        with pytest.raises(ValueError) as caught:
+            clean_text(text)
+        assert str(caught.value) == UNREADABLE_REFUSAL
+    assert clean_text(" ok \ufffd ") == "ok \ufffd"

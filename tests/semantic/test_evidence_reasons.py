@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pi_memory.semantic.recall import RecallHit, evidence_reasons, has_evidence
+from pi_memory.retrieval.recall import RecallHit, evidence_reasons, has_evidence
 
 
 @pytest.mark.parametrize(("hit", "floor", "reasons"), [

@@ -10,9 +10,8 @@ from semantic_helpers import ALICE, BOB
 from pi_memory.index.db import transaction
 from pi_memory.index.indexer import insert_messages
 from pi_memory.index.mirror import add_extended
-from pi_memory.semantic.models import ScoreDetails, SemanticHit, SemanticMemory
-from pi_memory.semantic.ranking import RRF_K, fts_expression, keyword_terms, rrf_fuse
-from pi_memory.semantic.recall import (
+from pi_memory.retrieval.fusion import RRF_K, rrf_fuse
+from pi_memory.retrieval.recall import (
     DEFAULT_MIN_SIMILARITY,
     FENCE_CLOSE,
     FENCE_OPEN,
@@ -25,6 +24,8 @@ from pi_memory.semantic.recall import (
     should_recall,
     skip_reason,
 )
+from pi_memory.semantic.models import ScoreDetails, SemanticHit, SemanticMemory
+from pi_memory.semantic.terms import fts_expression, keyword_terms
 
 
 @pytest.mark.parametrize("prompt", [

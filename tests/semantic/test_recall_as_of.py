@@ -1,5 +1,5 @@
 """Recall "as of" a moment: nothing dated later is returned, and the prompt's dates become windows that boost
-and keep the candidates inside them (pi_memory.semantic.recall_dates)."""
+and keep the candidates inside them (pi_memory.retrieval.dates)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from datetime import date
 import pytest
 from semantic_helpers import ALICE, insert_turns
 
-from pi_memory.index import session_search
-from pi_memory.semantic.recall import recall
-from pi_memory.semantic.recall_dates import as_of_iso, date_windows, in_windows, is_after
+from pi_memory.retrieval import session_search
+from pi_memory.retrieval.dates import as_of_iso, date_windows, in_windows, is_after
+from pi_memory.retrieval.recall import recall
 
 AS_OF = "2026-12-01T10:00:00.000Z"  # a Tuesday
 

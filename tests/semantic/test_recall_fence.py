@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from pi_memory.retrieval.recall import RecallHit, quote, render_line
 from pi_memory.semantic.models import SemanticMemory
-from pi_memory.semantic.recall import RecallHit, quote, render_line
 
 
 def test_a_date_with_line_breaks_is_left_out_of_the_line():

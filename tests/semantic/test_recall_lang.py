@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 from semantic_helpers import ALICE, insert_turns
 
-from pi_memory.index import session_search
 from pi_memory.index.query import plan_query
 from pi_memory.index.words import cjk_bigrams
-from pi_memory.semantic.ranking import keyword_terms
-from pi_memory.semantic.recall import DEFAULT_MIN_SIMILARITY, keyword_coverage, recall, script_floor
-from pi_memory.semantic.recall_lang import evidence_terms, languages, script_of
+from pi_memory.retrieval import session_search
+from pi_memory.retrieval.lang import evidence_terms, languages, script_of
+from pi_memory.retrieval.recall import DEFAULT_MIN_SIMILARITY, keyword_coverage, recall, script_floor
+from pi_memory.semantic.terms import keyword_terms
 
 
 @pytest.mark.parametrize(("prompt", "text", "coverage"), [

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from semantic_helpers import ALICE, insert_turns
 
-from pi_memory.semantic.recall import format_recall, recall, render_line
-from pi_memory.semantic.recall_superseded import outdated_by
+from pi_memory.retrieval.recall import format_recall, recall, render_line
+from pi_memory.retrieval.superseded import outdated_by
 
 OLD, NEW = "Production runs PostgreSQL 15 behind pgbouncer.", "Production runs PostgreSQL 16 behind pgbouncer."
 

@@ -14,11 +14,11 @@ from typing import Any
 import httpx
 import pytest
 
+from pi_memory.retrieval.recall import recall
 from pi_memory.semantic.backend import BackendError, MemoryNotFoundError, SemanticBackend
 from pi_memory.semantic.backends.rest_client import RestBackend, ServerUnreachableError
 from pi_memory.semantic.backends.rest_server import ServerThread, create_app, embedded_backend_factory
 from pi_memory.semantic.models import Scope
-from pi_memory.semantic.recall import recall
 
 TOKEN = "e2e-token-abcdefghijklmnop"
 ALICE = Scope(user_id="alice", project_id="proj1")

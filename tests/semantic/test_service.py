@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from semantic_helpers import alias_of, decide_with, make_service, why
 
-from pi_memory.semantic.recall import FENCE_OPEN
+from pi_memory.retrieval.recall import FENCE_OPEN
 from pi_memory.semantic.service import RECALL_MARKER_KEY, RefusedError
 
 make = make_service

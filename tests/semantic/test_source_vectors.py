@@ -12,14 +12,15 @@ from semantic_helpers import ALICE, ALICE_EXACT, ALICE_OTHER_PROJECT, BrokenEmbe
 from typer.testing import CliRunner
 
 from pi_memory.devtools.transcripts import write_pi_session
-from pi_memory.index import open_index, session_search, transaction
+from pi_memory.index import open_index, transaction
 from pi_memory.index.indexer import insert_messages
 from pi_memory.index.mirror import add_extended
 from pi_memory.project import project_id
+from pi_memory.retrieval import session_search
+from pi_memory.retrieval.recall import recall
 from pi_memory.semantic import sources
 from pi_memory.semantic import turn_vectors as tv
 from pi_memory.semantic.embedded import EmbeddedBackend
-from pi_memory.semantic.recall import recall
 
 SQL_QUESTION = "which SQL engine do we use?"
 POSTGRES = "we moved the database to Postgres 16 last week"
@@ -68,9 +69,9 @@ def test_turn_is_recalled_by_meaning_without_a_shared_keyword(sessions, backend,
     assert vector_rows(conn) == [("all-MiniLM-L6-v2-int8", 384)] * 4
     hits = recall(backend, SQL_QUESTION, scope=ALICE, top_k=3, include=("sessions",), conn=conn, min_similarity=0.0)
     assert [(h.kind, h.id, h.ranks) for h in hits] == [
-        ("session", "s1#e0", {"sessions_vector": 1}),
-        ("session", "s1#e2", {"sessions_vector": 2}),
-        ("session", "s1#e1", {"sessions_vector": 3}),
+        ("session", "s1#e0", {"sessions": 1}),  # the session list: turn vectors and keywords fused in context
+        ("session", "s1#e1", {"sessions": 2}),  # next to the answer: its window holds the Postgres turn
+        ("session", "s1#e2", {"sessions": 3}),
     ]
     assert hits[0].text == f"user: {POSTGRES}" and hits[0].date == "2026-11-01"
     # (min_similarity=0: these tests are about the lists; the evidence floor has its own tests in test_recall)
@@ -85,7 +86,7 @@ def test_another_projects_turns_and_entries_never_appear(sessions, backend, embe
                  project=ALICE.project_id)
     for _ in range(2):  # the first recall embeds the curated entries of its scope, the second reuses them
         ours = recall(backend, SQL_QUESTION, scope=ALICE, top_k=20, include=("sessions", "curated"), conn=conn, min_similarity=0.0)
-        assert [h.id for h in ours] == ["2", "s1#e0", "s1#e2", "s1#e1"]
+        assert [h.id for h in ours] == ["2", "s1#e0", "s1#e1", "s1#e2"]
         assert not any("MySQL" in h.text for h in ours)
     theirs = recall(backend, SQL_QUESTION, scope=ALICE_OTHER_PROJECT, top_k=20, include=("sessions", "curated"),
                     conn=conn, min_similarity=0.0)
@@ -178,7 +179,7 @@ def test_query_is_embedded_once_for_every_vector_list(sessions, embedder, conn):
                   conn=conn, min_similarity=0.0)
     assert Counting.calls == 1
     assert [(h.kind, h.ranks) for h in hits][:2] == [("semantic", {"keyword": 1, "vector": 1}),
-                                                         ("session", {"sessions_vector": 1})]
+                                                         ("session", {"sessions": 1})]
 
 
 def test_deleted_turns_leave_the_matrix_and_ids_are_not_confused(sessions, backend, embedder):
@@ -196,11 +197,11 @@ def test_deleted_turns_leave_the_matrix_and_ids_are_not_confused(sessions, backe
     assert [h.id for h in hits] == ["s3#e0"]
 
 
-def test_weights_apply_to_the_vector_lists(sessions, backend, embedder):
+def test_weights_apply_to_the_fused_session_list(sessions, backend, embedder):
     conn = sessions
     tv.embed_turns(conn, embedder)
     hits = recall(backend, SQL_QUESTION, scope=ALICE, top_k=1, include=("sessions",), conn=conn,
-                  weights={"sessions_vector": 2.0}, min_similarity=0.0)
+                  weights={"sessions": 2.0}, min_similarity=0.0)
     assert hits[0].score == pytest.approx(2.0 / 61)
 
 
@@ -305,7 +306,7 @@ def test_keyword_found_turn_shows_the_window_around_the_terms(conn, backend):
 
 
 def test_session_ranking_orders_as_session_search(sessions):
-    from pi_memory.index import session_ranking
+    from pi_memory.retrieval import session_ranking
 
     for query in ("Windows runners", "database Postgres", "README install", "nothing matches zzzq"):
         full = session_search(sessions, query, limit=10, project=ALICE.project_id)

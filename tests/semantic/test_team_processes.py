@@ -1,6 +1,7 @@
 """The team server as a team runs it: `pi-memory serve --database-url` processes sharing one PostgreSQL, tokens
-made with `pi-memory serve token create`, concurrent clients, a server killed with SIGKILL and the database
-restarted under load. Everything listens on 127.0.0.1 and is stopped by the test."""
+made with `pi-memory serve token create`, and the database stopped under a running server. (The load and the
+faults under load -- 16 clients, a server killed with SIGKILL, the database restarted -- are test_team_load.py.)
+Everything listens on 127.0.0.1 and is stopped by the test."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ import subprocess
 import sys
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -40,12 +40,13 @@ def cli(*args: str, home: Path) -> subprocess.CompletedProcess:
 class Serve:
     def __init__(self, url: str, home: Path):
         env = {**os.environ, "PI_CODING_AGENT_DIR": str(home), "PI_MEMORY_DIR": str(home / "data")}
-        self.proc = subprocess.Popen([sys.executable, "-m", "pi_memory", "serve", "--database-url", url, "--port",
-                                      "0", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     env=env)
+        self.log = home / f"serve-{uuid.uuid4().hex[:6]}.log"  # a file: a full stderr pipe would stall the server
+        with self.log.open("w") as err:
+            self.proc = subprocess.Popen([sys.executable, "-m", "pi_memory", "serve", "--database-url", url, "--port",
+                                          "0", "--json"], stdout=subprocess.PIPE, stderr=err, text=True, env=env)
         line = self.proc.stdout.readline()
         if not line:
-            raise AssertionError("serve did not start: " + self.proc.stderr.read())
+            raise AssertionError("serve did not start: " + self.log.read_text())
         self.event = json.loads(line)
         self.url = self.event["url"]
 
@@ -92,44 +93,6 @@ def test_two_servers_share_one_database_and_the_tokens(team):
     assert not [t for t in team["tokens"].values() if t in listed.stdout or t[-12:] in listed.stdout]
     audit = cli("serve", "audit", "--user", "alice", "--database-url", team["url"], "--json", home=team["home"])
     assert [(r["action"], r["userId"]) for r in json.loads(audit.stdout)["audit"]] == [("add", "alice")]
-
-
-def _client(args: tuple[int, list[str], str, int]) -> list[str]:
-    """One client: ``n`` adds spread over the servers; returns the texts the servers acknowledged."""
-    worker, urls, token, n = args
-    acked = []
-    for i in range(n):
-        text = f"client {worker} fact number {i} about service {uuid.uuid4().hex[:6]}"
-        for attempt in range(2):  # a refused connection (the killed server) goes to the other server
-            url = urls[(i + attempt) % len(urls)]
-            try:
-                r = post(url, token, "/memories", {"messages": [{"role": "user", "content": text}], "infer": False},
-                         timeout=20)
-            except httpx.HTTPError:
-                continue
-            if r.status_code == 200:
-                acked.append(text)
-                break
-    return acked
-
-
-def test_acknowledged_writes_survive_a_killed_server(team):
-    a, b = team["servers"]
-    token = team["tokens"]["bob"]
-    urls = [a.url, b.url]
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        futures = [pool.submit(_client, (w, urls, token, 25)) for w in range(8)]
-        time.sleep(1.0)
-        a.proc.send_signal(signal.SIGKILL)  # mid-load: no clean shutdown
-        acked = [t for f in futures for t in f.result()]
-    assert len(acked) >= 100  # the other server took the rest
-    with psycopg.connect(team["url"]) as conn:
-        rows = conn.execute("SELECT text, count(*) FROM semantic_memories WHERE user_id = 'bob' AND text LIKE "
-                            "'client %%' GROUP BY text").fetchall()
-    stored = {text: n for text, n in rows}
-    assert all(stored.get(t) == 1 for t in acked), [t for t in acked if stored.get(t) != 1][:3]
-    # clients of the surviving server are unaffected
-    assert post(b.url, token, "/search", {"query": "client 3 fact"}).status_code == 200
 
 
 def test_a_database_restart_gives_clear_errors_then_recovers(team, pg_server):

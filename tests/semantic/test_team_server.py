@@ -131,3 +131,48 @@ def test_copy_from_an_embedded_store_keeps_ids_history_and_vectors(tmp_path, pg_
     assert sorted(r["id"] for r in exported) == sorted([v1.id, v2.id, gone.id])
     assert all(len(r["vectors"]) == 1 and len(r["vectors"][0]["vector"]) == embedder.dim for r in exported)
     pool.close()
+
+
+def test_whoami_names_the_tokens_user_and_never_the_token(team):
+    ops = team["alice"].replace("alice-", "ops-")
+    for who, user, admin in (("alice", team["alice"], False), ("admin", ops, True)):
+        r = call(team, who, "GET", "/whoami")
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["admin"] is admin and body["auth"] is True and body["user_id"] == user
+        assert body["token_id"] == team["tokens"][who].split("_")[1]
+        assert team["tokens"][who].rsplit("_", 1)[1] not in r.text
+    shared = call(team, "shared-team-token-0123456789", "GET", "/whoami").json()
+    assert shared == {"user_id": None, "admin": True, "token_id": "shared", "auth": True}
+    record, token = team["store"].create(team["alice"], label="whoami")
+    team["store"].revoke(record.id)
+    assert call(team, token, "GET", "/whoami").status_code == 401
+    assert httpx.get(team["url"] + "/whoami", timeout=30).status_code == 401
+def test_keyword_list_lets_rare_terms_decide_and_common_ones_fill(pg_url, embedder):
+    """A term in ``common_term_rows`` rows or more of the scope is common: the rows of the rare terms come
+    first (ranked among themselves), the newest rows of common terms fill what is left."""
+    pool = open_pool(pg_url, max_size=2)
+    backend = PostgresBackend(pool, embedder, common_term_rows=3)
+    scope = Scope(user_id="kw-" + uuid.uuid4().hex[:8])
+    common = [backend.add(f"The service number {i} runs in production", scope=scope).id for i in range(5)]
+    rare = backend.add("The zephyrine cluster is old", scope=scope).id
+    got = [i for i, _ in backend.keyword_candidates("zephyrine production", scope=scope)]
+    assert got[0] == rare
+    assert got[1:] == common[:1:-1]  # only the newest 3 rows of a common term, equal ranks: newest first
+    assert [i for i, _ in backend.keyword_candidates("production", scope=scope, limit=2)] == common[:-3:-1]
+    assert backend.keyword_candidates("nothingmatches", scope=scope) == []
+    pool.close()
+
+
+def test_ef_search_is_a_setting_passed_down_from_the_composition_root(pg_url):
+    from pi_memory.semantic.backends.rest_runner import ServeError
+    from pi_memory.semantic.backends.team_server import open_team
+
+    team = open_team(pg_url, ef_search=40, project_char_limit=3000)
+    assert (team.backend.ef_search, team.projects.char_limit) == (40, 3000)
+    team.close()
+    default = open_team(pg_url)
+    assert default.backend.ef_search == 100
+    default.close()
+    with pytest.raises(ServeError, match="ef_search must be between 1 and 1000"):
+        open_team(pg_url, ef_search=5000)

@@ -13,7 +13,7 @@ from pi_memory.semantic.config import parse_semantic
 from pi_memory.semantic.dedup import dedup, find_duplicates
 from pi_memory.semantic.models import SemanticHit, SemanticMemory
 from pi_memory.semantic.service import open_semantic
-from pi_memory.semantic.tools import TOOL_NAME, create_semantic_tools
+from pi_memory.tools.semantic import TOOL_NAME, create_semantic_tools
 
 
 @pytest.fixture

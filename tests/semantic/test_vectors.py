@@ -63,3 +63,62 @@ def test_two_step_search_skips_removed_rows(big, monkeypatch):
     hits = matrix.search(centers[5], 200)  # 200 candidates (the larger of top_k and 3,000 / 20)
     assert "m5" not in {i for i, _ in hits} and len(hits) == 200
     assert hits[0][0] != "m5" and all(np.isfinite(s) for _, s in hits)
+
+
+def test_quantize_exact_values():
+    q8, scale = vectors.quantize(np.array([[0.5, -1.0, 0.25], [0.0, 0.0, 0.0]], dtype=np.float32))
+    assert q8.dtype == np.int8 and q8.tolist() == [[64, -127, 32], [0, 0, 0]]  # 63.5 rounds to even: 64
+    assert scale.tolist() == [pytest.approx(1 / 127), 0.0]
+
+
+def test_nearest_rows_keeps_the_newest_ties_in_row_order():
+    dist = np.array([3, 1, 2, 1, 0, 1], dtype=np.uint16)
+    assert vectors.nearest_rows(dist, 3).tolist() == [3, 4, 5]  # 0 at row 4, then the newest two of the 1s
+    assert vectors.nearest_rows(dist, 4).tolist() == [1, 3, 4, 5]
+    assert vectors.nearest_rows(dist, 5).tolist() == [1, 2, 3, 4, 5]
+    assert vectors.nearest_rows(np.zeros(4, dtype=np.uint16), 2).tolist() == [2, 3]
+
+
+def test_int8_step_keeps_the_exact_ranking_and_scores(big, monkeypatch):
+    matrix, centers = big
+    rng = np.random.default_rng(9)
+    queries = unit(centers[20:40] + 0.6 * unit(rng.standard_normal((20, 384))))
+    exact = [matrix.search(q, 10) for q in queries]
+    matrix.exact_rows = 0
+    monkeypatch.setattr(vectors, "RESCORE_MIN", 30)  # 1,000 candidates -> 40 by int8 -> 10 by exact cosine
+    approx_calls = []
+    real = matrix._approximate
+    monkeypatch.setattr(matrix, "_approximate", lambda rows, q: approx_calls.append(len(rows)) or real(rows, q))
+    assert [matrix.search(q, 10) for q in queries] == exact
+    assert approx_calls == [1000] * 20
+
+
+def test_int8_step_skips_removed_rows_and_follows_updates(big, monkeypatch):
+    matrix, centers = big
+    matrix.exact_rows = 0
+    monkeypatch.setattr(vectors, "RESCORE_MIN", 1)
+    for i in range(0, 3000, 100):  # every row of cluster 0 but m0 removed, m0 moved onto cluster 7's centre
+        if i:
+            matrix.drop(f"m{i}")
+    matrix.upsert("m0", centers[7])
+    hits = matrix.search(centers[0], 5)
+    assert not {f"m{i}" for i in range(100, 3000, 100)} & {i for i, _ in hits}
+    top = matrix.search(centers[7], 3)
+    assert top[0] == ("m0", pytest.approx(1.0, abs=1e-5))
+
+
+def test_three_step_recall_against_a_full_scan():
+    """20k rows in 200 clusters, queries near a cluster centre: the top 10 of the three steps against a full scan
+    (real MiniLM vectors: module docstring of :mod:`pi_memory.semantic.vectors`)."""
+    rng = np.random.default_rng(3)
+    centers = unit(rng.standard_normal((200, 384)))
+    vecs = unit(centers[np.arange(20_000) % 200] + 0.8 * unit(rng.standard_normal((20_000, 384))))
+    matrix = VectorMatrix(384)
+    matrix.upsert_many([str(i) for i in range(len(vecs))], vecs)
+    matrix.exact_rows = 0  # 1,000 candidates by sign bits, 256 by int8, 10 by exact cosine
+    queries = unit(centers[:30] + 0.8 * unit(rng.standard_normal((30, 384))))
+    found = 0
+    for q in queries:
+        true = {str(i) for i in np.argsort(-(vecs @ q))[:10]}
+        found += len(true & {i for i, _ in matrix.search(q, 10)})
+    assert found / 300 >= 0.99

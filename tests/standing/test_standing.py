@@ -147,7 +147,7 @@ def test_a_rule_with_nothing_readable_is_refused(store, text):
     result = store.add(text)
     assert (result.success, result.code) == (False, "invalid_content")
     assert result.error == ("The rule has no readable text: every character is one that could not be decoded "
-                            "(bytes that are not UTF-8), shown as \ufffd. Nothing was pinned. Retype the rule, or "
-                            "check the encoding of what was sent.")
+                            "(bytes that are not UTF-8, or half of an emoji), shown as \ufffd. Nothing was pinned. "
+                            "Retype the rule, or check the encoding of what was sent.")
     assert store.rules() == []
     assert store.add("never \ufffd push").success and store.rules() == ["never \ufffd push"]

@@ -102,3 +102,58 @@ def test_edit_is_update(tool) -> None:
                      "procedure_steps": ["stage", "ship"]})
     assert out.result["skill"]["description"] == "Deploy to staging first"
     assert store.view("deploy")["sections"] == {"procedure": "1. stage\n2. ship"}
+
+
+LONG_NAME_ERROR = ("The name has {n} characters; at most 64 are allowed. Give a short name (a few words, e.g. "
+                   "'deploy staging'); put the details in the description and the body.")
+
+
+@pytest.mark.parametrize(("name", "shown"), [("x" * 5000, "5,000"), ("deploy " * 10, "69"), ("é" * 65, "65")])
+def test_a_name_over_64_characters_is_refused_with_the_limit(tool, name, shown) -> None:
+    spec, store = tool
+    out = spec.call({"action": "create", "name": name, "description": "Deploy staging", "scope": "global",
+                     "procedure_steps": ["make deploy"]})
+    assert out.is_error and out.result["code"] == "invalid_arguments"
+    assert out.result["error"] == LONG_NAME_ERROR.format(n=shown)
+    assert store.skills() == []
+
+
+@pytest.mark.parametrize("name", ["d" * 64, "Débogage des tests pytest instables en intégration continue"])
+def test_a_name_of_64_characters_or_fewer_is_kept(tool, name) -> None:
+    spec, store = tool
+    out = spec.call({"action": "create", "name": name, "description": "Deploy staging", "scope": "global",
+                     "procedure_steps": ["make deploy"]})
+    assert out.is_error is False, out.result
+    assert [s.doc.extra.get("display_name", s.doc.name) for s in store.skills()] == [name.strip()]
+
+
+@pytest.fixture
+def two_skills(tool):
+    spec, store = tool
+    for name in ("deploy staging", "flaky pytest"):
+        assert not spec.call({"action": "create", "name": name, "description": f"How to {name} safely",
+                              "scope": "global", "procedure_steps": [f"do {name}"]}).is_error
+    return spec, store
+
+
+@pytest.mark.parametrize("name", ["flaky pytest", "flaky-pytest", "global:flaky-pytest", "Flaky Pytest"])
+def test_view_with_a_name_views_that_skill(two_skills, name) -> None:
+    spec, _ = two_skills
+    out = spec.call({"action": "view", "name": name}).result
+    assert out["success"] is True and "skills" not in out
+    assert out["skill"]["id"] == "global:flaky-pytest" and out["content"] == "## Procedure\n1. do flaky pytest"
+
+
+def test_view_with_the_name_of_no_skill_says_so_instead_of_listing(two_skills) -> None:
+    spec, _ = two_skills
+    out = spec.call({"action": "view", "name": "release notes"})
+    assert out.is_error and "skills" not in out.result and out.result["code"] == "not_found"
+
+
+def test_skill_id_wins_over_name_and_other_actions_take_a_name(two_skills) -> None:
+    spec, store = two_skills
+    out = spec.call({"action": "view", "skill_id": "global:deploy-staging", "name": "flaky pytest"}).result
+    assert out["skill"]["id"] == "global:deploy-staging"
+    assert spec.call({"action": "view"}).result["count"] == 2  # no id and no name: the listing
+    assert spec.call({"action": "delete", "name": "flaky pytest"}).result["success"] is True
+    assert [s.id for s in store.skills()] == ["global:deploy-staging"]

@@ -27,9 +27,11 @@ def _tool(name: str, dir_: Path | None, arguments: dict, as_json: bool) -> None:
 
     memory = open_mem(dir_)  # only the search tools: no semantic service, embedder or model for a search
     current = str(memory.project_root) if memory.project_root else None
-    spec = next(t for t in create_search_tools(memory.index, current, memory.repair_index) if t.name == name)
+    as_json = as_json or state.json  # a program reads it as a tool result: the model's copy (blocked markers)
+    spec = next(t for t in create_search_tools(memory.index, current, memory.repair_index, for_model=as_json,
+                                               entry_name=memory.store.shown_name) if t.name == name)
     outcome = spec.call({k: v for k, v in arguments.items() if v is not None})
-    if as_json or state.json:
+    if as_json:
         out.print_json(json.dumps(outcome.result, ensure_ascii=False))
     elif outcome.is_error:
         err.print(outcome.result.get("error", "failed"), markup=False)

@@ -28,6 +28,13 @@ DatabaseOpt = Annotated[
     typer.Option("--database-url", help="PostgreSQL URL of the team store (default: $PI_MEMORY_DATABASE_URL; "
                                         "without it, the embedded store of the data root).", show_default=False),
 ]
+EF_SEARCH_ENV = "PI_MEMORY_HNSW_EF_SEARCH"
+EfSearchOpt = Annotated[
+    int | None,
+    typer.Option("--hnsw-ef-search", min=1, max=1000, help="Team store: candidates the HNSW index keeps per vector "
+                 "query (default: $PI_MEMORY_HNSW_EF_SEARCH, else 100); higher finds more of the true nearest "
+                 "memories, slower.", show_default=False),
+]
 TokenOpt = Annotated[
     str | None,
     typer.Option("--token", help="Bearer token clients must send (default: $PI_MEMORY_SERVER_TOKEN, else a new "
@@ -46,6 +53,7 @@ def serve(
     port: PortOpt = 8765,
     token: TokenOpt = None,
     database_url: DatabaseOpt = None,
+    ef_search: EfSearchOpt = None,
     tls_cert: Annotated[Path | None, typer.Option("--tls-cert", help="Certificate file (PEM) for HTTPS.")] = None,
     tls_key: Annotated[Path | None, typer.Option("--tls-key", help="Private key file (PEM) for HTTPS.")] = None,
     insecure_http: Annotated[bool, typer.Option("--insecure-http", help="Allow plain HTTP beyond loopback "
@@ -56,6 +64,8 @@ def serve(
     """Serve semantic memory over HTTP (Mem0 OSS REST shape) for other machines, tools or Mem0 clients.
 
     Clients use the "self-hosted" semantic backend with this URL and token. Without --database-url, memories live in the data root's index, the same ones the embedded backend uses; with it (or $PI_MEMORY_DATABASE_URL), in a PostgreSQL database with pgvector that any number of serve processes on any number of hosts can share. With a chat model configured, infer=true adds run the capture pipeline; without one they are refused, and infer=false adds store text verbatim.
+
+    With PostgreSQL the server also keeps the team's shared project stores (GET/POST /projects/NAME/entries: the curated project store of a project, edited by the whole team under the curated store's rules; clients set "teamProjectStore" in their settings) and every token of the server may edit them.
 
     Trust: with PostgreSQL and per-user tokens (`pi-memory serve token create --user alice`), a token reaches only its own user's memories and every write is audited (`pi-memory serve audit`). Otherwise the token is ONE shared team token: anyone who holds it can read, add, change and delete the memories of any user_id simply by naming it. Give a shared token only to people and machines that may see every memory on the server.
 
@@ -71,6 +81,12 @@ def serve(
     database_url = database_url or os.environ.get(DATABASE_URL_ENV) or None
     if not database_url:
         require_writable(resolved.data_dir)
+    if ef_search is None and os.environ.get(EF_SEARCH_ENV):
+        try:
+            ef_search = int(os.environ[EF_SEARCH_ENV])
+        except ValueError:
+            raise fail(f"${EF_SEARCH_ENV} must be a whole number from 1 to 1000, not "
+                       f"{os.environ[EF_SEARCH_ENV]!r}.", 2) from None
     if (tls_cert is None) != (tls_key is None):
         raise fail("HTTPS needs both --tls-cert and --tls-key.", 2)
     try:
@@ -85,7 +101,8 @@ def serve(
         run_server(host=host, port=port, token=token, data_dir=Path(resolved.data_dir), capture=capture,
                    embedder=semantic.embedder, announce=lambda line: err.print(line, markup=False),
                    report=emit_json_line if json_ or state.json else None, database_url=database_url,
-                   tls=(str(tls_cert), str(tls_key)) if tls_cert and tls_key else None, insecure_http=insecure_http)
+                   tls=(str(tls_cert), str(tls_key)) if tls_cert and tls_key else None, insecure_http=insecure_http,
+                   ef_search=ef_search, project_char_limit=resolved.project_char_limit)
     except ServeError as exc:
         raise fail(str(exc), 2) from exc
 

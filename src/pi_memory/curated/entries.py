@@ -31,6 +31,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from pi_memory import safety
+
 DELIMITER = "\n§\n"
 SECTION_SIGN = "§"
 
@@ -94,7 +96,7 @@ def content_problem(content: str) -> str | None:
     """
     if not content:
         return "empty"
-    if not content.replace("\ufffd", "").strip():
+    if safety.is_unreadable(content):
         return "unreadable"
     if any(line.strip() == SECTION_SIGN for line in content.splitlines()):
         return "delimiter"

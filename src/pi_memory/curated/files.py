@@ -21,6 +21,8 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from pi_memory.storage import refuse_read_only_folder
+
 
 class StoreLockedError(RuntimeError):
     """Another process held the store's lock longer than the timeout."""
@@ -49,6 +51,8 @@ def locked(path: Path, timeout: float) -> Iterator[None]:
     """
     target = real_path(path)
     lock_path = target.with_name(target.name + ".lock")
+    if not lock_path.exists():
+        refuse_read_only_folder(lock_path.parent)  # a folder without write bits gets no new file, even as root
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     lock = FileLock(lock_path, timeout=timeout)
     try:
@@ -80,6 +84,7 @@ def try_read_bytes(path: Path) -> bytes | OSError | None:
 def atomic_write_text(path: Path, text: str) -> None:
     """Publish ``text`` (UTF-8) at ``path`` atomically and durably."""
     target = real_path(path)
+    refuse_read_only_folder(target.parent)  # its temp file is a new file there
     target.parent.mkdir(parents=True, exist_ok=True)
     if target.exists() and not target.stat().st_mode & 0o222:
         # no write bit for anyone: the user made it read-only on purpose (honoured even when running as root)
@@ -116,6 +121,7 @@ def _fsync_dir(folder: Path) -> None:
 def backup(path: Path, raw: bytes) -> Path:
     """Save ``raw`` as ``<path>.bak.<unix-ts>`` (reusing an identical earlier backup); returns its path."""
     target = real_path(path)
+    refuse_read_only_folder(target.parent)
     for existing in sorted(target.parent.glob(target.name + ".bak.*")):
         with contextlib.suppress(OSError):
             if existing.stat().st_size == len(raw) and existing.read_bytes() == raw:

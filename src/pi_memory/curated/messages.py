@@ -12,6 +12,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from pi_memory import safety
 from pi_memory.curated.entries import Analysis
 from pi_memory.curated.results import MemoryResult, preview
 
@@ -22,9 +23,8 @@ EMPTY_OLD_TEXT = (
 
 
 UNREADABLE = (
-    "The content has no readable text: every character is one that could not be decoded (bytes that are not "
-    "UTF-8, or half of an emoji), shown as \ufffd. Nothing was saved. Retype the text, or check the encoding "
-    "of what was sent."
+    f"The content has no readable text: {safety.UNREADABLE}. Nothing was saved. Retype the text, or check the "
+    "encoding of what was sent."
 )
 
 

@@ -8,7 +8,6 @@ marker). Secrets are redacted. The raw entry stays on disk and in the live list 
 
 from __future__ import annotations
 
-import hashlib
 import re
 from functools import lru_cache
 
@@ -17,15 +16,9 @@ from pi_memory import safety
 
 @lru_cache(maxsize=4096)
 def sanitise_entry(filename: str, entry: str) -> str:
-    """``entry`` as it may appear in a prompt or a tool result (cached: scanning is the costly part)."""
-    threats = safety.scan_threats(entry)
-    if threats:
-        ref = hashlib.sha256(entry.encode("utf-8")).hexdigest()[:8]
-        marker = safety.blocked_marker(filename, [f.id for f in threats])
-        return f"{marker[:-1]} Ref {ref}.]"
-    if safety.scan_secrets(entry):
-        return safety.redact(entry)
-    return entry
+    """``entry`` as it may appear in a prompt or a tool result (cached: scanning is the costly part); the rule
+    is :func:`pi_memory.safety.for_model`'s, with the marker of a store entry."""
+    return safety.for_model(entry, lambda ids: safety.blocked_marker(filename, ids))
 
 
 _MARKER = re.compile(r"^\[BLOCKED: (?P<file>\S+) entry contained threat pattern\(s\): (?P<ids>[\w+, -]+?)\. .* Ref [0-9a-f]{8}\.\]$")

@@ -25,6 +25,7 @@ from pi_memory import safety
 from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S, DEFAULT_MEMORY_CHAR_LIMIT, DEFAULT_USER_CHAR_LIMIT
 from pi_memory.curated import entries as fmt
 from pi_memory.curated import messages as msg
+from pi_memory.curated import team_client
 from pi_memory.curated.files import (
     StoreLockedError,
     atomic_write_text,
@@ -99,6 +100,7 @@ class MemoryStore:
         on_change: Callable[[str, list[str]], None] | None = None,
         on_overflow: Callable[[MemoryStore, str, str, MemoryResult], MemoryResult] | None = None,
         enforce_limits: bool = True,
+        team_project=None,
     ):
         self.dir = Path(dir).expanduser()
         self.limits = {
@@ -120,6 +122,11 @@ class MemoryStore:
             folder = project_folder(self.project_root)
             self.files["project"] = self.dir / "projects" / folder / PROJECT_FILE
             self.names["project"] = f"projects/{folder}/{PROJECT_FILE}"
+        # teamProjectStore: the project target is a team server's shared store (a
+        # :class:`pi_memory.curated.team_client.TeamProjectClient`); the server applies this class's rules
+        self.team_project = team_project if "project" in self.files else None
+        if self.team_project is not None:
+            self.names["project"] = self.team_project.name
         self.lock_timeout = lock_timeout
         self.max_failures_per_turn = max_failures_per_turn
         self.on_change = on_change
@@ -154,6 +161,7 @@ class MemoryStore:
             project_char_limit=settings.project_char_limit,
             failure_char_limit=settings.failure_char_limit,
             enforce_limits=getattr(settings, "prompt_mode", "snapshot") != "policy",
+            team_project=team_client.from_settings(settings) if root is not None else None,
             **kwargs,
         )
 
@@ -169,6 +177,14 @@ class MemoryStore:
     def name(self, target: str) -> str:
         """The store's file name as shown to people and models (relative to the data root)."""
         return self.names[target]
+
+    def shown_name(self, target: str, project_id: str | None = None) -> str:
+        """The file name in the blocked marker of an entry of ``target`` (of project ``project_id``, for a
+        ``project`` entry found by a search): this store's own name, so the marker is the one ``memory_read``
+        shows, or for another project's entry ``MEMORY.md of project <id>``."""
+        if target == "project" and project_id and project_id != self.project_id:
+            return f"{PROJECT_FILE} of project {project_id}"
+        return self.names.get(target, f"{target} store")
 
     def limit(self, target: str) -> int:
         return self.limits[target]
@@ -192,8 +208,28 @@ class MemoryStore:
         for target in self.files:
             self._load(target)
 
+    # Where a store's text lives: its file, under the file's cross-process lock. A subclass may keep it
+    # elsewhere (the team server's project stores: a PostgreSQL row, locked FOR UPDATE) and inherit every rule.
+    def _locked(self, target: str):
+        """A context manager held while a mutation reads, checks and publishes ``target``."""
+        return locked(self.path(target), self.lock_timeout)
+
+    def _read_locked(self, target: str) -> bytes | None:
+        """The store's bytes under the lock (``None``: no store yet); ``OSError`` is reported as ``io_error``."""
+        return read_bytes(self.path(target))
+
+    def _read_unlocked(self, target: str) -> bytes | OSError | None:
+        """The store's bytes for a read (an ``OSError`` returned, never raised)."""
+        return try_read_bytes(self.path(target))
+
+    def _publish(self, target: str, entries: list[str]) -> None:
+        """Write the new entries (under the lock)."""
+        atomic_write_text(self.path(target), fmt.serialise(entries))
+
     def _load(self, target: str) -> fmt.Analysis:
-        analysis = fmt.analyse(try_read_bytes(self.path(target)), self.limits[target])
+        if target == "project" and self.team_project is not None:
+            return team_client.load(self)
+        analysis = fmt.analyse(self._read_unlocked(target), self.limits[target])
         self._live[target] = analysis.entries
         self._drift[target] = analysis if analysis.drift else None
         self._seen[target] = (self._seen[target] or set()) | set(analysis.entries)
@@ -217,9 +253,9 @@ class MemoryStore:
             return self._invalid_target(target)
         analysis = self._load(target)
         if analysis.drift == "unreadable":
-            return self._result(
-                target, False, "io_error", error=msg.unreadable(self.names[target], self.path(target), analysis.detail)
-            )
+            remote = target == "project" and self.team_project is not None  # the detail says it all
+            error = analysis.detail if remote else msg.unreadable(self.names[target], self.path(target), analysis.detail)
+            return self._result(target, False, "io_error", error=error)
         shown = [self._show(target, e, sanitised) for e in analysis.entries]
         notice = None
         cur, limit = fmt.joined_length(analysis.entries), self.limits[target]
@@ -271,9 +307,11 @@ class MemoryStore:
             return msg.retry_limit(target, self.names[target], self._failures[target])
         if not operations:
             return self._fail(target, "invalid_arguments", "The batch has no operations; nothing was changed.")
+        if target == "project" and self.team_project is not None:
+            return team_client.apply(self, operations)
         try:
             prepared = [self._prepare(target, op, i, single) for i, op in enumerate(operations)]
-            with locked(self.path(target), self.lock_timeout):
+            with self._locked(target):
                 return self._apply_locked(target, prepared, single)
         except _Refusal as refusal:
             self._failures[target] += refusal.counts
@@ -312,7 +350,7 @@ class MemoryStore:
 
     def _apply_locked(self, target: str, ops: list[Operation], single: bool) -> MemoryResult:
         path = self.path(target)
-        raw = read_bytes(path)
+        raw = self._read_locked(target)
         analysis = fmt.analyse(raw, self.limits[target])
         if analysis.drift:
             self._live[target] = analysis.entries
@@ -339,7 +377,7 @@ class MemoryStore:
                 self.enforce_limits or any(op.content and len(op.content) > limit for op in ops)):
             raise _Refusal(self._over_limit(target, before, ops, cur, single))
         if work != before:
-            atomic_write_text(path, fmt.serialise(work))
+            self._publish(target, work)
             if self._seen[target] is not None:
                 self._seen[target].update(work)
             self._notify(target, work)

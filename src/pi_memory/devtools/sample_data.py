@@ -1,7 +1,7 @@
 """A small data root with something in every view of the memory inspector, made through the public APIs:
 curated entries (one holding HTML, which must show as text), a lesson, a standing rule, the default blocks, an
-indexed pi session, semantic memories (one from a session turn, one deleted), a learning job from the scripted
-model, and a skill. Used by ``pi-memory ui --demo`` and the inspector's tests.
+indexed pi session, semantic memories (from session turns, one superseded by a second version, one deleted), a
+learning job from the scripted model, and a skill. Used by ``pi-memory ui --demo`` and the inspector's tests.
 
 The caller sets ``$PI_CODING_AGENT_DIR`` and ``$PI_MEMORY_DIR`` to ``agent`` and ``data`` first (settings are
 read from them, as in a real session), and runs a :class:`~pi_memory.devtools.scripted_llm.ScriptedLLM` with
@@ -91,6 +91,13 @@ def build_sample(agent: Path, data: Path, project: Path, llm_base_url: str) -> S
             _ok(created, f"semantic memory {key}")
             ids[key] = mem.id
         _ok(service.delete(ids["old"], reason="moved away"), "delete a semantic memory")
+        first, _ = service.add("Billing migrations are run by hand before a deploy",
+                               source={"kind": "capture", "session_id": "sess-1", "entry_ids": ["e3"]})
+        ids["migrations"] = service.backend.update(  # a second version: the history shows the supersession
+            first.id, "Billing migrations run automatically in the ship script", scope=service.scope,
+            reason="corrected in the same session", source={"kind": "capture", "session_id": "sess-1",
+                                                           "entry_ids": ["e4"]}).id
+        ids["migrations-old"] = first.id
         report = review_session(memory.learner(), [Turn("user", t) for _, t in SESSION_TEXTS[:2]], trigger="demo",
                                 session_id="sess-1")
         _ok(report.outcome == "ok", f"learning job: {report.message}")

@@ -10,6 +10,13 @@ BertModel → mean pooling → L2 normalisation), with the input cut at 256 toke
 Cost on the 2-core evaluation machine (``../shared/reference/embedder-eval.md``; rerun with
 ``benchmarks/embed_throughput.py``): load about 0.25 s, about 600 sentences/s at batch 64, 1–2 ms per short query,
 about 200 MB peak RSS.
+
+Threads: onnxruntime runs each call on **one** thread, and ``threads`` batches run at once (a batch of up to 64
+texts is split into ``threads`` parts of at least :data:`MIN_SPLIT`). A query (one short text) therefore costs
+one core and no thread hand-offs: with two intra-op threads the same query took 2.5 ms of CPU instead of 1.9,
+and on the shared 2-core machine, busy with other jobs, p50 5.5 ms of wall time instead of 2.0, because the
+recall's keyword searches and vector scans run beside it (``benchmarks/semantic_latency.py``). Batch throughput
+is the same or better: parallel batches do not wait for each other at every operator.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import hashlib
 import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +53,8 @@ BATCH_SIZE = 64
 PAD_ID = 0
 #: Texts tokenised at once before sorting into batches; bounds the memory held by token lists.
 TOKENIZE_CHUNK = 2048
+#: A batch is split between threads only into parts of at least this many texts.
+MIN_SPLIT = 8
 #: A git-lfs pointer file starts like this; a checkout without LFS leaves one in place of the model.
 _LFS_POINTER = b"version https://git-lfs"
 
@@ -65,8 +75,8 @@ def file_sha256(path: Path) -> str:
 
 
 def default_threads() -> int:
-    """onnxruntime intra-op threads: min(4, CPUs). More threads than 4 barely help a 6-layer model at these
-    batch sizes and take cores from the agent that runs beside us."""
+    """Batches embedded at once (each on one onnxruntime thread): min(4, CPUs). More than 4 barely help a
+    6-layer model at these batch sizes and take cores from the agent that runs beside us."""
     return max(1, min(4, os.cpu_count() or 1))
 
 
@@ -78,7 +88,8 @@ class OnnxMiniLM:
 
     ``model_dir`` / ``model_file``: another export with the same inputs and outputs (e.g. ``model.onnx``, fp32,
     from ``scripts/export_minilm_onnx.py --keep-fp32``); pass a ``model_name`` that tells it apart.
-    ``threads``: onnxruntime intra-op threads (default ``min(4, cpu_count)``).
+    ``threads``: batches run at once, each on one onnxruntime thread (default ``min(4, cpu_count)``; module
+    docstring).
     """
 
     dim: int = DIM
@@ -108,6 +119,7 @@ class OnnxMiniLM:
         self._lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None
+        self._pool: ThreadPoolExecutor | None = None
 
     def __repr__(self) -> str:
         state = "loaded" if self.loaded else "not loaded"
@@ -167,7 +179,7 @@ class OnnxMiniLM:
         tokenizer.no_padding()  # the file asks for fixed padding to 128; we pad each batch to its longest text
 
         options = ort.SessionOptions()
-        options.intra_op_num_threads = self.threads
+        options.intra_op_num_threads = 1  # one thread per run; ``threads`` runs at once (module docstring)
         # No spin-waiting after a run: spinning threads kept burning CPU after each query embedding and slowed
         # the vector search that follows (hybrid recall p95 at 100k: 30.6 -> 20.8 ms in an A/B on 2 cores).
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
@@ -210,10 +222,22 @@ class OnnxMiniLM:
             encodings = self._tokenizer.encode_batch(chunk)
             token_ids = [e.ids for e in encodings]
             order = sorted(range(len(chunk)), key=lambda i: len(token_ids[i]), reverse=True)
-            for b in range(0, len(order), self.batch_size):
-                rows = order[b:b + self.batch_size]
-                out[[start + r for r in rows]] = self._run([token_ids[r] for r in rows])
+            size = self.batch_size
+            if self.threads > 1 and MIN_SPLIT * 2 <= len(order) <= self.batch_size * (self.threads - 1):
+                size = max(MIN_SPLIT, -(-len(order) // self.threads))  # too few batches to go round: split them
+            jobs = [order[b:b + size] for b in range(0, len(order), size)]
+            batches = [[token_ids[r] for r in rows] for rows in jobs]
+            runs = self._parallel().map(self._run, batches) if len(jobs) > 1 else map(self._run, batches)
+            for rows, vecs in zip(jobs, runs, strict=True):
+                out[[start + r for r in rows]] = vecs
         return out
+
+    def _parallel(self) -> ThreadPoolExecutor:
+        """The worker threads that run batches at once (``threads`` of them, started on first need)."""
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="pi-memory-embed")
+            return self._pool
 
     def embed_query(self, text: str) -> np.ndarray:
         """float32 ``(384,)``, L2-normalised; the query alone in its batch."""

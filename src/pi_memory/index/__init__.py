@@ -2,7 +2,8 @@
 
 * :func:`open_index` -- open/create/migrate the database, repair it once if corrupt (:mod:`.db`);
 * :func:`index_paths`, :func:`reindex`, :func:`prune` -- read session transcripts incrementally (:mod:`.indexer`);
-* :func:`session_search`, :func:`memory_search` -- ranked, bounded search (:mod:`.search`, :mod:`.query`);
+* :func:`plan_query` -- how a query is read for the word indexes (:mod:`.query`); ranking them is the engine's
+  (:mod:`pi_memory.retrieval`: ``session_search``, ``memory_search``, recall);
 * :func:`redaction_progress` -- credentials are stored redacted; an old index is redacted at open
   (:mod:`.redaction`); :func:`last_repair` / :func:`describe_repair` -- the record a corruption repair leaves;
 * :func:`find_message`, :func:`conversation_around` -- the turns around one message (:mod:`.conversation`);
@@ -20,6 +21,7 @@ from pi_memory._lazy import lazy_exports
 __getattr__, __dir__ = lazy_exports(__name__, {
     ".anchors": "AnchorResult anchor_search",
     ".conversation": "conversation_around find_message",
+    ".filters": "SearchInputError parse_time",
     ".db": "INDEX_FILE IndexUnavailableError index_path is_corruption migrate open_index transaction",
     ".indexer": "IndexStats clear_sessions index_paths prune reindex",
     ".mirror": "MirrorEntry MirrorInputError SyncStats add_extended list_memories remove_memory sync_markdown "
@@ -28,7 +30,6 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     ".redaction": "redaction_progress",
     ".results": "MemoryHit SearchResult SessionHit",
     ".salvage": "describe_repair last_repair repairs",
-    ".search": "SearchInputError memory_search parse_time session_ranking session_ranking_in_context session_search",
 })
 
 __all__ = [
@@ -55,7 +56,6 @@ __all__ = [
     "is_corruption",
     "last_repair",
     "list_memories",
-    "memory_search",
     "migrate",
     "open_index",
     "parse_time",
@@ -65,9 +65,6 @@ __all__ = [
     "reindex",
     "remove_memory",
     "repairs",
-    "session_ranking",
-    "session_ranking_in_context",
-    "session_search",
     "sync_markdown",
     "sync_store",
     "transaction",

@@ -13,6 +13,10 @@ from pi_memory.index.redaction import redaction_pending
 from pi_memory.safety import redact
 
 WINDOW = 3  # rows on each side
+#: A session turn is a ``message`` row of the user or the assistant with at least this many characters; shorter
+#: ones are acknowledgements and one-word answers ("ok, go ahead"). Recall's context windows and the turn
+#: vectors count only turns.
+MIN_TURN_CHARS = 24
 
 _COLUMNS = "m.id, m.role, m.kind, m.tool_name, m.timestamp, m.entry_id, m.line, m.text, s.session_key, s.source, f.path"
 _FROM = "FROM messages m JOIN sessions s ON s.id = m.session_id JOIN session_files f ON f.id = m.file_id"

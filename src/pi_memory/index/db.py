@@ -48,6 +48,7 @@ from pi_memory import timing
 from pi_memory.index.redaction import redact_pending_index
 from pi_memory.index.schema import MIGRATIONS, Migration, split_statements
 from pi_memory.index.words import register as register_words
+from pi_memory.storage import read_only_by_mode, refuse_read_only_folder
 
 INDEX_FILE = "index.sqlite3"
 BUSY_TIMEOUT_S = 10.0
@@ -235,21 +236,17 @@ def _quarantine(path: Path) -> Path:
 
 def _default_rebuild(conn: sqlite3.Connection, damaged: Path) -> None:
     """Copy the memories still readable in the damaged file (extended store, usage counts; and the semantic
-    store's rows when :mod:`pi_memory.semantic` is installed) and the sessions (:mod:`.salvage`: the rows, or
+    store's rows, :mod:`.semantic_schema`) and the sessions (:mod:`.salvage`: the rows, or
     the files to read again), then mirror the Markdown stores again."""
     from pi_memory.index.mirror import salvage_memories, sync_markdown
     from pi_memory.index.salvage import rebuild_semantic_from_history, record_repair, salvage_sessions
 
     memories = salvage_memories(conn, damaged)
     sessions = salvage_sessions(conn, damaged)
-    try:  # the semantic store also lives only in this file (optional module)
-        from pi_memory.semantic.schema import salvage_semantic
-    except ImportError:
-        salvage_semantic = None
-    semantic_copied, history = 0, None
-    if salvage_semantic is not None:
-        semantic_copied = salvage_semantic(conn, damaged)
-        history = rebuild_semantic_from_history(conn, damaged)
+    from pi_memory.index.semantic_schema import salvage_semantic  # the semantic store lives only in this file
+
+    semantic_copied = salvage_semantic(conn, damaged)
+    history = rebuild_semantic_from_history(conn, damaged)
     sync_markdown(conn, damaged.parent)
     gone = [p for (p,) in conn.execute("SELECT path FROM pending_paths") if not Path(p).exists()]
     record_repair(conn, {
@@ -273,6 +270,7 @@ def open_index(
     Raises :class:`IndexUnavailableError` when the file cannot be repaired (see the module docstring).
     """
     data_dir = Path(data_dir)
+    refuse_read_only_folder(data_dir)  # SQLite would create the file, its -wal and -shm there, even as root
     data_dir.mkdir(parents=True, exist_ok=True)
     path = index_path(data_dir)
     try:
@@ -338,6 +336,23 @@ class IntegrityReport:
                 "sizeBytes": self.size_bytes, "ran": self.ran}
 
 
+def read_only_uri(path: Path) -> str:
+    """The URI of a read-only connection to ``path``. In a folder that is read-only by its mode
+    (:func:`pi_memory.storage.read_only_by_mode`) it is opened ``immutable``: a WAL database's read-only
+    connection would otherwise create ``-wal`` and ``-shm`` files there (as root), or fail (as another user)."""
+    uri = f"{Path(path).absolute().as_uri()}?mode=ro"
+    return uri + "&immutable=1" if read_only_by_mode(Path(path).parent) else uri
+
+
+def open_read_only(path: Path | str, timeout: float = 5.0) -> sqlite3.Connection | None:
+    """A read-only connection to a database file that may be damaged (salvage, a repair record), or ``None``
+    when it cannot be opened at all (:func:`read_only_uri`: immutable in a read-only folder)."""
+    try:
+        return sqlite3.connect(read_only_uri(Path(path)), uri=True, timeout=timeout)
+    except sqlite3.Error:
+        return None
+
+
 def check_integrity(data_dir: Path | str) -> IntegrityReport:
     """``PRAGMA quick_check`` of ``<data_dir>/index.sqlite3`` on a read-only connection of its own (every page is
     read; the cross-check of indexes against tables that ``integrity_check`` adds is left out, it is several
@@ -350,7 +365,7 @@ def check_integrity(data_dir: Path | str) -> IntegrityReport:
     size = path.stat().st_size
     try:
         with timing.span("database.quick-check", f"{size} bytes"):
-            conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+            conn = sqlite3.connect(read_only_uri(path), uri=True, timeout=BUSY_TIMEOUT_S)
             try:
                 rows = [str(r[0]) for r in conn.execute("PRAGMA quick_check")]
             finally:

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pi_memory.index.db import now_iso, transaction
+from pi_memory.index.db import now_iso, open_read_only, transaction
 from pi_memory.index.redaction import redact_text
 
 SCOPES = ("global", "project")
@@ -281,9 +281,8 @@ def salvage_memories(conn: sqlite3.Connection, damaged: Path | str) -> int:
     Any error reading the damaged file ends the salvage quietly (what could be read is kept).
     """
     copied = 0
-    try:
-        src = sqlite3.connect(f"file:{Path(damaged)}?mode=ro", uri=True)
-    except sqlite3.Error:
+    src = open_read_only(damaged)
+    if src is None:
         return 0
     try:
         rows = src.execute(

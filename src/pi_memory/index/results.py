@@ -22,7 +22,7 @@ MAX_MEMORY_CHARS = 4000
 HIGHLIGHT_OPEN = "**"
 HIGHLIGHT_CLOSE = "**"
 
-Match = Literal["all", "any", "text"]
+Match = Literal["all", "any", "text", "context", "meaning"]
 
 
 def highlight_parts(snippet: str) -> list[tuple[str, bool]]:
@@ -44,7 +44,8 @@ class SessionHit(_Model):
 
     rank: int
     score: float
-    match: Match  # "all": every term matched; "any": a broadened (OR) match; "text": a LIKE-only match
+    match: Match  # "all": every term matched; "any": a broadened (OR) match; "text": a LIKE-only match;
+    # "context": no term of its own, found through the turns around it; "meaning": found by its vector alone
     snippet: str
     truncated: bool  # the message is longer than the snippet
     text_chars: int

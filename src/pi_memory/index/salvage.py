@@ -31,7 +31,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from pi_memory.index.db import transaction
+from pi_memory.index.db import open_read_only, transaction
 from pi_memory.index.redaction import redact_text
 from pi_memory.index.words import fts_form
 from pi_memory.index.writer import index_ranges
@@ -76,9 +76,8 @@ def salvage_sessions(conn: sqlite3.Connection, damaged: Path | str) -> SalvageRe
     """Copy the session rows of the damaged index file ``damaged`` into the fresh index ``conn``, or queue
     their files for the next pass (see the module docstring). Never raises for a damaged or missing file."""
     report = SalvageReport()
-    try:
-        src = sqlite3.connect(f"file:{Path(damaged)}?mode=ro", uri=True)
-    except sqlite3.Error:
+    src = open_read_only(damaged)
+    if src is None:
         return report
     try:
         tables = {name: _read_all(src, name) for name in _TABLES}
@@ -155,14 +154,13 @@ def rebuild_semantic_from_history(conn: sqlite3.Connection, damaged: Path | str)
     """Recreate in ``conn`` (a fresh index) the semantic memories that the damaged file's history shows active
     but whose rows could not be copied (a torn page on ``semantic_memories``): id, scope and text from the
     history, ``created_at`` from their first event, no metadata or vector (the backend re-embeds them). Runs
-    after :func:`pi_memory.semantic.schema.salvage_semantic` copied what was readable; a memory already there
+    after :func:`pi_memory.index.semantic_schema.salvage_semantic` copied what was readable; a memory already there
     is left alone. Never raises for a damaged file."""
     report = SemanticRebuild()
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'semantic_memories'").fetchone():
         return report
-    try:
-        src = sqlite3.connect(f"file:{Path(damaged)}?mode=ro", uri=True)
-    except sqlite3.Error:
+    src = open_read_only(damaged)
+    if src is None:
         return report
     try:
         rows, report.history_readable = _history(src)
@@ -225,9 +223,8 @@ def last_repair(data_dir: Path | str) -> dict | None:
     path = Path(data_dir) / "index.sqlite3"
     if not path.exists():
         return None
-    try:
-        src = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
-    except sqlite3.Error:
+    src = open_read_only(path, timeout=1)
+    if src is None:
         return None
     try:
         found = repairs(src)

@@ -41,9 +41,9 @@ log = logging.getLogger(__name__)
 
 
 def estimate_tokens(text: str) -> int:
-    """:func:`pi_memory.semantic.recall.estimate_tokens`, imported when first needed (it pulls numpy in; the
+    """:func:`pi_memory.retrieval.recall.estimate_tokens`, imported when first needed (it pulls numpy in; the
     host hooks build prompt text on a tight time budget and never count tokens)."""
-    from pi_memory.semantic.recall import estimate_tokens as estimate
+    from pi_memory.retrieval.recall import estimate_tokens as estimate
 
     return estimate(text)
 

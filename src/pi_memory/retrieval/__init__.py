@@ -1,61 +1,54 @@
-"""Retrieval over conversation turns: keys, query expansion, fusion, re-ranking and a hybrid turn index.
+"""The retrieval engine: every ranking of pi-memory lives here. The index (:mod:`pi_memory.index`) and semantic
+memory (:mod:`pi_memory.semantic`) provide candidates and storage; this folder reads the query, fuses the
+candidate lists of every source and re-scores them.
 
-* :mod:`.turns` -- :class:`Turn`, and the key text indexed per turn (:class:`KeySpec`: speaker, date, image
-  caption, a context window of neighbouring turns);
-* :mod:`.expand` -- :func:`expand_query`: content terms, named speakers, "when" questions, explicit dates;
-  :func:`first_person`: a question about a speaker as that speaker would say it; rules only, no model;
-* :mod:`.fusion` -- :func:`weighted_rrf` (Cormack et al. 2009) and :func:`convex_fuse`;
-* :mod:`.rerank` -- :func:`blend`: re-scoring a candidate head with a second precomputed vector key;
-  :func:`session_support`: a session's best candidate lifts its other candidates;
-* :mod:`.late` -- :func:`maxsim`: late-interaction (ColBERT-style) scoring with the embedder's token states;
-* :mod:`.hybrid` -- :class:`TurnIndex` (exact numpy vectors + SQLite FTS5 BM25, fused) and
-  :class:`HybridConfig`.
+Public entries (what hosts, tools and benchmarks call):
 
-Measured on LoCoMo by ``benchmarks/locomo_recall.py`` (``--ablations`` prints each step's effect).
+* :func:`recall` -- what a host injects before a run: semantic memories, curated entries and session turns, each
+  a keyword and a vector list, fused and cut by the evidence floor (:mod:`.recall`; the fenced text:
+  :func:`format_recall`; which prompts deserve a search: :func:`should_recall`);
+* :func:`session_search` and :func:`memory_search` -- the model's and the CLI's searches over past sessions and
+  stored memories (:mod:`.search`; a plain-words ``session_search`` ranks turns as recall does);
+* :class:`TurnIndex` -- the library turn index over conversations given as :class:`Turn` lists (:mod:`.hybrid`),
+  measured beside the host path by ``benchmarks/locomo_recall.py``.
+
+Modules: :mod:`.bm25` (the word indexes' candidates and BM25), :mod:`.context` (a session turn's window of
+neighbours), :mod:`.turns_in_context` (session turns: keyword and vector lists fused over one pool, window
+cosine, priors), :mod:`.vector_lists` (vector lists of curated entries and turns), :mod:`.dates` (``as_of`` and
+the date windows a prompt names), :mod:`.lang` (keyword evidence in every language), :mod:`.superseded`
+(turns saying a replaced fact), :mod:`.fusion` (RRF and convex fusion), :mod:`.rerank`, :mod:`.late`,
+:mod:`.expand`, :mod:`.turns` (keys, query reading and re-scoring of the turn index).
+
+Names are imported on first use, so ``import pi_memory.retrieval.fusion`` (the backends' RRF) stays light.
 """
 
-from pi_memory.retrieval.expand import (
-    STOP_WORDS,
-    ExpandedQuery,
-    expand_query,
-    find_dates,
-    first_person,
-    is_temporal,
-    light_stem,
-)
-from pi_memory.retrieval.fusion import RRF_K, convex_fuse, minmax, weighted_rrf
-from pi_memory.retrieval.hybrid import HybridConfig, Mode, TurnHit, TurnIndex
-from pi_memory.retrieval.late import maxsim, maxsim_ranking, token_matrix
-from pi_memory.retrieval.rerank import blend, rescore, session_support
-from pi_memory.retrieval.turns import KeySpec, Turn, build_keys, format_date, key_fields, time_cue, turn_key
+from __future__ import annotations
 
-__all__ = [
-    "RRF_K",
-    "STOP_WORDS",
-    "ExpandedQuery",
-    "HybridConfig",
-    "KeySpec",
-    "Mode",
-    "Turn",
-    "TurnHit",
-    "TurnIndex",
-    "blend",
-    "build_keys",
-    "convex_fuse",
-    "expand_query",
-    "find_dates",
-    "first_person",
-    "format_date",
-    "is_temporal",
-    "key_fields",
-    "light_stem",
-    "maxsim",
-    "maxsim_ranking",
-    "minmax",
-    "rescore",
-    "session_support",
-    "time_cue",
-    "token_matrix",
-    "turn_key",
-    "weighted_rrf",
-]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "recall": "recall", "RecallHit": "recall", "format_recall": "recall", "should_recall": "recall",
+    "skip_reason": "recall", "DEFAULT_MIN_SIMILARITY": "recall",
+    "session_search": "search", "memory_search": "search", "session_ranking": "search",
+    "session_ranking_in_context": "search",
+    "STOP_WORDS": "expand", "ExpandedQuery": "expand", "expand_query": "expand", "find_dates": "expand",
+    "first_person": "expand", "is_temporal": "expand", "light_stem": "expand",
+    "RRF_K": "fusion", "Fused": "fusion", "convex_fuse": "fusion", "minmax": "fusion", "rrf_fuse": "fusion",
+    "weighted_rrf": "fusion",
+    "HybridConfig": "hybrid", "Mode": "hybrid", "TurnHit": "hybrid", "TurnIndex": "hybrid",
+    "maxsim": "late", "maxsim_ranking": "late", "token_matrix": "late",
+    "blend": "rerank", "rescore": "rerank", "session_support": "rerank",
+    "KeySpec": "turns", "Turn": "turns", "build_keys": "turns", "format_date": "turns", "key_fields": "turns",
+    "time_cue": "turns", "turn_key": "turns",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pi_memory.retrieval' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"pi_memory.retrieval.{module}"), name)
+
+
+__all__ = sorted(_EXPORTS)

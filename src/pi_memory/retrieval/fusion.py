@@ -19,17 +19,56 @@ the order given).
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TypeVar
 
-from pi_memory.semantic.ranking import RRF_K as SEMANTIC_RRF_K
-from pi_memory.semantic.ranking import rrf_fuse
-
-__all__ = ["RRF_K", "convex_fuse", "minmax", "weighted_rrf"]
+__all__ = ["RRF_K", "Fused", "convex_fuse", "minmax", "rrf_fuse", "weighted_rrf"]
 
 H = TypeVar("H", bound=Hashable)
 
-#: The constant of Cormack et al. 2009 (the same one recall uses).
-RRF_K = float(SEMANTIC_RRF_K)
+#: The constant of Cormack et al. 2009, §3: chosen there on held-out data and widely reused since; it flattens
+#: the difference between the top few ranks, so agreement between lists matters more than one list's order.
+RRF_K = 60
+
+
+@dataclass(frozen=True)
+class Fused:
+    """One fused item: its ``key``, RRF ``score`` and its 1-based rank in each list it appeared in."""
+
+    key: Hashable
+    score: float
+    ranks: dict[str, int] = field(default_factory=dict)
+
+
+def rrf_fuse(
+    lists: Mapping[str, Sequence[Hashable]],
+    *,
+    weights: Mapping[str, float] | None = None,
+    k: int = RRF_K,
+) -> list[Fused]:
+    """Fuse ranked lists of keys (best first) by reciprocal rank; best first.
+
+    ``weights`` per list name (default 1.0; 0 ignores the list). A key repeated within one list counts at its
+    first position. Ties keep the order of first appearance (lists in the given order).
+    """
+    if k < 0:
+        raise ValueError("rrf k must be >= 0")
+    scores: dict[Hashable, float] = {}
+    ranks: dict[Hashable, dict[str, int]] = {}
+    for name, keys in lists.items():
+        weight = 1.0 if weights is None else float(weights.get(name, 1.0))
+        seen: set[Hashable] = set()
+        for position, key in enumerate(keys, 1):
+            if key in seen:
+                continue
+            seen.add(key)
+            ranks.setdefault(key, {})[name] = position
+            if weight:
+                scores[key] = scores.get(key, 0.0) + weight / (k + position)
+            else:
+                scores.setdefault(key, 0.0)
+    order = sorted(scores, key=lambda key: -scores[key])  # sorted() is stable: first appearance breaks ties
+    return [Fused(key, scores[key], ranks[key]) for key in order]
 
 
 def weighted_rrf(

@@ -14,6 +14,11 @@ Public API
 * ``check_write(text) -> Finding | None`` — the first threat, else the first secret, else ``None``.
 * ``refusal_message(finding, where="memory") -> str`` — why a write was refused and what to do instead.
 * ``blocked_marker(filename, ids) -> str`` — the line that replaces a hostile entry in a prompt snapshot.
+* ``for_model(text, marker) -> str`` — what a model may be shown of text someone else wrote: ``marker(ids)``
+  with a ``Ref <hash>`` for hostile text, redacted credentials otherwise (``shown``); ``blocked`` (the
+  marker alone, or ``None``), ``with_ref``, ``ref_hash``,
+  ``blocked_session_marker(ids)`` (the stand-in for a past session's message).
+* ``is_unreadable(text)`` — nothing but U+FFFD and blanks: text that stores nothing readable (``unencodable``).
 * ``replace_unencodable(value)`` — lone surrogates (``"\ud83d"``, ``argv`` bytes that are not UTF-8) replaced by
   U+FFFD in a string or in the strings of a parsed JSON value; called at every input edge (see ``unencodable``).
 * ``fold(text) -> Folded`` — the folded text the scanners match on (``.text``) and ``.raw_span(start, end)``
@@ -29,13 +34,21 @@ from ._text import Folded, fold
 from ._threat_patterns import INVISIBLE_UNICODE
 from ._threats_beacon import IMAGE_BEACON_IDS
 from .secrets import SECRET, SecretSpan, redact, scan_secrets, secret_spans
+from .shown import blocked, blocked_session_marker, for_model, ref_hash, with_ref
 from .threats import Finding, scan_threats
-from .unencodable import replace_unencodable
+from .unencodable import UNREADABLE, is_unreadable, replace_unencodable
 
 __all__ = [
     "Finding",
     "Folded",
+    "UNREADABLE",
+    "blocked",
     "blocked_marker",
+    "blocked_session_marker",
+    "for_model",
+    "is_unreadable",
+    "ref_hash",
+    "with_ref",
     "check_write",
     "fold",
     "redact",

@@ -45,3 +45,14 @@ def _scrub(value: Any) -> Any:
     if isinstance(value, str):  # a str subclass
         return _scrub(str(value))
     return value
+
+
+UNREADABLE = ("every character is one that could not be decoded (bytes that are not UTF-8, or half of an emoji), "
+              "shown as \ufffd")
+
+
+def is_unreadable(text: str) -> bool:
+    """True when ``text`` holds nothing but U+FFFD and blanks (and is not empty): every character was a byte
+    that is not UTF-8 or a lone surrogate, replaced at the input edge. Stores refuse it (a row of ``\ufffd`` in
+    every prompt is nothing anyone can read); the refusal says :data:`UNREADABLE`."""
+    return bool(text) and "\ufffd" in text and not text.replace("\ufffd", "").strip()

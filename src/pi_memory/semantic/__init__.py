@@ -1,8 +1,8 @@
 """Semantic memory: facts captured from conversations, recalled by hybrid search before each agent run.
 
 Modules: :mod:`.models` (shapes), :mod:`.backend` (the backend protocol), :mod:`.embedded` (the default,
-SQLite backend), :mod:`.vectors` and :mod:`.ranking` (search internals), :mod:`.recall` (what to recall and
-the injected text), :mod:`.capture` (the two-step extraction pipeline; :mod:`.capture_gate`: the turns it
+SQLite backend), :mod:`.vectors` (vector matrices), :mod:`.prompt_gate` (the prompts recall skips; ranking and
+the injected text live in :mod:`pi_memory.retrieval`), :mod:`.capture` (the two-step extraction pipeline; :mod:`.capture_gate`: the turns it
 skips, :mod:`.capture_windows`: how long turns are read, :mod:`.supersession`: when a memory may be retired),
 :mod:`.outcomes` (capture and recall outcomes in the index), :mod:`.dedup`, :mod:`.config` (settings),
 :mod:`.service` (one object per host session), :mod:`.tools` (the ``mem0_memory`` tool).

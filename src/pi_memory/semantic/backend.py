@@ -33,6 +33,20 @@ from pi_memory.semantic.models import HistoryEvent, Scope, SemanticHit, Semantic
 __all__ = ["BackendError", "MemoryNotFoundError", "SemanticBackend"]
 
 
+def count_query(scope_clause: str, scope: Scope | None, status: str | None, mark: str) -> tuple[str, list[Any]]:
+    """``count()``'s SQL for the two SQL backends (SQLite and PostgreSQL) and its arguments: memories of
+    ``scope`` (every scope when ``None``; ``scope_clause`` is the backend's own scope condition) with ``status``
+    (any when ``None``); ``mark`` is the driver's placeholder (``?`` or ``%s``)."""
+    where, args = [], []
+    if scope is not None:
+        where.append(scope_clause)
+        args += scope.columns()
+    if status is not None:
+        where.append(f"status = {mark}")
+        args.append(status)
+    return "SELECT count(*) FROM semantic_memories" + (" WHERE " + " AND ".join(where) if where else ""), args
+
+
 class BackendError(RuntimeError):
     """A backend operation failed (storage unavailable, server error...). The message says what to do."""
 

@@ -57,6 +57,7 @@ from pydantic import BaseModel, Field, create_model, model_validator
 
 from pi_memory import safety
 from pi_memory.llm import LLMError
+from pi_memory.retrieval.recall import estimate_tokens
 from pi_memory.semantic import supersession
 from pi_memory.semantic.backend import BackendError
 from pi_memory.semantic.capture_gate import skip_rule
@@ -69,7 +70,6 @@ from pi_memory.semantic.models import (
     parse_iso,
     to_iso_keep_offset,
 )
-from pi_memory.semantic.recall import estimate_tokens
 from pi_memory.semantic.supersession import SupersedeReason
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ names why it is skipped, or returns ``None`` when the model should read it. A tu
    assistant printed for it is tool output, not something the user said. A command with arguments
    (``/plan move the build to pnpm``) is read like any prompt;
 2. **both sides are trivial**: the user side by recall's trivial-prompt rules
-   (:func:`pi_memory.semantic.recall.should_recall`: empty, a short acknowledgement such as "ok", "thanks",
+   (:func:`pi_memory.retrieval.recall.should_recall`: empty, a short acknowledgement such as "ok", "thanks",
    "lgtm", an emoji) or a pure acknowledgement as below ("Thank you so much, that works!"), and the assistant side empty or a pure acknowledgement of a few words
    (at most :data:`MAX_ACK_WORDS`, every word one of :data:`ACK_WORDS`: "You're welcome!", "Glad I could
    help.", "Done."); a substantial answer to "thanks" is still read;
@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 
 from pi_memory.index.query import STOP_WORDS
-from pi_memory.semantic.recall import TRIVIAL_WORDS, should_recall
+from pi_memory.retrieval.recall import TRIVIAL_WORDS, should_recall
 
 MAX_ACK_WORDS = 12
 MIN_CONTENT_WORDS = 2

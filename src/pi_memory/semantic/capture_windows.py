@@ -11,7 +11,7 @@ side, so most of its facts were never seen. :func:`plan` cuts the turn instead:
   only when there is none). A window holding only the assistant side opens with the first
   :data:`CONTEXT_CHARS` characters of the user's message, marked as context, so the model knows what was asked;
 * windows are read in order while their estimated input (prompt plus window,
-  :func:`pi_memory.semantic.recall.estimate_tokens`) fits in what is left of ``max_input_tokens`` (setting
+  :func:`pi_memory.retrieval.recall.estimate_tokens`) fits in what is left of ``max_input_tokens`` (setting
   ``captureMaxInputTokens``, default :data:`DEFAULT_MAX_INPUT_TOKENS`: a 120,000-character English turn is
   read whole). With a budget smaller than one window, windows shrink (to no less than
   :data:`MIN_WINDOW_CHARS`), and the first window is always read, so a turn never goes entirely unread.
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pi_memory.semantic.recall import estimate_tokens
+from pi_memory.retrieval.recall import estimate_tokens
 
 WINDOW_CHARS = 24_000
 MIN_WINDOW_CHARS = 2_000

@@ -45,8 +45,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, field_validator
 
 from pi_memory import config as core_config
+from pi_memory.retrieval.recall import DEFAULT_MIN_SIMILARITY
 from pi_memory.semantic.capture_windows import DEFAULT_MAX_INPUT_TOKENS
-from pi_memory.semantic.recall import DEFAULT_MIN_SIMILARITY
 
 MemoryMode = Literal["hybrid", "active", "passive"]
 PRESETS: dict[str, dict[str, bool]] = {

@@ -2,7 +2,7 @@
 
 Tables and migrations: :mod:`.schema`. Keyword search: :mod:`.keyword` (FTS5 BM25 with bounded work). Vector
 search: :mod:`.vectors` (exact float32 matmul over a per-(scope, model) matrix kept in step with SQLite).
-Fusion: :func:`~pi_memory.semantic.ranking.rrf_fuse`.
+Fusion: :func:`~pi_memory.retrieval.fusion.rrf_fuse`.
 
 The embedder's ``model_name`` and ``dim`` are stored with every vector; vectors of different models are never
 compared. After a model switch, memories without a vector of the current model are still found by keyword until
@@ -33,7 +33,9 @@ import numpy as np
 
 from pi_memory import safety
 from pi_memory.index.db import migrate, transaction
-from pi_memory.semantic.backend import MemoryNotFoundError
+from pi_memory.index.semantic_schema import SCOPE_SQL, SEMANTIC_MIGRATIONS, salvage_semantic
+from pi_memory.retrieval.fusion import RRF_K
+from pi_memory.semantic.backend import MemoryNotFoundError, count_query
 from pi_memory.semantic.embedded_reembed import REEMBED_BATCH, EmbeddedReembed, ReembedReport
 from pi_memory.semantic.embedded_search import EmbeddedSearch
 from pi_memory.semantic.models import (
@@ -44,9 +46,7 @@ from pi_memory.semantic.models import (
     now_iso,
     text_hash,
 )
-from pi_memory.semantic.ranking import RRF_K
 from pi_memory.semantic.sanitize import check_observed_at, clean_metadata, clean_reason, clean_source
-from pi_memory.semantic.schema import SCOPE_SQL, SEMANTIC_MIGRATIONS, salvage_semantic
 from pi_memory.semantic.vectors import VectorMatrix
 
 log = logging.getLogger(__name__)
@@ -60,12 +60,15 @@ _COLS = ("id, text, user_id, project_id, agent_id, created_at, updated_at, obser
 
 def clean_text(text: str) -> str:
     """What is stored: credentials redacted (:func:`pi_memory.safety.redact`), ends stripped. Raises
-    ``ValueError`` for empty, over-long or hostile text (the threat scanner)."""
+    ``ValueError`` for empty, unreadable (only U+FFFD), over-long or hostile text (the threat scanner)."""
     if not isinstance(text, str):
         raise ValueError("memory text must be a string")
     cleaned = safety.redact(text).strip()
     if not cleaned:
         raise ValueError("memory text is empty")
+    if safety.is_unreadable(cleaned):  # the curated stores' rule (curated.entries.content_problem)
+        raise ValueError(f"Not saved: the memory text has no readable text: {safety.UNREADABLE}. Retype the fact, "
+                         "or check the encoding of what was sent.")
     threats = safety.scan_threats(cleaned)
     if threats:  # every path that stores text (tool, CLI, REST, capture) ends here
         raise ValueError(
@@ -312,14 +315,7 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
 
     def count(self, *, scope: Scope | None = None, status: str | None = "active") -> int:
         """Memories of ``scope`` (every scope when ``None``) with ``status`` (any when ``None``)."""
-        where, args = [], []
-        if scope is not None:
-            where.append(SCOPE_SQL)
-            args += scope.columns()
-        if status is not None:
-            where.append("status = ?")
-            args.append(status)
-        sql = "SELECT count(*) FROM semantic_memories" + (" WHERE " + " AND ".join(where) if where else "")
+        sql, args = count_query(SCOPE_SQL, scope, status, "?")
         with self._lock:
             return int(self.conn.execute(sql, args).fetchone()[0])
 

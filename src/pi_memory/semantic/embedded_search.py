@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from pi_memory.retrieval.fusion import rrf_fuse
 from pi_memory.semantic import keyword
 from pi_memory.semantic.models import Scope, ScoreDetails, SemanticHit, text_hash
-from pi_memory.semantic.ranking import rrf_fuse
 from pi_memory.semantic.vectors import VectorMatrix
 
 

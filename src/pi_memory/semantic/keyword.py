@@ -20,8 +20,8 @@ from __future__ import annotations
 import logging
 import sqlite3
 
-from pi_memory.semantic.ranking import fts_expression, keyword_terms
-from pi_memory.semantic.schema import M_SCOPE_SQL
+from pi_memory.index.semantic_schema import M_SCOPE_SQL
+from pi_memory.semantic.terms import fts_expression, keyword_terms
 
 log = logging.getLogger(__name__)
 

@@ -32,6 +32,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pi_memory import safety
+from pi_memory.retrieval.lang import evidence_terms
+from pi_memory.retrieval.recall import (
+    RecallHit,
+    format_recall,
+    has_evidence,
+    keyword_coverage,
+    recall,
+    script_floor,
+    skip_reason,
+)
 from pi_memory.semantic import outcomes
 from pi_memory.semantic.backend import SemanticBackend
 from pi_memory.semantic.config import BackendSettings, SemanticSettings, load_semantic_settings
@@ -44,16 +54,6 @@ from pi_memory.semantic.models import (
     normalise_text,
     now_iso,
 )
-from pi_memory.semantic.recall import (
-    RecallHit,
-    format_recall,
-    has_evidence,
-    keyword_coverage,
-    recall,
-    script_floor,
-    skip_reason,
-)
-from pi_memory.semantic.recall_lang import evidence_terms
 
 if TYPE_CHECKING:
     from pi_memory.semantic.dedup import DedupReport
@@ -185,7 +185,7 @@ class SemanticService:
     def recall_for_prompt(self, prompt: str, session_state: Mapping[str, Any] | None = None, *,
                           vector_deadline: float | None = None, as_of: str | None = None) -> RecallOutcome:
         """What to inject before the agent answers ``prompt``; see the module docstring for the marker.
-        ``vector_deadline``: see :func:`~pi_memory.semantic.recall.recall` (keyword-only when the query vector
+        ``vector_deadline``: see :func:`~pi_memory.retrieval.recall.recall` (keyword-only when the query vector
         is late). ``as_of``: the turn's time (recall's ``as_of``; default now)."""
         s = self.settings
         if not s.enabled or not s.auto_recall:
@@ -273,7 +273,7 @@ class SemanticService:
     # --- direct operations (tool, CLI) ---------------------------------------------------------------------
     def search(self, query: str, top_k: int | None = None, *, floor: bool = True) -> list[SemanticHit]:
         """The ``top_k`` best active memories for ``query``. With ``floor`` (default) only those with evidence
-        of their own, by recall's rule (:func:`pi_memory.semantic.recall.has_evidence`: a cosine of at least
+        of their own, by recall's rule (:func:`pi_memory.retrieval.recall.has_evidence`: a cosine of at least
         ``recallMinSimilarity``, or half of the query's keyword terms in the text), so a query unrelated to
         every memory (``🤖``) finds nothing instead of "the best of what there is"; ``floor=False`` returns
         the ranked list as it is. ``pi-memory semantic search`` (a person) uses the floor (``--no-floor`` to

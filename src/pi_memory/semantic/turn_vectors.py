@@ -34,9 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pi_memory.index.context import (
-    MIN_TURN_CHARS,  # shorter turns are acknowledgements; keyword search covers them
-)
+from pi_memory.index.conversation import MIN_TURN_CHARS  # shorter turns are acknowledgements
 from pi_memory.index.db import now_iso, transaction
 
 log = logging.getLogger(__name__)

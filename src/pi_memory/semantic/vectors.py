@@ -1,19 +1,28 @@
-"""In-memory vector matrices for exact nearest-neighbour search, kept in step with SQLite.
+"""In-memory vector matrices for nearest-neighbour search, kept in step with SQLite.
 
 One :class:`VectorMatrix` per (scope, model): the float32 vectors of the scope's *active* memories that have a
 vector of that model, as rows of one preallocated array (capacity doubles when full, so appends are amortised
 O(dim)). Search up to ``EXACT_ROWS`` rows is exact: a float32 matrix-vector product and ``argpartition``.
 
-Larger matrices are searched in two steps (no ANN index): every row also keeps its sign bits (48 bytes for 384
-dimensions, 1/32 of the floats), the ``max(MIN_CANDIDATES, rows / CANDIDATE_DIVISOR)`` rows nearest to the
-query by Hamming distance of those bits are taken, and those are ranked by exact cosine. Why: the full product
-reads the whole matrix (154 MB at 100k rows) and is memory-bound, and numpy's multithreaded OpenBLAS makes it
-worse on a busy 2-core machine (threads wait for each other): ``benchmarks/semantic_latency.py`` measured the
-vector part at p50 24 ms under load (the embedder evaluation, ``../shared/reference/embedder-eval.md`` §3, had
-8.7 ms on an idle machine); the two steps take about 5 ms there. What it costs: the exact top 50 is not always
-all among the candidates -- measured with real MiniLM vectors of the benchmark's memories (10k, forced two-step,
-5 % candidates): recall@50 0.995, recall@10 1.0 (``tests/semantic/test_vectors.py`` checks it on synthetic
-data). The products use ``einsum`` (numpy's own single-threaded loop), not BLAS: for a few thousand rows
+Larger matrices are searched in three steps (no ANN index), each reading a few bytes per row:
+
+1. every row keeps its sign bits (48 bytes for 384 dimensions, 1/32 of the floats); the
+   ``max(MIN_CANDIDATES, rows / CANDIDATE_DIVISOR)`` rows nearest to the query by Hamming distance of those bits
+   are the candidates (picked with a histogram of the distances, not a partition of all of them);
+2. every row also keeps an int8 copy (per-row scale, 384 bytes a row); the candidates are scored with it and the
+   best ``max(RESCORE_MIN, RESCORE_FACTOR x top_k)`` go on;
+3. those are ranked by exact float32 cosine, so every score returned is exact.
+
+Why: the full product reads the whole matrix (154 MB at 100k rows) and is memory-bound, and numpy's multithreaded
+OpenBLAS makes it worse on a busy 2-core machine (threads wait for each other). Gathering the candidates' float32
+rows (5,000 x 1.5 KB at 100k) was most of what was left: on the shared evaluation machine, with other jobs
+competing for memory bandwidth, it took 1.5-14 ms where the int8 rows take 1.5 ms (``benchmarks/
+semantic_latency.py`` prints the vector part alone). What it costs: the exact top 50 is not always all among the
+candidates -- measured with real MiniLM vectors of the benchmark's texts (20k memories, 20k turns, forced
+multi-step, 5 % candidates): recall@50 0.998 / 0.995, recall@10 1.0; ``benchmarks/semantic_latency.py`` prints the
+recall of its own 100k matrices against a full scan, and ``tests/semantic/test_vectors.py`` checks it on synthetic
+data. Step 2 does not change the ranking in practice (int8 error is about 0.003 in cosine, step 3 re-ranks
+4x top_k rows); the products use ``einsum`` (numpy's own single-threaded loop), not BLAS: for a few thousand rows
 OpenBLAS's thread start-up costs more than the work.
 
 Keeping it in sync (see :class:`~pi_memory.semantic.embedded.EmbeddedBackend`):
@@ -41,7 +50,9 @@ COMPACT_FRACTION = 0.25
 EXACT_ROWS = 20_000  # up to here the exact product costs about 1.5 ms (einsum, 384-d): not worth approximating
 MIN_CANDIDATES = 1000  # rows ranked exactly after the Hamming step, at least...
 CANDIDATE_DIVISOR = 20  # ...and 5 % of the rows (recall@50 0.995 on real vectors, module docstring)
-_HAMMING_MAX = np.iinfo(np.uint16).max
+RESCORE_MIN = 256  # candidates ranked by exact cosine after the int8 step, at least...
+RESCORE_FACTOR = 4  # ...and 4 x top_k
+CHUNK_ROWS = 1024  # candidate rows gathered at a time (about 0.4 MB of int8: stays in the CPU cache)
 _POPCOUNT8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 
 
@@ -69,6 +80,29 @@ def hamming(codes: np.ndarray, code: np.ndarray) -> np.ndarray:
     return dist
 
 
+def quantize(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(int8 rows, float32 scale per row)`` with ``rows * scale`` close to ``matrix`` (``(n, dim)``): symmetric,
+    per row, the largest component mapped to ±127 (a zero row gets scale 0)."""
+    m = np.asarray(matrix, dtype=np.float32).reshape(len(matrix), -1)
+    peak = np.abs(m).max(axis=1) if m.size else np.zeros(len(m), np.float32)
+    scale = (peak / 127.0).astype(np.float32)
+    safe = np.where(scale > 0, scale, 1.0).astype(np.float32)
+    return np.clip(np.rint(m / safe[:, None]), -127, 127).astype(np.int8), scale
+
+
+def nearest_rows(dist: np.ndarray, want: int) -> np.ndarray:
+    """The ``want`` row numbers with the smallest ``dist`` (unsigned ints), in row order. Ties at the cut keep the
+    newest rows (highest numbers). A histogram and two passes instead of a partition of all the distances."""
+    cum = np.cumsum(np.bincount(dist))
+    cut = int(np.searchsorted(cum, want))  # the smallest distance with at least ``want`` rows at or below it
+    rows = np.flatnonzero(dist <= cut)
+    extra = rows.size - want
+    if extra > 0:  # too many ties at ``cut``: drop the oldest of them
+        ties = np.flatnonzero(dist[rows] == cut)
+        rows = np.delete(rows, ties[:extra])
+    return rows
+
+
 class VectorMatrix:
     """The vectors of one (scope, model). ``seq_seen``: highest memory ``seq`` applied from SQLite."""
 
@@ -76,6 +110,9 @@ class VectorMatrix:
         self.dim = int(dim)
         self._buf = np.zeros((INITIAL_CAPACITY, self.dim), dtype=np.float32)
         self._codes = np.zeros(((self.dim + 63) // 64, INITIAL_CAPACITY), dtype=np.uint64)  # word-major
+        self._q8 = np.zeros((INITIAL_CAPACITY, self.dim), dtype=np.int8)  # int8 copy (step 2, docstring)
+        self._scale = np.zeros(INITIAL_CAPACITY, dtype=np.float32)
+        self._chunk: tuple[np.ndarray, np.ndarray] | None = None  # reused gather buffers (int8, float32)
         self.exact_rows = EXACT_ROWS
         self._alive = np.zeros(INITIAL_CAPACITY, dtype=bool)
         self._ids: list[str] = []
@@ -103,7 +140,11 @@ class VectorMatrix:
         codes[:, : len(self._ids)] = self._codes[:, : len(self._ids)]
         alive = np.zeros(cap, dtype=bool)
         alive[: len(self._ids)] = self._alive[: len(self._ids)]
-        self._buf, self._codes, self._alive = buf, codes, alive
+        q8 = np.zeros((cap, self.dim), dtype=np.int8)
+        q8[: len(self._ids)] = self._q8[: len(self._ids)]
+        scale = np.zeros(cap, dtype=np.float32)
+        scale[: len(self._ids)] = self._scale[: len(self._ids)]
+        self._buf, self._codes, self._alive, self._q8, self._scale = buf, codes, alive, q8, scale
 
     def upsert(self, memory_id: str, vector: np.ndarray) -> None:
         """Add or replace the vector of ``memory_id`` (shape ``(dim,)``, any float dtype)."""
@@ -122,6 +163,8 @@ class VectorMatrix:
             self._row[memory_id] = row
         self._buf[row] = vec
         self._codes[:, row] = sign_codes(vec[None, :])[0]
+        q8, scale = quantize(vec[None, :])
+        self._q8[row], self._scale[row] = q8[0], scale[0]
         self._alive[row] = True
 
     def upsert_many(self, ids: list[str], matrix: np.ndarray) -> None:
@@ -142,6 +185,7 @@ class VectorMatrix:
         self._grow(start + len(fresh))
         self._buf[start : start + len(fresh)] = block
         self._codes[:, start : start + len(fresh)] = sign_codes(block).T
+        self._q8[start : start + len(fresh)], self._scale[start : start + len(fresh)] = quantize(block)
         self._alive[start : start + len(fresh)] = True
         for offset, i in enumerate(fresh):
             self._ids.append(ids[i])
@@ -199,7 +243,12 @@ class VectorMatrix:
         codes[:, : len(ids)] = self._codes[:, keep]
         alive = np.zeros(cap, dtype=bool)
         alive[: len(ids)] = True
+        q8 = np.zeros((cap, self.dim), dtype=np.int8)
+        q8[: len(ids)] = self._q8[keep]
+        scale = np.zeros(cap, dtype=np.float32)
+        scale[: len(ids)] = self._scale[keep]
         self._buf, self._codes, self._alive, self._ids = buf, codes, alive, ids
+        self._q8, self._scale = q8, scale
         self._row = {mid: i for i, mid in enumerate(ids)}
         self._dead = 0
 
@@ -218,23 +267,45 @@ class VectorMatrix:
         rows = self._candidates(q, n, top_k)
         block = self._buf[:n] if rows is None else self._buf[rows]
         scores = np.einsum("ij,j->i", block, q)  # numpy's own loop: no BLAS thread start-up (module docstring)
-        alive = self._alive[:n] if rows is None else self._alive[rows]
         if self._dead:
+            alive = self._alive[:n] if rows is None else self._alive[rows]
             scores[~alive] = -np.inf
         m = scores.shape[0]
         k = min(top_k, len(self._row), m)
         top = np.argpartition(-scores, k - 1)[:k] if k < m else np.arange(m)
         top = top[np.argsort(-scores[top], kind="stable")]
         found = top if rows is None else rows[top]
-        return [(self._ids[r], float(scores[i])) for i, r in zip(top, found, strict=True) if np.isfinite(scores[i])]
+        ids = self._ids
+        return [(ids[r], s) for r, s in zip(found.tolist(), scores[top].tolist(), strict=True) if s > -np.inf]
 
     def _candidates(self, q: np.ndarray, n: int, top_k: int) -> np.ndarray | None:
-        """Rows to rank exactly: ``None`` for all of them (up to ``exact_rows``), else the nearest by Hamming
-        distance of the sign bits (module docstring), in row order."""
+        """Rows to rank exactly: ``None`` for all of them (up to ``exact_rows``), else steps 1 and 2 of the module
+        docstring (nearest by Hamming distance of the sign bits, then by the int8 copy), in row order."""
         want = max(MIN_CANDIDATES, n // CANDIDATE_DIVISOR, top_k)
         if n <= self.exact_rows or want >= n:
             return None
         dist = hamming(self._codes[:, :n], sign_codes(q[None, :])[0])
         if self._dead:
-            dist[~self._alive[:n]] = _HAMMING_MAX
-        return np.sort(np.argpartition(dist, want - 1)[:want])
+            dist[~self._alive[:n]] = self._codes.shape[0] * 64 + 1  # beyond any real distance
+        rows = nearest_rows(dist, want)
+        keep = max(RESCORE_MIN, RESCORE_FACTOR * top_k)
+        if keep >= rows.size:
+            return rows
+        approx = self._approximate(rows, q)
+        return np.sort(rows[np.argpartition(-approx, keep - 1)[:keep]])
+
+    def _approximate(self, rows: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """Approximate dot products of ``rows`` with ``q`` from the int8 copy, gathered ``CHUNK_ROWS`` at a time
+        into reused buffers (the caller holds the lock)."""
+        if self._chunk is None:
+            self._chunk = (np.empty((CHUNK_ROWS, self.dim), np.int8), np.empty((CHUNK_ROWS, self.dim), np.float32))
+        small, wide = self._chunk
+        out = np.empty(rows.size, dtype=np.float32)
+        for start in range(0, rows.size, CHUNK_ROWS):
+            part = rows[start : start + CHUNK_ROWS]
+            got = np.take(self._q8, part, axis=0, out=small[: part.size], mode="clip")  # clip: no buffering
+            block = wide[: part.size]
+            block[...] = got
+            np.einsum("ij,j->i", block, q, out=out[start : start + part.size])
+        out *= self._scale[rows]
+        return out

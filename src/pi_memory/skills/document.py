@@ -40,6 +40,7 @@ import yaml
 
 SKILL_FILE = "SKILL.md"
 MAX_SLUG = 64
+MAX_NAME = 64  # characters of the name given on create: the Agent Skills name limit, so no slug is cut silently
 MAX_DESCRIPTION = 1024  # the Agent Skills specification's limit, which pi enforces
 SECTIONS = {"when_to_use": "When to Use", "procedure": "Procedure", "pitfalls": "Pitfalls",
             "verification": "Verification"}

@@ -270,6 +270,10 @@ class SkillStore:
     def _check_fields(self, name: str, description: str, body: str) -> dict | None:
         if not name:
             return _no("invalid_arguments", "A skill needs a name (a few words, e.g. 'deploy staging').")
+        if len(name) > fmt.MAX_NAME:
+            return _no("invalid_arguments", f"The name has {len(name):,} characters; at most {fmt.MAX_NAME} are "
+                       "allowed. Give a short name (a few words, e.g. 'deploy staging'); put the details in the "
+                       "description and the body.")
         if not description:
             return _no("invalid_arguments", "A skill needs a description: what it does and when to use it, with "
                        "the words a user would type (pi picks skills by their description alone).")

@@ -143,10 +143,9 @@ class StandingStore:
         if not rule:
             return self._refuse("empty", "The rule is empty (or a # comment). Nothing was pinned. Write the "
                                 "instruction as plain text, e.g. pi-memory pin add \"never push to main\".")
-        if not rule.replace("\ufffd", "").strip():  # only undecodable bytes / lone surrogates, replaced at the edge
-            return self._refuse("invalid_content", "The rule has no readable text: every character is one that "
-                                "could not be decoded (bytes that are not UTF-8), shown as \ufffd. Nothing was "
-                                "pinned. Retype the rule, or check the encoding of what was sent.")
+        if safety.is_unreadable(rule):  # only undecodable bytes / lone surrogates, replaced at the edge
+            return self._refuse("invalid_content", f"The rule has no readable text: {safety.UNREADABLE}. Nothing "
+                                "was pinned. Retype the rule, or check the encoding of what was sent.")
         finding = safety.check_write(rule)
         if finding is not None:
             code = "secret" if finding.category == "secret" else "threat"

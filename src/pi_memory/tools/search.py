@@ -5,6 +5,18 @@ snippets, ≤ 16 KiB in all). Credentials never reach a result: the index stores
 (:mod:`pi_memory.index.redaction`) and cuts snippets from it; here each snippet, content and failure reason is
 scanned once more before it goes into the model's context (a last net, never the only one: a key split by
 highlight markers would not be recognised here).
+
+Two readers (``for_model``). The tools a host serves (``runtime.Memory.tools``) are the model's: a hit whose
+text trips the threat scanner (a past message saying "ignore previous instructions...", an image beacon, a
+hand-edited hostile entry) comes back as a blocked marker with a ``Ref`` hash (:func:`pi_memory.safety.for_model`,
+the rule of the curated stores), never verbatim, with ``blocked: true`` on the hit: a session snippet gets
+:func:`pi_memory.safety.blocked_session_marker` (a transcript cannot be edited), a memory the store's own marker
+(:func:`pi_memory.curated.sanitise.sanitise_entry`: the same text ``memory_read`` shows for that entry, so quoting
+it to ``memory_remove`` works) in ``content`` and ``snippet``, its failure reason left out. The scan reads the
+snippet without its ``**`` highlights, so a highlight cannot split a phrase past the scanner. A person's view
+(``pi-memory session-search`` / ``memory-search`` without ``--json``, the inspector) is built with
+``for_model=False`` and shows the raw text, escaped for the terminal; ``--json`` is for programs that read it as
+a tool result, so it gets the model's copy (as ``--json`` of the store commands does).
 """
 
 from __future__ import annotations
@@ -72,30 +84,82 @@ def _redact(data: dict) -> dict:
     return data
 
 
+def _plain(snippet: str) -> str:
+    """A snippet without the search's ``**`` highlights (what the threat scanner must read)."""
+    from pi_memory.index.results import highlight_parts
+
+    return "".join(part for part, _bold in highlight_parts(snippet))
+
+
+EntryName = Callable[[str, "str | None"], str]
+
+
+def _default_entry_name(target: str, project: str | None) -> str:
+    from pi_memory.curated.store import PROJECT_FILE, TARGET_FILES
+
+    return TARGET_FILES.get(target) or (f"{PROJECT_FILE} of project {project}" if project else f"{target} store")
+
+
+def _screen(data: dict, entry_name: EntryName) -> dict:
+    """The model's copy of a search result (see the module docstring): hostile hits become blocked markers."""
+    for hit in data.get("results", []):
+        if data.get("kind") == "session":
+            text = _plain(hit.get("snippet") or "")
+            shown = safety.blocked(text, safety.blocked_session_marker)
+            if shown is not None:
+                hit.update(snippet=shown, blocked=True)
+            continue
+        name = entry_name(hit.get("target") or "", hit.get("project"))
+        content = hit.get("content") or ""
+
+        def marker(ids: list[str], name: str = name) -> str:
+            return safety.blocked_marker(name, ids)
+
+        # the entry's own marker (the text memory_read shows for it) when the entry is hostile, else the marker
+        # for what tripped in its failure reason or snippet, with the entry's reference all the same
+        shown = safety.blocked(content, marker)
+        if shown is None:
+            ids = [f.id for piece in (hit.get("failureReason") or "", _plain(hit.get("snippet") or ""))
+                   for f in safety.scan_threats(piece)]
+            if not ids:
+                continue
+            shown = safety.with_ref(marker(list(dict.fromkeys(ids))), content)
+        hit.update(content=shown, snippet=shown, blocked=True)
+        hit.pop("failureReason", None)
+    return data
+
+
 def create_search_tools(
     conn_factory: Callable[[], sqlite3.Connection],
     current_project: str | None,
     repair: Callable[[], object] | None = None,
     session_variant: str = "legacy",
     session_roots: Callable[[], object] | None = None,
+    *,
+    for_model: bool = False,
+    entry_name: EntryName | None = None,
+    embedder: Callable[[], object] | None = None,
 ) -> list[ToolSpec]:
     """``session_search`` and ``memory_search`` over the index opened by ``conn_factory`` (called lazily).
+
+    ``for_model``: the results are the model's (a host's tools): hostile hits come back as blocked markers (see
+    the module docstring); ``False`` (a person's view: the CLI, the inspector) keeps the raw text. ``entry_name``:
+    ``(target, project id) -> file name`` for a memory's marker (``MemoryStore.shown_name``), so it matches the
+    one ``memory_read`` shows.
 
     ``session_variant`` ``"anchors"`` (the ``sessionSearch.variant`` setting): ``session_search`` reads the
     session files under ``session_roots()`` directly and answers in plain text with ``path:start-end`` anchors
     (:mod:`pi_memory.index.anchors`); it never opens the index.
 
+    ``embedder``: called on each plain-words ``session_search``; the embedder it returns (or ``None``) lets the
+    search fuse the turns nearest by meaning (:func:`pi_memory.retrieval.session_search`).
+
     ``repair``: called once when a search meets a damaged database (damage deeper in a large index is not
     found at open); the search then runs again. Without it, or if the damage stays, the tool answers with an
     ``index_damaged`` error that says what to do.
     """
-    from pi_memory.index import (
-        IndexUnavailableError,
-        SearchInputError,
-        is_corruption,
-        memory_search,
-        session_search,
-    )
+    from pi_memory.index import IndexUnavailableError, SearchInputError, is_corruption
+    from pi_memory.retrieval import memory_search, session_search
     from pi_memory.tools import ToolSpec
 
     def project_of(value: str | None) -> str | None:
@@ -123,12 +187,13 @@ def create_search_tools(
             if is_corruption(exc):
                 return damaged(exc)
             raise
-        return {"success": True, **_redact(result.model_dump(by_alias=True, exclude_none=True))}
+        data = _redact(result.model_dump(by_alias=True, exclude_none=True))
+        return {"success": True, **(_screen(data, entry_name or _default_entry_name) if for_model else data)}
 
     def sessions(a: SessionSearchArgs) -> dict:
         return run(lambda: session_search(
             conn_factory(), a.query, limit=a.limit or 10, project=project_of(a.project), role=a.role,
-            since=a.since, until=a.until,
+            since=a.since, until=a.until, embedder=_embedder_of(embedder),
         ))
 
     def memories(a: MemorySearchArgs) -> dict:
@@ -166,6 +231,16 @@ def create_search_tools(
             on_invalid=invalid,
         ),
     ]
+
+
+def _embedder_of(getter: Callable[[], object] | None) -> object | None:
+    """The search's embedder, or ``None`` when there is none or it cannot be opened (keyword-only then)."""
+    if getter is None:
+        return None
+    try:
+        return getter()
+    except Exception:  # noqa: BLE001 - semantic settings that do not open leave session_search keyword-only
+        return None
 
 
 def _anchor_tool(roots: Callable[[], object] | None, current_project: str | None, invalid) -> ToolSpec:

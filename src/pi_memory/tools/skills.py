@@ -34,7 +34,8 @@ class SkillManageArgs(BaseModel):
         "project.")
     skill_id: str | None = Field(default=None, description="The skill, e.g. 'global:deploy-staging' or "
                                  "'project:run-migrations' (a bare slug works when only one scope has it).")
-    name: str | None = Field(default=None, description="create: a short name, e.g. 'debug flaky pytest'.")
+    name: str | None = Field(default=None, description="create: a short name (at most 64 characters), e.g. "
+                             "'debug flaky pytest'. Other actions: accepted in place of skill_id.")
     description: str | None = Field(
         default=None, description="create/update: what the procedure does and when to use it, with the words "
         "a user would type (symptoms, error strings, tool names); skills are chosen by this text alone.")
@@ -117,6 +118,9 @@ def create_skill_tools(store: SkillStore) -> list[ToolSpec]:
 
     def handle(args: SkillManageArgs) -> dict:
         body = _body(args)
+        if args.action != "create" and not args.skill_id and args.name:
+            # "view the skill named X": a model often names the skill instead of giving its id
+            args = args.model_copy(update={"skill_id": args.name})
         if args.action == "create":
             raw = _raw_document(body)
             if raw is not None:

@@ -172,3 +172,36 @@ def test_moving_a_skill_in_the_page(page, inspector, inspector_data) -> None:
 def test_the_pages_ran_without_script_errors_or_csp_violations(page) -> None:
     errors = [e for e in page.console_errors if "403" not in e]  # the refused fetch above is expected
     assert errors == []
+
+
+def test_the_team_view_shows_only_the_tokens_users_memories(browser, team_inspector, team_server) -> None:
+    """Last in this module: the team fixtures (a `pi-memory serve` on PostgreSQL) start only here."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    p = context.new_page()
+    errors = []
+    p.on("pageerror", lambda e: errors.append(str(e)))
+    p.goto(team_inspector.url)
+    p.click("header nav a[data-view=semantic]")
+    p.wait_for_url("**/semantic")
+    main = p.locator("main").inner_text()
+    assert f"memories of {team_server.alice} (this token's user)" in main and team_server.url in main
+    assert "Billing is deployed from the release branch" in main and "Alice edits code in Zed" in main
+    assert "Helm charts" not in main and "vault" not in main
+    assert p.title() == "pi-memory · semantic memories"  # the stored script did not run
+    assert p.locator("tr.memory td.text", has_text="<script>document.title").count() == 1
+    assert p.locator("tr.memory td.text b, tr.memory td.text img").count() == 0
+    shot(p, "team-semantic")
+    p.fill("input[name=q]", "billing deployed")
+    p.press("input[name=q]", "Enter")
+    p.wait_for_url("**/semantic?*")
+    found = p.locator("main").inner_text()
+    assert "Billing is deployed from the release branch" in found and "Helm charts" not in found
+    p.locator("tr.memory", has_text="release branch").locator("a", has_text="history").click()
+    p.wait_for_selector("ol.timeline")
+    assert p.locator("li.event[data-event=ADD] a.source-turn").count() == 1
+    p.goto(team_inspector.base + "/health")
+    assert p.locator("#team-user").inner_text().startswith(team_server.alice)
+    shot(p, "team-health")
+    assert team_server.tokens["alice"] not in p.content()
+    assert errors == []
+    context.close()

@@ -120,28 +120,93 @@ def test_undo_in_the_page_reverts_the_learning_job(client, inspector, inspector_
     assert "undo: refused" in again.text  # already undone: said in words, nothing changes
 
 
-def test_the_chart_has_a_bar_per_day_and_the_budget_line(client) -> None:
+def test_the_chart_has_a_bar_per_day_and_the_budget_line(client, inspector_data) -> None:
     page = client.get("/learning").text
     assert page.count('class="day"') + page.count('class="over"') == 14
     assert 'class="budget"' in page and "300,000" in page
+    spent = inspector_data.memory.learner().budget_status()["spentToday"]
+    assert 0 < spent < 3_000  # the demo's one job: far under the budget line, yet visible and labelled
+    today = page.split(f'data-tokens="{spent}"', 1)[1].split(">", 1)[0]
+    assert 'height="2"' in today or float(today.split('height="', 1)[1].split('"')[0]) >= 2
+    assert '<text class="value"' in page and f">{spent:,}</text>" in page
+
+
+@pytest.mark.parametrize(("tokens", "budget", "height"), [(0, 100, 0.0), (1, 300_000, 2.0), (50, 100, 71.0),
+                                                           (200, 100, 142.0)])
+def test_chart_bars_scale_to_the_budget_and_stay_visible(tokens, budget, height) -> None:
+    from pi_memory.integrations.inspector.render import day_chart
+
+    chart = day_chart([{"day": "2026-12-01", "tokens": tokens, "jobs": 1}], budget)
+    bar = chart["bars"][0]
+    assert bar["h"] == height and bar["over"] is (tokens > budget)
+    assert bar["value"] == (f"{tokens:,}" if tokens else "")
+
+
+def test_health_lists_the_last_repairs_and_background_errors(client, inspector_data) -> None:
+    from pi_memory.index import outcomes
+    from pi_memory.index.salvage import record_repair
+    from pi_memory.learning.log import finish_job, start_job
+
+    conn = inspector_data.memory.index()
+    for n, at in enumerate(("2026-11-20T10:00:00Z", "2026-11-28T09:30:00Z"), 1):
+        record_repair(conn, {"at": at, "damagedCopy": f"index.sqlite3.damaged-{n}",
+                             "rebuilt": {"messages": 5 * n, "sessionFiles": n}, "lost": {}})
+    outcomes.record(conn, "capture", "error", counts={}, message="the model at 127.0.0.1:9 did not answer")
+    learner = inspector_data.memory.learner()
+    job = start_job(learner.conn, "dream", "daily", project=None, dry_run=False, model="fake-model")
+    finish_job(learner.conn, job, outcome="error", detail="the model call failed: timed out", duration_ms=5.0,
+               writes=[], session_ids=[], entry_ids=[])
+    page = client.get("/health").text
+    repairs = page.split("<h3>Repairs", 1)[1].split("</section>", 1)[0]
+    assert repairs.index("2026-11-28T09:30:00Z") < repairs.index("2026-11-20T10:00:00Z")  # newest first
+    assert "10 messages of 2 session files copied" in repairs and "Lost: nothing" in repairs
+    errors = page.split('id="worker-errors"', 1)[1].split("</section>", 1)[0]
+    assert 'class="entry worker-error"><span class="tag bad">capture</span>' in errors
+    assert "the model at 127.0.0.1:9 did not answer" in errors
+    assert "No background job error recorded." not in errors
+    failed = errors.split('class="entry failed-job">', 1)[1].split("</div>", 1)[0]
+    assert "learning dream: error" in failed and "the model call failed: timed out" in failed
+    assert f'<a href="/learning#jobs">job #{job} in the learning log</a>' in failed
+    assert errors.count("failed-job") == 1  # the demo's ok review is not an error
 
 
 def test_a_memory_history_is_a_timeline_with_a_link_to_its_source_turn(client, inspector_data) -> None:
     page = client.get(f"/semantic/{inspector_data.memory_ids['deploy']}").text
-    assert "<strong>ADD</strong>" in page and "Billing is deployed to staging with scripts/ship.sh" in page
-    assert "/sessions/turn?session=sess-1&amp;entry=e2" in page
+    assert "<strong>added</strong>" in page and "Billing is deployed to staging with scripts/ship.sh" in page
+    step = page.split('data-event="ADD"', 1)[1].split("</li>", 1)[0]  # the timeline step links to its turn
+    assert "captured from a conversation turn" in step
+    assert '<a class="source-turn" href="/sessions/turn?session=sess-1&amp;entry=e2">' in step
     turn = client.get("/sessions/turn?session=sess-1&entry=e2").text
     assert turn.count('class="turn focus"') == 1
     focus = turn.split('class="turn focus"', 1)[1].split("</div>", 1)[0]
     assert "Run scripts/ship.sh with the staging profile" in focus
     old = client.get(f"/semantic/{inspector_data.memory_ids['old']}").text
-    assert "<strong>DELETE</strong>" in old and "moved away" in old
+    assert "<strong>deleted</strong>" in old and "moved away" in old
+    added = old.split('data-event="ADD"', 1)[1].split("</li>", 1)[0]
+    assert "added with the pi-memory CLI; no session turn" in added and "source-turn" not in added
     assert "The user lived in Lisbon" not in client.get("/semantic").text
     assert "The user lived in Lisbon" in client.get("/semantic?all=1").text
 
 
+def test_a_superseded_memory_shows_each_version_with_its_own_turn(client, inspector_data) -> None:
+    page = client.get(f"/semantic/{inspector_data.memory_ids['migrations']}").text
+    steps = [s.split("</li>", 1)[0] for s in page.split('<li class="event"')[1:]]
+    assert [s.split('data-event="', 1)[1].split('"', 1)[0] for s in steps] == ["ADD", "UPDATE", "SUPERSEDE"]
+    assert "Billing migrations are run by hand before a deploy" in steps[0]
+    assert 'href="/sessions/turn?session=sess-1&amp;entry=e3"' in steps[0]
+    assert "corrected in the same session" in steps[1] and 'entry=e4"' in steps[1]
+    assert "before: <span" in steps[1] and "after: <span" in steps[1]
+    assert "source-turn" not in steps[2]  # the superseding step is the old version's end, not a turn
+    assert f'href="/semantic/{inspector_data.memory_ids["migrations-old"]}"' in steps[0]
+    turn = client.get("/sessions/turn?session=sess-1&entry=e4").text
+    assert "They run automatically in the ship script" in turn.split('class="turn focus"', 1)[1].split("</div>")[0]
+    listed = client.get("/semantic").text
+    assert "Billing migrations run automatically" in listed and "run by hand" not in listed
+
+
 def test_an_unknown_turn_or_memory_is_said_in_words(client) -> None:
-    assert "That message is not in the index" in client.get("/sessions/turn?session=nope&entry=e1").text
+    missing = client.get("/sessions/turn?session=nope&entry=e1").text
+    assert "That message is not in this computer's index" in missing and "session nope ran on another computer" in missing
     assert "No memory nope in this scope." in client.get("/semantic/nope").text
 
 
@@ -159,7 +224,7 @@ def test_deleting_a_memory_in_the_page_keeps_its_history(client, inspector, insp
     r = post(client, inspector, f"/semantic/{mid}/delete", {})
     assert f"Deleted {mid} (history kept)." in r.text
     assert "The user edits code in Helix" not in client.get("/semantic").text
-    assert "<strong>DELETE</strong>" in client.get(f"/semantic/{mid}").text
+    assert "<strong>deleted</strong>" in client.get(f"/semantic/{mid}").text
     again = post(client, inspector, f"/semantic/{mid}/delete", {})
     assert "nothing was deleted" in again.text
 

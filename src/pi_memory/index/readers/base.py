@@ -56,6 +56,15 @@ class Record:
     tool_name: str | None = None
 
 
+def keep(records: list[Record], skipped: collections.Counter, record: Record) -> None:
+    """Add ``record`` when its text holds more than blanks, else count the entry as ``empty``: the rule every
+    reader applies to a message, tool result or summary."""
+    if record.text.strip():
+        records.append(record)
+    else:
+        skipped["empty"] += 1
+
+
 @dataclass
 class SessionInfo:
     source: str  # "pi" | "claude_code" | "codex"

@@ -54,7 +54,17 @@ import collections
 import dataclasses
 from pathlib import Path
 
-from .base import LineSource, ReadResult, Record, SessionInfo, block_text, norm_ts, parse_line, tool_call_text
+from .base import (
+    LineSource,
+    ReadResult,
+    Record,
+    SessionInfo,
+    block_text,
+    keep,
+    norm_ts,
+    parse_line,
+    tool_call_text,
+)
 
 META_TYPES = frozenset(
     {
@@ -96,10 +106,7 @@ def _user(
 ) -> None:
     kind, role = ("compaction", "summary") if line.get("isCompactSummary") else ("message", "user")
     if type(content) is str:
-        if content.strip():
-            records.append(Record(kind, role, content, eid, pid, n, ts))
-        else:
-            skipped["empty"] += 1
+        keep(records, skipped, Record(kind, role, content, eid, pid, n, ts))
         return
     if type(content) is not list:
         skipped["empty"] += 1
@@ -147,10 +154,7 @@ def _assistant(
     skipped: collections.Counter,
 ) -> None:
     if type(content) is str:
-        if content.strip():
-            records.append(Record("message", "assistant", content, eid, pid, n, ts))
-        else:
-            skipped["empty"] += 1
+        keep(records, skipped, Record("message", "assistant", content, eid, pid, n, ts))
         return
     if type(content) is not list:
         skipped["empty"] += 1

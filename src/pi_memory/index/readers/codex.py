@@ -62,6 +62,7 @@ from .base import (
     Record,
     SessionInfo,
     block_text,
+    keep,
     norm_ts,
     parse_line,
     read_first_object,
@@ -186,12 +187,8 @@ def _item(p: dict, eid: str, pid: str | None, n: int, ts: str | None, st: _State
                 return
             st.seen_outputs.add(call_id)
         text = _output_text(p.get("output"), skipped)
-        if text.strip():
-            st.records.append(
-                Record("tool_result", "tool", text, eid, pid, n, ts, st.tool_names.get(call_id))
-            )
-        else:
-            skipped["empty"] += 1
+        name = st.tool_names.get(call_id)
+        keep(st.records, skipped, Record("tool_result", "tool", text, eid, pid, n, ts, name))
         return
     skipped[f"unknown_item:{ptype}"] += 1
 
@@ -248,10 +245,8 @@ def read_codex(
                 skipped[f"event_msg:{payload.get('type') if payload else None}"] += 1
             elif ltype == "compacted":
                 text = payload.get("message") if payload else None
-                if type(text) is str and text.strip():
-                    st.records.append(Record("compaction", "summary", text, eid, pid, n, ts))
-                else:
-                    skipped["empty"] += 1
+                keep(st.records, skipped, Record("compaction", "summary", text if type(text) is str else "", eid, pid,
+                                                 n, ts))
             elif ltype == "session_meta" and payload is not None:
                 if have_meta:
                     skipped["meta:session_meta"] += 1

@@ -55,6 +55,7 @@ from .base import (
     Record,
     SessionInfo,
     block_text,
+    keep,
     norm_ts,
     parse_line,
     read_first_object,
@@ -149,20 +150,12 @@ def _message(
             skipped["failed_retry" if stop == "error" else "aborted" if stop == "aborted" else "empty"] += 1
         return
     if role == "user":
-        text = _text(msg.get("content"), skipped)
-        if text.strip():
-            records.append(Record("message", "user", text, eid, pid, n, ts))
-        else:
-            skipped["empty"] += 1
+        keep(records, skipped, Record("message", "user", _text(msg.get("content"), skipped), eid, pid, n, ts))
     elif role == "toolResult":
         text = _text(msg.get("content"), skipped)
         name = msg.get("toolName")
-        if text.strip():
-            records.append(
-                Record("tool_result", "tool", text, eid, pid, n, ts, name if type(name) is str else None)
-            )
-        else:
-            skipped["empty"] += 1
+        name = name if type(name) is str else None
+        keep(records, skipped, Record("tool_result", "tool", text, eid, pid, n, ts, name))
     elif role == "bashExecution":
         command = msg.get("command")
         output = msg.get("output")
@@ -204,12 +197,8 @@ def _custom(
 ) -> None:
     text = _text(obj.get("content"), skipped)
     ctype = obj.get("customType")
-    if text.strip():
-        records.append(
-            Record("custom_message", "user", text, eid, pid, n, ts, ctype if type(ctype) is str else None)
-        )
-    else:
-        skipped["empty"] += 1
+    ctype = ctype if type(ctype) is str else None
+    keep(records, skipped, Record("custom_message", "user", text, eid, pid, n, ts, ctype))
 
 
 def _summary(
@@ -223,10 +212,7 @@ def _summary(
     skipped: collections.Counter,
 ) -> None:
     text = obj.get("summary")
-    if type(text) is str and text.strip():
-        records.append(Record(kind, "summary", text, eid, pid, n, ts))
-    else:
-        skipped["empty"] += 1
+    keep(records, skipped, Record(kind, "summary", text if type(text) is str else "", eid, pid, n, ts))
 
 
 def read_pi(

@@ -7,7 +7,7 @@ Public API::
         running.url                            # http://127.0.0.1:PORT/?token=...
 
 A host like the CLI: every view is a thin page over a library call (``insights.store_usage``, ``MemoryStore``,
-the standing and block stores, the semantic service's ``list``/``history``/``recall_preview``, the
+the standing and block stores, the semantic service's ``list``/``history``/``recall_preview`` (on a team server: :mod:`.team`), the
 ``session_search`` tool, ``prompt.build_context``, ``learning.list_jobs``/``undo_job``/``tokens_per_day``,
 ``SkillStore``, the index's repair and outcome records). Security: :mod:`.server`.
 """
@@ -25,6 +25,7 @@ from pi_memory.integrations.inspector.server import (
     check_loopback,
     create_app,
 )
+from pi_memory.integrations.inspector.team import ServerChoice, TeamStatus
 
 DEFAULT_HOST = "127.0.0.1"
 
@@ -56,20 +57,26 @@ def _check_port(host: str, port: int) -> None:
 
 
 @contextmanager
-def run_inspector(memory, host: str = DEFAULT_HOST, port: int = 0, tokens: Tokens | None = None):
+def run_inspector(memory, host: str = DEFAULT_HOST, port: int = 0, tokens: Tokens | None = None,
+                  server: ServerChoice | None = None):
     """Serve the inspector over ``memory`` on ``host`` (loopback only, :func:`check_loopback`) and ``port``
-    (0: a free one) in a background thread while the ``with`` block runs."""
+    (0: a free one) in a background thread while the ``with`` block runs. ``server``: a team server for the
+    semantic views (``pi-memory ui --server``; :mod:`.team`)."""
     from pi_memory.semantic.backends.rest_runner import ServerThread
 
     check_loopback(host)
     if port:
         _check_port(host, port)
     tokens = tokens or Tokens()
-    thread = ServerThread(create_app(memory, tokens), host=host, port=port)
-    with thread:
-        shown = f"[{host}]" if ":" in host else host
-        yield Running(f"http://{shown}:{thread.port}", tokens, thread)
+    app = create_app(memory, tokens, server)
+    thread = ServerThread(app, host=host, port=port)
+    try:
+        with thread:
+            shown = f"[{host}]" if ":" in host else host
+            yield Running(f"http://{shown}:{thread.port}", tokens, thread)
+    finally:
+        app.state.team.close()
 
 
-__all__ = ["COOKIE", "CSRF_HEADER", "DEFAULT_HOST", "InspectorError", "Running", "Tokens", "check_loopback",
-           "create_app", "run_inspector"]
+__all__ = ["COOKIE", "CSRF_HEADER", "DEFAULT_HOST", "InspectorError", "Running", "ServerChoice", "TeamStatus",
+           "Tokens", "check_loopback", "create_app", "run_inspector"]

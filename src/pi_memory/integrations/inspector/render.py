@@ -28,9 +28,14 @@ def percent(chars: int, limit: int) -> int:
     return 100 if limit <= 0 else min(100, round(100 * chars / limit))
 
 
+MIN_BAR = 2  # px: the smallest bar of a day that spent tokens
+
+
 def day_chart(days: list[dict], budget: int, width: int = 640, height: int = 180) -> dict[str, Any]:
     """Geometry of the per-day token chart: one bar per day (``tokens_per_day``), the daily budget as a line.
-    The scale's top is the larger of the budget and the busiest day, so both always fit."""
+    The scale's top is the larger of the budget and the busiest day, so both always fit; a day that spent
+    tokens gets at least :data:`MIN_BAR` pixels and its total written above the bar (827 tokens beside a
+    300,000 budget would otherwise be no bar at all)."""
     top = max([budget, *[d["tokens"] for d in days], 1])
     pad_left, pad_bottom, pad_top = 56, 28, 10
     inner_w, inner_h = width - pad_left - 8, height - pad_bottom - pad_top
@@ -38,10 +43,13 @@ def day_chart(days: list[dict], budget: int, width: int = 640, height: int = 180
     bars = []
     for i, d in enumerate(days):
         h = inner_h * d["tokens"] / top
+        if d["tokens"] and h < MIN_BAR:  # a day with tokens stays visible beside a far larger budget
+            h = MIN_BAR
         bars.append({"x": round(pad_left + i * step + step * 0.15, 1), "y": round(pad_top + inner_h - h, 1),
                      "w": round(step * 0.7, 1), "h": round(h, 1), "day": d["day"], "tokens": d["tokens"],
                      "jobs": d["jobs"], "over": d["tokens"] > budget, "label": d["day"][5:],
-                     "lx": round(pad_left + i * step + step / 2, 1)})
+                     "lx": round(pad_left + i * step + step / 2, 1), "vy": round(pad_top + inner_h - h - 3, 1),
+                     "value": f"{d['tokens']:,}" if d["tokens"] else ""})
     budget_y = round(pad_top + inner_h - inner_h * budget / top, 1)
     return {"width": width, "height": height, "bars": bars, "budget": budget, "budget_y": budget_y,
             "top": top, "left": pad_left, "base_y": pad_top + inner_h, "right": width - 8,

@@ -121,20 +121,26 @@ class Guard(BaseHTTPMiddleware):
         return await call_next(request)
 
 
-def create_app(memory, tokens: Tokens | None = None) -> Starlette:
+def create_app(memory, tokens: Tokens | None = None, server=None) -> Starlette:
     """The inspector app over ``memory`` (:func:`pi_memory.runtime.open_memory`); ``tokens`` default: new ones.
+    ``server``: a :class:`~pi_memory.integrations.inspector.team.ServerChoice` (``pi-memory ui --server``);
+    without it a team server comes from the semantic settings, if they name one (:mod:`.team`).
 
     Handlers are ``async`` and call the library directly: one person's local page, so requests run one at a
     time on the event loop and the memory's connections stay on one thread."""
     from pi_memory.integrations.inspector import views_audit, views_search, views_stores
     from pi_memory.integrations.inspector.render import Renderer
+    from pi_memory.integrations.inspector.team import TeamLink
 
     tokens = tokens or Tokens()
     renderer = Renderer(memory, tokens)
+    team = TeamLink(memory, server)
     routes = [Route("/", lambda request: RedirectResponse("/stores", status_code=303))]
-    for module in (views_stores, views_search, views_audit):
-        routes += module.routes(memory, renderer)
+    routes += views_stores.routes(memory, renderer)
+    for module in (views_search, views_audit):
+        routes += module.routes(memory, renderer, team)
     routes.append(Mount("/static", app=StaticFiles(directory=STATIC), name="static"))
     app = Starlette(routes=routes, middleware=[Middleware(Guard, tokens=tokens)])
     app.state.tokens = tokens
+    app.state.team = team
     return app

@@ -17,11 +17,12 @@ from pi_memory.semantic import outcomes as semantic_outcomes
 
 CHART_DAYS = 14
 JOBS_SHOWN = 50
+FAILED_OUTCOMES = ("error", "invalid_output", "budget")  # learning_jobs.outcome of a job that did not do its work
 COUNT_LABELS = {"sessionFiles": "session files", "memories": "curated entries (index mirror)",
                 "extended": "extended store entries"}
 
 
-def routes(memory, renderer) -> list[Route]:
+def routes(memory, renderer, team) -> list[Route]:
     def learning_context(report=None) -> dict:
         learner = memory.learner()
         if learner is None:
@@ -79,13 +80,20 @@ def routes(memory, renderer) -> list[Route]:
             info["semantic_outcomes"] = semantic_outcomes.summary(conn)
         except Exception as exc:  # an unusable index is what this page is for: say so
             info["error"] = f"{type(exc).__name__}: {exc}"
-        service = memory.semantic()
+        learner = memory.learner()
+        info["failed_jobs"] = [] if learner is None else [  # background learning jobs that failed, newest first
+            j for j in list_jobs(learner.conn, limit=JOBS_SHOWN) if j["outcome"] in FAILED_OUTCOMES][:10]
+        server = None
+        if team.active:  # the team server's user and address, or what went wrong (never the token)
+            service, server = team.service()
+        else:
+            service = memory.semantic()
         info["semantic"] = service.status_info() if service is not None else None
         model, info["model_status"] = memory.learning_model("review")
         if model is not None:
             model.close()
-        return renderer.page(request, "health.html", "health", info=info, labels=COUNT_LABELS, semantic_status=memory.semantic_status,
-                             settings=memory.settings)
+        return renderer.page(request, "health.html", "health", info=info, labels=COUNT_LABELS,
+                             semantic_status=memory.semantic_status, settings=memory.settings, server=server)
 
     return [Route("/learning", learning), Route("/learning/{job_id:int}/undo", undo, methods=["POST"]),
             Route("/skills", skills), Route("/skills/{action:str}", skill_change, methods=["POST"]),

@@ -346,6 +346,8 @@ class Bridge(LearningMethods):
         store)."""
         from pi_memory import timing
 
+        as_of = timestamp if isinstance(timestamp, str) and timestamp.strip() else None
+        log.debug("recall as of %s", as_of or "now")  # PI_MEMORY_LOG_LEVEL=debug: the turn time the host sent
         if self.lazy and not self.loaded:
             return {"text": None, "marker": None, "reason": "memory not loaded yet (lazyInitialization)",
                     "status": self._safe_status()}
@@ -353,7 +355,7 @@ class Bridge(LearningMethods):
         with timing.span("recall"):
             outcome = self.session.recall(prompt if isinstance(prompt, str) else "",
                                           state if isinstance(state, dict) else {},
-                                          as_of=timestamp if isinstance(timestamp, str) and timestamp.strip() else None)
+                                          as_of=as_of)
         if outcome is None:
             return {"text": None, "marker": None, "reason": self.session.memory.semantic_status,
                     "status": self._safe_status()}

@@ -1,6 +1,7 @@
 """Install the pi extension into a pi agent directory.
 
-``install_pi_extension(agent_dir, python)`` copies the shipped extension folder to
+``install_pi_extension(agent_dir, python)`` copies the shipped extension folder (every ``.ts`` module and
+``.json`` file of it, :func:`shipped_files`) to
 ``<agent_dir>/extensions/pi-memory/`` (where pi discovers it at startup) and writes
 ``pi-memory.json`` next to ``index.ts`` naming the Python interpreter that runs the bridge.
 Re-running it replaces the installed copy, so upgrading pi-memory and re-installing is enough.
@@ -22,7 +23,15 @@ from pi_memory.integrations.pi import EXTENSION_DIR
 
 INSTALL_NAME = "pi-memory"
 CONFIG_NAME = "pi-memory.json"
-_SHIPPED = ("index.ts", "learning.ts", "commands.ts", "skills.ts", "package.json", "fallback-tools.json")
+_SHIPPED_SUFFIXES = (".ts", ".json")  # the extension's modules, package.json and fallback-tools.json
+
+
+def shipped_files() -> list[Path]:
+    """Every file of the shipped extension folder that an install copies: each ``.ts`` module (``index.ts``
+    imports its siblings, so a module missing from a hand-kept list would break pi's load) and the ``.json``
+    files, never a ``pi-memory.json`` (the install writes its own)."""
+    return sorted(p for p in EXTENSION_DIR.iterdir()
+                  if p.is_file() and p.suffix in _SHIPPED_SUFFIXES and p.name != CONFIG_NAME)
 
 
 def installed_extension_dir(agent_dir: Path) -> Path:
@@ -42,10 +51,8 @@ def install_pi_extension(agent_dir: Path, python: str | None = None) -> Path:
     # Stage outside extensions/ (same filesystem) so pi never discovers a half-copied folder.
     staging = Path(tempfile.mkdtemp(prefix=".pi-memory-install-", dir=target.parent.parent))
     try:
-        for name in _SHIPPED:
-            source = EXTENSION_DIR / name
-            if source.is_file():
-                shutil.copy2(source, staging / name)
+        for source in shipped_files():
+            shutil.copy2(source, staging / source.name)
         if not (staging / "index.ts").is_file():
             raise FileNotFoundError(f"extension source missing: {EXTENSION_DIR / 'index.ts'}")
         config = {"python": python}

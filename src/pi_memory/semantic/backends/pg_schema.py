@@ -13,6 +13,8 @@ absent part, as in the embedded store):
   (:func:`ensure_vector_index`).
 * ``api_tokens``: per-user bearer tokens, stored as SHA-256 hashes only (:mod:`.team_auth`).
 * ``audit_log``: every write with the token's user.
+* ``project_stores``: the shared project stores a team edits together (:mod:`.team_projects`): one row per
+  (project, target) with its curated entries (a JSON list of strings) and a version bumped by every write.
 
 Migrations run under a transaction-level advisory lock, so several ``serve`` processes starting at once
 apply each step exactly once.
@@ -67,6 +69,14 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         CREATE INDEX audit_log_at ON audit_log (at);
     """),
+    ("pg_003_project_stores", """
+        CREATE TABLE project_stores (
+            project_id TEXT NOT NULL, target TEXT NOT NULL DEFAULT 'project',
+            entries JSONB NOT NULL DEFAULT '[]'::jsonb, version BIGINT NOT NULL DEFAULT 0,
+            updated_at TEXT NOT NULL, updated_by TEXT,
+            PRIMARY KEY (project_id, target)
+        );
+    """),
 ]
 _LOCK_KEY = 0x70694D656D  # "piMem": the advisory lock serialising migrations across processes
 
@@ -100,12 +110,18 @@ def vector_index_name(model: str, dim: int) -> str:
     return "semantic_vectors_hnsw_" + hashlib.sha256(f"{model}\0{dim}".encode()).hexdigest()[:16]
 
 
-def ensure_vector_index(conn: Connection, model: str, dim: int) -> None:
+HNSW_BUILD = (16, 128)  # (m, ef_construction): pgvector's m, twice its ef_construction (docs/architecture.md)
+
+
+def ensure_vector_index(conn: Connection, model: str, dim: int, m: int = HNSW_BUILD[0],
+                        ef_construction: int = HNSW_BUILD[1]) -> None:
     """The partial HNSW index (cosine) over this model's vectors; the model is a literal in the predicate so
-    the planner can match it (a bound parameter could not)."""
+    the planner can match it (a bound parameter could not). ``m`` / ``ef_construction`` apply when the index
+    is created; an existing index keeps the values it was built with (drop it to rebuild with others)."""
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
         conn.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON semantic_vectors USING hnsw "
-                             "((embedding::vector({})) vector_cosine_ops) WHERE model = {} AND dim = {}").format(
-            sql.Identifier(vector_index_name(model, dim)), sql.Literal(int(dim)), sql.Literal(model),
-            sql.Literal(int(dim))))
+                             "((embedding::vector({})) vector_cosine_ops) WITH (m = {}, ef_construction = {}) "
+                             "WHERE model = {} AND dim = {}").format(
+            sql.Identifier(vector_index_name(model, dim)), sql.Literal(int(dim)), sql.Literal(int(m)),
+            sql.Literal(int(ef_construction)), sql.Literal(model), sql.Literal(int(dim))))

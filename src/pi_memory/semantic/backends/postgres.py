@@ -7,8 +7,9 @@ marks, update supersedes, history kept), text is cleaned by the same :func:`~pi_
 
 Search is the embedded store's hybrid: a keyword list (PostgreSQL full-text search, ``simple`` configuration,
 any of the query's terms, ranked by ``ts_rank_cd``) and a vector list (pgvector cosine distance over the
-model's partial HNSW index, ``hnsw.iterative_scan`` so a scope filter still fills ``top_k``), fused by the
-same reciprocal rank fusion (:func:`pi_memory.semantic.ranking.rrf_fuse`). ``exact=True`` on
+model's partial HNSW index, ``hnsw.iterative_scan`` so a scope filter still fills ``top_k``, ``hnsw.ef_search``
+set per query with ``SET LOCAL`` from the backend's ``ef_search``), fused by the
+same reciprocal rank fusion (:func:`pi_memory.retrieval.fusion.rrf_fuse`). ``exact=True`` on
 :meth:`PostgresBackend.vector_candidates` skips the index (the benchmark's recall@10 reference).
 
 Concurrency: no state lives in the process but a connection pool; the unique index on the active hash of a
@@ -20,14 +21,16 @@ parameterised.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 from psycopg import errors, sql
 from psycopg.types.json import Jsonb
 
-from pi_memory.semantic.backend import BackendError, MemoryNotFoundError
+from pi_memory.retrieval.fusion import RRF_K, rrf_fuse
+from pi_memory.semantic.backend import BackendError, MemoryNotFoundError, count_query
 from pi_memory.semantic.backends import pg_schema
 from pi_memory.semantic.embedded import IDENTITY_KEYS, clean_text
 from pi_memory.semantic.models import (
@@ -40,12 +43,14 @@ from pi_memory.semantic.models import (
     now_iso,
     text_hash,
 )
-from pi_memory.semantic.ranking import RRF_K, keyword_terms, rrf_fuse
 from pi_memory.semantic.sanitize import check_observed_at, clean_metadata, clean_reason, clean_source
+from pi_memory.semantic.terms import keyword_terms
 
 log = logging.getLogger(__name__)
 
 CANDIDATES = 50
+COMMON_TERM_ROWS = 1000  # a keyword term in this many rows of a scope is common (see keyword_candidates)
+EF_SEARCH = 100  # hnsw.ef_search per query: see docs/architecture.md "Team store: HNSW tuning" for the figures
 SCOPE = "user_id = %s AND project_id = %s AND agent_id = %s"
 _COLS = ("id, text, user_id, project_id, agent_id, created_at, updated_at, observed_at, status, superseded_by, "
          "superseded_at, source, metadata, hash")
@@ -81,6 +86,21 @@ def open_pool(database_url: str, *, min_size: int = 1, max_size: int = 8, timeou
     return pool
 
 
+@contextmanager
+def connection(pool: Any) -> Iterator[Any]:
+    """A pooled connection; a database that is down, restarting or unreachable (psycopg's ``OperationalError``,
+    the pool's timeout) becomes a :class:`BackendError` (the server's 503) saying so, instead of a crash."""
+    from psycopg_pool import PoolTimeout
+
+    try:
+        with pool.connection() as conn:
+            yield conn
+    except (errors.OperationalError, PoolTimeout) as exc:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise BackendError(f"the team database did not answer ({detail}); retry the request in a moment (a "
+                           "repeated add is stored once). If this goes on, check the PostgreSQL server.") from exc
+
+
 def redact_url(url: str) -> str:
     """``url`` without its password, for messages and logs."""
     from urllib.parse import urlsplit, urlunsplit
@@ -99,12 +119,18 @@ class PostgresBackend:
     name = "postgres"
 
     def __init__(self, pool: Any, embedder: Any, *, weights: dict[str, float] | None = None, rrf_k: int = RRF_K,
-                 candidates: int = CANDIDATES) -> None:
+                 candidates: int = CANDIDATES, ef_search: int = EF_SEARCH,
+                 hnsw_build: tuple[int, int] = pg_schema.HNSW_BUILD, common_term_rows: int = COMMON_TERM_ROWS) -> None:
+        if not 1 <= int(ef_search) <= 1000:
+            raise ValueError(f"hnsw ef_search must be between 1 and 1000 (pgvector's range), not {ef_search}")
         self.pool = pool
         self.embedder = embedder
         self.weights = {"keyword": 1.0, "vector": 1.0, **(weights or {})}
         self.rrf_k = rrf_k
         self.candidates = candidates
+        self.ef_search = int(ef_search)  # the candidates HNSW keeps per query: higher = better recall, slower
+        self.hnsw_build = hnsw_build  # (m, ef_construction) of the index when this backend creates it
+        self.common_term_rows = int(common_term_rows)
         self.last_embed_error: str | None = None
         self._indexed = False
 
@@ -117,15 +143,11 @@ class PostgresBackend:
         return int(self.embedder.dim)
 
     def _conn(self):
-        try:
-            return self.pool.connection()
-        except Exception as exc:  # pool timeout: the database is down or every connection is busy
-            raise BackendError(f"the PostgreSQL database cannot be reached ({exc}); the server retries on the "
-                               "next request, check the database") from exc
+        return connection(self.pool)
 
     def _ensure_index(self, conn) -> None:
         if not self._indexed:
-            pg_schema.ensure_vector_index(conn, self.model, self.dim)
+            pg_schema.ensure_vector_index(conn, self.model, self.dim, *self.hnsw_build)
             self._indexed = True
 
     # --- embedding --------------------------------------------------------------------------------------
@@ -263,16 +285,9 @@ class PostgresBackend:
         return [_row(r) for r in rows]
 
     def count(self, *, scope: Scope | None = None, status: str | None = "active") -> int:
-        where, args = [], []
-        if scope is not None:
-            where.append(SCOPE)
-            args += scope.columns()
-        if status is not None:
-            where.append("status = %s")
-            args.append(status)
+        query, args = count_query(SCOPE, scope, status, "%s")
         with self._conn() as conn:
-            return int(conn.execute("SELECT count(*) FROM semantic_memories"
-                                    + (" WHERE " + " AND ".join(where) if where else ""), args).fetchone()[0])
+            return int(conn.execute(query, args).fetchone()[0])
 
     def history(self, memory_id: str, *, scope: Scope) -> list[HistoryEvent]:
         with self._conn() as conn:
@@ -292,16 +307,40 @@ class PostgresBackend:
 
     # --- search -----------------------------------------------------------------------------------------
     def keyword_candidates(self, query: str, *, scope: Scope, limit: int | None = None) -> list[tuple[str, float]]:
-        """``(id, rank)`` of active memories holding any of the query's terms, best first."""
-        terms = [t for t in keyword_terms(query) if t.isalnum() or t.replace("-", "").isalnum()]
+        """``(id, rank)`` of active memories holding any of the query's terms, best first.
+
+        ``ts_rank_cd`` has no inverse document frequency, and ranking every row that holds a common term costs
+        time in proportion to the scope (190 ms p50, 950 ms p95 at 100k memories). So the terms are split first:
+        a term found in at least ``common_term_rows`` (:data:`COMMON_TERM_ROWS`) rows of the scope is *common* (a capped count, cheap).
+        The rare terms are ranked over all their rows (a bounded set); common terms only fill what is left, ranked
+        over their newest ``common_term_rows`` rows -- as BM25 would weigh them, rare terms decide (31 ms
+        p50, 58 ms p95 at 100k; ``benchmarks/team_server.py``)."""
+        terms = [t.replace("-", "") for t in keyword_terms(query) if t.isalnum() or t.replace("-", "").isalnum()]
         if not terms:
             return []
-        tsquery = " | ".join(f"{t.replace('-', '')}:*" for t in terms)
+        limit = limit or self.candidates
+        where = f"{SCOPE} AND status = 'active' AND tsv @@ to_tsquery('simple', %s)"
         with self._conn() as conn:
-            rows = conn.execute(
-                f"SELECT id, ts_rank_cd(tsv, q) AS r FROM semantic_memories, to_tsquery('simple', %s) q "
-                f"WHERE {SCOPE} AND status = 'active' AND tsv @@ q ORDER BY r DESC, pk DESC LIMIT %s",
-                (tsquery, *scope.columns(), limit or self.candidates)).fetchall()
+            rare, common = [], []
+            for t in terms:
+                n = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM semantic_memories WHERE {where} LIMIT %s) s",
+                                 (*scope.columns(), f"{t}:*", self.common_term_rows)).fetchone()[0]
+                (common if n >= self.common_term_rows else rare).append(t)
+            rows: list = []
+            if rare:
+                rows = conn.execute(
+                    f"SELECT id, ts_rank_cd(tsv, to_tsquery('simple', %s)) AS r FROM semantic_memories WHERE {where} "
+                    "ORDER BY r DESC, pk DESC LIMIT %s",
+                    (" | ".join(f"{t}:*" for t in rare), *scope.columns(), " | ".join(f"{t}:*" for t in rare),
+                     limit)).fetchall()
+            if len(rows) < limit and common:
+                tsq = " | ".join(f"{t}:*" for t in common)
+                seen = [r[0] for r in rows]
+                rows += conn.execute(
+                    f"SELECT id, ts_rank_cd(tsv, to_tsquery('simple', %s)) AS r FROM (SELECT id, pk, tsv FROM "
+                    f"semantic_memories WHERE {where} ORDER BY pk DESC LIMIT %s) newest WHERE NOT (id = ANY(%s)) "
+                    "ORDER BY r DESC, pk DESC LIMIT %s",
+                    (tsq, *scope.columns(), tsq, self.common_term_rows, seen, limit - len(rows))).fetchall()
         return [(r[0], float(r[1])) for r in rows]
 
     def vector_candidates(self, query: str | np.ndarray, *, scope: Scope, limit: int | None = None,
@@ -326,7 +365,7 @@ class PostgresBackend:
                     conn.execute("SET LOCAL enable_indexscan = off")
                 else:
                     conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-                    conn.execute("SET LOCAL hnsw.ef_search = 100")
+                    conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(self.ef_search)))
                 rows = conn.execute(stmt, (literal, *scope.columns(), literal, limit or self.candidates)).fetchall()
         rows.sort(key=lambda r: -r[1])  # relaxed order: re-sort the few rows returned
         return [(r[0], float(r[1])) for r in rows]
@@ -365,4 +404,4 @@ class PostgresBackend:
         self.pool.close()
 
 
-__all__ = ["PostgresBackend", "open_pool", "redact_url"]
+__all__ = ["PostgresBackend", "connection", "open_pool", "redact_url"]

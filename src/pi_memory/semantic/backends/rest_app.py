@@ -110,17 +110,20 @@ async def _crash(request: Request, exc: Exception) -> Response:
 
 
 def create_app(backend_factory: BackendFactory, token: str | None, *, capture: CaptureFn | None = None,
-               tokens: Any = None) -> Starlette:
+               tokens: Any = None, projects: Any = None) -> Starlette:
     """The ASGI app. ``backend_factory()`` is called once, on the first request that needs the backend.
 
     ``token``: the bearer token every route but ``/health`` requires; ``None`` turns auth off (tests, or a
     caller that protects the app otherwise). ``capture``: runs ``infer=true`` adds (see ``CaptureFn``);
     ``None`` makes them a 400. ``tokens``: a :class:`~pi_memory.semantic.backends.team_auth.TokenStore` (the
     team server): per-user tokens, each request confined to its token's user, every write audited.
+    ``projects``: a :class:`~pi_memory.semantic.backends.team_projects.ProjectRoutes` (the team server's shared
+    project stores, ``/projects/{project}/entries``).
     """
     service = RestService(backend_factory, capture, audit=tokens.audit if tokens is not None else None)
     routes = [
         Route("/health", service.health, methods=["GET"]),
+        Route("/whoami", service.whoami, methods=["GET"]),
         Route("/memories", service.add, methods=["POST"]),
         Route("/memories", service.list_all, methods=["GET"]),
         Route("/memories/{memory_id}", service.get, methods=["GET"]),
@@ -129,9 +132,13 @@ def create_app(backend_factory: BackendFactory, token: str | None, *, capture: C
         Route("/memories/{memory_id}/history", service.history, methods=["GET"]),
         Route("/search", service.search, methods=["POST"]),
     ]
+    if projects is not None:
+        routes += [Route("/projects/{project}/entries", projects.read, methods=["GET"]),
+                   Route("/projects/{project}/entries", projects.write, methods=["POST"])]
     handlers: dict[Any, Any] = {ApiError: _api_error, HTTPException: _http_error,
                                 MemoryNotFoundError: _plain(404), ValueError: _plain(400), BackendError: _plain(503),
                                 Exception: _crash}
-    app = Starlette(routes=routes, middleware=[Middleware(_Auth, token=token, resolve=tokens.resolve if tokens is not None else None)], exception_handlers=handlers)
+    auth = Middleware(_Auth, token=token, resolve=tokens.resolve if tokens is not None else None)
+    app = Starlette(routes=routes, middleware=[auth], exception_handlers=handlers)
     app.state.service = service
     return app

@@ -51,7 +51,7 @@ from pi_memory.semantic.models import (
 from pi_memory.semantic.sanitize import clean_metadata, clean_reason, clean_source
 
 __all__ = [
-    "IDENTITY_KEYS", "TOKEN_ENV", "AddBody", "Message", "RestBackend", "SearchBody", "ServerUnreachableError",
+    "IDENTITY_KEYS", "TOKEN_ENV", "AddBody", "Message", "RestBackend", "SearchBody", "ServerRefusedError", "ServerUnreachableError",
     "UpdateBody", "history_to_row", "item_to_memory", "memory_to_item", "pretty_errors", "row_to_history",
     "scope_from_wire", "scope_to_wire",
 ]
@@ -199,6 +199,14 @@ class ServerUnreachableError(BackendError):
     """No connection could be made to the memory server (down, wrong address, firewall)."""
 
 
+class ServerRefusedError(BackendError):
+    """The server refused the token: ``status`` 401 (missing, wrong, revoked) or 403; ``detail``: its text."""
+
+    def __init__(self, message: str, status: int, detail: str) -> None:
+        super().__init__(message)
+        self.status, self.detail = status, detail
+
+
 def _iso(value: Any, keep_offset: bool = False) -> str | None:
     """A wire time in our form: UTC, or with ``keep_offset`` (``observed_at``) the offset the server sent."""
     parsed = parse_iso(value) if isinstance(value, str) else None
@@ -331,9 +339,10 @@ class RestBackend:
         if response.status_code == 404 and missing_ok:
             return None
         if response.status_code in (401, 403):
-            raise BackendError(f"the memory server at {self.base_url} refused the request ({response.status_code}: "
-                               f"{_error_text(response)}); give the client the server's token "
-                               f"(settings, or ${TOKEN_ENV})")
+            detail = _error_text(response)
+            raise ServerRefusedError(f"the memory server at {self.base_url} refused the request "
+                                     f"({response.status_code}: {detail}); give the client the server's token "
+                                     f"(settings, or ${TOKEN_ENV})", response.status_code, detail)
         if response.status_code >= 400:
             raise BackendError(f"the memory server at {self.base_url} answered {method} {path} with "
                                f"{response.status_code}: {_error_text(response)}")
@@ -362,6 +371,11 @@ class RestBackend:
                 data = {}
             self._scope_checked = isinstance(data, dict) and data.get("scope_checked") is True
         return self._scope_checked
+
+    def whoami(self) -> dict[str, Any] | None:
+        """``GET /whoami`` (``user_id``, ``admin``, ``token_id``); ``None`` from a server without it (Mem0)."""
+        data = self._call("GET", "/whoami", missing_ok=True)
+        return data if isinstance(data, dict) else None
 
     def _own(self, item: dict[str, Any], scope: Scope) -> SemanticMemory | None:
         """The item as a memory if it is exactly in ``scope``; ``None`` for another scope's or a broken item."""

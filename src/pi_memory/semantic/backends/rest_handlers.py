@@ -102,6 +102,16 @@ class RestService:
         return JSONResponse({"status": "ok", "service": SERVICE, "api": API_VERSION, "scope_checked": True,
                              "infer": self.capture is not None})
 
+    async def whoami(self, request: Request) -> Response:
+        """Whom the request's token acts for: ``{"user_id", "admin", "token_id"}`` (``user_id`` ``null`` for the
+        shared team token, and everything ``null`` with ``"auth": false`` when the server checks no token). It
+        never echoes the token. The memory inspector names the server's user with it."""
+        principal = getattr(request.state, "principal", None)
+        if principal is None:
+            return JSONResponse({"user_id": None, "admin": True, "token_id": None, "auth": False})
+        return JSONResponse({"user_id": principal.user_id, "admin": principal.admin,
+                             "token_id": principal.token_id, "auth": True})
+
     async def add(self, request: Request) -> Response:
         body = await read_body(request, AddBody)
         scope = self.scope(request, body.user_id, body.agent_id, body.run_id)

@@ -213,13 +213,15 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None 
           data_dir: Path | str | None = None, *, capture: CaptureFn | None = None,
           embedder: dict[str, Any] | None = None, log_level: str = "info",
           announce: Callable[[str], None] | None = None, report: ServeReport | None = None,
-          database_url: str | None = None, tls: tuple[str, str] | None = None, insecure_http: bool = False) -> None:
+          database_url: str | None = None, tls: tuple[str, str] | None = None, insecure_http: bool = False,
+          ef_search: int | None = None, project_char_limit: int | None = None) -> None:
     """Serve semantic memory until SIGINT / SIGTERM, then return: the embedded store of ``data_dir`` (default:
     the configured data root), or with ``database_url`` the PostgreSQL team store (:mod:`.team_server`: per-user
     tokens from its ``api_tokens`` table, every write audited). ``report`` gets the :data:`ServeReport` events
     (default: sentences through ``announce``, default standard error). A generated token is always written
     through ``announce`` (never to ``report``). ``tls``: ``(certfile, keyfile)`` for HTTPS; a bind beyond
-    loopback needs it or ``insecure_http``.
+    loopback needs it or ``insecure_http``. ``ef_search`` (team store): HNSW candidates per vector query;
+    ``project_char_limit`` (team store): the character limit of the shared project stores.
 
     Raises :class:`ServeError` before listening when the host/token combination is unsafe, the address cannot be
     bound, or the memory cannot be opened."""
@@ -229,7 +231,8 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None 
     if database_url:
         from pi_memory.semantic.backends.team_server import open_team
 
-        team = open_team(database_url, embedder, shared_token=_given_token(token))
+        team = open_team(database_url, embedder, shared_token=_given_token(token), ef_search=ef_search,
+                         project_char_limit=project_char_limit)
         token, generated = (None, False) if team.per_user else resolve_token(token)
         if not team.per_user:  # per-user tokens: a token is required on every bind anyway
             check_bind(host, token, generated)
@@ -252,7 +255,8 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None 
             backend = embedded_backend_factory(data_dir, embedder)()
         except Exception as exc:
             raise ServeError(f"cannot open the semantic memory in {data_dir}: {exc}") from exc
-    app = create_app(lambda: backend, token, capture=capture, tokens=team.tokens if team else None)
+    app = create_app(lambda: backend, token, capture=capture, tokens=team.tokens if team else None,
+                     projects=team.projects if team else None)
     say = announce or (lambda line: print(line, file=sys.stderr, flush=True))
     report = report or say_event(say)
     sock = bind_socket(host, port)

@@ -11,7 +11,10 @@ Routes (every one but ``GET /health`` needs ``Authorization: Bearer <token>`` wh
   ``{"message", "id"}``; ``GET /memories/{id}/history?<scope>`` → ``[row]`` (a bare list, as Mem0)
 * ``POST /search`` ``{query, filters?: {user_id, agent_id, run_id} or top-level ids, top_k?, mode?}`` →
   ``{"results": [item + score]}``; ``mode: "similar"`` is capture's candidate lookup
+* team server only (PostgreSQL): ``GET /projects/{project}/entries`` and ``POST /projects/{project}/entries``
+  ``{operations, expectedVersion?}``, the shared project stores (:mod:`.team_projects`)
 * ``GET /health`` → ``{"status": "ok", "service": "pi-memory", "scope_checked": true, "infer": bool}``
+* ``GET /whoami`` → ``{"user_id", "admin", "token_id", "auth"}``: whom the token acts for (never the token)
 
 Items are Mem0's ``{id, memory, hash, created_at, updated_at, user_id, agent_id, run_id, metadata, score?}``
 plus ``observed_at``, ``status``, ``superseded_by``, ``superseded_at``, ``source``; history rows are Mem0's

@@ -19,6 +19,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
+from pi_memory.semantic.backends.postgres import connection
 from pi_memory.semantic.models import now_iso
 
 PREFIX = "pim_"
@@ -70,7 +71,7 @@ class TokenStore:
         token_id = secrets.token_hex(6)
         token = f"{PREFIX}{token_id}_{secrets.token_urlsafe(32)}"
         record = TokenRecord(token_id, user_id, admin, label, now_iso(), None)
-        with self.pool.connection() as conn:
+        with connection(self.pool) as conn:
             conn.execute("INSERT INTO api_tokens(id, user_id, admin, token_hash, label, created_at) "
                          "VALUES (%s,%s,%s,%s,%s,%s)", (token_id, user_id, admin, _hash(token), label,
                                                         record.created_at))
@@ -78,14 +79,14 @@ class TokenStore:
 
     def list(self, include_revoked: bool = False) -> list[TokenRecord]:
         where = "" if include_revoked else " WHERE revoked_at IS NULL"
-        with self.pool.connection() as conn:
+        with connection(self.pool) as conn:
             rows = conn.execute("SELECT id, user_id, admin, label, created_at, revoked_at FROM api_tokens"
                                 f"{where} ORDER BY created_at, id").fetchall()
         return [TokenRecord(*r) for r in rows]
 
     def revoke(self, token_id: str) -> bool:
         """Revoke the token with this id; ``False`` when there is no such active token."""
-        with self.pool.connection() as conn:
+        with connection(self.pool) as conn:
             cur = conn.execute("UPDATE api_tokens SET revoked_at = %s WHERE id = %s AND revoked_at IS NULL",
                                (now_iso(), token_id))
             return cur.rowcount == 1
@@ -100,29 +101,32 @@ class TokenStore:
             return None
         if not token.startswith(PREFIX) or len(token) > 200:
             return None
-        with self.pool.connection() as conn:
+        with connection(self.pool) as conn:
             row = conn.execute("SELECT id, user_id, admin FROM api_tokens WHERE token_hash = %s AND revoked_at IS NULL",
                                (_hash(token),)).fetchone()
         return Principal(row[1], bool(row[2]), row[0]) if row else None
 
     def has_tokens(self) -> bool:
-        with self.pool.connection() as conn:
+        with connection(self.pool) as conn:
             return conn.execute("SELECT 1 FROM api_tokens WHERE revoked_at IS NULL LIMIT 1").fetchone() is not None
 
     def audit(self, principal: Principal, action: str, scope_key: str, memory_id: str | None = None,
-              detail: dict[str, Any] | None = None) -> None:
-        with self.pool.connection() as conn:
-            conn.execute("INSERT INTO audit_log(at, token_id, user_id, admin, action, memory_id, scope, detail) "
-                         "VALUES (%s,%s,%s,%s,%s,%s,%s,%s)",
-                         (now_iso(), principal.token_id, principal.user_id or SHARED, principal.admin, action,
-                          memory_id, scope_key, Jsonb(detail or {})))
+              detail: dict[str, Any] | None = None, conn: Any = None) -> None:
+        """Record a write; ``conn``: a connection whose open transaction the row joins (all or nothing)."""
+        if conn is None:
+            with connection(self.pool) as own:
+                return self.audit(principal, action, scope_key, memory_id, detail, own)
+        conn.execute("INSERT INTO audit_log(at, token_id, user_id, admin, action, memory_id, scope, detail) "
+                     "VALUES (%s,%s,%s,%s,%s,%s,%s,%s)",
+                     (now_iso(), principal.token_id, principal.user_id or SHARED, principal.admin, action,
+                      memory_id, scope_key, Jsonb(detail or {})))
 
     def audit_rows(self, limit: int = 100, user_id: str | None = None) -> list[dict[str, Any]]:
         args: list[Any] = []
         where = ""
         if user_id:
             where, args = " WHERE user_id = %s", [user_id]
-        with self.pool.connection() as conn:
+        with connection(self.pool) as conn:
             rows = conn.execute("SELECT at, token_id, user_id, admin, action, memory_id, scope, detail FROM audit_log"
                                 f"{where} ORDER BY id DESC LIMIT %s", (*args, int(limit))).fetchall()
         keys = ("at", "tokenId", "userId", "admin", "action", "memoryId", "scope", "detail")

@@ -27,22 +27,35 @@ class Team:
     tokens: TokenStore
     per_user: bool
     where: str
+    projects: Any = None  # team_projects.ProjectRoutes
 
     def close(self) -> None:
         self.backend.close()
 
 
 def open_team(database_url: str, embedder: dict[str, Any] | None = None, *, shared_token: str | None = None,
-              max_connections: int = 8) -> Team:
+              max_connections: int = 8, ef_search: int | None = None, project_char_limit: int | None = None) -> Team:
+    """The team store on ``database_url``; ``ef_search``: ``hnsw.ef_search`` per vector query (default
+    :data:`~.postgres.EF_SEARCH`); ``project_char_limit``: the shared project stores' limit (default the curated
+    project store's)."""
+    from pi_memory.config import DEFAULT_MEMORY_CHAR_LIMIT
     from pi_memory.embed import get_embedder
+    from pi_memory.semantic.backends.postgres import EF_SEARCH
     from pi_memory.semantic.backends.rest_runner import ServeError
+    from pi_memory.semantic.backends.team_projects import ProjectRoutes
 
     try:
         pool = open_pool(database_url, max_size=max_connections)
     except BackendError as exc:
         raise ServeError(str(exc)) from exc
     tokens = TokenStore(pool, shared_token=shared_token)
-    return Team(PostgresBackend(pool, get_embedder(embedder)), tokens, tokens.has_tokens(), redact_url(database_url))
+    try:
+        backend = PostgresBackend(pool, get_embedder(embedder), ef_search=ef_search or EF_SEARCH)
+    except ValueError as exc:
+        pool.close()
+        raise ServeError(str(exc)) from exc
+    return Team(backend, tokens, tokens.has_tokens(), redact_url(database_url),
+                ProjectRoutes(pool, tokens, project_char_limit or DEFAULT_MEMORY_CHAR_LIMIT))
 
 
 def open_tokens(database_url: str) -> TokenStore:

@@ -1,53 +1,29 @@
 /**
  * pi-memory extension for the pi coding agent.
  *
- * All memory logic lives in Python. This file only:
- *   - runs ONE long-lived bridge process per pi session
- *     (`<python> -m pi_memory.integrations.pi.bridge`, newline-delimited JSON-RPC on stdio),
+ * All memory logic lives in Python. The extension only:
+ *   - runs ONE long-lived bridge process per pi session (`bridge.ts`),
  *   - registers the memory tools the bridge describes and forwards their calls,
  *   - appends a frozen memory snapshot to the system prompt, persisted per session as a
- *     `custom` entry ("pi-memory-snapshot") so a resumed session gets a byte-identical prompt.
+ *     `custom` entry ("pi-memory-snapshot", `entries.ts`) so a resumed session gets a byte-identical prompt,
+ *   - passes each turn's time to recall (`as_of`) and to after_run.
  *
  * It must never hang or break pi: every request has a timeout, a dead bridge turns into clear
  * tool errors plus an "offline" status, and agent-event handlers never await the bridge.
- * Only Node built-ins are used; no build step (pi loads this file with jiti).
+ * Only Node built-ins are used; no build step (pi loads these files with jiti).
  * See docs/pi-extension.md for the protocol and the snapshot rules.
  */
-import { spawn } from "node:child_process";
-import { appendFileSync, existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Bridge, errorText, HELLO_TIMEOUT_MS, span } from "./bridge.ts";
+import { findRecallMarker, findSnapshot, RECALL_ENTRY, SNAPSHOT_ENTRY, textOf, turnTime } from "./entries.ts";
 import { registerLearning } from "./learning.ts";
 import { registerCommands } from "./commands.ts";
-import { registerSkills } from "./skills";
+import { registerSkills } from "./skills.ts";
 
-const SNAPSHOT_ENTRY = "pi-memory-snapshot";
-/** Custom entry marking that semantic recall ran in this session (recallFrequency: "session"). */
-const RECALL_ENTRY = "pi-memory-recall";
 const RECALL_MARKER_KEY = "pi-memory.semantic.recalled";
 const STATUS_KEY = "pi-memory";
-
-function envMs(name: string, fallback: number): number {
-	const value = Number(process.env[name]);
-	return Number.isFinite(value) && value > 0 ? value : fallback;
-}
-const RPC_TIMEOUT_MS = envMs("PI_MEMORY_RPC_TIMEOUT_MS", 10_000);
-const HELLO_TIMEOUT_MS = envMs("PI_MEMORY_HELLO_TIMEOUT_MS", 20_000);
-// At shutdown the bridge finishes queued work (indexing, semantic capture) for at most this long.
-const SHUTDOWN_WAIT_MS = envMs("PI_MEMORY_SHUTDOWN_WAIT_MS", 5_000);
-
-/** PI_TIMING=1 (pi's switch) or PI_MEMORY_TIMING=1: lifecycle spans on stderr, the bridge's passed through. */
-const TIMING = ["PI_TIMING", "PI_MEMORY_TIMING"].some((n) => !["", "0", "false", "no", "off"].includes(String(process.env[n] ?? "").trim().toLowerCase()));
-const TIMING_PREFIX = "pi-memory timing ";
-async function span<T>(name: string, work: () => Promise<T>): Promise<T> {
-	if (!TIMING) return work();
-	const start = performance.now();
-	try {
-		return await work();
-	} finally {
-		process.stderr.write(`${TIMING_PREFIX}${name} ${(performance.now() - start).toFixed(1)}ms\n`);
-	}
-}
 
 function extensionDir(): string {
 	if (typeof __dirname === "string") return __dirname;
@@ -71,159 +47,6 @@ function resolvePython(dir: string): string {
 	return "python3";
 }
 
-function errorText(err: unknown): string {
-	return err instanceof Error ? err.message : String(err);
-}
-
-type Pending = { resolve: (v: any) => void; reject: (e: Error) => void; timer: ReturnType<typeof setTimeout> };
-
-/** One Python bridge process and its JSON-RPC stream. */
-class Bridge {
-	private child: any;
-	private pending = new Map<number, Pending>();
-	private nextId = 1;
-	private buffer = "";
-	private stderrTail = "";
-	private timingPart = "";
-	private exited: Promise<void>;
-	private closing = false;
-	deadReason: string | undefined;
-	/** Called once when the bridge dies unexpectedly (not on a requested shutdown). */
-	onDead: ((reason: string) => void) | undefined;
-
-	constructor(python: string, cwd: string) {
-		const logFile = process.env.PI_MEMORY_BRIDGE_LOG;
-		let markExited = () => {};
-		this.exited = new Promise<void>((resolve) => (markExited = resolve));
-		try {
-			this.child = spawn(python, ["-m", "pi_memory.integrations.pi.bridge"], {
-				cwd,
-				env: process.env,
-				stdio: ["pipe", "pipe", "pipe"],
-				windowsHide: true,
-			});
-		} catch (err) {
-			this.deadReason = `could not start ${python}: ${errorText(err)}`;
-			markExited();
-			return;
-		}
-		const child = this.child;
-		// The bridge must never keep pi alive on its own; pending requests hold ref'd timers.
-		child.unref();
-		for (const stream of [child.stdin, child.stdout, child.stderr]) {
-			stream?.on("error", () => {}); // EPIPE etc. surface through 'exit'/'close' instead
-			(stream as any)?.unref?.();
-		}
-		child.stdout.setEncoding("utf8");
-		child.stdout.on("data", (chunk: string) => this.onData(chunk));
-		child.stderr.setEncoding("utf8");
-		child.stderr.on("data", (chunk: string) => {
-			if (TIMING) {
-				const lines = (this.timingPart + chunk).split("\n");
-				this.timingPart = lines.pop() ?? ""; // a span line split across chunks waits for its end
-				for (const line of lines) if (line.startsWith(TIMING_PREFIX)) process.stderr.write(`${line}\n`);
-			}
-			this.stderrTail = (this.stderrTail + chunk).slice(-2000);
-			if (logFile) {
-				try {
-					appendFileSync(logFile, chunk);
-				} catch {}
-			}
-		});
-		child.on("error", (err: Error) => this.fail(`could not start ${python}: ${err.message}`));
-		child.on("exit", (code: number | null, signal: string | null) => {
-			const how = signal ? `signal ${signal}` : `code ${code}`;
-			const tail = this.stderrTail.trim().split("\n").slice(-3).join(" | ");
-			this.fail(`bridge process (${python}) exited with ${how}${tail ? `: ${tail}` : ""}`);
-		});
-		child.on("close", () => markExited());
-	}
-
-	get alive(): boolean {
-		return this.deadReason === undefined;
-	}
-
-	private onData(chunk: string): void {
-		this.buffer += chunk;
-		let nl: number;
-		while ((nl = this.buffer.indexOf("\n")) >= 0) {
-			const line = this.buffer.slice(0, nl).trim();
-			this.buffer = this.buffer.slice(nl + 1);
-			if (!line) continue;
-			let msg: any;
-			try {
-				msg = JSON.parse(line);
-			} catch {
-				continue; // not ours; the Python side never writes anything but protocol lines
-			}
-			const waiter = typeof msg?.id === "number" ? this.pending.get(msg.id) : undefined;
-			if (!waiter) continue;
-			this.pending.delete(msg.id);
-			clearTimeout(waiter.timer);
-			if (msg.error) waiter.reject(new Error(String(msg.error.message ?? "bridge error")));
-			else waiter.resolve(msg.result);
-		}
-	}
-
-	/** Mark the bridge dead, fail every waiting request, and stop the process. */
-	fail(reason: string): void {
-		const first = this.deadReason === undefined;
-		if (first) this.deadReason = reason;
-		for (const [id, waiter] of this.pending) {
-			this.pending.delete(id);
-			clearTimeout(waiter.timer);
-			waiter.reject(new Error(this.deadReason));
-		}
-		try {
-			if (this.child && this.child.exitCode === null) this.child.kill("SIGKILL");
-		} catch {}
-		if (first && !this.closing) {
-			try {
-				this.onDead?.(reason);
-			} catch {}
-		}
-	}
-
-	request(method: string, params: object = {}, timeoutMs = RPC_TIMEOUT_MS): Promise<any> {
-		if (!this.alive) return Promise.reject(new Error(this.deadReason));
-		const id = this.nextId++;
-		return new Promise((resolve, reject) => {
-			const timer = setTimeout(() => {
-				this.pending.delete(id);
-				// A bridge that does not answer in time is treated as dead: later calls fail fast.
-				this.fail(`bridge did not answer '${method}' within ${timeoutMs} ms`);
-				reject(new Error(`bridge did not answer '${method}' within ${timeoutMs} ms`));
-			}, timeoutMs);
-			this.pending.set(id, { resolve, reject, timer });
-			try {
-				this.child.stdin.write(`${JSON.stringify({ id, method, params })}\n`);
-			} catch (err) {
-				this.fail(`could not write to the bridge: ${errorText(err)}`);
-			}
-		});
-	}
-
-	/** Ask the bridge to exit; kill it if it has not gone after `waitMs`. Idempotent. */
-	async shutdown(waitMs = SHUTDOWN_WAIT_MS): Promise<void> {
-		if (!this.child) return;
-		this.closing = true;
-		if (this.alive) {
-			// The bridge finishes queued background work (indexing, capture), for at most waitMs - 0.5 s.
-			const bye = this.request("shutdown", { wait: Math.max(0, waitMs - 500) / 1000 }, waitMs).catch(() => {});
-			try {
-				this.child.stdin.end();
-			} catch {}
-			await bye;
-		}
-		const timer = new Promise<void>((resolve) => setTimeout(resolve, Math.min(waitMs, 1_000)));
-		await Promise.race([this.exited, timer]);
-		if (this.deadReason === undefined) this.deadReason = "pi-memory bridge was shut down";
-		try {
-			if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill("SIGKILL");
-		} catch {}
-	}
-}
-
 type ToolSpec = { name: string; label?: string; description: string; parameters: any };
 
 function loadFallbackTools(dir: string): ToolSpec[] {
@@ -236,55 +59,6 @@ function offlineText(reason: string | undefined): string {
 		`pi-memory backend is not running: ${reason ?? "unknown reason"}. ` +
 		"Memory tools are unavailable in this session; restart pi or run `pi-memory status`."
 	);
-}
-
-/**
- * Latest snapshot entry for `sessionId` on the given branch (a list of session entries).
- * A compaction after the latest snapshot means its refresh was never persisted (pi can compact
- * after the extension has shut down), so that snapshot is stale and undefined is returned.
- */
-function findSnapshot(branch: any[], sessionId: string): string | undefined {
-	for (let i = branch.length - 1; i >= 0; i--) {
-		const entry = branch[i];
-		if (entry?.type === "compaction") return undefined;
-		if (entry?.type !== "custom" || entry.customType !== SNAPSHOT_ENTRY) continue;
-		const data = entry.data;
-		if (data && data.sessionId === sessionId && typeof data.snapshot === "string") return data.snapshot;
-	}
-	return undefined;
-}
-
-/** The recall marker persisted on this branch for `sessionId`, if any. */
-function findRecallMarker(branch: any[], sessionId: string | undefined): string | undefined {
-	for (let i = branch.length - 1; i >= 0; i--) {
-		const entry = branch[i];
-		if (entry?.type === "custom" && entry.customType === RECALL_ENTRY && entry.data?.sessionId === sessionId) {
-			return typeof entry.data.marker === "string" ? entry.data.marker : undefined;
-		}
-	}
-	return undefined;
-}
-
-/** Plain text of the messages of one role (text blocks only: no thinking, images or tool calls). */
-function textOf(messages: any[], role: string): string {
-	const parts: string[] = [];
-	for (const m of messages ?? []) {
-		if (m?.role !== role) continue;
-		if (typeof m.content === "string") parts.push(m.content);
-		else if (Array.isArray(m.content)) {
-			for (const block of m.content) if (block?.type === "text" && typeof block.text === "string") parts.push(block.text);
-		}
-	}
-	return parts.join("\n\n");
-}
-
-/** `d` as ISO 8601 in the user's time zone with its offset (2026-03-14T23:30:00.000-08:00), so the turn's date
- * ("yesterday") is the user's day, not the UTC one. */
-function localIso(d: Date): string {
-	const pad = (n: number, w = 2) => String(Math.trunc(Math.abs(n))).padStart(w, "0");
-	const off = -d.getTimezoneOffset();
-	return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:` +
-		`${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}${off >= 0 ? "+" : "-"}${pad(off / 60)}:${pad(off % 60)}`;
 }
 
 export default async function piMemory(pi: any): Promise<void> {
@@ -475,7 +249,11 @@ export default async function piMemory(pi: any): Promise<void> {
 			marker = findRecallMarker(ctx.sessionManager.getBranch?.() ?? [], sessionId);
 		} catch {}
 		try {
-			const reply = await bridge.request("recall", { prompt: event.prompt, state: { [RECALL_MARKER_KEY]: marker ?? null } });
+			const reply = await bridge.request("recall", {
+				prompt: event.prompt,
+				state: { [RECALL_MARKER_KEY]: marker ?? null },
+				timestamp: turnTime(event),
+			});
 			takeStatus(reply?.status); // shows a capture failure of the previous turn (any process)
 			if (typeof reply?.marker === "string" && sessionId) {
 				try {
@@ -514,7 +292,7 @@ export default async function piMemory(pi: any): Promise<void> {
 				sessionFile,
 				userText: textOf(messages, "user"),
 				assistantText: textOf(messages, "assistant"),
-				timestamp: localIso(new Date()),
+				timestamp: turnTime(event),
 			})
 			.catch(() => {});
 	});

@@ -1,4 +1,6 @@
-"""Schema of the semantic tables in the index database, and their salvage after corruption.
+"""Schema of the semantic tables in the index database, and their salvage after corruption. The index owns every
+table of its file, so the semantic store (:mod:`pi_memory.semantic`) keeps its rows here and a corruption rebuild
+(:mod:`.db`) carries them over without reaching up into the semantic package.
 
 Tables (``SEMANTIC_MIGRATIONS``, names prefixed ``semantic_``, applied with :func:`pi_memory.index.db.migrate`
 when a backend opens the index):
@@ -34,7 +36,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from pi_memory.index.db import Migration, migrate, transaction
+from pi_memory.index.db import Migration, migrate, open_read_only, transaction
 
 SCOPE_SQL = "user_id = ? AND project_id = ? AND agent_id = ?"
 M_SCOPE_SQL = "m.user_id = ? AND m.project_id = ? AND m.agent_id = ?"
@@ -157,9 +159,8 @@ def salvage_semantic(conn: sqlite3.Connection, damaged: str | Path) -> int:
     """
     migrate(conn, SEMANTIC_MIGRATIONS)
     copied = 0
-    try:
-        src = sqlite3.connect(f"file:{Path(damaged)}?mode=ro", uri=True)
-    except sqlite3.Error:
+    src = open_read_only(damaged)
+    if src is None:
         return 0
     try:
         for table, cols in _SALVAGE:

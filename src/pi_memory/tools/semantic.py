@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
 from pi_memory import safety
+from pi_memory.retrieval.recall import blocked_line
 from pi_memory.semantic.models import SemanticMemory
-from pi_memory.semantic.recall import blocked_line
 
 if TYPE_CHECKING:
     from pi_memory.semantic.service import SemanticService

@@ -33,9 +33,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pi_memory.index.conversation import MIN_TURN_CHARS
+
 WINDOW = 2  # turns on each side that receive a share of a match and form its window (LoCoMo: 1 -> 0.669, 2 -> 0.692)
 WEIGHT = 0.5  # share of a match's score its nearest neighbour receives; 1/d of it at distance d
-MIN_TURN_CHARS = 24  # shorter turns are acknowledgements and one-word answers ("ok, go ahead")
 _PIECE_CHARS = 2000  # characters of each turn that count in a window
 
 _TURN = f"kind = 'message' AND role IN ('user', 'assistant') AND length(text) >= {MIN_TURN_CHARS}"
@@ -108,7 +109,7 @@ def rank(conn: sqlite3.Connection, scorer: Any, terms: Sequence[Any], matches: S
          limit: int, window: int = WINDOW, weight: float = WEIGHT, until: str | None = None) -> list[ContextHit]:
     """Step 2 (module docstring): the best ``limit`` candidates of :func:`spread` over ``matches`` (``(id, BM25)``
     of the keyword search), re-scored as own score + BM25(window text). ``scorer``: the search's engine
-    (:class:`pi_memory.index.engine.Engine`: ``doc_freq(term)``, ``score(rows, terms)``) so both BM25s use
+    (:class:`pi_memory.retrieval.bm25.Engine`: ``doc_freq(term)``, ``score(rows, terms)``) so both BM25s use
     its document frequencies. Ties keep the spread order. ``until``: turns written after it are left out of
     every window (recall's ``as_of``)."""
     known: dict[int, list[int]] = {}

@@ -2,11 +2,11 @@
 
 * :func:`should_recall` -- skip empty prompts, ``/commands`` and trivial replies ("ok", "thanks", "lgtm", 👍).
 * :func:`recall` -- candidates from several ranked lists fused by reciprocal rank fusion
-  (:func:`~pi_memory.semantic.ranking.rrf_fuse`, Cormack et al. 2009, ``k = 60``):
+  (:func:`~pi_memory.retrieval.fusion.rrf_fuse`, Cormack et al. 2009, ``k = 60``):
   semantic memories (FTS5 BM25 list + exact vector list for the embedded backend, or the backend's own
   ``search`` for remote ones), and when asked curated entries (:func:`pi_memory.index.memory_search`) and past
   session turns (:func:`pi_memory.index.session_ranking_in_context`: keyword matches and the turns around
-  them, scored with their context window, :mod:`pi_memory.index.context`; only the rows that reach the
+  them, scored with their context window, :mod:`pi_memory.retrieval.context`; only the rows that reach the
   evidence check are read), each a keyword list plus a vector list
   (:mod:`pi_memory.semantic.sources`; the query is embedded once for every vector list). Superseded and deleted
   memories never appear (backends return active ones only).
@@ -17,8 +17,8 @@ nothing is related. :func:`recall` therefore keeps a candidate only when it has 
 similarity to the query of at least ``min_similarity`` (default :data:`DEFAULT_MIN_SIMILARITY`, setting
 ``recallMinSimilarity``; raised per script of the prompt: :data:`SCRIPT_FLOORS`), or text containing at least
 :data:`MIN_KEYWORD_COVERAGE` of the query's keyword evidence (:func:`keyword_coverage`: stems in the prompt's
-languages and CJK character bigrams, :mod:`pi_memory.semantic.recall_lang`), or a day inside a date window the
-prompt names (:mod:`pi_memory.semantic.recall_dates`). A prompt unrelated to every memory injects nothing.
+languages and CJK character bigrams, :mod:`pi_memory.retrieval.lang`), or a day inside a date window the
+prompt names (:mod:`pi_memory.retrieval.dates`). A prompt unrelated to every memory injects nothing.
 
 The injected block (our wording)::
 
@@ -48,11 +48,13 @@ from datetime import date, datetime
 from typing import Any, Literal
 
 from pi_memory import safety
-from pi_memory.semantic import recall_dates, recall_lang, recall_superseded
-from pi_memory.semantic import sources as source_vectors
+from pi_memory.retrieval import dates as recall_dates
+from pi_memory.retrieval import lang as recall_lang
+from pi_memory.retrieval import superseded as recall_superseded
+from pi_memory.retrieval import vector_lists as source_vectors
+from pi_memory.retrieval.fusion import RRF_K, rrf_fuse
 from pi_memory.semantic.models import SemanticHit, SemanticMemory
 from pi_memory.semantic.prompt_gate import MAX_TRIVIAL_WORDS, TRIVIAL_WORDS, should_recall, skip_reason  # noqa: F401
-from pi_memory.semantic.ranking import RRF_K, rrf_fuse
 
 Source = Literal["semantic", "curated", "sessions"]
 DEFAULT_BUDGET_TOKENS = 1500
@@ -71,17 +73,17 @@ SESSION_SNIPPET_CHARS = 400
 DEFAULT_MIN_SIMILARITY = 0.40
 # The bundled model was trained on English: any two strings of another script sit close together (two unrelated
 # Chinese sentences: 0.45-0.87), so one cosine cannot serve every prompt. Per main script of the prompt
-# (:func:`pi_memory.semantic.recall_lang.script_of`), the floor is at least this. Measured with
+# (:func:`pi_memory.retrieval.lang.script_of`), the floor is at least this. Measured with
 # ``benchmarks/recall_floor.py`` (its multilingual rows: per language 3 memories, 3 related and 3 unrelated
 # prompts, all 48 memories of every language in one index): best match of an unrelated prompt, max over the
 # language's prompts -- zh 0.663, ja 0.649 (cjk); ru 0.665 (cyrillic); fa 0.873 (arabic); de 0.506, es 0.496
 # (Latin, not English; English: 0.397, above). Each floor is that max plus a margin; related prompts below it
-# are still recalled by keyword evidence (:mod:`pi_memory.semantic.recall_lang`). Scripts not measured get
+# are still recalled by keyword evidence (:mod:`pi_memory.retrieval.lang`). Scripts not measured get
 # 0.95, which leaves them to keyword evidence. ``latin_other``: Latin-script prompts detected as another
 # language than English.
 SCRIPT_FLOORS = {"latin": 0.0, "latin_other": 0.60, "cjk": 0.75, "cyrillic": 0.75, "arabic": 0.95}
 UNMEASURED_SCRIPT_FLOOR = 0.95
-# Share of the query's keyword terms (:func:`pi_memory.semantic.ranking.keyword_terms`) a candidate's text must
+# Share of the query's keyword terms (:func:`pi_memory.semantic.terms.keyword_terms`) a candidate's text must
 # contain to count as keyword evidence: half, so one shared everyday word ("code", "user") out of a four-term
 # prompt is not enough, while a one- or two-term query ("Kafka", "ticket OPS-4821") is matched by its terms.
 MIN_KEYWORD_COVERAGE = 0.5
@@ -115,6 +117,7 @@ class RecallHit:
     dated: bool = False  # its day is inside a date window the prompt names (:mod:`.recall_dates`)
     replaced_by: str = ""  # a session turn saying what this memory id replaced (:mod:`.recall_superseded`)
     replaced_on: str = ""  # the day of that replacement (YYYY-MM-DD)
+    message_id: int = 0  # a session turn's ``messages.id`` (0: not a turn, or not known)
 
     @classmethod
     def from_semantic(cls, hit: SemanticHit) -> RecallHit:
@@ -136,8 +139,8 @@ class RecallHit:
 
 def keyword_coverage(terms: recall_lang.Evidence | Sequence[str], text: str) -> float:
     """Share (0..1) of the query found in ``text``: ``terms`` is the query's
-    :func:`~pi_memory.semantic.recall_lang.evidence_terms` (stems, CJK bigrams: that module), or plain
-    :func:`~pi_memory.semantic.ranking.keyword_terms` found as case-insensitive substrings -- how the trigram
+    :func:`~pi_memory.retrieval.lang.evidence_terms` (stems, CJK bigrams: that module), or plain
+    :func:`~pi_memory.semantic.terms.keyword_terms` found as case-insensitive substrings -- how the trigram
     FTS5 index matches them. ``0.0`` for no terms."""
     return recall_lang.coverage_of(terms, text)
 
@@ -202,14 +205,14 @@ def recall(
     ``include``: any of ``"semantic"``, ``"curated"``, ``"sessions"``; the last two need ``conn`` (the index
     connection) and are filtered to the scope's project (plus global curated entries). ``weights``: per
     candidate list (``keyword``, ``vector``, ``semantic``, ``curated``, ``sessions``, ``curated_vector``,
-    ``sessions_vector``, ``dates``; defaults ``DEFAULT_WEIGHTS`` and :data:`pi_memory.semantic.sources.WEIGHTS`).
+    ``sessions_vector``, ``dates``; defaults ``DEFAULT_WEIGHTS`` and :data:`pi_memory.retrieval.vector_lists.WEIGHTS`).
     ``min_similarity``: cosine floor (:func:`has_evidence`; ``0`` turns the floor off). ``as_of``: the moment
     the question is asked (default now; hosts pass the turn's time): nothing written or created after it is
     returned, and the prompt's dates ("last week", "in May", "2023-05-08") are read against it
-    (:mod:`pi_memory.semantic.recall_dates`): candidates dated inside such a window get the ``dates`` list's
+    (:mod:`pi_memory.retrieval.dates`): candidates dated inside such a window get the ``dates`` list's
     share of the fused score and pass the floor. An embedder failure leaves the keyword lists.
     ``vector_deadline``: a :func:`time.monotonic` value by which the query vector must be ready, else recall is
-    keyword-only (:func:`pi_memory.semantic.sources.by_deadline`; the prompt hook's ceiling). Raises
+    keyword-only (:func:`pi_memory.retrieval.vector_lists.by_deadline`; the prompt hook's ceiling). Raises
     ``ValueError`` for an unknown source or an unreadable ``as_of``.
     """
     include = set(include)
@@ -229,7 +232,7 @@ def recall(
     project = getattr(scope, "project_id", None)
     session_job = None
     if "sessions" in include and conn is not None:  # on a worker thread, beside the semantic lists below
-        from pi_memory.index import session_ranking_in_context
+        from pi_memory.retrieval import session_ranking_in_context
 
         session_job = source_vectors.submit(lambda: session_ranking_in_context(
             conn, words_query, candidates, project, as_of=moment))
@@ -247,7 +250,7 @@ def recall(
             lists["semantic"] = ["s:" + h.memory.id for h in found]
             items.update({"s:" + h.memory.id: RecallHit.from_semantic(h) for h in found})
     if "curated" in include and conn is not None:
-        from pi_memory.index import memory_search
+        from pi_memory.retrieval import memory_search
 
         res = memory_search(conn, query, limit=candidates, project=project, record_use=False)
         lists["curated"] = []
@@ -271,6 +274,8 @@ def recall(
     if extra is not None:  # vector lists of curated entries and session turns; their cosines meet the floor too
         extra.merge(lists, items)
         cosines.update(extra.cosines)
+    if session_job is not None:
+        _turns_in_context(conn, query, matches, lists, items, extra, moment)
     all_weights = {**DEFAULT_WEIGHTS, **source_vectors.WEIGHTS, "dates": DATE_WEIGHT, **(weights or {})}
     fused = rrf_fuse(lists, weights=all_weights, k=k)
     days: dict[str, str] = {}
@@ -316,6 +321,19 @@ def recall(
     if wanted_hits > top_k:
         out = recall_superseded.mark_outdated(backend, scope, out)
     return out[:top_k]
+
+
+def _turns_in_context(conn, query, matches, lists, items, extra, moment) -> None:
+    from pi_memory.retrieval import turns_in_context
+
+    vector_keys = lists.pop("sessions_vector", [])
+    vector = [(items[k].message_id, extra.cosines[k]) for k in vector_keys if items[k].message_id]
+    qvec = extra.query_vector.result() if extra is not None else None
+    model = extra.model if extra is not None else None
+    ranked = turns_in_context.rank(conn, query, [(h.id, h.score) for h in matches], vector, qvec,
+                                   model, until=moment)
+    keys = dict((mid, key) for key, mid in source_vectors.turn_keys(conn, [r.id for r in ranked]))
+    lists["sessions"] = list(dict.fromkeys(keys[r.id] for r in ranked if r.id in keys))
 
 
 def _load_semantic(backend: Any, scope: Any, ids: Sequence[str], items: dict[str, RecallHit]) -> None:

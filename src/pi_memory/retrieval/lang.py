@@ -1,10 +1,10 @@
-"""Keyword evidence in every language, for recall's evidence floor (:func:`pi_memory.semantic.recall.recall`).
+"""Keyword evidence in every language, for recall's evidence floor (:func:`pi_memory.retrieval.recall.recall`).
 
 :func:`evidence_terms` reads a prompt into an :class:`Evidence`; :meth:`Evidence.coverage` is the share of the
 prompt found in a candidate's text (0..1), compared with ``MIN_KEYWORD_COVERAGE``. Three kinds of unit:
 
 * **words** (scripts with spaces: Latin, Cyrillic, Greek, Arabic/Persian...): for English, the prompt's keyword
-  terms (:func:`pi_memory.semantic.ranking.keyword_terms`: stop words dropped, a crude suffix cut, at least 3
+  terms (:func:`pi_memory.semantic.terms.keyword_terms`: stop words dropped, a crude suffix cut, at least 3
   characters; unchanged from before); in another detected language, its words as written minus that
   language's and English's stop words (:data:`STOP`), at least 3 characters; one unit each. A term is found when it
   is a substring of the text (how the trigram index matches it; ``prefer`` finds ``preferred``) or when its
@@ -23,7 +23,7 @@ German, Spanish, French, Portuguese, Italian or Dutch when it holds more of that
 (:data:`STOP`) than of English's, else English. Several languages may be detected; each one's stemmer is tried.
 
 :func:`script_of` gives the prompt's main script for the per-script vector floor
-(:data:`pi_memory.semantic.recall.SCRIPT_FLOORS`).
+(:data:`pi_memory.retrieval.recall.SCRIPT_FLOORS`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from functools import lru_cache
 import snowballstemmer
 
 from pi_memory.index.words import CJK_STOP
-from pi_memory.semantic.ranking import MAX_TERMS, MIN_TERM_CHARS, WORD, keyword_terms
+from pi_memory.semantic.terms import MAX_TERMS, MIN_TERM_CHARS, WORD, keyword_terms
 
 CJK_RUN = re.compile("[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
                      "\U00020000-\U0003134f]+")

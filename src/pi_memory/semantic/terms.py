@@ -1,23 +1,16 @@
-"""Ranking helpers shared by the backends and recall: keyword query building and reciprocal rank fusion.
-
-Reciprocal rank fusion (Cormack, Clarke and Büttcher, "Reciprocal Rank Fusion outperforms Condorcet and
-individual Rank Learning Methods", SIGIR 2009): each candidate list contributes ``weight / (k + rank)`` to an
-item's score, rank 1-based; items absent from a list get nothing from it. ``k = 60`` is the paper's value,
-chosen there on held-out data and widely reused since; it flattens the difference between the top few ranks
-so that agreement between lists matters more than one list's exact order. Scores of different lists (BM25,
-cosine) are never compared, only ranks, so no normalisation is needed.
-"""
+"""Query terms of the semantic store's trigram keyword index: :func:`keyword_terms` reads a natural-language
+query into substring terms (English stop words dropped, a crude suffix cut, CJK as character trigrams) and
+:func:`fts_expression` quotes them into one FTS5 expression. Fusion and ranking are the engine's
+(:mod:`pi_memory.retrieval`)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
 from pi_memory.index.query import STOP_WORDS
 from pi_memory.index.words import CJK_STOP, HAS_CJK
 
-RRF_K = 60  # Cormack et al. 2009, §3
 MIN_TERM_CHARS = 3  # the trigram tokenizer indexes nothing shorter
 MAX_TERMS = 12  # bounds the FTS5 expression (each term is one phrase of trigrams)
 
@@ -25,46 +18,6 @@ WORD = re.compile(r"[^\W_][\w'’.+#-]*[\w+#]|[^\W_]", re.UNICODE)
 _CJK_OR_NOT = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+|"
                          "[^\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
 _SUFFIXES = (("ing", 6), ("ies", 5), ("ed", 5), ("es", 5), ("s", 4))
-
-
-@dataclass(frozen=True)
-class Fused:
-    """One fused item: its ``key``, RRF ``score`` and its 1-based rank in each list it appeared in."""
-
-    key: Hashable
-    score: float
-    ranks: dict[str, int] = field(default_factory=dict)
-
-
-def rrf_fuse(
-    lists: Mapping[str, Sequence[Hashable]],
-    *,
-    weights: Mapping[str, float] | None = None,
-    k: int = RRF_K,
-) -> list[Fused]:
-    """Fuse ranked lists of keys (best first) by reciprocal rank; best first.
-
-    ``weights`` per list name (default 1.0; 0 ignores the list). A key repeated within one list counts at its
-    first position. Ties keep the order of first appearance (lists in the given order).
-    """
-    if k < 0:
-        raise ValueError("rrf k must be >= 0")
-    scores: dict[Hashable, float] = {}
-    ranks: dict[Hashable, dict[str, int]] = {}
-    for name, keys in lists.items():
-        weight = 1.0 if weights is None else float(weights.get(name, 1.0))
-        seen: set[Hashable] = set()
-        for position, key in enumerate(keys, 1):
-            if key in seen:
-                continue
-            seen.add(key)
-            ranks.setdefault(key, {})[name] = position
-            if weight:
-                scores[key] = scores.get(key, 0.0) + weight / (k + position)
-            else:
-                scores.setdefault(key, 0.0)
-    order = sorted(scores, key=lambda key: -scores[key])  # sorted() is stable: first appearance breaks ties
-    return [Fused(key, scores[key], ranks[key]) for key in order]
 
 
 def _stem(word: str) -> str:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
+from typing import Any
 
-from pi_memory.index import context, engine
 from pi_memory.index.db import now_iso
-from pi_memory.index.engine import MEMORIES, MESSAGES, Corpus, Engine, Ranked
 from pi_memory.index.filters import (
     CATEGORIES,
     ROLES,
@@ -41,6 +41,9 @@ from pi_memory.index.results import (
     cap_output,
 )
 from pi_memory.index.snippets import make_snippet
+from pi_memory.retrieval import bm25 as engine
+from pi_memory.retrieval import context
+from pi_memory.retrieval.bm25 import MEMORIES, MESSAGES, Corpus, Engine, Ranked
 from pi_memory.safety import redact
 
 __all__ = [
@@ -125,15 +128,27 @@ def session_search(
     until: str | date | datetime | None = None,
     snippet_chars: int = 300,
     as_of: str | date | datetime | None = None,
+    embedder: Any = None,
 ) -> SearchResult:
     """Search past session messages. Never raises for the query text; invalid filters raise
     :class:`SearchInputError` with the accepted values. ``as_of``: the moment the question is asked (default
-    now): messages written after it are never returned (undated ones are kept); ``until`` narrows further."""
+    now): messages written after it are never returned (undated ones are kept); ``until`` narrows further.
+
+    With ``embedder`` (the tool gets semantic memory's), a query of plain words (no quotes or operators) without
+    a role, ``since`` or ``until`` filter is ranked as recall ranks session turns (:mod:`.turns_in_context`):
+    the keyword matches and the turns around them, each read with its window of neighbours, fused with the
+    turns nearest by meaning (their turn vectors, :mod:`pi_memory.semantic.turn_vectors`). A turn found through
+    its neighbours has ``match: "context"``, one found by its vector alone ``match: "meaning"``. Otherwise
+    (no embedder, operators, filters) the matches are ranked by BM25 alone, strictly: every hit holds the
+    terms, which is what a search for a literal (an address, an error code) wants."""
     query = _cap_query(query)
     limit = _clamp(limit, 1, MAX_LIMIT, 10)
     snippet_chars = _clamp(snippet_chars, MIN_SNIPPET_CHARS, MAX_SNIPPET_CHARS, 300)
     where, params = _session_filters(conn, project, role, since, until, as_of)
-    ranked = _search(conn, MESSAGES, query, where, params, limit)
+    in_context = embedder is not None and role is None and since is None and until is None
+    ranked, eng = _run(conn, MESSAGES, query, where, params, max(limit, CONTEXT_CANDIDATES) if in_context else limit)
+    if in_context and not ranked.plan.operators:
+        ranked = _in_context(conn, query or "", ranked, eng, project, as_of, embedder)
     top = ranked.ids[:limit]
     hits: list[SessionHit] = []
     if top:
@@ -171,6 +186,34 @@ def session_search(
         count=len(hits), results=hits, note=_cap_note(ranked) if hits else _empty_note(ranked.plan),
     )
     return cap_output(result)
+
+
+CONTEXT_CANDIDATES = 50  # keyword matches read in context by a plain-words session_search (recall's pool)
+
+
+def _in_context(conn: sqlite3.Connection, query: str, ranked: Ranked, eng: Engine | None,
+                project: str | Path | None, as_of: str | date | datetime | None, embedder: Any) -> Ranked:
+    """``ranked`` re-ordered as recall orders session turns (:func:`session_search`); matches and scores of the
+    turns it brings in are added."""
+    from pi_memory.retrieval import turns_in_context, vector_lists
+
+    until = _as_of(as_of)
+    matches = [(mid, ranked.scores.get(mid, 0.0)) for mid in ranked.ids[:CONTEXT_CANDIDATES]]
+    keyword = [] if eng is None or not matches else [
+        (h.id, h.score) for h in context.rank(conn, eng, ranked.terms or ranked.plan.terms, matches,
+                                             CONTEXT_CANDIDATES, until=until)]
+    qvec, vector = None, []
+    if embedder is not None and query.strip():
+        projects = None if project is None or not str(project).strip() else project_ids(conn, project)
+        qvec, vector = vector_lists.nearest_turns(conn, embedder, query, projects, CONTEXT_CANDIDATES, until)
+    order = turns_in_context.rank(conn, query, keyword, vector, qvec, str(getattr(embedder, "model_name", "")) or None,
+                                  until=until)
+    if not order:
+        return ranked
+    found_by_vector = {m for m, _ in vector}
+    match = {r.id: ranked.match.get(r.id) or ("meaning" if r.id in found_by_vector and r.id not in dict(keyword)
+                                               else "context") for r in order}
+    return replace(ranked, ids=[r.id for r in order], scores={r.id: r.score for r in order}, match=match)
 
 
 def session_ranking(
