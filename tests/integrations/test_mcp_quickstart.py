@@ -131,3 +131,40 @@ def test_a_settings_change_or_another_data_root_is_never_answered_with_the_old_t
     assert tool_names(again[1]) == ALL_TOOLS and "differed" not in again[2]
     cache = json.loads((tmp_path / "state" / "mcp-tools-list.json").read_text(encoding="utf-8"))
     assert len(cache) == 3
+
+
+@pytest.mark.parametrize(("args", "kept"), [
+    (["mcp"], ["mcp"]),
+    (["mcp", "--index-interval", "0"], ["mcp"]),  # a host's warm-up and the host itself may differ here
+    (["mcp", "--index-interval=5", "--json", "--dir", "/d"], ["mcp", "--dir", "/d"]),
+])
+def test_the_tool_list_key_ignores_options_that_change_no_tool(args, kept):
+    from pi_memory.integrations.mcp_quickstart import _tool_args
+
+    assert _tool_args(args) == kept
+
+
+def test_the_tool_list_key_follows_the_variables_settings_name(tmp_path, monkeypatch):
+    from pi_memory.integrations import mcp_quickstart
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("PI_CODING_AGENT_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(mcp_quickstart, "_code_fingerprint", lambda: [])
+    agent = tmp_path / "home" / ".pi" / "agent"
+    agent.mkdir(parents=True)
+    (agent / "settings.json").write_text('{"pi-memory": {"memoryMode": "${MY_MODE}"}}', encoding="utf-8")
+    key = mcp_quickstart.tools_key("k", {})
+    monkeypatch.setenv("PI_MEMORY_HOOK_CEILING_S", "9")  # chooses no tool
+    assert mcp_quickstart.tools_key("k", {}) == key
+    monkeypatch.setenv("MY_MODE", "passive")  # named by the settings: part of them
+    assert mcp_quickstart.tools_key("k", {}) != key
+    assert mcp_quickstart.tools_key("other", {}) != mcp_quickstart.tools_key("k", {})
+
+
+def test_a_cache_that_cannot_be_written_never_stops_the_relay(tmp_path):
+    (tmp_path / "not-a-folder").write_text("", encoding="utf-8")  # the state folder cannot be created
+    env = {**env_for(tmp_path), "PI_MEMORY_STATE_DIR": str(tmp_path / "not-a-folder" / "state")}
+    init, tools, err = list_tools(env)  # before: the relay thread died on the write and the client hung
+    assert json.loads(init)["id"] == 1 and tool_names(tools) == ALL_TOOLS
+    assert "the early answers' cache was not updated" in err

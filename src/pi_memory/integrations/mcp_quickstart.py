@@ -17,8 +17,12 @@ requested protocol version, pi-memory's version and the SDK's version (and this 
 module's modification times). ``tools/list`` (``mcp-tools-list.json``) depends on the settings too (which
 tools are served and how their descriptions read: the prompt mode, ``toolEnabled``, the session-search
 variant), so its key adds the ``initialize`` key, the request's parameters, the working folder, the
-command line, ``HOME`` and every ``PI_*`` environment variable (hashed, never stored), the size and mtime
-of every settings file (:func:`pi_memory.settings_files.settings_files`) and of every module of the package.
+command line (less ``--index-interval`` and ``--json``), the variables that choose the data root and the
+settings (``HOME``, ``PI_MEMORY_DIR``, ``PI_CODING_AGENT_DIR``) and every variable a settings file names as
+``${VAR}`` (hashed, never stored), the size and mtime of every settings file
+(:func:`pi_memory.settings_files.settings_files`) and of every module of the package. What the key cannot
+see: a semantic backend that fails to open (a remote store that is down) serves no ``mem0_memory``; the early
+list still has it, and the mismatch is logged and stored for the next start.
 The first start with a new key waits for the SDK and stores its answer; when a later SDK answer differs from
 the one sent, the stored one is replaced and a warning goes to standard error (the server declares no
 ``listChanged``, so a client keeps a tool list it got; the key is built so that this cannot happen without
@@ -34,6 +38,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import sys
 import threading
 from pathlib import Path
@@ -82,14 +87,38 @@ def _code_fingerprint() -> list[list]:
     return state.fingerprint(paths)
 
 
+_KEY_ENV = ("HOME", "PI_MEMORY_DIR", "PI_CODING_AGENT_DIR")  # what chooses the data root and the settings
+_UNRELATED_ARGS = {"--index-interval": 1, "--json": 0}  # options that change no tool (name -> values taken)
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _tool_args(args: list[str]) -> list[str]:
+    """The command line without the options that do not change the tool list (the warm-up of a host and the
+    host itself may differ in ``--index-interval``)."""
+    out, skip = [], 0
+    for arg in args:
+        if skip:
+            skip -= 1
+        elif arg.split("=", 1)[0] in _UNRELATED_ARGS:
+            skip = 0 if "=" in arg else _UNRELATED_ARGS[arg.split("=", 1)[0]]
+        else:
+            out.append(arg)
+    return out
+
+
 def tools_key(init_key: str, params: object) -> str:
     """The key of a ``tools/list`` answer: see the module docstring for what it covers."""
     from pi_memory.settings_files import settings_files
 
     cwd = Path.cwd().resolve()
-    env = sorted((k, v) for k, v in os.environ.items() if k == "HOME" or k.startswith("PI_"))
-    parts = [init_key, json.dumps(params, sort_keys=True), str(cwd), json.dumps(sys.argv[1:]), json.dumps(env),
-             json.dumps(state.fingerprint([str(p) for p in settings_files(cwd)])), json.dumps(_code_fingerprint())]
+    files = [str(p) for p in settings_files(cwd)]
+    names = set(_KEY_ENV)
+    for path in files:  # ${VAR} in a settings file: that variable's value is part of the settings
+        with contextlib.suppress(OSError):
+            names.update(_VAR.findall(Path(path).read_text(encoding="utf-8", errors="replace")))
+    env = sorted((k, os.environ.get(k)) for k in names)
+    parts = [init_key, json.dumps(params, sort_keys=True), str(cwd), json.dumps(_tool_args(sys.argv[1:])),
+             json.dumps(env), json.dumps(state.fingerprint(files)), json.dumps(_code_fingerprint())]
     return _digest(parts)
 
 
@@ -204,8 +233,11 @@ class Relay:
         with os.fdopen(self.from_sdk, "rb", buffering=0) as raw:
             for line in iter(raw.readline, b""):
                 self._first_done.wait()
-                if self.pending and self._answered_early(line):
-                    continue
+                try:
+                    if self.pending and self._answered_early(line):
+                        continue
+                except Exception as exc:  # noqa: BLE001 - a cache that cannot be written must not stop the relay
+                    sys.stderr.write(f"pi-memory mcp: the early answers' cache was not updated: {exc}\n")
                 try:
                     self._send(line)
                 except OSError:
