@@ -93,6 +93,36 @@ def test_same_single_text_gives_the_same_vector(model: OnnxMiniLM):
     assert np.allclose(a, b, atol=1e-6) and np.allclose(a, c, atol=1e-6)
 
 
+def test_query_vectors_are_remembered_and_handed_out_as_copies(monkeypatch):
+    fresh = OnnxMiniLM()
+    runs: list[int] = []
+    real = fresh._run
+    monkeypatch.setattr(fresh, "_run", lambda batch: runs.append(len(batch)) or real(batch))
+    a = fresh.embed_query("which database runs in production")
+    a[:] = 0.0  # a caller scribbling on its copy changes nothing remembered
+    b = fresh.embed_query("which database runs in production")
+    assert runs == [1] and abs(float(np.linalg.norm(b)) - 1.0) < 1e-5
+    assert np.allclose(b, fresh.embed(["which database runs in production"])[0], atol=1e-6) and runs == [1, 1]
+    fresh.clear_query_cache()
+    fresh.embed_query("which database runs in production")
+    assert runs == [1, 1, 1]
+
+
+def test_query_cache_drops_the_least_recently_used_and_skips_long_texts(monkeypatch):
+    from pi_memory.embed import local_onnx
+
+    monkeypatch.setattr(local_onnx, "QUERY_CACHE", 2)
+    monkeypatch.setattr(local_onnx, "QUERY_CACHE_CHARS", 20)
+    fresh = OnnxMiniLM()
+    runs: list[str] = []
+    real = fresh.embed
+    monkeypatch.setattr(fresh, "embed", lambda texts: runs.extend(texts) or real(texts))
+    for text in ["alpha", "beta", "alpha", "gamma", "alpha", "beta", "x" * 21, "x" * 21]:
+        fresh.embed_query(text)
+    # gamma pushed out beta (alpha was used after it); the 21-character text is never kept
+    assert runs == ["alpha", "beta", "gamma", "beta", "x" * 21, "x" * 21]
+
+
 def test_paraphrase_is_closer_than_unrelated(model: OnnxMiniLM):
     make, compile_, cat = model.embed(["The build uses make", "We compile the project with make",
                                        "My cat likes fish"])

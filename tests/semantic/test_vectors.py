@@ -51,7 +51,7 @@ def test_two_step_search_finds_what_the_exact_search_finds(big):
     exact = [matrix.search(q, 10) for q in queries]
     matrix.exact_rows = 0  # force the two steps (1,000 of 3,000 rows ranked exactly)
     two_step = [matrix.search(q, 10) for q in queries]
-    assert two_step == exact
+    assert two_step == exact == [matrix.search(q, 10, exact=True) for q in queries]
     assert all(int(i[1:]) % 100 == c for c, hits in enumerate(two_step) for i, _ in hits)  # the query's cluster
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -55,6 +56,9 @@ PAD_ID = 0
 TOKENIZE_CHUNK = 2048
 #: A batch is split between threads only into parts of at least this many texts.
 MIN_SPLIT = 8
+#: Query vectors remembered (least recently used dropped first), for queries up to QUERY_CACHE_CHARS characters.
+QUERY_CACHE = 256
+QUERY_CACHE_CHARS = 2000
 #: A git-lfs pointer file starts like this; a checkout without LFS leaves one in place of the model.
 _LFS_POINTER = b"version https://git-lfs"
 
@@ -120,6 +124,8 @@ class OnnxMiniLM:
         self._session: Any = None
         self._tokenizer: Any = None
         self._pool: ThreadPoolExecutor | None = None
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()  # text -> vector (embed_query's cache)
+        self._queries_lock = threading.Lock()
 
     def __repr__(self) -> str:
         state = "loaded" if self.loaded else "not loaded"
@@ -240,10 +246,28 @@ class OnnxMiniLM:
             return self._pool
 
     def embed_query(self, text: str) -> np.ndarray:
-        """float32 ``(384,)``, L2-normalised; the query alone in its batch."""
+        """float32 ``(384,)``, L2-normalised; the query alone in its batch. The last :data:`QUERY_CACHE` query
+        vectors are kept, so a prompt searched by several paths (recall, then a search tool with the same words)
+        is embedded once; each call returns its own copy."""
         if not isinstance(text, str):
             raise TypeError(f"embed_query() takes a str, not {type(text).__name__}")
-        return self.embed([text])[0]
+        with self._queries_lock:
+            known = self._queries.get(text)
+            if known is not None:
+                self._queries.move_to_end(text)
+                return known.copy()
+        vec = self.embed([text])[0]
+        if len(text) <= QUERY_CACHE_CHARS:
+            with self._queries_lock:
+                self._queries[text] = vec.copy()
+                while len(self._queries) > QUERY_CACHE:
+                    self._queries.popitem(last=False)
+        return vec
+
+    def clear_query_cache(self) -> None:
+        """Forget the remembered query vectors (benchmarks time every query as new)."""
+        with self._queries_lock:
+            self._queries.clear()
 
     def embed_tokens(self, texts: Sequence[str]) -> list[tuple[list[str], np.ndarray]]:
         """Token-level outputs for late interaction (ColBERT-style MaxSim, Khattab & Zaharia 2020): per text,

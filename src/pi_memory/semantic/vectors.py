@@ -252,19 +252,20 @@ class VectorMatrix:
         self._row = {mid: i for i, mid in enumerate(ids)}
         self._dead = 0
 
-    def search(self, query: np.ndarray, top_k: int) -> list[tuple[str, float]]:
-        """The ``top_k`` live ids by dot product with ``query`` (cosine, for unit vectors), best first."""
+    def search(self, query: np.ndarray, top_k: int, *, exact: bool = False) -> list[tuple[str, float]]:
+        """The ``top_k`` live ids by dot product with ``query`` (cosine, for unit vectors), best first.
+        ``exact``: scan every row even when the matrix is large (what the benchmark measures recall against)."""
         with self.lock:
-            return self._search(query, top_k)
+            return self._search(query, top_k, exact)
 
-    def _search(self, query: np.ndarray, top_k: int) -> list[tuple[str, float]]:
+    def _search(self, query: np.ndarray, top_k: int, exact: bool = False) -> list[tuple[str, float]]:
         n = len(self._ids)
         if n == 0 or top_k <= 0 or not self._row:
             return []
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         if q.shape[0] != self.dim:
             raise ValueError(f"query has {q.shape[0]} dimensions, the matrix {self.dim}")
-        rows = self._candidates(q, n, top_k)
+        rows = None if exact else self._candidates(q, n, top_k)
         block = self._buf[:n] if rows is None else self._buf[rows]
         scores = np.einsum("ij,j->i", block, q)  # numpy's own loop: no BLAS thread start-up (module docstring)
         if self._dead:
