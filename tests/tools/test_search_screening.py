@@ -94,7 +94,10 @@ def test_session_search_gives_a_model_blocked_markers_for_hostile_turns(memory):
 
 def test_highlights_cannot_split_a_phrase_past_the_scanner(memory):
     result, text = call(memory, "session_search", {"query": "previous instructions"})
-    [hit] = result["results"]
+    # with an embedder the engine adds turns near in meaning or context (match "meaning" / "context"); the one
+    # turn holding the words is the first hit, blocked
+    [hit] = [h for h in result["results"] if h.get("match") not in ("context", "meaning")]
+    assert result["results"][0] is hit
     assert hit["snippet"] == session_marker(["ignore_instructions"], INJECTION)
     assert "ignore previous" not in text.lower() and "attacker remote" not in text
 
