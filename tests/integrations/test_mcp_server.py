@@ -169,3 +169,23 @@ def test_anchor_session_search_over_mcp_takes_python_keyword_arguments(tmp_path,
         anyio.run(scenario)
     finally:
         memory.close()
+
+
+@pytest.mark.parametrize("how", ["flag", "env"])
+def test_default_blocks_exist_with_background_indexing_off(tmp_path, how):
+    """``--index-interval 0`` turns background indexing off, not the session start: the default ``user`` and
+    ``agent`` blocks are there, so ``updateMemory`` works as with indexing on."""
+    params = stdio_params(tmp_path)
+    if how == "flag":
+        params.args = [*params.args, "--index-interval", "0"]
+    else:
+        params.env["PI_MEMORY_INDEX_INTERVAL"] = "0.0"
+
+    async def scenario():
+        async with Client(params) as client:
+            block = await client.call_tool("updateMemory", {"blockKey": "agent", "newText": "Uses uv."})
+            assert block.is_error is False, block.content[0].text
+
+    anyio.run(scenario)
+    assert sorted(p.name for p in (tmp_path / "blocks").glob("*.md")) == ["agent.md", "user.md"]
+    assert (tmp_path / "blocks" / "agent.md").read_text().endswith("---\n\nUses uv.\n")

@@ -189,8 +189,8 @@ def serve_stdio(memory: Memory, index_every: float = INDEX_EVERY_S,
     stop = _SignalStop(finish)
     stop.install()  # before "started": a client may stop the server as soon as it reads that
     try:
-        if background:
-            session.start(catch_up=True, every=index_every)
+        # Indexing off still starts the session (default blocks, integrity check), with no background job.
+        session.start(catch_up=background, every=index_every if background else None, dream=background)
         if report:
             report({"event": "started", "transport": "stdio", "dataDir": str(memory.settings.data_dir),
                     "tools": [t.name for t in memory.tools()],
