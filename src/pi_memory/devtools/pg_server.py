@@ -19,6 +19,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -121,3 +122,18 @@ class TempPostgres:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def main() -> None:
+    """``python -m pi_memory.devtools.pg_server``: start one, print its URL, and on Ctrl-C or SIGTERM stop it
+    and remove its folder (the README's way to try the team server)."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    with TempPostgres() as pg:
+        print(pg.url, flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            while True:
+                time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()
