@@ -300,3 +300,20 @@ def test_read_only_file_is_not_overwritten(store):
     r = store.add("memory", "two")
     assert r.code == "io_error" and "read-only" in r.error
     assert store.path("memory").read_text() == "one\n"
+
+
+@pytest.mark.parametrize("inside", ["", "sub", "sub/deeper"])
+def test_a_data_folder_that_is_a_file_is_named_as_the_problem(tmp_path, inside):
+    """``--dir`` naming a file (or a folder under one): the error says the data folder is a file and what to
+    point at instead, not to fix the permissions of MEMORY.md."""
+    (tmp_path / "afile").write_text("not a folder\n")
+    folder = tmp_path / "afile" / inside if inside else tmp_path / "afile"
+    store = MemoryStore(folder)
+    store.load_from_disk()
+    for target, name in (("memory", "MEMORY.md"), ("user", "USER.md")):
+        r = store.read(target)
+        assert not r.success and r.code == "io_error"
+        assert r.error == (f"Cannot read {name}. The data folder {folder} cannot be used ({tmp_path / 'afile'} is "
+                           "a file, not a folder). Nothing was changed. Point --dir, $PI_MEMORY_DIR or the dataDir "
+                           "setting at a folder.")
+    assert (tmp_path / "afile").read_text() == "not a folder\n"

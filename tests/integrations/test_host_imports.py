@@ -111,3 +111,31 @@ def test_dry_run_then_apply_through_the_store(home):
 
 def test_nothing_to_import_says_where_it_looked(home):
     assert "Nothing to import: no Codex memories in" in run(home, "import", "codex-memories")
+
+
+CREDENTIALS = [
+    ("AKIAIOSFODNN7EXAMPLE", "aws_access_key_id"),
+    ("ghp_1234567890abcdefghijklmnopqrstuvwxyzAB", "github_token"),
+    ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0."
+     "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yQsw5c", "jwt"),
+]
+
+
+@pytest.mark.parametrize("apply", [False, True])
+def test_a_refused_credential_is_never_printed(home, apply):
+    """An instructions file holding credentials: the dry run and --apply name the refusal, with each value
+    redacted, in the text output and in every field of --json (a terminal's scrollback and CI logs keep it).
+    Three refusals in a row do not stop the entries after them (the per-turn guard is for models)."""
+    (home / "proj" / "CLAUDE.md").write_text(
+        "".join(f"- Deploy uses {value}\n" for value, _ in CREDENTIALS) + "- Tests run with pytest\n",
+        encoding="utf-8")
+    extra = ["--apply"] if apply else []
+    text = run(home, "import", "claude-code-memory", *extra)
+    as_json = run(home, "import", "claude-code-memory", "--json", *extra)
+    for value, kind in CREDENTIALS:
+        assert value not in text and value not in as_json
+        assert f"Deploy uses [REDACTED:{kind}]" in text
+    rows = json.loads(as_json)["results" if apply else "preview"]
+    assert [r["status"] for r in rows] == [("refused" if apply else "would be refused")] * 3 + [
+        "duplicate" if apply else "would add"]
+    assert rows[3]["text"] == "Tests run with pytest"

@@ -134,3 +134,58 @@ def test_skill_manage_over_mcp(tmp_path, monkeypatch):
         anyio.run(scenario)
     finally:
         memory.close()
+
+
+def test_anchor_session_search_over_mcp_takes_python_keyword_arguments(tmp_path, monkeypatch):
+    """``sessionSearch.variant: "anchors"`` gives session_search the arguments ``from`` / ``to`` (Python keywords):
+    the server must still start, and each such argument must reach the tool under its own name."""
+    from pi_memory.devtools.transcripts import write_pi_session
+    from pi_memory.runtime import open_memory
+
+    agent = tmp_path / "agent"
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps({"pi-memory": {"sessionSearch": {"variant": "anchors"}}}))
+    write_pi_session(agent / "sessions" / "--repo--" / "a.jsonl", tmp_path / "repo",
+                     [("user", "postgres queue"), ("assistant", "postgres jobs")], day="2026-11-28")
+    memory = open_memory(cwd=tmp_path / "repo", override_dir=tmp_path / "data")
+    server = build_server(memory)
+
+    async def scenario():
+        async with Client(server) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert {"from", "to", "all"} <= set(tools["session_search"].input_schema["properties"])
+            both = await client.call_tool("session_search", {"all": ["postgres"], "from": "2026-11-01"})
+            assert both.is_error is False, both.content[0].text
+            assert both.content[0].text.startswith("count: 1\n") and "a.jsonl:2-3 user+assistant" in both.content[0].text
+            none = await client.call_tool("session_search", {"all": ["postgres"], "to": "2026-11-01"})
+            assert none.content[0].text.startswith("count: 0"), none.content[0].text
+            bad = await client.call_tool("session_search", {"all": ["postgres"], "from": "yesterday-ish"})
+            assert bad.is_error is True
+
+    try:
+        anyio.run(scenario)
+    finally:
+        memory.close()
+
+
+@pytest.mark.parametrize("how", ["flag", "env"])
+def test_default_blocks_exist_with_background_indexing_off(tmp_path, how):
+    """``--index-interval 0`` turns background indexing off, not the session start: the default ``user`` and
+    ``agent`` blocks are there, so ``updateMemory`` works as with indexing on."""
+    params = stdio_params(tmp_path)
+    if how == "flag":
+        params.args = [*params.args, "--index-interval", "0"]
+    else:
+        params.env["PI_MEMORY_INDEX_INTERVAL"] = "0.0"
+
+    async def scenario():
+        async with Client(params) as client:
+            block = await client.call_tool("updateMemory", {"blockKey": "agent", "newText": "Uses uv."})
+            assert block.is_error is False, block.content[0].text
+
+    anyio.run(scenario)
+    assert sorted(p.name for p in (tmp_path / "blocks").glob("*.md")) == ["agent.md", "user.md"]
+    assert (tmp_path / "blocks" / "agent.md").read_text().endswith("---\n\nUses uv.\n")

@@ -96,3 +96,19 @@ def test_auto_consolidate_without_a_model_says_it_is_off(agent, project):
                                  "\"model\": ...}} (or {\"llm\": {\"fromPi\": \"provider/model\"}}, or {\"llm\": "
                                  "{\"fromPi\": \"default\"}} for pi's default model) in <agentDir>/settings.json); "
                                  "merge or remove entries yourself.")
+
+
+def test_manual_consolidation_of_a_small_store_says_how_many_entries_in_words(agent, llm, brain, project):
+    write_settings(agent, llm_block(llm))
+    memory = open_memory(project)
+    learner = memory.learner()
+    messages = []
+    for entry in ["", "Uses uv for Python envs"]:
+        if entry:
+            assert memory.store.add("memory", entry).success
+        report = consolidate(learner, "memory")
+        assert report.outcome == "no_shrink"
+        messages.append(report.message)
+    assert messages == ["MEMORY.md has no entries; there is nothing to merge",
+                        "MEMORY.md has 1 entry; there is nothing to merge"]
+    assert brain.prompts == []

@@ -72,6 +72,16 @@ def entry_too_long(name: str, length: int, limit: int) -> str:
 
 
 def unreadable(name: str, path, detail: str) -> str:
+    """``path`` could not be read: its data folder being a file (or under one) is said as such."""
+    from pathlib import Path
+
+    from pi_memory.storage import describe
+
+    folder = Path(path).parent
+    blocker = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if blocker is not None and not blocker.is_dir():
+        what, todo = describe("not_a_folder", folder, f"{blocker} is a file, not a folder")
+        return f"Cannot read {name}. {what} Nothing was changed. {todo}"
     return (
         f"Cannot read {name} at {path} ({detail}). Nothing was changed. Fix the file's permissions or type "
         "(it must be a readable text file), then retry."

@@ -121,3 +121,4 @@ class TempPostgres:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+

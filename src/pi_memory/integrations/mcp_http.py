@@ -119,8 +119,8 @@ def serve_http(memory: Memory, host: str = "127.0.0.1", port: int = DEFAULT_PORT
     main = threading.current_thread() is threading.main_thread()
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)} if main else {}
     try:
-        if background:
-            session.start(catch_up=True, every=index_every)
+        # Indexing off still starts the session (default blocks, integrity check), with no background job.
+        session.start(catch_up=background, every=index_every if background else None, dream=background)
         Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")).run(sockets=[sock])
     except _Stopped:
         pass

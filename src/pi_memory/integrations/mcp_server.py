@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import json
+import keyword
 import os
 import signal
 import sys
@@ -33,6 +34,7 @@ from typing import Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
 
 from pi_memory import __version__
 from pi_memory.curated import MemoryStore, build_snapshot
@@ -116,16 +118,22 @@ def _register(server: MCPServer, spec: ToolSpec, run) -> None:
     the SDK's raw pydantic error; clients still see the strict schema generated from the tool's model.
     """
     names = list(spec.parameters.get("properties", {}))
+    # An argument whose name is no Python identifier (``from`` of the anchor search) gets a stand-in parameter
+    # name with the real name as its alias: the SDK validates by alias and calls ``tool`` with the real name.
+    params = {n: n if n.isidentifier() and not keyword.iskeyword(n) else f"arg{i}"
+              for i, n in enumerate(names)}
+    kinds = {n: Any if n == p else Annotated[Any, Field(alias=n)] for n, p in params.items()}
 
     def tool(**kwargs: Any) -> CallToolResult:
         return run(spec, {k: v for k, v in kwargs.items() if v is not None})
 
     returns = Annotated[CallToolResult, spec.result_model] if spec.result_model else CallToolResult
     tool.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Any) for n in names],
+        [inspect.Parameter(params[n], inspect.Parameter.KEYWORD_ONLY, default=None, annotation=kinds[n])
+         for n in names],
         return_annotation=returns,
     )
-    tool.__annotations__ = {**{n: Any for n in names}, "return": returns}
+    tool.__annotations__ = {**{params[n]: kinds[n] for n in names}, "return": returns}
     tool.__name__ = spec.name
     server.add_tool(
         tool,
@@ -181,8 +189,8 @@ def serve_stdio(memory: Memory, index_every: float = INDEX_EVERY_S,
     stop = _SignalStop(finish)
     stop.install()  # before "started": a client may stop the server as soon as it reads that
     try:
-        if background:
-            session.start(catch_up=True, every=index_every)
+        # Indexing off still starts the session (default blocks, integrity check), with no background job.
+        session.start(catch_up=background, every=index_every if background else None, dream=background)
         if report:
             report({"event": "started", "transport": "stdio", "dataDir": str(memory.settings.data_dir),
                     "tools": [t.name for t in memory.tools()],

@@ -77,7 +77,8 @@ def _work(ctx: JobContext, learner: Learner, target: str, usage: dict) -> list[P
                         for e in before if e in usage)
     ctx.read([], ids)
     if len(before) < 2:
-        raise JobStop("no_shrink", f"{store.name(target)} has {len(before)} entry; there is nothing to merge")
+        count = "1 entry" if before else "no entries"
+        raise JobStop("no_shrink", f"{store.name(target)} has {count}; there is nothing to merge")
     prompt = f"# Store to consolidate (target \"{target}\")\n\n{block}"
     if signals:
         prompt += f"\n\n# Usage signals\n\n{signals}"

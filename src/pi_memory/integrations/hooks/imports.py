@@ -39,7 +39,10 @@ class Planned:
     source: str
 
     def to_dict(self) -> dict:
-        return {"target": self.target, "text": self.text, "source": self.source}
+        """What a person is shown: the text with every credential redacted (a refused entry is printed too)."""
+        from pi_memory import safety
+
+        return {"target": self.target, "text": safety.redact(self.text), "source": self.source}
 
 
 def clean(text: str) -> str:
@@ -220,6 +223,7 @@ def apply(store, planned: list[Planned], standing=None) -> list[dict]:
                             "message": "" if outcome.success or known else (outcome.error or "")})
             continue
         before = len(store.entries(item.target)) if item.target in store.targets else 0
+        store.begin_turn()  # an import is not an agent run: the retry guard must not stop it
         outcome = store.add(item.target, item.text)
         after = len(store.entries(item.target)) if item.target in store.targets else 0
         status = "refused" if not outcome.success else ("added" if after > before else "duplicate")

@@ -138,6 +138,8 @@ class TeamProjectStore(MemoryStore):
 
     def run(self, operations: list[Operation]) -> Any:
         self._ops = [op.action for op in operations]
+        with connection(self.pool) as conn:  # a refusal before the locked read describes the store as it is
+            self._live[TARGET], self.version = self._row(conn, lock=False)
         return self.apply(TARGET, operations, single=len(operations) == 1)
 
 
