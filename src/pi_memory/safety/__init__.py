@@ -58,7 +58,15 @@ __all__ = [
     "scan_threats",
     "SecretSpan",
     "secret_spans",
+    "quoted_name",
 ]
+
+
+def quoted_name(text: str, limit: int = 80) -> str:
+    """A name a person or model typed, for an error message: credentials redacted, cut at ``limit``
+    characters with ``…`` (a 10,000-character name is not repeated whole), quoted as ``repr`` does."""
+    shown = redact(text)
+    return repr(shown if len(shown) <= limit else shown[:limit] + "…")
 
 
 def check_write(text: str) -> Finding | None:
