@@ -10,6 +10,7 @@ Public API
   Unicode rules).
 * ``scan_secrets(text) -> list[Finding]`` — credentials (category ``"secret"``; see ``secrets``).
 * ``redact(text) -> str`` — secret values replaced by ``[REDACTED:<id>]``.
+* ``quoted_name(text) -> str`` — a typed name for an error message: redacted, cut at 80 characters, quoted.
 * ``secret_spans(text) -> list[SecretSpan]`` — every secret value's ``(start, end, id)`` in raw offsets.
 * ``check_write(text) -> Finding | None`` — the first threat, else the first secret, else ``None``.
 * ``refusal_message(finding, where="memory") -> str`` — why a write was refused and what to do instead.
