@@ -247,7 +247,7 @@ class BlockStore:
                value: str = "") -> BlockResult:
         if not KEY_RULE.match(key or ""):
             shown = safety.redact(key or "")  # an error message never repeats a credential
-            return BlockResult(False, "invalid_key", shown, error=f"{shown!r} is not a usable block key: use 1-64 "
+            return BlockResult(False, "invalid_key", shown, error=f"{safety.quoted_name(key or '')} is not a usable block key: use 1-64 "
                                "letters, digits, '-' or '_', starting with a letter or digit (it is the file name).")
         secrets = safety.scan_secrets(key)  # a key is a file name and is shown in every prompt: no credential
         if secrets:

@@ -10,6 +10,7 @@ Public API
   Unicode rules).
 * ``scan_secrets(text) -> list[Finding]`` — credentials (category ``"secret"``; see ``secrets``).
 * ``redact(text) -> str`` — secret values replaced by ``[REDACTED:<id>]``.
+* ``quoted_name(text) -> str`` — a typed name for an error message: redacted, cut at 80 characters, quoted.
 * ``secret_spans(text) -> list[SecretSpan]`` — every secret value's ``(start, end, id)`` in raw offsets.
 * ``check_write(text) -> Finding | None`` — the first threat, else the first secret, else ``None``.
 * ``refusal_message(finding, where="memory") -> str`` — why a write was refused and what to do instead.
@@ -58,7 +59,15 @@ __all__ = [
     "scan_threats",
     "SecretSpan",
     "secret_spans",
+    "quoted_name",
 ]
+
+
+def quoted_name(text: str, limit: int = 80) -> str:
+    """A name a person or model typed, for an error message: credentials redacted, cut at ``limit``
+    characters with ``…`` (a 10,000-character name is not repeated whole), quoted as ``repr`` does."""
+    shown = redact(text)
+    return repr(shown if len(shown) <= limit else shown[:limit] + "…")
 
 
 def check_write(text: str) -> Finding | None:

@@ -166,7 +166,7 @@ class SkillStore:
                  if slug and (self.folder(s, slug) / fmt.SKILL_FILE).is_file()]
         if not found:
             known = ", ".join(s.id for s in self.skills()) or "none yet"
-            return _no("not_found", f"No skill {text!r}. Known skills: {known}.")
+            return _no("not_found", f"No skill {safety.quoted_name(text)}. Known skills: {known}.")
         if len(found) > 1:
             return _no("ambiguous", f"Both global:{slug} and project:{slug} exist; name one of them.",
                        matches=[s.id for s in found])
