@@ -84,7 +84,7 @@ def refusal_message(finding: Finding, where: str = "memory") -> str:
     if finding.category == SECRET:
         return (
             f"Not saved: the {where} text contains a credential ({finding.id}), and secrets must never be "
-            f"stored in {where}. Save where the secret lives instead of its value, e.g. "
+            f"stored there. Save where the secret lives instead of its value, e.g. "
             f"\"API key is in ~/.config/x (env OPENAI_API_KEY)\"."
         )
     if finding.category == INVISIBLE_UNICODE:
