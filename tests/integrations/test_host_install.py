@@ -176,3 +176,24 @@ def test_the_cli_prints_what_changed_as_json(home, tmp_path):
     gone = run("uninstall", "claude-code")
     assert gone.returncode == 0 and "removed" in gone.stdout
     assert not (home / ".claude" / "settings.json").exists()
+
+
+def _left_behind(root) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("host", ["claude-code", "codex"])
+def test_install_then_uninstall_on_a_clean_home_leaves_no_file_behind(home, host, tmp_path):
+    """Files install created hold only what it wrote: uninstall removes them without a backup, and forgets the
+    install (no manifest left in the state folder). Found by a fresh-user tester: .bak files and an empty {}.
+    (A second install that changes such a file backs it up first: the host may have written to it since.)"""
+    if host == "claude-code":
+        claude_code.install("user", script=SCRIPT)
+        removed = [c for c in claude_code.uninstall("user")]
+    else:
+        codex.install(script=SCRIPT)
+        removed = codex.uninstall()["changes"]
+    assert {c.action for c in removed} == {"removed"} and all(c.backup is None for c in removed)
+    assert _left_behind(home) == []
+    state_dir = tmp_path / "state"
+    assert (_left_behind(state_dir) if state_dir.exists() else []) == []

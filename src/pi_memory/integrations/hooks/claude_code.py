@@ -75,7 +75,7 @@ def uninstall(scope: str = "user", project: Path | None = None) -> list[common.C
             del servers[common.MCP_NAME]
             changes.append(common.finish_uninstall(mcp_path, doc, common.dump_json(doc), manifest,
                                                    [f"removed MCP server {common.MCP_NAME}"]))
-    state.write_json(manifest_path, {})
+    manifest_path.unlink(missing_ok=True)  # nothing of this install is left to remember
     return changes
 
 

@@ -163,7 +163,7 @@ def uninstall() -> dict:
                 del doc["features"]
             details.append("removed [features] hooks")
         changes.append(common.finish_uninstall(config_path, doc.unwrap(), tomlkit.dumps(doc), manifest, details))
-    state.write_json(_manifest_path(), {})
+    _manifest_path().unlink(missing_ok=True)  # nothing of this install is left to remember
     return {"changes": changes, "trusted": [], "trustError": None}
 
 

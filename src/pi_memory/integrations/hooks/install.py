@@ -125,12 +125,12 @@ def is_empty(data: object) -> bool:
 
 def finish_uninstall(path: Path, data: dict, text: str, manifest: dict, details: list[str]) -> Change:
     """Write what is left of ``path`` after our entries went; remove the file when install created it and
-    nothing else is in it. A trailing blank line the edit left behind is dropped (the file ends as it did)."""
+    nothing else is in it (no backup then: it held only what install wrote). A trailing blank line the edit
+    left behind is dropped (the file ends as it did)."""
     old = path.read_text(encoding="utf-8")
     if str(path) in manifest.get("created", []) and is_empty(data):
-        saved = backup(path, old.encode("utf-8"))
         path.unlink()
-        return Change(path, "removed", saved, details)
+        return Change(path, "removed", None, details)
     text = text.rstrip() + old[len(old.rstrip()):] if text.strip() else text
     return write_file(path, text, details)
 
