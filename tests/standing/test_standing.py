@@ -112,12 +112,16 @@ def test_no_tool_or_background_path_can_write_standing(tmp_path, monkeypatch):
     src = pathlib.Path(__file__).parents[2] / "src" / "pi_memory"
     users = sorted(str(p.relative_to(src)) for p in src.rglob("*.py")
                    if "StandingStore" in p.read_text() and not str(p.relative_to(src)).startswith("standing/"))
-    assert users == ["cli/standing.py", "devtools/sample_data.py", "importers/standing.py", "insights.py",
-                     "integrations/hooks/handlers.py", "integrations/inspector/views_stores.py",
-                     "integrations/pi/commands.py", "prompt/context.py"]
+    assert users == ["cli/hosts.py", "cli/standing.py", "devtools/sample_data.py", "importers/standing.py",
+                     "insights.py", "integrations/hooks/handlers.py", "integrations/hooks/imports.py",
+                     "integrations/inspector/views_stores.py", "integrations/pi/commands.py", "prompt/context.py"]
     callers = sorted(str(p.relative_to(src)) for p in src.rglob("*.py") if "import_hermes" in p.read_text()
                      and not str(p.relative_to(src)).startswith("importers/"))
     assert callers == ["cli/imports.py"]  # the import is a command a person runs, never a tool or a job
+    # `import claude-code-memory` / `import codex-memories` (CLAUDE.md / AGENTS.md rules): also only a command
+    host_import = sorted(str(p.relative_to(src)) for p in src.rglob("*.py")
+                         if "integrations.hooks.imports" in p.read_text() and "integrations/hooks/" not in str(p))
+    assert host_import == ["cli/hosts.py"]
     for reader in ("insights.py", "integrations/hooks/handlers.py", "prompt/context.py"):  # they only read
         text = (src / reader).read_text()
         assert ".rules()" in text or ".path" in text  # the rules, or the file's path for a cache check
