@@ -9,7 +9,6 @@ from starlette.testclient import TestClient
 
 from pi_memory.semantic.backend import BackendError
 from pi_memory.semantic.backends import rest_server
-from pi_memory.semantic.backends.rest_client import scope_from_wire, scope_to_wire
 from pi_memory.semantic.backends.rest_server import (
     ServeError,
     check_bind,
@@ -18,6 +17,7 @@ from pi_memory.semantic.backends.rest_server import (
     is_loopback,
     resolve_token,
 )
+from pi_memory.semantic.backends.rest_wire import scope_from_wire, scope_to_wire
 from pi_memory.semantic.models import CaptureReport, MemoryEvent, Scope
 
 TOKEN = "test-token-0123456789"

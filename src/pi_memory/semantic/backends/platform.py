@@ -27,8 +27,7 @@ from typing import Any
 
 from pi_memory import safety
 from pi_memory.semantic.backend import BackendError, MemoryNotFoundError
-from pi_memory.semantic.backends.rest_client import item_to_memory, row_to_history
-from pi_memory.semantic.backends.rest_server import IDENTITY_KEYS
+from pi_memory.semantic.backends.rest_wire import IDENTITY_KEYS, item_to_memory, row_to_history
 from pi_memory.semantic.models import HistoryEvent, Scope, SemanticHit, SemanticMemory
 from pi_memory.semantic.sanitize import clean_metadata, clean_source
 

@@ -13,14 +13,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from pi_memory.semantic.backend import MemoryNotFoundError, SemanticBackend
-from pi_memory.semantic.backends.rest_client import (
-    AddBody,
-    Message,
-    SearchBody,
-    UpdateBody,
-    history_to_row,
-    memory_to_item,
-)
 from pi_memory.semantic.backends.rest_requests import (
     ApiError,
     bool_param,
@@ -31,6 +23,14 @@ from pi_memory.semantic.backends.rest_requests import (
     read_body,
     scope_of,
     update_scope,
+)
+from pi_memory.semantic.backends.rest_wire import (
+    AddBody,
+    Message,
+    SearchBody,
+    UpdateBody,
+    history_to_row,
+    memory_to_item,
 )
 from pi_memory.semantic.embedded import clean_text
 from pi_memory.semantic.models import Scope, now_iso

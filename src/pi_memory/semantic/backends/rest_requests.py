@@ -12,7 +12,7 @@ from starlette.requests import Request
 
 from pi_memory import safety
 from pi_memory.semantic import sanitize
-from pi_memory.semantic.backends.rest_client import (
+from pi_memory.semantic.backends.rest_wire import (
     IDENTITY_KEYS,
     AddBody,
     Message,
