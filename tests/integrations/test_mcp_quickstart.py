@@ -168,3 +168,27 @@ def test_a_cache_that_cannot_be_written_never_stops_the_relay(tmp_path):
     init, tools, err = list_tools(env)  # before: the relay thread died on the write and the client hung
     assert json.loads(init)["id"] == 1 and tool_names(tools) == ALL_TOOLS
     assert "the early answers' cache was not updated" in err
+
+
+def test_a_client_that_hangs_up_at_once_still_gets_a_stale_tool_list_corrected(tmp_path):
+    """CI once saw the SDK stop before answering the ``tools/list`` answered early, when the client closed its
+    input right after: the stale answer then stayed. The SDK now gets its grace to answer what is awaited."""
+    env = env_for(tmp_path)
+    first = list_tools(env)
+    cache_file = tmp_path / "state" / "mcp-tools-list.json"
+    cache = json.loads(cache_file.read_text(encoding="utf-8"))
+    (key,) = cache
+    cache[key]["tools"][0]["description"] = "stale"
+    cache_file.write_text(json.dumps(cache), encoding="utf-8")
+    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                          "clientInfo": {"name": "t", "version": "1"}}}
+    lines = (json.dumps(request) + "\n").encode() + (b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+                                                    b'{"jsonrpc":"2.0","id":"t1","method":"tools/list"}\n')
+    done = subprocess.run([sys.executable, "-m", "pi_memory", "mcp", "--index-interval", "0"], input=lines,
+                          capture_output=True, env=env, timeout=60)  # everything written, input closed at once
+    answers = done.stdout.splitlines()
+    assert done.returncode == 0 and len(answers) == 2
+    assert json.loads(answers[1])["result"]["tools"][0]["description"] == "stale"
+    assert "the early tools/list answer differed from the SDK's" in done.stderr.decode()
+    assert list_tools(env)[1] == first[1]

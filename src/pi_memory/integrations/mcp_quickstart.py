@@ -151,6 +151,9 @@ def _as_request(line: bytes) -> dict | None:
     return message if isinstance(message, dict) else None
 
 
+PENDING_GRACE = 2.0
+
+
 class Relay:
     """The two relay threads between the real standard streams and the SDK's pipes. ``pending``: request id
     -> ``(cache file, key, the answer sent early or None)`` for requests whose SDK answer is awaited."""
@@ -164,7 +167,7 @@ class Relay:
         os.close(to_sdk_r)
         os.close(from_sdk_w)
         self.pending: dict[str, tuple[str, str | None, dict | None]] = {}
-        self._pending_lock = threading.Lock()
+        self._pending_lock = threading.Condition()  # notified whenever an awaited answer arrives
         self.init_key: str | None = None  # set once the session began with an initialize
         self.tools_seen = False
         self._write_lock = threading.Lock()
@@ -226,6 +229,11 @@ class Relay:
             pass
         finally:
             self._first_done.set()
+            # A client that hangs up right after an early answer would otherwise stop the SDK before it
+            # answers too, and a stale cached answer would never be compared and corrected: the SDK gets up
+            # to PENDING_GRACE seconds to answer what is awaited before it sees the end of its input.
+            with self._pending_lock:
+                self._pending_lock.wait_for(lambda: not self.pending, timeout=PENDING_GRACE)
             with contextlib.suppress(OSError):
                 os.close(self.to_sdk)  # the SDK sees end of input and shuts down as usual
 
@@ -251,6 +259,7 @@ class Relay:
             return False
         with self._pending_lock:
             entry = self.pending.pop(json.dumps(message.get("id")), None)
+            self._pending_lock.notify_all()
         if entry is None:
             return False
         name, key, sent = entry
