@@ -88,3 +88,22 @@ def test_detect_says_a_hostile_correction_would_be_refused(agent):
 def test_detect_of_a_clean_correction_reports_no_refusal(agent):
     code, data = cli("learning", "detect", "actually, run the tests with pytest -q", "--json")
     assert code == 0 and data["refused"] is None and data["directive"] == "Run the tests with pytest -q"
+
+
+def test_consolidating_a_store_of_one_entry_is_not_a_failure(agent, llm, brain, project, monkeypatch):
+    """It exited 1 ("no_shrink") though nothing went wrong; it is "nothing" now, exit 0, and no model call."""
+    write_settings(agent, llm_block(llm))
+    monkeypatch.chdir(project)
+    assert cli("consolidate", "user") == (0, "consolidate: nothing (job 1): USER.md has no entries; there is "
+                                             "nothing to merge\n")
+    assert cli("add", "memory", "Uses uv for Python envs")[0] == 0
+    code, out = cli("consolidate", "memory", "--json")
+    assert code == 0 and out["outcome"] == "nothing" and out["success"] is True
+    assert out["message"] == "MEMORY.md has 1 entry; there is nothing to merge" and brain.prompts == []
+
+
+def test_a_job_that_is_off_is_said_once(agent, project, monkeypatch):
+    write_settings(agent, {})
+    monkeypatch.chdir(project)
+    result = RUN.invoke(app, ["consolidate", "memory"])
+    assert result.exit_code == 1 and result.stderr.startswith("consolidate is off: no model")

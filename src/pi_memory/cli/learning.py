@@ -38,7 +38,9 @@ def _finish(report, as_json: bool) -> None:
         emit_json(data)
         raise typer.Exit(0 if ok else 1)
     head = f"{report.kind}: {report.outcome}" + (f" (job {report.job_id})" if report.job_id else "")
-    (out if ok else err).print(f"{head}: {report.message}", markup=False)
+    # "consolidate is off: ..." says its kind already: printed alone, not after "consolidate: off:"
+    said = report.message.startswith(f"{report.kind} ") and not report.job_id
+    (out if ok else err).print(report.message if said else f"{head}: {report.message}", markup=False)
     for w in report.writes:
         _print_write(w.to_dict(), "would " if report.dry_run else "")
     if report.calls:

@@ -78,7 +78,8 @@ def _work(ctx: JobContext, learner: Learner, target: str, usage: dict) -> list[P
     ctx.read([], ids)
     if len(before) < 2:
         count = "1 entry" if before else "no entries"
-        raise JobStop("no_shrink", f"{store.name(target)} has {count}; there is nothing to merge")
+        ctx.note = f"{store.name(target)} has {count}; there is nothing to merge"
+        return []  # not a failure: the job ends "nothing", without a model call
     prompt = f"# Store to consolidate (target \"{target}\")\n\n{block}"
     if signals:
         prompt += f"\n\n# Usage signals\n\n{signals}"
