@@ -144,10 +144,11 @@ def test_only_connect_failures_are_retried(error, attempts, kind, needle):
 
 
 def test_serve_in_a_subprocess(tmp_path):
-    """``serve()`` itself: a real process, stopped with SIGTERM."""
+    """``serve()`` itself: a real process, stopped with SIGTERM. Its standard error holds only our sentences
+    (uvicorn's INFO lines were mixed in before: its log level is "warning" unless the caller asks)."""
     port = free_port()
     code = ("from pi_memory.semantic.backends.rest_server import serve; "
-            f"serve(port={port}, token={TOKEN!r}, data_dir={str(tmp_path)!r}, log_level='warning')")
+            f"serve(port={port}, token={TOKEN!r}, data_dir={str(tmp_path)!r})")
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
@@ -169,6 +170,7 @@ def test_serve_in_a_subprocess(tmp_path):
         _, stderr = proc.communicate(timeout=15)
     assert f"http://127.0.0.1:{port}" in stderr.decode()
     assert "token: the one given" in stderr.decode() and TOKEN not in stderr.decode()
+    assert "INFO" not in stderr.decode() and "Uvicorn" not in stderr.decode()
 
 
 # --- a Mem0-shaped server: no scope checks on id routes, minimal add answers, in-place updates -----------------

@@ -211,7 +211,7 @@ def say_event(say: Callable[[str], None]) -> ServeReport:
 
 def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None,
           data_dir: Path | str | None = None, *, capture: CaptureFn | None = None,
-          embedder: dict[str, Any] | None = None, log_level: str = "info",
+          embedder: dict[str, Any] | None = None, log_level: str = "warning",
           announce: Callable[[str], None] | None = None, report: ServeReport | None = None,
           database_url: str | None = None, tls: tuple[str, str] | None = None, insecure_http: bool = False,
           ef_search: int | None = None, project_char_limit: int | None = None) -> None:
