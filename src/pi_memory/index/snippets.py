@@ -27,20 +27,41 @@ from pi_memory.index.words import CJK_RANGES, HAS_CJK
 from pi_memory.safety import redact
 
 _EMPHASIS = re.compile(r"(?<![\w*])\*\*(?=[^\s*])(.+?)(?<=[^\s*])\*\*(?![\w*])", re.DOTALL)
-_LATIN_BEFORE = f"(?<![^\\W_{CJK_RANGES}])"  # not after a letter or digit of a spaced script (CJK is a boundary)
-_LATIN_AFTER = f"(?![^\\W_{CJK_RANGES}])"
+# A letter or digit of a spaced script (CJK characters are words of their own, so they are boundaries). Compiled
+# once: inside a per-term pattern (as lookarounds) this class cost 7-20 ms to compile for every new term, which
+# was most of a recall's snippet time (benchmarks/semantic_latency.py's recall() rows).
+_SPACED_WORD_CHAR = re.compile(f"[^\\W_{CJK_RANGES}]")
+_MATCH_CAP = 400
 _MARKER = re.compile(r"\[REDACTED:[a-z_]+\]")
 
 
-def _pattern(term: Term) -> re.Pattern[str]:
+def _is_spaced_word_char(text: str, at: int) -> bool:
+    return 0 <= at < len(text) and _SPACED_WORD_CHAR.match(text, at) is not None
+
+
+def _pattern(term: Term) -> tuple[re.Pattern[str], bool, bool]:
+    """``(pattern, needs a boundary before, needs one after)``: the boundaries are checked per match
+    (:func:`_matches`), not inside the pattern."""
     text = term.text
-    body = re.escape(text)
+    before = after = False
     if term.words:
-        if text[:1].isalnum() and not HAS_CJK.match(text[:1]):
-            body = _LATIN_BEFORE + body
-        if not term.prefix and text[-1:].isalnum() and not HAS_CJK.match(text[-1:]):
-            body += _LATIN_AFTER
-    return re.compile(body, re.IGNORECASE)
+        before = text[:1].isalnum() and not HAS_CJK.match(text[:1])
+        after = not term.prefix and text[-1:].isalnum() and not HAS_CJK.match(text[-1:])
+    return re.compile(re.escape(text), re.IGNORECASE), before, after
+
+
+def _matches(text: str, term: Term):
+    """The spans of ``term`` in ``text``, left to right, as the lookarounds ``(?<!w)term(?!w)`` would find them
+    (``w`` a letter or digit of a spaced script): a match that fails a boundary is retried one character on."""
+    pat, before, after = _pattern(term)
+    pos = 0
+    while (m := pat.search(text, pos)) is not None:
+        start, end = m.span()
+        if (before and _is_spaced_word_char(text, start - 1)) or (after and _is_spaced_word_char(text, end)):
+            pos = start + 1
+            continue
+        yield start, end
+        pos = end if end > start else start + 1
 
 
 def _outside_markers(text: str, start: int, end: int) -> tuple[int, int]:
@@ -65,11 +86,11 @@ def make_snippet(text: str, terms: Sequence[Term], chars: int, redacted: bool = 
         text = _EMPHASIS.sub(r"\1", text)
     spans: list[tuple[int, int, int]] = []
     ordered = sorted((t for t in terms if t.text), key=lambda t: -len(t.text))
-    for idx, pat in enumerate(_pattern(t) for t in ordered):
-        for m in pat.finditer(text):
-            if m.end() > m.start():
-                spans.append((m.start(), m.end(), idx))
-            if len(spans) > 400:
+    for idx, term in enumerate(ordered):
+        for start, end in _matches(text, term):
+            if end > start:
+                spans.append((start, end, idx))
+            if len(spans) > _MATCH_CAP:
                 break
     if "[REDACTED:" in text:  # a term inside a marker ("key" in [REDACTED:openai_api_key]) is not a match
         hidden = [m.span() for m in _MARKER.finditer(text)]
