@@ -101,7 +101,9 @@ def main(argv: list[str] | None = None) -> None:
     samples = json.loads(Path(args.data).read_text(encoding="utf-8"))
 
     from pi_memory.index import index_paths
-    from pi_memory.learning import consolidate, dream, review_session
+    from pi_memory.learning import review_session
+    from pi_memory.learning.consolidate import consolidate
+    from pi_memory.learning.dream import dream
 
     with tempfile.TemporaryDirectory() as tmp, ScriptedLLM(responder=responder) as llm:
         root = Path(tmp)

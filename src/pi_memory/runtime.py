@@ -291,7 +291,7 @@ def _open_learning(memory: Memory, cwd: Path) -> None:
     """Parse the learning settings and hook the overflow strategy into the store. Invalid learning settings
     turn learning off with a status line (curated memory keeps working)."""
     from pi_memory.config import merged_block
-    from pi_memory.learning import LearningSettingsError, OverflowHandler, parse_learning
+    from pi_memory.learning.settings import LearningSettingsError, parse_learning
 
     try:
         block, where = merged_block(cwd)
@@ -301,6 +301,8 @@ def _open_learning(memory: Memory, cwd: Path) -> None:
         log.warning("%s", memory.learning_status)
         return
     strategy = memory.learning.memory_overflow_strategy
-    if strategy != "reject":
+    if strategy != "reject":  # the consolidation job's module (its runner, prompts) only when a store uses it
+        from pi_memory.learning.overflow import OverflowHandler
+
         memory.store.on_overflow = OverflowHandler(strategy, memory.learning.overflow_grace_ms,
                                                    memory._overflow_learner, model_status=memory._no_model)

@@ -89,3 +89,25 @@ def test_a_real_question_still_recalls(env):
                           "prompt": "which port does the staging database use?"})
     text = context_of(hooks.run_hook("claude-code", "prompt", payload, ceiling=60))
     assert "[UNTRUSTED MEMORY DATA]" in text and "6543" in text
+
+
+JOBS = ("pi_memory.learning.runner", "pi_memory.learning.prompts", "pi_memory.learning.consolidate",
+        "pi_memory.learning.review", "pi_memory.learning.dream", "httpx")
+
+
+def test_a_real_question_loads_neither_the_learning_jobs_nor_httpx(env):
+    """The recall path opened the learning package whole (runner, prompts, every job: ~35 ms) and httpx for a
+    team store nobody configured (~100 ms); they load when a job runs or a team store is set, and only then."""
+    from pi_memory.semantic import open_semantic
+
+    start(env, "s1")
+    service = open_semantic(cwd=env / "proj")
+    service.add("The staging database listens on port 6543")
+    service.close()
+    code = PROBE.replace("json.loads(sys.argv[4])", repr(list(JOBS)))
+    payload = {"session_id": "s1", "cwd": str(env / "proj"), "prompt": "which port does the staging database use?"}
+    done = subprocess.run([sys.executable, "-c", code, "claude-code", "prompt", json.dumps(payload), "[]"],
+                          capture_output=True, text=True, env=os.environ, timeout=60)
+    assert done.returncode == 0, done.stderr
+    answer, loaded = done.stdout.rstrip("\n").rsplit("\n", 1)
+    assert "6543" in context_of(answer.strip()) and json.loads(loaded) == []

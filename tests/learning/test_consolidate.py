@@ -6,8 +6,7 @@ from __future__ import annotations
 from filelock import FileLock
 from learning_helpers import llm_block, write_settings
 
-from pi_memory.learning import consolidate
-from pi_memory.learning.consolidate import lock_path
+from pi_memory.learning.consolidate import consolidate, lock_path
 from pi_memory.runtime import open_memory
 
 FILL = ["Uses uv for Python envs " + "a" * 30, "Uses uv, never pip " + "b" * 30, "Deploys on Fridays " + "c" * 30]

@@ -13,7 +13,8 @@ from learning_helpers import llm_block, write_settings
 
 from pi_memory.devtools.transcripts import write_pi_session
 from pi_memory.index import index_paths
-from pi_memory.learning import dream, gate_check, list_jobs
+from pi_memory.learning import gate_check, list_jobs
+from pi_memory.learning.dream import dream
 from pi_memory.runtime import open_memory
 from pi_memory.session import AgentSession
 

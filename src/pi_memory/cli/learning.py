@@ -150,8 +150,7 @@ def review_cmd(session_file: Path, dir: DirOpt = None, json_: JsonOpt = False, d
 @app.command("consolidate")
 def consolidate_cmd(target: Target, dir: DirOpt = None, json_: JsonOpt = False, dry_run: DryOpt = False) -> None:
     """Shrink a store now: merge related entries and drop superseded ones (one model job, undoable)."""
-    from pi_memory.learning import consolidate
-    from pi_memory.learning.consolidate import usage_signals
+    from pi_memory.learning.consolidate import consolidate, usage_signals
 
     _, learner = _learner(dir)
     report = consolidate(learner, target.value, dry_run=dry_run or None, usage=usage_signals(learner, target.value))
@@ -164,7 +163,7 @@ def dream_cmd(dir: DirOpt = None, json_: JsonOpt = False, dry_run: DryOpt = Fals
               = False) -> None:
     """Consolidate what recent sessions taught into the stores now, if the dream gate is open (or --force)."""
     from pi_memory.index import index_paths
-    from pi_memory.learning import dream
+    from pi_memory.learning.dream import dream
 
     memory, learner = _learner(dir)
     index_paths(learner.conn, None, max_files=200)  # the dream reads the session index: bring it up to date

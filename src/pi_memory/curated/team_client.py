@@ -10,12 +10,13 @@ team's store must not fork into private copies).
 
 from __future__ import annotations
 
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from pi_memory.curated import entries as fmt
 from pi_memory.curated.results import MemoryResult
+
+if TYPE_CHECKING:  # httpx (~100 ms to import) loads only when a team project store is configured
+    import httpx
 
 TARGET = "project"
 
@@ -29,6 +30,8 @@ class TeamProjectClient:
 
     def __init__(self, url: str, project: str, token: str | None, timeout: float = 10.0,
                  transport: httpx.BaseTransport | None = None) -> None:
+        import httpx
+
         self.url, self.project = url.rstrip("/"), project
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout, transport=transport)
@@ -39,6 +42,8 @@ class TeamProjectClient:
         return f"team project store {self.project!r} on {self.url}"
 
     def _call(self, method: str, **kw: Any) -> dict[str, Any]:
+        import httpx
+
         try:
             r = self._http.request(method, f"/projects/{self.project}/entries", **kw)
         except httpx.HTTPError as exc:

@@ -5,8 +5,8 @@ Public API::
 
     learner = memory.learner()                                   # runtime.Memory: settings, model, own store
     review_session(learner, turns, trigger="manual", session_id=None, dry_run=True) -> JobReport
-    consolidate(learner, "memory", dry_run=False) -> JobReport
-    dream(learner, data_dir, model_named=True, force=True) -> JobReport
+    consolidate(learner, "memory", dry_run=False) -> JobReport     # from pi_memory.learning.consolidate
+    dream(learner, data_dir, model_named=True, force=True) -> JobReport  # from pi_memory.learning.dream
     undo_job(learner, job_id) -> JobReport;  list_jobs(learner.conn) -> [dict]
     CorrectionRules.from_lists().detect("no, use pnpm") -> Detection
     SessionLearning(...)                                          # the per-session triggers (session.py)
@@ -16,15 +16,22 @@ Modules: ``settings`` (keys and defaults), ``log`` (tables, budget accounting), 
 refinement), ``consolidate`` (overflow strategies), ``dream``, ``triggers`` (per-session counters).
 """
 
-from pi_memory.learning.consolidate import OverflowHandler, consolidate, fifo_evict
-from pi_memory.learning.corrections import CorrectionRules, Detection
-from pi_memory.learning.dream import dream, gate_check
-from pi_memory.learning.log import list_jobs, tokens_per_day
-from pi_memory.learning.prompts import Turn, read_turns
-from pi_memory.learning.review import refine_correction, review_session, save_correction
-from pi_memory.learning.runner import JobReport, Learner, PlannedOp
-from pi_memory.learning.settings import LearningSettings, LearningSettingsError, parse_learning
-from pi_memory.learning.undo import undo_job
+from pi_memory._lazy import lazy_exports
+
+# Lazy (``pi_memory._lazy``): opening the memory parses the learning settings on every hook process, which must
+# not import the runner, the prompts and pydantic models of every job. ``consolidate`` and ``dream`` share their
+# modules' names, so they are imported from there: ``from pi_memory.learning.consolidate import consolidate``.
+__getattr__, __dir__ = lazy_exports(__name__, {
+    ".overflow": "OverflowHandler fifo_evict",
+    ".corrections": "CorrectionRules Detection",
+    ".dream": "gate_check",
+    ".log": "list_jobs tokens_per_day",
+    ".prompts": "Turn read_turns",
+    ".review": "refine_correction review_session save_correction",
+    ".runner": "JobReport Learner PlannedOp",
+    ".settings": "LearningSettings LearningSettingsError parse_learning",
+    ".undo": "undo_job",
+})
 
 __all__ = [
     "CorrectionRules",
@@ -36,8 +43,6 @@ __all__ = [
     "OverflowHandler",
     "PlannedOp",
     "Turn",
-    "consolidate",
-    "dream",
     "fifo_evict",
     "gate_check",
     "list_jobs",

@@ -19,12 +19,13 @@ import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pi_memory.learning.corrections import CorrectionRules
-from pi_memory.learning.dream import dream
-from pi_memory.learning.prompts import Turn, read_turns
-from pi_memory.learning.review import refine_correction, review_session, save_correction
-from pi_memory.learning.runner import JobReport, Learner
+
+if TYPE_CHECKING:  # the jobs' modules (runner, prompts, pydantic models) load on the worker, when a job runs:
+    from pi_memory.learning.prompts import Turn  # a hook process opening a session never pays for them
+    from pi_memory.learning.runner import JobReport, Learner
 from pi_memory.learning.settings import LearningSettings
 
 log = logging.getLogger(__name__)
@@ -125,6 +126,8 @@ class SessionLearning:
         learner = self._learner()
         if learner is None:
             return
+        from pi_memory.learning.review import refine_correction, save_correction
+
         saved = self._keep(save_correction(learner, found, session_id=self.session_id))
         if saved.outcome == "ok" and saved.writes and self.model_named and session_file:
             _, turns, _ = _read(session_file)
@@ -135,6 +138,8 @@ class SessionLearning:
             learner = self._learner()
             if learner is None:
                 return
+            from pi_memory.learning.review import review_session
+
             sid, turns, _ = _read(session_file)
             new = turns[self.reviewed:]
             self.reviewed = len(turns)
@@ -144,6 +149,8 @@ class SessionLearning:
                 self.review_running = False
 
     def _dream(self) -> None:
+        from pi_memory.learning.dream import dream
+
         learner = self._learner()
         if learner is not None:
             self._keep(dream(learner, self.data_dir, model_named=self.model_named))
@@ -156,6 +163,8 @@ class SessionLearning:
 
 
 def _read(session_file: str) -> tuple[str | None, list[Turn], int]:
+    from pi_memory.learning.prompts import read_turns
+
     try:
         return read_turns(session_file)
     except (OSError, ValueError) as exc:

@@ -74,8 +74,7 @@ class LearningMethods:
                                       wait=seconds)
 
     def consolidate(self, target: Any = "memory", dryRun: Any = False, **_: Any) -> dict[str, Any]:  # noqa: N803
-        from pi_memory.learning import consolidate
-        from pi_memory.learning.consolidate import usage_signals
+        from pi_memory.learning.consolidate import consolidate, usage_signals
 
         self._ensure_open()
         target = (target or "memory").strip() if isinstance(target, str) else "memory"
