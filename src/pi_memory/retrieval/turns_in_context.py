@@ -55,15 +55,42 @@ class RankedTurn:
     cosine: float | None
 
 
-def _vectors(conn: sqlite3.Connection, model: str, dim: int, ids: Sequence[int]) -> dict[int, np.ndarray]:
-    """The stored vectors of ``model`` and ``dim`` of the turns ``ids`` (a row of another dimension is never
-    compared with the query, as in :mod:`pi_memory.semantic.sources`)."""
+def _vectors(conn: sqlite3.Connection, model: str, dim: int, ids: Sequence[int]) -> tuple[dict[int, int], np.ndarray]:
+    """``(message id -> row, matrix)``: the stored vectors of ``model`` and ``dim`` of the turns ``ids``, one row
+    each (a row of another dimension is never compared with the query, as in :mod:`pi_memory.semantic.sources`)."""
     if not ids:
-        return {}
+        return {}, np.zeros((0, dim), dtype=np.float32)
     rows = conn.execute(
         f"SELECT message_id, vector FROM semantic_turn_vectors WHERE model = ? AND dim = ? AND message_id IN "
-        f"({','.join('?' * len(ids))})", [model, dim, *ids])
-    return {mid: np.frombuffer(blob, dtype="<f4", count=dim) for mid, blob in rows}
+        f"({','.join('?' * len(ids))})", [model, dim, *ids]).fetchall()
+    size = 4 * dim
+    rows = [(mid, blob[:size]) for mid, blob in rows if len(blob) >= size]  # a short (damaged) row is left out
+    matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4").reshape(len(rows), dim)
+    return {mid: i for i, (mid, _) in enumerate(rows)}, matrix.astype(np.float32, copy=False)
+
+
+def _window_cosines(pool: Sequence[int], near: Mapping[int, Sequence[int]], row_of: Mapping[int, int],
+                    matrix: np.ndarray, qvec: np.ndarray) -> tuple[dict[int, float], dict[int, float]]:
+    """``(own cosine, window cosine)`` of the pool's turns that have a vector, as matrix products: each window
+    is the turn's row plus ``WINDOW_WEIGHT`` times each neighbour's row, normalised (module docstring)."""
+    members = [m for m in pool if m in row_of]
+    if not members:
+        return {}, {}
+    rows = np.fromiter((row_of[m] for m in members), dtype=np.intp, count=len(members))
+    total = matrix[rows].copy()
+    targets, sources = [], []
+    for i, m in enumerate(members):
+        for n in near.get(m, ()):
+            if n in row_of:
+                targets.append(i)
+                sources.append(row_of[n])
+    if targets:
+        np.add.at(total, np.asarray(targets, dtype=np.intp), WINDOW_WEIGHT * matrix[np.asarray(sources, dtype=np.intp)])
+    own = matrix[rows] @ qvec
+    norms = np.linalg.norm(total, axis=1)
+    dots = total @ qvec
+    window = {m: float(dots[i] / norms[i]) for i, m in enumerate(members) if norms[i] > 0}
+    return {m: float(own[i]) for i, m in enumerate(members)}, window
 
 
 def rank(conn: sqlite3.Connection, query: str, keyword: Sequence[tuple[int, float]],
@@ -80,20 +107,11 @@ def rank(conn: sqlite3.Connection, query: str, keyword: Sequence[tuple[int, floa
     own: dict[int, float] = dict(vector)
     if qvec is not None and model:
         near = adjacent(conn, pool, until)  # WINDOW_TURNS = 1 each side
-        vecs = _vectors(conn, model, int(qvec.shape[-1]), list({*pool, *(n for ns in near.values() for n in ns)}))
-        window: dict[int, float] = {}
-        for m in pool:
-            v = vecs.get(m)
-            if v is None:
-                continue
-            own.setdefault(m, float(v @ qvec))
-            total = v.astype(np.float32).copy()
-            for n in near.get(m, []):
-                if n in vecs:
-                    total += WINDOW_WEIGHT * vecs[n]
-            norm = float(np.linalg.norm(total))
-            if norm > 0:
-                window[m] = float(total @ qvec) / norm
+        row_of, matrix = _vectors(conn, model, int(qvec.shape[-1]),
+                                  list({*pool, *(n for ns in near.values() for n in ns)}))
+        own_cos, window = _window_cosines(pool, near, row_of, matrix, qvec.astype(np.float32, copy=False))
+        for m, c in own_cos.items():
+            own.setdefault(m, c)
         scored["window"] = window
         scored["own"] = own
     fused = convex_fuse(scored, {"keyword": KEYWORD_WEIGHT, "window": WINDOW_VECTOR_WEIGHT, "own": OWN_VECTOR_WEIGHT})

@@ -1,0 +1,92 @@
+"""The window cosines of session turns (retrieval/turns_in_context.py) as matrix products: the same values as
+one turn at a time (each turn's vector plus half of each neighbour's, normalised, against the query), turns
+without a vector by keyword only, and a damaged vector row left out instead of failing the recall."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pi_memory.index import open_index, transaction
+from pi_memory.index.db import migrate
+from pi_memory.index.indexer import insert_messages
+from pi_memory.index.semantic_schema import SEMANTIC_MIGRATIONS
+from pi_memory.retrieval import turns_in_context as tic
+from pi_memory.retrieval.context import adjacent
+
+MODEL, DIM = "test-model", 8
+
+
+@pytest.fixture
+def conn(tmp_path):
+    c = open_index(tmp_path / "data")
+    migrate(c, SEMANTIC_MIGRATIONS)  # the semantic tables, as the embedded backend creates them
+    yield c
+    c.close()
+
+
+def add_turns(conn, texts: list[str]) -> list[int]:
+    with transaction(conn):
+        sid = conn.execute("INSERT INTO sessions(source, session_key, cwd, project_id, project_name) "
+                           "VALUES ('pi', 's', '/w', 'p', 'demo') RETURNING id").fetchone()[0]
+        fid = conn.execute("INSERT INTO session_files(path, session_id, size, mtime_ns) VALUES ('/s.jsonl', ?, 0, 0) "
+                           "RETURNING id", (sid,)).fetchone()[0]
+        insert_messages(conn, [(sid, fid, f"e{i}", None, i + 1, "2026-11-01T10:00:00.000Z",
+                                "user" if i % 2 == 0 else "assistant", "message", None, "active", t)
+                               for i, t in enumerate(texts)])
+    return [r[0] for r in conn.execute("SELECT id FROM messages WHERE session_id = ? ORDER BY id", (sid,))]
+
+
+def store(conn, vectors: dict[int, np.ndarray | bytes]) -> None:
+    with transaction(conn):
+        for mid, v in vectors.items():
+            blob = v if isinstance(v, bytes) else v.astype("<f4").tobytes()
+            conn.execute("INSERT INTO semantic_turn_vectors(message_id, model, project_id, dim, vector, created_at) "
+                         "VALUES (?, ?, 'p', ?, ?, '2026-11-01T10:00:00.000Z')", (mid, MODEL, DIM, blob))
+
+
+def unit(rng) -> np.ndarray:
+    v = rng.standard_normal(DIM).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def one_at_a_time(conn, pool, vecs, qvec) -> dict[int, float]:
+    """The reference: the window of each turn summed in a loop."""
+    near = adjacent(conn, pool)
+    out = {}
+    for m in pool:
+        if m not in vecs:
+            continue
+        total = vecs[m].copy()
+        for n in near[m]:
+            if n in vecs:
+                total += tic.WINDOW_WEIGHT * vecs[n]
+        out[m] = float(total @ qvec) / float(np.linalg.norm(total))
+    return out
+
+
+def test_window_cosines_equal_the_one_turn_at_a_time_values(conn):
+    rng = np.random.default_rng(5)
+    ids = add_turns(conn, [f"turn number {i} about the staging database" for i in range(12)])
+    vecs = {m: unit(rng) for i, m in enumerate(ids) if i not in (3, 7)}  # turns 3 and 7 not embedded yet
+    store(conn, vecs)
+    qvec = unit(rng)
+    pool = [ids[0], ids[2], ids[3], ids[4], ids[8], ids[11]]
+    row_of, matrix = tic._vectors(conn, MODEL, DIM, ids)
+    own, window = tic._window_cosines(pool, adjacent(conn, pool), row_of, matrix, qvec)
+    expected = one_at_a_time(conn, pool, vecs, qvec)
+    assert sorted(window) == sorted(expected) == sorted(own) and ids[3] not in window
+    for m in expected:
+        assert window[m] == pytest.approx(expected[m], abs=1e-6)
+        assert own[m] == pytest.approx(float(vecs[m] @ qvec), abs=1e-6)
+
+
+def test_rank_keeps_a_turn_without_a_vector_by_keyword_and_leaves_a_damaged_row_out(conn):
+    rng = np.random.default_rng(9)
+    ids = add_turns(conn, ["the staging database listens on port 6543", "noted", "and the replica on 6544"])
+    qvec = unit(rng)
+    store(conn, {ids[0]: qvec, ids[2]: b"\x00" * 12})  # ids[2]: 3 floats where 8 are due
+    ranked = tic.rank(conn, "staging port", [(ids[2], 2.0), (ids[0], 1.0)], [], qvec, MODEL)
+    cosines = {r.id: r.cosine for r in ranked}
+    assert [r.id for r in ranked] == [ids[2], ids[0]]  # the better keyword score still leads without a vector
+    assert cosines[ids[0]] == pytest.approx(1.0, abs=1e-6) and cosines[ids[2]] is None
