@@ -52,8 +52,10 @@ def _service(dir_: Path | None, project: Path | None, *, model: bool = False) ->
     try:
         sem = load_semantic_settings(cwd)
         kwargs: dict[str, Any] = {} if model else {"model": None}
+        from pi_memory.skills import SkillStore
+
         return open_semantic(sem, cwd, data_dir=resolved.data_dir, background_reembed=False, warm=False,
-                             **kwargs)
+                             skills=lambda: SkillStore.from_settings(resolved, cwd=cwd).skills(), **kwargs)
     except (SemanticSettingsError, EmbeddingError, BackendError, ValueError) as exc:
         raise fail(str(exc), 2) from exc
 
@@ -156,7 +158,7 @@ def search(query: str,
 @semantic_app.command()
 @_backend_errors
 def recall(prompt: str,
-           source: Annotated[list[str] | None, typer.Option("--source", help="semantic, curated, sessions "
+           source: Annotated[list[str] | None, typer.Option("--source", help="semantic, curated, sessions, skills "
                                                             "(repeatable; default: the settings)")] = None,
            dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """Show the block automatic recall would inject before the agent answers PROMPT.

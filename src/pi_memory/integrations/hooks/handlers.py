@@ -123,7 +123,7 @@ def on_prompt(host: str, payload: dict, vector_deadline: float | None = None) ->
 
     _log_to_hook_log("pi_memory.semantic")
     _log_to_hook_log("pi_memory.retrieval")  # the engine's warnings ("vectors skipped") too
-    session = AgentSession(cwd, sid or None)
+    session = AgentSession(cwd, sid or None, host=host)  # the host decides recall's default sources
     run = _changed_run(host, sid, _text(cached.get("run")), saved) if cached is not None else (
         _changed_run_parts(host, sid, session, saved))
     outcome = session.recall(prompt, {RECALL_MARKER_KEY: saved.get("recallMarker")}, vector_deadline)
