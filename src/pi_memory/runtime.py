@@ -153,7 +153,7 @@ class Memory:
         tools = create_memory_tools(self.store, injected) + create_search_tools(
             self.index, current, self.repair_index, session_variant=self.settings.session_search_variant,
             session_roots=self.session_roots, for_model=True, entry_name=self.store.shown_name,
-            embedder=self.search_embedder)
+            embedder=self.search_embedder, blocks=lambda: self.blocks().blocks())
         tools += create_block_tools(self.blocks())
         tools += create_skill_tools(self.skills())
         service = self._semantic_description() if describe_only else self.semantic()
