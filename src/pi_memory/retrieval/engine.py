@@ -11,7 +11,9 @@ source, and the injected text. Every host calls it (pi bridge, MCP server, Claud
   matches and the turns around them, scored with their context window, :mod:`pi_memory.retrieval.context`,
   fused with the turn vectors over one pool into the ``sessions`` list, :mod:`pi_memory.retrieval.turns_in_context`;
   only the rows that reach the evidence check are read) (:mod:`pi_memory.retrieval.vector_lists`; the query is
-  embedded once for every vector list). Superseded and deleted
+  embedded once for every vector list), and skills (:mod:`pi_memory.retrieval.sources_skills`: a keyword and a
+  vector list; one line naming the skill and how to load it). Memory blocks are no source: every host puts
+  them in the prompt whole (``memory_search`` searches them). Superseded and deleted
   memories never appear (backends return active ones only).
 * :func:`format_recall` -- the text injected as a user-channel message (never the system prompt).
 
