@@ -114,6 +114,13 @@ def test_skill_vectors_are_embedded_once_per_content(backend, conn, skills, embe
     assert counting.texts[2:] == ["deploy-staging: Deploy the web app to staging with helm"]  # once
     rows = conn.execute("SELECT skill, model FROM semantic_skill_vectors ORDER BY skill").fetchall()
     assert rows == [(str(s.path), embedder.model_name) for s in sorted(skills.skills(), key=lambda s: str(s.path))]
+    # a deleted skill's row goes with the next write
+    assert skills.delete("global:debug-flaky-pytest")["success"]
+    assert skills.create("release-npm", "Release the npm package with changesets", "global", "Steps.")["success"]
+    skill_recall(backend, conn, skills, "how do I release the npm package?")
+    assert counting.texts[3:] == ["release-npm: Release the npm package with changesets"]
+    assert [Path(r[0]).parent.name for r in conn.execute("SELECT skill FROM semantic_skill_vectors ORDER BY skill")] \
+        == ["deploy-staging", "release-npm"]
 
 
 def test_a_source_left_out_is_not_read(backend, conn):

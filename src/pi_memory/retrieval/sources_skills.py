@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -122,8 +123,9 @@ def _stored(conn: sqlite3.Connection, model: str, paths: Sequence[str]) -> dict[
 
 
 def _store(conn: sqlite3.Connection, model: str, rows: Sequence[tuple[str, str, np.ndarray]]) -> None:
-    """Store fresh vectors (replacing a skill's older row) through a short-lived connection; a busy or
-    read-only index only means they are embedded again by a later recall."""
+    """Store fresh vectors (replacing a skill's older row) through a short-lived connection, and drop the rows
+    of skill files that no longer exist (a skill deleted or moved); a busy or read-only index only means they
+    are embedded again by a later recall."""
     from pi_memory.index.db import now_iso
     from pi_memory.semantic.sources import WRITE_WAIT_S, database_file
 
@@ -138,6 +140,9 @@ def _store(conn: sqlite3.Connection, model: str, rows: Sequence[tuple[str, str, 
                     "VALUES (?, ?, ?, ?, ?, ?)",
                     [(path, model, digest, int(vec.shape[-1]), np.asarray(vec, dtype="<f4").tobytes(), now)
                      for path, digest, vec in rows])
+                gone = [(p,) for (p,) in writer.execute("SELECT DISTINCT skill FROM semantic_skill_vectors")
+                        if not os.path.exists(p)]  # deleted or moved skills (any project's): their rows go
+                writer.executemany("DELETE FROM semantic_skill_vectors WHERE skill = ?", gone)
         finally:
             if writer is not conn:
                 writer.close()
