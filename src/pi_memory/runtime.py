@@ -130,12 +130,9 @@ class Memory:
     def recall_skills(self) -> list:
         """The skills recall ranks: every skill of :meth:`skills` except those the host lists by itself (for
         Claude Code and Codex: the ones ``pi-memory skills export`` put in their folders)."""
-        from pi_memory.skills.export import listed_by
+        from pi_memory.skills.export import recalled_for
 
-        store = self.skills()
-        skills = store.skills()
-        listed = listed_by(store, self.host, Path.home(), skills) if self.host else set()
-        return [s for s in skills if s.id not in listed]
+        return recalled_for(self.skills(), self.host, Path.home())
 
     def tools(self, describe_only: bool = False) -> list[ToolSpec]:
         """Every tool this host serves: the four curated tools, session_search and memory_search,

@@ -141,3 +141,11 @@ def listed_by(store: SkillStore, target: str, home: Path, skills: list | None = 
                 dest / skill.slug, skill.folder, skill.id, roots):
             out.add(skill.id)
     return out
+
+
+def recalled_for(store: SkillStore, host: str | None, home: Path) -> list:
+    """The skills recall ranks for ``host`` (``None``: pi, the CLI): every skill of ``store`` except those the
+    host already lists by itself (:func:`listed_by`)."""
+    skills = store.skills()
+    listed = listed_by(store, host, home, skills) if host else set()
+    return [s for s in skills if s.id not in listed]
