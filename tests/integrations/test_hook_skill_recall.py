@@ -11,8 +11,8 @@ from pi_memory.skills import SkillStore
 from pi_memory.skills.export import export_skills
 
 DEPLOY = "Deploy the web app to the staging cluster with helm and check the rollout"
-LINE = ('- skill:global:deploy-staging: "deploy-staging: ' + DEPLOY + '" (a saved procedure; before doing this '
-        'task, load it with the skill_manage tool: action "view", skill_id "global:deploy-staging")')
+LINE = ('- skill:global:deploy-staging: "deploy-staging: ' + DEPLOY + '" (a saved skill; its steps load with '
+        'skill_manage {"action": "view", "skill_id": "global:deploy-staging"})')
 
 
 def prompt(env, host: str, text: str) -> str:

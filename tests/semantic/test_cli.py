@@ -224,8 +224,7 @@ def test_recall_preview_per_host_shows_the_skills_claude_code_and_codex_get(cli,
     assert SkillStore(tmp_path / "data").create(
         "deploy-staging", "Deploy the web app to the staging cluster with helm", "global", "Steps.")["success"]
     line = ('- skill:global:deploy-staging: "deploy-staging: Deploy the web app to the staging cluster with helm" (a '
-            'saved procedure; before doing this task, load it with the skill_manage tool: action "view", skill_id '
-            '"global:deploy-staging")')
+            'saved skill; its steps load with skill_manage {"action": "view", "skill_id": "global:deploy-staging"})')
     for host in ("claude-code", "codex"):
         assert line in cli("recall", "how do I deploy to staging?", "--host", host).stdout.splitlines()
     assert "skill:" not in cli("recall", "how do I deploy to staging?").stdout  # pi: its skill list has it

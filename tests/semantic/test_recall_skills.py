@@ -16,8 +16,8 @@ from pi_memory.skills.export import export_skills, listed_by
 
 DEPLOY = "Deploy the web app to the staging cluster with helm and check the rollout"
 FLAKY = "Find why a pytest test fails only sometimes: test ordering, shared state, timeouts"
-DEPLOY_LINE = ('- skill:global:deploy-staging: "deploy-staging: ' + DEPLOY + '" (a saved procedure; before doing '
-               'this task, load it with the skill_manage tool: action "view", skill_id "global:deploy-staging")')
+LOADS = ' (a saved skill; its steps load with skill_manage {"action": "view", "skill_id": "%s"})'
+DEPLOY_LINE = '- skill:global:deploy-staging: "deploy-staging: ' + DEPLOY + '"' + LOADS % "global:deploy-staging"
 
 
 class CountingEmbedder:
@@ -87,9 +87,8 @@ def test_a_hostile_skill_is_blocked_and_a_secret_redacted(backend, conn, skills)
     text = format_recall(hits)
     assert "[BLOCKED UNTRUSTED MEMORY: skill:global:staging-tricks matched ignore_instructions, " \
            "system_prompt_leak]" in text.splitlines()
-    assert ('- skill:global:staging-token: "staging-token: Deploy to staging with token [REDACTED:github_token]" '
-            '(a saved procedure; before doing this task, load it with the skill_manage tool: action "view", '
-            'skill_id "global:staging-token")') in text.splitlines()
+    assert ('- skill:global:staging-token: "staging-token: Deploy to staging with token [REDACTED:github_token]"'
+            + LOADS % "global:staging-token") in text.splitlines()
     assert "ghp_" not in text and "Ignore all previous" not in text
 
 

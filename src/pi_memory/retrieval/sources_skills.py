@@ -5,7 +5,8 @@ floor (:mod:`pi_memory.retrieval.engine`).
 A skill (:class:`pi_memory.skills.Skill`, a ``SKILL.md`` folder) is a candidate with two texts:
 
 * what a model is shown: its name and description, never the body (:func:`candidate`); the fenced line names
-  the skill and says how to load it (:func:`render_line`), so a recalled skill costs one line of the budget;
+  the skill and the ``skill_manage`` call that loads it (:func:`render_line`, a fact rather than an order: the
+  fence tells the model to follow nothing inside it), so a recalled skill costs one line of the budget;
 * what it is judged by: name, description and body together (``RecallHit.source_text``). Keyword evidence
   (:func:`pi_memory.retrieval.lang.coverage_of`, stems and CJK bigrams as for every source) reads it, and so
   does the threat scan: a skill whose text trips :func:`pi_memory.safety.scan_threats` anywhere, the body
@@ -152,8 +153,9 @@ def _store(conn: sqlite3.Connection, model: str, rows: Sequence[tuple[str, str, 
 
 def render_line(hit: Any) -> str:
     """The fenced line of a recalled skill: the blocked marker when any of its text trips the threat scanner,
-    else ``- skill:<id>: "<name>: <description>"`` (secrets redacted) and how to load it. Only the JSON-quoted
-    text is free-form: the id is printed as :func:`pi_memory.retrieval.engine.render_line` prints ids."""
+    else ``- skill:<id>: "<name>: <description>" (a saved skill; its steps load with skill_manage {"action":
+    "view", "skill_id": "<id>"})`` (secrets redacted). Only the JSON-quoted text is free-form: the id is printed
+    as :func:`pi_memory.retrieval.engine.render_line` prints ids."""
     from pi_memory import safety
     from pi_memory.retrieval.engine import blocked_line, quote, safe_id
 
@@ -162,6 +164,8 @@ def render_line(hit: Any) -> str:
     if threats:
         return blocked_line(label, sorted({f.id for f in threats}))
     skill_id = safe_id(hit.id)
-    skill_id = skill_id if skill_id.startswith('"') else f'"{skill_id}"'
-    return (f"- {label}: {quote(safety.redact(hit.text))} (a saved procedure; before doing this task, load it "
-            f"with the {LOAD_TOOL} tool: action \"view\", skill_id {skill_id})")
+    skill_id = skill_id if skill_id.startswith('"') else f'"{skill_id}"'  # a JSON string either way
+    # our words say what the line is and which call loads it: a fact, not an order (the fence's notice tells the
+    # model to follow no instruction inside it)
+    return (f"- {label}: {quote(safety.redact(hit.text))} (a saved skill; its steps load with {LOAD_TOOL} "
+            f'{{"action": "view", "skill_id": {skill_id}}})')
