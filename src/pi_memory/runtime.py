@@ -45,6 +45,9 @@ class Memory:
     # ``check`` for open_index: None = quick check of small files at open (the CLI); False = none at open (an
     # agent session checks in the background, ``quickCheckOnOpen``; a false setting skips it everywhere)
     index_check: bool | None = None
+    # the host this process serves ("claude-code", "codex"; None: pi, the CLI, the MCP server): recall's
+    # default sources depend on it (pi_memory.semantic.config.HOST_RECALL_SOURCES)
+    host: str | None = None
 
     @property
     def project_root(self) -> Path | None:
@@ -124,6 +127,13 @@ class Memory:
                 self._skills = SkillStore.from_settings(self.settings, cwd=self.cwd)
             return self._skills
 
+    def recall_skills(self) -> list:
+        """The skills recall ranks: every skill of :meth:`skills` except those the host lists by itself (for
+        Claude Code and Codex: the ones ``pi-memory skills export`` put in their folders)."""
+        from pi_memory.skills.export import recalled_for
+
+        return recalled_for(self.skills(), self.host, Path.home())
+
     def tools(self, describe_only: bool = False) -> list[ToolSpec]:
         """Every tool this host serves: the four curated tools, session_search and memory_search,
         ``updateMemory`` (memory blocks), ``skill_manage``, and ``mem0_memory`` when semantic memory's
@@ -140,7 +150,7 @@ class Memory:
         tools = create_memory_tools(self.store, injected) + create_search_tools(
             self.index, current, self.repair_index, session_variant=self.settings.session_search_variant,
             session_roots=self.session_roots, for_model=True, entry_name=self.store.shown_name,
-            embedder=self.search_embedder)
+            embedder=self.search_embedder, blocks=lambda: self.blocks().blocks())
         tools += create_block_tools(self.blocks())
         tools += create_skill_tools(self.skills())
         service = self._semantic_description() if describe_only else self.semantic()
@@ -255,7 +265,8 @@ def open_semantic_or_none(memory: Memory, background_reembed: bool = True):
         from pi_memory.semantic import open_semantic
 
         service = open_semantic(cwd=memory.cwd, data_dir=memory.settings.data_dir,
-                                background_reembed=background_reembed, index_check=memory.index_check)
+                                background_reembed=background_reembed, index_check=memory.index_check,
+                                host=memory.host, skills=memory.recall_skills)
     except Exception as exc:  # unusable settings or backend: curated memory and search still work
         memory.semantic_status = f"semantic memory off: {exc}"
         log.warning("%s", memory.semantic_status)
@@ -265,8 +276,12 @@ def open_semantic_or_none(memory: Memory, background_reembed: bool = True):
 
 
 def open_memory(cwd: Path | str | None = None, override_dir: Path | None = None, mirror: bool = True,
-                load: bool = True) -> Memory:
+                load: bool = True, host: str | None = None) -> Memory:
     """Settings for ``cwd`` (default: the process's), the curated store for its project, lazily the index.
+
+    ``host``: the host this process serves (``"claude-code"``, ``"codex"``; ``None`` for pi, the CLI and the
+    MCP server); it decides what recall includes when ``recallSources`` is not set
+    (:data:`pi_memory.semantic.config.HOST_RECALL_SOURCES`).
 
     ``load=False`` reads no store (the curated files stay unread until a host loads them): for a host that only
     describes its tools and prompt before the first memory operation (``lazyInitialization``).
@@ -278,7 +293,7 @@ def open_memory(cwd: Path | str | None = None, override_dir: Path | None = None,
     for warning in settings.warnings:
         log.warning("%s", warning)
     memory = Memory(settings=settings, store=MemoryStore.from_settings(settings, cwd=where), cwd=where,
-                    index_check=None if settings.quick_check_on_open else False)
+                    index_check=None if settings.quick_check_on_open else False, host=host)
     if mirror:
         memory.store.on_change = memory.mirror
     _open_learning(memory, where)

@@ -135,12 +135,14 @@ class AgentSession:
     """One agent session of one host process.
 
     ``memory``: the assembled system to use (a host that resolved ``--dir`` itself passes it); default
-    :func:`pi_memory.runtime.open_memory` for ``cwd``."""
+    :func:`pi_memory.runtime.open_memory` for ``cwd`` and ``host`` (``"claude-code"`` / ``"codex"`` from their
+    hooks: recall's default sources depend on it)."""
 
-    def __init__(self, cwd: Path | str | None = None, session_id: str | None = None, memory: Memory | None = None):
+    def __init__(self, cwd: Path | str | None = None, session_id: str | None = None, memory: Memory | None = None,
+                 host: str | None = None):
         self.cwd = Path(cwd) if cwd else Path.cwd()
         self.session_id = session_id
-        self.memory: Memory = memory if memory is not None else open_memory(self.cwd)
+        self.memory: Memory = memory if memory is not None else open_memory(self.cwd, host=host)
         # The session never checks the index at open: start() runs the check on a thread of its own.
         self.memory.index_check = False
         self.integrity: dict | None = None  # the background integrity check's report (quickCheckOnOpen)

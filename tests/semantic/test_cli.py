@@ -215,3 +215,19 @@ def test_every_store_path_refuses_unreadable_text():
             clean_text(text)
         assert str(caught.value) == UNREADABLE_REFUSAL
     assert clean_text(" ok \ufffd ") == "ok \ufffd"
+
+
+def test_recall_preview_per_host_shows_the_skills_claude_code_and_codex_get(cli, tmp_path, monkeypatch):
+    from pi_memory.skills import SkillStore
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # where the hosts' own skill folders are looked for
+    assert SkillStore(tmp_path / "data").create(
+        "deploy-staging", "Deploy the web app to the staging cluster with helm", "global", "Steps.")["success"]
+    line = ('- skill:global:deploy-staging: "deploy-staging: Deploy the web app to the staging cluster with helm" (a '
+            'saved skill; its steps load with skill_manage {"action": "view", "skill_id": "global:deploy-staging"})')
+    for host in ("claude-code", "codex"):
+        assert line in cli("recall", "how do I deploy to staging?", "--host", host).stdout.splitlines()
+    assert "skill:" not in cli("recall", "how do I deploy to staging?").stdout  # pi: its skill list has it
+    assert line in cli("recall", "how do I deploy to staging?", "--source", "skills").stdout.splitlines()
+    bad = cli("recall", "how do I deploy to staging?", "--host", "mcp")
+    assert bad.exit_code == 2 and "--host mcp is not a host with recall; use pi, claude-code or codex." in bad.output

@@ -36,7 +36,7 @@ ProjectOpt = Annotated[Path | None, typer.Option("--project", help="A folder of 
                                                  "(default: the current folder).")]
 
 
-def _service(dir_: Path | None, project: Path | None, *, model: bool = False) -> Any:
+def _service(dir_: Path | None, project: Path | None, *, model: bool = False, host: str | None = None) -> Any:
     from pi_memory.embed import EmbeddingError
     from pi_memory.semantic.backend import BackendError
     from pi_memory.semantic.config import SemanticSettingsError, load_semantic_settings
@@ -52,8 +52,12 @@ def _service(dir_: Path | None, project: Path | None, *, model: bool = False) ->
     try:
         sem = load_semantic_settings(cwd)
         kwargs: dict[str, Any] = {} if model else {"model": None}
-        return open_semantic(sem, cwd, data_dir=resolved.data_dir, background_reembed=False, warm=False,
-                             **kwargs)
+        from pi_memory.skills import SkillStore
+        from pi_memory.skills.export import recalled_for
+
+        return open_semantic(sem, cwd, data_dir=resolved.data_dir, background_reembed=False, warm=False, host=host,
+                             skills=lambda: recalled_for(SkillStore.from_settings(resolved, cwd=cwd), host,
+                                                         Path.home()), **kwargs)
     except (SemanticSettingsError, EmbeddingError, BackendError, ValueError) as exc:
         raise fail(str(exc), 2) from exc
 
@@ -156,14 +160,19 @@ def search(query: str,
 @semantic_app.command()
 @_backend_errors
 def recall(prompt: str,
-           source: Annotated[list[str] | None, typer.Option("--source", help="semantic, curated, sessions "
+           source: Annotated[list[str] | None, typer.Option("--source", help="semantic, curated, sessions, skills "
                                                             "(repeatable; default: the settings)")] = None,
+           host: Annotated[str, typer.Option("--host", help="The host whose recall to show: pi, claude-code or "
+                                             "codex (their default sources differ: Claude Code and Codex "
+                                             "recall skills).")] = "pi",
            dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """Show the block automatic recall would inject before the agent answers PROMPT.
 
     The same checks as the real recall run first: a trivial prompt (empty, a /command, ok/thanks/yes...) is
     skipped, and only memories that pass the similarity floor (recallMinSimilarity) are shown."""
-    service = _service(dir, project)
+    if host not in ("pi", "claude-code", "codex"):
+        raise fail(f"--host {host} is not a host with recall; use pi, claude-code or codex.", 2)
+    service = _service(dir, project, host=None if host == "pi" else host)
     try:
         preview = service.recall_preview(prompt, source)
     except ValueError as exc:

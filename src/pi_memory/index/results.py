@@ -85,6 +85,23 @@ class MemoryHit(_Model):
     hit_count: int
 
 
+class BlockHit(_Model):
+    """One memory block (already in the system prompt as ``<memory-blocks>``; ``memory_search`` finds it too).
+    ``block``: its key, the label it has in ``<memory-blocks>`` and the ``blockKey`` of ``updateMemory``."""
+
+    rank: int
+    score: float
+    match: Match
+    target: Literal["block"] = "block"
+    block: str
+    scope: str  # "project" | "global"
+    description: str = ""
+    content: str  # cut at MAX_MEMORY_CHARS, with `truncated`
+    snippet: str
+    truncated: bool
+    file: str
+
+
 class SearchResult(_Model):
     """Hits of one search, best first.
 
@@ -98,7 +115,7 @@ class SearchResult(_Model):
     strategy: str
     expression: str = ""
     count: int = 0
-    results: list[SessionHit | MemoryHit] = []
+    results: list[SessionHit | MemoryHit | BlockHit] = []
     truncated: bool = False
     omitted: int = 0
     note: str | None = None

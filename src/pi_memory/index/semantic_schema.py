@@ -24,6 +24,10 @@ when a backend opens the index):
 * ``semantic_turn_vectors`` (migration 004): one vector per (session turn of the index's ``messages`` table,
   model), with the turn's ``project_id`` (``''`` for none) copied from its session so a project's matrix loads
   with one range scan of ``(model, project_id, id)``.
+* ``semantic_skill_vectors`` (migration 005): one vector per (skill, model): ``skill`` is the ``SKILL.md``
+  path (skills live in files, not in this database, so there is no row to reference), ``hash`` the SHA-256 of
+  exactly what was embedded (name and description), so a changed skill is embedded again once and an
+  unchanged one never (:mod:`pi_memory.retrieval.sources_skills`).
 
 Both vector tables key rows by an ``AUTOINCREMENT`` id that is never reused: the in-memory matrices
 (:mod:`.sources`) pick up new rows with ``id > last seen``, and a row that was replaced or deleted cannot come
@@ -144,6 +148,21 @@ SEMANTIC_MIGRATIONS: list[Migration] = [
             UNIQUE (message_id, model)
         );
         CREATE INDEX semantic_turn_vectors_scope ON semantic_turn_vectors(model, project_id, id);
+        """,
+    ),
+    Migration(
+        "semantic_005_skill_vectors",
+        """
+        CREATE TABLE semantic_skill_vectors (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            skill TEXT NOT NULL,
+            model TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            dim INTEGER NOT NULL CHECK (dim > 0),
+            vector BLOB NOT NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (skill, model)
+        );
         """,
     ),
 ]

@@ -4,8 +4,8 @@ candidate lists of every source and re-scores them.
 
 Public entries (what hosts, tools and benchmarks call):
 
-* :func:`recall` -- what a host injects before a run: semantic memories, curated entries and session turns, each
-  a keyword and a vector list, fused and cut by the evidence floor (:mod:`.engine`; the fenced text:
+* :func:`recall` -- what a host injects before a run: semantic memories, curated entries, session turns and
+  skills, each a keyword and a vector list, fused and cut by the evidence floor (:mod:`.engine`; the fenced text:
   :func:`format_recall`; which prompts deserve a search: :func:`should_recall`);
 * :func:`session_search` and :func:`memory_search` -- the model's and the CLI's searches over past sessions and
   stored memories (:mod:`.search`; a plain-words ``session_search`` ranks turns as recall does);
@@ -14,7 +14,8 @@ Public entries (what hosts, tools and benchmarks call):
 
 Modules: :mod:`.bm25` (the word indexes' candidates and BM25), :mod:`.context` (a session turn's window of
 neighbours), :mod:`.turns_in_context` (session turns: keyword and vector lists fused over one pool, window
-cosine, priors), :mod:`.vector_lists` (vector lists of curated entries and turns), :mod:`.dates` (``as_of`` and
+cosine, priors), :mod:`.vector_lists` (vector lists of curated entries and turns), :mod:`.sources_skills` (skills in recall),
+:mod:`.sources_blocks` (memory blocks in ``memory_search``), :mod:`.dates` (``as_of`` and
 the date windows a prompt names), :mod:`.lang` (keyword evidence in every language), :mod:`.superseded`
 (turns saying a replaced fact), :mod:`.fusion` (RRF and convex fusion), :mod:`.rerank`, :mod:`.late`,
 :mod:`.expand`, :mod:`.turns` (keys, query reading and re-scoring of the turn index).

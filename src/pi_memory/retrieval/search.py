@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
@@ -320,8 +321,12 @@ def memory_search(
     project: str | Path | None = None,
     snippet_chars: int = 300,
     record_use: bool = True,
+    blocks: Iterable[Any] | None = None,
 ) -> SearchResult:
-    """Search stored memories (Markdown mirror and extended store).
+    """Search stored memories (Markdown mirror and extended store) and, given ``blocks``
+    (:class:`pi_memory.blocks.Block` in effect), the memory blocks (:mod:`.sources_blocks`: the same BM25,
+    the two rankings merged by RRF; ``target="block"`` searches blocks only, another ``target`` or a
+    ``category`` memories only).
 
     ``project`` keeps global memories plus those of that project (a memory scoped to another project is
     left out); without it every memory is searched. Returned memories get ``last_used`` = now and
@@ -330,6 +335,13 @@ def memory_search(
     query = _cap_query(query)
     limit = _clamp(limit, 1, MAX_LIMIT, 10)
     snippet_chars = _clamp(snippet_chars, MIN_SNIPPET_CHARS, MAX_SNIPPET_CHARS, 300)
+    block_hits: list = []
+    if blocks is not None and target in (None, "block") and category is None:
+        from pi_memory.retrieval.sources_blocks import block_hits as rank_blocks
+
+        block_hits, block_ranked = rank_blocks(blocks, query, limit, snippet_chars)
+    if target == "block":
+        return _blocks_only(query, block_hits, block_ranked if blocks is not None else None)
     where: list[str] = []
     params: list = []
     if choice(target, TARGETS, "target"):
@@ -378,12 +390,25 @@ def memory_search(
                 )
             )
     empty = None
+    if block_hits:
+        from pi_memory.retrieval.sources_blocks import merged
+
+        hits = merged(hits, block_hits, limit)
     if not hits:
         stored = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-        empty = "No memories are stored yet." if not stored else _empty_note(ranked.plan)
+        empty = "No memories are stored yet." if not stored and not blocks else _empty_note(ranked.plan)
     result = SearchResult(
         kind="memory", query=query or "", strategy=ranked.strategy, expression=describe(ranked.plan),
         count=len(hits), results=hits,
         note=_cap_note(ranked, "memories", "target, category, project") if hits else empty,
     )
     return cap_output(result)
+
+
+def _blocks_only(query: str | None, hits: list, ranked: Ranked | None) -> SearchResult:
+    """The result of ``memory_search(target="block")`` (``ranked``: the blocks' ranking; ``None``: no block
+    was searched)."""
+    plan = ranked.plan if ranked is not None else plan_query(query, words=True)
+    note = None if hits else ("There are no memory blocks to search." if ranked is None else _empty_note(plan))
+    return cap_output(SearchResult(kind="memory", query=query or "", strategy=ranked.strategy if ranked else "none",
+                                   expression=describe(plan), count=len(hits), results=hits, note=note))

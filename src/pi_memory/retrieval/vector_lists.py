@@ -1,5 +1,5 @@
 """The vector lists of one recall: curated entries and session turns ranked by cosine, from the matrices of
-:mod:`pi_memory.semantic.sources`.
+:mod:`pi_memory.semantic.sources`, and skills (``skills_vector``, :mod:`pi_memory.retrieval.sources_skills`).
 
 Recall fuses ranked lists (:mod:`pi_memory.retrieval.engine`). For semantic memories the embedded backend gives
 a keyword and a vector list; this module adds a vector list for each of the other two sources when recall
@@ -39,7 +39,7 @@ from pi_memory.semantic.sources import ensure_curated, nearest, submit
 
 log = logging.getLogger(__name__)
 
-WEIGHTS = {"curated_vector": 1.0}
+WEIGHTS = {"curated_vector": 1.0, "skills_vector": 1.0}
 
 
 def _curated_hits(conn: sqlite3.Connection, model: str, dim: int, project: str | None, qvec: np.ndarray,
@@ -161,7 +161,7 @@ class VectorLists:
         try:
             found: Mapping[str, list[tuple[str, float, Any]]] = self.job.result()
         except Exception as exc:  # noqa: BLE001 - vector lists are an addition; keyword lists stand alone
-            log.warning("vector lists of curated entries / session turns failed: %s", exc, exc_info=True)
+            log.warning("vector lists of curated entries / session turns / skills failed: %s", exc, exc_info=True)
             return
         for name, hits in found.items():
             keys: list[str] = []
@@ -175,7 +175,8 @@ class VectorLists:
 
 
 def _search(embedder, qvec: np.ndarray | None, sources: set[str], conn: sqlite3.Connection, project: str | None,
-            limit: int, as_of: str | None = None) -> dict[str, list[tuple[str, float, Any]]]:
+            limit: int, as_of: str | None = None, skills: dict[str, Any] | None = None,
+            ) -> dict[str, list[tuple[str, float, Any]]]:
     if qvec is None:
         return {}
     model, dim = str(embedder.model_name), int(qvec.shape[-1])
@@ -185,16 +186,22 @@ def _search(embedder, qvec: np.ndarray | None, sources: set[str], conn: sqlite3.
         out["curated_vector"] = _curated_hits(conn, model, dim, project, qvec, limit, as_of)
     if "sessions" in sources:
         out["sessions_vector"] = _turn_hits(conn, model, dim, project, qvec, limit, as_of)
+    if "skills" in sources and skills:
+        from pi_memory.retrieval.sources_skills import vector_hits
+
+        out["skills_vector"] = vector_hits(conn, embedder, qvec, skills, limit)
     return out
 
 
 def start(backend: Any, query: str, *, scope: Any, include: Iterable[str], conn: sqlite3.Connection | None,
-          limit: int, embedder: Any = None, as_of: str | None = None) -> VectorLists | None:
-    """Start the vector lists of curated entries and session turns for one recall (module docstring), or
-    ``None`` when there is nothing to do: neither source included, no index connection, or no embedder
-    (``embedder``, else the backend's: remote backends have none, so those sources stay keyword-only).
-    ``as_of`` (stored timestamp form): rows dated after it are left out."""
-    sources = {"curated", "sessions"} & set(include)
+          limit: int, embedder: Any = None, as_of: str | None = None,
+          skills: dict[str, Any] | None = None) -> VectorLists | None:
+    """Start the vector lists of curated entries, session turns and ``skills`` (recall key -> hit:
+    :mod:`pi_memory.retrieval.sources_skills`) for one recall (module docstring), or ``None`` when there is
+    nothing to do: no such source included, no index connection, or no embedder (``embedder``, else the
+    backend's: remote backends have none, so those sources stay keyword-only). ``as_of`` (stored timestamp
+    form): rows dated after it are left out."""
+    sources = {"curated", "sessions"} & set(include) | ({"skills"} & set(include) if skills else set())
     embedder = embedder if embedder is not None else getattr(backend, "embedder", None)
     if not sources or conn is None or embedder is None:
         return None
@@ -207,7 +214,7 @@ def start(backend: Any, query: str, *, scope: Any, include: Iterable[str], conn:
             qvec = _embed(embedder, query)
         finally:
             qf.set_result(qvec)
-        return _search(embedder, qvec, sources, conn, project, limit, as_of)
+        return _search(embedder, qvec, sources, conn, project, limit, as_of, skills)
 
     return VectorLists(qf, submit(job), model=str(embedder.model_name))
 

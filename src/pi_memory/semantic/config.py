@@ -18,7 +18,8 @@ keys win over the same keys at the top level (``"semantic": false`` turns semant
                                        # windows until it runs out, and status says what was left unread
       "recallTokenBudget": 1500,       # cap on the injected recall text (estimated tokens)
       "recallMinSimilarity": 0.4,      # cosine a memory needs without keyword evidence; 0 turns the floor off
-      "recallSources": ["semantic"],   # add "curated" and/or "sessions"
+      "recallSources": ["semantic"],   # add "curated", "sessions", "skills" (default: by host, see
+                                       # HOST_RECALL_SOURCES)
       "embedder": {...},               # passed to pi_memory.embed.get_embedder
       "backend": {"type": "embedded"}  # or "self-hosted" / "platform" with their own keys
     }
@@ -62,6 +63,25 @@ SEMANTIC_KEYS = ("memoryMode", "autoCapture", "autoRecall", "toolEnabled", "topK
                  "userIdScope", "agentId", "customInstructions", "recallTokenBudget", "recallMinSimilarity",
                  "recallSources", "embedder", "backend", "enabled", "captureMaxInputTokens")
 MIN_CAPTURE_INPUT_TOKENS = 1_000  # below this not even the extraction prompt and a short window fit
+DEFAULT_RECALL_SOURCES = ("semantic",)
+# What recall includes when ``recallSources`` is not set, per host (the composition root names its host:
+# ``runtime.open_memory(host=...)``). Skills are recalled where the host does not list them: pi lists every
+# skill of ours by name and description in its system prompt (``resources_discover``), so recalling one there
+# would say it twice; Claude Code and Codex see our skills only when ``pi-memory skills export`` put them in
+# their folders (those exported ones are left out of recall there, ``skills.export.listed_by``), so recall is
+# how a relevant skill reaches them. Memory blocks are no recall source: every host that recalls injects them
+# whole at every run (``docs/architecture.md``); ``memory_search`` searches them.
+HOST_RECALL_SOURCES: dict[str, tuple[str, ...]] = {"claude-code": ("semantic", "skills"),
+                                                   "codex": ("semantic", "skills")}
+
+
+def host_recall_sources(settings: SemanticSettings, host: str | None) -> SemanticSettings:
+    """``settings`` with ``host``'s default recall sources (:data:`HOST_RECALL_SOURCES`) when the user did not
+    set ``recallSources``; unchanged otherwise (an explicit list always wins)."""
+    default = HOST_RECALL_SOURCES.get(host or "")
+    if default is None or "recall_sources" in settings.model_fields_set:
+        return settings
+    return settings.model_copy(update={"recall_sources": list(default)})
 
 
 class SemanticSettingsError(ValueError):
@@ -111,8 +131,8 @@ class SemanticSettings(BaseModel):
     recall_token_budget: StrictInt = Field(DEFAULT_RECALL_BUDGET, alias="recallTokenBudget", gt=0, le=100_000)
     recall_min_similarity: float = Field(DEFAULT_MIN_SIMILARITY, alias="recallMinSimilarity", ge=0.0, le=1.0,
                                          strict=True)
-    recall_sources: list[Literal["semantic", "curated", "sessions"]] = Field(
-        default_factory=lambda: ["semantic"], alias="recallSources", min_length=1)
+    recall_sources: list[Literal["semantic", "curated", "sessions", "skills"]] = Field(
+        default_factory=lambda: list(DEFAULT_RECALL_SOURCES), alias="recallSources", min_length=1)
     embedder: dict[str, Any] = Field(default_factory=dict)
     backend: BackendSettings = Field(default_factory=BackendSettings)
     overrides: tuple[str, ...] = ()

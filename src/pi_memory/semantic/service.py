@@ -44,7 +44,12 @@ from pi_memory.retrieval.engine import (
 from pi_memory.retrieval.lang import evidence_terms
 from pi_memory.semantic import outcomes
 from pi_memory.semantic.backend import SemanticBackend
-from pi_memory.semantic.config import BackendSettings, SemanticSettings, load_semantic_settings
+from pi_memory.semantic.config import (
+    BackendSettings,
+    SemanticSettings,
+    host_recall_sources,
+    load_semantic_settings,
+)
 from pi_memory.semantic.models import (
     CaptureReport,
     HistoryEvent,
@@ -127,8 +132,10 @@ class SemanticService:
 
     def __init__(self, settings: SemanticSettings, backend: SemanticBackend, scope: Scope, *, model: Any = _AUTO,
                  model_status: str = "", cwd: Path | None = None, conn: Any = None,
-                 agent_dir: Path | None = None, data_dir: Path | None = None) -> None:
+                 agent_dir: Path | None = None, data_dir: Path | None = None,
+                 skills: Callable[[], Any] | None = None) -> None:
         self.settings = settings
+        self.skills = skills  # () -> the skills recall ranks (its "skills" source); None: none
         self.backend = backend
         self.scope = scope
         self.cwd = cwd
@@ -220,9 +227,11 @@ class SemanticService:
         the settings' ``topK``, ``recallSources`` (or ``sources``) and ``recallMinSimilarity``. Raises
         ``ValueError`` for an unknown source; backend errors propagate."""
         s = self.settings
-        return recall(self.backend, prompt, scope=self.scope, top_k=s.top_k, include=sources or s.recall_sources,
+        include = sources or s.recall_sources
+        skills = self.skills() if "skills" in include and self.skills is not None else None
+        return recall(self.backend, prompt, scope=self.scope, top_k=s.top_k, include=include,
                       conn=self.conn, min_similarity=s.recall_min_similarity, vector_deadline=vector_deadline,
-                      as_of=as_of)
+                      as_of=as_of, skills=skills)
 
     def recall_preview(self, prompt: str, sources: list[str] | None = None) -> dict[str, Any]:
         """What recall would inject for ``prompt``, trivial-prompt check included: ``{"prompt", "skipped",
@@ -421,7 +430,8 @@ def open_semantic(settings: SemanticSettings | None = None, cwd: Path | str | No
                   data_dir: Path | str | None = None, model: Any = _AUTO, backend: SemanticBackend | None = None,
                   embedder: Any = None, conn: Any = None, agent_dir: Path | None = None,
                   background_reembed: bool = True, warm: bool = True,
-                  index_check: bool | None = None) -> SemanticService:
+                  index_check: bool | None = None, host: str | None = None,
+                  skills: Callable[[], Any] | None = None) -> SemanticService:
     """Build the service for a session started in ``cwd`` (default: the process's).
 
     ``settings``: default :func:`~pi_memory.semantic.config.load_semantic_settings`. ``data_dir``: the index
@@ -431,12 +441,14 @@ def open_semantic(settings: SemanticSettings | None = None, cwd: Path | str | No
     re-embedding memories of an older embedding model on a daemon thread. ``warm``: load the scope's vectors on
     a daemon thread when automatic recall is on, so the first recall does not pay for it. ``index_check``:
     ``check`` for :func:`pi_memory.index.open_index` (``False`` in an agent session, which checks in the
-    background).
+    background). ``host``: the host recall serves (``"claude-code"``, ``"codex"``; ``None``: pi, the CLI): its
+    default ``recallSources`` (:func:`~pi_memory.semantic.config.host_recall_sources`). ``skills``: called at
+    each recall that includes skills, it returns the skills to rank (the composition root's skill store).
     Raises ``SemanticSettingsError``, ``pi_memory.config.SettingsError``, ``BackendError`` or
     ``EmbeddingError`` for unusable settings.
     """
     where = Path(cwd) if cwd is not None else Path.cwd()
-    settings = settings or load_semantic_settings(where, agent_dir)
+    settings = host_recall_sources(settings or load_semantic_settings(where, agent_dir), host)
     scope = Scope.for_project(settings.user_id, where, exact=settings.user_id_scope == "exact",
                               agent_id=settings.agent_id)
     if backend is None:
@@ -451,7 +463,7 @@ def open_semantic(settings: SemanticSettings | None = None, cwd: Path | str | No
         backend = build_backend(settings.backend, data_dir=Path(data_dir) if data_dir else None,
                                 embedder=embedder, conn=conn, index_check=index_check)
     service = SemanticService(settings, backend, scope, model=model, cwd=where, conn=conn, agent_dir=agent_dir,
-                              data_dir=Path(data_dir) if data_dir else None)
+                              data_dir=Path(data_dir) if data_dir else None, skills=skills)
     if background_reembed:
         try:
             service.start_background_reembed()

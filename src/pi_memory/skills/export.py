@@ -124,3 +124,28 @@ def export_skills(store: SkillStore, target: str, home: Path, copy: bool = False
                 _copy(skill.folder, dest, skill.id)
         items.append(ExportItem(skill.id, str(dest), action))
     return items
+
+
+def listed_by(store: SkillStore, target: str, home: Path, skills: list | None = None) -> set[str]:
+    """Ids of our skills (``skills``, default the store's) that ``target`` already lists by itself: exported
+    into its folders (our link or our marked copy). Recall leaves them out for that host, whose own skill list
+    names them already."""
+    if target not in TARGETS:
+        return set()
+    dests = destinations(target, home, store.project_root)
+    roots = [r.resolve() for r in store.roots.values()]
+    out = set()
+    for skill in store.skills() if skills is None else skills:
+        dest = dests.get(skill.scope)
+        if dest is not None and (dest / skill.slug / "SKILL.md").is_file() and _ours(
+                dest / skill.slug, skill.folder, skill.id, roots):
+            out.add(skill.id)
+    return out
+
+
+def recalled_for(store: SkillStore, host: str | None, home: Path) -> list:
+    """The skills recall ranks for ``host`` (``None``: pi, the CLI): every skill of ``store`` except those the
+    host already lists by itself (:func:`listed_by`)."""
+    skills = store.skills()
+    listed = listed_by(store, host, home, skills) if host else set()
+    return [s for s in skills if s.id not in listed]

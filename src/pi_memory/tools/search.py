@@ -67,7 +67,8 @@ class AnchorSearchArgs(_Args):
 class MemorySearchArgs(_Args):
     query: str = Field(description="Words to look for in saved memories.")
     limit: int | None = Field(default=None, ge=1, le=50, description="How many results (default 10, at most 50).")
-    target: Literal["memory", "user", "project", "failure"] | None = Field(default=None, description="Only this store.")
+    target: Literal["memory", "user", "project", "failure", "block"] | None = Field(
+        default=None, description="Only this store ('block': only the memory blocks).")
     category: Literal["failure", "correction", "insight", "preference", "convention", "tool-quirk"] | None = Field(
         default=None, description="Only failure memories of this category."
     )
@@ -103,6 +104,9 @@ def _default_entry_name(target: str, project: str | None) -> str:
 def _screen(data: dict, entry_name: EntryName) -> dict:
     """The model's copy of a search result (see the module docstring): hostile hits become blocked markers."""
     for hit in data.get("results", []):
+        if hit.get("target") == "block":  # a memory block: the marker the prompt's <memory-blocks> shows for it
+            _screen_block(hit)
+            continue
         if data.get("kind") == "session":
             text = _plain(hit.get("snippet") or "")
             shown = safety.blocked(text, safety.blocked_session_marker)
@@ -129,6 +133,22 @@ def _screen(data: dict, entry_name: EntryName) -> dict:
     return data
 
 
+def _screen_block(hit: dict) -> None:
+    """A block hit as a model may see it: the marker its hostile value gets in the prompt
+    (:func:`pi_memory.blocks.shown_value`) in ``content`` and ``snippet``, else unchanged."""
+    from pathlib import Path
+
+    from pi_memory.blocks import Block, shown_value
+
+    texts = (hit.get("content") or "", hit.get("description") or "", _plain(hit.get("snippet") or ""))
+    if not any(safety.scan_threats(t) for t in texts):
+        return
+    marker = shown_value(Block(str(hit.get("block") or ""), str(hit.get("scope") or ""), Path(hit.get("file") or ""),
+                               value="\n".join(texts)))
+    hit.update(content=marker, snippet=marker, blocked=True)
+    hit.pop("description", None)
+
+
 def create_search_tools(
     conn_factory: Callable[[], sqlite3.Connection],
     current_project: str | None,
@@ -139,6 +159,7 @@ def create_search_tools(
     for_model: bool = False,
     entry_name: EntryName | None = None,
     embedder: Callable[[], object] | None = None,
+    blocks: Callable[[], object] | None = None,
 ) -> list[ToolSpec]:
     """``session_search`` and ``memory_search`` over the index opened by ``conn_factory`` (called lazily).
 
@@ -153,6 +174,9 @@ def create_search_tools(
 
     ``embedder``: called on each plain-words ``session_search``; the embedder it returns (or ``None``) lets the
     search fuse the turns nearest by meaning (:func:`pi_memory.retrieval.session_search`).
+
+    ``blocks``: called on each ``memory_search``; the memory blocks it returns are searched beside the stored
+    memories (:mod:`pi_memory.retrieval.sources_blocks`).
 
     ``repair``: called once when a search meets a damaged database (damage deeper in a large index is not
     found at open); the search then runs again. Without it, or if the damage stays, the tool answers with an
@@ -199,7 +223,7 @@ def create_search_tools(
     def memories(a: MemorySearchArgs) -> dict:
         return run(lambda: memory_search(
             conn_factory(), a.query, limit=a.limit or 10, target=a.target, category=a.category,
-            project=project_of(a.project),
+            project=project_of(a.project), blocks=blocks() if blocks is not None else None,
         ))
 
     def invalid(error: str, arguments: dict) -> dict:
@@ -223,8 +247,9 @@ def create_search_tools(
         ToolSpec(
             name="memory_search",
             label="Search memories",
-            description="Search saved memories (notes, user profile, project notes, lessons from failures, and "
-            "memories kept beyond the prompt's size limit) by relevance.",
+            description="Search saved memories (notes, user profile, project notes, lessons from failures, "
+            "memories kept beyond the prompt's size limit, and the memory blocks) by relevance. A block hit has "
+            "target 'block' and its key in 'block' (the blockKey updateMemory takes).",
             args_model=MemorySearchArgs,
             handler=memories,
             read_only=True,

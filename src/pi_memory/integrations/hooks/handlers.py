@@ -6,7 +6,8 @@
   start builds it anew (memory written since shows after a compaction, as in pi). The run parts (memory
   blocks, standing instructions) follow it.
 * ``prompt``: semantic recall for the prompt (:meth:`AgentSession.recall`: fenced untrusted data within the
-  recall token budget), after the run parts when they changed since the session last got them; the prompt
+  recall token budget; the session is opened for this host, so recall's default sources include skills:
+  :data:`pi_memory.semantic.config.HOST_RECALL_SOURCES`), after the run parts when they changed since the session last got them; the prompt
   is kept as the user half of the turn the stop hook captures.
 * ``pre-compact``, ``stop``, ``session-end``: queue indexing of ``transcript_path`` (incremental) and, on
   ``stop``, capture of the turn, in a detached child process (:mod:`.background`) so the host never waits.
@@ -123,7 +124,7 @@ def on_prompt(host: str, payload: dict, vector_deadline: float | None = None) ->
 
     _log_to_hook_log("pi_memory.semantic")
     _log_to_hook_log("pi_memory.retrieval")  # the engine's warnings ("vectors skipped") too
-    session = AgentSession(cwd, sid or None)
+    session = AgentSession(cwd, sid or None, host=host)  # the host decides recall's default sources
     run = _changed_run(host, sid, _text(cached.get("run")), saved) if cached is not None else (
         _changed_run_parts(host, sid, session, saved))
     outcome = session.recall(prompt, {RECALL_MARKER_KEY: saved.get("recallMarker")}, vector_deadline)
