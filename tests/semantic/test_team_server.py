@@ -176,3 +176,44 @@ def test_ef_search_is_a_setting_passed_down_from_the_composition_root(pg_url):
     default.close()
     with pytest.raises(ServeError, match="ef_search must be between 1 and 1000"):
         open_team(pg_url, ef_search=5000)
+
+
+def test_a_write_and_its_audit_row_are_one_transaction(team, pg_url):
+    """The audit row used to be inserted after the write, in a transaction of its own: a failure between the
+    two left a memory nobody was recorded writing. Now a refused audit row takes its write down with it."""
+    alice, backend = team["alice"], team["backend"]
+    scope = Scope(user_id=alice)
+    pool = open_pool(pg_url, max_size=1)
+    try:
+        with pool.connection() as conn:
+            conn.execute("ALTER TABLE audit_log ADD CONSTRAINT test_no_deletes CHECK (action <> 'delete') NOT VALID")
+        kept = add(team, "alice", alice, "Alice's terminal is Ghostty").json()["results"][0]["id"]
+        refused = call(team, "alice", "DELETE", f"/memories/{kept}", params={"user_id": alice})
+        assert refused.status_code == 500 and "see the server log" in refused.json()["error"]
+        assert backend.get(kept, scope=scope).status == "active"  # the delete was rolled back with its audit row
+        assert [e.event for e in backend.history(kept, scope=scope)] == ["ADD"]
+    finally:
+        with pool.connection() as conn:
+            conn.execute("ALTER TABLE audit_log DROP CONSTRAINT test_no_deletes")
+        pool.close()
+    assert call(team, "alice", "DELETE", f"/memories/{kept}", params={"user_id": alice}).status_code == 200
+    rows = [r for r in team["store"].audit_rows(200, alice) if r["memoryId"] == kept]
+    assert [r["action"] for r in reversed(rows)] == ["add", "delete"]
+
+
+def test_an_update_is_audited_once_with_the_id_it_replaced(team):
+    alice = team["alice"]
+    old = add(team, "alice", alice, "Alice's shell is bash").json()["results"][0]["id"]
+    new = call(team, "alice", "PUT", f"/memories/{old}", params={"user_id": alice},
+               json={"text": "Alice's shell is fish"}).json()["id"]
+    rows = [r for r in team["store"].audit_rows(200, alice) if r["memoryId"] in (old, new)]
+    assert [(r["action"], r["memoryId"], r["detail"]) for r in reversed(rows)] == [
+        ("add", old, {}), ("update", new, {"previous": old})]
+
+
+def test_writes_outside_a_request_are_not_audited(team):
+    """A script or a CLI copy on the backend itself acts for nobody's token: no audit row names a user."""
+    backend, alice = team["backend"], team["alice"]
+    backend.on_history = team["store"].on_history
+    mem = backend.add("Alice's font is Iosevka", scope=Scope(user_id=alice))
+    assert [r for r in team["store"].audit_rows(500) if r["memoryId"] == mem.id] == []

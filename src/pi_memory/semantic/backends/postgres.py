@@ -133,6 +133,9 @@ class PostgresBackend:
         self.common_term_rows = int(common_term_rows)
         self.last_embed_error: str | None = None
         self._indexed = False
+        # on_history(conn, event, memory_id, scope key, related id): called for every history event inside the
+        # write's transaction (the team server's audit rows: team_auth.TokenStore.on_history); None: nothing
+        self.on_history: Any = None
 
     @property
     def model(self) -> str:
@@ -174,6 +177,8 @@ class PostgresBackend:
         conn.execute("INSERT INTO semantic_history(memory_id, user_id, project_id, agent_id, event, old_text, "
                      "new_text, related_id, reason, at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
                      (memory_id, *scope.columns(), event, old, new, related, clean_reason(reason), at))
+        if self.on_history is not None:
+            self.on_history(conn, event, memory_id, scope.key, related)
 
     def _insert(self, conn, mem: SemanticMemory, vector: np.ndarray | None, status: str = "active") -> None:
         conn.execute(

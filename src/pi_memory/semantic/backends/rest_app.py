@@ -120,7 +120,7 @@ def create_app(backend_factory: BackendFactory, token: str | None, *, capture: C
     ``projects``: a :class:`~pi_memory.semantic.backends.team_projects.ProjectRoutes` (the team server's shared
     project stores, ``/projects/{project}/entries``).
     """
-    service = RestService(backend_factory, capture, audit=tokens.audit if tokens is not None else None)
+    service = RestService(backend_factory, capture, tokens=tokens)
     routes = [
         Route("/health", service.health, methods=["GET"]),
         Route("/whoami", service.whoami, methods=["GET"]),

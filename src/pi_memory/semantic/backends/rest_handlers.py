@@ -50,10 +50,9 @@ CaptureFn = Callable[..., Any]
 class RestService:
     """The route handlers over one lazily built backend (built by the factory on first use, then shared)."""
 
-    def __init__(self, backend_factory: BackendFactory, capture: CaptureFn | None,
-                 audit: Callable[..., None] | None = None) -> None:
+    def __init__(self, backend_factory: BackendFactory, capture: CaptureFn | None, tokens: Any = None) -> None:
         self._factory = backend_factory
-        self._audit = audit
+        self._tokens = tokens  # team_auth.TokenStore: every write audited (in its own transaction when it can be)
         self._backend: SemanticBackend | None = None
         self._lock = threading.Lock()
         self.capture = capture
@@ -62,7 +61,12 @@ class RestService:
         with self._lock:
             if self._backend is None:
                 self._backend = self._factory()
+                if self._tokens is not None and hasattr(self._backend, "on_history"):  # PostgreSQL
+                    self._backend.on_history = self._tokens.on_history
             return self._backend
+
+    def _audited_by_backend(self) -> bool:
+        return self._tokens is not None and getattr(self.backend(), "on_history", None) is not None
 
     def scope(self, request: Request, user_id: str | None, agent_id: str | None, run_id: str | None) -> Scope:
         """The scope a request names, checked against its token: a user's token acts only for that user (a
@@ -82,9 +86,24 @@ class RestService:
 
     async def audit(self, request: Request, action: str, scope: Scope, memory_id: str | None = None,
                     **detail: Any) -> None:
+        """The audit row of a write, after it, for a backend that cannot add it inside the write's own
+        transaction (PostgreSQL does: :meth:`write`)."""
         principal = getattr(request.state, "principal", None)
-        if self._audit is not None and principal is not None:
-            await run_in_threadpool(self._audit, principal, action, scope.key, memory_id, detail or None)
+        if self._tokens is not None and principal is not None and not self._audited_by_backend():
+            await run_in_threadpool(self._tokens.audit, principal, action, scope.key, memory_id, detail or None)
+
+    async def write(self, request: Request, fn: Callable[[SemanticBackend], Any], prefix: str = "") -> Any:
+        """``fn(backend)`` run as the request's principal, so the backend's writes are audited inside their own
+        transactions (``prefix``: ``"capture-"`` for a capture's writes)."""
+        principal = getattr(request.state, "principal", None)
+
+        def run() -> Any:
+            if self._tokens is None or principal is None:
+                return fn(self.backend())
+            with self._tokens.writing_as(principal, prefix):
+                return fn(self.backend())
+
+        return await run_in_threadpool(run)
 
     async def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         def run() -> Any:
@@ -148,7 +167,7 @@ class RestService:
                 out.append({**memory_to_item(mem), "event": "NOOP" if mem.created_at < started else "ADD"})
             return out
 
-        results = await self.call(store)
+        results = await self.write(request, store)
         for item in results:
             if item["event"] == "ADD":
                 await self.audit(request, "add", scope, item["id"])
@@ -169,7 +188,7 @@ class RestService:
             return capture(backend, messages=turn, scope=scope, metadata=metadata, source=source,
                            observed_at=body.observed_at, instructions=body.prompt)
 
-        report = await self.call(run)
+        report = await self.write(request, run, "capture-")
         for event in report.events:
             if event.event in ("ADD", "UPDATE", "DELETE"):
                 await self.audit(request, "capture-" + event.event.lower(), scope, event.id)
@@ -204,7 +223,8 @@ class RestService:
         if text is None or not text.strip():
             raise ApiError(400, "text is required: send {\"text\": \"the corrected fact\"}")
         try:
-            new = await self.call(lambda b: b.update(memory_id, text, scope=scope, reason=clean_reason(body.reason)))
+            new = await self.write(request, lambda b: b.update(memory_id, text, scope=scope,
+                                                                 reason=clean_reason(body.reason)))
         except MemoryNotFoundError as exc:
             raise not_found(memory_id, active=True) from exc
         await self.audit(request, "update", scope, new.id, previous=memory_id)
@@ -214,7 +234,7 @@ class RestService:
     async def delete(self, request: Request) -> Response:
         memory_id, scope = self.id_and_scope(request)
         reason = clean_reason(request.query_params.get("reason"))
-        if not await self.call(lambda b: b.delete(memory_id, scope=scope, reason=reason)):
+        if not await self.write(request, lambda b: b.delete(memory_id, scope=scope, reason=reason)):
             raise not_found(memory_id, active=True)
         await self.audit(request, "delete", scope, memory_id)
         return JSONResponse({"message": "Memory deleted successfully!", "id": memory_id})

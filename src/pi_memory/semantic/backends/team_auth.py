@@ -6,7 +6,11 @@ secret), the secret is 32 random bytes. Only ``sha256(token)`` is stored; the to
 handlers check every request against :class:`Principal`); an admin token may act for any user. The shared
 team token (``--token``) stays available and acts as an admin named ``shared``.
 
-Every write through the server is recorded in ``audit_log`` with the token's id and user.
+Every write through the server is recorded in ``audit_log`` with the token's id and user, in the transaction of
+the write itself (all or nothing: a memory is never written without its audit row, nor audited without being
+written). The REST handlers run a request's backend calls :meth:`TokenStore.writing_as` its principal; the
+PostgreSQL backend calls :meth:`TokenStore.on_history` for each history event it records, inside its
+transaction, and the row is added there.
 """
 
 from __future__ import annotations
@@ -14,6 +18,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +31,9 @@ from pi_memory.semantic.models import now_iso
 
 PREFIX = "pim_"
 SHARED = "shared"
+# The request being served on this thread: (its principal, the action prefix: "" or "capture-").
+_WRITER: ContextVar[tuple[Principal, str] | None] = ContextVar("pi_memory_team_writer", default=None)
+_ACTIONS = {"ADD": "add", "UPDATE": "update", "DELETE": "delete"}  # a SUPERSEDE goes with its UPDATE
 
 
 @dataclass(frozen=True)
@@ -120,6 +130,29 @@ class TokenStore:
                      "VALUES (%s,%s,%s,%s,%s,%s,%s,%s)",
                      (now_iso(), principal.token_id, principal.user_id or SHARED, principal.admin, action,
                       memory_id, scope_key, Jsonb(detail or {})))
+
+    @staticmethod
+    @contextmanager
+    def writing_as(principal: Principal, prefix: str = "") -> Iterator[None]:
+        """Backend writes inside this block are audited as ``principal``'s (``prefix``: ``"capture-"`` for the
+        writes of a capture)."""
+        token = _WRITER.set((principal, prefix))
+        try:
+            yield
+        finally:
+            _WRITER.reset(token)
+
+    def on_history(self, conn: Any, event: str, memory_id: str, scope_key: str, related: str | None) -> None:
+        """The backend's hook for one history event, called inside the write's transaction (``conn``): the
+        audit row of the principal :meth:`writing_as` names joins it. Outside such a block (a CLI copy, a
+        script on the backend) nothing is audited."""
+        writer = _WRITER.get()
+        action = _ACTIONS.get(event)
+        if writer is None or action is None:
+            return
+        principal, prefix = writer
+        detail = {"previous": related} if event == "UPDATE" and related else None
+        self.audit(principal, prefix + action, scope_key, memory_id, detail, conn=conn)
 
     def audit_rows(self, limit: int = 100, user_id: str | None = None) -> list[dict[str, Any]]:
         args: list[Any] = []
