@@ -197,3 +197,51 @@ def test_install_then_uninstall_on_a_clean_home_leaves_no_file_behind(home, host
     assert _left_behind(home) == []
     state_dir = tmp_path / "state"
     assert (_left_behind(state_dir) if state_dir.exists() else []) == []
+
+
+@pytest.mark.parametrize(("config", "message"), [
+    ('model = "gpt-5"\nfeatures = "nope"\n', "`features` is a string, where Codex expects a table ([features])"),
+    ("mcp_servers = 3\n", "`mcp_servers` is an integer"),
+    ('[mcp_servers]\npi-memory = "x"\n', "`mcp_servers.pi-memory` is a string"),
+    ("hooks = [1]\n", "`hooks` is an array"),
+    ("[hooks]\nstate = 1\n", "`hooks.state` is an integer"),
+])
+def test_codex_refuses_a_config_whose_tables_are_other_values_and_writes_nothing(home, config, message):
+    """Valid TOML with a value where Codex wants a table made install raise a TypeError half-way, after
+    hooks.json was written (a fresh tester's finding); now it is refused before any file is touched."""
+    (home / ".codex").mkdir()
+    (home / ".codex" / "config.toml").write_text(config, encoding="utf-8")
+    for run in (codex.install, codex.uninstall):
+        with pytest.raises(InstallError, match="Nothing was changed") as refused:
+            run()
+        assert message in str(refused.value)
+    assert sorted(p.name for p in (home / ".codex").iterdir()) == ["config.toml"]
+    assert (home / ".codex" / "config.toml").read_text(encoding="utf-8") == config
+
+
+@pytest.mark.parametrize(("where", "text", "message"), [
+    (".claude/settings.json", '{"hooks": "x"}', '"hooks" is a string, where an object is expected'),
+    (".claude/settings.json", '{"hooks": {"UserPromptSubmit": 7}}', '"hooks.UserPromptSubmit" is a number'),
+    (".claude/settings.json", '"just a string"', "holds a string, not a JSON object"),
+    (".claude.json", '{"mcpServers": [1]}', '"mcpServers" is an array'),
+    (".claude.json", '{"mcpServers": {"pi-memory": true}}', '"mcpServers.pi-memory" is true or false'),
+])
+def test_claude_code_refuses_misshapen_settings_instead_of_replacing_them(home, where, text, message):
+    """A "hooks" that was not an object used to be replaced by ours (the user's value gone, a backup kept)."""
+    path = home / where
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InstallError, match="Nothing was changed") as refused:
+        claude_code.install("user", script=SCRIPT)
+    assert message in str(refused.value)
+    assert sorted(p.name for p in home.rglob("*") if p.is_file()) == [path.name]
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_uninstall_leaves_a_file_without_our_hooks_byte_for_byte(home):
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir()
+    text = '{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/bin/true"}]}]}, "theme": "dark"}'
+    path.write_text(text, encoding="utf-8")  # compact JSON: a rewrite would re-indent it
+    assert [(c.path.name, c.action) for c in claude_code.uninstall("user")] == [("settings.json", "unchanged")]
+    assert path.read_text(encoding="utf-8") == text and [p.name for p in path.parent.iterdir()] == ["settings.json"]

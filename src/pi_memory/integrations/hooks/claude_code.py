@@ -48,6 +48,8 @@ def install(scope: str = "user", project: Path | None = None, script: str | None
     script = script or common.console_script()
     settings_path, mcp_path = files(scope, project)
     settings, servers_doc = common.read_json_file(settings_path), common.read_json_file(mcp_path)
+    common.require_objects(settings, settings_path, "hooks")
+    common.require_objects(servers_doc, mcp_path, "mcpServers", f"mcpServers.{common.MCP_NAME}")
     hooks = settings.get("hooks") if isinstance(settings.get("hooks"), dict) else {}
     events = {e: (EVENTS[e], TIMEOUTS[e]) for e in HOST_EVENTS[HOST]}
     settings["hooks"] = common.with_our_hooks(hooks, HOST, script, events)

@@ -58,10 +58,37 @@ def _load_toml(path: Path):
     except OSError as exc:
         raise common.InstallError(f"could not read {path}: {exc}") from exc
     try:
-        return tomlkit.parse(text)
+        doc = tomlkit.parse(text)
     except Exception as exc:  # tomlkit raises its own ParseError subclasses
         raise common.InstallError(f"{path} is not valid TOML ({exc}); fix it, then run the command again. "
                                   "Nothing was changed.") from exc
+    _check_shape(doc, path)
+    return doc
+
+
+# The keys install and uninstall edit: each, when present, must be a table (checked before anything is written).
+_TABLES = (("features",), ("mcp_servers",), ("mcp_servers", common.MCP_NAME), ("hooks",), ("hooks", "state"))
+
+
+_TOML_KINDS = {"str": "a string", "int": "an integer", "float": "a float", "bool": "a boolean", "list": "an array",
+               "datetime": "a date-time", "date": "a date", "time": "a time"}
+
+
+def _check_shape(doc, path: Path) -> None:
+    """Refuse a config whose keys we edit hold something other than a table (``features = "x"``): valid TOML
+    that Codex itself would reject, and that an edit could only make worse."""
+    from collections.abc import Mapping
+
+    for keys in _TABLES:
+        node = doc
+        for key in keys:
+            node = node.get(key) if isinstance(node, Mapping) else None
+        if node is not None and not isinstance(node, Mapping):
+            name = ".".join(keys)
+            kind = _TOML_KINDS.get(type(node.unwrap()).__name__, "value")
+            raise common.InstallError(f"{path}: `{name}` is {kind}, where Codex expects a "
+                                      f"table ([{name}]); fix or remove that line, then run the command again. "
+                                      "Nothing was changed.")
 
 
 def install(script: str | None = None, codex_bin: str | None = None, cwd: Path | None = None) -> dict:
@@ -73,6 +100,7 @@ def install(script: str | None = None, codex_bin: str | None = None, cwd: Path |
     config_path, hooks_path = home / "config.toml", home / "hooks.json"
     doc = _load_toml(config_path)
     hooks_doc = common.read_json_file(hooks_path)
+    common.require_objects(hooks_doc, hooks_path, "hooks")
     manifest = state.read_json(_manifest_path())
 
     hooks = hooks_doc.get("hooks") if isinstance(hooks_doc.get("hooks"), dict) else {}

@@ -88,8 +88,35 @@ def read_json_file(path: Path) -> dict:
         raise InstallError(f"{path} is not valid JSON ({exc}); fix or move it, then run the command again. "
                            "Nothing was changed.") from exc
     if not isinstance(data, dict):
-        raise InstallError(f"{path} holds a JSON {type(data).__name__}, not an object; nothing was changed")
+        raise InstallError(f"{path} holds {json_kind(data)}, not a JSON object; fix or move it, then run the command "
+                           "again. Nothing was changed.")
     return data
+
+
+def json_kind(value: object) -> str:
+    """What a JSON value is, in JSON's words (for a person reading an error)."""
+    if isinstance(value, bool):
+        return "true or false"
+    return {str: "a string", int: "a number", float: "a number", list: "an array", dict: "an object",
+            type(None): "null"}.get(type(value), "a value")
+
+
+def require_objects(doc: dict, path: Path, *keys: str) -> None:
+    """Refuse, before anything is written, a settings file where a key we edit (dotted: ``mcpServers.pi-memory``)
+    holds something other than an object, or where an event under ``hooks`` is not an array: the host would
+    reject such a file anyway, and replacing the value would drop what the user wrote."""
+    for key in keys:
+        node: object = doc
+        for part in key.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is not None and not isinstance(node, dict):
+            raise InstallError(f"{path}: \"{key}\" is {json_kind(node)}, where an object is expected; fix or remove "
+                               "it, then run the command again. Nothing was changed.")
+    hooks = doc.get("hooks")
+    for event, groups in (hooks.items() if isinstance(hooks, dict) else ()):
+        if groups is not None and not isinstance(groups, list):
+            raise InstallError(f"{path}: \"hooks.{event}\" is {json_kind(groups)}, where an array of hook groups is "
+                               "expected; fix or remove it, then run the command again. Nothing was changed.")
 
 
 def write_file(path: Path, text: str, details: list[str]) -> Change:
@@ -137,7 +164,7 @@ def finish_uninstall(path: Path, data: dict, text: str, manifest: dict, details:
 
 def uninstall_hooks_file(path: Path, host: str, manifest: dict) -> Change | None:
     """Remove our handlers from the hooks JSON file ``path`` (``{"hooks": {...}}``; a ``hooks`` key our
-    removal left empty goes too). ``None`` when the file does not exist or has no hook table."""
+    removal left empty goes too). ``None`` when the file does not exist, or has no hook table."""
     if not path.exists():
         return None
     data = read_json_file(path)
@@ -145,7 +172,9 @@ def uninstall_hooks_file(path: Path, host: str, manifest: dict) -> Change | None
     if not isinstance(hooks, dict):
         return None
     kept, removed = without_our_hooks(hooks, host)
-    if kept or not removed:
+    if not removed:  # none of ours there: the file is left exactly as it is (not even re-indented)
+        return Change(path, "unchanged", None, ["no pi-memory hooks"])
+    if kept:
         data["hooks"] = kept
     else:
         data.pop("hooks")
