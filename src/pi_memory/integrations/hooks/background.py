@@ -21,6 +21,7 @@ import json
 import signal
 import sys
 import time
+from pathlib import Path
 
 from pi_memory.integrations.hooks import state
 
@@ -45,7 +46,7 @@ def run(job: dict) -> bool:
 
     host, sid = str(job.get("host") or "host"), str(job.get("sessionId") or "")
     lock_path = state.session_file(host, sid).with_suffix(".lock")
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    state.private_dir(lock_path.parent)
     try:
         lock = FileLock(str(lock_path), timeout=LOCK_WAIT_S)
         lock.acquire()
@@ -99,7 +100,14 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     signal.alarm(JOB_CEILING_S)  # default action ends the process: the hard bound
     try:
-        job = json.loads(args[0]) if args else {}
+        if args[:1] == ["--job-file"] and len(args) == 2:  # what the hooks pass (a private file, read once)
+            path = Path(args[1])
+            try:
+                job = json.loads(path.read_text(encoding="utf-8"))
+            finally:
+                path.unlink(missing_ok=True)
+        else:
+            job = json.loads(args[0]) if args else {}
         if not isinstance(job, dict):
             raise ValueError("the job must be a JSON object")
         run(job)

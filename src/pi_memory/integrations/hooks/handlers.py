@@ -18,9 +18,9 @@ imports nothing beyond the standard library.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from pi_memory.integrations.hooks import state
@@ -99,6 +99,8 @@ def on_session_start(host: str, payload: dict) -> str | None:
         frozen = value["memory"]
     if sid:
         state.update_session(host, sid, context=frozen, runDigest=_digest(value["run"]), cwd=cwd)
+    if source in ("startup", ""):  # a new session: forget the host sessions nobody resumed for a month
+        state.prune_sessions(host)
     return _join(frozen, value["run"])
 
 
@@ -113,12 +115,16 @@ def on_prompt(host: str, payload: dict, vector_deadline: float | None = None) ->
 
     sid, prompt = _text(payload.get("session_id")), _text(payload.get("prompt"))
     saved = state.read_json(state.session_file(host, sid)) if sid else {}
-    if sid:
-        state.update_session(host, sid, lastPrompt=prompt)
     cwd = _cwd(payload)
     cached = state.cached_context(cwd, CACHE_VERSION)
     if cached is not None and skip_reason(prompt) is not None:
+        if sid and saved.get("lastPrompt"):  # "ok", "/compact": nothing to capture (and no scanner loaded here)
+            state.update_session(host, sid, lastPrompt=None)
         return _changed_run(host, sid, _text(cached.get("run")), saved)
+    if sid:  # the user half of the turn, for the capture at stop: never a credential on disk
+        from pi_memory.safety import redact
+
+        state.update_session(host, sid, lastPrompt=redact(prompt[:state.PROMPT_KEEP_CHARS]))
     from pi_memory.semantic.service import RECALL_MARKER_KEY
     from pi_memory.session import AgentSession
 
@@ -167,6 +173,8 @@ def on_transcript(host: str, event: str, payload: dict) -> None:
         saved = state.read_json(state.session_file(host, sid)) if sid else {}
         job["userText"] = _text(saved.get("lastPrompt"))
         job["assistantText"] = _text(payload.get("last_assistant_message"))
+        if sid and saved.get("lastPrompt"):  # the capture has it now
+            state.update_session(host, sid, lastPrompt=None)
     spawn_background(job)
 
 
@@ -175,11 +183,15 @@ def spawn_background(job: dict) -> None:
     host), so the hook returns at once and the host never waits for, or kills, the work."""
     import subprocess
 
+    state.log(f"{job['host']} {job['event']}: background job queued")  # creates the log, private
     log_path = state.state_dir() / "hooks.log"
-    log_path.parent.mkdir(parents=True, exist_ok=True)
+    # the job (the turn's text) goes in a private file, never on the command line, where `ps` shows it to
+    # every user of the machine; the job reads and deletes it
+    job_file = state.state_dir() / "hooks" / "jobs" / f"{os.getpid()}-{time.time_ns()}.json"
+    state.write_json(job_file, job)
     with open(log_path, "a", encoding="utf-8") as log_fh:
         subprocess.Popen(  # noqa: S603 - our own interpreter and module
-            [sys.executable, "-m", "pi_memory.integrations.hooks.background", json.dumps(job)],
+            [sys.executable, "-m", "pi_memory.integrations.hooks.background", "--job-file", str(job_file)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_fh, start_new_session=True,
             close_fds=True, cwd=job["cwd"] if os.path.isdir(job["cwd"]) else None,
         )

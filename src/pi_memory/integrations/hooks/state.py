@@ -14,7 +14,10 @@ under the state folder (``$PI_MEMORY_STATE_DIR``, else ``$XDG_STATE_HOME/pi-memo
   newest half past 1 MiB.
 
 Writes are atomic (temp file + rename), so a host that runs two hooks of one session at once never reads half
-a file; a lost race only means the state of the later writer wins.
+a file; a lost race only means the state of the later writer wins. Every file is private to the user (0600, in
+0700 folders): they hold memory text. The last prompt is stored with its credentials redacted, cut to
+:data:`PROMPT_KEEP_CHARS`, and dropped once the turn's capture has it; session files untouched for
+:data:`SESSION_KEEP_DAYS` days are removed at the next session start.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ import time
 from pathlib import Path
 
 LOG_MAX_BYTES = 1 << 20
+PROMPT_KEEP_CHARS = 20_000  # of the last prompt, kept for the turn's capture at stop
+SESSION_KEEP_DAYS = 30  # a host session's state (its frozen context for a resume) is kept this long unused
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -53,11 +58,45 @@ def read_json(path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def write_json(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+def private_dir(path: Path) -> None:
+    """``path`` and each of its missing parents created 0700 (an existing folder's mode is left alone)."""
+    missing = []
+    while not path.exists():
+        missing.append(path)
+        path = path.parent
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # another hook of the session made it first
+            folder.mkdir(mode=0o700)
+
+
+def write_private(path: Path, text: str) -> None:
+    """``text`` written atomically to ``path``, readable by the user only (0600)."""
+    private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
     os.replace(tmp, path)
+
+
+def write_json(path: Path, data: dict) -> None:
+    write_private(path, json.dumps(data, ensure_ascii=False))
+
+
+def prune_sessions(host: str, keep_days: float = SESSION_KEEP_DAYS, at_most: int = 200) -> int:
+    """Remove up to ``at_most`` session files of ``host`` untouched for ``keep_days``; returns how many."""
+    folder = state_dir() / "hooks" / host
+    cutoff = time.time() - keep_days * 86400
+    removed = 0
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            if removed >= at_most:
+                break
+            with contextlib.suppress(OSError):
+                if entry.name.endswith(".json") and entry.is_file() and entry.stat().st_mtime < cutoff:
+                    os.unlink(entry.path)
+                    removed += 1
+    return removed
 
 
 def update_session(host: str, session_id: str, **changes) -> dict:
@@ -74,7 +113,9 @@ def log(message: str) -> None:
     """One line in ``hooks.log`` (never raises: logging must not be why a hook fails)."""
     path = state_dir() / "hooks.log"
     with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
+        if not path.exists():
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
         if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
             data = path.read_bytes()
             path.write_bytes(data[len(data) // 2:])
