@@ -141,9 +141,10 @@ def session_search(
     turns nearest by meaning (their turn vectors, :mod:`pi_memory.semantic.turn_vectors`). A turn found through
     its neighbours has ``match: "context"``, one found by its vector alone ``match: "meaning"``. Otherwise
     (no embedder, operators, filters) the matches are ranked by BM25 alone, strictly: every hit holds the
-    terms, which is what a search for a literal (an address, an error code) wants. A search ranked in context
-    reads its query as a question (:func:`pi_memory.index.plan_query` ``question=True``: ``kind``, ``type``,
-    ``go``... are stop words there too); the strict one keeps them."""
+    terms, which is what a search for a literal (an address, an error code) wants. With an embedder and none of
+    those filters the query is read as a question (:func:`pi_memory.index.plan_query` ``question=True``:
+    ``kind``, ``type``, ``go``... are stop words too, unless nothing else is left; quoted phrases are kept);
+    otherwise every word counts."""
     query = _cap_query(query)
     limit = _clamp(limit, 1, MAX_LIMIT, 10)
     snippet_chars = _clamp(snippet_chars, MIN_SNIPPET_CHARS, MAX_SNIPPET_CHARS, 300)
