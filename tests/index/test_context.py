@@ -105,3 +105,16 @@ def test_recall_finds_the_answer_after_the_question(conn, ids):
     assert [(h.coverage, h.similarity) for h in hits] == [(1.0, None)] * 3
     default_floor = recall(backend, "convention board game", scope=SCOPE, top_k=3, include=("sessions",), conn=conn)
     assert [h.id for h in default_floor] == ["a#e0", "a#e2", "a#e3"]
+
+
+def test_a_question_ranked_in_context_leaves_its_fillers_out(conn):
+    """Failing input (LoCoMo, issue 13): "What kind of ..." searched ``kind`` and brought in a turn that only
+    shares the question's form; read as a question, the fillers are stop words and only the content word counts."""
+    add(conn, "f", [("user", "message", "she is always so kind to everyone"),
+                    ("user", "message", "the watercolour paintings are finished now")])
+    kind, paintings = [r[0] for r in conn.execute("SELECT id FROM messages ORDER BY id")]
+    hits = session_ranking_in_context(conn, "What kind of paintings?", limit=10, project=PROJECT, window=0)
+    assert [h.id for h in hits] == [paintings]
+    from pi_memory.retrieval import session_ranking  # the strict ranking keeps every word of the query
+    assert sorted(m for m, _ in session_ranking(conn, "What kind of paintings?", limit=10, project=PROJECT)) == [
+        kind, paintings]

@@ -151,3 +151,13 @@ def test_every_plan_is_valid_fts5(q):
 def test_terms_are_capped():
     plan = plan_query(" ".join(f"word{i}" for i in range(40)))
     assert len(plan.clauses[0].terms) == 12
+
+
+def test_a_question_drops_its_fillers_a_strict_search_keeps_them():
+    q = "What kind of paintings did Melanie go to see?"
+    assert [t.text for t in plan_query(q, words=True).terms] == ["kind", "paintings", "Melanie", "go", "see"]
+    assert [t.text for t in plan_query(q, words=True, question=True).terms] == ["paintings", "Melanie", "see"]
+    assert [t.text for t in plan_query("go build fails", words=True).terms] == ["go", "build", "fails"]
+    assert [t.text for t in plan_query("go build fails", words=True, question=True).terms] == ["build", "fails"]
+    assert [t.text for t in plan_query("what type", words=True, question=True).terms] == ["what", "type"]
+    assert [t.text for t in plan_query('"kind of" things', words=True, question=True).terms] == ["kind of"]

@@ -329,3 +329,27 @@ def test_a_huge_query_keeps_the_output_bounded(tmp_path):
     result = session_search(conn, "a" * 100_000)
     assert len(result.to_json().encode()) <= MAX_OUTPUT_BYTES
     assert len(result.query) == 1000
+
+
+def test_a_word_and_its_broadened_forms_are_scored_once():
+    """``paintings``, ``paintings*`` and ``paint*`` are one word: only the prefix that covers the others is
+    scored (a stemming index's one stem); phrases, several words and unrelated terms are kept."""
+    paintings, stem = Term("paintings", words=True), Term("paint", words=True, prefix=True)
+    word_prefix, name = Term("paintings", words=True, prefix=True), Term("Gina's", words=True)
+    assert enginemod.scored_terms([paintings, word_prefix, stem]) == [stem]
+    assert enginemod.scored_terms([name, Term("gina", words=True, prefix=True)]) == [
+        Term("gina", words=True, prefix=True)]
+    kept = [Term("career-high", words=True), Term("paint brush", words=True, phrase=True), stem,
+            Term("painter", words=True, negated=True, prefix=True), Term("pain", words=True)]
+    assert enginemod.scored_terms(kept) == kept
+
+
+def test_broadened_word_forms_weigh_alike(conn, helpers):
+    """Failing input (LoCoMo, issue 13): a broadened ``paintings`` counted three times in "my paintings" and
+    once in "she painted!" (same length); now both hold the word once and score the same."""
+    helpers.add_session(conn, "s", [{"text": "my paintings"}, {"text": "she painted!"},
+                                    *({"text": f"other words {i}"} for i in range(20))])
+    r = session_search(conn, "paintings watercolour")
+    assert r.strategy == "any"
+    assert sorted(texts(r)) == ["my paintings", "she painted!"]
+    assert r.results[0].score == r.results[1].score

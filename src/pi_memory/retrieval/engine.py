@@ -286,7 +286,7 @@ def recall(
     if session_job is not None:
         from pi_memory.index import plan_query
 
-        snippet_terms = plan_query(words_query, words=True).terms
+        snippet_terms = plan_query(words_query, words=True, question=True).terms
         matches = session_job.result()
         lent = {h.id: h.lenders for h in matches}
         ranked = source_vectors.turn_keys(conn, [h.id for h in matches])

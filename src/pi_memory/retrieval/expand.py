@@ -30,17 +30,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
-from pi_memory.index.query import STOP_WORDS as SEARCH_STOP_WORDS
-from pi_memory.index.query import light_stem
+from pi_memory.index.query import QUESTION_STOP_WORDS, light_stem
 
 __all__ = ["STOP_WORDS", "ExpandedQuery", "expand_query", "find_dates", "first_person", "is_temporal", "light_stem"]
 
-_QUESTION_FILLERS = """
-    also ever etc kind kinds type types sort sorts way ways thing things something anything likely might may
-    many much get got go went s t d ll re ve m
-"""
-#: Words dropped from a question before keyword search (function words and question fillers).
-STOP_WORDS = SEARCH_STOP_WORDS | frozenset(_QUESTION_FILLERS.split())
+#: Words dropped from a question before keyword search (function words and question fillers; the same set a
+#: question read by the host's searches drops, :data:`pi_memory.index.query.QUESTION_STOP_WORDS`).
+STOP_WORDS = QUESTION_STOP_WORDS
 
 _CONTRACTION = re.compile(r"(?:'(?:s|d|ve|ll|re|m))+$|'$")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)

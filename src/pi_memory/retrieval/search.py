@@ -79,18 +79,19 @@ def _search(
 
 
 def _run(
-    conn: sqlite3.Connection, corpus: Corpus, query: str | None, where: list[str], params: list, limit: int
+    conn: sqlite3.Connection, corpus: Corpus, query: str | None, where: list[str], params: list, limit: int,
+    question: bool = False,
 ) -> tuple[Ranked, Engine | None]:
     """The ranking and the engine that made it (its document frequencies serve further scoring; ``None`` when
-    nothing ran)."""
-    plan = plan_query(query, words=corpus.words)
+    nothing ran). ``question``: the query is read as a question ranked in context (``plan_query``)."""
+    plan = plan_query(query, words=corpus.words, question=question)
     if plan.empty:
         return Ranked([], {}, {}, {}, "none", False, plan), None
     engine = Engine(conn, corpus, where, params)
     try:
         return engine.run(plan, limit), engine
     except sqlite3.OperationalError:  # an expression SQLite still rejects: read the query without operators
-        plain = plan_query(query, operators=False, words=corpus.words)
+        plain = plan_query(query, operators=False, words=corpus.words, question=question)
         engine = Engine(conn, corpus, where, params)
         try:
             return engine.run(plain, limit), engine
@@ -141,13 +142,17 @@ def session_search(
     turns nearest by meaning (their turn vectors, :mod:`pi_memory.semantic.turn_vectors`). A turn found through
     its neighbours has ``match: "context"``, one found by its vector alone ``match: "meaning"``. Otherwise
     (no embedder, operators, filters) the matches are ranked by BM25 alone, strictly: every hit holds the
-    terms, which is what a search for a literal (an address, an error code) wants."""
+    terms, which is what a search for a literal (an address, an error code) wants. With an embedder and none of
+    those filters the query is read as a question (:func:`pi_memory.index.plan_query` ``question=True``:
+    ``kind``, ``type``, ``go``... are stop words too, unless nothing else is left; quoted phrases are kept);
+    otherwise every word counts."""
     query = _cap_query(query)
     limit = _clamp(limit, 1, MAX_LIMIT, 10)
     snippet_chars = _clamp(snippet_chars, MIN_SNIPPET_CHARS, MAX_SNIPPET_CHARS, 300)
     where, params = _session_filters(conn, project, role, since, until, as_of)
     in_context = embedder is not None and role is None and since is None and until is None
-    ranked, eng = _run(conn, MESSAGES, query, where, params, max(limit, CONTEXT_CANDIDATES) if in_context else limit)
+    ranked, eng = _run(conn, MESSAGES, query, where, params, max(limit, CONTEXT_CANDIDATES) if in_context else limit,
+                       question=in_context)
     if in_context and not ranked.plan.operators and not any(t.phrase for t in ranked.plan.terms):
         ranked = _in_context(conn, query or "", ranked, eng, project, as_of, embedder)
     top = ranked.ids[:limit]
@@ -231,13 +236,13 @@ def session_ranking(
 
 def _session_ranked(
     conn: sqlite3.Connection, query: str | None, limit: int, project: str | Path | None,
-    as_of: str | date | datetime | None = None,
+    as_of: str | date | datetime | None = None, question: bool = False,
 ) -> tuple[Ranked, Engine | None, int]:
-    """The keyword ranking behind :func:`session_ranking` and :func:`session_ranking_in_context`, its engine
-    and the clamped limit."""
+    """The keyword ranking behind :func:`session_ranking` and :func:`session_ranking_in_context` (``question``:
+    read as a question, :func:`pi_memory.index.plan_query`), its engine and the clamped limit."""
     limit = _clamp(limit, 1, MAX_LIMIT, 10)
     where, params = _session_filters(conn, project, None, None, None, as_of)
-    ranked, engine = _run(conn, MESSAGES, _cap_query(query), where, params, limit)
+    ranked, engine = _run(conn, MESSAGES, _cap_query(query), where, params, limit, question=question)
     return ranked, engine, limit
 
 
@@ -253,9 +258,10 @@ def session_ranking_in_context(
     """The best ``limit`` session turns for ``query`` read in context (:mod:`.context`): keyword matches, the
     turns around them, each scored by BM25 over its own text plus its window of ``window`` turns each side.
     For recall before an agent run, where the answer after a question counts; ``session_search`` keeps strict
-    matching. Never raises for the query text; an unknown ``project`` name matches nothing. ``as_of`` (default
+    matching. The query is read as a question (question fillers dropped: :data:`pi_memory.index.query.
+    QUESTION_STOP_WORDS`). Never raises for the query text; an unknown ``project`` name matches nothing. ``as_of`` (default
     now): no message written after it (:func:`session_search`). Neighbours after ``as_of`` are not read either."""
-    ranked, engine, limit = _session_ranked(conn, query, limit, project, as_of)
+    ranked, engine, limit = _session_ranked(conn, query, limit, project, as_of, question=True)
     matches = [(mid, ranked.scores.get(mid, 0.0)) for mid in ranked.ids[:limit]]
     if not matches or engine is None:
         return []
