@@ -41,9 +41,43 @@ import sqlite3
 from pathlib import Path
 
 from pi_memory.index.db import Migration, migrate, open_read_only, transaction
+from pi_memory.index.words import SQL_FTS_FORM, TOKENIZER
 
 SCOPE_SQL = "user_id = ? AND project_id = ? AND agent_id = ?"
 M_SCOPE_SQL = "m.user_id = ? AND m.project_id = ? AND m.agent_id = ?"
+
+WORDS_TABLE = "semantic_words"
+VOCAB_TABLE = "semantic_words_vocab"
+_FILL_BATCH = 5000  # rows indexed per statement when migration 006 fills the word index
+
+_WORDS_TRIGGERS = f"""
+CREATE TRIGGER semantic_memories_words_ai AFTER INSERT ON semantic_memories BEGIN
+    INSERT INTO {WORDS_TABLE}(rowid, text) VALUES (new.pk, {SQL_FTS_FORM}(new.text));
+END;
+CREATE TRIGGER semantic_memories_words_ad AFTER DELETE ON semantic_memories BEGIN
+    INSERT INTO {WORDS_TABLE}({WORDS_TABLE}, rowid, text) VALUES ('delete', old.pk, {SQL_FTS_FORM}(old.text));
+END;
+CREATE TRIGGER semantic_memories_words_au AFTER UPDATE OF text ON semantic_memories BEGIN
+    INSERT INTO {WORDS_TABLE}({WORDS_TABLE}, rowid, text) VALUES ('delete', old.pk, {SQL_FTS_FORM}(old.text));
+    INSERT INTO {WORDS_TABLE}(rowid, text) VALUES (new.pk, {SQL_FTS_FORM}(new.text));
+END;
+"""
+
+
+def _fill_words(conn: sqlite3.Connection) -> None:
+    """Migration 006: index every existing memory in the word index, ``_FILL_BATCH`` rows per statement (a
+    large store is never read into memory at once), then merge the index into one segment."""
+    last = 0
+    while True:
+        top = conn.execute("SELECT max(pk) FROM (SELECT pk FROM semantic_memories WHERE pk > ? ORDER BY pk "
+                           "LIMIT ?)", (last, _FILL_BATCH)).fetchone()[0]
+        if top is None:
+            break
+        conn.execute(f"INSERT INTO {WORDS_TABLE}(rowid, text) SELECT pk, {SQL_FTS_FORM}(text) "
+                     "FROM semantic_memories WHERE pk > ? AND pk <= ?", (last, top))
+        last = top
+    conn.execute(f"INSERT INTO {WORDS_TABLE}({WORDS_TABLE}) VALUES ('optimize')")
+
 
 SEMANTIC_MIGRATIONS: list[Migration] = [
     Migration(
@@ -164,6 +198,19 @@ SEMANTIC_MIGRATIONS: list[Migration] = [
             UNIQUE (skill, model)
         );
         """,
+    ),
+    Migration(
+        "semantic_006_words",
+        f"""
+        DROP TRIGGER IF EXISTS semantic_memories_ai;
+        DROP TRIGGER IF EXISTS semantic_memories_ad;
+        DROP TRIGGER IF EXISTS semantic_memories_au;
+        DROP TABLE IF EXISTS semantic_fts;
+        CREATE VIRTUAL TABLE {WORDS_TABLE} USING fts5(text, content='', tokenize='{TOKENIZER}');
+        CREATE VIRTUAL TABLE {VOCAB_TABLE} USING fts5vocab({WORDS_TABLE}, 'row');
+        {_WORDS_TRIGGERS}
+        """,
+        _fill_words,
     ),
 ]
 
