@@ -246,8 +246,9 @@ def test_keyword_search_bounds_work_on_large_tables(backend, monkeypatch):
     assert [backend.get(i, scope=ALICE).text for i, _ in backend.keyword_candidates("user axolotl", scope=ALICE)] \
         == ["User owns a rare axolotl."]
     kept, floor = backend._plan_terms(word_terms("common"))
-    assert kept == [WordTerm(("common",), prefix=True)] and floor == 40  # 61 rows, 60 hold it: rowids from 61 - 61 * 20 / 60
-    assert 0 < len(backend.keyword_candidates("common", scope=ALICE)) <= 60
+    # every term is common: the newest 20 of its 60 rows (rowids 41-60) are scored, as a word (no prefix)
+    assert kept == [WordTerm(("common",))] and floor == 41
+    assert len(backend.keyword_candidates("common", scope=ALICE, limit=100)) == 20
 
 
 def test_salvage_copies_memories_and_history(tmp_path, embedder):

@@ -47,7 +47,6 @@ SCOPE_SQL = "user_id = ? AND project_id = ? AND agent_id = ?"
 M_SCOPE_SQL = "m.user_id = ? AND m.project_id = ? AND m.agent_id = ?"
 
 WORDS_TABLE = "semantic_words"
-VOCAB_TABLE = "semantic_words_vocab"
 _FILL_BATCH = 5000  # rows indexed per statement when migration 006 fills the word index
 
 _WORDS_TRIGGERS = f"""
@@ -206,8 +205,7 @@ SEMANTIC_MIGRATIONS: list[Migration] = [
         DROP TRIGGER IF EXISTS semantic_memories_ad;
         DROP TRIGGER IF EXISTS semantic_memories_au;
         DROP TABLE IF EXISTS semantic_fts;
-        CREATE VIRTUAL TABLE {WORDS_TABLE} USING fts5(text, content='', tokenize='{TOKENIZER}');
-        CREATE VIRTUAL TABLE {VOCAB_TABLE} USING fts5vocab({WORDS_TABLE}, 'row');
+        CREATE VIRTUAL TABLE {WORDS_TABLE} USING fts5(text, content='', columnsize=0, tokenize='{TOKENIZER}');
         {_WORDS_TRIGGERS}
         """,
         _fill_words,
