@@ -16,8 +16,12 @@ when a backend opens the index):
   with the scope columns. A rowid table (a 1.5 KB row fits in a 4 KB table page; in a WITHOUT ROWID table it
   would spill to overflow pages) indexed on ``(model, scope)``: entries with one key are in rowid order, so
   loading a scope's matrix reads the rows in insertion order instead of one random lookup per memory.
-* ``semantic_fts``: FTS5 ``tokenize='trigram'`` over ``text`` (external content, kept in sync by triggers), so
-  substrings of 3+ characters match in any script.
+* ``semantic_words`` (migration 006): the FTS5 word index of ``text`` (``unicode61 remove_diacritics 2``,
+  every CJK character its own token: ``pm_fts_form``, :mod:`.words`), contentless and without row lengths
+  (``columnsize=0``), kept in sync by the triggers ``semantic_memories_words_ai/ad/au`` (a contentless index
+  must be told on delete exactly the text it indexed, which they compute from the row). Migration 006 drops
+  the first index, ``semantic_fts`` (``tokenize='trigram'``, migration 002), and its triggers, and indexes
+  every existing row in batches. Read by :mod:`pi_memory.semantic.keyword`.
 * ``semantic_curated_vectors`` (migration 003): one vector per (curated entry of the index's ``memories``
   table, model): ``memory_id``, ``model``, ``dim``, ``vector`` (as above), ``text`` (exactly what was embedded,
   so an entry whose text changed is re-embedded, never matched with its old vector). See :mod:`.turn_vectors`.
