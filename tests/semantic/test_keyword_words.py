@@ -208,3 +208,18 @@ def test_a_fresh_index_has_the_word_index_only(conn):
     assert tables == set()
     with pytest.raises(sqlite3.OperationalError):
         conn.execute("SELECT * FROM semantic_fts")
+
+
+def test_a_term_a_memory_lacks_still_gives_it_a_score(backend):
+    # the failing input: in an index without row lengths an OR of the two terms gave NULL for the memory
+    mem = backend.add("User uses pnpm.", scope=ALICE)
+    found = backend.keyword_candidates("do I use pnpm?", scope=ALICE)
+    assert [i for i, _ in found] == [mem.id] and isinstance(found[0][1], float) and found[0][1] < 0
+
+
+def test_other_scopes_crowding_the_first_page_out_are_paged_past(backend):
+    mine = backend.add("We deploy with pnpm.", scope=ALICE)
+    assert backend.add_many([f"pnpm pnpm note {i}" for i in range(250)], scope=BOB,
+                            vectors=np.zeros((250, 384), dtype="float32")) == 250
+    assert [i for i, _ in backend.keyword_candidates("pnpm", scope=ALICE, limit=5)] == [mine.id]
+    assert len(backend.keyword_candidates("pnpm", scope=BOB, limit=300)) == 250

@@ -21,9 +21,9 @@ would cost tens of milliseconds. On tables larger than ``KEYWORD_BUDGET`` rows t
 
 The index keeps no row lengths (``columnsize=0``, as ``memories_fts``): reading each scored row's length cost
 3-4x the scoring (2,000 rows: 3.6 ms with lengths, 0.8-1.3 ms without, 100k memories), and memories are
-sentences of similar length, so BM25 here weighs rarity and repetition, not length; equal scores put the
-newest memory first. Ranking runs in FTS5 alone first (cheap), then the scope's active rows are kept; when other scopes or inactive
-rows crowd that first pass out, the ranking is redone inside the join. Query terms: :func:`word_terms`.
+sentences of similar length, so BM25 here weighs rarity and repetition, not length. Each kept term is scored
+by its own FTS5 query and a row's BM25 is the sum (:func:`_scores`); equal scores put the newest memory first.
+The scope's active rows are then taken best first. Query terms: :func:`word_terms`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import logging
 import sqlite3
 from dataclasses import replace
 
-from pi_memory.index.semantic_schema import M_SCOPE_SQL, WORDS_TABLE
+from pi_memory.index.semantic_schema import WORDS_TABLE
 from pi_memory.semantic.terms import WordTerm, word_terms
 
 log = logging.getLogger(__name__)
@@ -88,11 +88,27 @@ def plan_terms(conn: sqlite3.Connection, terms: list[WordTerm]) -> tuple[list[Wo
     return [sparsest], floors[sparsest]
 
 
+def _ranked_sql(kept: list[WordTerm], floor: int | None) -> tuple[str, list]:
+    """SQL (and its parameters but the last two, ``LIMIT`` and ``OFFSET``) of the rows matching a kept term
+    (from ``floor`` on) with their BM25, best first, equal scores newest first. Each term is its own FTS5 query
+    and a row's BM25 the sum of its terms' scores (BM25 is a sum over the query's terms): in an index without
+    row lengths FTS5 gives NULL for a row that lacks one of an ``OR``'s terms."""
+    fts = WORDS_TABLE
+    bound, base = (" AND rowid >= ?", [floor]) if floor is not None else ("", [])
+    one = f"SELECT rowid, bm25({fts}) AS score FROM {fts} WHERE {fts} MATCH ?{bound}"
+    params = [p for term in kept for p in (term.fts(), *base)]
+    if len(kept) == 1:
+        return f"{one} ORDER BY score, rowid DESC LIMIT ? OFFSET ?", params
+    union = " UNION ALL ".join([one] * len(kept))
+    return (f"SELECT rowid, sum(score) AS total FROM ({union}) GROUP BY rowid ORDER BY total, rowid DESC "
+            "LIMIT ? OFFSET ?", params)
+
+
 def keyword_candidates(conn: sqlite3.Connection, query: str, scope_columns: tuple[str, str, str],
                        limit: int) -> list[tuple[str, float]]:
     """``(id, bm25)`` of the scope's active memories matching any term of ``query``, best (lowest bm25) first,
-    at most ``limit`` (module docstring). Every term is quoted, so no user text is read as FTS5 syntax; never
-    raises for the query text."""
+    equal scores newest first, at most ``limit`` (module docstring). Every term is quoted, so no user text is
+    read as FTS5 syntax; never raises for the query text."""
     terms = word_terms(query)
     if not terms:
         return []
@@ -100,26 +116,20 @@ def keyword_candidates(conn: sqlite3.Connection, query: str, scope_columns: tupl
         kept, floor = plan_terms(conn, terms)
         if not kept:
             return []
-        expr = " OR ".join(t.fts() for t in kept)
-        bound = " AND rowid >= ?" if floor is not None else ""
-        base = (floor,) if floor is not None else ()
-        inner = max(limit * 4, 200)
-        fts = WORDS_TABLE
-        sql = (f"SELECT m.id, f.score FROM (SELECT rowid, bm25({fts}) AS score FROM {fts} "
-               f"WHERE {fts} MATCH ?{bound} ORDER BY score, rowid DESC LIMIT ?) f JOIN semantic_memories m "
-               f"ON m.pk = f.rowid WHERE {M_SCOPE_SQL} AND m.status = 'active' "
-               "ORDER BY f.score, f.rowid DESC LIMIT ?")
-        rows = conn.execute(sql, (expr, *base, inner, *scope_columns, limit)).fetchall()
-        if len(rows) < limit:
-            crowded = conn.execute(f"SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} "
-                                   f"MATCH ?{bound} LIMIT ?)", (expr, *base, inner + 1)).fetchone()[0] > inner
-            if crowded:
-                sql = (f"SELECT m.id, bm25({fts}) AS score FROM {fts} JOIN semantic_memories m "
-                       f"ON m.pk = {fts}.rowid WHERE {fts} MATCH ?"
-                       f"{bound.replace('rowid', f'{fts}.rowid')} AND {M_SCOPE_SQL} AND m.status = 'active' "
-                       f"ORDER BY score, {fts}.rowid DESC LIMIT ?")
-                rows = conn.execute(sql, (expr, *base, *scope_columns, limit)).fetchall()
+        sql, params = _ranked_sql(kept, floor)
+        out: list[tuple[str, float]] = []
+        offset, step = 0, max(limit * 4, 200)
+        while True:  # the scope's active rows, best first; other scopes' rows may crowd a first page out
+            chunk = conn.execute(sql, (*params, step, offset)).fetchall()
+            ids = {pk: mid for pk, mid, *scope, status in conn.execute(  # by primary key, scope checked here
+                "SELECT pk, id, user_id, project_id, agent_id, status FROM semantic_memories WHERE pk IN "
+                f"({','.join('?' * len(chunk))})", [pk for pk, _ in chunk])
+                if tuple(scope) == scope_columns and status == "active"}
+            out += [(ids[pk], float(score)) for pk, score in chunk if pk in ids]
+            if len(out) >= limit or len(chunk) < step:
+                break
+            offset, step = offset + step, step * 4
     except sqlite3.OperationalError as exc:  # every term is quoted; this is a safety net
         log.warning("semantic keyword search failed for %r: %s", query[:200], exc)
         return []
-    return [(r[0], float(r[1])) for r in rows]
+    return out[:limit]
