@@ -17,13 +17,13 @@ would cost tens of milliseconds. On tables larger than ``KEYWORD_BUDGET`` rows t
    are dropped too (they cannot fit in the budget);
 3. when every term is common, only the newest ``KEYWORD_BUDGET`` matches of one of them are scored (a rowid
    floor: that many rows exactly): the one whose newest matches reach furthest back (the sparsest over recent
-   memories), as a word, not a prefix (a common prefix's expansion is read whole).
+   memories), as a word when the word alone is that common (a prefix's expansion is read whole).
 
 The index keeps no row lengths (``columnsize=0``, as ``memories_fts``): reading each scored row's length cost
 3-4x the scoring (2,000 rows: 3.6 ms with lengths, 0.8-1.3 ms without, 100k memories), and memories are
 sentences of similar length, so BM25 here weighs rarity and repetition, not length. Each kept term is scored
-by its own FTS5 query and a row's BM25 is the sum (:func:`_scores`); equal scores put the newest memory first.
-The scope's active rows are then taken best first. Query terms: :func:`word_terms`.
+by its own FTS5 query and a row's BM25 is the sum (:func:`_ranked_sql`); equal scores put the newest memory
+first. The scope's active rows are then taken best first, a page at a time (other scopes' rows may fill one). Query terms: :func:`word_terms`.
 """
 
 from __future__ import annotations
