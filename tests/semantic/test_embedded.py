@@ -20,6 +20,7 @@ from pi_memory.index import open_index
 from pi_memory.semantic.backend import MemoryNotFoundError, SemanticBackend
 from pi_memory.semantic.embedded import EmbeddedBackend, salvage_semantic
 from pi_memory.semantic.models import Scope, text_hash
+from pi_memory.semantic.terms import WordTerm, word_terms
 
 
 def test_implements_the_protocol(backend):
@@ -240,13 +241,14 @@ def test_keyword_search_bounds_work_on_large_tables(backend, monkeypatch):
     texts = [f"User note {i}: common words everywhere." for i in range(60)] + ["User owns a rare axolotl."]
     vecs = __import__("numpy").zeros((len(texts), 384), dtype="float32")
     assert backend.add_many(texts, scope=ALICE, vectors=vecs) == 61
-    kept, floor = backend._plan_terms(["user", "axolotl"])
-    assert kept == ["axolotl"] and floor is None  # the common term is dropped, the rare one kept
+    kept, floor = backend._plan_terms(word_terms("user axolotl"))
+    assert kept == [WordTerm(("axolotl",), prefix=True)] and floor is None  # the common term is dropped
     assert [backend.get(i, scope=ALICE).text for i, _ in backend.keyword_candidates("user axolotl", scope=ALICE)] \
         == ["User owns a rare axolotl."]
-    kept, floor = backend._plan_terms(["common"])
-    assert kept == ["common"] and floor is not None  # only the newest matches of a very common term
-    assert 0 < len(backend.keyword_candidates("common", scope=ALICE)) <= 60
+    kept, floor = backend._plan_terms(word_terms("common"))
+    # every term is common: the newest 20 of its 60 rows (rowids 41-60) are scored, as a word (no prefix)
+    assert kept == [WordTerm(("common",))] and floor == 41
+    assert len(backend.keyword_candidates("common", scope=ALICE, limit=100)) == 20
 
 
 def test_salvage_copies_memories_and_history(tmp_path, embedder):

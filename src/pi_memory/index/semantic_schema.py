@@ -16,8 +16,12 @@ when a backend opens the index):
   with the scope columns. A rowid table (a 1.5 KB row fits in a 4 KB table page; in a WITHOUT ROWID table it
   would spill to overflow pages) indexed on ``(model, scope)``: entries with one key are in rowid order, so
   loading a scope's matrix reads the rows in insertion order instead of one random lookup per memory.
-* ``semantic_fts``: FTS5 ``tokenize='trigram'`` over ``text`` (external content, kept in sync by triggers), so
-  substrings of 3+ characters match in any script.
+* ``semantic_words`` (migration 006): the FTS5 word index of ``text`` (``unicode61 remove_diacritics 2``,
+  every CJK character its own token: ``pm_fts_form``, :mod:`.words`), contentless and without row lengths
+  (``columnsize=0``), kept in sync by the triggers ``semantic_memories_words_ai/ad/au`` (a contentless index
+  must be told on delete exactly the text it indexed, which they compute from the row). Migration 006 drops
+  the first index, ``semantic_fts`` (``tokenize='trigram'``, migration 002), and its triggers, and indexes
+  every existing row in batches. Read by :mod:`pi_memory.semantic.keyword`.
 * ``semantic_curated_vectors`` (migration 003): one vector per (curated entry of the index's ``memories``
   table, model): ``memory_id``, ``model``, ``dim``, ``vector`` (as above), ``text`` (exactly what was embedded,
   so an entry whose text changed is re-embedded, never matched with its old vector). See :mod:`.turn_vectors`.
@@ -41,9 +45,42 @@ import sqlite3
 from pathlib import Path
 
 from pi_memory.index.db import Migration, migrate, open_read_only, transaction
+from pi_memory.index.words import SQL_FTS_FORM, TOKENIZER
 
 SCOPE_SQL = "user_id = ? AND project_id = ? AND agent_id = ?"
 M_SCOPE_SQL = "m.user_id = ? AND m.project_id = ? AND m.agent_id = ?"
+
+WORDS_TABLE = "semantic_words"
+_FILL_BATCH = 5000  # rows indexed per statement when migration 006 fills the word index
+
+_WORDS_TRIGGERS = f"""
+CREATE TRIGGER semantic_memories_words_ai AFTER INSERT ON semantic_memories BEGIN
+    INSERT INTO {WORDS_TABLE}(rowid, text) VALUES (new.pk, {SQL_FTS_FORM}(new.text));
+END;
+CREATE TRIGGER semantic_memories_words_ad AFTER DELETE ON semantic_memories BEGIN
+    INSERT INTO {WORDS_TABLE}({WORDS_TABLE}, rowid, text) VALUES ('delete', old.pk, {SQL_FTS_FORM}(old.text));
+END;
+CREATE TRIGGER semantic_memories_words_au AFTER UPDATE OF text ON semantic_memories BEGIN
+    INSERT INTO {WORDS_TABLE}({WORDS_TABLE}, rowid, text) VALUES ('delete', old.pk, {SQL_FTS_FORM}(old.text));
+    INSERT INTO {WORDS_TABLE}(rowid, text) VALUES (new.pk, {SQL_FTS_FORM}(new.text));
+END;
+"""
+
+
+def _fill_words(conn: sqlite3.Connection) -> None:
+    """Migration 006: index every existing memory in the word index, ``_FILL_BATCH`` rows per statement (a
+    large store is never read into memory at once), then merge the index into one segment."""
+    last = 0
+    while True:
+        top = conn.execute("SELECT max(pk) FROM (SELECT pk FROM semantic_memories WHERE pk > ? ORDER BY pk "
+                           "LIMIT ?)", (last, _FILL_BATCH)).fetchone()[0]
+        if top is None:
+            break
+        conn.execute(f"INSERT INTO {WORDS_TABLE}(rowid, text) SELECT pk, {SQL_FTS_FORM}(text) "
+                     "FROM semantic_memories WHERE pk > ? AND pk <= ?", (last, top))
+        last = top
+    conn.execute(f"INSERT INTO {WORDS_TABLE}({WORDS_TABLE}) VALUES ('optimize')")
+
 
 SEMANTIC_MIGRATIONS: list[Migration] = [
     Migration(
@@ -164,6 +201,18 @@ SEMANTIC_MIGRATIONS: list[Migration] = [
             UNIQUE (skill, model)
         );
         """,
+    ),
+    Migration(
+        "semantic_006_words",
+        f"""
+        DROP TRIGGER IF EXISTS semantic_memories_ai;
+        DROP TRIGGER IF EXISTS semantic_memories_ad;
+        DROP TRIGGER IF EXISTS semantic_memories_au;
+        DROP TABLE IF EXISTS semantic_fts;
+        CREATE VIRTUAL TABLE {WORDS_TABLE} USING fts5(text, content='', columnsize=0, tokenize='{TOKENIZER}');
+        {_WORDS_TRIGGERS}
+        """,
+        _fill_words,
     ),
 ]
 

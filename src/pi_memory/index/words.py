@@ -1,6 +1,7 @@
 """How text is cut into searchable words: FTS5 ``unicode61`` plus one token per CJK character.
 
-The message index (``messages_fts``) and the memory index (``memories_fts``) are word indexes. SQLite's
+The message index (``messages_fts``), the memory index (``memories_fts``) and the semantic store's index
+(``semantic_words``) are word indexes. SQLite's
 ``unicode61`` tokenizer (with ``remove_diacritics 2``) splits on anything that is not a letter or a digit
 (``_`` included), folds case in every script and removes diacritics, several on one letter too (``café``
 matches ``cafe``, ``Việt`` matches ``viet``). It keeps a run of CJK characters as one token, because those scripts do not put
@@ -58,9 +59,10 @@ def fts_form(text: str) -> str | None:
 
 SQL_FTS_FORM = "pm_fts_form"
 """The SQL function every index connection gets (:func:`register`): ``pm_fts_form(text)`` is the text as the
-word index takes it (:func:`fts_form`, or the text itself). The ``memories`` triggers call it, so every writer
-indexes CJK the same way. Changing :func:`fts_form` needs a migration that rebuilds ``memories_fts``: a
-contentless index must be told, on delete, exactly the text it indexed."""
+word index takes it (:func:`fts_form`, or the text itself). The ``memories`` and ``semantic_memories`` triggers
+call it, so every writer indexes CJK the same way. Changing :func:`fts_form` needs a migration that rebuilds
+``memories_fts`` and ``semantic_words``: a contentless index must be told, on delete, exactly the text it
+indexed."""
 
 
 def register(conn) -> None:

@@ -150,8 +150,8 @@ class RecallHit:
 def keyword_coverage(terms: recall_lang.Evidence | Sequence[str], text: str) -> float:
     """Share (0..1) of the query found in ``text``: ``terms`` is the query's
     :func:`~pi_memory.retrieval.lang.evidence_terms` (stems, CJK bigrams: that module), or plain
-    :func:`~pi_memory.semantic.terms.keyword_terms` found as case-insensitive substrings -- how the trigram
-    FTS5 index matches them. ``0.0`` for no terms."""
+    :func:`~pi_memory.semantic.terms.keyword_terms` found as case-insensitive substrings (what the
+    semantic store's trigram index first matched). ``0.0`` for no terms."""
     return recall_lang.coverage_of(terms, text)
 
 

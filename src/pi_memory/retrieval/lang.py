@@ -7,7 +7,7 @@ prompt found in a candidate's text (0..1), compared with ``MIN_KEYWORD_COVERAGE`
   terms (:func:`pi_memory.semantic.terms.keyword_terms`: stop words dropped, a crude suffix cut, at least 3
   characters; unchanged from before); in another detected language, its words as written minus that
   language's and English's stop words (:data:`STOP`), at least 3 characters; one unit each. A term is found when it
-  is a substring of the text (how the trigram index matches it; ``prefer`` finds ``preferred``) or when its
+  is a substring of the text (``prefer`` finds ``preferred``, as the keyword list's prefix does) or when its
   Snowball stem (``snowballstemmer``, for each language detected in the prompt) equals the stem of a word of the
   text: ``ключи`` and ``ключей`` are both ``ключ``, ``Datenbanken`` and ``Datenbank`` both ``datenbank``.
 * **CJK characters** (Han, kana, Hangul; written without spaces): the prompt's runs of such characters are read

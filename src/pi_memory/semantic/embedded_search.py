@@ -15,6 +15,7 @@ import numpy as np
 from pi_memory.retrieval.fusion import rrf_fuse
 from pi_memory.semantic import keyword
 from pi_memory.semantic.models import Scope, ScoreDetails, SemanticHit, text_hash
+from pi_memory.semantic.terms import WordTerm
 from pi_memory.semantic.vectors import VectorMatrix
 
 
@@ -38,7 +39,7 @@ class EmbeddedSearch:
     _by_hash: Any
 
     # --- search --------------------------------------------------------------------------------------------
-    def _plan_terms(self, terms: list[str]) -> tuple[list[str], int | None]:
+    def _plan_terms(self, terms: list[WordTerm]) -> tuple[list[WordTerm], int | None]:
         with self._lock:
             return keyword.plan_terms(self.conn, terms)
 

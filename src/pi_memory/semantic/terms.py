@@ -1,15 +1,25 @@
-"""Query terms of the semantic store's trigram keyword index: :func:`keyword_terms` reads a natural-language
-query into substring terms (English stop words dropped, a crude suffix cut, CJK as character trigrams) and
-:func:`fts_expression` quotes them into one FTS5 expression. Fusion and ranking are the engine's
-(:mod:`pi_memory.retrieval`)."""
+"""Query terms of the semantic store.
+
+* :func:`word_terms` reads a natural-language query into :class:`WordTerm` s for the store's word index
+  (``semantic_words``: the project's word rules, :mod:`pi_memory.index.words`): English stop words dropped, the
+  crude suffix cut of :func:`_stem`, then a prefix query when the stem has 4+ characters (``prefers`` ->
+  ``prefer*``, which finds ``preferred`` and ``preference`` as the trigram substring did), else the word as
+  written and its stem; a word the tokenizer splits (``OPS-4821``, ``svc_ser29``) is a phrase of its tokens;
+  runs of CJK characters become phrases of two characters (their bigrams that hold a content character).
+* :func:`keyword_terms` reads the same query into substring terms (stop words dropped, the suffix cut, CJK as
+  character trigrams): recall's keyword evidence (:mod:`pi_memory.retrieval.lang`) and the team store's
+  ``tsvector`` query use them; :func:`fts_expression` quotes strings into one FTS5 expression.
+
+Fusion and ranking are the engine's (:mod:`pi_memory.retrieval`)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from pi_memory.index.query import STOP_WORDS
-from pi_memory.index.words import CJK_STOP, HAS_CJK
+from pi_memory.index.query import MIN_PREFIX_CHARS, STOP_WORDS
+from pi_memory.index.words import CJK_RANGES, CJK_STOP, HAS_CJK, word_tokens
 
 MIN_TERM_CHARS = 3  # the trigram tokenizer indexes nothing shorter
 MAX_TERMS = 12  # bounds the FTS5 expression (each term is one phrase of trigrams)
@@ -73,3 +83,70 @@ def fts_expression(terms: Sequence[str]) -> str | None:
     read as FTS5 syntax. ``None`` for no terms."""
     quoted = ['"' + t.replace('"', '""') + '"' for t in terms if t]
     return " OR ".join(quoted) if quoted else None
+
+
+_WORD_SCRIPTS = re.compile(f"[{CJK_RANGES}]+|[^{CJK_RANGES}]+")
+_POSSESSIVE = ("'s", "\u2019s")
+
+
+@dataclass(frozen=True)
+class WordTerm:
+    """One term of the word index: ``tokens`` (lower-cased, as the tokenizer cuts them; several make a phrase)
+    and ``prefix`` (the last token also matches longer words)."""
+
+    tokens: tuple[str, ...]
+    prefix: bool = False
+
+    def fts(self) -> str:
+        """The term as an FTS5 string, quoted (tokens hold only letters and digits: nothing to escape, but a
+        quote would be doubled all the same), ``*`` after it for a prefix."""
+        return '"' + " ".join(self.tokens).replace('"', '""') + '"' + ("*" if self.prefix else "")
+
+
+def _cjk_terms(run: str) -> list[WordTerm]:
+    """A run of CJK characters as phrases of two characters: ``机房`` -> ``"机 房"``; a longer run (a sentence:
+    those scripts put no space between words) gives its bigrams holding a content character (:data:`CJK_STOP`
+    and hiragana are function characters): ``机房在哪个城市`` -> ``机 房``, ``房 在``, ``个 城``, ``城 市``. A lone
+    content character is itself."""
+    if len(run) == 1:
+        return [WordTerm((run,))] if _content(run) else []
+    return [WordTerm((run[i], run[i + 1])) for i in range(len(run) - 1)
+            if _content(run[i]) or _content(run[i + 1])]
+
+
+def _content(ch: str) -> bool:
+    return ch not in CJK_STOP and not "\u3040" <= ch <= "\u309f"
+
+
+def _latin_terms(word: str) -> list[WordTerm]:
+    """One word of a script with spaces (module docstring): a prefix term for a stem of 4+ characters, else the
+    word and its stem as written; one character alone is no term."""
+    if word.endswith(_POSSESSIVE) and len(word) > 3:
+        word = word[:-2]
+    stem = _stem(word)
+    tokens = tuple(word_tokens(stem))
+    if not tokens or len(tokens) == 1 and len(tokens[0]) < 2:
+        return []
+    if len(tokens[-1]) >= MIN_PREFIX_CHARS:
+        return [WordTerm(tokens, prefix=True)]
+    out = [WordTerm(tokens)]
+    whole = tuple(word_tokens(word))
+    if whole != tokens:  # "uses" -> "use" and "uses": a 3-character stem is too short for a prefix
+        out.append(WordTerm(whole))
+    return out
+
+
+def word_terms(query: str) -> list[WordTerm]:
+    """The :class:`WordTerm` s of a natural-language query (module docstring), first occurrence order, each
+    once, at most ``MAX_TERMS``. Stop words are dropped when any other word is left. Never raises."""
+    words = [w.strip(".'’-").lower() for w in WORD.findall(query or "")]
+    pieces = [p for w in words if w for p in _WORD_SCRIPTS.findall(w)]
+    content = [p for p in pieces if p not in STOP_WORDS]
+    out: list[WordTerm] = []
+    for piece in content or pieces:
+        for term in _cjk_terms(piece) if HAS_CJK.match(piece) else _latin_terms(piece.strip(".'’-")):
+            if term not in out:
+                out.append(term)
+            if len(out) >= MAX_TERMS:
+                return out
+    return out
