@@ -21,7 +21,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from pi_memory.storage import refuse_read_only_folder
+from pi_memory.storage import make_private_folder, refuse_read_only_folder
 
 
 class StoreLockedError(RuntimeError):
@@ -53,7 +53,7 @@ def locked(path: Path, timeout: float) -> Iterator[None]:
     lock_path = target.with_name(target.name + ".lock")
     if not lock_path.exists():
         refuse_read_only_folder(lock_path.parent)  # a folder without write bits gets no new file, even as root
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_folder(lock_path.parent)
     lock = FileLock(lock_path, timeout=timeout)
     try:
         lock.acquire()
@@ -85,7 +85,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     """Publish ``text`` (UTF-8) at ``path`` atomically and durably."""
     target = real_path(path)
     refuse_read_only_folder(target.parent)  # its temp file is a new file there
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_private_folder(target.parent)
     if target.exists() and not target.stat().st_mode & 0o222:
         # no write bit for anyone: the user made it read-only on purpose (honoured even when running as root)
         raise PermissionError(f"{target} is read-only")

@@ -48,7 +48,12 @@ from pi_memory import timing
 from pi_memory.index.redaction import redact_pending_index
 from pi_memory.index.schema import MIGRATIONS, Migration, split_statements
 from pi_memory.index.words import register as register_words
-from pi_memory.storage import read_only_by_mode, refuse_read_only_folder
+from pi_memory.storage import (
+    make_private_file,
+    make_private_folder,
+    read_only_by_mode,
+    refuse_read_only_folder,
+)
 
 INDEX_FILE = "index.sqlite3"
 BUSY_TIMEOUT_S = 10.0
@@ -271,8 +276,11 @@ def open_index(
     """
     data_dir = Path(data_dir)
     refuse_read_only_folder(data_dir)  # SQLite would create the file, its -wal and -shm there, even as root
-    data_dir.mkdir(parents=True, exist_ok=True)
+    make_private_folder(data_dir)
     path = index_path(data_dir)
+    for private in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        if private == path or private.exists():  # the index is created 0600 (SQLite gives -wal/-shm its mode)
+            make_private_file(private)
     try:
         return _open_checked(path, check)
     except _Corrupt as first:
