@@ -34,10 +34,19 @@ def store_usage(memory: Memory, with_entries: bool = False) -> dict[str, dict[st
             "usage": result.usage, "drift": drift.drift if drift else None, "notice": result.notice,
         }
         info["overBudget"] = info["chars"] > info["limit"]
+        info["withheld"] = _withheld(store.name(target), live)
         if with_entries:
             info["entries"] = live
         out[target] = info
     return out
+
+
+def _withheld(name: str, entries: list[str]) -> int:
+    """How many of ``entries`` the prompt shows as a blocked marker instead of their text (a threat pattern,
+    or characters that could hide text): a person reading the status must know they do not reach the agent."""
+    from pi_memory.curated.sanitise import is_our_marker, sanitise_entry
+
+    return sum(1 for e in entries if is_our_marker(sanitise_entry(name, e)))
 
 
 def status_data(memory: Memory) -> dict[str, Any]:

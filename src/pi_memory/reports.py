@@ -80,8 +80,11 @@ def status_lines(status: dict[str, Any]) -> list[str]:
              f"prompt mode: {status.get('promptMode', 'snapshot')}"]
     for info in status["stores"].values():
         count = info["entryCount"] or 0
+        withheld = info.get("withheld") or 0
         health = (f"drift: {info['drift']}" if info.get("drift") else
-                  "OVER BUDGET" if info.get("overBudget") else "ok")
+                  "OVER BUDGET" if info.get("overBudget") else
+                  f"{withheld} {'entry' if withheld == 1 else 'entries'} withheld from the prompt (see "
+                  "`pi-memory read`)" if withheld else "ok")
         lines.append(f"{info['name']}: {count} {'entry' if count == 1 else 'entries'}, {info['usage']} — {health}")
         if info.get("notice"):
             lines.append(f"  {for_person(info['notice'])}")
