@@ -248,7 +248,7 @@ def remedy(name: str, target: str, analysis: Analysis, path) -> str:
         return (
             f"It looks like {encoding} text: convert it with `iconv -f {encoding} -t UTF-8 {quoted} > {quoted}.utf8 "
             f"&& mv {quoted}.utf8 {quoted}` (check the result; name another encoding if the text looks wrong), or "
-            "restore it from the backup, then retry."
+            f"restore an earlier copy (a {path.name}.bak.* file beside it, if a refused write made one), then retry."
         )
     return (
         f"Open the backup, re-add anything missing with memory_add, and rewrite {name} as entries separated by "
