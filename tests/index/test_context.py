@@ -118,3 +118,35 @@ def test_a_question_ranked_in_context_leaves_its_fillers_out(conn):
     from pi_memory.retrieval import session_ranking  # the strict ranking keeps every word of the query
     assert sorted(m for m, _ in session_ranking(conn, "What kind of paintings?", limit=10, project=PROJECT)) == [
         kind, paintings]
+
+
+def _one_query_per_side(conn, mid: int, window: int, until: str | None) -> list[int]:
+    """The reference: what neighbours() returned when it asked two queries per id."""
+    turn = "kind = 'message' AND role IN ('user', 'assistant') AND length(text) >= ?"
+    sid = conn.execute("SELECT session_id FROM messages WHERE id = ?", (mid,)).fetchone()
+    if sid is None:
+        return []
+    from pi_memory.index.conversation import MIN_TURN_CHARS
+
+    before = [r[0] for r in conn.execute(f"SELECT id FROM messages WHERE session_id = ? AND id < ? AND {turn} "
+                                         "ORDER BY id DESC LIMIT ?", (sid[0], mid, MIN_TURN_CHARS, window))]
+    later = "" if until is None else " AND (timestamp IS NULL OR timestamp <= ?)"
+    after = [r[0] for r in conn.execute(f"SELECT id FROM messages WHERE session_id = ? AND id > ? AND {turn}{later} "
+                                        "ORDER BY id LIMIT ?", (sid[0], mid, MIN_TURN_CHARS,
+                                                                *(() if until is None else (until,)), window))]
+    return before + after
+
+
+@pytest.mark.parametrize("window", [1, 2, 3])
+@pytest.mark.parametrize("until", [None, "2026-11-01T10:00:00.000Z", "2000-01-01T00:00:00.000Z"])
+def test_neighbours_in_one_statement_equal_one_query_per_side(conn, window, until):
+    rows = []
+    for i in range(40):  # turns, tool output, acknowledgements too short to be turns, other roles
+        kind = "tool_result" if i % 7 == 3 else "message"
+        role = ("user", "assistant", "system")[i % 3] if i % 5 else "user"
+        text = "ok" if i % 6 == 4 else f"turn {i} about the deploy pipeline and its staging proxy"
+        rows.append((role, kind, text))
+    ids = add(conn, "big", rows) + add(conn, "small", [("user", "message", "a session of one turn only")])
+    wanted = [*ids, 99_999]
+    got = turn_context.neighbours(conn, wanted, window=window, until=until)
+    assert got == {m: _one_query_per_side(conn, m, window, until) for m in wanted}
