@@ -3,12 +3,15 @@
 
 Public API::
 
-    store = BlockStore.from_settings(settings, project_root)
+    store = BlockStore.from_settings(settings, project_root, project_trusted)  # the caller decides the trust
     store.blocks() -> list[Block]            # in effect (a project block hides a global one with its key)
+    store.withheld() -> list[Path]           # an untrusted project's block files, which are not read
     store.update("user", "Prefers tabs", old_text=None) -> BlockResult   # the updateMemory tool
     store.create("decisions", "Architecture decisions", limit=4000, scope="project")
     store.ensure_defaults()                  # 'user' and 'agent' when no block exists
-    shown_value(block)                       # what a model may see (blocked marker / secrets redacted)
+    shown_value(block)                       # what a model may see (blocked marker / secrets redacted /
+                                             # control characters escaped)
+    prompt_value(block)                      # shown_value cut at the block's limit (what a prompt holds)
 """
 
 from pi_memory.blocks.store import (
@@ -20,8 +23,9 @@ from pi_memory.blocks.store import (
     BlockResult,
     BlockStore,
     parse_block,
+    prompt_value,
     shown_value,
 )
 
 __all__ = ["DEFAULTS", "DEFAULT_LIMIT", "GLOBAL_FOLDER", "PROJECT_FOLDER", "Block", "BlockResult", "BlockStore",
-           "parse_block", "shown_value"]
+           "parse_block", "prompt_value", "shown_value"]

@@ -13,7 +13,8 @@ from __future__ import annotations
 import functools
 
 from pi_memory import safety
-from pi_memory.blocks import Block, shown_value
+from pi_memory.blocks import Block, prompt_value
+from pi_memory.curated.entries import printable
 from pi_memory.curated.snapshot import neutralise_fence
 from pi_memory.standing import MAX_CHARS, MAX_RULES, fitting
 
@@ -95,7 +96,7 @@ def blocks_text(blocks: list[Block]) -> str:
         if block.description and _hostile(block.description):
             head += "\n[description withheld: it matched a threat pattern; the user can fix it in the file]"
         elif block.description:
-            head += f"\n{neutralise_fence(safety.redact(block.description), 'memory-blocks')}"
-        value = neutralise_fence(shown_value(block), "memory-blocks") if block.value else "(empty)"
+            head += f"\n{neutralise_fence(printable(safety.redact(block.description)), 'memory-blocks')}"
+        value = neutralise_fence(prompt_value(block), "memory-blocks") if block.value else "(empty)"
         parts.append(f"{head}\n{value}")
     return "<memory-blocks>\n" + BLOCKS_PREAMBLE + "\n\n" + "\n\n".join(parts) + "\n</memory-blocks>"
