@@ -12,20 +12,24 @@ Public API::
     shown_value(block)                       # what a model may see (blocked marker / secrets redacted /
                                              # control characters escaped)
     prompt_value(block)                      # shown_value cut at the block's limit (what a prompt holds)
+    shown_description(block)                 # the description a prompt holds (cut at MAX_DESCRIPTION, 200)
 """
 
 from pi_memory.blocks.store import (
     DEFAULT_LIMIT,
     DEFAULTS,
     GLOBAL_FOLDER,
+    MAX_DESCRIPTION,
+    MAX_LIMIT,
     PROJECT_FOLDER,
     Block,
     BlockResult,
     BlockStore,
     parse_block,
     prompt_value,
+    shown_description,
     shown_value,
 )
 
-__all__ = ["DEFAULTS", "DEFAULT_LIMIT", "GLOBAL_FOLDER", "PROJECT_FOLDER", "Block", "BlockResult", "BlockStore",
-           "parse_block", "prompt_value", "shown_value"]
+__all__ = ["DEFAULTS", "DEFAULT_LIMIT", "GLOBAL_FOLDER", "MAX_DESCRIPTION", "MAX_LIMIT", "PROJECT_FOLDER", "Block", "BlockResult", "BlockStore",
+           "parse_block", "prompt_value", "shown_description", "shown_value"]

@@ -39,6 +39,7 @@ from pi_memory.curated.results import preview
 
 DEFAULT_LIMIT = 2000
 MAX_LIMIT = 100_000
+MAX_DESCRIPTION = 200  # characters of a description (it goes into every prompt, like the block's text)
 PROJECT_FOLDER = Path(".pi") / "memory-blocks"
 GLOBAL_FOLDER = "blocks"
 KEY_RULE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
@@ -122,6 +123,21 @@ def prompt_value(block: Block) -> str:
         return shown
     return (f"{shown[:block.limit]}\n[... {block.chars - block.limit:,} more characters not shown: the block is "
             f"over its limit of {block.limit:,}; shorten it (oldText + newText) or ask the user to.]")
+
+
+def shown_description(block: Block) -> str:
+    """What a prompt holds of a block's description: ``""`` for none, a withheld note for a hostile one, else
+    redacted with control characters escaped, cut at :data:`MAX_DESCRIPTION` characters with ``…`` (a
+    hand-written file's description has no other bound)."""
+    return _description(block.description) if block.description else ""
+
+
+@functools.lru_cache(maxsize=256)
+def _description(text: str) -> str:
+    if safety.scan_threats(text):
+        return "[description withheld: it matched a threat pattern; the user can fix it in the file]"
+    shown = text if len(text) <= MAX_DESCRIPTION else text[:MAX_DESCRIPTION] + "…"
+    return printable(safety.redact(shown))
 
 
 @functools.lru_cache(maxsize=256)
@@ -299,6 +315,12 @@ class BlockStore:
         if not isinstance(limit, int) or not 0 < limit <= MAX_LIMIT:
             return BlockResult(False, "invalid_limit", key, error=f"The limit must be a whole number from 1 to "
                                f"{MAX_LIMIT:,} characters, not {limit!r}.")
+        description = " ".join((description or "").split())
+        if len(description) > MAX_DESCRIPTION:
+            return BlockResult(False, "description_too_long", key, error=f"The description is "
+                               f"{len(description):,} characters, over the maximum of {MAX_DESCRIPTION}: it goes "
+                               "into every prompt. Nothing was created; say in a sentence what the block is for, "
+                               "and put the details in the block's text.")
         for text in (description, value):
             finding = safety.check_write(text) if text else None
             if finding is not None:
@@ -311,7 +333,7 @@ class BlockStore:
 
         folder = self.project_dir if scope == "project" else self.global_dir
         path = folder / f"{key}.md"
-        fm = yaml.safe_dump({"description": " ".join(description.split()), "limit": limit}, sort_keys=False,
+        fm = yaml.safe_dump({"description": description, "limit": limit}, sort_keys=False,
                             allow_unicode=True, width=10_000)
         try:
             with locked(path, self.lock_timeout):
