@@ -295,6 +295,9 @@ class SkillStore:
         if not (body or "").strip():
             return _no("invalid_arguments", "A skill needs a body: give procedure_steps (and when_to_use, "
                        "pitfalls, verification_steps), or the Markdown as content.")
+        too_long = fmt.body_problem(body)
+        if too_long:
+            return _no("too_long", too_long)
         return self._scan({"name": name, "description": description, "body": body})
 
     def view(self, skill_id: str | None = None) -> dict:
@@ -369,7 +372,11 @@ class SkillStore:
             fresh = self._load(skill.scope, skill.folder)  # re-read under the lock: an edit since is kept
             if fresh.doc is None:
                 return _no("invalid_content", f"{fresh.error}. Fix the file by hand first; nothing was changed.")
+            before = fresh.doc.body
             doc = change(fresh.doc)
+            too_long = fmt.body_problem(doc.body, before)
+            if too_long:
+                return _no("too_long", too_long)
             doc.version, doc.updated = doc.version + 1, self.clock()
             holder["doc"] = doc
             return doc
