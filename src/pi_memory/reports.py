@@ -7,6 +7,7 @@ pi's TUI. Data for them comes from the same library calls in both hosts (:mod:`p
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pi_memory.blocks import Block
@@ -46,12 +47,13 @@ def pin_lines(result: PinResult, enabled: bool = True) -> list[str]:
     return lines
 
 
-def block_lines(blocks: list[Block], preview: int = 120) -> list[str]:
-    """Every block with a usage bar, its description and a preview."""
+def block_lines(blocks: list[Block], preview: int = 120, withheld: list[Path] | tuple = ()) -> list[str]:
+    """Every block with a usage bar, its description and a preview; ``withheld``: the block files of an
+    untrusted project (``BlockStore.withheld``), named with what makes them count."""
+    lines = withheld_lines(withheld)
     if not blocks:
-        return ["No memory blocks yet; they are created at the next session start (user, agent), or with "
-                "pi-memory blocks create KEY."]
-    lines = []
+        return [*lines, "No memory blocks yet; they are created at the next session start (user, agent), or "
+                "with pi-memory blocks create KEY."]
     for b in blocks:
         over = "  OVER LIMIT" if b.chars > b.limit else ""
         hidden = "  (hidden by the project block)" if b.shadowed else ""
@@ -61,6 +63,17 @@ def block_lines(blocks: list[Block], preview: int = 120) -> list[str]:
         lines.append(f"  {one_line(b.value, preview) or '(empty)'}")
         lines += [f"  warning: {p}" for p in b.problems]
     return lines
+
+
+def withheld_lines(files: list[Path] | tuple) -> list[str]:
+    """The note on an untrusted project's block files (none: no lines)."""
+    if not files:
+        return []
+    folder = files[0].parent
+    names = ", ".join(printable(p.stem) for p in files)
+    return [f"Not read: {len(files)} project block(s) in {folder} ({names}). This project is not trusted, so "
+            "they go into no prompt. If you trust this repository's files, run `pi-memory trust "
+            f"{folder.parent.parent}`.", ""]
 
 
 def store_lines(stores: dict[str, dict[str, Any]]) -> list[str]:

@@ -110,13 +110,16 @@ class Memory:
     def blocks(self):
         """The memory blocks of this project and the global folder (:class:`pi_memory.blocks.BlockStore`). The
         project folder is the git root's ``.pi/memory-blocks/`` (the cwd's when there is no repository, or when
-        only the cwd has one, as seed 003 read it)."""
+        only the cwd has one, as seed 003 read it). That folder is read only when the project is trusted
+        (``pi-memory trust``, the rule of the project's ``.pi/settings.json``): a repository you clone must not
+        put text into your prompts, or hide your global blocks, by shipping block files."""
         from pi_memory.blocks import PROJECT_FOLDER, BlockStore
+        from pi_memory.config import is_trusted
 
         root = self.project_root or self.cwd
         if root != self.cwd and (self.cwd / PROJECT_FOLDER).is_dir() and not (root / PROJECT_FOLDER).is_dir():
             root = self.cwd  # seed 003 read .pi/memory-blocks/ of the folder pi ran in
-        return BlockStore.from_settings(self.settings, root)
+        return BlockStore.from_settings(self.settings, root, project_trusted=is_trusted(Path(root)))
 
     def skills(self):
         """The skills of this data root and the cwd's project (:class:`pi_memory.skills.SkillStore`)."""

@@ -18,7 +18,7 @@ AWS = "AKIA" + "IOSFODNN7EXAMPLE"
 
 @pytest.fixture
 def store(tmp_path):
-    return BlockStore(tmp_path / "global", tmp_path / "project")
+    return BlockStore(tmp_path / "global", tmp_path / "project", project_trusted=True)
 
 
 @pytest.mark.parametrize("key", [GITHUB, AWS, f"notes-{AWS}"])

@@ -15,7 +15,7 @@ SEED_BLOCK = "---\ndescription: Information about the user\nlimit: 2000\n---\n\n
 def store(tmp_path):
     project = tmp_path / "repo"
     (project / ".pi" / "memory-blocks").mkdir(parents=True)
-    return BlockStore(tmp_path / "data" / "blocks", project)
+    return BlockStore(tmp_path / "data" / "blocks", project, project_trusted=True)
 
 
 def seed(store, key="user", text=SEED_BLOCK):
@@ -129,12 +129,17 @@ def test_a_block_that_is_not_utf8_is_never_rewritten(store):
 
 
 def test_seed_blocks_of_a_folder_without_git_load_in_place(tmp_path, monkeypatch):
+    from pi_memory.config import set_trust
     from pi_memory.runtime import open_memory
 
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
     folder = tmp_path / "plain"
     (folder / ".pi" / "memory-blocks").mkdir(parents=True)
     (folder / ".pi" / "memory-blocks" / "user.md").write_text(SEED_BLOCK)
+    memory = open_memory(folder, override_dir=tmp_path / "mem")
+    assert memory.blocks().blocks() == []  # an untrusted folder's blocks are not read (F4)
+    memory.close()
+    set_trust(folder, True)
     memory = open_memory(folder, override_dir=tmp_path / "mem")
     assert [(b.key, b.scope, b.value) for b in memory.blocks().blocks()] == [
         ("user", "project", "Prefers functional style.\nName is Gordon.")]

@@ -32,7 +32,7 @@ def test_seed_003_blocks_are_read_in_place(machine) -> None:
     (folder / "user.md").write_text("---\ndescription: Information about the user\nlimit: 2000\n---\n\n"
                                     "Prefers functional programming style. Uses TypeScript and Deno.\nName is Gordon.\n")
     (folder / "decisions.md").write_text("---\ndescription: Current project architecture decisions\nlimit: 4000\n---\n")
-    blocks = {b.key: b for b in BlockStore.from_settings(load_settings(project), project).blocks()}
+    blocks = {b.key: b for b in BlockStore.from_settings(load_settings(project), project, project_trusted=True).blocks()}
     assert blocks["user"].description == "Information about the user" and blocks["user"].limit == 2000
     assert blocks["user"].value.strip() == ("Prefers functional programming style. Uses TypeScript and Deno.\n"
                                             "Name is Gordon.")

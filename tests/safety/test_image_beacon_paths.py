@@ -160,7 +160,7 @@ def test_memory_blocks_refuse_a_beacon_and_withhold_a_hand_edited_one(tmp_path, 
 
     project = tmp_path / "repo"
     (project / ".pi" / "memory-blocks").mkdir(parents=True)
-    store = BlockStore(tmp_path / "data" / "blocks", project)
+    store = BlockStore(tmp_path / "data" / "blocks", project, project_trusted=True)
     (store.project_dir / "user.md").write_text("---\ndescription: About the user\nlimit: 2000\n---\n\nPrefers tabs.\n")
     assert store.update("user", text).code == "threat"
     assert store.get("user").value == "Prefers tabs."

@@ -91,7 +91,7 @@ def test_big_listings_and_bodies_are_capped(tool) -> None:
     big = store.roots["global"] / "s000" / "SKILL.md"
     big.write_text("---\nname: s000\ndescription: big\n---\n" + "word " * 5000)
     view = spec.call({"action": "view", "skill_id": "s000"}).result
-    assert len(view["content"]) == 16_000 and view["truncated"] is True and view["total"] == 24_999  # the final space: frontmatter strips the body
+    assert len(view["content"]) == 20_000 and view["truncated"] is True and view["total"] == 24_999  # the final space: frontmatter strips the body
 
 
 def test_edit_is_update(tool) -> None:

@@ -3,25 +3,33 @@
 
 Public API::
 
-    store = BlockStore.from_settings(settings, project_root)
+    store = BlockStore.from_settings(settings, project_root, project_trusted)  # the caller decides the trust
     store.blocks() -> list[Block]            # in effect (a project block hides a global one with its key)
+    store.withheld() -> list[Path]           # an untrusted project's block files, which are not read
     store.update("user", "Prefers tabs", old_text=None) -> BlockResult   # the updateMemory tool
     store.create("decisions", "Architecture decisions", limit=4000, scope="project")
     store.ensure_defaults()                  # 'user' and 'agent' when no block exists
-    shown_value(block)                       # what a model may see (blocked marker / secrets redacted)
+    shown_value(block)                       # what a model may see (blocked marker / secrets redacted /
+                                             # control characters escaped)
+    prompt_value(block)                      # shown_value cut at the block's limit (what a prompt holds)
+    shown_description(block)                 # the description a prompt holds (cut at MAX_DESCRIPTION, 200)
 """
 
 from pi_memory.blocks.store import (
     DEFAULT_LIMIT,
     DEFAULTS,
     GLOBAL_FOLDER,
+    MAX_DESCRIPTION,
+    MAX_LIMIT,
     PROJECT_FOLDER,
     Block,
     BlockResult,
     BlockStore,
     parse_block,
+    prompt_value,
+    shown_description,
     shown_value,
 )
 
-__all__ = ["DEFAULTS", "DEFAULT_LIMIT", "GLOBAL_FOLDER", "PROJECT_FOLDER", "Block", "BlockResult", "BlockStore",
-           "parse_block", "shown_value"]
+__all__ = ["DEFAULTS", "DEFAULT_LIMIT", "GLOBAL_FOLDER", "MAX_DESCRIPTION", "MAX_LIMIT", "PROJECT_FOLDER", "Block", "BlockResult", "BlockStore",
+           "parse_block", "prompt_value", "shown_description", "shown_value"]

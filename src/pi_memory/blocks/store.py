@@ -10,7 +10,9 @@ A block is ``<folder>/<key>.md``::
     Prefers functional programming style.
 
 Folders: the project's ``.pi/memory-blocks/`` (the seed's location, so existing blocks load as they are) and the
-global ``<data root>/blocks/``. A project block hides a global block with the same key. ``description`` tells the
+global ``<data root>/blocks/``. The project folder is read only when the caller says the project is trusted
+(``project_trusted``; ``runtime`` decides it as for the project's settings). A project block hides a global block
+with the same key. ``description`` tells the
 model what the block is for; ``limit`` (default :data:`DEFAULT_LIMIT`) caps the characters of the value (the text
 after the frontmatter, surrounding blank lines stripped). Other frontmatter keys are kept as they are.
 
@@ -31,12 +33,13 @@ from pathlib import Path
 
 from pi_memory import safety
 from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S
-from pi_memory.curated.entries import usage
+from pi_memory.curated.entries import printable, usage
 from pi_memory.curated.files import StoreLockedError, atomic_write_text, locked, try_read_bytes
 from pi_memory.curated.results import preview
 
 DEFAULT_LIMIT = 2000
 MAX_LIMIT = 100_000
+MAX_DESCRIPTION = 200  # characters of a description (it goes into every prompt, like the block's text)
 PROJECT_FOLDER = Path(".pi") / "memory-blocks"
 GLOBAL_FOLDER = "blocks"
 KEY_RULE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
@@ -106,8 +109,35 @@ class BlockResult:
 
 def shown_value(block: Block) -> str:
     """What a model may see of a block: a blocked marker for a hostile value, else the value with secrets
-    redacted. Scans are cached by text: a block unchanged since the last run costs a dictionary lookup."""
+    redacted and control characters (ESC, NUL, other C0/C1 but tab and newline) shown as ``\\xNN`` escapes,
+    as ``pi-memory read`` shows them, so a hand-edited escape sequence cannot hide text. Scans are cached by
+    text: a block unchanged since the last run costs a dictionary lookup."""
     return _shown(block.key, str(block.path), block.value)
+
+
+def prompt_value(block: Block) -> str:
+    """:func:`shown_value` counted against the block's limit: a hand-edited value over it is cut there, with
+    a note saying how much is left out (the file's own ``limit`` is capped at :data:`MAX_LIMIT` on read)."""
+    shown = shown_value(block)
+    if block.chars <= block.limit or shown.startswith("[BLOCKED: "):
+        return shown
+    return (f"{shown[:block.limit]}\n[... {block.chars - block.limit:,} more characters not shown: the block is "
+            f"over its limit of {block.limit:,}; shorten it (oldText + newText) or ask the user to.]")
+
+
+def shown_description(block: Block) -> str:
+    """What a prompt holds of a block's description: ``""`` for none, a withheld note for a hostile one, else
+    redacted with control characters escaped, cut at :data:`MAX_DESCRIPTION` characters with ``…`` (a
+    hand-written file's description has no other bound)."""
+    return _description(block.description) if block.description else ""
+
+
+@functools.lru_cache(maxsize=256)
+def _description(text: str) -> str:
+    if safety.scan_threats(text):
+        return "[description withheld: it matched a threat pattern; the user can fix it in the file]"
+    shown = text if len(text) <= MAX_DESCRIPTION else text[:MAX_DESCRIPTION] + "…"
+    return printable(safety.redact(shown))
 
 
 @functools.lru_cache(maxsize=256)
@@ -117,7 +147,7 @@ def _shown(key: str, path: str, value: str) -> str:
         ids = list(dict.fromkeys(f.id for f in threats))
         return (f"[BLOCKED: memory block {key!r} contains threat pattern(s): {', '.join(ids)}. It was kept out "
                 f"of the prompt; the user can fix it in {path}.]")
-    return safety.redact(value)
+    return printable(safety.redact(value))
 
 
 def split_file(text: str) -> tuple[str | None, str]:
@@ -180,22 +210,37 @@ def _frontmatter(fm: str) -> object:
 
 
 class BlockStore:
-    """The blocks of one project (``project_root``, may be ``None``) and the global folder ``global_dir``."""
+    """The blocks of one project (``project_root``, may be ``None``) and the global folder ``global_dir``.
+
+    ``project_trusted``: whether the project folder may be read (the composition root decides it with the rule
+    project settings follow, ``pi-memory trust``): a cloned repository's ``.pi/memory-blocks/`` must not reach a
+    prompt, or hide the user's own global blocks, before the user said so. Untrusted, the project folder is
+    neither read nor written; :meth:`withheld` lists its files for a person."""
 
     def __init__(self, global_dir: Path | str, project_root: Path | str | None = None,
-                 lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S):
+                 lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S, *, project_trusted: bool = False):
         self.global_dir = Path(global_dir)
-        self.project_dir = Path(project_root) / PROJECT_FOLDER if project_root is not None else None
+        self.project_root = Path(project_root) if project_root is not None else None
+        self.project_dir = self.project_root / PROJECT_FOLDER if self.project_root is not None else None
         self.lock_timeout = lock_timeout
+        self.project_trusted = project_trusted
 
     @classmethod
-    def from_settings(cls, settings, project_root: Path | str | None) -> BlockStore:
-        return cls(Path(settings.data_dir) / GLOBAL_FOLDER, project_root, settings.lock_timeout)
+    def from_settings(cls, settings, project_root: Path | str | None, project_trusted: bool) -> BlockStore:
+        return cls(Path(settings.data_dir) / GLOBAL_FOLDER, project_root, settings.lock_timeout,
+                   project_trusted=project_trusted)
 
     # ------------------------------------------------------------------ read
     def folders(self) -> list[tuple[str, Path]]:
-        pairs = [("project", self.project_dir)] if self.project_dir is not None else []
+        """The folders read: the project's (only when trusted), then the global one."""
+        pairs = [("project", self.project_dir)] if self.project_dir is not None and self.project_trusted else []
         return [*pairs, ("global", self.global_dir)]
+
+    def withheld(self) -> list[Path]:
+        """The block files of an untrusted project's folder, which are not read (names only, for a person)."""
+        if self.project_trusted or self.project_dir is None or not self.project_dir.is_dir():
+            return []
+        return [p for p in sorted(self.project_dir.glob("*.md")) if KEY_RULE.match(p.stem) and p.is_file()]
 
     def all_blocks(self) -> list[Block]:
         """Every block file, project first, keys sorted; a global block hidden by a project one is marked."""
@@ -262,9 +307,20 @@ class BlockStore:
             return BlockResult(False, "no_project", key, error="There is no project here (no git repository "
                                "above this folder), so a project block has nowhere to go. Use --global, or run "
                                "the command inside the project.")
+        if scope == "project" and not self.project_trusted:
+            return BlockResult(False, "untrusted", key, error=f"Not created: the project {self.project_root} is "
+                               "not trusted, so its .pi/memory-blocks/ is not read into any prompt (a cloned "
+                               "repository must not add to your prompts on its own). Run `pi-memory trust` in "
+                               "the project first, or create a global block (--scope global).")
         if not isinstance(limit, int) or not 0 < limit <= MAX_LIMIT:
             return BlockResult(False, "invalid_limit", key, error=f"The limit must be a whole number from 1 to "
                                f"{MAX_LIMIT:,} characters, not {limit!r}.")
+        description = " ".join((description or "").split())
+        if len(description) > MAX_DESCRIPTION:
+            return BlockResult(False, "description_too_long", key, error=f"The description is "
+                               f"{len(description):,} characters, over the maximum of {MAX_DESCRIPTION}: it goes "
+                               "into every prompt. Nothing was created; say in a sentence what the block is for, "
+                               "and put the details in the block's text.")
         for text in (description, value):
             finding = safety.check_write(text) if text else None
             if finding is not None:
@@ -277,7 +333,7 @@ class BlockStore:
 
         folder = self.project_dir if scope == "project" else self.global_dir
         path = folder / f"{key}.md"
-        fm = yaml.safe_dump({"description": " ".join(description.split()), "limit": limit}, sort_keys=False,
+        fm = yaml.safe_dump({"description": description, "limit": limit}, sort_keys=False,
                             allow_unicode=True, width=10_000)
         try:
             with locked(path, self.lock_timeout):

@@ -24,12 +24,15 @@ app.add_typer(blocks_app, name="blocks")
 
 @blocks_app.command("list")
 def blocks_list(dir: DirOpt = None, json_: JsonOpt = False) -> None:
-    """Every block with its usage and a preview (project blocks first)."""
-    blocks = open_mem(dir).blocks().all_blocks()
+    """Every block with its usage and a preview (project blocks first; an untrusted project's are named, not
+    read)."""
+    store = open_mem(dir).blocks()
+    blocks, withheld = store.all_blocks(), store.withheld()
     if json_ or state.json:
-        emit_json({"blocks": [b.to_dict() for b in blocks]})
+        extra = {"untrustedProjectBlocks": [str(p) for p in withheld]} if withheld else {}
+        emit_json({"blocks": [b.to_dict() for b in blocks], **extra})
         return
-    for line in block_lines(blocks):
+    for line in block_lines(blocks, withheld=withheld):
         out.print(line, markup=False)
 
 

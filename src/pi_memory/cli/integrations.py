@@ -92,13 +92,13 @@ def demo(json_: JsonOpt = False) -> None:
 
 @app.command()
 def trust(path: Annotated[Path, typer.Argument(help="Project folder.")] = Path("."), json_: JsonOpt = False) -> None:
-    """Trust a project: its .pi/settings.json "pi-memory" block will be read."""
+    """Trust a project: its .pi/settings.json "pi-memory" block and its .pi/memory-blocks/ will be read."""
     _set_trust(path, True, json_)
 
 
 @app.command()
 def untrust(path: Annotated[Path, typer.Argument(help="Project folder.")] = Path("."), json_: JsonOpt = False) -> None:
-    """Stop reading a project's .pi/settings.json."""
+    """Stop reading a project's .pi/settings.json and .pi/memory-blocks/."""
     _set_trust(path, False, json_)
 
 

@@ -90,11 +90,26 @@ def view(skill_id: Annotated[str, typer.Argument(help="global:<slug>, project:<s
     found = store.find(skill_id)
     if isinstance(found, dict):
         raise fail(found["error"], 1, refusal=found["code"])
-    text = found.path.read_text(encoding="utf-8", errors="replace")
+    text, note = _cut(found, found.path.read_text(encoding="utf-8", errors="replace"))
     if state.json:
-        emit_json({"success": True, "skill": found.summary(), "text": text})
+        emit_json({"success": True, "skill": found.summary(), "text": text, **({"note": note} if note else {})})
     else:
         out.print(escape(text), end="")
+        if note:
+            out.print(f"\n{note}", markup=False)
+
+
+def _cut(skill, text: str) -> tuple[str, str | None]:
+    """A ``SKILL.md`` whose body is past the limit of a skill body (a hand-edited file) cut there, and a note
+    saying so (what is shown may be read into an agent's context)."""
+    from pi_memory.skills.document import MAX_BODY
+
+    body = skill.doc.body if skill.doc is not None else text
+    if len(body) <= MAX_BODY:
+        return text, None
+    start = max(text.find(body[:200]), 0)
+    return text[:start + MAX_BODY], (f"[Cut: the body has {len(body):,} characters, past the {MAX_BODY:,}-"
+                                     f"character limit of a skill; the whole file is {skill.path}.]")
 
 
 @skills_app.command("delete")

@@ -12,6 +12,7 @@ from pathlib import Path
 from pi_memory.importers.curated import refusal
 from pi_memory.importers.report import ImportReport
 from pi_memory.skills import SKILL_FILE, SkillFormatError, SkillStore, parse, slugify
+from pi_memory.skills.document import body_problem
 
 
 def _same(a, b) -> bool:
@@ -40,7 +41,7 @@ def import_skills(report: ImportReport, store: SkillStore, scope: str, folder: P
         if not slug:
             report.add(kind, doc.name, "skip", "its name has no letter or digit to make a folder name from")
             continue
-        why = refusal(text)
+        why = refusal(text) or body_problem(doc.body)  # a skill past the body limit is not imported either
         if why:
             report.add(kind, f"{scope}:{slug}", "skip", why)
             continue

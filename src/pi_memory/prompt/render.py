@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 
 from pi_memory import safety
-from pi_memory.blocks import Block, shown_value
+from pi_memory.blocks import Block, prompt_value, shown_description
 from pi_memory.curated.snapshot import neutralise_fence
 from pi_memory.standing import MAX_CHARS, MAX_RULES, fitting
 
@@ -65,11 +65,6 @@ def _rule_shown(number: int, rule: str) -> str:
     return neutralise_fence(safety.redact(rule), "standing-instructions")
 
 
-@functools.lru_cache(maxsize=256)
-def _hostile(text: str) -> bool:
-    return bool(safety.scan_threats(text))
-
-
 def standing_text(rules: list[str]) -> str:
     """The fenced standing instructions (``""`` without rules). Rules past the caps are left out with a loud
     note saying how many."""
@@ -92,10 +87,8 @@ def blocks_text(blocks: list[Block]) -> str:
     for block in blocks:
         over = " ⚠ OVER LIMIT" if block.chars > block.limit else ""
         head = f"## {block.key} [{block.chars:,}/{block.limit:,} chars{over}]"
-        if block.description and _hostile(block.description):
-            head += "\n[description withheld: it matched a threat pattern; the user can fix it in the file]"
-        elif block.description:
-            head += f"\n{neutralise_fence(safety.redact(block.description), 'memory-blocks')}"
-        value = neutralise_fence(shown_value(block), "memory-blocks") if block.value else "(empty)"
+        if block.description:
+            head += f"\n{neutralise_fence(shown_description(block), 'memory-blocks')}"
+        value = neutralise_fence(prompt_value(block), "memory-blocks") if block.value else "(empty)"
         parts.append(f"{head}\n{value}")
     return "<memory-blocks>\n" + BLOCKS_PREAMBLE + "\n\n" + "\n\n".join(parts) + "\n</memory-blocks>"

@@ -42,6 +42,17 @@ SKILL_FILE = "SKILL.md"
 MAX_SLUG = 64
 MAX_NAME = 64  # characters of the name given on create: the Agent Skills name limit, so no slug is cut silently
 MAX_DESCRIPTION = 1024  # the Agent Skills specification's limit, which pi enforces
+MAX_BODY = 20_000  # characters of the body below the frontmatter: a view returns it whole to a model
+
+
+def body_problem(body: str, before: str | None = None) -> str | None:
+    """Why ``body`` is too long to save (``None`` when it fits). ``before``: the body it replaces; one already
+    over the limit (edited by hand) may still shrink."""
+    if len(body) <= MAX_BODY or (before is not None and len(body) <= len(before)):
+        return None
+    return (f"The skill's body would have {len(body):,} characters; at most {MAX_BODY:,} are allowed (a view "
+            "returns the whole body to the model). Nothing was saved. Keep the steps that matter and cut the rest, "
+            "or split it into two skills.")
 SECTIONS = {"when_to_use": "When to Use", "procedure": "Procedure", "pitfalls": "Pitfalls",
             "verification": "Verification"}
 _TITLE_TO_KEY = {title.lower(): key for key, title in SECTIONS.items()}

@@ -7,7 +7,9 @@ Locations (under the data root, beside the curated stores):
   store (:func:`pi_memory.project.project_folder`, keyed by the git root, so worktrees share it).
 
 Ids are ``global:<slug>`` and ``project:<slug>`` (``project:<name>:<slug>``, the peer's form, is accepted);
-a bare slug is accepted when only one scope has it.
+a bare slug is accepted when only one scope has it, and so is the skill's own name as its ``SKILL.md`` spells it
+(case and spacing aside). An id is never slugified or cut to fit: every action (view, patch, update, delete,
+move) acts only on a skill that exists as named, so ``'!!!EVIL!!!'`` does not reach ``global:evil``.
 
 Every write: validate, scan every field (:func:`pi_memory.safety.check_write`) before any lock, then under the
 one skills lock (``<data root>/.skills.lock``, filelock) re-check what exists and publish ``SKILL.md``
@@ -161,16 +163,26 @@ class SkillStore:
                 return _no("no_project", "There is no current project (the session is not inside a project "
                            "folder), so project skills are not available here.")
             scopes.remove("project")
-        slug = fmt.slugify(rest)
-        found = [self._load(s, self.folder(s, slug)) for s in scopes
-                 if slug and (self.folder(s, slug) / fmt.SKILL_FILE).is_file()]
+        present = [skill for sc in scopes for skill in self.skills(sc)]
+        found = [skill for skill in present if skill.slug == rest]
+        if not found:  # the skill's own name, as its SKILL.md spells it ("Flaky Pytest"), never a cut or a slug of it
+            wanted = " ".join(rest.split()).casefold()
+            found = [skill for skill in present if skill.doc is not None and wanted
+                     and wanted in {skill.doc.name.casefold(), str(skill.doc.extra.get("display_name", "")).casefold()}]
         if not found:
-            known = ", ".join(s.id for s in self.skills()) or "none yet"
-            return _no("not_found", f"No skill {safety.quoted_name(text)}. Known skills: {known}.")
+            return _no("not_found", f"No skill {safety.quoted_name(text)}. {self._known()}")
         if len(found) > 1:
-            return _no("ambiguous", f"Both global:{slug} and project:{slug} exist; name one of them.",
-                       matches=[s.id for s in found])
+            ids = [skill.id for skill in found]
+            return _no("ambiguous", f"{' and '.join(ids)} both match; name one of them by its id.", matches=ids)
         return found[0]
+
+    def _known(self, shown: int = 20) -> str:
+        """The ids that exist (the first ``shown``) and how to list them, for a refusal."""
+        ids = [skill.id for skill in self.skills()]
+        if not ids:
+            return "There are no skills yet."
+        more = f" and {len(ids) - shown} more (action 'view' without an id lists them)" if len(ids) > shown else ""
+        return f"Skills that exist: {', '.join(ids[:shown])}{more}. Give one of these ids exactly."
 
     def shadowed_by(self, slug: str) -> Path | None:
         """The foreign skill (folder or ``<slug>.md``) that has ``slug``, unless it links into this store."""
@@ -283,6 +295,9 @@ class SkillStore:
         if not (body or "").strip():
             return _no("invalid_arguments", "A skill needs a body: give procedure_steps (and when_to_use, "
                        "pitfalls, verification_steps), or the Markdown as content.")
+        too_long = fmt.body_problem(body)
+        if too_long:
+            return _no("too_long", too_long)
         return self._scan({"name": name, "description": description, "body": body})
 
     def view(self, skill_id: str | None = None) -> dict:
@@ -357,7 +372,11 @@ class SkillStore:
             fresh = self._load(skill.scope, skill.folder)  # re-read under the lock: an edit since is kept
             if fresh.doc is None:
                 return _no("invalid_content", f"{fresh.error}. Fix the file by hand first; nothing was changed.")
+            before = fresh.doc.body
             doc = change(fresh.doc)
+            too_long = fmt.body_problem(doc.body, before)
+            if too_long:
+                return _no("too_long", too_long)
             doc.version, doc.updated = doc.version + 1, self.clock()
             holder["doc"] = doc
             return doc

@@ -83,20 +83,24 @@ def _raw_document(body: str | None) -> fmt.SkillDoc | None:
 
 
 MAX_LISTED = 100  # skills in one 'view' listing
-MAX_CONTENT = 16_000  # characters of one skill's body in a result
+MAX_CONTENT = fmt.MAX_BODY  # characters of one skill's body in a result: what a skill may hold
 
 
 def _model_view(result: dict) -> dict:
     """Blocked marker for a hostile skill, redacted credentials otherwise (the model's view of a skill); a
-    listing keeps the first :data:`MAX_LISTED` skills and a body its first :data:`MAX_CONTENT` characters,
-    with ``truncated`` / ``total`` saying so, so one call cannot flood the context."""
+    listing keeps the first :data:`MAX_LISTED` skills and a body its first :data:`MAX_CONTENT` characters (a
+    hand-edited file past the limit), with ``truncated`` / ``total`` (and a ``note`` for a body) saying so, so
+    one call cannot flood the context."""
     if result.get("success") and "skills" in result and len(result["skills"]) > MAX_LISTED:
         result = {**result, "skills": result["skills"][:MAX_LISTED], "truncated": True, "total": result["count"]}
     if not result.get("success") or "content" not in result:
         return result
     if len(result["content"]) > MAX_CONTENT:
-        result = {**result, "content": result["content"][:MAX_CONTENT], "truncated": True,
-                  "total": len(result["content"]), "sections": {}}
+        total = len(result["content"])
+        result = {**result, "content": result["content"][:MAX_CONTENT], "truncated": True, "total": total,
+                  "sections": {}, "note": f"Only the first {MAX_CONTENT:,} of the body's {total:,} characters are "
+                  f"shown: the file was edited past the {MAX_CONTENT:,}-character limit of a skill body. To fix "
+                  "it, save a shorter body with action 'update' (or ask the user to shorten the file)."}
     text = result["content"]
     threats = safety.scan_threats(text)
     if threats:

@@ -61,7 +61,8 @@ def run(session: Any, name: str, args: str = "", data: dict | None = None) -> di
 def _memory(memory, args: str, _data: dict) -> dict[str, Any]:
     if args.split()[:1] == ["status"]:
         return _status(memory, "", _data)
-    lines = ["Memory blocks", *reports.block_lines(memory.blocks().all_blocks()), "", "Stores",
+    blocks = memory.blocks()
+    lines = ["Memory blocks", *reports.block_lines(blocks.all_blocks(), withheld=blocks.withheld()), "", "Stores",
              *reports.store_lines(insights.store_usage(memory))]
     return _reply(lines)
 
