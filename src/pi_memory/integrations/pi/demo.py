@@ -190,7 +190,7 @@ def demo_checks(console: Console | None = None) -> list[Check]:
     launcher, label = found
     with tempfile.TemporaryDirectory(prefix="pi-memory-demo-") as tmp, ScriptedLLM() as llm:
         sandbox = PiSandbox(Path(tmp), llm, launcher)
-        installed = install_pi_extension(sandbox.agent_dir, sys.executable)
+        installed = install_pi_extension(sandbox.agent_dir, sys.executable).folder
         console.print(Panel(
             f"pi: {launcher} ({label})\nscripted model: {llm.base_url}\nHOME: {sandbox.home}\n"
             f"extension: {installed}\nmemory: {sandbox.memory_dir}",
