@@ -92,7 +92,7 @@ def demo(json_: JsonOpt = False) -> None:
     from pi_memory.integrations.pi.demo import demo_checks
 
     as_json = json_ or state.json
-    checks = demo_checks(Console(stderr=as_json))
+    checks = demo_checks(Console(stderr=as_json, emoji=False))
     failed = sum(1 for check in checks if not check.ok)
     if as_json:
         emit_json({"success": failed == 0, "failed": failed, "checks": [asdict(check) for check in checks]})

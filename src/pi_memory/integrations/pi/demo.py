@@ -182,7 +182,7 @@ def run_demo(console: Console | None = None) -> int:
 def demo_checks(console: Console | None = None) -> list[Check]:
     """Run the demo, showing it on ``console`` (default: standard output), and return every check it made, in
     order. Without a pi CLI the one check is ``"pi CLI found"``, failed, with what to install."""
-    console = console or Console()
+    console = console or Console(emoji=False)
     found = _find_pi()
     if found is None:
         console.print(NO_PI, style="red", markup=False)
