@@ -62,6 +62,8 @@ def _report(host: str, action: str, changes: list, extra: dict | None = None) ->
         out.print(summarise(changes), markup=False)
     if extra.get("trustError"):
         out.print(f"warning: {extra['trustError']}", markup=False)
+    for warning in extra.get("warnings", []):
+        out.print(f"warning: {warning}", markup=False)
 
 
 def _run(host: str, action: str, call, json_: bool):
@@ -90,7 +92,8 @@ def install_codex(codex_bin: CodexBinOpt = None, json_: JsonOpt = False) -> None
     from pi_memory.integrations.hooks import codex
 
     result = _run("codex", "install", lambda: codex.install(codex_bin=codex_bin), json_)
-    _report("codex", "install", result["changes"], {"trusted": result["trusted"], "trustError": result["trustError"]})
+    _report("codex", "install", result["changes"], {"trusted": result["trusted"], "trustError": result["trustError"],
+                                                    "warnings": result["warnings"]})
 
 
 @uninstall_app.command("pi")
