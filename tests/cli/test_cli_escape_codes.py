@@ -49,3 +49,15 @@ def test_semantic_search_and_list_show_escape_codes(env) -> None:
     mid = RUN.invoke(app, ["semantic", "list", *base]).stdout.split()[0]
     r = RUN.invoke(app, ["semantic", "history", mid, *base])
     assert r.exit_code == 0 and "\x1b" not in r.stdout and f"  after:  {SHOWN}" in r.stdout.splitlines()
+
+
+def test_emoji_codes_in_stored_text_are_printed_as_written(env) -> None:
+    """Breaker F10: Rich turned `:x:` into an emoji on display, so `read` showed text the file does not hold."""
+    d = env["data"]
+    assert RUN.invoke(app, ["--dir", d, "add", "memory", "Press :x: to close, :smile: is fine"]).exit_code == 0
+    r = RUN.invoke(app, ["--dir", d, "read", "memory"])
+    assert r.exit_code == 0 and "1. Press :x: to close, :smile: is fine" in r.stdout.splitlines()
+    r = RUN.invoke(app, ["--dir", d, "pin", "add", "Use :thumbs_up:"])
+    assert r.exit_code == 0 and ":thumbs_up:" in r.stdout and "\U0001f44d" not in r.stdout
+    r = RUN.invoke(app, ["--dir", d, "pin", "list"])
+    assert r.exit_code == 0 and "Use :thumbs_up:" in r.stdout and "\U0001f44d" not in r.stdout

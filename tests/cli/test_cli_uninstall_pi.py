@@ -37,7 +37,8 @@ def test_uninstall_pi_twice_says_there_is_nothing_to_change(tmp_path: Path) -> N
     assert cli("install", "pi", "--agent-dir", str(agent))[0] == 0
     assert cli("uninstall", "pi", "--agent-dir", str(agent))[0] == 0
     code, text = cli("uninstall", "pi", "--agent-dir", str(agent), "--json")
-    assert code == 0 and json.loads(text) == {"success": True, "host": "pi", "action": "uninstall", "removed": None}
+    assert code == 0 and json.loads(text) == {"success": True, "host": "pi", "action": "uninstall", "removed": None,
+                                                  "kept": None}
     code, text = cli("uninstall", "pi", "--agent-dir", str(agent))
     assert (code, text) == (0, f"pi: nothing to change; no pi-memory extension at {agent / 'extensions' / 'pi-memory'}.\n")
 

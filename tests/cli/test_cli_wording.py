@@ -119,3 +119,19 @@ def test_category_and_reason_still_make_a_failure_entry(d):
     assert (Path(d) / "FAILURES.md").read_text() == "[tool-quirk] ran pytest outside uv — Failed: wrong interpreter\n"
     assert _run("add", "failure", "forgot the lockfile", "--dir", d)[0] == 0
     assert (Path(d) / "FAILURES.md").read_text().endswith("§\n[failure] forgot the lockfile\n")
+
+
+def test_sync_markdown_prints_sentences_not_python_dicts(tmp_path: Path) -> None:
+    """Breaker F14: it printed `/d/MEMORY.md: {'added': 2, 'removed': 1, ...}` and listed stores that do not exist."""
+    d = str(tmp_path / "data")
+    assert _run("add", "--dir", d, "memory", "Use pnpm for installs")[0] == 0
+    assert _run("sync-markdown", "--dir", d) == (0, f"{tmp_path / 'data' / 'MEMORY.md'}: 1 entry in the index, "
+                                                    "already up to date.\n", "")
+    (tmp_path / "data" / "MEMORY.md").write_text("Use pnpm for installs\n§\nRun make test\n", encoding="utf-8")
+    assert _run("sync-markdown", "--dir", d)[1] == f"{tmp_path / 'data' / 'MEMORY.md'}: 2 entries in the index (1 added).\n"
+    (tmp_path / "data" / "MEMORY.md").unlink()
+    assert _run("sync-markdown", "--dir", d)[1] == (f"{tmp_path / 'data' / 'MEMORY.md'}: the file is gone; its 2 "
+                                                    "entries left the index.\n")
+    code, text, _ = _run("sync-markdown", "--dir", d, "--json")
+    assert code == 0 and json.loads(text)[str(tmp_path / "data" / "USER.md")] == {"added": 0, "removed": 0, "kept": 0,
+                                                                                 "updated": 0}

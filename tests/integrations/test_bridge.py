@@ -195,15 +195,14 @@ def test_fallback_tool_specs_match_the_live_ones(bridge: BridgeProcess, tmp_path
 
 def test_install_copies_the_extension_and_records_python(tmp_path: Path) -> None:
     agent_dir = tmp_path / "agent"
-    installed = install_pi_extension(agent_dir, "/opt/venv/bin/python")
+    installed = install_pi_extension(agent_dir, "/opt/venv/bin/python").folder
     assert installed == agent_dir / "extensions" / "pi-memory"
     assert (installed / "index.ts").read_text() == (EXTENSION_DIR / "index.ts").read_text()
     assert (installed / "commands.ts").read_text() == (EXTENSION_DIR / "commands.ts").read_text()  # imported by it
     assert json.loads((installed / "package.json").read_text())["pi"]["extensions"] == ["./index.ts"]
     assert read_installed_python(agent_dir) == "/opt/venv/bin/python"
-    (installed / "stale.txt").write_text("left over")
     again = install_pi_extension(agent_dir, "/usr/bin/python3")
-    assert not (again / "stale.txt").exists()
+    assert again.kept is None  # only our own files were there: replaced, nothing kept aside
     assert read_installed_python(agent_dir) == "/usr/bin/python3"
     assert sorted(p.name for p in agent_dir.iterdir()) == ["extensions"]
     assert sorted(p.name for p in (agent_dir / "extensions").iterdir()) == ["pi-memory"]
@@ -297,7 +296,7 @@ _RELATIVE_IMPORT = re.compile(r"""^import\s[^;]*?\sfrom\s+["'](\./[^"']+)["'];?$
 def test_install_copies_every_module_the_extension_imports(tmp_path: Path) -> None:
     """index.ts is split by concern (bridge.ts, entries.ts, learning.ts...); pi loads the installed copy, so
     every sibling a module imports must be there, byte for byte, and nothing but the extension's own files."""
-    installed = install_pi_extension(tmp_path / "agent", "/usr/bin/python3")
+    installed = install_pi_extension(tmp_path / "agent", "/usr/bin/python3").folder
     shipped = sorted(p.name for p in EXTENSION_DIR.iterdir() if p.suffix in (".ts", ".json"))
     assert {"index.ts", "bridge.ts", "entries.ts", "learning.ts", "commands.ts", "skills.ts"} <= set(shipped)
     assert sorted(p.name for p in installed.iterdir()) == sorted([*shipped, "pi-memory.json"])

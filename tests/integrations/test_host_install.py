@@ -4,6 +4,9 @@ content and comments survive, idempotence, backups, and that uninstall leaves th
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 import tomlkit
@@ -156,10 +159,6 @@ def test_our_hook_commands_are_recognised_by_their_command(command, host, ours):
 
 
 def test_the_cli_prints_what_changed_as_json(home, tmp_path):
-    import os
-    import subprocess
-    import sys
-
     env = {**os.environ, "HOME": str(home), "PI_MEMORY_STATE_DIR": str(tmp_path / "state")}
     run = lambda *args: subprocess.run([sys.executable, "-m", "pi_memory", *args], capture_output=True,  # noqa: E731
                                        text=True, env=env, timeout=60)
@@ -245,3 +244,103 @@ def test_uninstall_leaves_a_file_without_our_hooks_byte_for_byte(home):
     path.write_text(text, encoding="utf-8")  # compact JSON: a rewrite would re-indent it
     assert [(c.path.name, c.action) for c in claude_code.uninstall("user")] == [("settings.json", "unchanged")]
     assert path.read_text(encoding="utf-8") == text and [p.name for p in path.parent.iterdir()] == ["settings.json"]
+
+
+# Round trips (breaker F11): install then uninstall gives the user's files back byte for byte: a compact one-line
+# settings.json stays one line, a large indented ~/.claude.json changes only where our server goes, the user's
+# own empty "Stop": [] survives, config.toml comes back exactly, backups land in the state folder (never in a
+# project's repository), and a `[features] hooks = false` of the user's is reported, not silently kept.
+OURS = {"hooks": [{"type": "command", "command": f"'{SCRIPT}' hook claude-code stop", "timeout": 10}]}
+COMPACT = ('{"permissions": {"allow": ["Bash(ls)", "Read"]}, "hooks": {"Stop": []}, "model": "opus"}\n')
+
+
+def big_claude_json() -> dict:
+    """Like a real ~/.claude.json: many projects, nested state, non-ASCII text (written by JSON.stringify(x, null,
+    2), which is json.dumps(indent=2, ensure_ascii=False))."""
+    projects = {f"/home/u/src/p{i}": {"allowedTools": [], "history": [{"display": f"fix bug {i} – naïve"}],
+                                      "mcpServers": {}, "lastCost": i * 0.25} for i in range(300)}
+    return {"numStartups": 42, "theme": "dark", "projects": projects, "oauthAccount": {"emailAddress": "u@x.org"}}
+
+
+def test_a_compact_settings_file_stays_one_line_and_comes_back_byte_for_byte(home):
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(COMPACT, encoding="utf-8")
+    claude_code.install("user", script=SCRIPT)
+    text = settings.read_text(encoding="utf-8")
+    assert text.count("\n") == 1 and text.startswith('{"permissions": {"allow": ["Bash(ls)", "Read"]}, "hooks": ')
+    assert json.loads(text)["hooks"]["Stop"] == [OURS]
+    claude_code.uninstall("user")
+    assert settings.read_bytes() == COMPACT.encode()
+
+
+def test_a_large_indented_claude_json_changes_only_where_our_server_goes(home):
+    original = json.dumps(big_claude_json(), indent=2, ensure_ascii=False)  # no final newline, as Claude writes it
+    (home / ".claude.json").write_text(original, encoding="utf-8")
+    claude_code.install("user", script=SCRIPT)
+    expected = {**big_claude_json(), "mcpServers": {"pi-memory": claude_code.server_entry(SCRIPT)}}
+    assert (home / ".claude.json").read_text(encoding="utf-8") == json.dumps(expected, indent=2, ensure_ascii=False)
+    claude_code.uninstall("user")
+    assert (home / ".claude.json").read_bytes() == original.encode()
+
+
+def test_the_users_empty_event_survives_when_the_file_changed_in_between(home):
+    """No byte-exact restore possible (the host wrote a key meanwhile): our entries go, the user's "Stop": [] stays."""
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(COMPACT, encoding="utf-8")
+    claude_code.install("user", script=SCRIPT)
+    changed = json.loads(settings.read_text(encoding="utf-8"))
+    changed["model"] = "sonnet"
+    settings.write_text(json.dumps(changed) + "\n", encoding="utf-8")
+    claude_code.uninstall("user")
+    assert settings.read_text(encoding="utf-8") == COMPACT.replace('"opus"', '"sonnet"')
+
+
+def test_codex_config_round_trip_is_byte_exact_and_a_hand_edit_keeps_the_blank_lines(home):
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    original = ('# my codex config\nmodel = "gpt-5"  # keep me\n\n[mcp_servers.other]\ncommand = "other"\n\n'
+                '[tui]\nnotifications = true\n')
+    config.write_text(original, encoding="utf-8")
+    codex.install(script=SCRIPT)
+    codex.uninstall()
+    assert config.read_bytes() == original.encode()
+    codex.install(script=SCRIPT)
+    config.write_text(config.read_text(encoding="utf-8").replace('"gpt-5"', '"gpt-5.1"'), encoding="utf-8")
+    codex.uninstall()
+    assert config.read_text(encoding="utf-8") == original.replace('"gpt-5"', '"gpt-5.1"')
+
+
+def test_project_scope_keeps_its_backups_in_the_state_folder_not_the_repository(home, tmp_path):
+    proj = tmp_path / "proj"
+    (proj / ".claude").mkdir(parents=True)
+    (proj / ".mcp.json").write_text('{"mcpServers": {"x": {"command": "x"}}}\n', encoding="utf-8")
+    (proj / ".claude" / "settings.json").write_text('{"model": "opus"}\n', encoding="utf-8")
+    changes = claude_code.install("project", proj, script=SCRIPT)
+    state = tmp_path / "state" / "backups" / str(proj).lstrip("/")
+    assert [c.backup.parent for c in changes] == [state / ".claude", state]
+    assert changes[1].backup.read_text(encoding="utf-8") == '{"mcpServers": {"x": {"command": "x"}}}\n'
+    claude_code.uninstall("project", proj)
+    assert sorted(str(p.relative_to(proj)) for p in proj.rglob("*") if p.is_file()) == [".claude/settings.json",
+                                                                                         ".mcp.json"]
+    assert (proj / ".mcp.json").read_text(encoding="utf-8") == '{"mcpServers": {"x": {"command": "x"}}}\n'
+    assert (proj / ".claude" / "settings.json").read_text(encoding="utf-8") == '{"model": "opus"}\n'
+
+
+def test_codex_hooks_switched_off_by_the_user_is_kept_and_warned_about(home, tmp_path):
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text("[features]\nhooks = false\n", encoding="utf-8")
+    result = codex.install(script=SCRIPT)
+    warning = (f"{config} says [features] hooks = false, so Codex will not run pi-memory's hooks (no snapshot, "
+               "recall or capture; the MCP tools still work). Set it to true in [features], then start Codex again.")
+    assert result["warnings"] == [warning]
+    assert "[features]\nhooks = false\n" in config.read_text(encoding="utf-8")
+    env = {**os.environ, "HOME": str(home), "PI_MEMORY_STATE_DIR": str(tmp_path / "state")}
+    run = subprocess.run([sys.executable, "-m", "pi_memory", "install", "codex", "--json"], capture_output=True,
+                         text=True, env=env, timeout=60)
+    assert run.returncode == 0 and json.loads(run.stdout)["warnings"] == [warning]
+    run = subprocess.run([sys.executable, "-m", "pi_memory", "install", "codex"], capture_output=True, text=True,
+                         env=env, timeout=60)
+    assert f"warning: {warning}" in run.stdout.splitlines()

@@ -83,7 +83,7 @@ def test_install_ships_skills_ts_beside_index_ts(tmp_path: Path) -> None:
     from pi_memory.integrations.pi import EXTENSION_DIR
     from pi_memory.integrations.pi.install import install_pi_extension
 
-    installed = install_pi_extension(tmp_path / "agent", python="/usr/bin/python3")
+    installed = install_pi_extension(tmp_path / "agent", python="/usr/bin/python3").folder
     assert (installed / "skills.ts").read_text() == (EXTENSION_DIR / "skills.ts").read_text()
     assert 'import { registerSkills } from "./skills.ts";' in (installed / "index.ts").read_text()
 

@@ -59,6 +59,23 @@ def test_consolidate_and_dream_without_a_model_are_off(agent, project, monkeypat
     assert code == 1 and out["outcome"] == "off"
 
 
+def test_dream_without_a_model_is_off_and_exits_1_like_consolidate_naming_the_real_settings_file(agent, project,
+                                                                                                  monkeypatch):
+    """Breaker F14: without --force it said `dream: closed: ...` and exited 0 while consolidate exited 1; the
+    hint said `<agentDir>/settings.json`, a name a person cannot act on."""
+    write_settings(agent, {})
+    monkeypatch.chdir(project)
+    hint = ('no model for learning jobs: no model configured — set "pi-memory": {"llm": {"provider": '
+            '"openai-compatible", "baseUrl": ..., "model": ...}} (or {"llm": {"fromPi": "provider/model"}}, or '
+            f'{{"llm": {{"fromPi": "default"}}}} for pi\'s default model) in {agent / "settings.json"}')
+    code, out = cli("dream", "--json")
+    assert (code, out["outcome"], out["message"]) == (1, "off", f"dream is off: {hint}")
+    result = RUN.invoke(app, ["consolidate", "memory"])
+    assert (result.exit_code, result.stderr) == (1, f"consolidate is off: {hint}\n")
+    result = RUN.invoke(app, ["dream"])
+    assert (result.exit_code, result.stderr) == (1, f"dream is off: {hint}\n")
+
+
 GITHUB = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
 
 

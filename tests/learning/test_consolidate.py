@@ -93,7 +93,7 @@ def test_auto_consolidate_without_a_model_says_it_is_off(agent, project):
     assert result.error.endswith(" Automatic consolidation is off (no model for learning jobs: no model configured — "
                                  "set \"pi-memory\": {\"llm\": {\"provider\": \"openai-compatible\", \"baseUrl\": ..., "
                                  "\"model\": ...}} (or {\"llm\": {\"fromPi\": \"provider/model\"}}, or {\"llm\": "
-                                 "{\"fromPi\": \"default\"}} for pi's default model) in <agentDir>/settings.json); "
+                                 "{\"fromPi\": \"default\"}} for pi's default model) in " + str(agent / "settings.json") + "); "
                                  "merge or remove entries yourself.")
 
 

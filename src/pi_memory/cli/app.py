@@ -28,8 +28,8 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},  # subcommands inherit it from the root context
 )
 log = logging.getLogger("pi_memory.cli")
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = Console(highlight=False, soft_wrap=True, emoji=False)  # stored text is shown as written: `:x:` stays `:x:`
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 class Target(enum.StrEnum):

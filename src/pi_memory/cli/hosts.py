@@ -62,6 +62,8 @@ def _report(host: str, action: str, changes: list, extra: dict | None = None) ->
         out.print(summarise(changes), markup=False)
     if extra.get("trustError"):
         out.print(f"warning: {extra['trustError']}", markup=False)
+    for warning in extra.get("warnings", []):
+        out.print(f"warning: {warning}", markup=False)
 
 
 def _run(host: str, action: str, call, json_: bool):
@@ -90,7 +92,8 @@ def install_codex(codex_bin: CodexBinOpt = None, json_: JsonOpt = False) -> None
     from pi_memory.integrations.hooks import codex
 
     result = _run("codex", "install", lambda: codex.install(codex_bin=codex_bin), json_)
-    _report("codex", "install", result["changes"], {"trusted": result["trusted"], "trustError": result["trustError"]})
+    _report("codex", "install", result["changes"], {"trusted": result["trusted"], "trustError": result["trustError"],
+                                                    "warnings": result["warnings"]})
 
 
 @uninstall_app.command("pi")
@@ -115,14 +118,20 @@ def uninstall_pi(
     except OSError as exc:
         raise fail(f"Could not remove the pi extension at {folder}: {exc}. Check that the folder is writable, "
                    "then retry.", 1) from exc
+    kept = str(removed.kept) if removed and removed.kept else None
     if json_ or state.json:
-        emit_json({"success": True, "host": "pi", "action": "uninstall", "removed": str(removed) if removed else None})
+        emit_json({"success": True, "host": "pi", "action": "uninstall",
+                   "removed": str(removed.folder) if removed else None, "kept": kept})
         return
     if removed is None:
         out.print(f"pi: nothing to change; no pi-memory extension at {folder}.", markup=False)
+    elif kept:
+        out.print(f"Removed the pi extension from {removed.folder}. It held files pi-memory did not write, so the "
+                  f"folder was moved whole to {kept} (nothing deleted). Your memories are kept; "
+                  "`pi-memory install pi` puts the extension back.", markup=False)
     else:
-        out.print(f"Removed the pi extension at {removed}. Your memories are kept; `pi-memory install pi` puts "
-                  "it back.", markup=False)
+        out.print(f"Removed the pi extension at {removed.folder}. Your memories are kept; `pi-memory install pi` "
+                  "puts it back.", markup=False)
 
 
 @uninstall_app.command("claude-code")

@@ -57,17 +57,26 @@ def install_pi(
     json_: JsonOpt = False,
 ) -> None:
     """Copy the pi extension into pi's extensions folder, wired to this Python."""
-    from pi_memory.integrations.pi.install import install_pi_extension
+    from pi_memory.integrations.pi.install import NotOurInstall, install_pi_extension
 
     try:
-        target = install_pi_extension(agent or agent_dir(), sys.executable)
+        change = install_pi_extension(agent or agent_dir(), sys.executable)
+    except NotOurInstall as exc:
+        raise fail(f"Not installed, nothing was changed: {exc}. Move that folder out of extensions/ (or delete it "
+                   "if it is an old pi-memory extension you no longer need), then run `pi-memory install pi` again.",
+                   1) from exc
     except OSError as exc:
         raise fail(f"Could not install the pi extension: {exc}. Check that pi's agent folder is writable, or "
                    "name another with --agent-dir.", 2) from exc
+    kept = str(change.kept) if change.kept else None
     if json_ or state.json:
-        emit_json({"success": True, "installed": str(target)})
+        emit_json({"success": True, "installed": str(change.folder), "kept": kept})
         return
-    out.print(f"Installed the pi extension at {target}. Start pi as usual; memory tools load with it.", markup=False)
+    out.print(f"Installed the pi extension at {change.folder}. Start pi as usual; memory tools load with it.",
+              markup=False)
+    if kept:
+        out.print(f"The earlier copy there held files pi-memory did not write; it was moved whole to {kept} "
+                  "(nothing deleted). Copy back what you need.", markup=False)
 
 
 @app.command()
@@ -83,7 +92,7 @@ def demo(json_: JsonOpt = False) -> None:
     from pi_memory.integrations.pi.demo import demo_checks
 
     as_json = json_ or state.json
-    checks = demo_checks(Console(stderr=as_json))
+    checks = demo_checks(Console(stderr=as_json, emoji=False))
     failed = sum(1 for check in checks if not check.ok)
     if as_json:
         emit_json({"success": failed == 0, "failed": failed, "checks": [asdict(check) for check in checks]})

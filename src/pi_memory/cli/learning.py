@@ -161,7 +161,10 @@ def consolidate_cmd(target: Target, dir: DirOpt = None, json_: JsonOpt = False, 
 def dream_cmd(dir: DirOpt = None, json_: JsonOpt = False, dry_run: DryOpt = False,
               force: Annotated[bool, typer.Option("--force", help="Skip the gate (never the lock or the budget).")]
               = False) -> None:
-    """Consolidate what recent sessions taught into the stores now, if the dream gate is open (or --force)."""
+    """Consolidate what recent sessions taught into the stores now, if the dream gate is open (or --force).
+
+    Exits 0 when it ran, had nothing to do, or the gate is closed for now (too soon since the last dream); 1 when
+    dreaming is off (no model, or dreaming.enabled false), as `consolidate` does when it is off."""
     from pi_memory.index import index_paths
     from pi_memory.learning.dream import dream
 
@@ -172,6 +175,9 @@ def dream_cmd(dir: DirOpt = None, json_: JsonOpt = False, dry_run: DryOpt = Fals
         model.close()
     report = dream(learner, memory.settings.data_dir, model_named=model is not None, force=force,
                    dry_run=dry_run or None, trigger="manual")
-    if report.outcome == "closed" and force:
-        report.outcome, report.message = "off", status
+    dreaming = learner.settings.dreaming
+    on = dreaming.enabled if dreaming.enabled is not None else model is not None
+    if report.outcome == "closed" and (force or not on):
+        why = status if model is None else "dreaming.enabled is false"
+        report.outcome, report.message = "off", f"dream is off: {why}"
     _finish(report, json_)

@@ -234,5 +234,19 @@ def sync_markdown_cmd(dir: DirOpt = None, json_: JsonOpt = False) -> None:
     if json_ or state.json:
         out.print_json(json.dumps(data, default=str))
         return
-    for path, s in data.items():
-        out.print(f"{path}: {s}", markup=False)
+    lines = [_sync_sentence(path, s) for path, s in data.items()]
+    for line in [line for line in lines if line] or [f"Nothing to sync: no Markdown store in {memory.settings.data_dir}"
+                                                     " yet."]:
+        out.print(line, markup=False)
+
+
+def _sync_sentence(path: str, s: dict) -> str:
+    """One store's sync for a person: ``/d/MEMORY.md: 2 entries in the index (1 added, 1 removed).``; ``""`` for
+    a store file that does not exist and had nothing in the index (``--json`` still lists it)."""
+    if not Path(path).exists():
+        n = s.get("removed", 0)
+        return f"{path}: the file is gone; its {n} entr{'y' if n == 1 else 'ies'} left the index." if n else ""
+    total = s.get("kept", 0) + s.get("added", 0) + s.get("updated", 0)
+    changed = [f"{s[k]} {k}" for k in ("added", "updated", "removed") if s.get(k)]
+    return (f"{path}: {total} entr{'y' if total == 1 else 'ies'} in the index"
+            + (f" ({', '.join(changed)})." if changed else ", already up to date."))

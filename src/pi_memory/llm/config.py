@@ -68,11 +68,11 @@ from pi_memory.llm.errors import LLMConfigError
 ProviderKind = Literal["openai-compatible", "anthropic"]
 API_TO_PROVIDER: dict[str, ProviderKind] = {"openai-completions": "openai-compatible", "anthropic-messages": "anthropic"}
 COMMAND_TIMEOUT_S = 10.0
-NO_MODEL_HINT = (
-    'set "pi-memory": {"llm": {"provider": "openai-compatible", "baseUrl": ..., "model": ...}} '
-    '(or {"llm": {"fromPi": "provider/model"}}, or {"llm": {"fromPi": "default"}} for pi\'s default model) '
-    "in <agentDir>/settings.json"
-)
+def no_model_hint(agent_dir: Path) -> str:
+    """What to write, and in which file (the real path of the user's settings file), to name a model."""
+    return ('set "pi-memory": {"llm": {"provider": "openai-compatible", "baseUrl": ..., "model": ...}} '
+            '(or {"llm": {"fromPi": "provider/model"}}, or {"llm": {"fromPi": "default"}} for pi\'s default model) '
+            f"in {agent_dir / 'settings.json'}")
 
 
 class CostSettings(BaseModel):
@@ -246,7 +246,7 @@ def spec_from_pi(provider_name: str, model_id: str, agent_dir: Path, *, source: 
     if not isinstance(prov, dict):
         raise LLMConfigError(
             f"pi provider {provider_name!r} is not defined in {path}; pi-memory can only use providers from "
-            f"models.json (not pi's built-in ones). Define it there, or {NO_MODEL_HINT}."
+            f"models.json (not pi's built-in ones). Define it there, or {no_model_hint(agent_dir)}."
         )
     entry: dict[str, Any] = {}
     for m in prov.get("models") or []:
@@ -297,18 +297,18 @@ def load_llm_spec(cwd: Path | None = None, agent_dir: Path | None = None) -> tup
     adir = agent_dir or core_config.agent_dir()
     settings, path, from_project = read_llm_settings(cwd, adir)
     if settings is None:
-        return None, f"no model configured — {NO_MODEL_HINT}"
+        return None, f"no model configured — {no_model_hint(adir)}"
     if not settings.enabled:
         return None, f"disabled by pi-memory.llm.enabled=false in {path}"
     if settings.from_pi == "default":
         default = pi_default_model(adir)
         if default is None:
-            return None, f"pi-memory.llm.fromPi is \"default\" but pi has no defaultProvider/defaultModel — {NO_MODEL_HINT}"
+            return None, f"pi-memory.llm.fromPi is \"default\" but pi has no defaultProvider/defaultModel — {no_model_hint(adir)}"
         prov, model = default
         if not (adir / "models.json").is_file() or prov not in (_read_json(adir / "models.json").get("providers") or {}):
             return None, (
                 f"pi's default model {prov}/{model} uses a provider that is not in {adir / 'models.json'} "
-                f"(pi-memory does not use pi's built-in providers or its stored logins) — {NO_MODEL_HINT}"
+                f"(pi-memory does not use pi's built-in providers or its stored logins) — {no_model_hint(adir)}"
             )
         return spec_from_pi(prov, model, adir, source=f"pi's default model {prov}/{model} in {adir / 'models.json'}"), ""
     if settings.from_pi:

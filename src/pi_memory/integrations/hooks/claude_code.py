@@ -12,6 +12,7 @@ capture in the background). Each command is ``<absolute pi-memory> hook claude-c
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -51,17 +52,22 @@ def install(scope: str = "user", project: Path | None = None, script: str | None
     common.require_objects(settings, settings_path, "hooks")
     common.require_objects(servers_doc, mcp_path, "mcpServers", f"mcpServers.{common.MCP_NAME}")
     hooks = settings.get("hooks") if isinstance(settings.get("hooks"), dict) else {}
+    settings_pristine = common.without_our_hooks(hooks, HOST)[1] == 0
     events = {e: (EVENTS[e], TIMEOUTS[e]) for e in HOST_EVENTS[HOST]}
     settings["hooks"] = common.with_our_hooks(hooks, HOST, script, events)
     servers = servers_doc.get("mcpServers") if isinstance(servers_doc.get("mcpServers"), dict) else {}
+    servers_pristine = common.MCP_NAME not in servers
     servers_doc["mcpServers"] = {**servers, common.MCP_NAME: server_entry(script)}
     changes = [
-        common.write_file(settings_path, common.dump_json(settings),
+        common.write_json(settings_path, settings,
                           [f"hooks {', '.join(EVENTS[e] for e in HOST_EVENTS[HOST])} run {script} hook {HOST} …"]),
-        common.write_file(mcp_path, common.dump_json(servers_doc), [f"MCP server {common.MCP_NAME}: {script} mcp"]),
+        common.write_json(mcp_path, servers_doc, [f"MCP server {common.MCP_NAME}: {script} mcp"]),
     ]
-    manifest = common.manifest_path(f"{HOST}-{scope}")
-    state.write_json(manifest, common.note_created(state.read_json(manifest), changes))
+    manifest_path = common.manifest_path(f"{HOST}-{scope}")
+    manifest = state.read_json(manifest_path)
+    common.remember_original(manifest, changes[0], settings_pristine)
+    common.remember_original(manifest, changes[1], servers_pristine)
+    state.write_json(manifest_path, common.note_created(manifest, changes))
     return changes
 
 
@@ -75,8 +81,11 @@ def uninstall(scope: str = "user", project: Path | None = None) -> list[common.C
         servers = doc.get("mcpServers")
         if isinstance(servers, dict) and _is_our_server(servers.get(common.MCP_NAME)):
             del servers[common.MCP_NAME]
-            changes.append(common.finish_uninstall(mcp_path, doc, common.dump_json(doc), manifest,
-                                                   [f"removed MCP server {common.MCP_NAME}"]))
+            original = common.original_of(mcp_path, manifest, json.loads)
+            if not servers and not (original and isinstance(original[1], dict) and "mcpServers" in original[1]):
+                del doc["mcpServers"]  # install added the key: it goes with our server
+            changes.append(common.finish_uninstall(mcp_path, doc, common.dump_like(doc, common.current_text(mcp_path)),
+                                                   manifest, [f"removed MCP server {common.MCP_NAME}"], original))
     manifest_path.unlink(missing_ok=True)  # nothing of this install is left to remember
     return changes
 

@@ -104,13 +104,16 @@ def install(script: str | None = None, codex_bin: str | None = None, cwd: Path |
     manifest = state.read_json(_manifest_path())
 
     hooks = hooks_doc.get("hooks") if isinstance(hooks_doc.get("hooks"), dict) else {}
+    hooks_pristine = common.without_our_hooks(hooks, HOST)[1] == 0
     events = {e: (EVENTS[e], TIMEOUT_S) for e in HOST_EVENTS[HOST]}
     hooks_doc["hooks"] = common.with_our_hooks(hooks, HOST, script, events)
-    changes = [common.write_file(hooks_path, common.dump_json(hooks_doc),
+    changes = [common.write_json(hooks_path, hooks_doc,
                                  [f"hooks {', '.join(EVENTS[e] for e in HOST_EVENTS[HOST])} run {script} hook codex …"])]
+    common.remember_original(manifest, changes[0], hooks_pristine)
 
-    details = []
+    details, warnings = [], []
     servers = doc.get("mcp_servers")
+    config_pristine = servers is None or common.MCP_NAME not in servers
     if servers is None:
         servers = tomlkit.table(is_super_table=True)
         doc["mcp_servers"] = servers
@@ -133,6 +136,13 @@ def install(script: str | None = None, codex_bin: str | None = None, cwd: Path |
         features["hooks"] = True
         manifest["addedHooksFeature"] = True
         details.append("[features] hooks = true")
+    elif features.get("hooks") is not True:
+        # The user's own switch is left as they set it (we do not overrule an explicit choice), but install
+        # must not look like it worked: with hooks off Codex never runs the snapshot, recall or capture.
+        value = features["hooks"]
+        shown = json.dumps(value) if isinstance(value, bool | int | float | str) else str(value)  # TOML's spelling
+        warnings.append(f"{config_path} says [features] hooks = {shown}, so Codex will not run pi-memory's hooks (no snapshot, recall or capture; the MCP tools "
+                        "still work). Set it to true in [features], then start Codex again.")
 
     trusted, trust_error = [], None
     try:
@@ -161,8 +171,9 @@ def install(script: str | None = None, codex_bin: str | None = None, cwd: Path |
         details.append(f"trusted {len(trusted)} hook(s) in [hooks.state]")
     manifest["trusted"] = trusted
     changes.append(common.write_file(config_path, tomlkit.dumps(doc), details))
+    common.remember_original(manifest, changes[1], config_pristine)
     state.write_json(_manifest_path(), common.note_created(manifest, changes))
-    return {"changes": changes, "trusted": trusted, "trustError": trust_error}
+    return {"changes": changes, "trusted": trusted, "trustError": trust_error, "warnings": warnings}
 
 
 def uninstall() -> dict:
@@ -190,9 +201,11 @@ def uninstall() -> dict:
             if not features:
                 del doc["features"]
             details.append("removed [features] hooks")
-        changes.append(common.finish_uninstall(config_path, doc.unwrap(), tomlkit.dumps(doc), manifest, details))
+        original = common.original_of(config_path, manifest, lambda text: tomlkit.parse(text).unwrap())
+        changes.append(common.finish_uninstall(config_path, doc.unwrap(), tomlkit.dumps(doc), manifest, details,
+                                               original))
     _manifest_path().unlink(missing_ok=True)  # nothing of this install is left to remember
-    return {"changes": changes, "trusted": [], "trustError": None}
+    return {"changes": changes, "trusted": [], "trustError": None, "warnings": []}
 
 
 def _drop_state_keys(doc, keys: list[str]) -> int:

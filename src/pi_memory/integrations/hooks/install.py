@@ -6,8 +6,18 @@ Rules every host installer follows:
 * the hosts run pi-memory's console script by absolute path (:func:`console_script`), so no ``PATH`` lookup or
   resolver runs on every prompt;
 * a file is read, changed in memory and written only when its text changes (atomic, after a byte-exact
-  ``<file>.bak.<unix-ts>`` backup of what was there); a file that cannot be parsed is left alone with an
-  error saying what to fix;
+  backup of what was there, kept in the state folder: ``<state>/backups/<the file's absolute path>.bak.<unix-ts>``,
+  never beside the file, so a project's backups are not untracked files in its repository); a file that cannot
+  be parsed is left alone with an error saying what to fix;
+* a JSON file is written back in its own layout (one line stays one line with its separators; an indented file
+  keeps its indent unit, :func:`dump_like`), so a file that was written by ``JSON.stringify(x, null, 2)`` or
+  ``json.dumps`` changes only where our entries go;
+* the first install remembers (in the install's manifest) the backup of each file as it was before any entry of
+  ours; uninstall writes those exact bytes back when what is left after removing our entries equals that
+  content (the round trip is byte-exact), and otherwise removes only our entries, keeping the user's own keys,
+  also an event the user left empty (``"Stop": []``);
+* a file the install created and that holds only our entries is removed by uninstall, without a backup (there
+  is nothing of the user's in it);
 * our hook entries are recognised by their command (``... pi-memory hook <host> <event>``), whatever path the
   script had when they were written, so installing again replaces them (idempotent, also after the venv
   moved) and uninstalling removes exactly them; everything else in the file stays as it was;
@@ -119,6 +129,13 @@ def require_objects(doc: dict, path: Path, *keys: str) -> None:
                                "expected; fix or remove it, then run the command again. Nothing was changed.")
 
 
+def backup_in_state(path: Path, raw: bytes) -> Path:
+    """Save ``raw`` (the bytes ``path`` held) as ``<state>/backups/<path without its root>.bak.<unix-ts>``, 0600."""
+    folder = state.state_dir() / "backups" / Path(*path.absolute().parts[1:]).parent
+    state.private_dir(folder)
+    return backup(folder / path.name, raw)
+
+
 def write_file(path: Path, text: str, details: list[str]) -> Change:
     """Write ``text`` to ``path`` when it differs from what is there, after a backup of the old bytes."""
     try:
@@ -127,10 +144,60 @@ def write_file(path: Path, text: str, details: list[str]) -> Change:
         old = None
     if old is not None and old == text.encode("utf-8"):
         return Change(path, "unchanged")
-    saved = backup(path, old) if old is not None else None
+    saved = backup_in_state(path, old) if old is not None else None
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, text)
     return Change(path, "updated" if old is not None else "created", saved, details)
+
+
+def current_text(path: Path) -> str | None:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def dump_like(data: dict, old: str | None) -> str:
+    """``data`` as JSON laid out like ``old`` (the file's text before the edit): a one-line file stays one line,
+    with its separators (``", "`` or ``","``); an indented one keeps its first indent (spaces or a tab); the
+    whitespace after the closing brace is kept; ``\\uXXXX`` escapes are kept when ``old`` used them for every
+    non-ASCII character. A new or empty file gets two-space indent and a final newline."""
+    body = old.strip() if old else ""
+    if not body:
+        return dump_json(data)
+    ascii_only = bool(re.search(r"\\u[0-9a-fA-F]{4}", body)) and body.isascii()
+    if "\n" not in body:
+        separators = (", " if re.search(r",\s", body) else ",", ": " if re.search(r":\s", body) else ":")
+        text = json.dumps(data, ensure_ascii=ascii_only, separators=separators)
+    else:
+        indent = re.search(r"\n([ \t]+)\S", body)
+        text = json.dumps(data, ensure_ascii=ascii_only, indent=indent.group(1) if indent else 2)
+    return text + old[len(old.rstrip()):]
+
+
+def write_json(path: Path, data: dict, details: list[str]) -> Change:
+    """:func:`write_file` of ``data`` in the layout of the file's current text (:func:`dump_like`)."""
+    return write_file(path, dump_like(data, current_text(path)), details)
+
+
+def remember_original(manifest: dict, change: Change, pristine: bool) -> None:
+    """Note in ``manifest`` the backup of the file as it was before the first install (``pristine``: it held
+    no entry of ours), so uninstall can write those bytes back; a later install keeps the first note."""
+    originals = manifest.setdefault("originals", {})
+    if pristine and change.backup is not None and str(change.path) not in originals:
+        originals[str(change.path)] = str(change.backup)
+
+
+def original_of(path: Path, manifest: dict, parse) -> tuple[bytes, object] | None:
+    """``(bytes, parsed content)`` of ``path`` before the first install, when the manifest kept them."""
+    saved = manifest.get("originals", {}).get(str(path)) if isinstance(manifest.get("originals"), dict) else None
+    if not isinstance(saved, str):
+        return None
+    try:
+        raw = Path(saved).read_bytes()
+        return raw, parse(raw.decode("utf-8"))
+    except Exception:  # a backup gone or unreadable: uninstall falls back to removing our entries
+        return None
 
 
 def manifest_path(host: str) -> Path:
@@ -150,11 +217,18 @@ def is_empty(data: object) -> bool:
                                                                        else data))
 
 
-def finish_uninstall(path: Path, data: dict, text: str, manifest: dict, details: list[str]) -> Change:
-    """Write what is left of ``path`` after our entries went; remove the file when install created it and
-    nothing else is in it (no backup then: it held only what install wrote). A trailing blank line the edit
-    left behind is dropped (the file ends as it did)."""
+def finish_uninstall(path: Path, data: dict, text: str, manifest: dict, details: list[str],
+                     original: tuple[bytes, object] | None = None) -> Change:
+    """Write what is left of ``path`` (``data``, as ``text``) after our entries went. When that equals the
+    content before the first install (``original``, :func:`original_of`), the exact bytes of then are written
+    back. A file install created that holds nothing else is removed (no backup then: it held only what install
+    wrote). Otherwise ``text`` is written, ending with the whitespace the file ended with."""
     old = path.read_text(encoding="utf-8")
+    if original is not None and original[1] == data:
+        change = write_file(path, original[0].decode("utf-8"), details)
+        if change.action == "updated":
+            change.details = [*details, "the file is again byte for byte as before the install"]
+        return change
     if str(path) in manifest.get("created", []) and is_empty(data):
         path.unlink()
         return Change(path, "removed", None, details)
@@ -163,31 +237,37 @@ def finish_uninstall(path: Path, data: dict, text: str, manifest: dict, details:
 
 
 def uninstall_hooks_file(path: Path, host: str, manifest: dict) -> Change | None:
-    """Remove our handlers from the hooks JSON file ``path`` (``{"hooks": {...}}``; a ``hooks`` key our
-    removal left empty goes too). ``None`` when the file does not exist, or has no hook table."""
+    """Remove our handlers from the hooks JSON file ``path`` (``{"hooks": {...}}``; an event or a ``hooks`` key
+    our removal left empty goes too, unless the file had it before the install). ``None`` when the file does
+    not exist, or has no hook table."""
     if not path.exists():
         return None
     data = read_json_file(path)
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return None
-    kept, removed = without_our_hooks(hooks, host)
+    original = original_of(path, manifest, json.loads)
+    before = original[1] if original and isinstance(original[1], dict) else {}
+    had = before.get("hooks") if isinstance(before.get("hooks"), dict) else {}
+    kept, removed = without_our_hooks(hooks, host, keep=set(had))
     if not removed:  # none of ours there: the file is left exactly as it is (not even re-indented)
         return Change(path, "unchanged", None, ["no pi-memory hooks"])
-    if kept:
+    if kept or "hooks" in before:
         data["hooks"] = kept
     else:
         data.pop("hooks")
-    return finish_uninstall(path, data, dump_json(data), manifest, [f"removed {removed} pi-memory hook(s)"])
+    return finish_uninstall(path, data, dump_like(data, current_text(path)), manifest,
+                            [f"removed {removed} pi-memory hook(s)"], original)
 
 
 def dump_json(data: dict) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def without_our_hooks(hooks: dict, host: str) -> tuple[dict, int]:
+def without_our_hooks(hooks: dict, host: str, keep: set[str] = frozenset()) -> tuple[dict, int]:
     """``hooks`` (an ``{"Event": [{"matcher"?, "hooks": [handler]}]}`` table) without our handlers; groups
-    left empty are dropped, and events left empty too. Returns the new table and how many were removed."""
+    left empty are dropped, and events left empty too, except those named in ``keep`` (the user had them).
+    Returns the new table and how many were removed."""
     out: dict = {}
     removed = 0
     for event, groups in hooks.items():
@@ -206,7 +286,7 @@ def without_our_hooks(hooks: dict, host: str) -> tuple[dict, int]:
                 kept_groups.append({**group, "hooks": kept})
             elif not handlers:
                 kept_groups.append(group)
-        if kept_groups or not groups:
+        if kept_groups or not groups or event in keep:
             out[event] = kept_groups
     return out, removed
 
@@ -229,7 +309,7 @@ def summarise(changes: list[Change]) -> str:
     for change in changes:
         what = f"{change.action} {change.path}"
         if change.backup:
-            what += f" (backup: {change.backup.name})"
+            what += f" (backup of the old text: {change.backup})"
         if change.details and change.action != "unchanged":
             what += ": " + "; ".join(change.details)
         lines.append(what)

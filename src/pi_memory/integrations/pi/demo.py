@@ -182,7 +182,7 @@ def run_demo(console: Console | None = None) -> int:
 def demo_checks(console: Console | None = None) -> list[Check]:
     """Run the demo, showing it on ``console`` (default: standard output), and return every check it made, in
     order. Without a pi CLI the one check is ``"pi CLI found"``, failed, with what to install."""
-    console = console or Console()
+    console = console or Console(emoji=False)
     found = _find_pi()
     if found is None:
         console.print(NO_PI, style="red", markup=False)
@@ -190,7 +190,7 @@ def demo_checks(console: Console | None = None) -> list[Check]:
     launcher, label = found
     with tempfile.TemporaryDirectory(prefix="pi-memory-demo-") as tmp, ScriptedLLM() as llm:
         sandbox = PiSandbox(Path(tmp), llm, launcher)
-        installed = install_pi_extension(sandbox.agent_dir, sys.executable)
+        installed = install_pi_extension(sandbox.agent_dir, sys.executable).folder
         console.print(Panel(
             f"pi: {launcher} ({label})\nscripted model: {llm.base_url}\nHOME: {sandbox.home}\n"
             f"extension: {installed}\nmemory: {sandbox.memory_dir}",
