@@ -128,6 +128,10 @@ class Memory:
                 from pi_memory.skills import SkillStore
 
                 self._skills = SkillStore.from_settings(self.settings, cwd=self.cwd)
+                from pi_memory.skills.export import prune_links
+
+                store = self._skills
+                store.after_removal = lambda: prune_links(store, Path.home())  # the hosts' links to it go too
             return self._skills
 
     def recall_skills(self) -> list:

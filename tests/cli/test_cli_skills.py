@@ -113,3 +113,18 @@ def test_export_after_a_move_drops_the_dangling_link_and_links_the_new_place(env
     assert items == [("deploy-staging", "removed"), ("project:deploy-staging", "linked"),
                      ("project:run-migrations", "unchanged")]
     assert not old.is_symlink() and (repo / ".claude" / "skills" / "deploy-staging").is_symlink()
+
+
+def test_deleting_or_moving_an_exported_skill_removes_the_hosts_links_at_once(env) -> None:
+    """They pointed nowhere until the next export (a fresh tester found Claude Code listing a deleted skill)."""
+    run, home, repo, _store = env
+    run("skills", "export", "--to", "claude-code")
+    run("skills", "export", "--to", "codex", "--copy")
+    claude, agents = home / ".claude" / "skills", home / ".agents" / "skills"
+    assert (claude / "deploy-staging").is_symlink() and (repo / ".claude" / "skills" / "run-migrations").is_symlink()
+    assert run("skills", "delete", "global:deploy-staging").exit_code == 0
+    assert not (claude / "deploy-staging").is_symlink() and not (claude / "deploy-staging").exists()
+    assert (agents / "deploy-staging").is_dir()  # a marked copy is not a link: the next export refreshes it
+    assert run("skills", "move", "project:run-migrations", "--to", "global").exit_code == 0
+    assert not (repo / ".claude" / "skills" / "run-migrations").is_symlink()
+    assert sorted(p.name for p in claude.iterdir()) == []

@@ -11,7 +11,8 @@ Global skills go to the personal folder, the current project's skills to the rep
 symlink to our folder (so later edits show up at once), or with ``copy=True`` (or where links cannot be made)
 a copy marked with a ``.pi-memory-export`` file. Nothing of the user's is ever overwritten: a destination that
 exists and is not our link or our marked copy is skipped and reported. After a ``move`` or ``delete`` the old
-link points nowhere: the next export removes links of ours that point nowhere and refreshes stale copies.
+link would point nowhere: the store's ``after_removal`` (:func:`prune_links`, set by the runtime) removes it at
+once, and the next export also removes such links and refreshes stale copies.
 """
 
 from __future__ import annotations
@@ -83,6 +84,25 @@ def _copy(source: Path, dest: Path, skill_id: str) -> None:
     os.replace(staging, dest)
 
 
+def _dangling(dests: dict[str, Path], roots: list[Path], dry_run: bool) -> list[ExportItem]:
+    """Links of ours in ``dests`` whose skill was moved or deleted since: removed (unless ``dry_run``)."""
+    items = []
+    for folder in dests.values():
+        for link in sorted(folder.iterdir()) if folder.is_dir() else []:
+            if link.is_symlink() and not link.exists() and _links_into(link, roots):
+                if not dry_run:
+                    link.unlink()
+                items.append(ExportItem(link.name, str(link), "removed", "its skill was moved or deleted"))
+    return items
+
+
+def prune_links(store: SkillStore, home: Path) -> list[ExportItem]:
+    """Remove, for every host, the links of ours that point nowhere since a skill was deleted or moved (the
+    store's ``after_removal``, set at the composition root), so a host never lists a skill that is gone."""
+    roots = [r.resolve() for r in store.roots.values()]
+    return [i for target in TARGETS for i in _dangling(destinations(target, home, store.project_root), roots, False)]
+
+
 def export_skills(store: SkillStore, target: str, home: Path, copy: bool = False, scope: str | None = None,
                   dry_run: bool = False) -> list[ExportItem]:
     """Export every readable skill (of ``scope``, default all) for ``target`` (``claude-code`` / ``codex``)."""
@@ -90,13 +110,7 @@ def export_skills(store: SkillStore, target: str, home: Path, copy: bool = False
         raise ValueError(f"unknown export target {target!r}; use one of {', '.join(TARGETS)}")
     dests = destinations(target, home, store.project_root)
     roots = [r.resolve() for r in store.roots.values()]
-    items = []
-    for folder in dests.values():  # links of ours whose skill was moved or deleted since
-        for link in sorted(folder.iterdir()) if folder.is_dir() else []:
-            if link.is_symlink() and not link.exists() and _links_into(link, roots):
-                if not dry_run:
-                    link.unlink()
-                items.append(ExportItem(link.name, str(link), "removed", "its skill was moved or deleted"))
+    items = _dangling(dests, roots, dry_run)
     for skill in store.skills(scope):
         dest = dests[skill.scope] / skill.slug
         if skill.doc is None:

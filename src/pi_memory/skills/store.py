@@ -103,6 +103,9 @@ class SkillStore:
         self.foreign_dirs = tuple(Path(p) for p in foreign_dirs)
         self.lock_timeout = lock_timeout
         self.clock = clock
+        # after a skill's folder moved away (delete, move): the composition root sets it to drop the links the
+        # hosts would otherwise see pointing nowhere (skills.export.prune_links)
+        self.after_removal: Callable[[], object] | None = None
 
     @classmethod
     def from_settings(cls, settings, cwd: Path | str | None = None, home: Path | None = None) -> SkillStore:
@@ -408,7 +411,13 @@ class SkillStore:
         if refusal:
             return refusal
         trash = where[0]
+        self._removed()
         return _ok(f"Deleted skill {skill.id}.", skill_id=skill.id, trash=str(trash))
+
+    def _removed(self) -> None:
+        if self.after_removal is not None:
+            with contextlib.suppress(OSError):  # a link that cannot be removed is refreshed by the next export
+                self.after_removal()
 
     def move(self, skill_id: str, to_scope: str) -> dict:
         """Move a skill to the other scope; refused when the destination already has that slug."""
@@ -439,6 +448,7 @@ class SkillStore:
         refusal = self._locked(step, f"Could not move {skill.id}")
         if refusal:
             return refusal
+        self._removed()
         return _ok(f"Moved {skill.id} to {to_scope}:{skill.slug}.", moved=True,
                    skill=self._load(to_scope, dest).summary())
 
