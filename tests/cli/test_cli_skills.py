@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -128,3 +130,14 @@ def test_deleting_or_moving_an_exported_skill_removes_the_hosts_links_at_once(en
     assert run("skills", "move", "project:run-migrations", "--to", "global").exit_code == 0
     assert not (repo / ".claude" / "skills" / "run-migrations").is_symlink()
     assert sorted(p.name for p in claude.iterdir()) == []
+
+
+def test_the_list_keeps_the_description_in_80_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 64-character id used to push the description column out of an 80-column terminal."""
+    data = tmp_path / "d"
+    SkillStore(data).create("a" * 64, "Deploy the app to the staging cluster", "global", BODY)
+    env = {**os.environ, "PI_MEMORY_DIR": str(data), "HOME": str(tmp_path / "h"), "COLUMNS": "80"}
+    out = subprocess.run([sys.executable, "-m", "pi_memory", "skills", "list"], capture_output=True, text=True,
+                         env=env, timeout=60).stdout
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert "Deploy the app to the" in out and "staging cluster" in out

@@ -70,10 +70,11 @@ def list_(scope: ScopeOpt = None, dir: DirOpt = None, project: ProjectOpt = None
         out.print(f"No skills yet ({escape(where)}). The agent saves them with the skill_manage tool.")
         return
     table = Table(box=None, show_header=True, header_style="bold")
-    table.add_column("id", no_wrap=True)
+    # a long id folds instead of pushing the description out of an 80-column terminal
+    table.add_column("id", overflow="fold", max_width=36)
     table.add_column("version", no_wrap=True)
     table.add_column("updated", no_wrap=True)
-    table.add_column("description", overflow="fold")
+    table.add_column("description", overflow="fold", min_width=24)
     for s in skills:
         if "error" in s:
             table.add_row(escape(s["id"]), "-", "-", f"[red]{escape(s['error'])}[/red]")
