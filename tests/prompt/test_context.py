@@ -189,3 +189,17 @@ def test_preview_with_a_prompt_shows_the_recall_message(tmp_path, monkeypatch):
     assert "The staging database is called orca" in recall.text and recall.tokens > 0
     assert ctx.user_message == recall.text and recall.text not in ctx.system_prompt
     memory.close()
+
+
+def test_preview_context_escapes_control_characters_of_a_hand_edited_file(env, tmp_path):
+    """F6: the memory part (what every host's session start injects) carries no raw control character."""
+    env().close()
+    (tmp_path / "mem").mkdir(exist_ok=True)
+    (tmp_path / "mem" / "USER.md").write_bytes(b"Ada\x1b]0;pwned\x07 likes tea\x00\n")
+    memory = env()
+    part = build_context(memory).part("memory")
+    memory.close()
+    assert "Ada\\x1b]0;pwned\\x07 likes tea\\x00\n" in part.text
+    r = CliRunner().invoke(app, ["preview-context", "--dir", str(tmp_path / "mem")])
+    assert r.exit_code == 0 and "\x1b" not in r.stdout and "\x00" not in r.stdout
+    assert "Ada\\x1b]0;pwned\\x07 likes tea\\x00" in r.stdout
