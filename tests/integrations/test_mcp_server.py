@@ -108,6 +108,26 @@ def test_bad_arguments_get_our_structured_answer(tmp_path):
     anyio.run(scenario)
 
 
+def test_a_valid_write_after_three_invalid_calls_is_saved(tmp_path):
+    """F12: three memory_add calls with a number as content locked valid writes out until the client had been
+    quiet for 30 s; only the same failing call is stopped now, with a message saying what to do."""
+    server = build_server(MemoryStore(tmp_path))
+
+    async def scenario():
+        async with Client(server) as client:
+            codes = [(await client.call_tool("memory_add", {"target": "memory", "content": 5})).structured_content[
+                "code"] for _ in range(4)]
+            assert codes == ["invalid_arguments"] * 3 + ["retry_limit"]
+            ok = await client.call_tool("memory_add", {"target": "memory", "content": "mcp fact ok"})
+            assert ok.is_error is False and ok.structured_content["success"] is True
+            again = await client.call_tool("memory_add", {"target": "memory", "content": 5})
+            assert again.structured_content["code"] == "retry_limit"
+            assert "Do not repeat it" in again.structured_content["error"]
+
+    anyio.run(scenario)
+    assert (tmp_path / "MEMORY.md").read_text() == "mcp fact ok\n"
+
+
 def test_skill_manage_over_mcp(tmp_path, monkeypatch):
     """skill_manage is served from the same tool list: create with structured fields, then view it."""
     from pi_memory.runtime import open_memory

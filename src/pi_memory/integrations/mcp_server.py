@@ -14,7 +14,8 @@ same incremental pass. After each pass it embeds the new turns and curated entri
 semantic recall includes those sources. Tool calls never wait for it; a failed pass is logged and listed in
 ``memory://status``. On shutdown (stdin closed, SIGTERM, Ctrl+C) it waits at most :data:`SHUTDOWN_WAIT_S`.
 
-MCP has no notion of an agent turn, so the per-turn retry guard resets when the client has been quiet for
+MCP has no notion of an agent turn, so the per-turn retry guard (:mod:`pi_memory.curated.retry_guard`: it stops
+only a repeat of the same failing call; any other call is carried out) resets when the client has been quiet for
 ``TURN_GAP_S`` seconds (a new user turn is the usual cause of such a gap).
 """
 
