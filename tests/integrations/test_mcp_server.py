@@ -108,6 +108,26 @@ def test_bad_arguments_get_our_structured_answer(tmp_path):
     anyio.run(scenario)
 
 
+def test_an_unknown_argument_is_refused_as_the_schema_says(tmp_path):
+    """F13: the schemas say additionalProperties: false, but the SDK dropped unknown keys and the call ran."""
+    server = build_server(MemoryStore(tmp_path))
+
+    async def scenario():
+        async with Client(server) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert tools["memory_add"].input_schema["additionalProperties"] is False
+            r = await client.call_tool("memory_add", {"target": "memory", "content": "x", "extra": 1})
+            assert r.is_error and r.structured_content["code"] == "invalid_arguments"
+            assert r.structured_content["error"] == (
+                "Invalid arguments for memory_add: extra: not an argument of memory_add (it takes: target, content, "
+                "category, failureReason). Fix them and call the tool again.")
+            r = await client.call_tool("memory_add", {"target": "memory", "content": "x"})
+            assert r.is_error is False
+
+    anyio.run(scenario)
+    assert (tmp_path / "MEMORY.md").read_text() == "x\n"
+
+
 def test_a_valid_write_after_three_invalid_calls_is_saved(tmp_path):
     """F12: three memory_add calls with a number as content locked valid writes out until the client had been
     quiet for 30 s; only the same failing call is stopped now, with a message saying what to do."""
@@ -149,6 +169,10 @@ def test_skill_manage_over_mcp(tmp_path, monkeypatch):
             assert r.structured_content["sections"] == {"procedure": "1. ship"}
             r = await client.call_tool("skill_manage", {"action": "create", "name": "x"})
             assert r.is_error and r.structured_content["code"] == "invalid_arguments"
+            # F13: an argument the schema does not have (additionalProperties: false) is named, not dropped
+            r = await client.call_tool("skill_manage", {"action": "create", "name": "y", "body": "1. ship"})
+            assert r.is_error and r.structured_content["error"].startswith(
+                "Invalid arguments for skill_manage: body: not an argument of skill_manage (it takes: action, ")
 
     try:
         anyio.run(scenario)
