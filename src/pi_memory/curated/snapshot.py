@@ -46,7 +46,10 @@ _ANGLES = str.maketrans({"<": "‹", ">": "›", "＜": "‹", "＞": "›", "�
 def neutralise_fence(text: str, tag: str = "memory-snapshot") -> str:
     """Keep fenced text from closing or reopening its fence: when the text mentions the fence's tag name
     (``tag``, with ``-`` or ``_``) in any case, width or spacing, all its angle brackets become ‹ › (the text
-    stays readable). Every fenced prompt part (snapshot, standing instructions, blocks) uses it."""
+    stays readable). Every fenced prompt part (snapshot, standing instructions, blocks) uses it, so control
+    characters are escaped here too (:func:`pi_memory.curated.entries.printable`, as for a curated entry): a
+    hand-edited ``STANDING.md`` or block cannot put ``ESC[8m`` into the prompt or a person's terminal."""
+    text = fmt.printable(text)
     folded = "".join(unicodedata.normalize("NFKC", text).casefold().split())
     names = {tag, tag.replace("-", "_"), tag.replace("_", "-")}
     if any(name in folded for name in names):
