@@ -231,18 +231,38 @@ def test_shrinking_an_over_budget_store_is_allowed(tmp_path):
 
 
 # ------------------------------------------------------------ loop guard
-def test_three_failures_then_terminal_result_until_next_turn(store):
+def test_the_same_failing_call_is_stopped_after_three_until_next_turn(store):
     store.add("memory", "one")
     for _ in range(3):
         assert store.remove("memory", "missing").code == "no_match"
-    r = store.add("memory", "valid new entry")
+    r = store.remove("memory", "missing")
     assert not r.success and r.code == "retry_limit" and r.done
-    assert "Stop" in r.error
+    assert r.error == (
+        "Stop: this same call for MEMORY.md already failed 3 times in this turn, so it was not run again. Do not "
+        "repeat it. Read the earlier error: if the call can be fixed (other text for oldText, a shorter entry, "
+        "valid arguments), make the changed call; other memory calls still work. Otherwise leave memory as it is "
+        "and carry on with your reply to the user.")
     assert store.entries("memory") == ["one"]
-    # the other store is unaffected
-    assert store.add("user", "fine").success
     store.begin_turn()
+    assert store.remove("memory", "missing").code == "no_match"
+
+
+def test_a_valid_call_is_never_refused_for_earlier_failures(store):
+    """F12: three failed calls locked every later change of the store out for the rest of the turn (over MCP,
+    until 30 s without any tool call), so a model that fixed its mistake could not save."""
+    store.add("memory", "one")
+    for text in ("missing", "absent", "gone", "missing", "missing"):
+        store.remove("memory", text)
+    assert store.remove("memory", "nowhere").code == "no_match"  # another failing call: its own error
     assert store.add("memory", "valid new entry").success
+    assert store.replace("memory", "one", "one, fixed").success
+    assert store.entries("memory") == ["one, fixed", "valid new entry"]
+    for _ in range(3):
+        assert store.refuse_invalid("memory", "content must be a string", {"content": 5}).code == \
+            "invalid_arguments"
+    assert store.refuse_invalid("memory", "content must be a string", {"content": 5}).code == "retry_limit"
+    assert store.refuse_invalid("memory", "content must be a string", {"content": 6}).code == "invalid_arguments"
+    assert store.add("memory", "saved after the typos").success
 
 
 # ------------------------------------------------------- tester findings

@@ -182,8 +182,8 @@ def test_one_memory_across_pi_claude_code_and_codex(tmp_path, pi):
         cc.run("Note for later: the flamingo migration script lives in tools/migrate.py")
         _, requests = cx.run("Where does the flamingo migration script live?")
         recalled = [t for t in strings_in(requests[0]) if "[UNTRUSTED MEMORY DATA]" in t]
-        assert len(recalled) == 1  # the session turn, as session recall shows it (match terms in bold)
-        assert "Note for later: the **flamingo** **migration** **script** lives in tools/migrate.py" in recalled[0]
+        assert len(recalled) == 1  # the session turn, as session recall shows it (no search highlights)
+        assert "Note for later: the flamingo migration script lives in tools/migrate.py" in recalled[0]
     finally:
         for gen in (claude, codex):
             gen.close()

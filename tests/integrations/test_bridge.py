@@ -312,3 +312,12 @@ def test_install_copies_every_module_the_extension_imports(tmp_path: Path) -> No
 def test_no_extension_module_is_over_500_lines() -> None:
     sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in EXTENSION_DIR.glob("*.ts")}
     assert max(sizes.values()) <= 500, sizes
+
+
+def test_the_snapshot_escapes_control_characters(bridge: BridgeProcess, tmp_path: Path, memory_dir: Path) -> None:
+    """F6: the pi extension's snapshot carries no raw ESC from a hand-edited MEMORY.md."""
+    memory_dir.mkdir(parents=True, exist_ok=True)
+    (memory_dir / "MEMORY.md").write_bytes(b"Use pnpm\x1b[8m; hidden\x1b[0m\n")
+    bridge.result("hello", {"cwd": str(tmp_path)})
+    text = bridge.result("snapshot")["text"]
+    assert "\x1b" not in text and "Use pnpm\\x1b[8m; hidden\\x1b[0m\n</memory-snapshot>" in text

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
 
@@ -192,3 +193,37 @@ def test_a_client_that_hangs_up_at_once_still_gets_a_stale_tool_list_corrected(t
     assert json.loads(answers[1])["result"]["tools"][0]["description"] == "stale"
     assert "the early tools/list answer differed from the SDK's" in done.stderr.decode()
     assert list_tools(env)[1] == first[1]
+
+
+def answer_line(proc, timeout: float = 30.0) -> bytes:
+    """The server's next line (``proc`` unbuffered), failing the test when none comes within ``timeout``."""
+    if not select.select([proc.stdout], [], [], timeout)[0]:
+        proc.kill()
+        pytest.fail(f"no answer within {timeout:.0f} s")
+    return proc.stdout.readline()
+
+
+@pytest.mark.parametrize("quickstart", ["1", "0"])
+def test_a_line_that_is_not_json_gets_a_parse_error(tmp_path, quickstart):
+    """F13: a line that is not JSON got no answer at all (the SDK logs it and answers nothing); JSON-RPC 2.0
+    answers -32700 with id null, and JSON that is no JSON-RPC message -32600. A blank line is no message. The
+    early answers and everything after still work."""
+    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                          "clientInfo": {"name": "t", "version": "1"}}}
+    proc = subprocess.Popen([sys.executable, "-m", "pi_memory", "mcp", "--index-interval", "0"],
+                            env=env_for(tmp_path, PI_MEMORY_MCP_QUICKSTART=quickstart),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
+    proc.stdin.write(b'{not json\n\n{"foo": 1}\n' + json.dumps(request).encode() + b"\n"
+                     b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
+    proc.stdin.flush()
+    answers = [json.loads(answer_line(proc)) for _ in range(4)]  # stdin open until all are read
+    proc.stdin.close()
+    assert proc.stdout.read() == b"" and proc.wait(60) == 0
+    assert answers[0] == {"jsonrpc": "2.0", "id": None, "error": {
+        "code": -32700, "message": "Parse error: the line is not JSON. Send one JSON-RPC message per line."}}
+    assert answers[1] == {"jsonrpc": "2.0", "id": None, "error": {
+        "code": -32600, "message": "Invalid request: the line is JSON but not a JSON-RPC 2.0 message (it needs "
+                                   "\"jsonrpc\": \"2.0\" and a method, or a result or error)."}}
+    assert [a.get("id") for a in answers[2:]] == [1, 2]
+    assert answers[2]["result"]["serverInfo"]["name"] == "pi-memory" and answers[3]["result"] == {}

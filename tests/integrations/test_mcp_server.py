@@ -108,6 +108,46 @@ def test_bad_arguments_get_our_structured_answer(tmp_path):
     anyio.run(scenario)
 
 
+def test_an_unknown_argument_is_refused_as_the_schema_says(tmp_path):
+    """F13: the schemas say additionalProperties: false, but the SDK dropped unknown keys and the call ran."""
+    server = build_server(MemoryStore(tmp_path))
+
+    async def scenario():
+        async with Client(server) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert tools["memory_add"].input_schema["additionalProperties"] is False
+            r = await client.call_tool("memory_add", {"target": "memory", "content": "x", "extra": 1})
+            assert r.is_error and r.structured_content["code"] == "invalid_arguments"
+            assert r.structured_content["error"] == (
+                "Invalid arguments for memory_add: extra: not an argument of memory_add (it takes: target, content, "
+                "category, failureReason). Fix them and call the tool again.")
+            r = await client.call_tool("memory_add", {"target": "memory", "content": "x"})
+            assert r.is_error is False
+
+    anyio.run(scenario)
+    assert (tmp_path / "MEMORY.md").read_text() == "x\n"
+
+
+def test_a_valid_write_after_three_invalid_calls_is_saved(tmp_path):
+    """F12: three memory_add calls with a number as content locked valid writes out until the client had been
+    quiet for 30 s; only the same failing call is stopped now, with a message saying what to do."""
+    server = build_server(MemoryStore(tmp_path))
+
+    async def scenario():
+        async with Client(server) as client:
+            codes = [(await client.call_tool("memory_add", {"target": "memory", "content": 5})).structured_content[
+                "code"] for _ in range(4)]
+            assert codes == ["invalid_arguments"] * 3 + ["retry_limit"]
+            ok = await client.call_tool("memory_add", {"target": "memory", "content": "mcp fact ok"})
+            assert ok.is_error is False and ok.structured_content["success"] is True
+            again = await client.call_tool("memory_add", {"target": "memory", "content": 5})
+            assert again.structured_content["code"] == "retry_limit"
+            assert "Do not repeat it" in again.structured_content["error"]
+
+    anyio.run(scenario)
+    assert (tmp_path / "MEMORY.md").read_text() == "mcp fact ok\n"
+
+
 def test_skill_manage_over_mcp(tmp_path, monkeypatch):
     """skill_manage is served from the same tool list: create with structured fields, then view it."""
     from pi_memory.runtime import open_memory
@@ -129,6 +169,10 @@ def test_skill_manage_over_mcp(tmp_path, monkeypatch):
             assert r.structured_content["sections"] == {"procedure": "1. ship"}
             r = await client.call_tool("skill_manage", {"action": "create", "name": "x"})
             assert r.is_error and r.structured_content["code"] == "invalid_arguments"
+            # F13: an argument the schema does not have (additionalProperties: false) is named, not dropped
+            r = await client.call_tool("skill_manage", {"action": "create", "name": "y", "body": "1. ship"})
+            assert r.is_error and r.structured_content["error"].startswith(
+                "Invalid arguments for skill_manage: body: not an argument of skill_manage (it takes: action, ")
 
     try:
         anyio.run(scenario)

@@ -148,7 +148,7 @@ def test_recall_can_include_curated_entries_and_session_turns(backend, conn):
         fid = conn.execute("INSERT INTO session_files(path, session_id, size, mtime_ns) VALUES ('/s1', ?, 0, 0) "
                            "RETURNING id", (sid,)).fetchone()[0]
         insert_messages(conn, [(sid, fid, "e7", None, 3, "2026-11-02T10:00:00.000Z", "user", "message", None,
-                                "active", "the release script failed on the tag step")])
+                                "active", "the release script failed on the tag step, see **CHANGELOG**")])
     hits = recall(backend, "release script", scope=ALICE, top_k=5, include=("semantic", "curated", "sessions"),
                   conn=conn)
     kinds = {h.kind for h in hits}
@@ -156,8 +156,16 @@ def test_recall_can_include_curated_entries_and_session_turns(backend, conn):
     assert not any("Other project" in h.text for h in hits)
     session = next(h for h in hits if h.kind == "session")
     assert session.id == "s1#e7" and session.date == "2026-11-02" and "release" in session.text
+    # F14: no search highlights in what a model is given (the turn's own emphasis stays as written) ...
+    assert session.text == "user: the release script failed on the tag step, see **CHANGELOG**"
     text = format_recall(hits)
-    assert "- session:s1#e7 (2026-11-02): " in text and "- curated:" in text
+    assert ('- session:s1#e7 (2026-11-02): "user: the release script failed on the tag step, see **CHANGELOG**"'
+            in text) and "- curated:" in text
+    # ... while session_search keeps marking what matched
+    from pi_memory.retrieval.search import session_search
+
+    found = session_search(conn, "release script").results
+    assert [h.snippet for h in found] == ["the **release** **script** failed on the tag step, see CHANGELOG"]
     only = recall(backend, "release script", scope=ALICE, include=("curated",), conn=conn)
     assert [h.kind for h in only] == ["curated"]
 

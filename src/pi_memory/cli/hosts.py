@@ -257,7 +257,8 @@ def _import_both(source: str, folder: Path, memories: list, instructions, projec
 IMPORT_TARGETS = ("Instruction files: each bullet and paragraph (outside code) is one entry, prefixed with its "
                   "heading; from your own file a rule (\"Always...\", \"Use...\", \"Never...\") becomes a "
                   "standing instruction (STANDING.md) and anything else goes to USER.md; from the project's files "
-                  "everything goes to the project's store. @imports of Markdown files are followed (5 deep). "
+                  "everything goes to the project's store. @imports of Markdown files are followed (5 deep; a project's links only inside the project "
+                  "or the host's folder). "
                   "Nothing of the host's is changed; a re-run adds nothing twice.")
 
 

@@ -105,6 +105,11 @@ def content_problem(content: str) -> str | None:
     return None
 
 
+def holds_control(text: str) -> bool:
+    """Whether ``text`` holds a control character :func:`printable` would escape."""
+    return bool(_CONTROL.search(text))
+
+
 def printable(text: str) -> str:
     """``text`` with control characters shown as ``\\xNN`` escapes, for printing to a terminal."""
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)

@@ -272,14 +272,17 @@ def plain_markdown_notice(name: str, target: str, path) -> str:
 
 
 def retry_limit(target: str, name: str, failures: int) -> MemoryResult:
+    """The loop guard's answer to a call that already failed ``failures`` times in this turn (:mod:`.retry_guard`):
+    the same call again is not carried out; a changed one is."""
     return MemoryResult(
         success=False,
         code="retry_limit",
         target=target,
         done=True,
         error=(
-            f"Stop: {failures} changes to {name} already failed in this turn. Do not call the memory tools for "
-            f"'{target}' again in this turn. Leave memory as it is and carry on with your reply to the user; "
-            "it can be tidied in a later turn."
+            f"Stop: this same call for {name} already failed {failures} times in this turn, so it was not run "
+            "again. Do not repeat it. Read the earlier error: if the call can be fixed (other text for oldText, "
+            "a shorter entry, valid arguments), make the changed call; other memory calls still work. Otherwise "
+            "leave memory as it is and carry on with your reply to the user."
         ),
     )

@@ -1,9 +1,10 @@
 """The frozen system-prompt snapshot of the curated stores.
 
 Built once per agent session from a sanitised copy of the live entries (hostile entries -> blocked markers,
-secrets redacted), one block per non-empty store, each with a header naming the store and its usage
-(``⚠ OVER BUDGET`` when over its limit). The whole is fenced in ``<memory-snapshot>`` tags with a preamble
-saying it is reference data from earlier sessions, not new input from the user. A store far over budget (a
+secrets redacted, control characters escaped as ``\\xNN``: :mod:`.sanitise`), one block per non-empty store,
+each with a header naming the store and its usage (``⚠ OVER BUDGET`` when over its limit). The whole is
+fenced in ``<memory-snapshot>`` tags with a preamble saying it is reference data from earlier sessions, not
+new input from the user. A store far over budget (a
 hand-edited file) is rendered head and tail around a marker so one file cannot eat the context window; the cap
 is ``max(2 × limit, 4000)`` chars, 70 % head and 20 % tail (the proportions Hermes uses).
 
@@ -45,7 +46,10 @@ _ANGLES = str.maketrans({"<": "‹", ">": "›", "＜": "‹", "＞": "›", "�
 def neutralise_fence(text: str, tag: str = "memory-snapshot") -> str:
     """Keep fenced text from closing or reopening its fence: when the text mentions the fence's tag name
     (``tag``, with ``-`` or ``_``) in any case, width or spacing, all its angle brackets become ‹ › (the text
-    stays readable). Every fenced prompt part (snapshot, standing instructions, blocks) uses it."""
+    stays readable). Every fenced prompt part (snapshot, standing instructions, blocks) uses it, so control
+    characters are escaped here too (:func:`pi_memory.curated.entries.printable`, as for a curated entry): a
+    hand-edited ``STANDING.md`` or block cannot put ``ESC[8m`` into the prompt or a person's terminal."""
+    text = fmt.printable(text)
     folded = "".join(unicodedata.normalize("NFKC", text).casefold().split())
     names = {tag, tag.replace("-", "_"), tag.replace("_", "-")}
     if any(name in folded for name in names):
@@ -63,7 +67,7 @@ def render_block(target: str, entries: list[str], limit: int, name: str = "", pr
     the caller already left out."""
     cur = fmt.joined_length(entries)
     over = " ⚠ OVER BUDGET" if cur > limit else ""
-    header = f"{HEADERS[target].format(name=project)} [{fmt.usage(cur, limit)}{over}]"
+    header = f"{HEADERS[target].format(name=fmt.printable(project))} [{fmt.usage(cur, limit)}{over}]"
     if target == "failure" and len(entries) > RECENT_LESSONS:
         older += len(entries) - RECENT_LESSONS
         entries = entries[-RECENT_LESSONS:]
@@ -107,11 +111,14 @@ def build_snapshot(store: MemoryStore, reload: bool = True, failures: list[str] 
 
 
 def snapshot_is_safe(text: str) -> bool:
-    """True when a persisted snapshot may be reused as is: our fence, within size, and nothing in it trips the
-    threat or secret scanner (blocked markers are ours and are skipped)."""
+    """True when a persisted snapshot may be reused as is: our fence, within size, no raw control character
+    (:func:`build_snapshot` escapes them; a copy persisted before it did is rebuilt), and nothing in it trips
+    the threat or secret scanner (blocked markers are ours and are skipped)."""
     if not text:
         return True
     if len(text) > MAX_SNAPSHOT_CHARS or not text.startswith(OPEN_TAG) or not text.endswith(CLOSE_TAG):
+        return False
+    if fmt.holds_control(text):
         return False
     if text.count(OPEN_TAG) != 1 or text.count(CLOSE_TAG) != 1:
         return False

@@ -6,9 +6,9 @@ fresh entries, check the budget, publish atomically, release. Live lists (what `
 refreshed from what was written. Nothing is cached across mutations, so two processes never overwrite each
 other's acknowledged writes.
 
-Per-turn loop guard: a host calls :meth:`MemoryStore.begin_turn` when an agent run starts (one user prompt).
-After ``max_failures_per_turn`` (3) refused mutations of one store in that run, further mutations of it return
-a terminal ``retry_limit`` result without touching the file (after Hermes' runaway-retry reports, #42405).
+Per-turn loop guard (:mod:`.retry_guard`): a host calls :meth:`MemoryStore.begin_turn` when an agent run starts
+(one user prompt). After ``max_failures_per_turn`` (3) failures of the same call in that run, that call returns
+a terminal ``retry_limit`` result without touching the file; any other call is carried out.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from pi_memory.curated.files import (
     try_read_bytes,
 )
 from pi_memory.curated.results import MemoryResult, preview
+from pi_memory.curated.retry_guard import RetryGuard, call_key, invalid_key
 from pi_memory.curated.sanitise import sanitise_entry
 
 TARGET_FILES = {"memory": "MEMORY.md", "user": "USER.md", "failure": "FAILURES.md"}
@@ -128,7 +129,6 @@ class MemoryStore:
         if self.team_project is not None:
             self.names["project"] = self.team_project.name
         self.lock_timeout = lock_timeout
-        self.max_failures_per_turn = max_failures_per_turn
         self.on_change = on_change
         # Called with (store, target, content, refusal) when an add is refused as over the limit; returns the
         # result to give instead (:mod:`pi_memory.learning.consolidate`: fifo-evict, auto-consolidate).
@@ -138,7 +138,7 @@ class MemoryStore:
         self.enforce_limits = enforce_limits
         self._live: dict[str, list[str]] = {t: [] for t in self.files}
         self._drift: dict[str, fmt.Analysis | None] = {t: None for t in self.files}
-        self._failures: dict[str, int] = {t: 0 for t in self.files}
+        self._guard = RetryGuard(self.files, max_failures_per_turn)
         # Every entry text this store has read or written: replace/remove refuse once on an entry that changed
         # on disk since (an external append merged into it would otherwise vanish with the whole-entry swap).
         # Stores never loaded have no view to protect, so the check starts with the first load or read.
@@ -242,8 +242,8 @@ class MemoryStore:
             self._seen[target].update(entries)
 
     def begin_turn(self) -> None:
-        """Start a new agent run: reset the per-store failure counters."""
-        self._failures = {t: 0 for t in self.files}
+        """Start a new agent run: reset the loop guard's failure counts."""
+        self._guard.reset()
 
     # ------------------------------------------------------------- read side
     def read(self, target: str, sanitised: bool = False) -> MemoryResult:
@@ -303,24 +303,27 @@ class MemoryStore:
         """
         if target not in self.files:
             return self._invalid_target(target)
-        if self._failures[target] >= self.max_failures_per_turn:
-            return msg.retry_limit(target, self.names[target], self._failures[target])
+        key = call_key(operations)
+        if repeats := self._guard.failures(target, key):
+            return msg.retry_limit(target, self.names[target], repeats)
         if not operations:
-            return self._fail(target, "invalid_arguments", "The batch has no operations; nothing was changed.")
+            self._guard.note(target, key)
+            return self._result(target, False, "invalid_arguments",
+                                error="The batch has no operations; nothing was changed.")
         if target == "project" and self.team_project is not None:
-            return team_client.apply(self, operations)
+            return team_client.apply(self, operations, key)
         try:
             prepared = [self._prepare(target, op, i, single) for i, op in enumerate(operations)]
             with self._locked(target):
                 return self._apply_locked(target, prepared, single)
         except _Refusal as refusal:
-            self._failures[target] += refusal.counts
+            self._guard.note(target, key, refusal.counts)
             return refusal.result
         except StoreLockedError as exc:
-            self._failures[target] += 1
+            self._guard.note(target, key)
             return self._result(target, False, "locked", error=str(exc))
         except OSError as exc:
-            self._failures[target] += 1
+            self._guard.note(target, key)
             return self._result(target, False, "io_error", error=msg.io_error(self.names[target], self.dir, exc))
 
     def _prepare(self, target: str, op: Operation, index: int, single: bool) -> Operation:
@@ -472,18 +475,15 @@ class MemoryStore:
             return self.add("failure", "")
         return self.add("failure", failure_entry(content, category, reason))
 
-    def refuse_invalid(self, target: str, error: str) -> MemoryResult:
-        """A tool call whose arguments failed validation: counted like a refused mutation, answered with the
-        current entries so the model can correct itself."""
-        if self._failures[target] >= self.max_failures_per_turn:
-            return msg.retry_limit(target, self.names[target], self._failures[target])
-        self._failures[target] += 1
+    def refuse_invalid(self, target: str, error: str, arguments: dict | None = None) -> MemoryResult:
+        """A tool call whose ``arguments`` failed validation (``error``): counted like a refused mutation of
+        that call, answered with the current entries so the model can correct itself."""
+        key = invalid_key(error, arguments)
+        if repeats := self._guard.failures(target, key):
+            return msg.retry_limit(target, self.names[target], repeats)
+        self._guard.note(target, key)
         self._load(target)
         return self._current(target, "invalid_arguments", error)
-
-    def _fail(self, target: str, code: str, error: str) -> MemoryResult:
-        self._failures[target] += 1
-        return self._result(target, False, code, error=error)
 
     def _invalid_target(self, target: str) -> MemoryResult:
         return MemoryResult(

@@ -102,17 +102,17 @@ def load(store: Any) -> fmt.Analysis:
     return analysis
 
 
-def apply(store: Any, operations: list[Any]) -> MemoryResult:
+def apply(store: Any, operations: list[Any], key: str) -> MemoryResult:
     """``MemoryStore.apply`` of a team project store: the server checks and applies the batch; its answer is the
     result. A refusal counts toward the store's per-turn retry limit, as a local one does; a write updates the
-    store's live entries and its ``on_change`` mirror."""
+    store's live entries and its ``on_change`` mirror. ``key``: the call's identity for that loop guard."""
     try:
         result, entries = store.team_project.apply(operations)
     except TeamProjectError as exc:
-        store._failures[TARGET] += 1
+        store._guard.note(TARGET, key)
         return store._result(TARGET, False, "io_error", error=str(exc))
     if not result.success:
-        store._failures[TARGET] += result.code != "changed_on_disk"
+        store._guard.note(TARGET, key, int(result.code != "changed_on_disk"))
         return result
     if entries is not None and entries != store._live[TARGET]:
         store._live[TARGET] = entries

@@ -14,6 +14,8 @@ Highlighting:
   letter inside "data"; a prefix term (broadened search) may end inside a word (``deploy`` in "deployment").
   CJK characters are words of their own, so a CJK term needs no boundary. Terms of a trigram index (and
   plain terms) match anywhere.
+* ``highlight=False`` (recall's session turns, text a model reads inside a fence): the same window, no
+  markers, and the text's own emphasis kept as it was written.
 """
 
 from __future__ import annotations
@@ -74,15 +76,17 @@ def _outside_markers(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def make_snippet(text: str, terms: Sequence[Term], chars: int, redacted: bool = False) -> tuple[str, bool]:
-    """``chars`` characters of ``text`` around its densest cluster of matches, matches wrapped in ``**``.
+def make_snippet(text: str, terms: Sequence[Term], chars: int, redacted: bool = False,
+                 highlight: bool = True) -> tuple[str, bool]:
+    """``chars`` characters of ``text`` around its densest cluster of matches, matches wrapped in ``**``
+    (unless ``highlight`` is false: see the module docstring).
 
     ``redacted``: ``text`` is already redacted (see the module docstring); otherwise it is redacted here.
     Returns ``(snippet, truncated)``; whitespace runs become single spaces, and ``…`` marks a cut at either end.
     """
     if not redacted:
         text = redact(text)
-    if "**" in text:
+    if highlight and "**" in text:
         text = _EMPHASIS.sub(r"\1", text)
     spans: list[tuple[int, int, int]] = []
     ordered = sorted((t for t in terms if t.text), key=lambda t: -len(t.text))
@@ -125,7 +129,7 @@ def make_snippet(text: str, terms: Sequence[Term], chars: int, redacted: bool = 
         start, end = _outside_markers(text, start, end)
     out: list[str] = []
     pos = start
-    for s, e in marks:
+    for s, e in marks if highlight else ():
         if s < start or e > end or (text[max(0, s - 2) : s] == "**" and text[e : e + 2] == "**"):
             continue  # outside the window, or already between markers of the text's own
         out.append(text[pos:s])

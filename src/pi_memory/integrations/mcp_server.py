@@ -14,7 +14,8 @@ same incremental pass. After each pass it embeds the new turns and curated entri
 semantic recall includes those sources. Tool calls never wait for it; a failed pass is logged and listed in
 ``memory://status``. On shutdown (stdin closed, SIGTERM, Ctrl+C) it waits at most :data:`SHUTDOWN_WAIT_S`.
 
-MCP has no notion of an agent turn, so the per-turn retry guard resets when the client has been quiet for
+MCP has no notion of an agent turn, so the per-turn retry guard (:mod:`pi_memory.curated.retry_guard`: it stops
+only a repeat of the same failing call; any other call is carried out) resets when the client has been quiet for
 ``TURN_GAP_S`` seconds (a new user turn is the usual cause of such a gap).
 """
 
@@ -34,7 +35,7 @@ from typing import Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from pi_memory import __version__
 from pi_memory.curated import MemoryStore, build_snapshot
@@ -115,7 +116,10 @@ def _register(server: MCPServer, spec: ToolSpec, run) -> None:
     """Register ``spec`` with a permissive signature (every argument optional, any type).
 
     Our own validation then answers bad arguments -- with the current entries and a next step -- instead of
-    the SDK's raw pydantic error; clients still see the strict schema generated from the tool's model.
+    the SDK's raw pydantic error; clients still see the strict schema generated from the tool's model. An
+    argument the schema does not name reaches that validation too (:func:`_pass_unknown`), so
+    ``additionalProperties: false`` holds: ``{"body": ...}`` for ``content`` is an error naming ``body``, not
+    a call made without it.
     """
     names = list(spec.parameters.get("properties", {}))
     # An argument whose name is no Python identifier (``from`` of the anchor search) gets a stand-in parameter
@@ -148,7 +152,23 @@ def _register(server: MCPServer, spec: ToolSpec, run) -> None:
             open_world_hint=False,
         ),
     )
-    server._tool_manager.get_tool(spec.name).parameters = spec.parameters
+    registered = server._tool_manager.get_tool(spec.name)
+    registered.parameters = spec.parameters
+    registered.fn_metadata.arg_model = _pass_unknown(registered.fn_metadata.arg_model)
+
+
+def _pass_unknown(arg_model: type) -> type:
+    """The SDK's argument model for a tool, keeping the arguments it does not declare (the SDK's own model
+    drops them silently) so that the tool's validation refuses them by name."""
+
+    class Open(arg_model):  # type: ignore[misc, valid-type]
+        model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
+
+        def model_dump_one_level(self) -> dict[str, Any]:
+            return {**super().model_dump_one_level(), **(self.__pydantic_extra__ or {})}
+
+    Open.__name__ = arg_model.__name__
+    return Open
 
 
 def serve_stdio(memory: Memory, index_every: float = INDEX_EVERY_S,

@@ -5,7 +5,8 @@
 * :func:`blocks_text`: ``<memory-blocks>``, each block with its description and ``chars/limit``.
 
 Every rule and block value is scanned again here (a file can be edited by hand): a hostile one is replaced by a
-marker, secrets are redacted, and fence tags inside the text are neutralised.
+marker, secrets are redacted, and fence tags inside the text are neutralised and control characters escaped
+(``neutralise_fence``).
 """
 
 from __future__ import annotations

@@ -467,6 +467,11 @@ def format_recall(hits: Sequence[Any], budget_tokens: int = DEFAULT_BUDGET_TOKEN
     Entries are taken best first; one that does not fit in what is left of the budget is skipped and the next
     ones are still tried, so one oversized memory ranked first cannot empty the whole recall. (Skipped, not
     truncated: a cut memory could use up the budget and still mislead.) Kept entries stay in rank order.
+
+    The text is the memory's or the turn's own, with no search highlights: a session turn comes as the window
+    around the query's words that ``session_search`` shows, but without its ``**`` marks (a model reading
+    JSON-quoted reference lines gains nothing from them, and they would read as the speaker's emphasis);
+    ``session_search`` results keep them, where they show a person and a model what matched.
     """
     if not hits or budget_tokens <= 0:
         return ""

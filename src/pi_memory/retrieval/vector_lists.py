@@ -117,10 +117,11 @@ def load_turns(conn: sqlite3.Connection, wanted: Mapping[str, Sequence[int]], it
                terms: Sequence[Any], keywords: Sequence[str]) -> None:
     """Read the turns ``wanted`` (key -> message id, then the ids of the matches that lent it its keyword score:
     :func:`pi_memory.retrieval.context.spread`) into ``items`` as recall hits, replacing what is there: role,
-    the window of the text around the query's ``terms`` (:func:`pi_memory.index.snippets.make_snippet`, as
-    ``session_search`` shows it) and day; ``coverage`` = share of ``keywords`` in the turn and its lenders
-    together (a turn found through the question before it carries that question's evidence). One query; rows
-    deleted since the search are left out."""
+    the window of the text around the query's ``terms`` (:func:`pi_memory.index.snippets.make_snippet`, the
+    window ``session_search`` shows, without its ``**`` highlights: :func:`~.engine.format_recall`) and day;
+    ``coverage`` = share of ``keywords`` in the turn and its lenders together (a turn found through the
+    question before it carries that question's evidence). One query; rows deleted since the search are left
+    out."""
     if not wanted:
         return
     from pi_memory.index.snippets import make_snippet
@@ -132,7 +133,7 @@ def load_turns(conn: sqlite3.Connection, wanted: Mapping[str, Sequence[int]], it
     for key, (mid, *lent) in wanted.items():
         if mid in rows:
             _, role, timestamp, text = rows[mid]
-            snippet = make_snippet(text, terms, SESSION_SNIPPET_CHARS)[0]
+            snippet = make_snippet(text, terms, SESSION_SNIPPET_CHARS, highlight=False)[0]  # for a model: no marks
             hit = RecallHit("session", key[2:], f"{role}: {snippet}", (timestamp or "")[:10], when=timestamp or "")
             hit.coverage = keyword_coverage(keywords, "\n".join([text, *(rows[m][3] for m in lent if m in rows)]))
             items[key] = hit

@@ -59,13 +59,19 @@ class ToolSpec:
         try:
             args = self.args_model.model_validate(arguments if arguments is not None else {})
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
-            )
+            problems = "; ".join(self._problem(e) for e in exc.errors())
             error = f"Invalid arguments for {self.name}: {problems}. Fix them and call the tool again."
             result = self.on_invalid(error, arguments if isinstance(arguments, dict) else {}) if self.on_invalid else {"success": False, "error": error}
             return _outcome(result)
         return _outcome(self.handler(args), self.render)
+
+    def _problem(self, error: Any) -> str:
+        """One validation error in words; an argument the tool does not take is named with the ones it does."""
+        where = ".".join(str(p) for p in error["loc"]) or "arguments"
+        if error["type"] == "extra_forbidden" and len(error["loc"]) == 1:
+            known = ", ".join(self.parameters.get("properties", {}))
+            return f"{where}: not an argument of {self.name} (it takes: {known})"
+        return f"{where}: {error['msg']}"
 
     def openai(self) -> dict:
         return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}

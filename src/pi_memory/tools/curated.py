@@ -79,7 +79,7 @@ def create_memory_tools(store: MemoryStore, injected: bool = True) -> list[ToolS
 
     def on_invalid(error: str, arguments: dict) -> dict:
         target = arguments.get("target")
-        return store.refuse_invalid(target if target in store.targets else "memory", error).to_dict()
+        return store.refuse_invalid(target if target in store.targets else "memory", error, arguments).to_dict()
 
     def add(a: AddArgs) -> dict:
         if a.target == "failure":
@@ -88,6 +88,7 @@ def create_memory_tools(store: MemoryStore, injected: bool = True) -> list[ToolS
             return store.refuse_invalid(
                 a.target if a.target in store.targets else "memory",
                 "category and failureReason apply only to target 'failure'. Drop them, or use target 'failure'.",
+                a.model_dump(by_alias=True, exclude_none=True),
             ).to_dict()
         return store.add(a.target, a.content).to_dict()
 

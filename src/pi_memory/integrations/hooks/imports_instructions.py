@@ -9,7 +9,12 @@ Which files (the hosts' documented discovery, 2026):
   below it (Claude Code loads a nested ``CLAUDE.md`` when it reads files there). ``@path`` imports (relative to
   the importing file, ``~/`` or absolute; not inside code) are followed to Markdown files, at most
   :data:`MAX_HOPS` deep as Claude Code does; an import of another kind of file (``@package.json``) is listed as
-  skipped, since a file's contents are not memories.
+  skipped, since a file's contents are not memories. Links are resolved first and the *target* is what is
+  checked: a file that is not Markdown once its links are followed (``x.md -> /etc/passwd``) is skipped, and so
+  is a project file (or a project file's import) whose target lies outside the project's root and the host's
+  own folder (``~/.claude``, ``$CODEX_HOME``): a cloned repository cannot make the import read the rest of the
+  disk. The user's own files (in the host's folder, which no repository writes) may import Markdown from
+  anywhere, as Claude Code allows (``@~/notes/git.md``). Every refusal is listed in the dry run with its reason.
 * Codex: ``$CODEX_HOME/AGENTS.override.md`` if it is not empty, else ``$CODEX_HOME/AGENTS.md`` (``~/.codex``);
   in the project, in the root and every folder below it, ``AGENTS.override.md`` if not empty, else
   ``AGENTS.md`` (one file per folder, as Codex; ``project_doc_fallback_filenames`` are not read).
@@ -103,17 +108,40 @@ def _only_imports(item: str) -> bool:
     return rest != item and len(rest.split()) <= POINTER_WORDS
 
 
+def _inside(real: Path, folders: tuple[Path, ...]) -> bool:
+    return any(real == top or top in real.parents for top in folders)
+
+
 class _Reader:
-    def __init__(self, root: Path | None) -> None:
+    def __init__(self, root: Path | None, host_dir: Path) -> None:
         self.root = root
+        self.host_dir = host_dir
         self.plan = InstructionPlan()
         self.seen: set[Path] = set()
 
-    def read(self, path: Path, scope: str, hops: int = 0, folder: str = "") -> None:
+    def refusal(self, path: Path, real: Path, scope: str) -> str:
+        """Why ``path`` (``real`` once its links are followed) is not read, or ``""``: not Markdown, or, for
+        the project's files, outside the project's root and the host's own folder (see the module docstring)."""
+        link = f"a link to {real}, " if path.is_symlink() else ""
+        if real.suffix.lower() != ".md":
+            return f"{link}not a Markdown file (a file's contents are not memories)"
+        if scope == "project":
+            folders = tuple(p for p in (self.root, self.host_dir, self.host_dir.resolve()) if p is not None)
+            if not _inside(real, folders):
+                where = f"the project ({self.root}) or {self.host_dir}" if self.root else str(self.host_dir)
+                return (f"{link}{real} is outside {where}: a project's files are not followed out of it "
+                        "(a cloned repository could point anywhere on the disk)")
+        return ""
+
+    def read(self, path: Path, scope: str, hops: int = 0, folder: str = "", source: str = "") -> None:
         real = path.resolve()
         if real in self.seen or len(self.plan.files) >= MAX_FILES:
             return
         self.seen.add(real)
+        reason = self.refusal(path, real, scope)
+        if reason:
+            self.plan.skipped.append({"source": source or str(path), "reason": reason})
+            return
         try:
             text = real.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
@@ -136,11 +164,8 @@ class _Reader:
             if hops + 1 > MAX_HOPS:
                 self.plan.skipped.append({"source": f"@{ref} in {path}", "reason": f"more than {MAX_HOPS} "
                                           "imports deep (Claude Code stops there too)"})
-            elif ref.suffix.lower() != ".md":
-                self.plan.skipped.append({"source": f"@{ref} in {path}", "reason": "not a Markdown file (a file's "
-                                          "contents are not memories)"})
-            elif ref.is_file():
-                self.read(ref, scope, hops + 1, folder)
+            elif ref.is_file() or ref.suffix.lower() != ".md":
+                self.read(ref, scope, hops + 1, folder, source=f"@{ref} in {path}")
             else:
                 self.plan.skipped.append({"source": f"@{ref} in {path}", "reason": "no such file"})
 
@@ -172,7 +197,7 @@ def _project_root(project: Path | None) -> Path | None:
 def plan_claude_md(project: Path | None, config_dir: Path) -> InstructionPlan:
     """The entries of every ``CLAUDE.md`` of the user and of the project of ``project`` (see the module
     docstring)."""
-    reader = _Reader(_project_root(project))
+    reader = _Reader(_project_root(project), config_dir)
     user = [config_dir / "CLAUDE.md", *sorted((config_dir / "rules").rglob("*.md"))]
     for path in user:
         if path.is_file():
@@ -200,7 +225,7 @@ def _agents_file(folder: Path) -> Path | None:
 
 def plan_agents_md(project: Path | None, codex_home: Path) -> InstructionPlan:
     """The entries of Codex's global ``AGENTS.md`` and of every ``AGENTS.md`` of the project of ``project``."""
-    reader = _Reader(_project_root(project))
+    reader = _Reader(_project_root(project), codex_home)
     found = _agents_file(codex_home)
     if found is not None:
         reader.read(found, "user")

@@ -48,6 +48,7 @@ from starlette.responses import JSONResponse, Response
 
 from pi_memory.curated import MemoryStore, Operation
 from pi_memory.curated import entries as fmt
+from pi_memory.curated.retry_guard import RetryGuard
 from pi_memory.semantic.backends.postgres import connection
 from pi_memory.semantic.backends.rest_requests import ApiError, read_body
 from pi_memory.semantic.models import now_iso
@@ -92,8 +93,8 @@ class TeamProjectStore(MemoryStore):
         self.files = {TARGET: Path("/nonexistent-team-store") / project}  # never opened: the row is the store
         self.names = {TARGET: f"the team project store {project!r}"}
         self._live, self._drift = {TARGET: []}, {TARGET: None}
-        self._failures, self._seen = {TARGET: 0}, {TARGET: None}
-        self.max_failures_per_turn = 1 << 30  # the per-turn loop guard belongs to the client's store
+        self._seen = {TARGET: None}
+        self._guard = RetryGuard([TARGET], limit=1 << 30)  # the per-turn loop guard belongs to the client's store
         self._conn: Any = None
         self._ops: list[str] = []
 
