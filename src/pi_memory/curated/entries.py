@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from pi_memory import safety
 
@@ -242,3 +243,13 @@ def split_plain_markdown(text: str) -> list[str]:
             block.append(line.rstrip())
     flush()
     return dedupe([e for e in entries if content_problem(e) is None])
+
+
+FAILURE_CATEGORIES = ("failure", "correction", "insight", "preference", "convention", "tool-quirk")
+FailureCategory = Literal["failure", "correction", "insight", "preference", "convention", "tool-quirk"]
+
+
+def failure_entry(content: str, category: str = "failure", reason: str | None = None) -> str:
+    """The Markdown text of a failure-memory entry: ``[category] content — Failed: reason``."""
+    text = f"[{category}] {content.strip()}"
+    return f"{text} — Failed: {reason.strip()}" if reason and reason.strip() else text

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from pi_memory.storage import make_private_folder, refuse_read_only_folder
+from pi_memory.private_files import make_private_folder
+from pi_memory.storage import refuse_read_only_folder
 
 
 class StoreLockedError(RuntimeError):

@@ -26,6 +26,7 @@ from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S, DEFAULT_MEMORY_CHAR_LIMIT, 
 from pi_memory.curated import entries as fmt
 from pi_memory.curated import messages as msg
 from pi_memory.curated import team_client
+from pi_memory.curated.entries import FAILURE_CATEGORIES, FailureCategory, failure_entry  # noqa: F401
 from pi_memory.curated.files import (
     StoreLockedError,
     atomic_write_text,
@@ -44,15 +45,6 @@ TARGETS = ("memory", "user", "project", "failure")
 LIMIT_SETTINGS = {"memory": "memoryCharLimit", "user": "userCharLimit", "project": "projectCharLimit",
                   "failure": "failureCharLimit"}  # the setting holding each store's limit
 Target = Literal["memory", "user", "project", "failure"]
-FAILURE_CATEGORIES = ("failure", "correction", "insight", "preference", "convention", "tool-quirk")
-FailureCategory = Literal["failure", "correction", "insight", "preference", "convention", "tool-quirk"]
-
-
-def failure_entry(content: str, category: str = "failure", reason: str | None = None) -> str:
-    """The Markdown text of a failure-memory entry: ``[category] content — Failed: reason``."""
-    text = f"[{category}] {content.strip()}"
-    return f"{text} — Failed: {reason.strip()}" if reason and reason.strip() else text
-
 
 log = logging.getLogger(__name__)
 

@@ -48,12 +48,8 @@ from pi_memory import timing
 from pi_memory.index.redaction import redact_pending_index
 from pi_memory.index.schema import MIGRATIONS, Migration, split_statements
 from pi_memory.index.words import register as register_words
-from pi_memory.storage import (
-    make_private_file,
-    make_private_folder,
-    read_only_by_mode,
-    refuse_read_only_folder,
-)
+from pi_memory.private_files import make_private_file, make_private_folder
+from pi_memory.storage import read_only_by_mode, refuse_read_only_folder
 
 INDEX_FILE = "index.sqlite3"
 BUSY_TIMEOUT_S = 10.0

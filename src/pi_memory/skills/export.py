@@ -91,7 +91,8 @@ def _dangling(dests: dict[str, Path], roots: list[Path], dry_run: bool) -> list[
         for link in sorted(folder.iterdir()) if folder.is_dir() else []:
             if link.is_symlink() and not link.exists() and _links_into(link, roots):
                 if not dry_run:
-                    link.unlink()
+                    with contextlib.suppress(OSError):  # one that cannot go is tried again by the next export
+                        link.unlink()
                 items.append(ExportItem(link.name, str(link), "removed", "its skill was moved or deleted"))
     return items
 
@@ -100,7 +101,11 @@ def prune_links(store: SkillStore, home: Path) -> list[ExportItem]:
     """Remove, for every host, the links of ours that point nowhere since a skill was deleted or moved (the
     store's ``after_removal``, set at the composition root), so a host never lists a skill that is gone."""
     roots = [r.resolve() for r in store.roots.values()]
-    return [i for target in TARGETS for i in _dangling(destinations(target, home, store.project_root), roots, False)]
+    items: list[ExportItem] = []
+    for target in TARGETS:
+        with contextlib.suppress(OSError):  # a host folder that cannot be read: the next export tries again
+            items += _dangling(destinations(target, home, store.project_root), roots, False)
+    return items
 
 
 def export_skills(store: SkillStore, target: str, home: Path, copy: bool = False, scope: str | None = None,

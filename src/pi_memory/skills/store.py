@@ -416,8 +416,7 @@ class SkillStore:
 
     def _removed(self) -> None:
         if self.after_removal is not None:
-            with contextlib.suppress(OSError):  # a link that cannot be removed is refreshed by the next export
-                self.after_removal()
+            self.after_removal()
 
     def move(self, skill_id: str, to_scope: str) -> dict:
         """Move a skill to the other scope; refused when the destination already has that slug."""

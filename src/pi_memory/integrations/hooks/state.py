@@ -29,6 +29,8 @@ import re
 import time
 from pathlib import Path
 
+from pi_memory.private_files import make_private_folder
+
 LOG_MAX_BYTES = 1 << 20
 PROMPT_KEEP_CHARS = 20_000  # of the last prompt, kept for the turn's capture at stop
 SESSION_KEEP_DAYS = 30  # a host session's state (its frozen context for a resume) is kept this long unused
@@ -60,13 +62,7 @@ def read_json(path: Path) -> dict:
 
 def private_dir(path: Path) -> None:
     """``path`` and each of its missing parents created 0700 (an existing folder's mode is left alone)."""
-    missing = []
-    while not path.exists():
-        missing.append(path)
-        path = path.parent
-    for folder in reversed(missing):
-        with contextlib.suppress(FileExistsError):  # another hook of the session made it first
-            folder.mkdir(mode=0o700)
+    make_private_folder(path)
 
 
 def write_private(path: Path, text: str) -> None:
