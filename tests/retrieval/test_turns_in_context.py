@@ -90,3 +90,26 @@ def test_rank_keeps_a_turn_without_a_vector_by_keyword_and_leaves_a_damaged_row_
     cosines = {r.id: r.cosine for r in ranked}
     assert [r.id for r in ranked] == [ids[2], ids[0]]  # the better keyword score still leads without a vector
     assert cosines[ids[0]] == pytest.approx(1.0, abs=1e-6) and cosines[ids[2]] is None
+
+
+def test_vectors_come_from_the_projects_matrix_and_the_table_alike_and_bad_rows_stay_out(conn):
+    from pi_memory.semantic import sources
+
+    rng = np.random.default_rng(11)
+    ids = add_turns(conn, [f"turn {i} about the release train" for i in range(6)])
+    vecs = {m: unit(rng) for m in ids[:4]}
+    store(conn, vecs)
+    nan = np.full(DIM, np.nan, dtype=np.float32)
+    store(conn, {ids[4]: nan, ids[5]: np.ones(DIM + 2, dtype=np.float32)})  # a NaN row; 10 floats where 8 are due
+    with transaction(conn):
+        conn.execute("UPDATE semantic_turn_vectors SET dim = ? WHERE message_id = ?", (DIM + 2, ids[5]))
+    sources.forget(conn)
+    from_table = tic._vectors(conn, MODEL, DIM, ids, "p")  # no matrix loaded: every row read from the table
+    sources.matrix(conn, "sessions", MODEL, DIM, "p")
+    assert sources.cached(conn, "sessions", MODEL, DIM, "p") is not None
+    from_matrix = tic._vectors(conn, MODEL, DIM, ids, "p")
+    for row_of, matrix in (from_table, from_matrix):
+        assert sorted(row_of) == sorted(ids[:4])  # the NaN row and the other dimension are left out
+        for m in ids[:4]:
+            assert np.allclose(matrix[row_of[m]], vecs[m])
+    sources.forget(conn)

@@ -151,6 +151,22 @@ def test_vectors_of_another_dimension_are_skipped(sessions, backend, embedder):
     assert [h.id for h in hits] == ["s1#e2", "s1#e1"]
 
 
+def test_each_reader_connection_judges_the_missing_curated_entries_by_its_own_counters(conn, backend):
+    # two fresh connections start with the same data_version and total_changes: a state shared between them
+    # made the second recall's worker skip the entries the first one had left (the recall workers read through a
+    # connection each)
+    for n in range(12):
+        add_extended(conn, f"Note {n}: the office plant needs water on Mondays.", target="memory", scope="global")
+    db = sources.database_file(conn)
+    first, second = (sqlite3.connect(f"file:{db}?mode=ro", uri=True) for _ in range(2))
+    sources.ensure_curated(first, backend.embedder, ALICE.project_id)
+    assert len(vector_rows(conn, "semantic_curated_vectors")) == tv.CURATED_PER_RECALL == 8
+    sources.ensure_curated(second, backend.embedder, ALICE.project_id)
+    assert len(vector_rows(conn, "semantic_curated_vectors")) == 12
+    first.close()
+    second.close()
+
+
 def test_curated_entries_are_embedded_lazily_and_boundedly_at_recall(conn, backend, min_similarity=0.0):
     add_extended(conn, "Deployments go through ArgoCD, never kubectl apply by hand.", target="project",
                  scope="project", project=ALICE.project_id)

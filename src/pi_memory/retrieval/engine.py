@@ -254,10 +254,11 @@ def recall(
     project = getattr(scope, "project_id", None)
     session_job = None
     if "sessions" in include and conn is not None:  # on a worker thread, beside the semantic lists below
+        from pi_memory.index.parallel import reader
         from pi_memory.retrieval import session_ranking_in_context
 
-        session_job = source_vectors.submit(lambda: session_ranking_in_context(
-            conn, words_query, candidates, project, as_of=moment))
+        session_job = source_vectors.submit(lambda: session_ranking_in_context(  # its own connection: in parallel
+            reader(conn), words_query, candidates, project, as_of=moment))
     if vector_deadline is not None:  # a caller with a time limit: no query vector by then, keyword lists only
         extra = source_vectors.by_deadline(backend, query, extra, vector_deadline)
     if "semantic" in include:
@@ -300,7 +301,7 @@ def recall(
         from pi_memory.retrieval.turns_in_context import session_list
 
         lists["sessions"] = session_list(conn, query, matches, lists.pop("sessions_vector", []), items, extra,
-                                          moment)
+                                          moment, project)
     all_weights = {**DEFAULT_WEIGHTS, **source_vectors.WEIGHTS, "dates": DATE_WEIGHT, **(weights or {})}
     fused = rrf_fuse(lists, weights=all_weights, k=k)
     days: dict[str, str] = {}
@@ -345,12 +346,20 @@ def recall(
             break
     if wanted_hits > top_k:
         out = recall_superseded.mark_outdated(backend, scope, out)
-    return out[:top_k]
+    out = out[:top_k]
+    _complete_semantic(backend, scope, out)
+    return out
 
 
 def _load_semantic(backend: Any, scope: Any, ids: Sequence[str], items: dict[str, RecallHit]) -> None:
-    """Read the active memories among ``ids`` into ``items`` (one query when the backend has ``get_many``)."""
+    """Read the active memories among ``ids`` into ``items`` (one query when the backend has ``get_many``). The
+    embedded backend gives text and days only (``recall_rows``: no model is built for the many candidates the
+    evidence floor judges); :func:`_complete_semantic` reads the kept ones whole."""
     if not ids:
+        return
+    if hasattr(backend, "recall_rows"):
+        for mid, (text, day, created) in backend.recall_rows(ids, scope=scope).items():
+            items["s:" + mid] = RecallHit("semantic", mid, text, day, when=created)
         return
     if hasattr(backend, "get_many"):
         found = backend.get_many(ids, scope=scope)
@@ -364,6 +373,15 @@ def _load_semantic(backend: Any, scope: Any, ids: Sequence[str], items: dict[str
 
 
 # --- format_recall -----------------------------------------------------------------------------------------
+def _complete_semantic(backend: Any, scope: Any, hits: Sequence[RecallHit]) -> None:
+    """Give the recalled semantic hits read by ``recall_rows`` their whole memory (one query)."""
+    light = [h for h in hits if h.kind == "semantic" and h.memory is None and not h.unscored]
+    if light and hasattr(backend, "get_many"):
+        found = backend.get_many([h.id for h in light], scope=scope)
+        for h in light:
+            h.memory = found.get(h.id)
+
+
 def estimate_tokens(text: str) -> int:
     """Tokens a text will cost, estimated without a tokenizer: ASCII characters / 4 (the usual rule of thumb
     for English with BPE tokenizers: about 4 characters per token) plus one token per non-ASCII character

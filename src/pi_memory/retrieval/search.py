@@ -208,12 +208,12 @@ def _in_context(conn: sqlite3.Connection, query: str, ranked: Ranked, eng: Engin
     keyword = [] if eng is None or not matches else [
         (h.id, h.score) for h in context.rank(conn, eng, ranked.terms or ranked.plan.terms, matches,
                                              CONTEXT_CANDIDATES, until=until)]
-    qvec, vector = None, []
+    qvec, vector, projects = None, [], None
     if embedder is not None and query.strip():
         projects = None if project is None or not str(project).strip() else project_ids(conn, project)
         qvec, vector = vector_lists.nearest_turns(conn, embedder, query, projects, CONTEXT_CANDIDATES, until)
     order = turns_in_context.rank(conn, query, keyword, vector, qvec, str(getattr(embedder, "model_name", "")) or None,
-                                  until=until)
+                                  until=until, project=projects[0] if projects is not None and len(projects) == 1 else None)
     if not order:
         return ranked
     found_by_vector = {m for m, _ in vector}
@@ -283,8 +283,11 @@ def _session_filters(
     params: list = []
     if project is not None and str(project).strip():
         ids = project_ids(conn, project)
+        # one primary-key lookup per candidate row: the search is driven by the word index or by ids, and the
+        # form `m.session_id IN (SELECT id FROM sessions WHERE project_id ...)` built the list of every session
+        # of the project for each statement (about 3 ms a statement at 5,000 sessions)
         where.append(
-            f"m.session_id IN (SELECT id FROM sessions WHERE project_id IN ({','.join('?' * len(ids))}))"
+            f"(SELECT s.project_id FROM sessions s WHERE s.id = m.session_id) IN ({','.join('?' * len(ids))})"
         )
         params += ids
     if choice(role, ROLES, "role"):

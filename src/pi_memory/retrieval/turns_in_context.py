@@ -55,49 +55,70 @@ class RankedTurn:
     cosine: float | None
 
 
-def _vectors(conn: sqlite3.Connection, model: str, dim: int, ids: Sequence[int]) -> tuple[dict[int, int], np.ndarray]:
+def _vectors(conn: sqlite3.Connection, model: str, dim: int, ids: Sequence[int],
+             project: str | None = None) -> tuple[dict[int, int], np.ndarray]:
     """``(message id -> row, matrix)``: the stored vectors of ``model`` and ``dim`` of the turns ``ids``, one row
-    each (a row of another dimension is never compared with the query, as in :mod:`pi_memory.semantic.sources`)."""
+    each (a row of another dimension is never compared with the query, as in :mod:`pi_memory.semantic.sources`).
+    The rows come from the project's turn matrix that the recall's vector list has just brought up to date (the
+    ``UNIQUE (message_id, model)`` index names their vector rows: no vector is read from the database); a turn
+    that matrix lacks (another project, a matrix not loaded, rows past its cap) is read from the table."""
     if not ids:
         return {}, np.zeros((0, dim), dtype=np.float32)
-    rows = conn.execute(
-        f"SELECT message_id, vector FROM semantic_turn_vectors WHERE model = ? AND dim = ? AND message_id IN "
-        f"({','.join('?' * len(ids))})", [model, dim, *ids]).fetchall()
-    size = 4 * dim
-    rows = [(mid, blob[:size]) for mid, blob in rows if len(blob) >= size]  # a short (damaged) row is left out
-    matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4").reshape(len(rows), dim)
-    return {mid: i for i, (mid, _) in enumerate(rows)}, matrix.astype(np.float32, copy=False)
+    from pi_memory.semantic.sources import cached
+
+    marks = ",".join("?" * len(ids))
+    # (message_id, model) is the UNIQUE index, holding the row id: the rows themselves (1.5 KB each) are not read
+    vid_of = dict(conn.execute(f"SELECT id, message_id FROM semantic_turn_vectors WHERE message_id IN ({marks}) "
+                               "AND model = ?", [*ids, model]))
+    mat = cached(conn, "sessions", model, dim, project)
+    held, block = mat.rows_of(list(vid_of)) if mat is not None else ([], np.zeros((0, dim), dtype=np.float32))
+    mids = [vid_of[v] for v in held]
+    have = set(held)
+    missing = [v for v in vid_of if v not in have] if len(held) < len(vid_of) else []
+    if missing:
+        size = 4 * dim
+        rows = [(mid, blob[:size]) for mid, row_dim, blob in conn.execute(
+            f"SELECT message_id, dim, vector FROM semantic_turn_vectors WHERE id IN ({','.join('?' * len(missing))})",
+            missing) if row_dim == dim and len(blob) >= size]  # another dimension or a short (damaged) row: left out
+        if rows:
+            extra = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4").reshape(len(rows), dim)
+            finite = np.isfinite(extra).all(axis=1)  # a NaN or infinity never reaches a cosine
+            block = np.vstack([block, extra[finite].astype(np.float32, copy=False)])
+            mids += [mid for (mid, _), ok in zip(rows, finite, strict=True) if ok]
+    return {mid: i for i, mid in enumerate(mids)}, block
 
 
 def _window_cosines(pool: Sequence[int], near: Mapping[int, Sequence[int]], row_of: Mapping[int, int],
                     matrix: np.ndarray, qvec: np.ndarray) -> tuple[dict[int, float], dict[int, float]]:
     """``(own cosine, window cosine)`` of the pool's turns that have a vector, as matrix products: each window
-    is the turn's row plus ``WINDOW_WEIGHT`` times each neighbour's row, normalised (module docstring)."""
+    is the turn's row plus ``WINDOW_WEIGHT`` times each neighbour's row, normalised (module docstring). The
+    neighbours are gathered through one padded index (a missing one points at a zero row)."""
     members = [m for m in pool if m in row_of]
     if not members:
         return {}, {}
+    padded = np.vstack([matrix, np.zeros((1, matrix.shape[1]), dtype=matrix.dtype)])
+    zero = matrix.shape[0]
     rows = np.fromiter((row_of[m] for m in members), dtype=np.intp, count=len(members))
-    total = matrix[rows].copy()
-    targets, sources = [], []
+    width = max((len(near.get(m, ())) for m in members), default=0)
+    side = np.full((len(members), max(1, width)), zero, dtype=np.intp)
     for i, m in enumerate(members):
-        for n in near.get(m, ()):
-            if n in row_of:
-                targets.append(i)
-                sources.append(row_of[n])
-    if targets:
-        np.add.at(total, np.asarray(targets, dtype=np.intp), WINDOW_WEIGHT * matrix[np.asarray(sources, dtype=np.intp)])
-    own = matrix[rows] @ qvec
-    norms = np.linalg.norm(total, axis=1)
-    dots = total @ qvec
+        for j, n in enumerate(near.get(m, ())):
+            side[i, j] = row_of.get(n, zero)
+    own = padded[rows] @ qvec
+    scores = padded @ qvec  # each row's cosine once; the window's dot product is their weighted sum
+    dots = own + WINDOW_WEIGHT * scores[side].sum(axis=1)
+    total = padded[rows] + WINDOW_WEIGHT * padded[side].sum(axis=1)
+    norms = np.sqrt(np.einsum("ij,ij->i", total, total))
     window = {m: float(dots[i] / norms[i]) for i, m in enumerate(members) if norms[i] > 0}
     return {m: float(own[i]) for i, m in enumerate(members)}, window
 
 
 def rank(conn: sqlite3.Connection, query: str, keyword: Sequence[tuple[int, float]],
          vector: Sequence[tuple[int, float]], qvec: np.ndarray | None, model: str | None,
-         until: str | None = None) -> list[RankedTurn]:
+         until: str | None = None, project: str | None = None) -> list[RankedTurn]:
     """The pool of ``keyword`` (``(message id, score)`` best first) and ``vector`` (``(message id, cosine)``)
-    fused and re-scored (module docstring), best first."""
+    fused and re-scored (module docstring), best first. ``project``: whose turn matrix holds the vectors
+    (:func:`_vectors`)."""
     from pi_memory.retrieval.context import adjacent
 
     pool = list(dict.fromkeys([m for m, _ in keyword] + [m for m, _ in vector]))
@@ -108,7 +129,7 @@ def rank(conn: sqlite3.Connection, query: str, keyword: Sequence[tuple[int, floa
     if qvec is not None and model:
         near = adjacent(conn, pool, until)  # WINDOW_TURNS = 1 each side
         row_of, matrix = _vectors(conn, model, int(qvec.shape[-1]),
-                                  list({*pool, *(n for ns in near.values() for n in ns)}))
+                                  list({*pool, *(n for ns in near.values() for n in ns)}), project)
         own_cos, window = _window_cosines(pool, near, row_of, matrix, qvec.astype(np.float32, copy=False))
         for m, c in own_cos.items():
             own.setdefault(m, c)
@@ -132,7 +153,8 @@ def rank(conn: sqlite3.Connection, query: str, keyword: Sequence[tuple[int, floa
 
 
 def session_list(conn: sqlite3.Connection, query: str, matches: Sequence[Any], vector_keys: Sequence[str],
-                 items: Mapping[str, Any], pending: Any, until: str | None) -> list[str]:
+                 items: Mapping[str, Any], pending: Any, until: str | None,
+                 project: str | None = None) -> list[str]:
     """Recall's ``sessions`` list: the keyword matches read in context (``matches``: ``ContextHit``) and the
     turn-vector list (``vector_keys``, their hits in ``items``, cosines and query vector in ``pending``: the
     recall's :class:`~pi_memory.retrieval.vector_lists.VectorLists` or ``None``) ranked by :func:`rank`, as
@@ -142,6 +164,7 @@ def session_list(conn: sqlite3.Connection, query: str, matches: Sequence[Any], v
     vector = [(items[k].message_id, pending.cosines[k]) for k in vector_keys if items[k].message_id]
     qvec = pending.query_vector.result() if pending is not None else None
     model = pending.model if pending is not None else None
-    ranked = rank(conn, query, [(h.id, h.score) for h in matches], vector, qvec, model, until=until)
+    ranked = rank(conn, query, [(h.id, h.score) for h in matches], vector, qvec, model, until=until,
+                  project=project)
     keys = {mid: key for key, mid in turn_keys(conn, [r.id for r in ranked])}
     return list(dict.fromkeys(keys[r.id] for r in ranked if r.id in keys))

@@ -215,7 +215,9 @@ def start(backend: Any, query: str, *, scope: Any, include: Iterable[str], conn:
             qvec = _embed(embedder, query)
         finally:
             qf.set_result(qvec)
-        return _search(embedder, qvec, sources, conn, project, limit, as_of, skills)
+        from pi_memory.index.parallel import reader
+
+        return _search(embedder, qvec, sources, reader(conn), project, limit, as_of, skills)  # in parallel
 
     return VectorLists(qf, submit(job), model=str(embedder.model_name))
 

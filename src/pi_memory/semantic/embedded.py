@@ -43,6 +43,7 @@ from pi_memory.semantic.models import (
     MemorySource,
     Scope,
     SemanticMemory,
+    fact_day,
     now_iso,
     text_hash,
 )
@@ -304,6 +305,19 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
         """``{id: memory}`` for the ids found in ``scope`` (any status; one query); others are left out."""
         with self._lock:
             return self._fetch(list(memory_ids), scope)
+
+    def recall_rows(self, memory_ids: Sequence[str], *, scope: Scope) -> dict[str, tuple[str, str, str]]:
+        """``{id: (text, day, created_at)}`` of the active memories among ``memory_ids`` in ``scope`` (one query, no
+        model built): what recall's evidence check reads of the many candidates it judges; the few it keeps are
+        read whole with :meth:`get_many`."""
+        if not memory_ids:
+            return {}
+        marks = ",".join("?" * len(memory_ids))
+        with self._lock:
+            rows = self.conn.execute(f"SELECT id, text, observed_at, created_at FROM semantic_memories WHERE id IN "
+                                     f"({marks}) AND +user_id = ? AND +project_id = ? AND +agent_id = ? AND "
+                                     "+status = 'active'", (*memory_ids, *scope.columns())).fetchall()
+        return {r[0]: (r[1], fact_day(r[2], r[3]), r[3] or "") for r in rows}
 
     def get_all(self, *, scope: Scope, limit: int = 100, include_superseded: bool = False) -> list[SemanticMemory]:
         status = "" if include_superseded else " AND status = 'active'"

@@ -192,11 +192,7 @@ class SemanticMemory(BaseModel):
         """The day the fact is about (``observed_at``, else ``created_at``) as ``YYYY-MM-DD``; ``""`` when
         neither starts with a well-formed day (a row stored before ``observed_at`` was validated could hold
         anything, and this string is printed inside the recall fence)."""
-        for value in (self.observed_at, self.created_at):
-            day = (value or "")[:10]
-            if _DAY.fullmatch(day):
-                return day
-        return ""
+        return fact_day(self.observed_at, self.created_at)
 
     def to_public(self) -> dict[str, Any]:
         """camelCase JSON for tools, the CLI and REST (mem0's ``memory`` key for the text)."""
@@ -330,3 +326,13 @@ class CaptureReport(BaseModel):
                 "redactedSecrets": self.redacted_secrets, "errors": self.errors, "modelCalls": self.model_calls,
                 "inputTokens": self.input_tokens, "outputTokens": self.output_tokens, "costUsd": self.cost_usd,
                 "latencyMs": self.latency_ms}
+
+
+def fact_day(observed_at: str | None, created_at: str | None) -> str:
+    """:attr:`SemanticMemory.date` from the two stored columns (a reader that builds no model: recall's evidence
+    check)."""
+    for value in (observed_at, created_at):
+        day = (value or "")[:10]
+        if _DAY.fullmatch(day):
+            return day
+    return ""

@@ -49,7 +49,7 @@ OVERFETCH = 1.5  # candidates taken from a matrix per wanted one (stale rows are
 
 _cache: dict[tuple[str, str, str, str], VectorMatrix] = {}
 _cache_lock = threading.Lock()
-_curated_seen: dict[tuple[str, str, str], tuple[int, int]] = {}
+_curated_seen: dict[tuple[str, str, str, int], tuple[int, int]] = {}
 _pool: ThreadPoolExecutor | None = None
 
 
@@ -76,6 +76,10 @@ def _project_key(project: str | None) -> str:
 
 
 # --- matrices ------------------------------------------------------------------------------------------------
+def _matrix_key(conn: sqlite3.Connection, source: str, model: str, project: str | None) -> tuple[str, str, str, str]:
+    return (database_file(conn) or f"memory:{id(conn)}", source, model, _project_key(project))
+
+
 def _load_sql(source: str, project: str | None) -> tuple[str, list[Any]]:
     """``(sql, params)`` reading ``(id, dim, vector)`` of one matrix above an id (first parameter after the
     model); newest first, capped."""
@@ -93,7 +97,7 @@ def _load_sql(source: str, project: str | None) -> tuple[str, list[Any]]:
 def matrix(conn: sqlite3.Connection, source: str, model: str, dim: int, project: str | None) -> VectorMatrix:
     """The cached matrix of ``source`` ("curated" | "sessions") for ``model`` in ``project``'s view, brought up
     to date with the database (module docstring). ``seq_seen`` is the largest vector row id applied."""
-    key = (database_file(conn) or f"memory:{id(conn)}", source, model, _project_key(project))
+    key = _matrix_key(conn, source, model, project)
     with _cache_lock:
         mat = _cache.get(key)
         if mat is None or mat.dim != dim:
@@ -107,6 +111,14 @@ def matrix(conn: sqlite3.Connection, source: str, model: str, dim: int, project:
             mat.upsert_rows(rows)
         mat.seq_seen = top
     return mat
+
+
+def cached(conn: sqlite3.Connection, source: str, model: str, dim: int, project: str | None) -> VectorMatrix | None:
+    """The matrix :func:`matrix` keeps for these arguments, as it is (no database read), or ``None``."""
+    key = _matrix_key(conn, source, model, project)
+    with _cache_lock:
+        mat = _cache.get(key)
+    return mat if mat is not None and mat.dim == dim else None
 
 
 def forget(conn: sqlite3.Connection | None = None) -> None:
@@ -124,7 +136,7 @@ def _drop_stale(conn: sqlite3.Connection, source: str, model: str, project: str 
         mat.drop(vid)
     if searched and len(stale) > STALE_RELOAD_FRACTION * searched:  # e.g. the sessions were reindexed
         with _cache_lock:
-            key = (database_file(conn) or f"memory:{id(conn)}", source, model, _project_key(project))
+            key = _matrix_key(conn, source, model, project)
             if _cache.get(key) is mat:
                 del _cache[key]
 
@@ -134,7 +146,9 @@ def ensure_curated(conn: sqlite3.Connection, embedder, project: str | None) -> N
     """Embed and store a few of the scope's curated entries that lack a current vector (module docstring, 2)."""
     model = str(embedder.model_name)
     db = database_file(conn)
-    key = (db or f"memory:{id(conn)}", model, _project_key(project))
+    # data_version and total_changes are counters of one connection: the state is that connection's (each recall
+    # worker thread reads through its own: :mod:`pi_memory.index.parallel`)
+    key = (db or f"memory:{id(conn)}", model, _project_key(project), id(conn))
     state = (int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes)
     if _curated_seen.get(key) == state:
         return

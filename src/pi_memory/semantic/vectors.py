@@ -252,6 +252,14 @@ class VectorMatrix:
         self._row = {mid: i for i, mid in enumerate(ids)}
         self._dead = 0
 
+    def rows_of(self, ids: Iterable[str]) -> tuple[list[str], np.ndarray]:
+        """``(ids held, their vectors)``: the live rows of ``ids`` that the matrix holds, in the order given, as a
+        copy (a caller reads them without the lock)."""
+        with self.lock:
+            found = [i for i in ids if i in self._row]
+            rows = np.fromiter((self._row[i] for i in found), dtype=np.intp, count=len(found))
+            return found, self._buf[rows]  # fancy indexing copies
+
     def search(self, query: np.ndarray, top_k: int, *, exact: bool = False) -> list[tuple[str, float]]:
         """The ``top_k`` live ids by dot product with ``query`` (cosine, for unit vectors), best first.
         ``exact``: scan every row even when the matrix is large (what the benchmark measures recall against)."""

@@ -1,0 +1,82 @@
+"""Read-only connections of the recall worker threads, one per thread and database file.
+
+One ``sqlite3.Connection`` runs one statement at a time: the threads of one recall (the session keyword search,
+the vector lists' reads, the calling thread's semantic and curated searches) waited for each other on it, so a
+recall took as long as the sum of its parts however many cores there were. In WAL mode readers do not block
+each other or the writer, so each worker thread reads through a connection of its own (:func:`reader`), opened
+once and kept: opening one costs about as much as a whole recall.
+
+A reader sees what is committed when each of its statements starts. Where that is not the caller's view, the
+caller's connection is used as it is: an in-memory database (no file to open twice), or a connection inside a
+transaction (its uncommitted writes are visible only to it).
+
+A kept connection is dropped when its file was replaced (same path, another inode: a rebuilt index). Each
+thread keeps its ``MAX_PER_THREAD`` most recently used files open (a test run opens a new index per test;
+a host reads one). Connections are read-only (``mode=ro``, ``immutable`` in a read-only folder: :func:`.db.
+read_only_uri`) and get the index's SQL function (:func:`.words.register`).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+from pi_memory.index.db import BUSY_TIMEOUT_S, read_only_uri
+from pi_memory.index.words import register
+
+MAX_PER_THREAD = 4
+
+_local = threading.local()
+
+
+def _file_of(conn: sqlite3.Connection) -> str:
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return str(row[2] or "") if row else ""
+
+
+def reader(conn: sqlite3.Connection) -> sqlite3.Connection:
+    """A read-only connection of the calling thread to ``conn``'s database file, or ``conn`` itself (module
+    docstring: in-memory, in a transaction, or a file that cannot be opened again)."""
+    if conn.in_transaction:
+        return conn
+    path = _file_of(conn)
+    if not path:
+        return conn
+    try:
+        st = os.stat(path)
+    except OSError:
+        return conn
+    kept: OrderedDict[str, tuple[tuple[int, int], sqlite3.Connection]] | None = getattr(_local, "kept", None)
+    if kept is None:
+        kept = _local.kept = OrderedDict()
+    known = kept.get(path)
+    if known is not None:
+        if known[0] == (st.st_dev, st.st_ino):
+            kept.move_to_end(path)
+            return known[1]
+        del kept[path]  # the file was replaced (a rebuilt index): the old connection reads the old one
+        known[1].close()
+    try:
+        own = sqlite3.connect(read_only_uri(Path(path)), uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None,
+                              check_same_thread=True)
+        own.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        own.execute("PRAGMA temp_store = MEMORY")
+        register(own)
+    except sqlite3.Error:
+        return conn
+    kept[path] = ((st.st_dev, st.st_ino), own)
+    while len(kept) > MAX_PER_THREAD:
+        _, (_, old) = kept.popitem(last=False)
+        old.close()
+    return own
+
+
+def close_readers() -> None:
+    """Close the calling thread's readers (a thread about to end, or a test that removes its database)."""
+    kept = getattr(_local, "kept", None)
+    while kept:
+        _, (_, conn) = kept.popitem()
+        conn.close()
