@@ -83,6 +83,20 @@ def adjacent(conn: sqlite3.Connection, message_ids: Sequence[int], until: str | 
     return neighbours(conn, message_ids, 1, until) if message_ids else {}
 
 
+def context_evidence(conn: sqlite3.Connection | None, failing: Sequence[int], vouching: set[int],
+                     until: str | None = None) -> set[int]:
+    """The turns among ``failing`` (message ids without evidence of their own for recall's floor) that have a
+    turn of ``vouching`` (ids whose vector meets the floor) among their :func:`neighbours` (``WINDOW`` each
+    side): the floor read in context, as the ranking is, since the answer to a question that means what the
+    prompt means is the next turn. Keyword evidence needs no such step: a turn's coverage already counts the
+    matches that lent it its score. One statement; ``set()`` when either set is empty, so a prompt unrelated
+    to every turn still passes nothing."""
+    if conn is None or not failing or not vouching:
+        return set()
+    near = neighbours(conn, list(dict.fromkeys(failing)), WINDOW, until)
+    return {m for m, ns in near.items() if vouching.intersection(ns)}
+
+
 def spread(conn: sqlite3.Connection, ranked: Sequence[tuple[int, float]], limit: int, window: int = WINDOW,
            weight: float = WEIGHT, near: dict[int, list[int]] | None = None,
            until: str | None = None) -> list[tuple[int, float, tuple[int, ...]]]:
