@@ -81,19 +81,15 @@ def _window_cosines(pool: Sequence[int], near: Mapping[int, Sequence[int]], row_
     if not members:
         return {}, {}
     rows = np.fromiter((row_of[m] for m in members), dtype=np.intp, count=len(members))
-    total = matrix[rows].copy()
-    targets, sources, weights = [], [], []
+    mix = np.zeros((len(members), matrix.shape[0]), dtype=np.float32)  # window i = mix[i] @ matrix
+    mix[np.arange(len(members)), rows] = 1.0
     for i, m in enumerate(members):
         ns = near.get(m, ())
         for side in ([n for n in ns if n < m], [n for n in ns if n > m]):  # ids are positions in the session
             for d, n in enumerate(side, 1):
                 if n in row_of:
-                    targets.append(i)
-                    sources.append(row_of[n])
-                    weights.append(WINDOW_WEIGHT / d)
-    if targets:
-        np.add.at(total, np.asarray(targets, dtype=np.intp),
-                  np.asarray(weights, dtype=np.float32)[:, None] * matrix[np.asarray(sources, dtype=np.intp)])
+                    mix[i, row_of[n]] += WINDOW_WEIGHT / d
+    total = mix @ matrix
     own = matrix[rows] @ qvec
     norms = np.linalg.norm(total, axis=1)
     dots = total @ qvec
