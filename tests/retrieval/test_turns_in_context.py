@@ -1,6 +1,7 @@
 """The window cosines of session turns (retrieval/turns_in_context.py) as matrix products: the same values as
-one turn at a time (each turn's vector plus half of each neighbour's, normalised, against the query), turns
-without a vector by keyword only, and a damaged vector row left out instead of failing the recall."""
+one turn at a time (each turn's vector plus half of each neighbour's at distance 1 and a quarter at distance 2,
+normalised, against the query), turns without a vector by keyword only, and a damaged vector row left out
+instead of failing the recall."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pi_memory.index.db import migrate
 from pi_memory.index.indexer import insert_messages
 from pi_memory.index.semantic_schema import SEMANTIC_MIGRATIONS
 from pi_memory.retrieval import turns_in_context as tic
-from pi_memory.retrieval.context import adjacent
+from pi_memory.retrieval.context import neighbours
 
 MODEL, DIM = "test-model", 8
 
@@ -51,18 +52,23 @@ def unit(rng) -> np.ndarray:
 
 
 def one_at_a_time(conn, pool, vecs, qvec) -> dict[int, float]:
-    """The reference: the window of each turn summed in a loop."""
-    near = adjacent(conn, pool)
+    """The reference: the window of each turn summed in a loop, a neighbour d turns away weighted 0.5 / d."""
+    position = {m: i for i, m in enumerate(conn_ids(conn))}
     out = {}
     for m in pool:
         if m not in vecs:
             continue
         total = vecs[m].copy()
-        for n in near[m]:
+        for n in neighbours(conn, [m], window=2)[m]:
             if n in vecs:
-                total += tic.WINDOW_WEIGHT * vecs[n]
+                total += 0.5 / abs(position[n] - position[m]) * vecs[n]
         out[m] = float(total @ qvec) / float(np.linalg.norm(total))
     return out
+
+
+def conn_ids(conn) -> list[int]:
+    """The turns in session order (every test turn here is long enough to be a turn)."""
+    return [r[0] for r in conn.execute("SELECT id FROM messages ORDER BY id")]
 
 
 def test_window_cosines_equal_the_one_turn_at_a_time_values(conn):
@@ -73,7 +79,8 @@ def test_window_cosines_equal_the_one_turn_at_a_time_values(conn):
     qvec = unit(rng)
     pool = [ids[0], ids[2], ids[3], ids[4], ids[8], ids[11]]
     row_of, matrix = tic._vectors(conn, MODEL, DIM, ids)
-    own, window = tic._window_cosines(pool, adjacent(conn, pool), row_of, matrix, qvec)
+    assert tic.WINDOW_TURNS == 2 and tic.WINDOW_WEIGHT == 0.5
+    own, window = tic._window_cosines(pool, neighbours(conn, pool, window=2), row_of, matrix, qvec)
     expected = one_at_a_time(conn, pool, vecs, qvec)
     assert sorted(window) == sorted(expected) == sorted(own) and ids[3] not in window
     for m in expected:
@@ -113,3 +120,18 @@ def test_vectors_come_from_the_projects_matrix_and_the_table_alike_and_bad_rows_
         for m in ids[:4]:
             assert np.allclose(matrix[row_of[m]], vecs[m])
     sources.forget(conn)
+
+
+def test_a_neighbour_two_turns_away_counts_half_as_much_as_the_next_one(conn):
+    ids = add_turns(conn, ["which board game should we bring", "Catan, everyone loved it last year",
+                           "great, I will pack it tonight", "also remember the snacks for the train"])
+    e = np.eye(DIM, dtype=np.float32)
+    store(conn, {ids[0]: e[0], ids[1]: e[1], ids[2]: e[2], ids[3]: e[3]})
+    row_of, matrix = tic._vectors(conn, MODEL, DIM, ids)
+    _own, window = tic._window_cosines([ids[1], ids[3]], neighbours(conn, [ids[1], ids[3]], window=2), row_of,
+                                       matrix, e[0])
+    # ids[1]: e1 + 0.5 e0 + 0.5 e2 + 0.25 e3; ids[3]: e3 + 0.5 e2 + 0.25 e1 (e0 is three turns away)
+    assert window[ids[1]] == pytest.approx(0.5 / np.sqrt(1 + 0.25 + 0.25 + 0.0625), abs=1e-6)
+    assert window[ids[3]] == 0.0
+    _own, window = tic._window_cosines([ids[3]], neighbours(conn, [ids[3]], window=2), row_of, matrix, e[1])
+    assert window[ids[3]] == pytest.approx(0.25 / np.sqrt(1 + 0.25 + 0.0625), abs=1e-6)

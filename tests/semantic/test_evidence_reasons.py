@@ -21,6 +21,8 @@ from pi_memory.retrieval.engine import RecallHit, evidence_reasons, has_evidence
     (RecallHit("semantic", "a", "x", similarity=0.1, coverage=0.0), 0.0,
      ["the similarity floor is off (recallMinSimilarity 0)"]),
     (RecallHit("semantic", "a", "x", unscored=True), 0.4, ["ranked by the memory service, which sends no scores"]),
+    (RecallHit("session", "s#2", "x", similarity=0.2, coverage=0.0, near_evidence=True), 0.4,
+     ["a turn next to it in its session has a similarity at or above the floor"]),
     (RecallHit("semantic", "a", "x", similarity=0.39, coverage=0.49), 0.4, []),
 ])
 def test_reasons_name_each_condition_that_holds(hit, floor, reasons) -> None:

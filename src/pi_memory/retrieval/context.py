@@ -19,6 +19,9 @@ Measured on LoCoMo (``benchmarks/locomo_recall.py --recall``; keyword list of ho
 R@10 0.606 without context; spread alone 0.692 (window 1: 0.669; weight 0.3 / 0.7: 0.673 / 0.683); spread +
 window BM25: 0.716 (window BM25 alone 0.682; own x2 + window 0.698).
 
+Recall's evidence floor is read in context too (:func:`context_evidence`): a turn without evidence of its own
+passes when a turn of its window has a vector at or above the floor.
+
 Neighbours are the nearest turns of the same session by position: rows of kind ``message`` from the user or the
 assistant with at least :data:`MIN_TURN_CHARS` characters (tool output, acknowledgements such as "ok, go
 ahead" and other rows in between are skipped), at most ``window`` on each side. The index keeps ``messages``
@@ -78,9 +81,23 @@ def neighbours(conn: sqlite3.Connection, message_ids: Sequence[int], window: int
 
 def adjacent(conn: sqlite3.Connection, message_ids: Sequence[int], until: str | None = None) -> dict[int, list[int]]:
     """:func:`neighbours` with ``window`` 1 (the nearest turn before and after each id, before first; ``[]`` for an
-    id no longer in the index): the window cosine of :mod:`.turns_in_context` asks it for a hundred candidates
-    per recall."""
+    id no longer in the index). The window cosine of :mod:`.turns_in_context` reads two turns each side
+    (:func:`neighbours` with its ``WINDOW_TURNS``) for the hundred candidates of a recall."""
     return neighbours(conn, message_ids, 1, until) if message_ids else {}
+
+
+def context_evidence(conn: sqlite3.Connection | None, failing: Sequence[int], vouching: set[int],
+                     until: str | None = None) -> set[int]:
+    """The turns among ``failing`` (message ids without evidence of their own for recall's floor) that have a
+    turn of ``vouching`` (ids whose vector meets the floor) among their :func:`neighbours` (``WINDOW`` each
+    side): the floor read in context, as the ranking is, since the answer to a question that means what the
+    prompt means is the next turn. Keyword evidence needs no such step: a turn's coverage already counts the
+    matches that lent it its score. One statement; ``set()`` when either set is empty, so a prompt unrelated
+    to every turn still passes nothing."""
+    if conn is None or not failing or not vouching:
+        return set()
+    near = neighbours(conn, list(dict.fromkeys(failing)), WINDOW, until)
+    return {m for m, ns in near.items() if vouching.intersection(ns)}
 
 
 def spread(conn: sqlite3.Connection, ranked: Sequence[tuple[int, float]], limit: int, window: int = WINDOW,

@@ -23,7 +23,9 @@ similarity to the query of at least ``min_similarity`` (default :data:`DEFAULT_M
 ``recallMinSimilarity``; raised per script of the prompt: :data:`SCRIPT_FLOORS`), or text containing at least
 :data:`MIN_KEYWORD_COVERAGE` of the query's keyword evidence (:func:`keyword_coverage`: stems in the prompt's
 languages and CJK character bigrams, :mod:`pi_memory.retrieval.lang`), or a day inside a date window the
-prompt names (:mod:`pi_memory.retrieval.dates`). A prompt unrelated to every memory injects nothing.
+prompt names (:mod:`pi_memory.retrieval.dates`); a session turn also passes when the vector of a turn of its
+window meets the floor (:func:`pi_memory.retrieval.context.context_evidence`; keyword evidence reaches it
+through the matches that lent it its score). A prompt unrelated to every memory injects nothing.
 
 The injected block (our wording)::
 
@@ -57,6 +59,7 @@ from pi_memory.retrieval import dates as recall_dates
 from pi_memory.retrieval import lang as recall_lang
 from pi_memory.retrieval import superseded as recall_superseded
 from pi_memory.retrieval import vector_lists as source_vectors
+from pi_memory.retrieval.context import context_evidence
 from pi_memory.retrieval.fusion import RRF_K, rrf_fuse
 from pi_memory.semantic.models import SemanticHit, SemanticMemory
 from pi_memory.semantic.prompt_gate import MAX_TRIVIAL_WORDS, TRIVIAL_WORDS, should_recall, skip_reason  # noqa: F401
@@ -126,6 +129,7 @@ class RecallHit:
     replaced_by: str = ""  # a session turn saying what this memory id replaced (:mod:`.recall_superseded`)
     replaced_on: str = ""  # the day of that replacement (YYYY-MM-DD)
     message_id: int = 0  # a session turn's ``messages.id`` (0: not a turn, or not known)
+    near_evidence: bool = False  # a session turn whose window holds a turn with the cosine (context_evidence)
     source_text: str = ""
     path: str = ""
 
@@ -170,10 +174,11 @@ def script_floor(query: str, min_similarity: float) -> float:
 def has_evidence(hit: RecallHit, min_similarity: float) -> bool:
     """Whether ``hit`` may be injected: ``min_similarity <= 0`` (floor off), a cosine at or above the floor,
     keyword coverage at or above :data:`MIN_KEYWORD_COVERAGE`, a day inside a date window the prompt names
-    (``dated``: "what did we decide last week?" keeps last week's turns whatever their cosine), or a remote backend's hit that came with no score
+    (``dated``: "what did we decide last week?" keeps last week's turns whatever their cosine), a session turn
+    next to one whose cosine meets the floor (``near_evidence``: recall sets it), or a remote backend's hit that came with no score
     details at all (``unscored``: its service ranked it by meaning and there is nothing here to judge it by).
     A hit with details but no cosine (found by keyword only) needs the keyword coverage."""
-    if min_similarity <= 0 or hit.coverage >= MIN_KEYWORD_COVERAGE or hit.unscored or hit.dated:
+    if min_similarity <= 0 or hit.coverage >= MIN_KEYWORD_COVERAGE or hit.unscored or hit.dated or hit.near_evidence:
         return True
     return hit.similarity is not None and hit.similarity >= min_similarity
 
@@ -191,6 +196,8 @@ def evidence_reasons(hit: RecallHit, min_similarity: float) -> list[str]:
                        f"{MIN_KEYWORD_COVERAGE:.0%} needed)")
     if hit.unscored:
         reasons.append("ranked by the memory service, which sends no scores")
+    if hit.near_evidence:
+        reasons.append("a turn next to it in its session has a similarity at or above the floor")
     return reasons
 
 
@@ -320,6 +327,7 @@ def recall(
     # below that fact (:mod:`.recall_superseded`), and what it pushes out of the top_k must be known
     wanted_hits = top_k * 2 if {"semantic", "sessions"} <= include else top_k
     out: list[RecallHit] = []
+    near: set[int] = set()  # turns whose vector meets the floor: their window passes too (context_evidence)
     for start in range(0, len(fused), top_k * 2):  # read memories a slice at a time: most prompts stop at the first
         chunk = fused[start: start + top_k * 2]
         _load_semantic(backend, scope, [str(f.key)[2:] for f in chunk if str(f.key) not in items
@@ -328,6 +336,7 @@ def recall(
             wanted = {str(f.key): turn_rows.pop(str(f.key)) for f in chunk if str(f.key) in turn_rows}
             source_vectors.load_turns(conn, wanted, items, snippet_terms, terms)
             loaded.update(wanted)
+        judged: list[tuple[RecallHit, bool]] = []  # the slice's hits, each with whether it has evidence of its own
         for f in chunk:
             hit = items.get(str(f.key))
             if hit is None or recall_dates.is_after(hit.when, moment):
@@ -338,12 +347,15 @@ def recall(
                 hit.similarity = cosines.get(str(f.key))
             if hit.kind != "session" or str(f.key) not in loaded:  # load_turns judged those in context
                 hit.coverage = keyword_coverage(terms, hit.source_text or hit.text)
-            if has_evidence(hit, floor):
-                out.append(hit)
-                if len(out) >= wanted_hits:
-                    break
+            judged.append((hit, has_evidence(hit, floor)))
+        near.update(h.message_id for h, _ in judged if h.message_id and (h.similarity or 0.0) >= floor)
+        lifted = context_evidence(conn, [h.message_id for h, ok in judged if not ok and h.message_id], near, moment)
+        for h, ok in judged:
+            h.near_evidence = not ok and h.message_id in lifted
+        out += [h for h, ok in judged if ok or h.near_evidence]
         if len(out) >= wanted_hits:
             break
+    out = out[:wanted_hits]
     if wanted_hits > top_k:
         out = recall_superseded.mark_outdated(backend, scope, out)
     out = out[:top_k]

@@ -134,7 +134,8 @@ def load_turns(conn: sqlite3.Connection, wanted: Mapping[str, Sequence[int]], it
         if mid in rows:
             _, role, timestamp, text = rows[mid]
             snippet = make_snippet(text, terms, SESSION_SNIPPET_CHARS, highlight=False)[0]  # for a model: no marks
-            hit = RecallHit("session", key[2:], f"{role}: {snippet}", (timestamp or "")[:10], when=timestamp or "")
+            hit = RecallHit("session", key[2:], f"{role}: {snippet}", (timestamp or "")[:10], when=timestamp or "",
+                            message_id=mid)
             hit.coverage = keyword_coverage(keywords, "\n".join([text, *(rows[m][3] for m in lent if m in rows)]))
             items[key] = hit
 
