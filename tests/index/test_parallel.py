@@ -74,3 +74,16 @@ def test_each_thread_keeps_at_most_a_few_files_open(tmp_path):
     parallel.close_readers()
     for c in conns:
         c.close()
+
+
+def test_in_a_read_only_folder_the_callers_connection_is_used(tmp_path):
+    conn = open_index(tmp_path / "ro")
+    conn.execute("CREATE TABLE IF NOT EXISTS t(x)")
+    conn.close()
+    (tmp_path / "ro").chmod(0o555)
+    try:
+        ro = sqlite3.connect(f"file:{tmp_path / 'ro' / 'index.sqlite3'}?mode=ro", uri=True)
+        assert parallel.reader(ro) is ro  # an immutable reader kept open would never see a later change
+        ro.close()
+    finally:
+        (tmp_path / "ro").chmod(0o755)

@@ -12,8 +12,9 @@ transaction (its uncommitted writes are visible only to it).
 
 A kept connection is dropped when its file was replaced (same path, another inode: a rebuilt index). Each
 thread keeps its ``MAX_PER_THREAD`` most recently used files open (a test run opens a new index per test;
-a host reads one). Connections are read-only (``mode=ro``, ``immutable`` in a read-only folder: :func:`.db.
-read_only_uri`) and get the index's SQL function (:func:`.words.register`).
+a host reads one). Connections are read-only (``mode=ro``) and get the index's SQL function (:func:`.words.register`). In a folder
+that is read-only by its mode the caller's connection is used: a read-only connection there is opened
+``immutable`` (:func:`.db.read_only_uri`), which would never see a later change.
 """
 
 from __future__ import annotations
@@ -59,8 +60,11 @@ def reader(conn: sqlite3.Connection) -> sqlite3.Connection:
             return known[1]
         del kept[path]  # the file was replaced (a rebuilt index): the old connection reads the old one
         known[1].close()
+    uri = read_only_uri(Path(path))
+    if "immutable=1" in uri:  # a read-only folder: such a connection would never see a later change
+        return conn
     try:
-        own = sqlite3.connect(read_only_uri(Path(path)), uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None,
+        own = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None,
                               check_same_thread=True)
         own.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         own.execute("PRAGMA temp_store = MEMORY")
