@@ -300,8 +300,11 @@ def _session_filters(
     if hi:
         where.append("m.timestamp <= ?")
         params.append(hi)
-    where.append("(m.timestamp IS NULL OR m.timestamp <= ?)")
-    params.append(_as_of(as_of))
+    moment = _as_of(as_of)
+    newest = conn.execute("SELECT max(timestamp) FROM messages").fetchone()[0]  # one seek of messages_time
+    if newest is not None and newest > moment:  # else nothing is dated after it: no condition, and a one-word
+        where.append("(m.timestamp IS NULL OR m.timestamp <= ?)")  # search reads the word index alone (3x faster)
+        params.append(moment)
     return where, params
 
 

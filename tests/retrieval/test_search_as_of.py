@@ -1,0 +1,48 @@
+"""session_search's as_of (retrieval/search.py _session_filters): the condition on the time is left out only when
+no message is dated after the moment asked about, so the result is the same either way."""
+
+from __future__ import annotations
+
+import pytest
+
+from pi_memory.index import open_index, transaction
+from pi_memory.index.indexer import insert_messages
+from pi_memory.retrieval import session_search
+
+
+@pytest.fixture
+def conn(tmp_path):
+    c = open_index(tmp_path / "data")
+    yield c
+    c.close()
+
+
+def add(conn, rows: list[tuple[str | None, str]]) -> None:
+    with transaction(conn):
+        sid = conn.execute("INSERT INTO sessions(source, session_key, cwd, project_id, project_name) "
+                           "VALUES ('pi', 's', '/w', 'p', 'demo') RETURNING id").fetchone()[0]
+        fid = conn.execute("INSERT INTO session_files(path, session_id, size, mtime_ns) VALUES ('/s.jsonl', ?, 0, 0) "
+                           "RETURNING id", (sid,)).fetchone()[0]
+        insert_messages(conn, [(sid, fid, f"e{i}", None, i + 1, ts, "user", "message", None, "active", text)
+                               for i, (ts, text) in enumerate(rows)])
+
+
+def texts(result) -> list[str]:
+    return [h.snippet for h in result.results]
+
+
+def test_a_message_dated_after_as_of_is_left_out_and_undated_ones_kept(conn):
+    add(conn, [("2026-03-01T10:00:00.000Z", "the gateway timeout was raised to 30s"),
+               (None, "the gateway runs on port 8443"),
+               ("2026-05-01T10:00:00.000Z", "the gateway was replaced by envoy")])
+    assert texts(session_search(conn, "gateway", as_of="2026-04-01")) == [
+        "the **gateway** runs on port 8443", "the **gateway** timeout was raised to 30s"]
+    assert len(session_search(conn, "gateway", as_of="2026-06-01").results) == 3
+    assert len(session_search(conn, "gateway").results) == 3  # now: nothing is dated after it
+
+
+def test_a_message_dated_exactly_at_as_of_is_kept_and_one_a_millisecond_later_is_not(conn):
+    add(conn, [("2026-04-01T10:00:00.000Z", "deploy window opens at ten"),
+               ("2026-04-01T10:00:00.001Z", "deploy window moved to eleven")])
+    assert texts(session_search(conn, "deploy window", as_of="2026-04-01T10:00:00.000Z")) == [
+        "**deploy** **window** opens at ten"]
