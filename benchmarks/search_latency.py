@@ -111,7 +111,9 @@ def add_messages(conn: sqlite3.Connection, base: sqlite3.Connection, vocab: Voca
             rows = []
             for i in range(n):
                 k = s0 + i
-                ts = f"2026-{1 + (k * 12 // 1_000_000) % 12:02d}-{1 + (k // 1000) % 28:02d}T10:00:{k % 60:02d}.000Z"
+                # dated in the past, as a real index is (2026 dates fell after "now" as the calendar moved on,
+                # and session_search then adds its as_of condition: retrieval/search.py _session_filters)
+                ts = f"2025-{1 + (k * 12 // 1_000_000) % 12:02d}-{1 + (k // 1000) % 28:02d}T10:00:{k % 60:02d}.000Z"
                 rows.append((sid, fid, f"e{k}", None, i + 2, ts, ROLES[k % 5], "message", None, "active",
                              vocab.message(rng)))
             insert_messages(conn, rows)
