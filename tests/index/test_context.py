@@ -49,17 +49,15 @@ def test_neighbours_are_the_nearest_turns_of_the_same_session(conn, ids):
     assert turn_context.neighbours(conn, [answer], window=1) == {answer: [q, pack]}
 
 
-def test_adjacent_is_the_nearest_turn_each_side_in_one_statement(conn, ids):
+def test_one_neighbour_each_side_is_the_nearest_turn_in_one_statement(conn, ids):
     q, tool, answer, pack, snacks, other = ids
-    wanted = [q, tool, answer, pack, snacks, other, 10_000]
-    assert turn_context.adjacent(conn, wanted) == turn_context.neighbours(conn, wanted, window=1)
-    assert turn_context.adjacent(conn, [answer]) == {answer: [q, pack]}  # the tool output between is skipped
-    assert turn_context.adjacent(conn, [other, 10_000]) == {other: [], 10_000: []}
-    assert turn_context.adjacent(conn, []) == {}
+    assert turn_context.neighbours(conn, [answer], window=1) == {answer: [q, pack]}  # the tool output between is skipped
+    assert turn_context.neighbours(conn, [other, 10_000], window=1) == {other: [], 10_000: []}
+    assert turn_context.neighbours(conn, [], window=1) == {}
     ok_q, _ok, ok_answer = add(conn, "c", [("user", "message", "which port does the staging proxy listen on"),
                                            ("user", "message", "ok"),
                                            ("assistant", "message", "Port 8443, behind the load balancer")])
-    assert turn_context.adjacent(conn, [ok_q]) == {ok_q: [ok_answer]}  # an acknowledgement is not a turn
+    assert turn_context.neighbours(conn, [ok_q], window=1) == {ok_q: [ok_answer]}  # an acknowledgement is not a turn
 
 
 def test_spread_gives_neighbours_a_share_by_distance(conn, ids):

@@ -340,6 +340,12 @@ class IntegrityReport:
                 "sizeBytes": self.size_bytes, "ran": self.ran}
 
 
+def database_file(conn: sqlite3.Connection) -> str:
+    """The main database file of ``conn`` (``""`` for an in-memory one)."""
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return str(row[2] or "") if row else ""
+
+
 def read_only_uri(path: Path) -> str:
     """The URI of a read-only connection to ``path``. In a folder that is read-only by its mode
     (:func:`pi_memory.storage.read_only_by_mode`) it is opened ``immutable``: a WAL database's read-only

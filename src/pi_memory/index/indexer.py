@@ -54,7 +54,7 @@ from pi_memory.index.changes import (
     prefix_hash,
     read_range,
 )
-from pi_memory.index.db import now_iso, transaction
+from pi_memory.index.db import database_file, now_iso, transaction
 from pi_memory.index.readers import default_roots, discover, read_session
 from pi_memory.index.readers.base import ReadResult, SessionInfo, active_branch
 from pi_memory.index.redaction import (
@@ -312,8 +312,8 @@ _COUNTERS = {"new": "files_new", "append": "files_appended", "replace": "files_r
 
 def _index_file(conn: sqlite3.Connection) -> Path | None:
     """The file of ``conn``'s main database (for the redaction lock); ``None`` in memory."""
-    row = conn.execute("PRAGMA database_list").fetchone()
-    return Path(row[2]) if row and row[2] else None
+    path = database_file(conn)
+    return Path(path) if path else None
 
 
 def _paths(conn: sqlite3.Connection, paths: Iterable[Path | str] | None) -> list[str]:

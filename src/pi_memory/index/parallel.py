@@ -25,7 +25,7 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from pi_memory.index.db import BUSY_TIMEOUT_S, read_only_uri
+from pi_memory.index.db import BUSY_TIMEOUT_S, database_file, read_only_uri
 from pi_memory.index.words import register
 
 MAX_PER_THREAD = 4
@@ -33,17 +33,12 @@ MAX_PER_THREAD = 4
 _local = threading.local()
 
 
-def _file_of(conn: sqlite3.Connection) -> str:
-    row = conn.execute("PRAGMA database_list").fetchone()
-    return str(row[2] or "") if row else ""
-
-
 def reader(conn: sqlite3.Connection) -> sqlite3.Connection:
     """A read-only connection of the calling thread to ``conn``'s database file, or ``conn`` itself (module
     docstring: in-memory, in a transaction, or a file that cannot be opened again)."""
     if conn.in_transaction:
         return conn
-    path = _file_of(conn)
+    path = database_file(conn)
     if not path:
         return conn
     try:

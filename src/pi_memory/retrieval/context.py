@@ -79,13 +79,6 @@ def neighbours(conn: sqlite3.Connection, message_ids: Sequence[int], window: int
     return out
 
 
-def adjacent(conn: sqlite3.Connection, message_ids: Sequence[int], until: str | None = None) -> dict[int, list[int]]:
-    """:func:`neighbours` with ``window`` 1 (the nearest turn before and after each id, before first; ``[]`` for an
-    id no longer in the index). The window cosine of :mod:`.turns_in_context` reads two turns each side
-    (:func:`neighbours` with its ``WINDOW_TURNS``) for the hundred candidates of a recall."""
-    return neighbours(conn, message_ids, 1, until) if message_ids else {}
-
-
 def context_evidence(conn: sqlite3.Connection | None, failing: Sequence[int], vouching: set[int],
                      until: str | None = None) -> set[int]:
     """The turns among ``failing`` (message ids without evidence of their own for recall's floor) that have a

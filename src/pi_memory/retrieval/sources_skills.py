@@ -127,8 +127,8 @@ def _store(conn: sqlite3.Connection, model: str, rows: Sequence[tuple[str, str, 
     """Store fresh vectors (replacing a skill's older row) through a short-lived connection, and drop the rows
     of skill files that no longer exist (a skill deleted or moved); a busy or read-only index only means they
     are embedded again by a later recall."""
-    from pi_memory.index.db import now_iso
-    from pi_memory.semantic.sources import WRITE_WAIT_S, database_file
+    from pi_memory.index.db import database_file, now_iso
+    from pi_memory.semantic.sources import WRITE_WAIT_S
 
     db = database_file(conn)
     now = now_iso()

@@ -77,7 +77,7 @@ def _vectors(conn: sqlite3.Connection, model: str, dim: int, ids: Sequence[int],
     held, block = mat.rows_of(list(vid_of)) if mat is not None else ([], np.zeros((0, dim), dtype=np.float32))
     mids = [vid_of[v] for v in held]
     have = set(held)
-    missing = [v for v in vid_of if v not in have] if len(held) < len(vid_of) else []
+    missing = [v for v in vid_of if v not in have]
     if missing:
         size = 4 * dim
         rows = [(mid, blob[:size]) for mid, row_dim, blob in conn.execute(

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from pi_memory.index.db import database_file
 from pi_memory.semantic import turn_vectors as tv
 from pi_memory.semantic.vectors import VectorMatrix
 
@@ -64,11 +65,6 @@ def _executor() -> ThreadPoolExecutor:
 def submit(fn: Callable[..., Any], *args: Any) -> Future:
     """Run ``fn(*args)`` on the recall worker threads (the pool the vector lists use); its ``Future``."""
     return _executor().submit(fn, *args)
-
-
-def database_file(conn: sqlite3.Connection) -> str:
-    """The main database file of ``conn`` (``""`` for an in-memory one)."""
-    return str(conn.execute("PRAGMA database_list").fetchone()[2] or "")
 
 
 def _project_key(project: str | None) -> str:
