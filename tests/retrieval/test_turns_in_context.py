@@ -135,3 +135,35 @@ def test_a_neighbour_two_turns_away_counts_half_as_much_as_the_next_one(conn):
     assert window[ids[3]] == 0.0
     _own, window = tic._window_cosines([ids[3]], neighbours(conn, [ids[3]], window=2), row_of, matrix, e[1])
     assert window[ids[3]] == pytest.approx(0.25 / np.sqrt(1 + 0.25 + 0.0625), abs=1e-6)
+
+
+def test_author_is_a_capitalised_name_and_a_colon_heading_the_turn():
+    assert tic.author("Caroline: I went to the support group") == "Caroline"
+    assert tic.author("Mary Ann Lee: hi there") == "Mary Ann Lee"
+    assert tic.author("José: hola") == "José"
+    assert tic.author("note: lowercase is no name") == ""
+    assert tic.author("Caroline said: not at the start") == ""
+    assert tic.author("http://example.com") == ""
+    assert tic.author("") == ""
+
+
+def test_said_by_needs_a_named_speaker_among_two_or_more_who_head_turns():
+    heads = {1: "Caroline: hi", 2: "Melanie: hello", 3: "Caroline: the group", 4: "Melanie: my paintings",
+             5: "Thanks, Melanie!", 6: "Error: disk full"}
+    assert tic.said_by("What did Melanie paint?", heads) == {2, 4}
+    assert tic.said_by("what did melanie paint", heads) == {2, 4}  # any case, as the turn index reads names
+    assert tic.said_by("What did Caroline and Melanie discuss?", heads) == set()  # every speaker named
+    assert tic.said_by("What was the Error about?", heads) == set()  # heads one turn: a label, no speaker
+    assert tic.said_by("What did Melanie paint?", {1: "Melanie: a", 2: "Melanie: b"}) == set()  # one speaker
+    assert tic.said_by("What did Jon paint?", heads) == set()
+
+
+def test_rank_lifts_the_turns_of_the_speaker_the_question_names(conn, monkeypatch):
+    ids = add_turns(conn, ["Caroline: I painted a lake sunrise last year", "Melanie: I painted a lake sunrise too",
+                           "Caroline: it was about my painting class", "Melanie: my painting class is fun"])
+    keyword = [(ids[0], 2.0), (ids[1], 1.8), (ids[2], 1.0), (ids[3], 0.9)]
+    order = [r.id for r in tic.rank(conn, "What did Melanie paint?", keyword, [], None, None)]
+    assert order == [ids[1], ids[0], ids[2], ids[3]]  # x1.5 on a min-max score: 1.36 above 1.0; 0 stays last
+    monkeypatch.setattr(tic, "SPEAKER_BOOST", 0.0)
+    assert [r.id for r in tic.rank(conn, "What did Melanie paint?", keyword, [], None, None)] == \
+        [ids[0], ids[1], ids[2], ids[3]]

@@ -17,7 +17,10 @@ index gets from embedding a context-window key is computed at query time from th
    (``KEYWORD_WEIGHT``), window cosine (``WINDOW_VECTOR_WEIGHT``) and the turn's own cosine
    (``OWN_VECTOR_WEIGHT``); a candidate missing from a list gets 0 from it.
 4. **Priors**: a question asking *when* (:func:`pi_memory.retrieval.expand.is_temporal`) lifts turns that carry
-   a time expression (:func:`pi_memory.retrieval.turns.time_cue`) by ``TIME_BOOST``; each session's best
+   a time expression (:func:`pi_memory.retrieval.turns.time_cue`) by ``TIME_BOOST``; a question naming some but
+   not all of the pool's speakers lifts the turns those speakers said by ``SPEAKER_BOOST`` (:func:`said_by`:
+   a speaker is a name heading turns of the text, ``Caroline: ...``, the transcript convention of a chat or
+   meeting pasted into a session; a coding session has none, so nothing changes there); each session's best
    candidate lifts the session's other candidates (:func:`pi_memory.retrieval.rerank.session_support`,
    ``SESSION_BOOST``).
 
@@ -27,14 +30,16 @@ the hook's deadline) the keyword order is kept with the priors applied.
 
 from __future__ import annotations
 
+import re
 import sqlite3
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from pi_memory.retrieval.expand import is_temporal
+from pi_memory.retrieval.expand import expand_query, is_temporal
 from pi_memory.retrieval.fusion import convex_fuse
 from pi_memory.retrieval.rerank import session_support
 from pi_memory.retrieval.turns import time_cue
@@ -46,6 +51,11 @@ WINDOW_WEIGHT = 0.5
 WINDOW_TURNS = 2  # neighbours each side in the window cosine (:func:`pi_memory.retrieval.context.neighbours`)
 TIME_BOOST = 0.3
 SESSION_BOOST = 0.2
+# The turn index's ``HybridConfig.speaker_boost``: the same prior, its speakers read from the text (:func:`said_by`)
+SPEAKER_BOOST = 0.5
+# a name of one to three capitalised words, then a colon and a space, at the start of a turn: who says it
+_AUTHOR = re.compile(r"([^\W\d_][\w'’.-]{0,40}(?: [^\W\d_][\w'’.-]{0,40}){0,2}):\s")
+_AUTHOR_CHARS = 130  # characters of a turn read for its speaker (a name of up to three words and the colon)
 
 
 @dataclass(frozen=True)
@@ -123,6 +133,31 @@ def _window_cosines(pool: Sequence[int], near: Mapping[int, Sequence[int]], row_
     return {m: float(own[i]) for i, m in enumerate(members)}, window
 
 
+def author(text: str) -> str:
+    """The name heading ``text`` (``"Caroline: I went to ..."`` -> ``"Caroline"``; each word capitalised), or
+    ``""``."""
+    found = _AUTHOR.match(text or "")
+    if found is None or not all(w[0].isupper() for w in found.group(1).split()):
+        return ""
+    return found.group(1)
+
+
+def said_by(query: str, heads: Mapping[int, str]) -> set[int]:
+    """The turns among ``heads`` (message id -> the start of its text) said by a speaker ``query`` names, when
+    it names some of the speakers but not all (the turn index's rule, :class:`pi_memory.retrieval.TurnIndex`):
+    a speaker is a name heading at least two of the turns (:func:`author`; once is a label such as ``Error:``),
+    and it is named as :func:`pi_memory.retrieval.expand.expand_query` reads speakers (whole word, any case,
+    or the first name alone). ``set()`` when fewer than two speakers head the turns."""
+    authors = {m: a for m, t in heads.items() if (a := author(t))}
+    speakers = tuple(a for a, n in Counter(authors.values()).items() if n >= 2)
+    if len(speakers) < 2:
+        return set()
+    named = set(expand_query(query, speakers, stem=False).speakers)
+    if not named or len(named) >= len(speakers):
+        return set()
+    return {m for m, a in authors.items() if a in named}
+
+
 def rank(conn: sqlite3.Connection, query: str, keyword: Sequence[tuple[int, float]],
          vector: Sequence[tuple[int, float]], qvec: np.ndarray | None, model: str | None,
          until: str | None = None, project: str | None = None) -> list[RankedTurn]:
@@ -147,13 +182,17 @@ def rank(conn: sqlite3.Connection, query: str, keyword: Sequence[tuple[int, floa
         scored["own"] = own
     fused = convex_fuse(scored, {"keyword": KEYWORD_WEIGHT, "window": WINDOW_VECTOR_WEIGHT, "own": OWN_VECTOR_WEIGHT})
     temporal = bool(TIME_BOOST) and is_temporal(query)
-    if temporal or SESSION_BOOST:
-        read = "id, session_id, text" if temporal else "id, session_id, ''"
+    if temporal or SESSION_BOOST or SPEAKER_BOOST:
+        read = "id, session_id, text" if temporal else f"id, session_id, substr(text, 1, {_AUTHOR_CHARS})"
         rows_of = {r[0]: r for r in conn.execute(
             f"SELECT {read} FROM messages WHERE id IN ({','.join('?' * len(pool))})", pool)}
-    if temporal:
-        fused = sorted(((m, s * (1.0 + TIME_BOOST) if m in rows_of and time_cue(rows_of[m][2]) else s)
-                        for m, s in fused), key=lambda x: -x[1])
+    spoken = said_by(query, {m: r[2] for m, r in rows_of.items()}) if SPEAKER_BOOST else set()
+    if temporal or spoken:
+        def prior(m: int) -> float:
+            time = 1.0 + TIME_BOOST if temporal and m in rows_of and time_cue(rows_of[m][2]) else 1.0
+            return time * (1.0 + SPEAKER_BOOST if m in spoken else 1.0)
+
+        fused = sorted(((m, s * prior(m)) for m, s in fused), key=lambda x: -x[1])
     if SESSION_BOOST:
         index = {m: i for i, m in enumerate(pool)}
         rows = [(index[m], s) for m, s in fused]
