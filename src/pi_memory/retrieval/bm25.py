@@ -118,6 +118,9 @@ class _TermFreq:
             self.low = "".join(self.low.split())
         elif term.short and term.text.isascii() and term.text.isalnum():
             self.word = re.compile(rf"(?<![a-z0-9]){re.escape(self.low)}(?![a-z0-9])")
+        # a substring every counted occurrence contains: a text without it scores 0 with no call (most rows of a
+        # window BM25 lack most terms)
+        self.probe = self.token if self.token is not None else self.low
 
     def _tokens(self, text: str) -> int:
         token, size, n, at = self.token, len(self.token), 0, text.find(self.token)
@@ -284,6 +287,8 @@ class Engine:
             norm = K1 * (1.0 - B + B * length / avgdl)
             s = 0.0
             for freq, w in zip(freqs, idf, strict=True):
+                if freq.probe not in low:
+                    continue
                 tf = freq(low)
                 if tf:
                     s += w * tf * (K1 + 1.0) / (tf + norm)
