@@ -30,6 +30,7 @@ narrows the set). Each term's id list is fetched once per search and reused by e
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -170,8 +171,10 @@ def scored_terms(terms: list[Term]) -> list[Term]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def _key(term: Term) -> str:
-    """The FTS5 string of a term without its negation: the cache key of its id list and document frequency."""
+    """The FTS5 string of a term without its negation: the cache key of its id list and document frequency
+    (remembered: a search asks it of each term a few dozen times, and terms are frozen)."""
     return replace(term, negated=False).fts().lower()
 
 
