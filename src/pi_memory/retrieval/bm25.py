@@ -30,6 +30,7 @@ narrows the set). Each term's id list is fetched once per search and reused by e
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -118,6 +119,9 @@ class _TermFreq:
             self.low = "".join(self.low.split())
         elif term.short and term.text.isascii() and term.text.isalnum():
             self.word = re.compile(rf"(?<![a-z0-9]){re.escape(self.low)}(?![a-z0-9])")
+        # a substring every counted occurrence contains: a text without it scores 0 with no call (most rows of a
+        # window BM25 lack most terms)
+        self.probe = self.token if self.token is not None else self.low
 
     def _tokens(self, text: str) -> int:
         token, size, n, at = self.token, len(self.token), 0, text.find(self.token)
@@ -167,8 +171,10 @@ def scored_terms(terms: list[Term]) -> list[Term]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def _key(term: Term) -> str:
-    """The FTS5 string of a term without its negation: the cache key of its id list and document frequency."""
+    """The FTS5 string of a term without its negation: the cache key of its id list and document frequency
+    (remembered: a search asks it of each term a few dozen times, and terms are frozen)."""
     return replace(term, negated=False).fts().lower()
 
 
@@ -284,6 +290,8 @@ class Engine:
             norm = K1 * (1.0 - B + B * length / avgdl)
             s = 0.0
             for freq, w in zip(freqs, idf, strict=True):
+                if freq.probe not in low:
+                    continue
                 tf = freq(low)
                 if tf:
                     s += w * tf * (K1 + 1.0) / (tf + norm)
