@@ -71,6 +71,12 @@ class ExpandedQuery:
     temporal: bool = False
     dates: tuple[tuple[date, date], ...] = field(default=())
 
+    def singled_out(self, speakers: Sequence[str]) -> tuple[str, ...]:
+        """The speakers the question names when it names some of ``speakers`` but not all (the question is
+        then about what they said); ``()`` when it names none or every one of them."""
+        named = tuple(s for s in self.speakers if s in speakers)
+        return named if len(named) < len(set(speakers)) else ()
+
     @property
     def fts(self) -> str:
         """FTS5 MATCH text: the terms ORed, each quoted; ``""`` when there is none."""

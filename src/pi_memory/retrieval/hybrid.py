@@ -328,8 +328,8 @@ class TurnIndex:
     def _priors(self, g: _Group, expanded: ExpandedQuery) -> np.ndarray:
         cfg = self.config
         factor = np.ones(len(g.turns), dtype=np.float64)
-        named = [g.speakers.index(s) for s in expanded.speakers if s in g.speakers]
-        if cfg.speaker_boost and named and len(named) < len(g.speakers):
+        named = [g.speakers.index(s) for s in expanded.singled_out(g.speakers)]
+        if cfg.speaker_boost and named:
             factor[np.isin(g.speaker_of, named)] *= 1.0 + cfg.speaker_boost
         if cfg.time_boost and expanded.temporal:
             factor[g.cue] *= 1.0 + cfg.time_boost
@@ -406,8 +406,8 @@ class TurnIndex:
     def speaker_ranking(self, query: str, g: _Group, expanded: ExpandedQuery, limit: int) -> list[tuple[int, float]]:
         """``(row, cosine)`` best first over the turns of the speakers the question names (none when it names
         none, or all), scored with the turn-alone key against the question in their first person."""
-        named = [g.speakers.index(s) for s in expanded.speakers if s in g.speakers]
-        if not named or len(named) >= len(g.speakers) or "rerank" not in g.vectors:
+        named = [g.speakers.index(s) for s in expanded.singled_out(g.speakers)]
+        if not named or "rerank" not in g.vectors:
             return []
         rows = np.flatnonzero(np.isin(g.speaker_of, named))
         vector = np.asarray(self.embedder.embed_query(first_person(query, expanded.speakers)), dtype=np.float32)

@@ -152,9 +152,7 @@ def said_by(query: str, heads: Mapping[int, str]) -> set[int]:
     speakers = tuple(a for a, n in Counter(authors.values()).items() if n >= 2)
     if len(speakers) < 2:
         return set()
-    named = set(expand_query(query, speakers, stem=False).speakers)
-    if not named or len(named) >= len(speakers):
-        return set()
+    named = set(expand_query(query, speakers, stem=False).singled_out(speakers))
     return {m for m, a in authors.items() if a in named}
 
 
