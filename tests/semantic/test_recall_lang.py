@@ -90,6 +90,20 @@ def test_unrelated_prompts_inject_nothing(backend, stored, prompt):
     assert recall(backend, prompt, scope=ALICE) == []
 
 
+@pytest.mark.parametrize("prompt", ["The", "on the", "in the", "what is the", "the and of to is a",
+                                    "der die das und", "what is it?", "el la de que"])
+def test_a_prompt_of_stop_words_alone_has_no_keyword_evidence_and_injects_nothing(backend, stored, conn, prompt):
+    assert not evidence_terms(prompt)
+    insert_turns(conn, ALICE.project_id, [("e1", "2026-11-02T10:00:00.000Z", "the deploy is on the way, what is the plan"),
+                                          ("e2", "2026-11-02T10:01:00.000Z", "Die Datenbank ist in der Cloud und das ist gut")])
+    assert recall(backend, prompt, scope=ALICE, include=("semantic", "sessions"), conn=conn) == []
+
+
+def test_stop_words_beside_a_content_word_leave_the_content_word():
+    assert evidence_terms("what is the deploy plan").words == ("deploy", "plan")
+    assert evidence_terms("wo ist die Datenbank").words == ("datenbank",)
+
+
 def test_session_search_finds_a_cjk_word_inside_a_sentence(conn):
     insert_turns(conn, ALICE.project_id, [("e1", "2026-11-02T10:00:00.000Z", "我们的机房在上海，服务器都放在那里。"),
                                           ("e2", "2026-11-02T10:01:00.000Z", "今天午饭吃面条")])
