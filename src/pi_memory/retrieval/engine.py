@@ -246,6 +246,9 @@ def recall(
                          "are in the prompt already: memory_search finds their text)")
     if not (query or "").strip() or top_k <= 0:
         return []
+    from pi_memory.safety import replace_unencodable
+
+    query = replace_unencodable(query)  # a lone surrogate (Python callers; hosts clean theirs) cannot be encoded
     moment = recall_dates.as_of_iso(as_of)
     windows, rest = recall_dates.date_windows(query, moment)
     words_query = rest if rest.strip() else query  # the keyword search without the date phrases ("May": "may")

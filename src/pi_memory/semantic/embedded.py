@@ -64,7 +64,7 @@ def clean_text(text: str) -> str:
     ``ValueError`` for empty, unreadable (only U+FFFD), over-long or hostile text (the threat scanner)."""
     if not isinstance(text, str):
         raise ValueError("memory text must be a string")
-    cleaned = safety.redact(text).strip()
+    cleaned = safety.redact(safety.replace_unencodable(text)).strip()  # a lone surrogate from Python code: U+FFFD
     if not cleaned:
         raise ValueError("memory text is empty")
     if safety.is_unreadable(cleaned):  # the curated stores' rule (curated.entries.content_problem)
