@@ -126,3 +126,21 @@ def test_the_trigram_keyword_list_finds_a_chinese_memory_inside_a_sentence(backe
     found = [mid for mid, _ in backend.keyword_candidates("机房在哪个城市？", scope=ALICE)]
     assert found == [stored["zh"]]
     assert backend.keyword_candidates("今天天气怎么样？", scope=ALICE) == []
+
+
+@pytest.mark.parametrize("prompt", ["猫", "ไทย", "咖啡", "🚀", "🎉🎉"])
+def test_a_prompt_the_model_cannot_read_recalls_nothing_by_meaning(backend, embedder, prompt):
+    from pi_memory.embed import carries_meaning
+
+    emoji = backend.add("🚀🔥🐍", scope=ALICE)
+    backend.add("Production runs PostgreSQL 16 behind pgbouncer.", scope=ALICE)
+    assert not carries_meaning(embedder, prompt)
+    assert backend.vector_candidates(prompt, scope=ALICE) == []
+    assert emoji.id not in [h.id for h in recall(backend, prompt, scope=ALICE)]
+
+
+def test_one_known_piece_keeps_the_meaning(embedder):
+    from pi_memory.embed import carries_meaning
+
+    assert carries_meaning(embedder, "staging 🚀") and carries_meaning(embedder, "机房在哪个城市")
+    assert embedder.unknown_share("🚀🔥🐍") == 1.0 and embedder.unknown_share("deploy the app") == 0.0

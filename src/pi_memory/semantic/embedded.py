@@ -141,6 +141,10 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
             return None
 
     def _embed_query(self, text: str) -> np.ndarray | None:
+        from pi_memory.embed.base import carries_meaning
+
+        if not carries_meaning(self.embedder, text):  # "猫", "🚀": only pieces the model does not know
+            return None
         try:
             out = np.asarray(self.embedder.embed_query(text), dtype=np.float32)
             self.last_embed_error = None
