@@ -176,6 +176,13 @@ MULTILINGUAL = {
         "unrelated": ["یک تابع برای مرتب‌سازی لیست بنویس", "هوای فردا چطور است؟",
                       "این پیام خطا را به انگلیسی ترجمه کن"],
     },
+    "ko": {
+        "memories": ["배포는 매주 금요일 오후에 진행합니다.", "운영 서버의 로그는 S3 버킷에 보관됩니다.",
+                     "사용자는 짧고 직접적인 답변을 선호합니다."],
+        "related": [("배포는 언제 하나요?", 0), ("운영 로그는 어디에 보관되나요?", 1),
+                    ("사용자는 어떤 답변을 선호하나요?", 2)],
+        "unrelated": ["리스트를 정렬하는 함수를 작성해 줘", "오늘 날씨 어때요?", "이 오류 메시지를 영어로 번역해 줘"],
+    },
 }
 
 # Date-phrased prompts over session turns (written for this measurement; LongMemEval-style): the moment asked at,

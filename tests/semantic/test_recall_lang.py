@@ -28,6 +28,10 @@ from pi_memory.semantic.terms import keyword_terms
     ("کلید API کجا نگهداری می‌شود؟", "کلیدهای API در خزانه Vault نگهداری می‌شوند.", 1.0),
     ("what does the user prefer", "The user prefers pnpm", 1.0),
     ("Какая сегодня погода?", "Ключи API хранятся в хранилище Vault.", 0.0),
+    ("배포는 언제 하나요?", "배포는 매주 금요일 오후에 진행합니다.", 1.0),  # 배포 (언제, 하나요: question words)
+    ("언제 배포해요?", "배포는 매주 금요일 오후에 진행합니다.", 1.0),  # 배포해요 -> 배포
+    ("배포 서버는 어디에 있나요?", "배포는 매주 금요일 오후에 진행합니다.", 0.5),  # 배포 of 배포 서버
+    ("오늘 날씨 어때요?", "배포는 매주 금요일 오후에 진행합니다.", 0.0),
 ])
 def test_keyword_coverage_in_every_language(prompt, text, coverage):
     assert keyword_coverage(evidence_terms(prompt), text) == pytest.approx(coverage)
@@ -64,6 +68,7 @@ def test_cjk_bigrams_and_the_session_query_broadening():
 
 
 MEMORIES = {
+    "ko": "배포는 매주 금요일 오후에 진행합니다.",
     "zh": "我们的机房在上海，服务器都放在那里。",
     "ru": "Ключи API хранятся в хранилище Vault.",
     "de": "Die Datenbank wird jede Nacht um drei Uhr gesichert.",
@@ -78,14 +83,15 @@ def stored(backend):
 
 @pytest.mark.parametrize(("prompt", "lang"), [
     ("机房在哪个城市？", "zh"), ("我们机房的服务器", "zh"), ("Где хранить ключ API?", "ru"),
-    ("Wann werden die Datenbanken gesichert?", "de"),
+    ("Wann werden die Datenbanken gesichert?", "de"), ("배포는 언제 하나요?", "ko"), ("언제 배포해요?", "ko"),
 ])
 def test_related_prompts_recall_their_memory(backend, stored, prompt, lang):
     assert stored[lang] in [h.id for h in recall(backend, prompt, scope=ALICE)]
 
 
 @pytest.mark.parametrize("prompt", ["今天天气怎么样？", "帮我把这个函数改成异步的", "Какая сегодня погода?",
-                                    "Напиши функцию сортировки списка", "Wie wird das Wetter morgen?"])
+                                    "Напиши функцию сортировки списка", "Wie wird das Wetter morgen?",
+                                    "오늘 날씨 어때요?", "리스트를 정렬하는 함수를 작성해 줘"])
 def test_unrelated_prompts_inject_nothing(backend, stored, prompt):
     assert recall(backend, prompt, scope=ALICE) == []
 
@@ -137,6 +143,15 @@ def test_a_prompt_the_model_cannot_read_recalls_nothing_by_meaning(backend, embe
     assert not carries_meaning(embedder, prompt)
     assert backend.vector_candidates(prompt, scope=ALICE) == []
     assert emoji.id not in [h.id for h in recall(backend, prompt, scope=ALICE)]
+
+
+def test_korean_words_lose_their_particles_and_endings_and_question_words_are_no_evidence():
+    from pi_memory.retrieval.lang import korean_words
+
+    assert korean_words("배포는 언제 하나요?") == ("배포",)
+    assert korean_words("운영 서버의 로그는 어디에 보관되나요?") == ("운영", "서버", "로그", "보관")
+    assert korean_words("금요일에 뭐 하나요") == ("금요일",)
+    assert korean_words("plain words 机房") == ()
 
 
 def test_one_known_piece_keeps_the_meaning(embedder):

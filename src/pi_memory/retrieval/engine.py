@@ -92,7 +92,7 @@ DEFAULT_MIN_SIMILARITY = 0.40
 # (:func:`pi_memory.retrieval.lang.script_of`), the floor is at least this. Measured with
 # ``benchmarks/recall_floor.py`` (its multilingual rows: per language 3 memories, 3 related and 3 unrelated
 # prompts, all 48 memories of every language in one index): best match of an unrelated prompt, max over the
-# language's prompts -- zh 0.663, ja 0.649 (cjk); ru 0.665 (cyrillic); fa 0.873 (arabic); de 0.506, es 0.496
+# language's prompts -- zh 0.663, ja 0.649, ko 0.684 (cjk); ru 0.665 (cyrillic); fa 0.873 (arabic); de 0.506, es 0.496
 # (Latin, not English; English: 0.397, above). Each floor is that max plus a margin; related prompts below it
 # are still recalled by keyword evidence (:mod:`pi_memory.retrieval.lang`). Scripts not measured get
 # 0.95, which leaves them to keyword evidence. ``latin_other``: Latin-script prompts detected as another

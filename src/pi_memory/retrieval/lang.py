@@ -18,6 +18,10 @@ prompt found in a candidate's text (0..1), compared with ``MIN_KEYWORD_COVERAGE`
   occurs in the text. So ``机房`` inside ``我们的机房在上海`` covers both of its characters, and the question
   ``机房在哪个城市`` (content 机 房 城 市) has coverage 0.5 against that sentence; ``今天天气怎么样`` has 0.
 
+* **Korean words** (Hangul, written with spaces, particles and endings glued on): each word of the prompt cut
+  to its stem (:func:`korean_words`: ``배포는`` -> ``배포``, question words such as ``언제`` left out), one unit
+  each, found as a substring of the text, so ``배포는 언제 하나요?`` is covered by ``배포는 매주 금요일 ...``.
+
 Language detection (:func:`languages`) is a light rule of our own: the script decides Russian (Cyrillic),
 Greek, Persian (Arabic script with one of پ چ ژ گ ک ی) or Arabic, Hindi (Devanagari); Latin-script text is
 German, Spanish, French, Portuguese, Italian or Dutch when it holds more of that language's stop words
@@ -44,6 +48,17 @@ from pi_memory.semantic.terms import MAX_TERMS, MIN_TERM_CHARS, WORD, keyword_te
 CJK_RUN = re.compile("[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
                      "\U00020000-\U0003134f]+")
 _HIRAGANA = re.compile("[\u3040-\u309f]")
+_HANGUL_WORD = re.compile("[\uac00-\ud7af]+")
+# Korean writes words with spaces and glues particles and verb endings to them (배포는, 배포해요): a word is its
+# stem, found as a substring of the text (where it carries its own endings). Our own short lists: the endings a
+# question about a fact ends its words with, longest first, and the question words and auxiliaries.
+_KO_ENDINGS_TEXT = ("에서는 에게서 으로는 까지는 부터는 했나요 하나요 했어요 합니까 합니다 됩니까 됩니다 되나요 입니까 "
+                    "입니다 인가요 이에요 해야 하는 했던 에서 에게 으로 까지 부터 처럼 보다 하고 이랑 해요 했다 한다 "
+                    "돼요 예요 은 는 이 가 을 를 에 의 도 로 와 과 만 요 랑")
+_KO_STOP_TEXT = ("언제 어디 어디서 무엇 무슨 어떻게 어떤 누가 누구 어느 하나요 해요 있나요 있어요 있습니까 없나요 어때요 "
+                 "어때 그리고 그런데 하지만 그래서 우리 저희 제가 내가 당신 이것 그것 저것")
+_KO_ENDINGS = tuple(sorted(set(_KO_ENDINGS_TEXT.split()), key=len, reverse=True))
+_KO_STOP = frozenset(_KO_STOP_TEXT.split())
 _WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 CJK_WEIGHT = 0.5
 
@@ -168,11 +183,28 @@ class Evidence:
         return found / total
 
 
+def korean_words(text: str) -> tuple[str, ...]:
+    """The content words of ``text``'s Hangul: each space-separated word with its particle or verb ending cut
+    (:data:`_KO_ENDINGS`, longest first: ``배포는`` -> ``배포``, ``배포해요`` -> ``배포``), question words and
+    auxiliaries (:data:`_KO_STOP`) left out, at least two syllables."""
+    out: list[str] = []
+    for word in _HANGUL_WORD.findall(text or ""):
+        if word in _KO_STOP:
+            continue
+        for ending in _KO_ENDINGS:
+            if word.endswith(ending) and len(word) - len(ending) >= 2:
+                word = word[: -len(ending)]
+                break
+        if len(word) >= 2 and word not in _KO_STOP and word not in out:
+            out.append(word)
+    return tuple(out)
+
+
 def _cjk_units(query: str) -> tuple[tuple[str, ...], ...]:
-    """Per content character of ``query``'s CJK runs: the run's bigrams that contain it (a lone character:
-    itself)."""
+    """Per content character of ``query``'s CJK runs (Hangul aside: :func:`korean_words`): the run's bigrams
+    that contain it (a lone character: itself)."""
     out = []
-    for m in CJK_RUN.finditer(query.casefold()):
+    for m in CJK_RUN.finditer(_HANGUL_WORD.sub(" ", query.casefold())):
         run = m.group(0)
         for i, ch in enumerate(run):
             if ch in CJK_STOP or _HIRAGANA.match(ch):
@@ -192,6 +224,7 @@ def evidence_terms(query: str) -> Evidence:
         words = tuple(dict.fromkeys(w for w in raw if len(w) >= MIN_TERM_CHARS and w not in stop))[:MAX_TERMS]
     else:  # a prompt of stop words alone ("on the", "what is the") has no keyword evidence: anything holds "the"
         words = tuple(w for w in keyword_terms(rest) if w not in STOP_WORDS and w not in STOP["english"])
+    words += tuple(w for w in korean_words(text) if w not in words)
     stems = tuple(tuple(stem(w, lang) for lang in langs) for w in words)
     return Evidence(words, langs, stems, _cjk_units(text))
 
