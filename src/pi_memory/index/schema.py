@@ -33,6 +33,8 @@ Schema (``MIGRATIONS``, applied in order, each once, each in its own transaction
   corrupt index's sessions could not be copied, :mod:`.salvage`).
 * ``008_redact_secrets``: credentials in stored text are redacted (:mod:`.redaction`; the step records the
   work, which :func:`~pi_memory.index.open_index` then does in batches).
+* ``009_utc_timestamps``: message and session timestamps in one form, UTC with milliseconds (the readers write
+  them so: :func:`pi_memory.index.readers.base.utc_ts`), since they are compared as text.
 * ``meta``: key/value facts (``rebuilds``: how many times this file was rebuilt after corruption,
   ``recovered_from``: where the corrupt copy went).
 """
@@ -101,6 +103,23 @@ def _to_word_index(conn: sqlite3.Connection) -> None:
     for statement in split_statements(_WORD_INDEX):
         conn.execute(statement)
     conn.execute("INSERT INTO messages_fts(rowid, text) SELECT id, coalesce(fts_text, text) FROM messages")
+
+_STORED_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z"
+
+
+def _utc_timestamps(conn: sqlite3.Connection) -> None:
+    """Migration 009: message and session timestamps written with an offset or without milliseconds
+    (``2026-12-04T09:00:00+14:00``) rewritten in the stored UTC form, as the readers now write them: they are
+    compared as text, so a ``+14:00`` turn written an hour ago sorted after "now" and was never found. Only the
+    rows not in that form are read (one scan of the time index)."""
+    from pi_memory.index.readers.base import utc_ts
+
+    for table, column in (("messages", "timestamp"), ("sessions", "started_at")):
+        rows = conn.execute(f"SELECT id, {column} FROM {table} WHERE {column} IS NOT NULL AND {column} NOT GLOB ?",
+                            (_STORED_GLOB,)).fetchall()
+        changed = [(utc_ts(ts), rid) for rid, ts in rows if utc_ts(ts) != ts]
+        conn.executemany(f"UPDATE {table} SET {column} = ? WHERE id = ?", changed)
+
 
 MIGRATIONS: list[Migration] = [
     Migration(
@@ -254,4 +273,5 @@ MIGRATIONS: list[Migration] = [
         """,
     ),
     Migration(redaction.MIGRATION_NAME, "", redaction.start),
+    Migration("009_utc_timestamps", "", _utc_timestamps),
 ]

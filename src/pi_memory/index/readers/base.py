@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import collections
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -234,10 +235,29 @@ def ms_to_iso(value: float) -> str:
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 
+_STORED_TS = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def utc_ts(text: str) -> str:
+    """An ISO timestamp in the stored form, UTC with milliseconds (``2026-12-04T09:00:00+14:00`` ->
+    ``2026-12-03T19:00:00.000Z``): timestamps are compared as text (``as_of``, ``since``/``until``), which is
+    right only when every one is in the same form. A string that does not read as one is kept as found."""
+    if _STORED_TS.fullmatch(text) or not _ISO_DATE.match(text):
+        return text
+    from pi_memory.index.filters import parse_time
+
+    try:
+        return parse_time(text) or text
+    except ValueError:
+        return text
+
+
 def norm_ts(value: object) -> str | None:
-    """A timestamp as found: ISO strings are kept, unix numbers converted; anything else gives ``None``."""
+    """A timestamp as found, in the stored form: ISO strings in UTC (:func:`utc_ts`), unix numbers converted;
+    anything else gives ``None``."""
     if type(value) is str:
-        return value or None
+        return utc_ts(value) if value else None
     if type(value) in (int, float) and value > 0:
         try:
             return ms_to_iso(value)  # type: ignore[arg-type]
