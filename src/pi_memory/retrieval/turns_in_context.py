@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +53,8 @@ TIME_BOOST = 0.3
 SESSION_BOOST = 0.2
 # The turn index's ``HybridConfig.speaker_boost``: the same prior, its speakers read from the text (:func:`said_by`)
 SPEAKER_BOOST = 0.5
+# the nearest turns of the vector list (best cosine first) without a keyword score that get one (step 1)
+MORE_KEYWORD_TURNS = 20
 # a name of one to three capitalised words, then a colon and a space, at the start of a turn: who says it
 _AUTHOR = re.compile(r"([^\W\d_][\w'’.-]{0,40}(?: [^\W\d_][\w'’.-]{0,40}){0,2}):\s")
 _AUTHOR_CHARS = 130  # characters of a turn read for its speaker (a name of up to three words and the colon)
@@ -158,10 +160,13 @@ def said_by(query: str, heads: Mapping[int, str]) -> set[int]:
 
 def rank(conn: sqlite3.Connection, query: str, keyword: Sequence[tuple[int, float]],
          vector: Sequence[tuple[int, float]], qvec: np.ndarray | None, model: str | None,
-         until: str | None = None, project: str | None = None) -> list[RankedTurn]:
+         until: str | None = None, project: str | None = None,
+         score_more: Callable[..., Mapping[int, float]] | None = None) -> list[RankedTurn]:
     """The pool of ``keyword`` (``(message id, score)`` best first) and ``vector`` (``(message id, cosine)``)
     fused and re-scored (module docstring), best first. ``project``: whose turn matrix holds the vectors
-    (:func:`_vectors`)."""
+    (:func:`_vectors`). ``score_more(conn, ids, neighbours)``: the keyword score of turns the keyword list lacks
+    (:meth:`pi_memory.retrieval.context.ContextHits.score_more`), asked for the best ``MORE_KEYWORD_TURNS`` of
+    ``vector`` (step 1)."""
     from pi_memory.retrieval.context import neighbours
 
     pool = list(dict.fromkeys([m for m, _ in keyword] + [m for m, _ in vector]))
@@ -178,6 +183,10 @@ def rank(conn: sqlite3.Connection, query: str, keyword: Sequence[tuple[int, floa
             own.setdefault(m, c)
         scored["window"] = window
         scored["own"] = own
+        unscored = [m for m, _ in vector if m not in scored["keyword"]][:MORE_KEYWORD_TURNS]
+        if score_more is not None and keyword and unscored:
+            more = score_more(conn, unscored, near)
+            scored["keyword"] = {**scored["keyword"], **{m: s for m, s in more.items() if s > 0}}
     fused = convex_fuse(scored, {"keyword": KEYWORD_WEIGHT, "window": WINDOW_VECTOR_WEIGHT, "own": OWN_VECTOR_WEIGHT})
     temporal = bool(TIME_BOOST) and is_temporal(query)
     if temporal or SESSION_BOOST or SPEAKER_BOOST:
@@ -212,6 +221,6 @@ def session_list(conn: sqlite3.Connection, query: str, matches: Sequence[Any], v
     qvec = pending.query_vector.result() if pending is not None else None
     model = pending.model if pending is not None else None
     ranked = rank(conn, query, [(h.id, h.score) for h in matches], vector, qvec, model, until=until,
-                  project=project)
+                  project=project, score_more=getattr(matches, "score_more", None))
     keys = {mid: key for key, mid in turn_keys(conn, [r.id for r in ranked])}
     return list(dict.fromkeys(keys[r.id] for r in ranked if r.id in keys))
