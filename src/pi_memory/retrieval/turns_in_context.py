@@ -6,7 +6,11 @@ the index keeps one vector per turn (its own text, :mod:`pi_memory.semantic.turn
 index gets from embedding a context-window key is computed at query time from the vectors already stored:
 
 1. **Pool**: the keyword candidates read in context (:mod:`pi_memory.retrieval.context`: each with its score)
-   and the nearest turn vectors (each with its cosine).
+   and the nearest turn vectors (each with its cosine). The nearest ``MORE_KEYWORD_TURNS`` turns of the vector
+   list that the keyword list lacks are scored as its candidates are (own-text BM25 + window BM25 with the
+   search's terms and document frequencies, :meth:`pi_memory.retrieval.context.ContextHits.score_more`), so a
+   turn holding the question's words below the keyword search's cut is not at 0 on the keyword side: LoCoMo
+   host R@10 0.804 -> 0.810 (all such turns: the same; 10: 0.809), about 0.3 ms CPU a recall.
 2. **Window cosine**: each candidate's vector plus ``WINDOW_WEIGHT / d`` times each neighbour turn ``d`` turns
    away, ``WINDOW_TURNS`` each side (the neighbours of :func:`pi_memory.retrieval.context.neighbours`: the
    weights of the keyword spread), normalised, against the query: "what's your favourite game?" / "Catan, I
