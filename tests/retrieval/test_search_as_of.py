@@ -46,3 +46,27 @@ def test_a_message_dated_exactly_at_as_of_is_kept_and_one_a_millisecond_later_is
                ("2026-04-01T10:00:00.001Z", "deploy window moved to eleven")])
     assert texts(session_search(conn, "deploy window", as_of="2026-04-01T10:00:00.000Z")) == [
         "**deploy** **window** opens at ten"]
+
+
+@pytest.mark.parametrize("value", ["99999999d", "9" * 5000 + "d", "999999999w", "9999-12-31T23:00:00-05:00"])
+def test_a_time_outside_the_calendar_is_refused_in_words_not_by_a_crash(conn, value):
+    from pi_memory.index.filters import SearchInputError
+
+    add(conn, [("2026-11-01T10:00:00.000Z", "the staging database moved")])
+    for kwargs in ({"since": value}, {"until": value}, {"as_of": value}):
+        with pytest.raises(SearchInputError) as refused:
+            session_search(conn, "staging", **kwargs)
+        message = str(refused.value)
+        assert message.startswith("The time '") and "outside the years 1 to 9999" in message
+        assert len(message) < 200  # a long value is shown cut, not echoed whole
+
+
+def test_years_before_1000_sort_before_later_ones_as_text(conn):
+    from pi_memory.index.filters import parse_time
+
+    assert parse_time("0999-01-01") == "0999-01-01T00:00:00.000Z"
+    assert parse_time("0001-01-01", upper=True) == "0001-01-01T23:59:59.999Z"
+    add(conn, [("2026-11-01T10:00:00.000Z", "the staging database moved")])
+    assert texts(session_search(conn, "staging", until="0999-01-01")) == []
+    assert texts(session_search(conn, "staging", as_of="0001-01-01")) == []
+    assert len(texts(session_search(conn, "staging", since="0999-01-01"))) == 1

@@ -167,3 +167,48 @@ def test_rank_lifts_the_turns_of_the_speaker_the_question_names(conn, monkeypatc
     monkeypatch.setattr(tic, "SPEAKER_BOOST", 0.0)
     assert [r.id for r in tic.rank(conn, "What did Melanie paint?", keyword, [], None, None)] == \
         [ids[0], ids[1], ids[2], ids[3]]
+
+
+def test_rank_reads_only_the_neighbours_it_was_not_given_and_ranks_as_if_it_read_them_all(conn, monkeypatch):
+    from pi_memory.retrieval import context
+
+    ids = add_turns(conn, [f"turn {i} on the nightly backup of the ledger" for i in range(8)])
+    e = np.eye(DIM, dtype=np.float32)
+    store(conn, {m: e[i] for i, m in enumerate(ids)})
+    qvec = e[7]  # the query means what the last turn says
+    keyword, vector = [(ids[1], 3.0), (ids[4], 2.0)], [(ids[7], 1.0), (ids[4], 0.0)]
+    plain = tic.rank(conn, "nightly backup", keyword, vector, qvec, MODEL)
+    known = neighbours(conn, [ids[1], ids[4]], window=2)
+    asked: list[list[int]] = []
+    real = context.neighbours
+
+    def counting(c, message_ids, *args, **kwargs):
+        asked.append(list(message_ids))
+        return real(c, message_ids, *args, **kwargs)
+
+    monkeypatch.setattr(context, "neighbours", counting)
+    given = tic.rank(conn, "nightly backup", keyword, vector, qvec, MODEL, known=known)
+    assert asked == [[ids[7]]]  # the two keyword turns' windows were given
+    assert [(r.id, r.score, r.cosine) for r in given] == [(r.id, r.score, r.cosine) for r in plain]
+    # what it is given is what it uses: ids[1] said to sit next to ids[7] gets a share of ids[7]'s meaning
+    lied = tic.rank(conn, "nightly backup", keyword, vector, qvec, MODEL, known={**known, ids[1]: [ids[7]]})
+    before, after = {r.id: r.score for r in plain}, {r.id: r.score for r in lied}
+    assert after[ids[1]] > before[ids[1]] and after[ids[4]] == before[ids[4]]
+
+
+def test_the_keyword_list_in_context_hands_on_the_windows_it_read(conn):
+    from pi_memory.index import plan_query
+    from pi_memory.retrieval import context
+    from pi_memory.retrieval.bm25 import MESSAGES, Engine
+
+    ids = add_turns(conn, ["where do the nightly ledger backups go", "to the cold bucket in eu-west",
+                           "and how long are they kept", "ninety days, then they expire"])
+    with transaction(conn):  # a tool result between turns: no window of its own
+        conn.execute("UPDATE messages SET kind = 'tool_result', role = 'tool' WHERE id = ?", (ids[2],))
+    plan = plan_query("nightly ledger backups kept", words=True, question=True)
+    hits = context.rank(conn, Engine(conn, MESSAGES, [], []), plan.terms, [(ids[0], 2.0), (ids[2], 1.0)], 10)
+    near = {h.id: h.near for h in hits}
+    assert near[ids[2]] is None
+    turns = [m for m in ids if m != ids[2]]
+    expected = neighbours(conn, turns, window=2)
+    assert {m: list(n) for m, n in near.items() if n is not None} == {m: expected[m] for m in near if m in expected}

@@ -93,3 +93,13 @@ def test_the_service_passes_the_turns_time(project, tmp_path, embedder):
     assert now.text and "requirements.txt" in now.text
     before = service.recall_for_prompt("where is the kafka client pinned?", {}, as_of="2020-01-01T00:00:00Z")
     assert before.text is None and before.reason == "no matches"
+
+
+@pytest.mark.parametrize("as_of", ["0001-01-01", "0999-06-01", "9999-12-31"])
+def test_recall_at_the_ends_of_the_calendar_reads_what_it_can_and_never_crashes(backend, conn, as_of):
+    moment = as_of_iso(as_of)
+    windows, _ = date_windows("what did we decide today, three years ago, last week and in May?", moment)
+    assert windows and all(a <= b for a, b in windows)
+    assert all(b <= date.fromisoformat(moment[:10]) for _, b in windows)
+    assert recall(backend, "what did we decide today, three years ago and last week?", scope=ALICE,
+                  include=("semantic", "sessions"), conn=conn, as_of=as_of) == []

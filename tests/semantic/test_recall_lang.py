@@ -90,6 +90,20 @@ def test_unrelated_prompts_inject_nothing(backend, stored, prompt):
     assert recall(backend, prompt, scope=ALICE) == []
 
 
+@pytest.mark.parametrize("prompt", ["The", "on the", "in the", "what is the", "the and of to is a",
+                                    "der die das und", "what is it?", "el la de que"])
+def test_a_prompt_of_stop_words_alone_has_no_keyword_evidence_and_injects_nothing(backend, stored, conn, prompt):
+    assert not evidence_terms(prompt)
+    insert_turns(conn, ALICE.project_id, [("e1", "2026-11-02T10:00:00.000Z", "the deploy is on the way, what is the plan"),
+                                          ("e2", "2026-11-02T10:01:00.000Z", "Die Datenbank ist in der Cloud und das ist gut")])
+    assert recall(backend, prompt, scope=ALICE, include=("semantic", "sessions"), conn=conn) == []
+
+
+def test_stop_words_beside_a_content_word_leave_the_content_word():
+    assert evidence_terms("what is the deploy plan").words == ("deploy", "plan")
+    assert evidence_terms("wo ist die Datenbank").words == ("datenbank",)
+
+
 def test_session_search_finds_a_cjk_word_inside_a_sentence(conn):
     insert_turns(conn, ALICE.project_id, [("e1", "2026-11-02T10:00:00.000Z", "我们的机房在上海，服务器都放在那里。"),
                                           ("e2", "2026-11-02T10:01:00.000Z", "今天午饭吃面条")])
@@ -112,3 +126,21 @@ def test_the_trigram_keyword_list_finds_a_chinese_memory_inside_a_sentence(backe
     found = [mid for mid, _ in backend.keyword_candidates("机房在哪个城市？", scope=ALICE)]
     assert found == [stored["zh"]]
     assert backend.keyword_candidates("今天天气怎么样？", scope=ALICE) == []
+
+
+@pytest.mark.parametrize("prompt", ["猫", "ไทย", "咖啡", "🚀", "🎉🎉"])
+def test_a_prompt_the_model_cannot_read_recalls_nothing_by_meaning(backend, embedder, prompt):
+    from pi_memory.embed import carries_meaning
+
+    emoji = backend.add("🚀🔥🐍", scope=ALICE)
+    backend.add("Production runs PostgreSQL 16 behind pgbouncer.", scope=ALICE)
+    assert not carries_meaning(embedder, prompt)
+    assert backend.vector_candidates(prompt, scope=ALICE) == []
+    assert emoji.id not in [h.id for h in recall(backend, prompt, scope=ALICE)]
+
+
+def test_one_known_piece_keeps_the_meaning(embedder):
+    from pi_memory.embed import carries_meaning
+
+    assert carries_meaning(embedder, "staging 🚀") and carries_meaning(embedder, "机房在哪个城市")
+    assert embedder.unknown_share("🚀🔥🐍") == 1.0 and embedder.unknown_share("deploy the app") == 0.0

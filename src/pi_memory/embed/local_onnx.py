@@ -52,6 +52,7 @@ MAX_TOKENS = 256
 BATCH_SIZE = 64
 #: ``[PAD]`` id in the vocabulary (config.json ``pad_token_id``).
 PAD_ID = 0
+UNK_ID, CLS_ID, SEP_ID = 100, 101, 102  # the bundled vocabulary's special pieces (tokenizer.json)
 #: Texts tokenised at once before sorting into batches; bounds the memory held by token lists.
 TOKENIZE_CHUNK = 2048
 #: A batch is split between threads only into parts of at least this many texts.
@@ -263,6 +264,16 @@ class OnnxMiniLM:
                 while len(self._queries) > QUERY_CACHE:
                     self._queries.popitem(last=False)
         return vec
+
+    def unknown_share(self, text: str) -> float:
+        """Share (0..1) of ``text``'s word pieces the model does not know (``[UNK]``: emoji, Thai, Korean and
+        most of the world's scripts for this English model); ``1.0`` for a text without pieces. Every text made
+        only of unknown pieces embeds to the same vector, so two of them have a cosine of 1.0 whatever they say:
+        :func:`pi_memory.embed.carries_meaning` reads this before a cosine is trusted."""
+        self.load()
+        ids = self._tokenizer.encode(text or "").ids
+        pieces = [i for i in ids if i not in (CLS_ID, SEP_ID, PAD_ID)]
+        return sum(i == UNK_ID for i in pieces) / len(pieces) if pieces else 1.0
 
     def clear_query_cache(self) -> None:
         """Forget the remembered query vectors (benchmarks time every query as new)."""

@@ -33,6 +33,21 @@ def parse_time(value: str | date | datetime | None, upper: bool = False) -> str 
     """
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
+    try:
+        moment = _moment(value, upper)
+    except OverflowError:  # an age of 99999999d, 9999-12-31 in a zone west of UTC: before year 1 or after 9999
+        shown = str(value).strip()
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise SearchInputError(
+            f"The time {shown!r} is outside the years 1 to 9999 this index can compare. Use an ISO date or "
+            "time such as 2026-11-29, or an age such as 7d or 2w."
+        ) from None
+    # the year padded to four digits: strftime writes 999 for the year 999, which sorts after 2026 as text
+    return f"{moment.year:04d}-" + moment.strftime("%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def _moment(value: str | date | datetime, upper: bool) -> datetime:
+    """``value`` as an aware UTC datetime (:func:`parse_time`); ``OverflowError`` past the years 1-9999."""
     if isinstance(value, datetime):
         moment = value if value.tzinfo else value.replace(tzinfo=UTC)
     elif isinstance(value, date):
@@ -43,21 +58,23 @@ def parse_time(value: str | date | datetime | None, upper: bool = False) -> str 
         text = str(value).strip()
         rel = _RELATIVE.match(text)
         if rel:
+            if len(rel.group(1)) > 9:  # more than any age back to the year 1 (and int() refuses 4,300 digits)
+                raise OverflowError(text)
             moment = datetime.now(UTC) - timedelta(**{_UNITS[rel.group(2).lower()]: int(rel.group(1))})
         else:
             try:
                 moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
             except ValueError:
+                shown = text if len(text) <= 60 else text[:57] + "..."
                 raise SearchInputError(
-                    f"Cannot read the time {text!r}. Use an ISO date or time such as 2026-11-29 or "
+                    f"Cannot read the time {shown!r}. Use an ISO date or time such as 2026-11-29 or "
                     "2026-11-29T13:28:00Z, or an age such as 30m, 12h, 7d or 2w."
                 ) from None
             if moment.tzinfo is None:
                 moment = moment.replace(tzinfo=UTC)
             if upper and len(text) <= 10:
                 moment += timedelta(days=1, milliseconds=-1)
-    moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    return moment.astimezone(UTC)
 
 
 def project_ids(conn: sqlite3.Connection, project: str | Path) -> list[str]:

@@ -48,11 +48,14 @@ _TURN = f"kind = 'message' AND role IN ('user', 'assistant') AND length(text) >=
 @dataclass(frozen=True)
 class ContextHit:
     """One turn ranked in context: ``id`` (``messages.id``), ``score`` (higher is better, comparable within one
-    ranking), ``lenders``: the keyword matches that brought it in, itself first when it matched."""
+    ranking), ``lenders``: the keyword matches that brought it in, itself first when it matched; ``near``: its
+    :func:`neighbours` (``WINDOW`` each side) as :func:`rank` read them, ``None`` when not read (tool output,
+    which has no window, or another ``window``), so a later step over the same turns need not read them again."""
 
     id: int
     score: float
     lenders: tuple[int, ...]
+    near: tuple[int, ...] | None = None
 
 
 def neighbours(conn: sqlite3.Connection, message_ids: Sequence[int], window: int = WINDOW,
@@ -183,6 +186,7 @@ def rank(conn: sqlite3.Connection, scorer: Any, terms: Sequence[Any], matches: S
         rows.append((m, joined, len(joined), ""))
     window_bm25 = scorer.score(rows, list(terms))
     own = dict(matches)  # the keyword search's own score (0 for a turn brought in by context)
-    scored = [ContextHit(m, own.get(m, 0.0) + window_bm25.get(m, 0.0), lent) for m, _, lent in pool]
+    scored = [ContextHit(m, own.get(m, 0.0) + window_bm25.get(m, 0.0), lent,
+                         tuple(near[m]) if m in near and window == WINDOW else None) for m, _, lent in pool]
     position = {m: i for i, m in enumerate(ids)}
     return ContextHits(sorted(scored, key=lambda h: (-h.score, position[h.id])), scorer, terms)

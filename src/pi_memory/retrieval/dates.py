@@ -150,7 +150,10 @@ def date_windows(prompt: str, as_of: str) -> tuple[list[tuple[date, date]], str]
         for m in pattern.finditer(text):
             if any(a < m.end() and m.start() < b for a, b in taken):
                 continue
-            span = _window(kind, m, today)
+            try:
+                span = _window(kind, m, today)
+            except (OverflowError, ValueError):  # "3 years ago" asked as of the year 2: before the calendar
+                span = None
             if span is not None and span not in found:
                 found.append(span)
             taken.append(m.span())
@@ -159,7 +162,9 @@ def date_windows(prompt: str, as_of: str) -> tuple[list[tuple[date, date]], str]
     for first, last in found:
         if first > today:
             continue
-        window = (first - margin, min(last + margin, today))
+        lo = first - margin if first - date.min >= margin else date.min  # no overflow at the calendar's ends
+        hi = today if last >= today else min(last + margin, today)
+        window = (lo, hi)
         if window not in windows:
             windows.append(window)
     rest = text

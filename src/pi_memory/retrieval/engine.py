@@ -246,6 +246,9 @@ def recall(
                          "are in the prompt already: memory_search finds their text)")
     if not (query or "").strip() or top_k <= 0:
         return []
+    from pi_memory.safety import replace_unencodable
+
+    query = replace_unencodable(query)  # a lone surrogate (Python callers; hosts clean theirs) cannot be encoded
     moment = recall_dates.as_of_iso(as_of)
     windows, rest = recall_dates.date_windows(query, moment)
     words_query = rest if rest.strip() else query  # the keyword search without the date phrases ("May": "may")
@@ -267,8 +270,12 @@ def recall(
         from pi_memory.index.parallel import reader
         from pi_memory.retrieval import session_ranking_in_context
 
-        session_job = source_vectors.submit(lambda: session_ranking_in_context(  # its own connection: in parallel
-            reader(conn), words_query, candidates, project, as_of=moment))
+        def session_keywords() -> tuple[list, list[tuple[str, int]]]:  # its own connection: in parallel
+            own = reader(conn)
+            found = session_ranking_in_context(own, words_query, candidates, project, as_of=moment)
+            return found, source_vectors.turn_keys(own, [h.id for h in found])
+
+        session_job = source_vectors.submit(session_keywords)
     if vector_deadline is not None:  # a caller with a time limit: no query vector by then, keyword lists only
         extra = source_vectors.by_deadline(backend, query, extra, vector_deadline)
     if "semantic" in include:
@@ -298,9 +305,8 @@ def recall(
         from pi_memory.index import plan_query
 
         snippet_terms = plan_query(words_query, words=True, question=True).terms
-        matches = session_job.result()
+        matches, ranked = session_job.result()
         lent = {h.id: h.lenders for h in matches}
-        ranked = source_vectors.turn_keys(conn, [h.id for h in matches])
         lists["sessions"] = list(dict.fromkeys(key for key, _ in ranked))
         for key, mid in reversed(ranked):  # two rows of one turn: the better-ranked one is read
             turn_rows[key] = (mid, *(m for m in lent[mid] if m != mid))
@@ -311,7 +317,7 @@ def recall(
         from pi_memory.retrieval.turns_in_context import session_list
 
         lists["sessions"] = session_list(conn, query, matches, lists.pop("sessions_vector", []), items, extra,
-                                          moment, project)
+                                          moment, project, keys={mid: key for key, mid in ranked})
     all_weights = {**DEFAULT_WEIGHTS, **source_vectors.WEIGHTS, "dates": DATE_WEIGHT, **(weights or {})}
     fused = rrf_fuse(lists, weights=all_weights, k=k)
     days: dict[str, str] = {}

@@ -5,8 +5,9 @@ prompt found in a candidate's text (0..1), compared with ``MIN_KEYWORD_COVERAGE`
 
 * **words** (scripts with spaces: Latin, Cyrillic, Greek, Arabic/Persian...): for English, the prompt's keyword
   terms (:func:`pi_memory.semantic.terms.keyword_terms`: stop words dropped, a crude suffix cut, at least 3
-  characters; unchanged from before); in another detected language, its words as written minus that
-  language's and English's stop words (:data:`STOP`), at least 3 characters; one unit each. A term is found when it
+  characters); in another detected language, its words as written minus that language's and English's stop
+  words (:data:`STOP`), at least 3 characters; one unit each. A prompt of stop words alone ("on the", "der die
+  das") has no word units: every text holds "the", so it would pass the floor by keyword with anything. A term is found when it
   is a substring of the text (``prefer`` finds ``preferred``, as the keyword list's prefix does) or when its
   Snowball stem (``snowballstemmer``, for each language detected in the prompt) equals the stem of a word of the
   text: ``ключи`` and ``ключей`` are both ``ключ``, ``Datenbanken`` and ``Datenbank`` both ``datenbank``.
@@ -36,6 +37,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
+from pi_memory.index.query import STOP_WORDS
 from pi_memory.index.words import CJK_STOP
 from pi_memory.semantic.terms import MAX_TERMS, MIN_TERM_CHARS, WORD, keyword_terms
 
@@ -188,10 +190,8 @@ def evidence_terms(query: str) -> Evidence:
         stop = frozenset().union(STOP["english"], *(STOP[lang] for lang in langs if lang in STOP))
         raw = [w.strip(".'’-").casefold() for w in WORD.findall(rest)]
         words = tuple(dict.fromkeys(w for w in raw if len(w) >= MIN_TERM_CHARS and w not in stop))[:MAX_TERMS]
-        if not words:  # only stop words: keep them rather than nothing
-            words = tuple(keyword_terms(rest))
-    else:
-        words = tuple(keyword_terms(rest)) if rest.strip() else ()
+    else:  # a prompt of stop words alone ("on the", "what is the") has no keyword evidence: anything holds "the"
+        words = tuple(w for w in keyword_terms(rest) if w not in STOP_WORDS and w not in STOP["english"])
     stems = tuple(tuple(stem(w, lang) for lang in langs) for w in words)
     return Evidence(words, langs, stems, _cjk_units(text))
 

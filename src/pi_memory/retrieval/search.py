@@ -45,7 +45,7 @@ from pi_memory.index.snippets import make_snippet
 from pi_memory.retrieval import bm25 as engine
 from pi_memory.retrieval import context
 from pi_memory.retrieval.bm25 import MEMORIES, MESSAGES, Corpus, Engine, Ranked
-from pi_memory.safety import redact
+from pi_memory.safety import redact, replace_unencodable
 
 __all__ = [
     "SearchInputError",
@@ -64,8 +64,12 @@ MAX_QUERY_CHARS = 1000  # a longer query is cut: it is echoed in the result and 
 
 def _cap_query(query: str | None) -> str | None:
     """At most ``MAX_QUERY_CHARS``, cut at the last white space before the limit (never inside a word, which
-    would become a required fragment) when there is one."""
-    if not isinstance(query, str) or len(query) <= MAX_QUERY_CHARS:
+    would become a required fragment) when there is one; a lone surrogate (a Python caller's ``"\\ud83d"``,
+    which SQLite cannot be given) becomes U+FFFD."""
+    if not isinstance(query, str):
+        return query
+    query = replace_unencodable(query)
+    if len(query) <= MAX_QUERY_CHARS:
         return query
     cut = query[:MAX_QUERY_CHARS]
     space = max(cut.rfind(" "), cut.rfind("\n"), cut.rfind("\t"))

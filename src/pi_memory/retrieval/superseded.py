@@ -7,9 +7,12 @@ session turn is *outdated* by a replacement when, compared word by word (case-fo
 ``15`` and ``16`` count; a word of 4+ letters also matches a longer one it starts, ``postgres`` ~ ``postgresql``):
 
 * it holds more of the words only the old text has than of the words only the new text has, and
-* it shares a word with what both texts say (it is about the same thing), and
-* it was written before the replacement (a later turn saying the old thing is left alone: the replacement may
-  be what is wrong).
+* it shares two of the words both texts say (one when they share only one): it is about the same thing -- a
+  turn about "the deploy database url ...:5432" shares only "database" with "The staging database listens on
+  port 5432" -> "... 6543", and is about another database; and
+* it was written before the change: the replacement's time, or the start of the day the new fact was observed
+  on when that is earlier (a fact recorded today as "since November 20 ..." changed on the 20th). A later turn
+  saying the old thing is left alone: the replacement may be what is wrong.
 
 An outdated turn is moved to just below its current fact and carries ``replaced_by`` / ``replaced_on``, which
 :func:`pi_memory.retrieval.engine.render_line` prints as ``said before <day>, since replaced by <id>``.
@@ -44,7 +47,8 @@ def outdated_by(turn: str, old: str, new: str) -> bool:
     common = old_w & new_w
     only_old = sum(_has(said, w) for w in old_w - new_w)
     only_new = sum(_has(said, w) for w in new_w - old_w)
-    return only_old > only_new and any(_has(said, w) for w in common)
+    shared = sum(_has(said, w) for w in common)
+    return only_old > only_new and shared >= min(2, len(common)) and shared > 0
 
 
 def predecessors(backend: Any, scope: Any, ids: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
@@ -75,11 +79,13 @@ def mark_outdated(backend: Any, scope: Any, hits: list[Any]) -> list[Any]:
     for fact in current:
         moved = 0  # turns already placed below this fact keep their order
         for old, at in replaced.get(fact.id, []):
+            observed = f"{fact.date[:10]}T00:00:00.000Z" if len(fact.date or "") >= 10 else ""
+            changed = min(at, observed) if at and observed else at or observed
             for turn in [h for h in out if h.kind == "session" and not h.replaced_by]:
                 said = turn.text.split(": ", 1)[-1]  # without the "user: " / "assistant: " role
-                if (turn.when or "") > at or not outdated_by(said, old, fact.text):
+                if (turn.when or "") >= changed or not outdated_by(said, old, fact.text):
                     continue
-                turn.replaced_by, turn.replaced_on = fact.id, at[:10]
+                turn.replaced_by, turn.replaced_on = fact.id, changed[:10]
                 if out.index(turn) < out.index(fact):
                     out.remove(turn)
                     out.insert(out.index(fact) + 1 + moved, turn)

@@ -165,12 +165,15 @@ def said_by(query: str, heads: Mapping[int, str]) -> set[int]:
 def rank(conn: sqlite3.Connection, query: str, keyword: Sequence[tuple[int, float]],
          vector: Sequence[tuple[int, float]], qvec: np.ndarray | None, model: str | None,
          until: str | None = None, project: str | None = None,
+         known: Mapping[int, Sequence[int]] | None = None,
          score_more: Callable[..., Mapping[int, float]] | None = None) -> list[RankedTurn]:
     """The pool of ``keyword`` (``(message id, score)`` best first) and ``vector`` (``(message id, cosine)``)
     fused and re-scored (module docstring), best first. ``project``: whose turn matrix holds the vectors
-    (:func:`_vectors`). ``score_more(conn, ids, neighbours)``: the keyword score of turns the keyword list lacks
-    (:meth:`pi_memory.retrieval.context.ContextHits.score_more`), asked for the best ``MORE_KEYWORD_TURNS`` of
-    ``vector`` (step 1)."""
+    (:func:`_vectors`). ``known``: neighbours already read for some of the pool, as
+    :func:`pi_memory.retrieval.context.neighbours` gives them for ``WINDOW_TURNS`` and ``until`` (the keyword
+    list in context read them); the others are read here. ``score_more(conn, ids, neighbours)``: the keyword
+    score of turns the keyword list lacks (:meth:`pi_memory.retrieval.context.ContextHits.score_more`), asked
+    for the best ``MORE_KEYWORD_TURNS`` of ``vector`` (step 1)."""
     from pi_memory.retrieval.context import neighbours
 
     pool = list(dict.fromkeys([m for m, _ in keyword] + [m for m, _ in vector]))
@@ -179,7 +182,8 @@ def rank(conn: sqlite3.Connection, query: str, keyword: Sequence[tuple[int, floa
     scored: dict[str, dict[int, float]] = {"keyword": dict(keyword)}
     own: dict[int, float] = dict(vector)
     if qvec is not None and model:
-        near = neighbours(conn, pool, WINDOW_TURNS, until)
+        near = {m: list(known[m]) for m in pool if known and m in known}
+        near.update(neighbours(conn, [m for m in pool if m not in near], WINDOW_TURNS, until))
         row_of, matrix = _vectors(conn, model, int(qvec.shape[-1]),
                                   list({*pool, *(n for ns in near.values() for n in ns)}), project)
         own_cos, window = _window_cosines(pool, near, row_of, matrix, qvec.astype(np.float32, copy=False))
@@ -214,17 +218,22 @@ def rank(conn: sqlite3.Connection, query: str, keyword: Sequence[tuple[int, floa
 
 def session_list(conn: sqlite3.Connection, query: str, matches: Sequence[Any], vector_keys: Sequence[str],
                  items: Mapping[str, Any], pending: Any, until: str | None,
-                 project: str | None = None) -> list[str]:
-    """Recall's ``sessions`` list: the keyword matches read in context (``matches``: ``ContextHit``) and the
+                 project: str | None = None, keys: Mapping[int, str] | None = None) -> list[str]:
+    """Recall's ``sessions`` list: the keyword matches read in context (``matches``: ``ContextHit``, their
+    recall keys in ``keys``, message id -> key) and the
     turn-vector list (``vector_keys``, their hits in ``items``, cosines and query vector in ``pending``: the
     recall's :class:`~pi_memory.retrieval.vector_lists.VectorLists` or ``None``) ranked by :func:`rank`, as
     recall keys (``t:<session>#<entry>``), best first."""
+    from pi_memory.retrieval.context import WINDOW
     from pi_memory.retrieval.vector_lists import turn_keys
 
     vector = [(items[k].message_id, pending.cosines[k]) for k in vector_keys if items[k].message_id]
     qvec = pending.query_vector.result() if pending is not None else None
     model = pending.model if pending is not None else None
+    # the keyword list's windows are this ranking's when both read as many turns each side
+    known = {h.id: h.near for h in matches if h.near is not None} if WINDOW == WINDOW_TURNS else {}
     ranked = rank(conn, query, [(h.id, h.score) for h in matches], vector, qvec, model, until=until,
-                  project=project, score_more=getattr(matches, "score_more", None))
-    keys = {mid: key for key, mid in turn_keys(conn, [r.id for r in ranked])}
-    return list(dict.fromkeys(keys[r.id] for r in ranked if r.id in keys))
+                  project=project, known=known, score_more=getattr(matches, "score_more", None))
+    key_of = {**{items[k].message_id: k for k in vector_keys if items[k].message_id}, **(keys or {})}
+    key_of.update((mid, key) for key, mid in turn_keys(conn, [r.id for r in ranked if r.id not in key_of]))
+    return list(dict.fromkeys(key_of[r.id] for r in ranked if r.id in key_of))

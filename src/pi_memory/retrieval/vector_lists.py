@@ -224,7 +224,13 @@ def start(backend: Any, query: str, *, scope: Any, include: Iterable[str], conn:
 
 
 def _embed(embedder: Any, query: str) -> np.ndarray | None:
-    """The query's embedding, or ``None`` (logged) when the embedder fails: recall goes on by keyword."""
+    """The query's embedding, or ``None`` (logged) when the embedder fails: recall goes on by keyword. Also
+    ``None`` for a query made only of pieces the model does not know (:func:`pi_memory.embed.carries_meaning`):
+    its vector would be the same as every such text's."""
+    from pi_memory.embed.base import carries_meaning
+
+    if not carries_meaning(embedder, query):
+        return None
     try:
         return np.asarray(embedder.embed_query(query), dtype=np.float32)
     except Exception as exc:  # noqa: BLE001 - any provider failure: keyword lists only

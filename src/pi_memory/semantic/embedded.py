@@ -64,7 +64,7 @@ def clean_text(text: str) -> str:
     ``ValueError`` for empty, unreadable (only U+FFFD), over-long or hostile text (the threat scanner)."""
     if not isinstance(text, str):
         raise ValueError("memory text must be a string")
-    cleaned = safety.redact(text).strip()
+    cleaned = safety.redact(safety.replace_unencodable(text)).strip()  # a lone surrogate from Python code: U+FFFD
     if not cleaned:
         raise ValueError("memory text is empty")
     if safety.is_unreadable(cleaned):  # the curated stores' rule (curated.entries.content_problem)
@@ -141,6 +141,10 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
             return None
 
     def _embed_query(self, text: str) -> np.ndarray | None:
+        from pi_memory.embed.base import carries_meaning
+
+        if not carries_meaning(self.embedder, text):  # "猫", "🚀": only pieces the model does not know
+            return None
         try:
             out = np.asarray(self.embedder.embed_query(text), dtype=np.float32)
             self.last_embed_error = None

@@ -238,6 +238,7 @@ class SemanticService:
         "reason", "hits": [RecallHit], "text"}`` (``reason``: why it was skipped, else ``None``). The one preview
         behind ``pi-memory semantic recall`` and the memory inspector. Raises ``ValueError`` for an unknown
         source; backend errors propagate."""
+        prompt = safety.replace_unencodable(prompt)  # a lone surrogate from Python code: U+FFFD, as hosts do
         skipped = skip_reason(prompt)
         if skipped is not None:
             return {"prompt": prompt, "skipped": True, "reason": skipped, "hits": [], "text": ""}
@@ -304,6 +305,7 @@ class SemanticService:
     def add(self, text: str, *, source: dict[str, Any] | None = None) -> tuple[SemanticMemory, bool]:
         """Store ``text`` verbatim; ``(memory, created)`` -- ``created`` is False for a duplicate. Raises
         :class:`RefusedError` for text that trips the threat scanner, ``ValueError`` for empty text."""
+        text = safety.replace_unencodable(text)  # a lone surrogate cannot be embedded or stored: U+FFFD
         threats = safety.scan_threats(text or "")
         if threats:
             raise RefusedError(refusal(threats[0].id))
