@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,17 +125,50 @@ def spread(conn: sqlite3.Connection, ranked: Sequence[tuple[int, float]], limit:
     return [(m, score[m], tuple(dict.fromkeys(lenders[m]))) for m in order[:limit]]
 
 
+class ContextHits(list):
+    """:func:`rank`'s hits (:class:`ContextHit`, best first) and ``score_more(conn, ids, near)``: further turns
+    scored as its candidates were (:func:`score_turns` with the same terms and document frequencies), for
+    recall's turns that only the vector list found (:mod:`pi_memory.retrieval.turns_in_context`)."""
+
+    def __init__(self, hits: Sequence[ContextHit] = (), scorer: Any = None, terms: Sequence[Any] = ()):
+        super().__init__(hits)
+        self._scorer, self._terms = scorer, list(terms)
+
+    def score_more(self, conn: sqlite3.Connection, ids: Sequence[int],
+                   near: Mapping[int, Sequence[int]]) -> dict[int, float]:
+        """:func:`score_turns` of ``ids`` with the ranking's BM25 (``{}`` without one)."""
+        if self._scorer is None or not ids:
+            return {}
+        return score_turns(conn, self._scorer, self._terms, ids, near)
+
+
+def score_turns(conn: sqlite3.Connection, scorer: Any, terms: Sequence[Any], ids: Sequence[int],
+                near: Mapping[int, Sequence[int]]) -> dict[int, float]:
+    """The score :func:`rank` gives a candidate, for turns the keyword search did not rank: BM25 of the turn's
+    own text (a candidate's own score is its search BM25) plus BM25 of its window (``near``: its neighbours),
+    with ``scorer``'s document frequencies (the search's: every term's is known by then). Turns matching no
+    term score 0. One statement (the texts)."""
+    wanted = sorted({*ids, *(n for m in ids for n in near.get(m, ()))})
+    text = dict(conn.execute(f"SELECT id, substr(text, 1, {_PIECE_CHARS}) FROM messages "
+                             f"WHERE id IN ({','.join('?' * len(wanted))})", wanted))
+    own = {m: text.get(m, "") for m in ids}
+    window = {m: "\n".join([own[m], *(text.get(n, "") for n in near.get(m, ()))]) for m in ids}
+    alone = scorer.score([(m, own[m], len(own[m]), "") for m in ids], list(terms))
+    around = scorer.score([(m, window[m], len(window[m]), "") for m in ids], list(terms))
+    return {m: alone.get(m, 0.0) + around.get(m, 0.0) for m in ids}
+
+
 def rank(conn: sqlite3.Connection, scorer: Any, terms: Sequence[Any], matches: Sequence[tuple[int, float]],
-         limit: int, window: int = WINDOW, weight: float = WEIGHT, until: str | None = None) -> list[ContextHit]:
+         limit: int, window: int = WINDOW, weight: float = WEIGHT, until: str | None = None) -> ContextHits:
     """Step 2 (module docstring): the best ``limit`` candidates of :func:`spread` over ``matches`` (``(id, BM25)``
     of the keyword search), re-scored as own score + BM25(window text). ``scorer``: the search's engine
     (:class:`pi_memory.retrieval.bm25.Engine`: ``doc_freq(term)``, ``score(rows, terms)``) so both BM25s use
     its document frequencies. Ties keep the spread order. ``until``: turns written after it are left out of
-    every window (recall's ``as_of``)."""
+    every window (recall's ``as_of``). The hits keep the scorer (:meth:`ContextHits.score_more`)."""
     known: dict[int, list[int]] = {}
     pool = spread(conn, matches, limit, window, weight, near=known, until=until)  # fills ``known`` for the matches
     if not pool or window <= 0:
-        return [ContextHit(m, s, lent) for m, s, lent in pool]
+        return ContextHits([ContextHit(m, s, lent) for m, s, lent in pool])
     ids = [m for m, _, _ in pool]
     turns = {r[0] for r in conn.execute(f"SELECT id FROM messages WHERE id IN ({','.join('?' * len(ids))}) AND "
                                         f"{_TURN}", ids)}
@@ -156,4 +189,4 @@ def rank(conn: sqlite3.Connection, scorer: Any, terms: Sequence[Any], matches: S
     scored = [ContextHit(m, own.get(m, 0.0) + window_bm25.get(m, 0.0), lent,
                          tuple(near[m]) if m in near and window == WINDOW else None) for m, _, lent in pool]
     position = {m: i for i, m in enumerate(ids)}
-    return sorted(scored, key=lambda h: (-h.score, position[h.id]))
+    return ContextHits(sorted(scored, key=lambda h: (-h.score, position[h.id])), scorer, terms)

@@ -209,15 +209,16 @@ def _in_context(conn: sqlite3.Connection, query: str, ranked: Ranked, eng: Engin
 
     until = _as_of(as_of)
     matches = [(mid, ranked.scores.get(mid, 0.0)) for mid in ranked.ids[:CONTEXT_CANDIDATES]]
-    keyword = [] if eng is None or not matches else [
-        (h.id, h.score) for h in context.rank(conn, eng, ranked.terms or ranked.plan.terms, matches,
-                                             CONTEXT_CANDIDATES, until=until)]
+    hits = [] if eng is None or not matches else context.rank(conn, eng, ranked.terms or ranked.plan.terms, matches,
+                                                              CONTEXT_CANDIDATES, until=until)
+    keyword = [(h.id, h.score) for h in hits]
     qvec, vector, projects = None, [], None
     if embedder is not None and query.strip():
         projects = None if project is None or not str(project).strip() else project_ids(conn, project)
         qvec, vector = vector_lists.nearest_turns(conn, embedder, query, projects, CONTEXT_CANDIDATES, until)
     order = turns_in_context.rank(conn, query, keyword, vector, qvec, str(getattr(embedder, "model_name", "")) or None,
-                                  until=until, project=projects[0] if projects is not None and len(projects) == 1 else None)
+                                  until=until, project=projects[0] if projects is not None and len(projects) == 1 else None,
+                                  score_more=getattr(hits, "score_more", None))
     if not order:
         return ranked
     found_by_vector = {m for m, _ in vector}

@@ -6,7 +6,11 @@ the index keeps one vector per turn (its own text, :mod:`pi_memory.semantic.turn
 index gets from embedding a context-window key is computed at query time from the vectors already stored:
 
 1. **Pool**: the keyword candidates read in context (:mod:`pi_memory.retrieval.context`: each with its score)
-   and the nearest turn vectors (each with its cosine).
+   and the nearest turn vectors (each with its cosine). The nearest ``MORE_KEYWORD_TURNS`` turns of the vector
+   list that the keyword list lacks are scored as its candidates are (own-text BM25 + window BM25 with the
+   search's terms and document frequencies, :meth:`pi_memory.retrieval.context.ContextHits.score_more`), so a
+   turn holding the question's words below the keyword search's cut is not at 0 on the keyword side: LoCoMo
+   host R@10 0.804 -> 0.810 (all such turns: the same; 10: 0.809), about 0.3 ms CPU a recall.
 2. **Window cosine**: each candidate's vector plus ``WINDOW_WEIGHT / d`` times each neighbour turn ``d`` turns
    away, ``WINDOW_TURNS`` each side (the neighbours of :func:`pi_memory.retrieval.context.neighbours`: the
    weights of the keyword spread), normalised, against the query: "what's your favourite game?" / "Catan, I
@@ -33,7 +37,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +57,8 @@ TIME_BOOST = 0.3
 SESSION_BOOST = 0.2
 # The turn index's ``HybridConfig.speaker_boost``: the same prior, its speakers read from the text (:func:`said_by`)
 SPEAKER_BOOST = 0.5
+# the nearest turns of the vector list (best cosine first) without a keyword score that get one (step 1)
+MORE_KEYWORD_TURNS = 20
 # a name of one to three capitalised words, then a colon and a space, at the start of a turn: who says it
 _AUTHOR = re.compile(r"([^\W\d_][\w'’.-]{0,40}(?: [^\W\d_][\w'’.-]{0,40}){0,2}):\s")
 _AUTHOR_CHARS = 130  # characters of a turn read for its speaker (a name of up to three words and the colon)
@@ -159,12 +165,15 @@ def said_by(query: str, heads: Mapping[int, str]) -> set[int]:
 def rank(conn: sqlite3.Connection, query: str, keyword: Sequence[tuple[int, float]],
          vector: Sequence[tuple[int, float]], qvec: np.ndarray | None, model: str | None,
          until: str | None = None, project: str | None = None,
-         known: Mapping[int, Sequence[int]] | None = None) -> list[RankedTurn]:
+         known: Mapping[int, Sequence[int]] | None = None,
+         score_more: Callable[..., Mapping[int, float]] | None = None) -> list[RankedTurn]:
     """The pool of ``keyword`` (``(message id, score)`` best first) and ``vector`` (``(message id, cosine)``)
     fused and re-scored (module docstring), best first. ``project``: whose turn matrix holds the vectors
     (:func:`_vectors`). ``known``: neighbours already read for some of the pool, as
     :func:`pi_memory.retrieval.context.neighbours` gives them for ``WINDOW_TURNS`` and ``until`` (the keyword
-    list in context read them); the others are read here."""
+    list in context read them); the others are read here. ``score_more(conn, ids, neighbours)``: the keyword
+    score of turns the keyword list lacks (:meth:`pi_memory.retrieval.context.ContextHits.score_more`), asked
+    for the best ``MORE_KEYWORD_TURNS`` of ``vector`` (step 1)."""
     from pi_memory.retrieval.context import neighbours
 
     pool = list(dict.fromkeys([m for m, _ in keyword] + [m for m, _ in vector]))
@@ -182,6 +191,10 @@ def rank(conn: sqlite3.Connection, query: str, keyword: Sequence[tuple[int, floa
             own.setdefault(m, c)
         scored["window"] = window
         scored["own"] = own
+        unscored = [m for m, _ in vector if m not in scored["keyword"]][:MORE_KEYWORD_TURNS]
+        if score_more is not None and keyword and unscored:
+            more = score_more(conn, unscored, near)
+            scored["keyword"] = {**scored["keyword"], **{m: s for m, s in more.items() if s > 0}}
     fused = convex_fuse(scored, {"keyword": KEYWORD_WEIGHT, "window": WINDOW_VECTOR_WEIGHT, "own": OWN_VECTOR_WEIGHT})
     temporal = bool(TIME_BOOST) and is_temporal(query)
     if temporal or SESSION_BOOST or SPEAKER_BOOST:
@@ -220,7 +233,7 @@ def session_list(conn: sqlite3.Connection, query: str, matches: Sequence[Any], v
     # the keyword list's windows are this ranking's when both read as many turns each side
     known = {h.id: h.near for h in matches if h.near is not None} if WINDOW == WINDOW_TURNS else {}
     ranked = rank(conn, query, [(h.id, h.score) for h in matches], vector, qvec, model, until=until,
-                  project=project, known=known)
+                  project=project, known=known, score_more=getattr(matches, "score_more", None))
     key_of = {**{items[k].message_id: k for k in vector_keys if items[k].message_id}, **(keys or {})}
     key_of.update((mid, key) for key, mid in turn_keys(conn, [r.id for r in ranked if r.id not in key_of]))
     return list(dict.fromkeys(key_of[r.id] for r in ranked if r.id in key_of))
