@@ -103,6 +103,13 @@ UNMEASURED_SCRIPT_FLOOR = 0.95
 # contain to count as keyword evidence: half, so one shared everyday word ("code", "user") out of a four-term
 # prompt is not enough, while a one- or two-term query ("Kafka", "ticket OPS-4821") is matched by its terms.
 MIN_KEYWORD_COVERAGE = 0.5
+# Two weaker kinds of evidence together also pass: a third of the prompt's keyword evidence and a cosine of three
+# quarters of the floor ("What test has John taken multiple times?" / the turn about failing the exam again:
+# coverage 0.4, cosine 0.39). LoCoMo dev (locomo_recall.py --mode none): of the 7 evidence turns the floor dropped
+# from the host's top 10, 3 had both; host R@10 floor on 0.8165 -> 0.8188, no conversation down, both halves up.
+# recall_floor.py prints the same figures (a quarter of the keywords let 2-3 of its 40 unrelated prompts through).
+PARTIAL_COVERAGE = 0.34
+PARTIAL_SIMILARITY = 0.75  # times the floor
 # RRF weight of the ``dates`` list (candidates dated inside a window the prompt names): as much as one keyword
 # list, so a turn from "last week" that the keyword or vector list also found moves above undated ones.
 DATE_WEIGHT = 1.0
@@ -178,12 +185,16 @@ def has_evidence(hit: RecallHit, min_similarity: float) -> bool:
     """Whether ``hit`` may be injected: ``min_similarity <= 0`` (floor off), a cosine at or above the floor,
     keyword coverage at or above :data:`MIN_KEYWORD_COVERAGE`, a day inside a date window the prompt names
     (``dated``: "what did we decide last week?" keeps last week's turns whatever their cosine), a session turn
-    next to one whose cosine meets the floor (``near_evidence``: recall sets it), or a remote backend's hit that came with no score
+    next to one whose cosine meets the floor (``near_evidence``: recall sets it), a third of the keywords with three
+    quarters of the floor's cosine together (:data:`PARTIAL_COVERAGE`), or a remote backend's hit that came with no score
     details at all (``unscored``: its service ranked it by meaning and there is nothing here to judge it by).
     A hit with details but no cosine (found by keyword only) needs the keyword coverage."""
     if min_similarity <= 0 or hit.coverage >= MIN_KEYWORD_COVERAGE or hit.unscored or hit.dated or hit.near_evidence:
         return True
-    return hit.similarity is not None and hit.similarity >= min_similarity
+    if hit.similarity is None:
+        return False
+    return hit.similarity >= min_similarity or (
+        hit.coverage >= PARTIAL_COVERAGE and hit.similarity >= PARTIAL_SIMILARITY * min_similarity)
 
 
 def evidence_reasons(hit: RecallHit, min_similarity: float) -> list[str]:
@@ -197,6 +208,11 @@ def evidence_reasons(hit: RecallHit, min_similarity: float) -> list[str]:
     if hit.coverage >= MIN_KEYWORD_COVERAGE:
         reasons.append(f"{hit.coverage:.0%} of the prompt's keywords are in its text (at least "
                        f"{MIN_KEYWORD_COVERAGE:.0%} needed)")
+    partial = PARTIAL_SIMILARITY * min_similarity
+    if (hit.similarity is not None and min_similarity > 0 and partial <= hit.similarity < min_similarity
+            and PARTIAL_COVERAGE <= hit.coverage < MIN_KEYWORD_COVERAGE):
+        reasons.append(f"similarity {hit.similarity:.3f} and {hit.coverage:.0%} of the prompt's keywords together "
+                       f"(at least {partial:.2f} and {PARTIAL_COVERAGE:.0%})")
     if hit.unscored:
         reasons.append("ranked by the memory service, which sends no scores")
     if hit.near_evidence:
