@@ -70,3 +70,15 @@ def test_years_before_1000_sort_before_later_ones_as_text(conn):
     assert texts(session_search(conn, "staging", until="0999-01-01")) == []
     assert texts(session_search(conn, "staging", as_of="0001-01-01")) == []
     assert len(texts(session_search(conn, "staging", since="0999-01-01"))) == 1
+
+
+def test_an_empty_result_says_why_when_the_terms_are_not_the_reason(conn):
+    assert session_search(conn, "staging").note.startswith("No session is indexed yet")
+    add(conn, [("2026-11-01T10:00:00.000Z", "the staging database moved")])
+    swapped = session_search(conn, "staging", since="2026-11-05", until="2026-11-01")
+    assert swapped.count == 0 and swapped.note == (
+        "The since time (2026-11-05T00:00:00.000Z) is after the until time (2026-11-01T23:59:59.999Z), so no "
+        "message can match. Swap them.")
+    future = session_search(conn, "staging", since="2026-11-05", as_of="2026-11-02")
+    assert future.note.startswith("The since time (2026-11-05T00:00:00.000Z) is after the moment searched as of")
+    assert session_search(conn, "lunch").note == "No matches. Try fewer or shorter terms, or a different spelling."

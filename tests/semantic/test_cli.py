@@ -58,10 +58,21 @@ def test_recall_preview_and_status(cli):
         "prompt's keywords)\n")
 
 
+def test_recall_preview_as_of_a_moment_shows_only_what_was_written_by_then(cli):
+    cli("add", "User's cat is called Miso.")
+    assert "Miso" in cli("recall", "what is my cat called?", "--as-of", "2999-01-01").stdout
+    before = json.loads(cli("recall", "what is my cat called?", "--as-of", "2020-01-01", "--json").stdout)
+    assert before["hits"] == [] and before["text"] == ""
+    bad = cli("recall", "what is my cat called?", "--as-of", "yesterday-ish")
+    assert bad.exit_code == 2 and "Cannot read the time 'yesterday-ish'" in bad.output
+
+
 @pytest.mark.parametrize(("prompt", "reason"), [
     ("", "the prompt is empty"),
     ("/compact now", "the prompt is a command (/compact), not a question"),
     ("ok thanks!", "the prompt is a short acknowledgement (ok, thanks, yes...) with nothing to look up"),
+    ("??? !!!", "the prompt has no words, only punctuation"),
+    ("👍", "the prompt is a short acknowledgement (ok, thanks, yes...) with nothing to look up"),
 ])
 def test_recall_preview_skips_trivial_prompts_like_the_real_recall(cli, prompt, reason):
     """The preview used to search these prompts, which the real recall before an agent run skips."""

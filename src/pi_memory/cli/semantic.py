@@ -165,6 +165,10 @@ def recall(prompt: str,
            host: Annotated[str, typer.Option("--host", help="The host whose recall to show: pi, claude-code or "
                                              "codex (their default sources differ: Claude Code and Codex "
                                              "recall skills).")] = "pi",
+           as_of: Annotated[str | None, typer.Option("--as-of", help="The moment the prompt is asked at (an ISO "
+                                                     "date or time, or an age such as 2d): nothing written later "
+                                                     "is shown, and 'last week' means the week before it. "
+                                                     "Default: now.")] = None,
            dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """Show the block automatic recall would inject before the agent answers PROMPT.
 
@@ -174,7 +178,7 @@ def recall(prompt: str,
         raise fail(f"--host {host} is not a host with recall; use pi, claude-code or codex.", 2)
     service = _service(dir, project, host=None if host == "pi" else host)
     try:
-        preview = service.recall_preview(prompt, source)
+        preview = service.recall_preview(prompt, source, as_of=as_of)
     except ValueError as exc:
         raise fail(str(exc), 2) from exc
     if preview["skipped"]:

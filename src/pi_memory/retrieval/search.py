@@ -193,9 +193,24 @@ def session_search(
             )
     result = SearchResult(
         kind="session", query=query or "", strategy=ranked.strategy, expression=describe(ranked.plan),
-        count=len(hits), results=hits, note=_cap_note(ranked) if hits else _empty_note(ranked.plan),
+        count=len(hits), results=hits,
+        note=_cap_note(ranked) if hits else _session_empty_note(conn, ranked.plan, since, until, as_of),
     )
     return cap_output(result)
+
+
+def _session_empty_note(conn: sqlite3.Connection, plan: QueryPlan, since: Any, until: Any, as_of: Any) -> str:
+    """Why a session search found nothing when the terms are not the reason: no session indexed, or a time
+    window no message can be in (the filters were read already, so they parse)."""
+    if conn.execute("SELECT NOT EXISTS(SELECT 1 FROM messages)").fetchone()[0]:
+        return "No session is indexed yet, so there is nothing to search (pi-memory index-sessions indexes them)."
+    lo, hi, moment = parse_time(since), parse_time(until, upper=True), _as_of(as_of)
+    if lo and hi and lo > hi:
+        return f"The since time ({lo}) is after the until time ({hi}), so no message can match. Swap them."
+    if lo and lo > moment:
+        return (f"The since time ({lo}) is after the moment searched as of ({moment}): no message written by then "
+                "can match. Use an earlier since time.")
+    return _empty_note(plan)
 
 
 CONTEXT_CANDIDATES = 50  # keyword matches read in context by a plain-words session_search (recall's pool)

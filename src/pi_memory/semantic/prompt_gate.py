@@ -1,6 +1,6 @@
 """Which prompts deserve a recall search (:func:`should_recall`, :func:`skip_reason`), in a module of its own.
 
-It imports only :mod:`re`, so a host that must decide quickly (the prompt hook, a process of its own for every
+It imports only :mod:`re` and :mod:`unicodedata`, so a host that must decide quickly (the prompt hook, a process of its own for every
 prompt: :mod:`pi_memory.integrations.hooks.handlers`) skips a trivial prompt without loading the search stack.
 :mod:`pi_memory.semantic.recall` re-exports both functions.
 """
@@ -8,6 +8,7 @@ prompt: :mod:`pi_memory.integrations.hooks.handlers`) skips a trivial prompt wit
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _TRIVIAL_TEXT = """
     ok okay okey k kk oki yes y yep yeah yup ya yea no n nope nah sure thanks thank you thx ty tysm cheers
@@ -41,4 +42,6 @@ def skip_reason(prompt: str | None) -> str | None:
         return f"the prompt is a command ({text.split()[0]}), not a question"
     if should_recall(text):
         return None
+    if all(unicodedata.category(ch).startswith(("P", "Z")) for ch in text):  # "???", "...": 👍 is a reply
+        return "the prompt has no words, only punctuation"
     return "the prompt is a short acknowledgement (ok, thanks, yes...) with nothing to look up"

@@ -233,16 +233,17 @@ class SemanticService:
                       conn=self.conn, min_similarity=s.recall_min_similarity, vector_deadline=vector_deadline,
                       as_of=as_of, skills=skills)
 
-    def recall_preview(self, prompt: str, sources: list[str] | None = None) -> dict[str, Any]:
+    def recall_preview(self, prompt: str, sources: list[str] | None = None, as_of: str | None = None) -> dict[str, Any]:
         """What recall would inject for ``prompt``, trivial-prompt check included: ``{"prompt", "skipped",
         "reason", "hits": [RecallHit], "text"}`` (``reason``: why it was skipped, else ``None``). The one preview
-        behind ``pi-memory semantic recall`` and the memory inspector. Raises ``ValueError`` for an unknown
-        source; backend errors propagate."""
+        behind ``pi-memory semantic recall`` and the memory inspector. ``as_of``: the moment asked at (default
+        now; :func:`pi_memory.retrieval.recall`). Raises ``ValueError`` for an unknown source or an unreadable
+        ``as_of``; backend errors propagate."""
         prompt = safety.replace_unencodable(prompt)  # a lone surrogate from Python code: U+FFFD, as hosts do
         skipped = skip_reason(prompt)
         if skipped is not None:
             return {"prompt": prompt, "skipped": True, "reason": skipped, "hits": [], "text": ""}
-        hits = self.recall_hits(prompt, sources)
+        hits = self.recall_hits(prompt, sources, as_of=as_of)
         return {"prompt": prompt, "skipped": False, "reason": None, "hits": hits,
                 "text": format_recall(hits, self.settings.recall_token_budget)}
 
