@@ -129,8 +129,8 @@ ROWS: tuple[ThreatPattern, ...] = (
         rf"[ \t]+(?:é|será))[ \t]+(?:um|uma|o|a|meu|minha){_E}"
         r"|(?:أنت\s+الآن|من\s+الآن\s+فصاعدا،?\s+أنت)\s+(?:مساعد|نموذج|شخصية|في\s+وضع|بدون|حر|لست)"
         r"|(?:تو|شما)\s+(?:اکنون|الان|از\s+این\s+به\s+بعد)\s+یک\s",
-        "теперь", "отныне", "bist", "eres", "maintenant", "désormais", "dorénavant", "agora", "الآن", "اکنون",
-        "الان", "از این به بعد", negatable=False),
+        "теперь", "отныне", "bist", "ahora eres", "partir de ahora", "maintenant", "désormais", "dorénavant",
+        "agora", "الآن", "اکنون", "الان", "از این به بعد", negatable=False),
     # ---- system prompt disclosure ---------------------------------------------------------------
     _ml("system_prompt_leak", PROMPT_LEAK,
         r"(?:输出|打印|显示|顯示|透露|泄露|洩露|告诉我|告訴我|重复|重複|给我看|給我看|展示)[^\n。]{0,6}?"
@@ -156,5 +156,10 @@ ROWS: tuple[ThreatPattern, ...] = (
         r"|(?:اعرض|أظهر|اكشف|كرر|اطبع|أخبرني)\S*\s+(?:\S+\s+)?(?:موجه\s+النظام|تعليمات\s+النظام|رسالة\s+النظام"
         r"|التعليمات\s+الأولية)"
         r"|(?:پرامپت|دستورالعمل|پیام)\S*\s+سیستم\S*\s+(?:\S+\s+)?(?:را\s+)?(?:نشان\s*بده|بگو|فاش\s*کن|تکرار\s*کن)",
-        "системн", "исходн", "system", "sistema", "système", "النظام", "التعليمات", "سیستم", negatable=False),
+        "системн", "исходн", "systemprompt", "system-prompt", "systemanweisung", "systemnachricht",
+        "system-nachricht", "anfangsanweisung", "del sistema", "do sistema", "de sistema", "prompt système",
+        "du système", "instructions système", "message système", "instructions initiales", "instructions cachées",
+        "instructions d'origine", "instructions d’origine", "instrucciones iniciales", "instrucciones ocultas",
+        "instrucciones originales", "instruções iniciais", "instruções ocultas", "instruções originais",
+        "النظام", "التعليمات الأولية", "سیستم", negatable=False),
 )
