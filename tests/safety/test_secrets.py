@@ -100,6 +100,12 @@ CASES = [
      "sk-proj-abcdefghij\u00adklmnopqrstuvwxyz0123456789"),
     ("openai_api_key", "key " + fullwidth(OPENAI), fullwidth(OPENAI)),
     ("github_token", "ghp_FAKE0000\u200b0000000000000000000000000TEST", "ghp_FAKE0000\u200b0000000000000000000000000TEST"),
+    ("vault_token", "VAULT_TOKEN=hvs.CAESIFAKEexample0000aaaaBBBBcccc", "hvs.CAESIFAKEexample0000aaaaBBBBcccc"),
+    ("telegram_bot_token", "bot 5550001234:AAFakeExample0000aaaaBBBBccccDDDDee9",
+     "5550001234:AAFakeExample0000aaaaBBBBccccDDDDee9"),
+    ("pgpass_password", "db.internal:5432:orders:deployer:Fake-Pgpass-0000", "Fake-Pgpass-0000"),
+    ("basic_auth", "Authorization: Basic ZmFrZXVzZXI6RmFrZVBhc3MwMDAw", "ZmFrZXVzZXI6RmFrZVBhc3MwMDAw"),
+    ("docker_auth", '{"auth": "ZmFrZXVzZXI6RmFrZVBhc3MwMDAw"}', "ZmFrZXVzZXI6RmFrZVBhc3MwMDAw"),
 ]
 
 

@@ -59,8 +59,10 @@ from pi_memory.index.readers import default_roots, discover, read_session
 from pi_memory.index.readers.base import ReadResult, SessionInfo, active_branch
 from pi_memory.index.redaction import (
     CONTEXT_CHARS,
+    RedactionState,
     compact,
     load_state,
+    outdated,
     prepare_text,
     redact_pending_index,
     redact_text,
@@ -339,7 +341,7 @@ def index_paths(
     started = time.perf_counter()
     stats = IndexStats()
     state = load_state(conn)
-    if state is not None and state.phase != "done":  # the next slice of migration 008 (:mod:`.redaction`)
+    if state is not None and (state.phase != "done" or outdated(state)):  # the next slice of migration 008
         redact_pending_index(conn, _index_file(conn))
     known = load_known(conn)
     todo: list[Todo] = []
@@ -483,7 +485,8 @@ def reindex(
     of the rows it held before stays in freed pages or the WAL (:func:`.redaction.compact`)."""
     clear_sessions(conn)
     state = load_state(conn)
-    if state is not None and state.phase != "done":  # no message left to redact; the memories still are
+    if state is not None and (state.phase != "done" or outdated(state)):  # no message left; the memories are
+        state = RedactionState(phase="memories") if outdated(state) else state
         state.phase = "memories" if state.phase == "messages" else state.phase
         with transaction(conn):
             save_state(conn, state)

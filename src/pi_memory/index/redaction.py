@@ -55,9 +55,13 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from pi_memory.index import redaction_semantic
 from pi_memory.safety import redact, secret_spans
 
-VERSION = 1
+VERSION = 2
+"""The scanner's patterns the stored rows were redacted with: raised whenever the secret scanner learns a
+format (2: truncated private keys, Vault, Telegram, ``.pgpass``, Basic auth, Docker auths). An index whose
+finished state has an older version runs the text phases again (:func:`redact_pending_index`)."""
 BATCH = 2000
 CONTEXT_CHARS = 120
 MARGIN = 25_000
@@ -147,8 +151,9 @@ def prepare_text(text: str, limit: int, context: str = "") -> str:
 # ------------------------------------------------------------------------------------------ state
 @dataclass
 class RedactionState:
-    """The migration's progress, as stored in ``meta``: ``phase`` is ``messages``, ``memories``, ``compact`` or
-    ``done``; ``cursor`` the last message id done; ``changed`` the rows whose text changed."""
+    """The migration's progress, as stored in ``meta``: ``phase`` is ``messages``, ``memories``, ``semantic``,
+    ``semantic_history``, ``compact`` or ``done``; ``cursor`` the last row id done in the phase's table;
+    ``changed`` the rows whose text changed; ``version`` the :data:`VERSION` of the patterns it runs with."""
 
     version: int = VERSION
     phase: str = "messages"
@@ -178,10 +183,19 @@ def save_state(conn: sqlite3.Connection, state: RedactionState) -> None:
     conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (META_KEY, state.to_json()))
 
 
+_TEXT_PHASES = ("messages", "memories", "semantic", "semantic_history")
+
+
+def outdated(state: RedactionState | None) -> bool:
+    """True when ``state`` was written with older patterns than this version's: its text phases run again."""
+    return state is not None and state.version < VERSION
+
+
 def redaction_pending(conn: sqlite3.Connection) -> bool:
-    """True while stored rows may still hold a credential (the migration has not finished its text phases)."""
+    """True while stored rows may still hold a credential (the migration has not finished its text phases, or
+    finished them with older patterns)."""
     state = load_state(conn)
-    return state is not None and state.phase in ("messages", "memories")
+    return state is not None and (state.phase in _TEXT_PHASES or outdated(state))
 
 
 def start(conn: sqlite3.Connection) -> None:
@@ -202,6 +216,7 @@ class RedactReport:
 
     messages_changed: int = 0
     memories_changed: int = 0
+    semantic_changed: int = 0  # semantic memories and history events
     compacted: bool = False
     seconds: float = 0.0
     busy: bool = False  # another process holds the redaction lock
@@ -261,7 +276,7 @@ def _memories(conn: sqlite3.Connection, state: RedactionState) -> int:
             except sqlite3.IntegrityError:  # the redacted text equals another entry of that store: one row
                 conn.execute("DELETE FROM memories WHERE id = ?", (rid,))
         _drop_vectors(conn, "semantic_curated_vectors", "memory_id", [rid for *_x, rid in changed])
-        state.phase = "compact"
+        state.phase, state.cursor = "semantic", 0
         state.changed += len(changed)
         save_state(conn, state)
     return len(changed)
@@ -285,6 +300,7 @@ def compact(conn: sqlite3.Connection) -> bool:
     with _tx(conn):
         conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')")
         conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+        redaction_semantic.optimize(conn)
     try:
         conn.execute("VACUUM")
     except sqlite3.OperationalError:  # another connection is writing, or the disk is full: try at the next open
@@ -292,6 +308,11 @@ def compact(conn: sqlite3.Connection) -> bool:
     busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     return busy == 0
 
+
+_SEMANTIC_PHASES = (  # (phase, next batch, apply it, the phase after)
+    ("semantic", redaction_semantic.memories_batch, redaction_semantic.apply_memories, "semantic_history"),
+    ("semantic_history", redaction_semantic.history_batch, redaction_semantic.apply_history, "compact"),
+)
 
 HOST_BUDGET_S = 2.0
 """Seconds of redaction one call does when no person watches (no progress callback): a host (the pi bridge, the
@@ -315,7 +336,7 @@ def redact_pending_index(
     callback, else :data:`HOST_BUDGET_S`); ``report.finished`` says whether it got to the end."""
     report = RedactReport()
     state = load_state(conn)
-    if state is None or state.phase == "done":
+    if state is None or (state.phase == "done" and not outdated(state)):
         report.finished = True
         return report
     progress = progress or _PROGRESS.get()
@@ -326,6 +347,10 @@ def redact_pending_index(
     try:
         with lock if lock is not None else contextlib.nullcontext():
             state = load_state(conn) or state  # a peer may have finished while we looked
+            if outdated(state):  # stored with older patterns: every text phase again, from the start
+                state = RedactionState()
+                with _tx(conn):
+                    save_state(conn, state)
             if state.phase == "messages":
                 changed_before = state.changed
                 if not state.total:
@@ -346,6 +371,21 @@ def redact_pending_index(
                     save_state(conn, state)
             if state.phase == "memories":
                 report.memories_changed = _memories(conn, state)
+            for phase, batch_of, apply, after in _SEMANTIC_PHASES:
+                while state.phase == phase:
+                    found = batch_of(conn, state.cursor, batch)
+                    with _tx(conn):
+                        if found is None:
+                            state.phase, state.cursor = after, 0
+                        else:
+                            apply(conn, found[0])
+                            state.cursor = found[1]
+                            state.changed += len(found[0])
+                            report.semantic_changed += len(found[0])
+                        save_state(conn, state)
+                    if found is not None and budget_s is not None and time.perf_counter() - started > budget_s:
+                        report.seconds = time.perf_counter() - started
+                        return report  # the next call goes on from the cursor
             if state.phase == "compact":
                 report.compacted = compact(conn)
                 if report.compacted:

@@ -28,7 +28,22 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(ascii_chars / 4) + (len(text) - ascii_chars)
 
 
-_FENCE_WORDS = re.compile(r"\[\s*(/|end\s+)?\s*untrusted\s+memory(\s+data)?\s*\]", re.IGNORECASE)
+def _spaced(word: str) -> str:
+    """``word`` with up to 3 separators between its letters ("E N D", "E.N.D", "E_N_D"), a zero for an o."""
+    return _LETTER_GAP.join("[o0]" if c == "o" else c for c in word)
+
+
+# A separator inside a marker: anything but a letter, a digit or a bracket, "_" included ("END_UNTRUSTED",
+# "END-UNTRUSTED"); bounded, so a match never runs far.
+_LETTER_GAP = r"(?:[^\w\[\]]|_){0,3}"
+_WORD_GAP = r"(?:[^\w\[\]]|_){0,6}"
+# Our markers as a memory could forge them: the fence's open and close lines ("[END UNTRUSTED MEMORY DATA]",
+# "[/untrusted memory]") and the blocked line ("[BLOCKED UNTRUSTED MEMORY: …"), on the folded text.
+_FENCE_WORDS = re.compile(
+    rf"\[{_WORD_GAP}(?:/{_WORD_GAP}|(?:{_spaced('end')}(?:{_WORD_GAP}{_spaced('of')})?|{_spaced('blocked')}){_WORD_GAP})?"
+    rf"{_spaced('untrusted')}{_WORD_GAP}{_spaced('memory')}(?:{_WORD_GAP}{_spaced('data')})?{_WORD_GAP}[\]:]",
+    re.IGNORECASE,
+)
 # Every character str.splitlines() breaks at. json.dumps already escapes those below U+0020; the rest
 # (NEL U+0085, LINE/PARAGRAPH SEPARATOR U+2028/9) are escaped here, since renderers and models may break there.
 _LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
@@ -41,16 +56,20 @@ _BRACKETS.update(str.maketrans("\u3011\u3015\u3017\u3019\u301b\u27e7\u2773\u2046
 
 
 def _defuse_fence_words(text: str) -> str:
-    """``text`` with every copy of a fence marker rewritten with parentheses. Matched on the folded text
-    (:func:`pi_memory.safety.fold`: NFKC, Cyrillic/Greek look-alike letters, invisible characters removed; plus
-    bracket look-alikes), so ``［END UNTRUSTED MEMORY DАTA］`` with a Cyrillic A counts too."""
+    """``text`` with every copy of a fence marker rewritten with parentheses (a forged blocked line's ``[``
+    only: ``(BLOCKED UNTRUSTED MEMORY: …``). Matched on the folded text (:func:`pi_memory.safety.fold`: NFKC,
+    Cyrillic/Greek look-alike letters and small capitals, invisible characters removed; plus bracket
+    look-alikes), with spaces, ``_``, ``-`` or dots between words and letters, so ``［END UNTRUSTED MEMORY
+    DАTA］`` with a Cyrillic A, ``[ᴇɴᴅ ᴜɴᴛʀᴜꜱᴛᴇᴅ ᴍᴇᴍᴏʀʏ ᴅᴀᴛᴀ]``, ``[END_UNTRUSTED_MEMORY_DATA]`` and
+    ``[E N D UNTRUSTED MEMORY DATA]`` count too."""
     folded = safety.fold(text.translate(_BRACKETS))  # one-to-one, so offsets stay those of ``text``
     out, pos = [], 0
     for m in _FENCE_WORDS.finditer(folded.text):
         start, end = folded.raw_span(*m.span())
         if start < pos:
             continue
-        out += [text[pos:start], "(" + m.group(0)[1:-1] + ")"]
+        marker = m.group(0)
+        out += [text[pos:start], "(" + (marker[1:-1] + ")" if marker.endswith("]") else marker[1:])]
         pos = end
     return "".join(out) + text[pos:] if out else text
 

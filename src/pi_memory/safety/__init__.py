@@ -9,7 +9,8 @@ Public API
   id table, ``_threat_patterns`` for the narrowings that keep ordinary notes clean, ``_text`` for the
   Unicode rules).
 * ``scan_secrets(text) -> list[Finding]`` — credentials (category ``"secret"``; see ``secrets``).
-* ``redact(text) -> str`` — secret values replaced by ``[REDACTED:<id>]``.
+* ``redact(text) -> str`` — secret values replaced by ``[REDACTED:<id>]``; ``redact_value(obj)`` the same for
+  every string in a JSON-like value.
 * ``quoted_name(text) -> str`` — a typed name for an error message: redacted, cut at 80 characters, quoted.
 * ``secret_spans(text) -> list[SecretSpan]`` — every secret value's ``(start, end, id)`` in raw offsets.
 * ``check_write(text) -> Finding | None`` — the first threat, else the first secret, else ``None``.
@@ -34,7 +35,7 @@ from __future__ import annotations
 from ._text import Folded, fold
 from ._threat_patterns import INVISIBLE_UNICODE
 from ._threats_beacon import IMAGE_BEACON_IDS
-from .secrets import SECRET, SecretSpan, redact, scan_secrets, secret_spans
+from .secrets import SECRET, SecretSpan, redact, redact_value, scan_secrets, secret_spans
 from .shown import blocked, blocked_session_marker, for_model, ref_hash, with_ref
 from .threats import Finding, scan_threats
 from .unencodable import UNREADABLE, is_unreadable, replace_unencodable
@@ -53,6 +54,7 @@ __all__ = [
     "check_write",
     "fold",
     "redact",
+    "redact_value",
     "refusal_message",
     "replace_unencodable",
     "scan_secrets",

@@ -5,6 +5,8 @@ their Luhn check). Each validator takes the match and the text and returns the s
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
 from collections import Counter
@@ -107,12 +109,33 @@ def _assignment_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
     return (start, start + len(value))
 
 
+# One more line of a key body after the header's line: base64 alone on its line (the last one may be short,
+# as ``head`` cuts it), a PEM header line (``Proc-Type:``, ``DEK-Info:``, ``Comment:``) or the blank line a PGP
+# block has after its header.
+_KEY_LINE = re.compile(r"\r?\n[ \t]*(?:[A-Za-z0-9+/]{4,}={0,3}|(?:Proc-Type|DEK-Info|Comment|Version):[^\n]{0,200}|)"
+                       r"[ \t]*(?=\r?\n|$)")
+
+# A short last line is base64 only when it does not read as a word: a digit, "+", "/", "=", or a lower-case
+# letter followed by a capital ("AAAAFAKE0" or "QyNTUxOQ", not "next" or "Done").
+_BASE64_LOOK = re.compile(r"[0-9+/=]|[a-z][A-Z]")
+
+
 def _key_block(m: re.Match[str], text: str) -> tuple[int, int] | None:
-    """The whole block when its END line follows (within 20,000 chars), else the header's line."""
+    """The whole block when its END line follows (within 20,000 chars); else, for a key cut short (``head``
+    of a key file, a paste that stops early), the header's line and every base64 line after it."""
     if m.group("body") is not None:
         return m.span()
     line_end = text.find("\n", m.end())
-    return (m.start(), len(text) if line_end == -1 else line_end)
+    end = len(text) if line_end == -1 else line_end
+    last_body = end
+    while (line := _KEY_LINE.match(text, end)) is not None and line.end() - end <= 300:
+        body = text[line.start() : line.end()].strip()
+        if 0 < len(body) < 16 and ":" not in body and not _BASE64_LOOK.search(body):
+            break  # a short line that reads as a word ("next", "Done") ends the key
+        end = line.end()
+        if body:
+            last_body = end  # a blank line is taken only when base64 follows it
+    return (m.start(), last_body)
 
 
 _CONSTANT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
@@ -143,6 +166,70 @@ def _first_group_value(min_len: int):
         return None
 
     return validate
+
+
+def _basic_credentials(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    """A base64 ``user:password`` (HTTP Basic auth, a Docker ``config.json`` ``auth``): the value must decode to
+    printable UTF-8 text holding a colon with a password after it that is not a placeholder or a default."""
+    start, end = m.span("v")
+    value = text[start:end]
+    try:
+        plain = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    _user, colon, password = plain.partition(":")
+    if not colon or not password or not plain.isprintable() or _placeholder(password):
+        return None
+    return (start, end)
+
+
+_VAULT_CONTEXT = re.compile(r"vault|token", re.IGNORECASE)
+
+
+def _vault_legacy(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    """A Vault token of the format before 1.10 (``s.`` + 24 letters and digits) counts only with "vault" or
+    "token" within 60 characters and with upper, lower case and a digit (``s.`` starts many other words)."""
+    start, end = m.span()
+    value = text[start + 2 : end]
+    if not (any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)):
+        return None
+    if not (_VAULT_CONTEXT.search(text, max(0, start - 60), start) or _VAULT_CONTEXT.search(text, end, end + 60)):
+        return None
+    return (start, end)
+
+
+_TELEGRAM_CONTEXT = re.compile(r"telegram|\bbot|botfather", re.IGNORECASE)
+
+
+def _telegram_token(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    """``<bot id>:<30-40 chars>``: the secret part of every token BotFather issues starts with ``AA``; another one
+    counts only with "telegram"/"bot" within 80 characters. Either way it must look random (mixed case, a
+    digit, entropy >= 3.5 bits/char), so ``1234567:`` followed by a word is not a token."""
+    start, end = m.span()
+    secret = m.group("v")
+    if not (any(c.isupper() for c in secret) and any(c.islower() for c in secret)) or _entropy(secret) < 3.5:
+        return None
+    if not secret.startswith("AA") and not (
+        _TELEGRAM_CONTEXT.search(text, max(0, start - 80), start) or _TELEGRAM_CONTEXT.search(text, end, end + 80)
+    ):
+        return None
+    return (start, end)
+
+
+_SOURCE_FILE = re.compile(r"\.(?:py|pyi|js|mjs|ts|tsx|jsx|md|txt|go|rs|c|h|cc|cpp|hpp|java|kt|rb|php|cs|swift|json"
+                          r"|ya?ml|toml|cfg|ini|conf|log|sh|sql|html|css|lock)$", re.IGNORECASE)
+
+
+def _pgpass_line(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    """A ``.pgpass`` line ``host:port:database:user:password`` (the password field); placeholders and defaults
+    (``*``, ``postgres``, ``<password>``) are not secrets, nor a last field that reads as a word in prose."""
+    if _SOURCE_FILE.search(m.group("host")):
+        return None  # "app.py:12:4:name:value" is a grep or compiler line, not a host
+    start, end = m.span("v")
+    value = text[start:end].rstrip(_TRAILING)
+    if len(value) < 4 or _placeholder(value) or value.lower() in ("password", "passwd", "pass"):
+        return None
+    return (start, start + len(value))
 
 
 _SSHPASS = re.compile(r"(?<![\w-])sshpass\b")

@@ -326,6 +326,8 @@ _CONFUSABLE = {
     "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
     # Latin letters that case folding leaves apart
     "ı": "i",
+    # Latin small capitals (NFKC keeps them): "ᴇɴᴅ ᴜɴᴛʀᴜꜱᴛᴇᴅ" reads as "END UNTRUSTED"
+    **dict(zip("ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘꞯʀꜱᴛᴜᴠᴡʏᴢ", "abcdefghijklmnopqrstuvwyz", strict=True)),
 }
 
 

@@ -104,6 +104,7 @@ from . import (
     _threats_c2,
     _threats_exfil,
     _threats_injection,
+    _threats_multilingual,
     _threats_persistence,
     _threats_policy,
 )
@@ -125,6 +126,7 @@ from ._threat_base import (  # noqa: F401  (re-exported: the table's public name
 
 PATTERNS: tuple[ThreatPattern, ...] = (
     *_threats_injection.ROWS,
+    *_threats_multilingual.ROWS,
     *_threats_c2.ROWS,
     *_threats_exfil.ROWS,
     *_threats_beacon.ROWS,

@@ -20,6 +20,7 @@ from ._threat_base import (
     _SECRET_FILE_WORDS,
     _SECRET_FILES,
     _SENSITIVE,
+    _URL,
     EXFILTRATION,
     Check,
     ThreatPattern,
@@ -173,4 +174,15 @@ ROWS: tuple[ThreatPattern, ...] = (
        rf"|your{_S}(?:entire|full|whole|complete){_S}context{_E}|(?:entire|full|whole|complete){_S}context"
        rf"{_S}window{_E})",
        "conversation", "history", "log", "transcript", "messages", "context"),
+    # A remote URL with a template slot naming what to put there ("fetch https://x.example/?q={conversation}"):
+    # whoever fills it sends that out. Slots of ordinary API templates ({id}, {owner}, {env}, {query}, {key},
+    # {prompt}) are not listed.
+    _p("url_template_exfil", EXFILTRATION,
+       rf"{_URL}[^\s\"'<>()]{{0,300}}?(?:\{{\{{?|\$\{{|<|%)[ \t]*(?:the[ \t_-]+)?(?:(?:full|entire|whole|current)[ \t_-]+)?"
+       r"(?:conversation|chat(?:[ _-]?(?:history|log|messages))?|(?:chat|conversation|message)?[ _-]?history"
+       r"|transcript|system[ _-]?prompt|memor(?:y|ies)|secrets?|api[ _-]?keys?|access[ _-]?tokens?|passwords?"
+       r"|credentials?|cookies?|(?:previous|prior|earlier|all)[ _-]?messages|dot[ _-]?env|env[ _-]?(?:file|vars?))"
+       r"(?:[ \t_-](?:so[ _-]far|text|contents?|here))?[ \t]*(?:\}\}?|>|%)",
+       "http", requires=("conversation", "chat", "history", "transcript", "prompt", "memor", "secret", "key",
+                         "token", "password", "credential", "cookie", "messages", "env")),
 )

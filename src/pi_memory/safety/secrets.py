@@ -14,7 +14,8 @@ Ids (ours; the formats are the vendors' public token formats):
 =======================  =============================================================================
 id                       detects
 =======================  =============================================================================
-private_key_block        ``-----BEGIN … PRIVATE KEY-----`` (the whole block up to its END line)
+private_key_block        ``-----BEGIN … PRIVATE KEY-----`` (the whole block up to its END line; a block cut short,
+                         with no END line, from the header to the last line of base64 after it)
 anthropic_api_key        ``sk-ant-…`` (20+ chars)
 openai_api_key           ``sk-…``, ``sk-proj-…``, ``sk-svcacct-…`` (20+ chars with letters and digits)
 github_token             ``ghp_/gho_/ghu_/ghs_/ghr_`` + 30+ chars, ``github_pat_`` + 22+ chars
@@ -29,12 +30,19 @@ stripe_key               ``sk_live_/rk_live_/sk_test_/rk_test_`` + 16+ chars (pu
 huggingface_token        ``hf_`` + 30+ letters/digits
 npm_token                ``npm_`` + 30+ letters/digits
 gitlab_token             ``glpat-`` + 20+ chars
+vault_token              HashiCorp Vault ``hvs.``/``hvb.``/``hvr.`` + 24+ chars; the older ``s.`` + 24 letters and
+                         digits only with "vault"/"token" within 60 chars
+telegram_bot_token       ``<6-12 digit bot id>:<30-40 chars>``, the secret part starting ``AA`` or with "telegram"/"bot"
+                         within 80 chars, mixed case and entropy >= 3.5 bits/char
 sendgrid_key             ``SG.<16-32 chars>.<16-64 chars>``
 digitalocean_token       ``dop_v1_/doo_v1_/dor_v1_`` + 64 hex
 twilio_key               ``SK`` + 32 hex (an API key SID), alone as a word
 jwt                      three base64url segments, the first starting ``eyJ``
 azure_key                ``AccountKey=…``, ``SharedAccessKey=…``, ``SharedAccessSignature=…``, a SAS ``sig=…``
 url_credentials          ``scheme://user:password@host`` (the password part)
+pgpass_password          a ``.pgpass`` line ``host:port:database:user:password`` (numeric port or ``*``)
+basic_auth               ``Basic <base64>`` that decodes to ``user:password``
+docker_auth              Docker ``config.json`` ``"auth": "<base64 of user:password>"``
 bearer_token             ``Bearer <20+ token chars>`` (not a CONSTANT_NAME placeholder, entropy ≥ 3 bits/char)
 cli_password             ``sshpass -p pw``, ``mysql -pPW``, ``redis-cli -a pw``, ``curl -u user:pw``,
                          ``--password pw``
@@ -87,18 +95,22 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ._secret_values import (
     _assignment_value,
     _aws_prose,
+    _basic_credentials,
     _bearer_value,
     _card_number,
     _cli_password,
     _first_group_value,
     _key_block,
     _password_value,
+    _pgpass_line,
+    _telegram_token,
     _url_password,
+    _vault_legacy,
 )
 from ._text import fold
 from .threats import Finding
@@ -165,6 +177,11 @@ PATTERNS: tuple[_SecretPattern, ...] = (
     _sp("huggingface_token", r"(?<![\w-])hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9])", "hf_"),
     _sp("npm_token", r"(?<![\w-])npm_[A-Za-z0-9]{30,}(?![A-Za-z0-9])", "npm_"),
     _sp("gitlab_token", r"(?<![\w-])glpat-[A-Za-z0-9_-]{20,}", "glpat-"),
+    _sp("vault_token", r"hv[sbr]\.(?<![\w.-]hv[sbr]\.)[A-Za-z0-9_-]{24,}(?![\w-])", "hvs.", "hvb.", "hvr."),
+    _sp("vault_token", r"s\.(?<![\w.-]s\.)[A-Za-z0-9]{24}(?![\w-])", "vault", "token",
+        validate=_vault_legacy),
+    _sp("telegram_bot_token", r"(?<![\w:.-])(?:bot)?\d{6,12}:(?P<v>[A-Za-z0-9_-]{30,40})(?![\w-])",
+        ":aa", "telegram", "bot", validate=_telegram_token),
     _sp("sendgrid_key", r"(?<![\w.-])SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}(?![\w-])", "sg."),
     _sp("digitalocean_token", r"(?<![\w-])do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9])", "_v1_"),
     _sp("twilio_key", r"(?<![A-Za-z0-9])SK[0-9a-fA-F]{32}(?![A-Za-z0-9])", "sk"),
@@ -178,6 +195,14 @@ PATTERNS: tuple[_SecretPattern, ...] = (
     _sp("url_credentials",  # anchored on "://"; the validator checks the scheme before it
         r"://[^\s:/@?#\[\]\"'<>]{0,100}:(?P<v1>[^\s/@?#\"'<>]{1,200})@(?=[\w\[])",
         "://", validate=_url_password),
+    _sp("pgpass_password",  # host:port:database:user:password, each of the first four may be "*"
+        r"(?<![^\s\"'`])(?P<host>[A-Za-z0-9._-]{1,253}|\*):(?:\d{1,5}|\*):(?:[^\s:\\\"'`]|\\.){1,100}"
+        r":(?:[^\s:\\\"'`]|\\.){1,100}:(?P<v>(?:[^\s:\\\"'`]|\\.){1,200})(?![^\s\"'`])",
+        ":", validate=_pgpass_line),
+    _sp("basic_auth", r"Basic(?<![\w-]Basic)[ \t]+(?P<v>[A-Za-z0-9+/]{8,}={0,2})(?![\w+/=-])", "basic",
+        flags=_I, validate=_basic_credentials),
+    _sp("docker_auth", r"\"auth\"[ \t]*:[ \t]*\"(?P<v>[A-Za-z0-9+/]{8,}={0,2})\"", '"auth"',
+        validate=_basic_credentials),
     _sp("bearer_token", r"\bBearer[ \t]+([A-Za-z0-9._~+/=-]{20,})", "bearer",
         flags=_I, group=1, validate=_bearer_value),
     # Anchored on the flag; the validator looks back for the tool in the same command.
@@ -217,6 +242,7 @@ _ANCHOR_BACK = {"secret_assignment": 12, "bearer_token": 0, "password_in_prose":
                 "twilio_key": 0}
 _MATCH_REACH = 1200  # longer than any match of those patterns (a value is at most 500 characters)
 _CARD_HINT = re.compile(r"\d{4}[ -]?\d{4}")  # every card number match holds 8 digits, at most one gap
+_PGPASS_HINT = re.compile(r":(?:\d{1,5}|\*):[^\s:]")  # every .pgpass line has a port (or "*") between colons
 
 
 def _keyword_places(lowered: str, keywords: tuple[str, ...]) -> list[int]:
@@ -255,6 +281,8 @@ def _folded_matches(text: str, anchored: bool = True) -> list[tuple[int, int, in
         if not any(map(lowered.__contains__, pat.keywords)):
             continue
         if anchored and pat.id == "payment_card" and not _CARD_HINT.search(text):
+            continue
+        if anchored and pat.id == "pgpass_password" and not _PGPASS_HINT.search(text):
             continue
         back = _ANCHOR_BACK.get(pat.id) if anchored and len(lowered) == len(text) else None  # places kept
         found = pat.regex.finditer(text) if back is None else _anchored(pat, text, lowered, back)
@@ -318,3 +346,20 @@ def redact(text: str) -> str:
         pos = end
     out.append(text[pos:])
     return "".join(out)
+
+
+MAX_DEPTH = 16
+
+
+def redact_value(value: Any, depth: int = 0) -> Any:
+    """``value`` with every string in it redacted (dict keys and values, list items), recursively; past
+    ``MAX_DEPTH`` levels a container is redacted as its ``str``."""
+    if isinstance(value, str):
+        return redact(value)
+    if depth >= MAX_DEPTH and isinstance(value, (dict, list, tuple)):
+        return redact(str(value))
+    if isinstance(value, dict):
+        return {(redact(k) if isinstance(k, str) else k): redact_value(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_value(v, depth + 1) for v in value]
+    return value

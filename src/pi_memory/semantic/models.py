@@ -14,20 +14,19 @@ before?" stays answerable and :class:`HistoryEvent` rows can be listed per memor
 
 from __future__ import annotations
 
-import hashlib
 import re
-import unicodedata
 import uuid
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from pi_memory.index.text_hash import normalise_text, text_hash  # noqa: F401  (their home: the table's hash)
+
 Status = Literal["active", "superseded", "deleted"]
 EventKind = Literal["ADD", "UPDATE", "DELETE", "SUPERSEDE"]
 Decision = Literal["ADD", "UPDATE", "DELETE", "NOOP"]
 
-_SPACE = re.compile(r"\s+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
@@ -73,17 +72,6 @@ def parse_iso(value: str | datetime | None) -> datetime | None:
     except ValueError:
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def normalise_text(text: str) -> str:
-    """The comparison form used for dedup and exact-duplicate checks: Unicode NFC, ``casefold()``, runs of
-    whitespace collapsed to one space, ends stripped (the seed's dedup rule)."""
-    return _SPACE.sub(" ", unicodedata.normalize("NFC", text).casefold()).strip()
-
-
-def text_hash(text: str) -> str:
-    """SHA-256 (hex) of :func:`normalise_text` -- equal for texts that dedup treats as the same."""
-    return hashlib.sha256(normalise_text(text).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _check_id(value: str | None, name: str, required: bool) -> str | None:

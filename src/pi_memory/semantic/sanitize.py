@@ -27,22 +27,8 @@ from datetime import datetime
 from typing import Any
 
 from pi_memory import safety
+from pi_memory.safety.secrets import MAX_DEPTH, redact_value  # noqa: F401  (re-exported: their home is safety)
 from pi_memory.semantic.models import MemorySource, parse_iso, to_iso_keep_offset
-
-MAX_DEPTH = 16
-
-
-def redact_value(value: Any, depth: int = 0) -> Any:
-    """``value`` with every string in it redacted (dict keys and values, list items), recursively."""
-    if isinstance(value, str):
-        return safety.redact(value)
-    if depth >= MAX_DEPTH and isinstance(value, (dict, list, tuple)):
-        return safety.redact(str(value))
-    if isinstance(value, dict):
-        return {(safety.redact(k) if isinstance(k, str) else k): redact_value(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [redact_value(v, depth + 1) for v in value]
-    return value
 
 
 def clean_metadata(metadata: dict[str, Any] | None, identity_keys: Iterable[str]) -> dict[str, Any]:
