@@ -71,7 +71,7 @@ def _print_hits(result: dict) -> None:
 @app.command("session-search")
 def session_search(
     query: str,
-    limit: Annotated[int | None, typer.Option(help="1-50, default 10.")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, max=50, help="1-50, default 10.")] = None,
     project: ProjectFilterOpt = None,
     role: Annotated[str | None, typer.Option(help="user, assistant, tool or summary.")] = None,
     since: Annotated[str | None, typer.Option(help="ISO date/time.")] = None,
@@ -88,7 +88,7 @@ def session_search(
 @app.command("memory-search")
 def memory_search(
     query: str,
-    limit: Annotated[int | None, typer.Option(help="1-50, default 10.")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, max=50, help="1-50, default 10.")] = None,
     target: Annotated[str | None, typer.Option(help="memory, user, project or failure.")] = None,
     category: Annotated[str | None, typer.Option(help="failure category.")] = None,
     project: ProjectFilterOpt = None,
