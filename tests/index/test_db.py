@@ -165,6 +165,23 @@ def test_default_rebuild_restores_markdown_memories(tmp_path):
     assert rows == [("Project uses uv", "markdown"), ("Tests run with pytest -q", "markdown")]
 
 
+def test_the_command_that_repairs_the_index_says_so_with_what_came_back(tmp_path, caplog):
+    (tmp_path / "MEMORY.md").write_text("Project uses uv\n§\nTests run with pytest -q\n", encoding="utf-8")
+    corrupt(tmp_path / "index.sqlite3")
+    with caplog.at_level("WARNING", logger="pi_memory.index.db"):
+        open_index(tmp_path).close()
+    said = [r.getMessage() for r in caplog.records if r.name == "pi_memory.index.db"]
+    assert len(said) == 1
+    moved = quarantined(tmp_path)[0].name
+    assert said[0].startswith(f"the search index {tmp_path / 'index.sqlite3'} was damaged (")
+    assert f"has been rebuilt; the damaged copy is kept as {moved}. Copied back: 0 session messages" in said[0]
+    assert said[0].endswith("`pi-memory status` shows this repair.")
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="pi_memory.index.db"):
+        open_index(tmp_path).close()  # healthy now: nothing to say
+    assert not [r for r in caplog.records if r.name == "pi_memory.index.db"]
+
+
 def test_corrupt_again_right_after_a_rebuild_stops_instead_of_looping(tmp_path):
     corrupt(tmp_path / "index.sqlite3")
     open_index(tmp_path, rebuild=None).close()

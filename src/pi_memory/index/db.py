@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import os
 import sqlite3
 import time
@@ -259,6 +260,16 @@ def _default_rebuild(conn: sqlite3.Connection, damaged: Path) -> None:
                  "semanticHistoryUnreadable": bool(history and not history.history_readable),
                  "transcriptsGone": len(gone), "vectors": "embedded again"},
     })
+    lost = history.lost if history else 0
+    # said on the command that repaired, not only by `status` later: a person should know at once what went
+    logging.getLogger(__name__).warning(
+        "the search index %s was damaged (%s) and has been rebuilt; the damaged copy is kept as %s. Copied back: "
+        "%d session messages, %d memories, %d semantic memories (%d from their history)%s. %s`pi-memory status` "
+        "shows this repair.", damaged.parent / "index.sqlite3", meta_get(conn, "recovered_reason"), damaged.name,
+        sessions.copied_messages, memories, semantic_copied, history.rebuilt if history else 0,
+        f"; {lost} semantic memories could not be recovered" if lost else "",
+        f"{sessions.pending_paths} session files will be read again by the next indexing pass (or run "
+        "`pi-memory index-sessions` now). " if sessions.pending_paths else "")
 
 
 def open_index(
