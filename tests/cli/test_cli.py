@@ -236,3 +236,13 @@ def test_a_limit_out_of_range_is_refused_naming_the_option_for_a_person(run, tmp
     r = run(command, "staging", "--limit", value, "--dir", str(tmp_path / "m"))
     assert r.returncode == 2 and "Invalid value for '--limit'" in r.stderr
     assert "call the tool again" not in r.stderr + r.stdout  # the tool's words are for a model
+
+
+def test_index_sessions_into_a_log_writes_the_summary_alone_without_a_progress_frame(run, tmp_path):
+    import shutil
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "codex", corpus)
+    r = run("index-sessions", str(corpus), "--dir", str(tmp_path / "m"))  # standard error is a pipe here
+    assert r.returncode == 0 and r.stderr == ""
+    assert r.stdout.startswith("2 files: 2 new, 0 appended") and r.stdout.count("\n") == 1

@@ -124,8 +124,10 @@ def redaction_bar():
 
 
 def _progress_bar():
+    # --json: standard error stays quiet too; not a terminal (a log, 2>&1 into a file): no bar, whose one
+    # final frame landed in the middle of the summary line there
     bar = Progress(TextColumn("indexing"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=err,
-                   disable=state.json)  # --json: standard error stays quiet too
+                   disable=state.json or not err.is_terminal)
     task = bar.add_task("index", total=None)
 
     def update(files_done: int, files_total: int, bytes_done: int, bytes_total: int) -> None:
