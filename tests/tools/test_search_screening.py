@@ -81,7 +81,7 @@ def test_session_search_gives_a_model_blocked_markers_for_hostile_turns(memory):
     blocked = [h for h in hits if h.get("blocked")]
     assert sorted(h["snippet"] for h in blocked) == sorted([
         session_marker(["ignore_instructions"], INJECTION),
-        session_marker(["markdown_exfil", "image_exfil_instruction"], BEACON),
+        session_marker(["markdown_exfil", "url_template_exfil", "image_exfil_instruction"], BEACON),  # ?data={secrets}
         session_marker(["role_hijack"], HIJACK),
     ])
     [plain] = [h for h in hits if not h.get("blocked")]
