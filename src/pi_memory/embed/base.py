@@ -13,8 +13,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Embedder", "EmbeddingError", "LazyModelEmbedder", "carries_meaning", "check_texts", "import_extra", "l2_normalise",
-           "missing_extra"]
+__all__ = ["Embedder", "EmbeddingError", "LazyModelEmbedder", "carries_meaning", "check_texts", "import_extra",
+           "l2_normalise", "missing_extra"]
 
 
 @runtime_checkable
@@ -69,7 +69,8 @@ def carries_meaning(embedder: Any, text: str) -> bool:
     is unknown to the model (an embedder with ``unknown_share``, the bundled one: "🚀🔥🐍", "猫" and "ไทย" all
     embed to the unknown piece's vector, so any two of them have a cosine of 1.0). One known piece is enough
     ("staging 🚀"; a Chinese sentence holds a few known characters). Providers without that method always
-    carry meaning. Without meaning, recall searches by keyword alone and no vector is stored."""
+    carry meaning. Without meaning, recall embeds no query vector and searches by keyword alone (a stored
+    text keeps its vector: the unknown piece's vector lies far from any query with a known piece)."""
     share = getattr(embedder, "unknown_share", None)
     if share is None:
         return True

@@ -46,6 +46,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from pi_memory import timing
+from pi_memory.index.filters import stored_time
 from pi_memory.index.redaction import redact_pending_index
 from pi_memory.index.schema import MIGRATIONS, Migration, split_statements
 from pi_memory.index.words import register as register_words
@@ -75,8 +76,7 @@ def index_path(data_dir: Path | str) -> Path:
 
 def now_iso() -> str:
     """UTC now as ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (the form session files use, so strings sort by time)."""
-    dt = datetime.now(UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    return stored_time(datetime.now(UTC))
 
 
 @contextlib.contextmanager

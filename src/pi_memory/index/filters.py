@@ -42,7 +42,13 @@ def parse_time(value: str | date | datetime | None, upper: bool = False) -> str 
             f"The time {shown!r} is outside the years 1 to 9999 this index can compare. Use an ISO date or "
             "time such as 2026-11-29, or an age such as 7d or 2w."
         ) from None
-    # the year padded to four digits: strftime writes 999 for the year 999, which sorts after 2026 as text
+    return stored_time(moment)
+
+
+def stored_time(moment: datetime) -> str:
+    """An aware ``moment`` in the form every stored timestamp has, ``YYYY-MM-DDTHH:MM:SS.mmmZ`` in UTC, so they
+    compare as text; the year padded to four digits (strftime writes 999 for the year 999, after 2026 as text)."""
+    moment = moment.astimezone(UTC)
     return f"{moment.year:04d}-" + moment.strftime("%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 

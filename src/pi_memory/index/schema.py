@@ -117,7 +117,7 @@ def _utc_timestamps(conn: sqlite3.Connection) -> None:
     for table, column in (("messages", "timestamp"), ("sessions", "started_at")):
         rows = conn.execute(f"SELECT id, {column} FROM {table} WHERE {column} IS NOT NULL AND {column} NOT GLOB ?",
                             (_STORED_GLOB,)).fetchall()
-        changed = [(utc_ts(ts), rid) for rid, ts in rows if utc_ts(ts) != ts]
+        changed = [(new, rid) for rid, ts in rows if (new := utc_ts(ts)) != ts]
         conn.executemany(f"UPDATE {table} SET {column} = ? WHERE id = ?", changed)
 
 

@@ -125,6 +125,12 @@ def spread(conn: sqlite3.Connection, ranked: Sequence[tuple[int, float]], limit:
     return [(m, score[m], tuple(dict.fromkeys(lenders[m]))) for m in order[:limit]]
 
 
+def _window_row(m: int, text: Mapping[int, str], near: Mapping[int, Sequence[int]]) -> tuple[int, str, int, str]:
+    """A BM25 row (:meth:`pi_memory.retrieval.bm25.Engine.score`) of turn ``m``'s text and its neighbours'."""
+    joined = "\n".join([text.get(m, ""), *(text.get(n, "") for n in near.get(m, ()))])
+    return m, joined, len(joined), ""
+
+
 class ContextHits(list):
     """:func:`rank`'s hits (:class:`ContextHit`, best first) and ``score_more(conn, ids, near)``: further turns
     scored as its candidates were (:func:`score_turns` with the same terms and document frequencies), for
@@ -151,10 +157,8 @@ def score_turns(conn: sqlite3.Connection, scorer: Any, terms: Sequence[Any], ids
     wanted = sorted({*ids, *(n for m in ids for n in near.get(m, ()))})
     text = dict(conn.execute(f"SELECT id, substr(text, 1, {_PIECE_CHARS}) FROM messages "
                              f"WHERE id IN ({','.join('?' * len(wanted))})", wanted))
-    own = {m: text.get(m, "") for m in ids}
-    window = {m: "\n".join([own[m], *(text.get(n, "") for n in near.get(m, ()))]) for m in ids}
-    alone = scorer.score([(m, own[m], len(own[m]), "") for m in ids], list(terms))
-    around = scorer.score([(m, window[m], len(window[m]), "") for m in ids], list(terms))
+    alone = scorer.score([_window_row(m, text, {}) for m in ids], list(terms))
+    around = scorer.score([_window_row(m, text, near) for m in ids], list(terms))
     return {m: alone.get(m, 0.0) + around.get(m, 0.0) for m in ids}
 
 
@@ -180,11 +184,7 @@ def rank(conn: sqlite3.Connection, scorer: Any, terms: Sequence[Any], matches: S
     for t in terms:
         if not getattr(t, "short", False):
             scorer.doc_freq(t)
-    rows = []
-    for m in ids:
-        joined = "\n".join([text.get(m, ""), *(text.get(n, "") for n in near.get(m, []))])
-        rows.append((m, joined, len(joined), ""))
-    window_bm25 = scorer.score(rows, list(terms))
+    window_bm25 = scorer.score([_window_row(m, text, near) for m in ids], list(terms))
     own = dict(matches)  # the keyword search's own score (0 for a turn brought in by context)
     scored = [ContextHit(m, own.get(m, 0.0) + window_bm25.get(m, 0.0), lent,
                          tuple(near[m]) if m in near and window == WINDOW else None) for m, _, lent in pool]

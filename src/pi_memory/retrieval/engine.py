@@ -69,6 +69,7 @@ from pi_memory.retrieval.fenced import (  # noqa: F401 - the fenced text, re-exp
     safe_id,
 )
 from pi_memory.retrieval.fusion import RRF_K, rrf_fuse
+from pi_memory.safety import replace_unencodable
 from pi_memory.semantic.models import SemanticHit, SemanticMemory
 from pi_memory.semantic.prompt_gate import MAX_TRIVIAL_WORDS, TRIVIAL_WORDS, should_recall, skip_reason  # noqa: F401
 
@@ -106,7 +107,7 @@ MIN_KEYWORD_COVERAGE = 0.5
 # Two weaker kinds of evidence together also pass: a third of the prompt's keyword evidence and a cosine of three
 # quarters of the floor ("What test has John taken multiple times?" / the turn about failing the exam again:
 # coverage 0.4, cosine 0.39). LoCoMo dev (locomo_recall.py --mode none): of the 7 evidence turns the floor dropped
-# from the host's top 10, 3 had both; host R@10 floor on 0.8165 -> 0.8188, no conversation down, both halves up.
+# from the host's top 10, 3 had both; host R@10 floor on 0.8168 -> 0.8188, no conversation down, both halves up.
 # recall_floor.py prints the same figures (a quarter of the keywords let 2-3 of its 40 unrelated prompts through).
 PARTIAL_COVERAGE = 0.34
 PARTIAL_SIMILARITY = 0.75  # times the floor
@@ -262,8 +263,6 @@ def recall(
                          "are in the prompt already: memory_search finds their text)")
     if not (query or "").strip() or top_k <= 0:
         return []
-    from pi_memory.safety import replace_unencodable
-
     query = replace_unencodable(query)  # a lone surrogate (Python callers; hosts clean theirs) cannot be encoded
     moment = recall_dates.as_of_iso(as_of)
     windows, rest = recall_dates.date_windows(query, moment)

@@ -1,7 +1,7 @@
 """Which prompts deserve a recall search (:func:`should_recall`, :func:`skip_reason`), in a module of its own.
 
-It imports only :mod:`re` and :mod:`unicodedata`, so a host that must decide quickly (the prompt hook, a process of its own for every
-prompt: :mod:`pi_memory.integrations.hooks.handlers`) skips a trivial prompt without loading the search stack.
+It imports only :mod:`re` and :mod:`unicodedata`, so a host that must decide quickly (the prompt hook, a
+process of its own for every prompt: :mod:`pi_memory.integrations.hooks.handlers`) skips a trivial prompt without loading the search stack.
 :mod:`pi_memory.semantic.recall` re-exports both functions.
 """
 

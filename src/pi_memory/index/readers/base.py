@@ -38,6 +38,7 @@ from pathlib import Path
 import orjson
 
 from pi_memory import safety
+from pi_memory.index.filters import parse_time, stored_time
 
 CHUNK_SIZE = 16 * 1024 * 1024
 """Bytes read per ``read()`` call. Lines longer than this are joined across chunks."""
@@ -231,8 +232,7 @@ def read_first_object(path: str | Path, limit: int = 8 * 1024 * 1024) -> dict | 
 def ms_to_iso(value: float) -> str:
     """Unix time (milliseconds, or seconds when it is too small to be ms) as ``YYYY-MM-DDTHH:MM:SS.mmmZ``."""
     ms = value if value >= 1e11 else value * 1000.0
-    dt = datetime.fromtimestamp(ms / 1000.0, tz=UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    return stored_time(datetime.fromtimestamp(ms / 1000.0, tz=UTC))
 
 
 _STORED_TS = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
@@ -245,8 +245,6 @@ def utc_ts(text: str) -> str:
     right only when every one is in the same form. A string that does not read as one is kept as found."""
     if _STORED_TS.fullmatch(text) or not _ISO_DATE.match(text):
         return text
-    from pi_memory.index.filters import parse_time
-
     try:
         return parse_time(text) or text
     except ValueError:
