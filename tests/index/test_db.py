@@ -270,3 +270,21 @@ def test_deleted_database_is_recreated_empty(tmp_path):
     conn = open_index(tmp_path)
     assert meta_get(conn, "x") is None
     assert applied_migrations(conn) == NAMES
+
+
+def test_a_repair_that_could_not_read_the_semantic_history_says_what_may_be_lost(tmp_path, caplog):
+    from pi_memory.index.semantic_schema import SEMANTIC_MIGRATIONS
+
+    conn = open_index(tmp_path)
+    migrate(conn, SEMANTIC_MIGRATIONS)
+    conn.close()
+    path = tmp_path / "index.sqlite3"
+    for side in ("-wal", "-shm"):
+        path.with_name(path.name + side).unlink(missing_ok=True)
+    with open(path, "r+b") as fh:
+        fh.truncate(8192)  # the first pages survive, the semantic tables do not
+    with caplog.at_level("WARNING", logger="pi_memory.index.db"):
+        open_index(tmp_path).close()
+    [said] = [r.getMessage() for r in caplog.records if r.name == "pi_memory.index.db"]
+    assert ("; the semantic memories' history could not be read, so any memory not copied back is lost. "
+            "`pi-memory status` shows this repair.") in said

@@ -63,6 +63,9 @@ def test_recall_preview_as_of_a_moment_shows_only_what_was_written_by_then(cli):
     assert "Miso" in cli("recall", "what is my cat called?", "--as-of", "2999-01-01").stdout
     before = json.loads(cli("recall", "what is my cat called?", "--as-of", "2020-01-01", "--json").stdout)
     assert before["hits"] == [] and before["text"] == ""
+    assert cli("recall", "what is my cat called?", "--as-of", "2020-01-01").stdout == (
+        "(nothing would be injected: no memory written by 2020-01-01 is related enough -- similarity floor 0.4, "
+        "or at least half of the prompt's keywords)\n")
     bad = cli("recall", "what is my cat called?", "--as-of", "yesterday-ish")
     assert bad.exit_code == 2 and "Cannot read the time 'yesterday-ish'" in bad.output
 

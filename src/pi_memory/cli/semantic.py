@@ -190,8 +190,9 @@ def recall(prompt: str,
              json_):
         return
     floor = service.settings.recall_min_similarity
-    sys.stdout.write((text or f"(nothing would be injected: no memory is related enough -- similarity floor "
-                              f"{floor}, or at least half of the prompt's keywords)") + "\n")
+    written = f" written by {as_of}" if as_of else ""  # a later memory is left out, however related
+    sys.stdout.write((text or f"(nothing would be injected: no memory{written} is related enough -- similarity "
+                              f"floor {floor}, or at least half of the prompt's keywords)") + "\n")
 
 
 @semantic_app.command("list")

@@ -267,7 +267,9 @@ def _default_rebuild(conn: sqlite3.Connection, damaged: Path) -> None:
         "%d session messages, %d memories, %d semantic memories (%d from their history)%s. %s`pi-memory status` "
         "shows this repair.", damaged.parent / "index.sqlite3", meta_get(conn, "recovered_reason"), damaged.name,
         sessions.copied_messages, memories, semantic_copied, history.rebuilt if history else 0,
-        f"; {lost} semantic memories could not be recovered" if lost else "",
+        f"; {lost} semantic memories could not be recovered" if lost else (
+            "; the semantic memories' history could not be read, so any memory not copied back is lost"
+            if history is not None and not history.history_readable else ""),
         f"{sessions.pending_paths} session files will be read again by the next indexing pass (or run "
         "`pi-memory index-sessions` now). " if sessions.pending_paths else "")
 
