@@ -125,3 +125,20 @@ def assert_same_as_one_pass(reader, path: Path, tmp_path: Path) -> None:
         assert first.skipped + second.skipped == whole.skipped
         assert second.end_offset == whole.end_offset == path.stat().st_size
         assert second.end_line == whole.end_line == n
+
+
+def insert_plaintext_session(conn, key: str, session: Path, turns: list[tuple[str, str]]) -> None:
+    """One session of ``turns`` ``(role, text)`` stored as it is, as an index before redaction (or with older
+    patterns) holds it: rows inserted beside the redacting writer, with their word index. Inside the caller's
+    transaction."""
+    from pi_memory.index.indexer import _insert_rows
+    from pi_memory.index.writer import index_ranges
+
+    sid = conn.execute("INSERT INTO sessions(source, session_key, cwd) VALUES ('pi', ?, '/w') RETURNING id",
+                       (key,)).fetchone()[0]
+    st = session.stat()
+    fid = conn.execute("INSERT INTO session_files(path, session_id, size, mtime_ns) VALUES (?, ?, ?, ?) "
+                       "RETURNING id", (str(session), sid, st.st_size, st.st_mtime_ns)).fetchone()[0]
+    ids = _insert_rows(conn, [(sid, fid, f"e{n}", None, n, f"2026-11-01T10:00:{n:02d}.000Z", role, "message",
+                               None, "active", text) for n, (role, text) in enumerate(turns, 1)])
+    index_ranges(conn, [ids])

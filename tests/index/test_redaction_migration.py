@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from credential_cases import FAMILIES, cases, render, runs
+from readers_helpers import insert_plaintext_session
 
 from pi_memory.devtools.transcripts import write_pi_session
 from pi_memory.index import index_paths, open_index, redaction, reindex, transaction
@@ -47,14 +48,7 @@ def make_old_index(data: Path, session: Path) -> None:
     conn = open_index(data)
     turns = _turns()
     with transaction(conn):
-        sid = conn.execute("INSERT INTO sessions(source, session_key, cwd) VALUES ('pi', 'old', '/w') "
-                           "RETURNING id").fetchone()[0]
-        st = session.stat()
-        fid = conn.execute("INSERT INTO session_files(path, session_id, size, mtime_ns) VALUES (?, ?, ?, ?) "
-                           "RETURNING id", (str(session), sid, st.st_size, st.st_mtime_ns)).fetchone()[0]
-        ids = _insert_rows(conn, [(sid, fid, f"e{n}", None, n, f"2026-11-01T10:00:{n:02d}.000Z", role, "message",
-                                   None, "active", text) for n, (role, text) in enumerate(turns, 1)])
-        index_ranges(conn, [ids])
+        insert_plaintext_session(conn, "old", session, turns)
         conn.execute("INSERT INTO memories(scope, target, content, source, created) VALUES "
                      "('global', 'memory', ?, 'extended', '2026-11-01T10:00:00.000Z')",
                      (f"staging key {SECRETS[0].secret} oldmem",))

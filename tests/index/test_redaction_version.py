@@ -9,15 +9,14 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from readers_helpers import insert_plaintext_session
 
 from pi_memory.devtools.transcripts import write_pi_session
 from pi_memory.index import open_index, redaction, transaction
 from pi_memory.index.db import migrate
-from pi_memory.index.indexer import _insert_rows
 from pi_memory.index.semantic_schema import SEMANTIC_MIGRATIONS
 from pi_memory.index.text_hash import text_hash
 from pi_memory.index.words import register
-from pi_memory.index.writer import index_ranges
 
 VAULT = "hvs.CAESIJFAKEexample0000aaaaBBBBccccDDDDeeee1111"
 TELEGRAM = "5550001234:AAGq7ExR2mPz0wLk9vTn3sYb8cHd4jUa6gK"
@@ -48,14 +47,7 @@ def make_v1_index(data: Path, session: Path, semantic_rows: int = 1) -> None:
     conn = open_index(data)
     migrate(conn, SEMANTIC_MIGRATIONS)
     with transaction(conn):
-        sid = conn.execute("INSERT INTO sessions(source, session_key, cwd) VALUES ('pi', 'v1', '/w') "
-                           "RETURNING id").fetchone()[0]
-        st = session.stat()
-        fid = conn.execute("INSERT INTO session_files(path, session_id, size, mtime_ns) VALUES (?, ?, ?, ?) "
-                           "RETURNING id", (str(session), sid, st.st_size, st.st_mtime_ns)).fetchone()[0]
-        ids = _insert_rows(conn, [(sid, fid, f"e{n}", None, n, f"2026-11-01T10:00:{n:02d}.000Z", role, "message",
-                                   None, "active", text) for n, (role, text) in enumerate(MESSAGES, 1)])
-        index_ranges(conn, [ids])
+        insert_plaintext_session(conn, "v1", session, MESSAGES)
         conn.execute("INSERT INTO memories(scope, target, content, source, created) VALUES "
                      "('global', 'memory', ?, 'extended', '2026-11-01T10:00:00.000Z')", (f"vault {VAULT} curmem",))
         for n in range(semantic_rows):
