@@ -357,3 +357,26 @@ def test_session_ranking_orders_as_session_search(sessions):
         assert [rows[mid] for mid, _ in ranked] == [h.entry_id for h in full.results]
         assert [round(score, 4) for _, score in ranked] == [h.score for h in full.results]
     assert session_ranking(sessions, "Postgres", limit=10, project=ALICE_OTHER_PROJECT.project_id) == []
+
+
+def test_a_vector_found_turn_gets_its_text_when_judged_and_one_deleted_meanwhile_is_left_out(sessions, backend,
+                                                                                               embedder, monkeypatch):
+    from pi_memory.retrieval import vector_lists
+
+    conn = sessions
+    tv.embed_turns(conn, embedder)
+    read: list[list[str]] = []
+    real = vector_lists.fill_texts
+
+    def deleting_first(c, hits):  # the Postgres turn's transcript is rewritten while the recall runs
+        if not read:
+            with transaction(conn):
+                conn.execute("DELETE FROM messages WHERE text = ?", (POSTGRES,))
+        read.append([h.id for h in hits if h.kind == "session" and not h.text])
+        real(c, hits)
+
+    monkeypatch.setattr(vector_lists, "fill_texts", deleting_first)
+    hits = recall(backend, SQL_QUESTION, scope=ALICE, top_k=3, include=("sessions",), conn=conn, min_similarity=0.0)
+    assert "s1#e0" in read[0]  # found by its vector alone, its text not read until judged
+    assert [h.id for h in hits] == ["s1#e2", "s1#e1"]  # the deleted turn is not recalled with an empty text
+    assert all(h.text.startswith(("user: ", "assistant: ")) and len(h.text) > 12 for h in hits)

@@ -360,11 +360,12 @@ def recall(
             wanted = {str(f.key): turn_rows.pop(str(f.key)) for f in chunk if str(f.key) in turn_rows}
             source_vectors.load_turns(conn, wanted, items, snippet_terms, terms)
             loaded.update(wanted)
+        source_vectors.fill_texts(conn, [items[str(f.key)] for f in chunk if str(f.key) in items])
         judged: list[tuple[RecallHit, bool]] = []  # the slice's hits, each with whether it has evidence of its own
         for f in chunk:
             hit = items.get(str(f.key))
-            if hit is None or recall_dates.is_after(hit.when, moment):
-                continue
+            if hit is None or recall_dates.is_after(hit.when, moment) or (hit.kind == "session" and not hit.text):
+                continue  # a turn deleted since the vector list found it has no text
             hit.score, hit.ranks = f.score, dict(f.ranks)
             hit.dated = "dates" in hit.ranks
             if hit.similarity is None:

@@ -78,27 +78,28 @@ def _vectors(conn: sqlite3.Connection, model: str, dim: int, ids: Sequence[int],
              project: str | None = None) -> tuple[dict[int, int], np.ndarray]:
     """``(message id -> row, matrix)``: the stored vectors of ``model`` and ``dim`` of the turns ``ids``, one row
     each (a row of another dimension is never compared with the query, as in :mod:`pi_memory.semantic.sources`).
-    The rows come from the project's turn matrix that the recall's vector list has just brought up to date (the
-    ``UNIQUE (message_id, model)`` index names their vector rows: no vector is read from the database); a turn
-    that matrix lacks (another project, a matrix not loaded, rows past its cap) is read from the table."""
+    The rows come from the project's turn matrix that the recall's vector list has just brought up to date,
+    found by message id (its ``aliases``: no statement); a turn that matrix lacks (another project, a matrix not
+    loaded, rows past its cap, not embedded yet) is read from the table."""
     if not ids:
         return {}, np.zeros((0, dim), dtype=np.float32)
     from pi_memory.semantic.sources import cached
 
-    marks = ",".join("?" * len(ids))
-    # (message_id, model) is the UNIQUE index, holding the row id: the rows themselves (1.5 KB each) are not read
-    vid_of = dict(conn.execute(f"SELECT id, message_id FROM semantic_turn_vectors WHERE message_id IN ({marks}) "
-                               "AND model = ?", [*ids, model]))
     mat = cached(conn, "sessions", model, dim, project)
+    vid_of: dict[int, int] = {}
+    if mat is not None:
+        alias = mat.aliases
+        vid_of = {v: m for m in ids if (v := alias.get(m)) is not None}
     held, block = mat.rows_of(list(vid_of)) if mat is not None else ([], np.zeros((0, dim), dtype=np.float32))
     mids = [vid_of[v] for v in held]
-    have = set(held)
-    missing = [v for v in vid_of if v not in have]
+    have = set(mids)
+    missing = [m for m in ids if m not in have]
     if missing:
         size = 4 * dim
         rows = [(mid, blob[:size]) for mid, row_dim, blob in conn.execute(
-            f"SELECT message_id, dim, vector FROM semantic_turn_vectors WHERE id IN ({','.join('?' * len(missing))})",
-            missing) if row_dim == dim and len(blob) >= size]  # another dimension or a short (damaged) row: left out
+            "SELECT message_id, dim, vector FROM semantic_turn_vectors WHERE message_id IN "
+            f"({','.join('?' * len(missing))}) AND model = ?", [*missing, model])
+            if row_dim == dim and len(blob) >= size]  # another dimension or a short (damaged) row: left out
         if rows:
             extra = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4").reshape(len(rows), dim)
             finite = np.isfinite(extra).all(axis=1)  # a NaN or infinity never reaches a cosine

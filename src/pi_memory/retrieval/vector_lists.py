@@ -63,18 +63,33 @@ def _turn_hits(conn: sqlite3.Connection, model: str, dim: int, project: str | No
     check, params = ("", []) if project is None else (" AND s.project_id = ?", [project])
     if as_of is not None:  # nothing written after the moment asked about
         check, params = f"{check} AND (m.timestamp IS NULL OR m.timestamp <= ?)", [*params, as_of]
-    read = ("SELECT v.id, s.session_key, m.entry_id, m.line, m.role, m.timestamp, m.text, m.id FROM semantic_turn_vectors v "
+    read = ("SELECT v.id, s.session_key, m.entry_id, m.line, m.timestamp, m.id FROM semantic_turn_vectors v "
             "JOIN messages m ON m.id = v.message_id JOIN sessions s ON s.id = m.session_id "
             f"WHERE v.id IN ({{ids}}) AND +v.model = ?{check}")
     found = nearest(conn, "sessions", model, dim, project, qvec, limit, read, params)
     from pi_memory.retrieval.engine import RecallHit
 
     out = []
-    for cos, (_, session_key, entry_id, line, role, timestamp, text, mid) in found:
+    for cos, (_, session_key, entry_id, line, timestamp, mid) in found:  # text: read when judged (fill_texts)
         key = f"t:{session_key}#{entry_id or line}"
-        out.append((key, cos, RecallHit("session", key[2:], f"{role}: {_snippet(text)}", (timestamp or "")[:10],
-                                        when=timestamp or "", message_id=mid)))
+        out.append((key, cos, RecallHit("session", key[2:], "", (timestamp or "")[:10], when=timestamp or "",
+                                        message_id=mid)))
     return out
+
+
+def fill_texts(conn: sqlite3.Connection | None, hits: Sequence[Any]) -> None:
+    """Give the session ``hits`` the vector list found (their ``text`` is ``""`` until judged: most never are)
+    their role and opening (``SESSION_SNIPPET_CHARS``). One statement; a turn deleted since keeps ``""``."""
+    wanted = [h for h in hits if h.kind == "session" and not h.text and h.message_id]
+    if not wanted or conn is None:
+        return
+    ids = sorted({h.message_id for h in wanted})
+    rows = {r[0]: r for r in conn.execute(
+        f"SELECT id, role, text FROM messages WHERE id IN ({','.join('?' * len(ids))})", ids)}
+    for h in wanted:
+        if h.message_id in rows:
+            _, role, text = rows[h.message_id]
+            h.text = f"{role}: {_snippet(text)}"
 
 
 def nearest_turns(conn: sqlite3.Connection, embedder: Any, query: str, projects: Sequence[str] | None, limit: int,
