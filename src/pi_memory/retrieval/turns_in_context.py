@@ -113,31 +113,33 @@ def _window_cosines(pool: Sequence[int], near: Mapping[int, Sequence[int]], row_
     """``(own cosine, window cosine)`` of the pool's turns that have a vector, as matrix products: each window
     is the turn's row plus ``WINDOW_WEIGHT / d`` times the row of each neighbour ``d`` turns away (``near``:
     before-side nearest first, then after-side nearest first), normalised (module docstring). The neighbours
-    are gathered through one padded index (a missing one points at a zero row) with a weight per slot."""
+    are gathered through one index of ``2 x WINDOW_TURNS`` slots a turn with a weight per slot (a missing
+    neighbour: weight 0 on row 0; neighbours past ``WINDOW_TURNS`` on a side are not read)."""
     members = [m for m in pool if m in row_of]
     if not members:
         return {}, {}
-    padded = np.vstack([matrix, np.zeros((1, matrix.shape[1]), dtype=matrix.dtype)])
-    zero = matrix.shape[0]
-    rows = np.fromiter((row_of[m] for m in members), dtype=np.intp, count=len(members))
-    width = max((len(near.get(m, ())) for m in members), default=0)
-    side = np.full((len(members), max(1, width)), zero, dtype=np.intp)
-    weight = np.zeros(side.shape, dtype=np.float32)
+    width = 2 * WINDOW_TURNS
+    side = np.zeros((len(members), width), dtype=np.intp)
+    weight = np.zeros((len(members), width), dtype=np.float32)
     for i, m in enumerate(members):
-        ns = near.get(m, ())
-        j = 0
-        for part in ([n for n in ns if n < m], [n for n in ns if n > m]):  # ids are positions in the session
-            for d, n in enumerate(part, 1):
-                if n in row_of:
-                    side[i, j], weight[i, j] = row_of[n], WINDOW_WEIGHT / d
-                j += 1
-    own = padded[rows] @ qvec
-    scores = padded @ qvec  # each row's cosine once; the window's dot product is their weighted sum
+        before = after = 0  # ids are positions in the session: a smaller id is before
+        for n in near.get(m, ()):
+            if n < m:
+                before += 1
+                d, j = before, before - 1
+            else:
+                after += 1
+                d, j = after, WINDOW_TURNS + after - 1
+            if d <= WINDOW_TURNS and (r := row_of.get(n)) is not None:
+                side[i, j], weight[i, j] = r, WINDOW_WEIGHT / d
+    rows = np.fromiter((row_of[m] for m in members), dtype=np.intp, count=len(members))
+    scores = matrix @ qvec  # each row's cosine once; a window's dot product is their weighted sum
+    own = scores[rows]
     dots = own + (weight * scores[side]).sum(axis=1)
-    total = padded[rows] + np.einsum("ij,ijk->ik", weight, padded[side])
+    total = matrix[rows] + np.einsum("ij,ijk->ik", weight, matrix[side])
     norms = np.sqrt(np.einsum("ij,ij->i", total, total))
-    window = {m: float(dots[i] / norms[i]) for i, m in enumerate(members) if norms[i] > 0}
-    return {m: float(own[i]) for i, m in enumerate(members)}, window
+    window = {m: float(d / n) for m, d, n in zip(members, dots.tolist(), norms.tolist(), strict=True) if n > 0}
+    return dict(zip(members, own.tolist(), strict=True)), window
 
 
 def author(text: str) -> str:
