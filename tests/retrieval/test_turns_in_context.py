@@ -249,3 +249,15 @@ def test_vectors_of_a_loaded_matrix_are_found_by_message_id_without_reading_the_
     assert reads() == [] and sorted(row_of) == sorted(ids)
     assert np.allclose(matrix[row_of[ids[0]]], fresh[ids[0]])  # the new vector, not the one loaded first
     sources.forget(conn)
+
+
+def test_a_window_reads_two_turns_each_side_and_no_more_whatever_it_is_handed():
+    e = np.eye(DIM, dtype=np.float32)
+    row_of = {10 + i: i for i in range(7)}  # turns 10..16 in one session, turn 10 + i on axis i
+    near = {13: [12, 11, 10, 14, 15, 16]}  # three each side handed on: the third (10, 16) is too far
+    _own, window = tic._window_cosines([13], near, row_of, e[:7], e[0] + e[6])
+    assert window[13] == 0.0  # axes 0 and 6 are three turns away: not in the window
+    _own, window = tic._window_cosines([13], near, row_of, e[:7], e[1])
+    assert window[13] == pytest.approx(0.25 / np.sqrt(1 + 2 * 0.25 + 2 * 0.0625), abs=1e-6)
+    _own, window = tic._window_cosines([13], {13: [14]}, {13: 0, 14: 1}, e[:2], e[1])  # after side only
+    assert window[13] == pytest.approx(0.5 / np.sqrt(1.25), abs=1e-6)
