@@ -217,6 +217,8 @@ def evidence_reasons(hit: RecallHit, min_similarity: float) -> list[str]:
                        f"(at least {partial:.2f} and {PARTIAL_COVERAGE:.0%})")
     if hit.unscored:
         reasons.append("ranked by the memory service, which sends no scores")
+    if hit.dated:
+        reasons.append("its day is inside a date window the prompt names")
     if hit.near_evidence:
         reasons.append("a turn next to it in its session has a similarity at or above the floor")
     return reasons
@@ -246,13 +248,15 @@ def recall(
     entries); ``"skills"`` ranks ``skills`` (:class:`pi_memory.skills.Skill` objects, the caller's store's:
     :mod:`pi_memory.retrieval.sources_skills`), its vectors cached in ``conn``. ``weights``: per
     candidate list (``keyword``, ``vector``, ``semantic``, ``curated``, ``sessions`` (turns: keyword and vector
-    lists already fused), ``curated_vector``, ``skills``, ``skills_vector``, ``dates``; defaults
+    lists already fused), ``curated_vector``, ``skills``, ``skills_vector``, ``dates``, ``dated``; defaults
     ``DEFAULT_WEIGHTS`` and :data:`pi_memory.retrieval.vector_lists.WEIGHTS`).
     ``min_similarity``: cosine floor (:func:`has_evidence`; ``0`` turns the floor off). ``as_of``: the moment
     the question is asked (default now; hosts pass the turn's time): nothing written or created after it is
     returned, and the prompt's dates ("last week", "in May", "2023-05-08") are read against it
     (:mod:`pi_memory.retrieval.dates`): candidates dated inside such a window get the ``dates`` list's
-    share of the fused score and pass the floor. An embedder failure leaves the keyword lists.
+    share of the fused score and pass the floor, and with sessions the window's own turns that no other list
+    found form the ``dated`` list (:func:`_dated_list`; only for a prompt naming a date). An embedder failure
+    leaves the keyword lists.
     ``vector_deadline``: a :func:`time.monotonic` value by which the query vector must be ready, else recall is
     keyword-only (:func:`pi_memory.retrieval.vector_lists.by_deadline`; the prompt hook's ceiling). Raises
     ``ValueError`` for an unknown source or an unreadable ``as_of``.

@@ -30,6 +30,10 @@ index gets from embedding a context-window key is computed at query time from th
 
 Turns without a vector (not embedded yet) take part by keyword only. Without a query vector (embedder down,
 the hook's deadline) the keyword order is kept with the priors applied.
+
+A prompt naming a date also gets :func:`dated_turns`: the turns written inside its window, nearest by their own
+vector, ranked by :func:`rank` as a pool of their own; recall fuses those the pool lacks as its ``dated`` list
+(LoCoMo host R@10 0.8201 -> 0.8218, R@25 0.876 -> 0.882; about 1.4 ms per dated prompt, nothing for the others).
 """
 
 from __future__ import annotations
