@@ -69,7 +69,7 @@ MORE_KEYWORD_TURNS = 20
 # (newest first)
 DATED_TURNS = 10
 DATED_NEAREST = 25
-DATED_MAX_ROWS = 5000
+DATED_MAX_ROWS = 1000
 # a name of one to three capitalised words, then a colon and a space, at the start of a turn: who says it
 _AUTHOR = re.compile(r"([^\W\d_][\w'’.-]{0,40}(?: [^\W\d_][\w'’.-]{0,40}){0,2}):\s")
 _AUTHOR_CHARS = 130  # characters of a turn read for its speaker (a name of up to three words and the colon)
