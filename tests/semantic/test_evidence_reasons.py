@@ -27,6 +27,8 @@ from pi_memory.retrieval.engine import RecallHit, evidence_reasons, has_evidence
      ["similarity 0.390 and 49% of the prompt's keywords together (at least 0.30 and 34%)"]),
     (RecallHit("session", "s#3", "x", similarity=0.31, coverage=0.34), 0.4,
      ["similarity 0.310 and 34% of the prompt's keywords together (at least 0.30 and 34%)"]),
+    (RecallHit("session", "s#4", "x", similarity=0.1, coverage=0.0, dated=True), 0.4,  # "dates" / "dated" lists
+     ["its day is inside a date window the prompt names"]),
     (RecallHit("semantic", "a", "x", similarity=0.29, coverage=0.49), 0.4, []),  # cosine under 3/4 of the floor
     (RecallHit("semantic", "a", "x", similarity=0.39, coverage=0.33), 0.4, []),  # under a third of the keywords
     (RecallHit("semantic", "a", "x", similarity=None, coverage=0.49), 0.4, []),  # no cosine known

@@ -73,6 +73,9 @@ def test_keyword_terms():
     assert keyword_terms("the a of") == ["the"]  # only stop words: keep them
     assert keyword_terms("Paintings painted") == ["painting", "paint"]
     assert keyword_terms("go ui k8s") == ["k8s"]  # under 3 characters: the trigram index cannot match
+    # a possessive is cut before the suffix cut ("john'" before), as word_terms cuts it
+    assert keyword_terms("What happened to John's car?") == ["happen", "john", "car"]
+    assert keyword_terms("Where is Caroline’s studio? it's Bob's") == ["caroline", "studio", "bob"]
     assert fts_expression(['say "hi"', "x"]) == '"say ""hi""" OR "x"'
     assert fts_expression([]) is None
 

@@ -159,3 +159,11 @@ def test_one_known_piece_keeps_the_meaning(embedder):
 
     assert carries_meaning(embedder, "staging 🚀") and carries_meaning(embedder, "机房在哪个城市")
     assert embedder.unknown_share("🚀🔥🐍") == 1.0 and embedder.unknown_share("deploy the app") == 0.0
+
+
+def test_a_possessive_name_is_keyword_evidence_for_the_name():
+    # "John's" is the term "john" (it was "john'", found only where the text says "John's"): the turn that says
+    # the car broke down holds half of the question's evidence, enough for the floor
+    terms = evidence_terms("What damages happened to John's car?")
+    assert terms.words == ("damag", "happen", "john", "car")
+    assert terms.coverage("John: my car broke down last Friday") == 0.5

@@ -76,7 +76,8 @@ from pi_memory.semantic.prompt_gate import MAX_TRIVIAL_WORDS, TRIVIAL_WORDS, sho
 Source = Literal["semantic", "curated", "sessions", "skills"]
 SOURCES = ("semantic", "curated", "sessions", "skills")
 CANDIDATES = 50
-DEFAULT_WEIGHTS = {"keyword": 1.0, "vector": 1.0, "semantic": 1.0, "curated": 1.0, "sessions": 0.5, "skills": 1.0}
+DEFAULT_WEIGHTS = {"keyword": 1.0, "vector": 1.0, "semantic": 1.0, "curated": 1.0, "sessions": 0.5, "skills": 1.0,
+                   "dated": 0.5}
 SESSION_SNIPPET_CHARS = 400
 # The cosine (bundled all-MiniLM-L6-v2 int8) a memory needs to be recalled without keyword evidence. Chosen from
 # ``benchmarks/recall_floor.py`` (30 memories, 40 related prompts written to share few words with their memory,
@@ -216,6 +217,8 @@ def evidence_reasons(hit: RecallHit, min_similarity: float) -> list[str]:
                        f"(at least {partial:.2f} and {PARTIAL_COVERAGE:.0%})")
     if hit.unscored:
         reasons.append("ranked by the memory service, which sends no scores")
+    if hit.dated:
+        reasons.append("its day is inside a date window the prompt names")
     if hit.near_evidence:
         reasons.append("a turn next to it in its session has a similarity at or above the floor")
     return reasons
@@ -245,13 +248,15 @@ def recall(
     entries); ``"skills"`` ranks ``skills`` (:class:`pi_memory.skills.Skill` objects, the caller's store's:
     :mod:`pi_memory.retrieval.sources_skills`), its vectors cached in ``conn``. ``weights``: per
     candidate list (``keyword``, ``vector``, ``semantic``, ``curated``, ``sessions`` (turns: keyword and vector
-    lists already fused), ``curated_vector``, ``skills``, ``skills_vector``, ``dates``; defaults
+    lists already fused), ``curated_vector``, ``skills``, ``skills_vector``, ``dates``, ``dated``; defaults
     ``DEFAULT_WEIGHTS`` and :data:`pi_memory.retrieval.vector_lists.WEIGHTS`).
     ``min_similarity``: cosine floor (:func:`has_evidence`; ``0`` turns the floor off). ``as_of``: the moment
     the question is asked (default now; hosts pass the turn's time): nothing written or created after it is
     returned, and the prompt's dates ("last week", "in May", "2023-05-08") are read against it
     (:mod:`pi_memory.retrieval.dates`): candidates dated inside such a window get the ``dates`` list's
-    share of the fused score and pass the floor. An embedder failure leaves the keyword lists.
+    share of the fused score and pass the floor, and with sessions the window's own turns that no other list
+    found form the ``dated`` list (:func:`_dated_list`; only for a prompt naming a date). An embedder failure
+    leaves the keyword lists.
     ``vector_deadline``: a :func:`time.monotonic` value by which the query vector must be ready, else recall is
     keyword-only (:func:`pi_memory.retrieval.vector_lists.by_deadline`; the prompt hook's ceiling). Raises
     ``ValueError`` for an unknown source or an unreadable ``as_of``.
@@ -342,6 +347,8 @@ def recall(
         days = source_vectors.turn_days(conn, {x: turn_rows[x][0] for x in keys if x in turn_rows})
         days.update({x: items[x].when or items[x].date for x in keys if x in items})
         lists["dates"] = [x for x in keys if recall_dates.in_windows(days.get(x, ""), windows)]
+        if session_job is not None and extra is not None:  # the window's own turns the pool lacks: one more list
+            _dated_list(conn, query, windows, extra, moment, project, lists, turn_rows, cosines)
         fused = rrf_fuse(lists, weights=all_weights, k=k)
     # keyword evidence counts the date words too: a candidate outside the window lacks that part of the question
     # (and "how many days between March 3 and April 17" must not come down to "many days"); inside it, ``dated``
@@ -367,7 +374,7 @@ def recall(
             if hit is None or recall_dates.is_after(hit.when, moment) or (hit.kind == "session" and not hit.text):
                 continue  # a turn deleted since the vector list found it has no text
             hit.score, hit.ranks = f.score, dict(f.ranks)
-            hit.dated = "dates" in hit.ranks
+            hit.dated = "dates" in hit.ranks or "dated" in hit.ranks
             if hit.similarity is None:
                 hit.similarity = cosines.get(str(f.key))
             if hit.kind != "session" or str(f.key) not in loaded:  # load_turns judged those in context
@@ -386,6 +393,32 @@ def recall(
     out = out[:top_k]
     _complete_semantic(backend, scope, out)
     return out
+
+
+def _dated_list(conn: sqlite3.Connection, query: str, windows: list, pending: Any, moment: str, project: str | None,
+                lists: dict[str, list[str]], turn_rows: dict[str, tuple[int, ...]], cosines: dict[str, float]) -> None:
+    """Recall's ``dated`` list: the turns inside the prompt's date windows that no other list found
+    (:func:`pi_memory.retrieval.turns_in_context.dated_turns`), at most ``DATED_TURNS``, best first. They weigh as
+    the ``sessions`` list does (:data:`DEFAULT_WEIGHTS`): a pool turn inside a window also has the ``dates`` list
+    and stays above them, while an undated pool turn is interleaved with them rather than pushed below (a turn
+    telling of May's trip is often written in June). Read when judged, as keyword-found turns are."""
+    from pi_memory.retrieval.turns_in_context import DATED_TURNS, dated_turns
+
+    found = dated_turns(conn, query, windows, pending.query_vector.result(), pending.model, moment, project)
+    own = {r.id: r.cosine for r in found}
+    have = set(lists.get("sessions", ()))
+    lists["dated"] = []
+    for key, mid in source_vectors.turn_keys(conn, [r.id for r in found]):
+        if len(lists["dated"]) >= DATED_TURNS:
+            break
+        if key in have or key in lists["dated"]:
+            continue
+        lists["dated"].append(key)
+        turn_rows.setdefault(key, (mid,))
+        if own[mid] is not None:
+            cosines.setdefault(key, own[mid])
+    if not lists["dated"]:
+        del lists["dated"]
 
 
 def _load_semantic(backend: Any, scope: Any, ids: Sequence[str], items: dict[str, RecallHit]) -> None:

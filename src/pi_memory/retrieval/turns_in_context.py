@@ -30,6 +30,10 @@ index gets from embedding a context-window key is computed at query time from th
 
 Turns without a vector (not embedded yet) take part by keyword only. Without a query vector (embedder down,
 the hook's deadline) the keyword order is kept with the priors applied.
+
+A prompt naming a date also gets :func:`dated_turns`: the turns written inside its window, nearest by their own
+vector, ranked by :func:`rank` as a pool of their own; recall fuses those the pool lacks as its ``dated`` list
+(LoCoMo host R@10 0.8201 -> 0.8218, R@25 0.876 -> 0.882; about 1.4 ms per dated prompt, nothing for the others).
 """
 
 from __future__ import annotations
@@ -59,6 +63,13 @@ SESSION_BOOST = 0.2
 SPEAKER_BOOST = 0.5
 # the nearest turns of the vector list (best cosine first) without a keyword score that get one (step 1)
 MORE_KEYWORD_TURNS = 20
+# Turns dated inside a window the prompt names that the pool lacks (:func:`dated_turns`): the nearest
+# ``DATED_NEAREST`` of the window's turns by their own cosine are ranked as the pool is, and the best ``DATED_TURNS``
+# the pool does not hold become recall's ``dated`` list; at most ``DATED_MAX_ROWS`` of the window's turns are read
+# (newest first)
+DATED_TURNS = 10
+DATED_NEAREST = 25
+DATED_MAX_ROWS = 1000
 # a name of one to three capitalised words, then a colon and a space, at the start of a turn: who says it
 _AUTHOR = re.compile(r"([^\W\d_][\w'’.-]{0,40}(?: [^\W\d_][\w'’.-]{0,40}){0,2}):\s")
 _AUTHOR_CHARS = 130  # characters of a turn read for its speaker (a name of up to three words and the colon)
@@ -217,6 +228,39 @@ def rank(conn: sqlite3.Connection, query: str, keyword: Sequence[tuple[int, floa
         sessions = [rows_of[m][1] if m in rows_of else None for m in pool]
         fused = [(pool[i], s) for i, s in session_support(rows, sessions, SESSION_BOOST)]
     return [RankedTurn(m, s, own.get(m)) for m, s in fused]
+
+
+def dated_turns(conn: sqlite3.Connection, query: str, windows: Sequence[tuple[Any, Any]], qvec: np.ndarray | None,
+                model: str | None, until: str, project: str | None = None) -> list[RankedTurn]:
+    """The turns written inside ``windows`` (inclusive ``(first, last)`` days, :func:`pi_memory.retrieval.dates.
+    date_windows`) and not after ``until``, best first: the ``DATED_NEAREST`` of them whose own vector is nearest
+    to ``qvec`` (among the newest ``DATED_MAX_ROWS`` of each window that the project's turn matrix holds), ranked
+    by :func:`rank` as a pool of vector candidates (window cosine, priors). ``[]`` without a query vector or a
+    loaded matrix. For a prompt naming a date: the pool (keyword and nearest turns of the whole project) can
+    miss a turn of that day that neither list ranks high, though it is one of a few dozen of the day."""
+    if qvec is None or not model or not windows:
+        return []
+    from datetime import timedelta
+
+    from pi_memory.semantic.sources import cached
+
+    mat = cached(conn, "sessions", model, int(qvec.shape[-1]), project)
+    if mat is None:
+        return []
+    scope, extra = ("", []) if project is None else (" AND v.project_id = ?", [project])
+    mid_of: dict[int, int] = {}  # vector row id -> message id
+    for first, last in windows:
+        mid_of.update(conn.execute(
+            "SELECT v.id, m.id FROM messages m JOIN semantic_turn_vectors v ON v.message_id = m.id AND v.model = ? "
+            f"WHERE m.timestamp >= ? AND m.timestamp < ? AND m.timestamp <= ?{scope} ORDER BY m.timestamp DESC LIMIT ?",
+            [model, first.isoformat(), (last + timedelta(days=1)).isoformat(), until, *extra, DATED_MAX_ROWS]))
+    held, block = mat.rows_of(list(mid_of))
+    if not held:
+        return []
+    cos = block @ qvec.astype(np.float32, copy=False)
+    nearest = np.argsort(-cos, kind="stable")[:DATED_NEAREST]
+    vector = [(mid_of[held[i]], float(cos[i])) for i in nearest]
+    return rank(conn, query, [], vector, qvec, model, until=until, project=project)
 
 
 def session_list(conn: sqlite3.Connection, query: str, matches: Sequence[Any], vector_keys: Sequence[str],

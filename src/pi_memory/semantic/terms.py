@@ -60,7 +60,8 @@ def _cjk_trigrams(word: str) -> list[str]:
 
 def keyword_terms(query: str) -> list[str]:
     """Search terms of a natural-language query: lower-cased words, English stop words dropped (when any
-    other word is left), stemmed, at least 3 characters (shorter ones cannot match a trigram index), at most
+    other word is left), a possessive cut (``John's`` -> ``john``, as :func:`word_terms` cuts it: the suffix cut
+    alone left ``john'``, which a text saying ``John:`` or ``John`` does not hold), stemmed, at least 3 characters (shorter ones cannot match a trigram index), at most
     ``MAX_TERMS``, first occurrence order. CJK text becomes character trigrams (:func:`_cjk_trigrams`); a
     two-character CJK word is kept."""
     words = [w.strip(".'’-").lower() for w in WORD.findall(query or "")]
@@ -70,6 +71,8 @@ def keyword_terms(query: str) -> list[str]:
         words = content
     out: list[str] = []
     for word in words:
+        if word.endswith(_POSSESSIVE) and len(word) > 3:
+            word = word[:-2]
         term = _stem(word)
         if (len(term) >= MIN_TERM_CHARS or HAS_CJK.match(term) and len(term) == 2) and term not in out:
             out.append(term)
