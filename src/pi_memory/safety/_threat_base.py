@@ -10,6 +10,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ._keywords import Hits
+
 # Separators between words: 1-12 non-letters, but never a sentence end (". " "! " "? " "; "), so filler
 # does not run from one sentence into the next. A dot inside a token (".ssh", "a.b") is fine.
 _GAP = r"(?:[^\w.!?;]|_|[.!?;](?!\s)){1,12}"
@@ -96,9 +98,9 @@ class ThreatPattern:
         instead of the whole table at import."""
         return re.compile(self.pattern, self.flags)
 
-    def may_match(self, lowered: str) -> bool:
-        has = lowered.__contains__
-        return any(map(has, self.keywords)) and (not self.requires or any(map(has, self.requires)))
+    def may_match(self, hits: Hits) -> bool:
+        """The keyword prefilter: one of ``keywords`` and, when set, one of ``requires`` is in the text."""
+        return hits.any(self.keywords) and (not self.requires or hits.any(self.requires))
 
 
 def _p(id_: str, category: str, pattern: str, *keywords: str, requires: tuple[str, ...] = (),

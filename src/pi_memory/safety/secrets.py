@@ -112,6 +112,7 @@ from ._secret_values import (
     _url_password,
     _vault_legacy,
 )
+from ._keywords import keyword_hits
 from ._text import fold
 from .threats import Finding
 
@@ -125,6 +126,7 @@ class _SecretPattern:
     group: str | int = 0  # the group holding the secret value
     validate: Callable[[re.Match[str], str], tuple[int, int] | None] | None = None
     flags: int = 0
+    requires: tuple[str, ...] = ()  # none of the secret rows has a second keyword list
 
     @functools.cached_property
     def regex(self) -> re.Pattern[str]:
@@ -232,7 +234,7 @@ PATTERNS: tuple[_SecretPattern, ...] = (
         r"(?<![\w.-])(?:\d{4}(?:([ -])\d{4}){2,3}(?:\1\d{1,3})?|\d{4}([ -])\d{6}\2\d{5}|\d{13,19})(?![\w-]|\.\d)",
         *"0123456789", validate=_card_number),
 )
-
+_PRIORITY = {id(pat): prio for prio, pat in enumerate(PATTERNS)}  # earlier rows win an overlap
 
 # Patterns whose every match holds one of its keywords at most this many characters after the match's start
 # (``refresh_token``: "token" 8 characters in). For them the regex runs only near the keywords' places, found
@@ -277,9 +279,8 @@ def _folded_matches(text: str, anchored: bool = True) -> list[tuple[int, int, in
     ``anchored=False`` tries every pattern at every position (what the anchoring must equal; for tests)."""
     lowered = text.lower()
     taken: list[tuple[int, int, int, str]] = []  # kept sorted and non-overlapping
-    for prio, pat in enumerate(PATTERNS):
-        if not any(map(lowered.__contains__, pat.keywords)):
-            continue
+    for pat in keyword_hits(text).rows(PATTERNS):
+        prio = _PRIORITY[id(pat)]
         if anchored and pat.id == "payment_card" and not _CARD_HINT.search(text):
             continue
         if anchored and pat.id == "pgpass_password" and not _PGPASS_HINT.search(text):

@@ -122,6 +122,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ._keywords import keyword_hits
 from ._text import Folded, fold, invisible_findings, smuggled_texts
 from ._threat_patterns import (
     COMPACT_CATEGORY,
@@ -165,11 +166,8 @@ def _html_comment(text: str) -> tuple[int, int] | None:
 
 def _pattern_hits(text: str) -> list[tuple[str, str, int, int]]:
     """(id, category, start, end) for the first accepted match of every pattern in ``text`` (folded)."""
-    lowered = text.lower()
     hits = []
-    for pat in PATTERNS:
-        if not pat.may_match(lowered):
-            continue
+    for pat in keyword_hits(text).rows(PATTERNS):
         if pat.check is None:
             m = pat.regex.search(text)
             if m:
