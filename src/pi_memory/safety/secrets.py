@@ -97,6 +97,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ._keywords import keyword_hits
 from ._secret_values import (
     _assignment_value,
     _aws_prose,
@@ -112,7 +113,6 @@ from ._secret_values import (
     _url_password,
     _vault_legacy,
 )
-from ._keywords import keyword_hits
 from ._text import fold
 from .threats import Finding
 
