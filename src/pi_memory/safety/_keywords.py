@@ -64,6 +64,21 @@ class Hits:
         self._memo: dict[str, bool] = {}
         self._index = index
 
+    @property
+    def lowered(self) -> str:
+        """The lower-cased text the keywords were looked for in."""
+        return self._lowered
+
+    def places(self, words: tuple[str, ...]) -> list[int]:
+        """Every offset of the lower-cased text where one of ``words`` starts, in order."""
+        lowered, found = self._lowered, set()
+        for word in words:
+            i = lowered.find(word)
+            while i >= 0:
+                found.add(i)
+                i = lowered.find(word, i + 1)
+        return sorted(found)
+
     def rows(self, table: tuple[Row, ...]) -> list[Row]:
         """The rows of ``table`` (in table order) whose keywords the text holds. With the one-pass answer only
         the rows of the keywords found are looked at; otherwise every row, its keywords until one is there."""

@@ -90,6 +90,7 @@ class ThreatPattern:
     requires: tuple[str, ...] = ()
     check: Check | None = None
     flags: int = 0
+    anchored: bool = False  # every match starts where one of ``keywords`` starts (threats._searcher)
 
     @functools.cached_property
     def regex(self) -> re.Pattern[str]:
@@ -104,9 +105,9 @@ class ThreatPattern:
 
 
 def _p(id_: str, category: str, pattern: str, *keywords: str, requires: tuple[str, ...] = (),
-       check: Check | None = None, flags: int = 0, ignore_case: bool = True) -> ThreatPattern:
+       check: Check | None = None, flags: int = 0, ignore_case: bool = True, anchored: bool = False) -> ThreatPattern:
     flags |= re.IGNORECASE if ignore_case else 0
-    return ThreatPattern(id_, category, pattern, keywords, requires, check, flags)
+    return ThreatPattern(id_, category, pattern, keywords, requires, check, flags, anchored)
 
 
 PROMPT_INJECTION = "prompt_injection"

@@ -43,9 +43,10 @@ def _keywords(words: tuple[str, ...]) -> tuple[str, ...]:
 def _ml(id_: str, category: str, pattern: str, *keywords: str, requires: tuple[str, ...] = (),
         negatable: bool = True) -> ThreatPattern:
     """A row written in natural spelling, folded as the text it runs on is. ``requires``: words every match holds
-    besides a keyword (for the rows whose verbs are also English words: "ignore" alone does not run them)."""
+    besides a keyword (for the rows whose verbs are also English words: "ignore" alone does not run them); those
+    rows' matches also start with a keyword (their verb), so they are tried only where one starts (``anchored``)."""
     return _p(id_, category, _f(pattern), *_keywords(keywords), requires=_keywords(requires),
-              check=_not_negated if negatable else None)
+              check=_not_negated if negatable else None, anchored=bool(requires))
 
 
 # Negations that turn an instruction to ignore into its opposite, looked for just before and inside the match.
