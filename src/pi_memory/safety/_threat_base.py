@@ -10,6 +10,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ._keywords import Hits
+
 # Separators between words: 1-12 non-letters, but never a sentence end (". " "! " "? " "; "), so filler
 # does not run from one sentence into the next. A dot inside a token (".ssh", "a.b") is fine.
 _GAP = r"(?:[^\w.!?;]|_|[.!?;](?!\s)){1,12}"
@@ -88,6 +90,7 @@ class ThreatPattern:
     requires: tuple[str, ...] = ()
     check: Check | None = None
     flags: int = 0
+    anchored: bool = False  # every match starts where one of ``keywords`` starts (threats._searcher)
 
     @functools.cached_property
     def regex(self) -> re.Pattern[str]:
@@ -96,15 +99,15 @@ class ThreatPattern:
         instead of the whole table at import."""
         return re.compile(self.pattern, self.flags)
 
-    def may_match(self, lowered: str) -> bool:
-        has = lowered.__contains__
-        return any(map(has, self.keywords)) and (not self.requires or any(map(has, self.requires)))
+    def may_match(self, hits: Hits) -> bool:
+        """The keyword prefilter: one of ``keywords`` and, when set, one of ``requires`` is in the text."""
+        return hits.any(self.keywords) and (not self.requires or hits.any(self.requires))
 
 
 def _p(id_: str, category: str, pattern: str, *keywords: str, requires: tuple[str, ...] = (),
-       check: Check | None = None, flags: int = 0, ignore_case: bool = True) -> ThreatPattern:
+       check: Check | None = None, flags: int = 0, ignore_case: bool = True, anchored: bool = False) -> ThreatPattern:
     flags |= re.IGNORECASE if ignore_case else 0
-    return ThreatPattern(id_, category, pattern, keywords, requires, check, flags)
+    return ThreatPattern(id_, category, pattern, keywords, requires, check, flags, anchored)
 
 
 PROMPT_INJECTION = "prompt_injection"

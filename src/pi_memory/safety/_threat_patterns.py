@@ -11,14 +11,16 @@ The categories are modelled on the ones described for Hermes' ``threat_patterns`
 (prompt injection, role hijack, C2 behaviour, exfiltration, persistence, hidden HTML);
 every id, regex, word list and host list here is our own.
 
-Shape of one row: ``ThreatPattern(id, category, pattern, keywords, requires=(), check=None, flags)``; the
+Shape of one row: ``ThreatPattern(id, category, pattern, keywords, requires=(), check=None, flags, anchored=False)``; the
 regex is compiled on first use (``.regex``).
 
 * ``regex`` is compiled with ``re.IGNORECASE`` (except a few rows for code such as ``JSON.stringify``)
   and run on the folded text (see ``_text``).
 * ``keywords`` is a prefilter: the regex only runs when at least one keyword occurs
   (as a substring) in the lower-cased text, and, when ``requires`` is set, at least one of
-  those too.
+  those too. The keywords of every row are found in one pass (``_keywords``).
+* ``anchored=True`` says every match starts where a keyword starts: the regex is then tried only there
+  (``threats._searcher``), not at every position.
 * ``check(match, text)``, when set, decides about each regex match: ``True`` keeps it, a
   ``(start, end)`` tuple keeps it with that span, an ``int`` rejects it and resumes the search at that
   offset (used to skip the rest of a line or sentence already judged), anything else rejects it and the

@@ -40,9 +40,13 @@ def _keywords(words: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(fold(v).text.lower() for w in words for v in (w, w.capitalize(), w.upper())))
 
 
-def _ml(id_: str, category: str, pattern: str, *keywords: str, negatable: bool = True) -> ThreatPattern:
-    """A row written in natural spelling, folded as the text it runs on is."""
-    return _p(id_, category, _f(pattern), *_keywords(keywords), check=_not_negated if negatable else None)
+def _ml(id_: str, category: str, pattern: str, *keywords: str, requires: tuple[str, ...] = (),
+        negatable: bool = True) -> ThreatPattern:
+    """A row written in natural spelling, folded as the text it runs on is. ``requires``: words every match holds
+    besides a keyword (for the rows whose verbs are also English words: "ignore" alone does not run them); those
+    rows' matches also start with a keyword (their verb), so they are tried only where one starts (``anchored``)."""
+    return _p(id_, category, _f(pattern), *_keywords(keywords), requires=_keywords(requires),
+              check=_not_negated if negatable else None, anchored=bool(requires))
 
 
 # Negations that turn an instruction to ignore into its opposite, looked for just before and inside the match.
@@ -91,16 +95,19 @@ ROWS: tuple[ThreatPattern, ...] = (
         rf"(?:{_F2})?[ \t]*(?:anteriores|previas|precedentes|originales|de[ \t]+arriba|del[ \t]+sistema){_E}"
         rf"|{_B}(?:ignora|ignore|olvida|olvide)[ \t]+(?:todas[ \t]+)?las[ \t]+(?:anteriores|previas)"
         rf"[ \t]+(?:instrucciones|indicaciones|reglas){_E}",
-        "ignor", "olvid", "descart"),
+        "ignor", "olvid", "descart",
+        requires=("anteriores", "previas", "precedentes", "originales", "arriba", "sistema")),
     _ml("ignore_instructions", PROMPT_INJECTION,  # French
         rf"{_B}(?:ignore[rz]?|oublie[rz]?|oubliez){_F3}(?:instructions|consignes|règles|directives|ordres)"
         rf"(?:{_F2})?[ \t]*(?:précédentes|antérieures|ci-dessus|initiales|du[ \t]+système|d['’]origine){_E}",
-        "ignor", "oubli"),
+        "ignor", "oubli",
+        requires=("précédentes", "antérieures", "ci-dessus", "initiales", "système", "origine")),
     _ml("ignore_instructions", PROMPT_INJECTION,  # Portuguese
         rf"{_B}(?:ignore|ignora|ignorem|ignorar|esqueça|esqueca|esqueçam|esquecer|desconsidere|desconsidera)"
         rf"{_F3}(?:instruções|regras|diretrizes|ordens|orientações|instrução)"
         rf"(?:{_F2})?[ \t]*(?:anteriores|prévias|acima|iniciais|originais|do[ \t]+sistema){_E}",
-        "ignor", "esque", "desconsider"),
+        "ignor", "esque", "desconsider",
+        requires=("anteriores", "prévias", "acima", "iniciais", "originais", "sistema")),
     _ml("ignore_instructions", PROMPT_INJECTION,  # Arabic
         r"(?:تجاهل|تجاهلي|تجاهلوا|انس|انسى|انسي|اهمل|أهمل)\s+(?:\S+\s+){0,3}?"
         r"(?:التعليمات|الأوامر|التوجيهات|القواعد|الإرشادات|التعليمة)\s+(?:\S+\s+){0,2}?"

@@ -97,6 +97,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ._keywords import keyword_hits
 from ._secret_values import (
     _assignment_value,
     _aws_prose,
@@ -125,6 +126,7 @@ class _SecretPattern:
     group: str | int = 0  # the group holding the secret value
     validate: Callable[[re.Match[str], str], tuple[int, int] | None] | None = None
     flags: int = 0
+    requires: tuple[str, ...] = ()  # none of the secret rows has a second keyword list
 
     @functools.cached_property
     def regex(self) -> re.Pattern[str]:
@@ -162,29 +164,29 @@ PATTERNS: tuple[_SecretPattern, ...] = (
         r"(?:gh[pousr]_(?<![A-Za-z0-9_]gh._)[A-Za-z0-9]{30,}"
         r"|github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{22,})",
         "gh", "github_pat_"),
-    _sp("aws_access_key_id", r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])", "akia", "asia"),
+    _sp("aws_access_key_id", r"A[KS]IA(?<![A-Za-z0-9]A[KS]IA)[A-Z0-9]{16}(?![A-Za-z0-9])", "akia", "asia"),
     _sp("aws_secret_access_key",
         r"aws_?secret_?access_?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
         "secret", flags=_I, group=1),
     _sp("google_api_key", r"AIza(?<![\w-]AIza)[0-9A-Za-z_-]{35}(?![\w-])", "aiza"),
-    _sp("slack_token", r"(?<![\w-])x(?:ox[abprs]|app)-[A-Za-z0-9-]{10,}", "xox", "xapp-"),
+    _sp("slack_token", r"x(?<![\w-]x)(?:ox[abprs]|app)-[A-Za-z0-9-]{10,}", "xox", "xapp-"),
     _sp("webhook_url",
         r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,300}"
         r"|https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{5,30}/[\w-]{20,200}"
         r"|https://[\w-]{1,63}\.webhook\.office\.com/webhookb2/[^\s\"'<>]{20,500}",
         "hooks.slack.com", "discord", "webhook.office.com", flags=_I),
-    _sp("stripe_key", r"(?<![\w-])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", "_live_", "_test_"),
-    _sp("huggingface_token", r"(?<![\w-])hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9])", "hf_"),
-    _sp("npm_token", r"(?<![\w-])npm_[A-Za-z0-9]{30,}(?![A-Za-z0-9])", "npm_"),
-    _sp("gitlab_token", r"(?<![\w-])glpat-[A-Za-z0-9_-]{20,}", "glpat-"),
+    _sp("stripe_key", r"[sr]k_(?<![\w-][sr]k_)(?:live|test)_[A-Za-z0-9]{16,}", "_live_", "_test_"),
+    _sp("huggingface_token", r"hf_(?<![\w-]hf_)[A-Za-z0-9]{30,}(?![A-Za-z0-9])", "hf_"),
+    _sp("npm_token", r"npm_(?<![\w-]npm_)[A-Za-z0-9]{30,}(?![A-Za-z0-9])", "npm_"),
+    _sp("gitlab_token", r"glpat-(?<![\w-]glpat-)[A-Za-z0-9_-]{20,}", "glpat-"),
     _sp("vault_token", r"hv[sbr]\.(?<![\w.-]hv[sbr]\.)[A-Za-z0-9_-]{24,}(?![\w-])", "hvs.", "hvb.", "hvr."),
     _sp("vault_token", r"s\.(?<![\w.-]s\.)[A-Za-z0-9]{24}(?![\w-])", "vault", "token",
         validate=_vault_legacy),
-    _sp("telegram_bot_token", r"(?<![\w:.-])(?:bot)?\d{6,12}:(?P<v>[A-Za-z0-9_-]{30,40})(?![\w-])",
+    _sp("telegram_bot_token", r"[b\d](?<![\w:.-][b\d])(?:(?<=b)ot\d{6,12}|(?<=\d)\d{5,11}):(?P<v>[A-Za-z0-9_-]{30,40})(?![\w-])",
         ":aa", "telegram", "bot", validate=_telegram_token),
-    _sp("sendgrid_key", r"(?<![\w.-])SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}(?![\w-])", "sg."),
-    _sp("digitalocean_token", r"(?<![\w-])do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9])", "_v1_"),
-    _sp("twilio_key", r"(?<![A-Za-z0-9])SK[0-9a-fA-F]{32}(?![A-Za-z0-9])", "sk"),
+    _sp("sendgrid_key", r"SG\.(?<![\w.-]SG\.)[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}(?![\w-])", "sg."),
+    _sp("digitalocean_token", r"do[opr]_v1_(?<![\w-]do[opr]_v1_)[a-f0-9]{64}(?![A-Za-z0-9])", "_v1_"),
+    _sp("twilio_key", r"SK(?<![A-Za-z0-9]SK)[0-9a-fA-F]{32}(?![A-Za-z0-9])", "sk"),
     _sp("jwt", r"eyJ(?<![\w-]eyJ)[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", "eyj"),
     _sp("azure_key",  # every branch starts with a literal, so the engine can skip between candidates
         r"AccountKey(?<![\w-]AccountKey)[ \t]*=[ \t]*(?P<v1>[A-Za-z0-9+/=]{20,200})"
@@ -229,10 +231,10 @@ PATTERNS: tuple[_SecretPattern, ...] = (
     _sp("aws_secret_access_key", r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
         "aws", "secret", "amazon", validate=_aws_prose),
     _sp("payment_card",  # groups of 4 (Amex 4-6-5) with one space or dash, or one run of 13-19 digits
-        r"(?<![\w.-])(?:\d{4}(?:([ -])\d{4}){2,3}(?:\1\d{1,3})?|\d{4}([ -])\d{6}\2\d{5}|\d{13,19})(?![\w-]|\.\d)",
+        r"\d(?<![\w.-]\d)(?:\d{3}(?:([ -])\d{4}){2,3}(?:\1\d{1,3})?|\d{3}([ -])\d{6}\2\d{5}|\d{12,18})(?![\w-]|\.\d)",
         *"0123456789", validate=_card_number),
 )
-
+_PRIORITY = {id(pat): prio for prio, pat in enumerate(PATTERNS)}  # earlier rows win an overlap
 
 # Patterns whose every match holds one of its keywords at most this many characters after the match's start
 # (``refresh_token``: "token" 8 characters in). For them the regex runs only near the keywords' places, found
@@ -277,9 +279,8 @@ def _folded_matches(text: str, anchored: bool = True) -> list[tuple[int, int, in
     ``anchored=False`` tries every pattern at every position (what the anchoring must equal; for tests)."""
     lowered = text.lower()
     taken: list[tuple[int, int, int, str]] = []  # kept sorted and non-overlapping
-    for prio, pat in enumerate(PATTERNS):
-        if not any(map(lowered.__contains__, pat.keywords)):
-            continue
+    for pat in keyword_hits(text).rows(PATTERNS):
+        prio = _PRIORITY[id(pat)]
         if anchored and pat.id == "payment_card" and not _CARD_HINT.search(text):
             continue
         if anchored and pat.id == "pgpass_password" and not _PGPASS_HINT.search(text):

@@ -120,8 +120,11 @@ How text is scanned
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
+from functools import partial
 
+from ._keywords import Hits, keyword_hits
 from ._text import Folded, fold, invisible_findings, smuggled_texts
 from ._threat_patterns import (
     COMPACT_CATEGORY,
@@ -133,6 +136,7 @@ from ._threat_patterns import (
     HTML_COMMENT_WORDS,
     INVISIBLE_UNICODE,
     PATTERNS,
+    ThreatPattern,
 )
 
 
@@ -163,20 +167,36 @@ def _html_comment(text: str) -> tuple[int, int] | None:
     return None
 
 
+def _searcher(pat: ThreatPattern, text: str, present: Hits, anchored: bool = True):
+    """``search(pos)``, the leftmost match of ``pat`` at or after ``pos``. For an ``anchored`` row (every match
+    starts where a keyword starts) the regex is tried only at the keywords' places, which finds the same match
+    without trying every position (a case-insensitive regex that starts with a letter is tried at each one)."""
+    if not anchored or len(present.lowered) != len(text):  # offsets differ ("İ" lower-cases to two characters)
+        return partial(pat.regex.search, text)
+    places, match = present.places(pat.keywords), pat.regex.match
+
+    def search(pos: int) -> re.Match[str] | None:
+        for i in range(bisect_left(places, pos), len(places)):
+            if (m := match(text, places[i])) is not None:
+                return m
+        return None
+
+    return search
+
+
 def _pattern_hits(text: str) -> list[tuple[str, str, int, int]]:
     """(id, category, start, end) for the first accepted match of every pattern in ``text`` (folded)."""
-    lowered = text.lower()
     hits = []
-    for pat in PATTERNS:
-        if not pat.may_match(lowered):
-            continue
+    present = keyword_hits(text)
+    for pat in present.rows(PATTERNS):
+        search = _searcher(pat, text, present) if pat.anchored else partial(pat.regex.search, text)
         if pat.check is None:
-            m = pat.regex.search(text)
+            m = search(0)
             if m:
                 hits.append((pat.id, pat.category, m.start(), m.end()))
             continue
         pos = 0
-        while (m := pat.regex.search(text, pos)) is not None:
+        while (m := search(pos)) is not None:
             verdict = pat.check(m, text)
             if verdict is True or isinstance(verdict, tuple):
                 start, end = verdict if isinstance(verdict, tuple) else m.span()
