@@ -52,12 +52,14 @@ _OTHER_FOLDER = "or use another folder with --dir or $PI_MEMORY_DIR"
 class StorageProblem:
     """``kind`` (see :data:`Kind`), the data ``folder`` concerned, and ``message``: the whole sentence for a
     person (what is wrong, with which folder, what to do). ``notice``: for a folder opened for reading only
-    (:func:`read_only_problem`), what a host says when it opens it (``message`` is what a write gets)."""
+    (:func:`read_only_problem`), what a host says when it opens it (``message`` is what a write gets), and
+    ``detail``, the words :func:`describe` was given (to say it again in another sentence)."""
 
     kind: Kind
     folder: Path
     message: str
     notice: str = ""
+    detail: str = ""
 
 
 class ReadOnlyFolderError(PermissionError):
@@ -120,7 +122,7 @@ def write_blocker(folder: Path, files: Iterable[Path] = ()) -> tuple[Kind, str] 
     except OSError:
         return None
     if existing.is_dir() and not os.access(existing, os.W_OK):
-        return "permission", f"{existing} is not writable by this user"
+        return "permission", ""
     for path in files:
         try:
             mode = Path(path).stat().st_mode
@@ -140,7 +142,7 @@ def read_only_problem(kind: Kind, folder: Path, detail: str = "") -> StorageProb
     what, todo = describe(kind, folder, detail)
     return StorageProblem(kind, folder, what + " pi-memory opened it for reading only, so nothing was saved. " + todo,
                           notice=what + " pi-memory opened it for reading only: searches and recall answer from what "
-                          "is there; indexing, capture and every other write are skipped. " + todo)
+                          "is there; indexing, capture and every other write are skipped. " + todo, detail=detail)
 
 
 def _chain(exc: BaseException) -> list[BaseException]:

@@ -48,13 +48,13 @@ from filelock import FileLock, Timeout
 from pi_memory import timing
 from pi_memory.index.filters import stored_time
 from pi_memory.index.read_only import check_schema, open_read_only_index, read_only, refuse_write
+from pi_memory.index.read_only import file_uri as read_only_file_uri
 from pi_memory.index.redaction import redact_pending_index
 from pi_memory.index.schema import MIGRATIONS, Migration, split_statements
 from pi_memory.index.words import register as register_words
 from pi_memory.private_files import make_private_file, make_private_folder
 from pi_memory.storage import (
     StorageProblem,
-    read_only_by_mode,
     read_only_problem,
     refuse_read_only_folder,
     storage_problem,
@@ -397,11 +397,14 @@ def database_file(conn: sqlite3.Connection) -> str:
 
 
 def read_only_uri(path: Path) -> str:
-    """The URI of a read-only connection to ``path``. In a folder that is read-only by its mode
-    (:func:`pi_memory.storage.read_only_by_mode`) it is opened ``immutable``: a WAL database's read-only
-    connection would otherwise create ``-wal`` and ``-shm`` files there (as root), or fail (as another user)."""
-    uri = f"{Path(path).absolute().as_uri()}?mode=ro"
-    return uri + "&immutable=1" if read_only_by_mode(Path(path).parent) else uri
+    """The URI of a read-only connection to ``path``. In a folder that cannot be written
+    (:func:`pi_memory.storage.write_blocker`: read-only by its mode or mount, another user's) it is the one
+    :mod:`.read_only` opens: ``immutable`` unless the ``-wal`` and ``-shm`` files are both there, since a WAL
+    database's read-only connection would otherwise create them (as root), or fail (as another user)."""
+    path = Path(path)
+    if write_blocker(path.parent) is not None:
+        return read_only_file_uri(path)[0]
+    return f"{path.absolute().as_uri()}?mode=ro"
 
 
 def open_read_only(path: Path | str, timeout: float = 5.0) -> sqlite3.Connection | None:

@@ -7,7 +7,8 @@ still answer from what is there. :func:`pi_memory.index.db.open_index` finds suc
 :func:`open_read_only_index`, which:
 
 * opens ``index.sqlite3`` with ``mode=ro`` when its ``-wal`` and ``-shm`` files are both there (SQLite then
-  reads the write-ahead log too), otherwise ``immutable=1``: a WAL database cannot be opened ``mode=ro`` without
+  reads the write-ahead log too; ``readonly_shm=1``, so even root does not write the ``-shm``), otherwise
+  ``immutable=1``: a WAL database cannot be opened ``mode=ro`` without
   its ``-shm`` file in a folder where that file cannot be made, and ``immutable`` creates no file (not even as
   root in a ``0555`` folder). A ``-wal`` holding changes but no ``-shm`` cannot be read: said in the log;
 * answers from an empty index in memory, with the Markdown stores mirrored into it, when the folder has no
@@ -31,7 +32,7 @@ import logging
 import sqlite3
 from pathlib import Path
 
-from pi_memory.storage import ReadOnlyDataError, StorageProblem, describe, read_only_problem
+from pi_memory.storage import ReadOnlyDataError, StorageProblem, describe
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +67,8 @@ def skipped(conn: object, what: str) -> bool:
     key = (str(problem.folder), what)
     if key not in _said:
         _said.add(key)
-        log.warning("%s skipped: the data folder %s is open for reading only (%s)", what, problem.folder,
-                    problem.kind.replace("_", " "))
+        why = {"read_only": "a read-only file system", "disk_full": "a full disk"}.get(problem.kind, "no permission")
+        log.warning("%s skipped: the data folder %s is open for reading only (%s)", what, problem.folder, why)
     return True
 
 
@@ -115,7 +116,7 @@ def refuse_pending(conn: sqlite3.Connection, pending: list[str]) -> None:
     pi-memory, or never held the tables a feature needs), naming them and what to do."""
     problem = read_only(conn)
     assert problem is not None
-    what, todo = describe(problem.kind, problem.folder)
+    what, todo = describe(problem.kind, problem.folder, problem.detail)
     message = (f"The search index in {problem.folder} lacks schema steps this version of pi-memory needs "
                f"({', '.join(pending)}): it was written by an older version. They cannot be added now: "
                f"{what[0].lower()}{what[1:]} Nothing was read or changed. {todo[:-1]}; "
@@ -124,12 +125,12 @@ def refuse_pending(conn: sqlite3.Connection, pending: list[str]) -> None:
     raise ReadOnlyDataError(StorageProblem(problem.kind, problem.folder, message))
 
 
-def _uri(path: Path) -> tuple[str, bool]:
+def file_uri(path: Path) -> tuple[str, bool]:
     """The URI of the read-only connection to ``path`` and whether it is ``immutable`` (module docstring)."""
     wal, shm = path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")
     base = f"{path.absolute().as_uri()}?mode=ro"
     if wal.exists() and shm.exists():
-        return base, False
+        return base + "&readonly_shm=1", False  # the -shm read, never written (root could write it)
     return base + "&immutable=1", True
 
 
@@ -173,39 +174,32 @@ def open_read_only_index(path: Path, check: bool | None, problem: StorageProblem
     """Open ``path`` (the index of a folder that cannot be written, ``problem`` saying why) for reading only; see
     the module docstring. Raises :class:`ReadOnlyDataError` for missing schema steps, ``IndexUnavailableError``
     for a damaged file, ``sqlite3`` errors for a file that cannot be read at all."""
-    from pi_memory.index.db import MIGRATIONS, IndexUnavailableError, _check, _Corrupt, applied_migrations
+    from pi_memory.index.db import MIGRATIONS, _check, _Corrupt, applied_migrations, is_corruption
 
     log.warning("%s", problem.notice)
     if not path.exists():
         return _in_memory(path.parent, problem)
-    uri, immutable = _uri(path)
     wal = path.with_name(path.name + "-wal")
     try:
-        conn = _connect(uri, problem, timeout)
-    except sqlite3.OperationalError:
-        if immutable:
+        conn, immutable = _open_file(path, problem, timeout)
+        if immutable and wal.exists() and wal.stat().st_size > 0:
+            log.warning("the search index's write-ahead log %s cannot be read without its -shm file in a folder that "
+                        "cannot be written: changes made since its last checkpoint are not seen. To see them, copy "
+                        "the folder somewhere writable and point --dir or $PI_MEMORY_DIR at the copy.", wal)
+        try:
+            _check(conn, path, check)
+            done = set(applied_migrations(conn))
+        except BaseException:
+            conn.close()
             raise
-        uri, immutable = _uri(path)[0] + "&immutable=1", True  # a -shm this user may not read
-        conn = _connect(uri, problem, timeout)
-    if immutable and wal.exists() and wal.stat().st_size > 0:
-        log.warning("the search index's write-ahead log %s cannot be read without its -shm file in a folder that "
-                    "cannot be written: changes made since its last checkpoint are not seen. To see them, copy "
-                    "the folder somewhere writable and point --dir or $PI_MEMORY_DIR at the copy.", wal)
-    try:
-        _check(conn, path, check)
-        done = set(applied_migrations(conn))
     except _Corrupt as damaged:
-        conn.close()
-        what, todo = describe(problem.kind, problem.folder)
-        raise IndexUnavailableError(
-            f"The search index {path} is damaged ({damaged.detail}), and it cannot be repaired here: "
-            f"{what[0].lower()}{what[1:]} Nothing was changed. {todo[:-1]}, then run the command again to repair "
-            "it.") from None
-    except sqlite3.OperationalError as exc:
-        conn.close()
+        raise _not_repaired(path, damaged.detail, problem) from None
+    except sqlite3.DatabaseError as exc:
+        if is_corruption(exc):
+            raise _not_repaired(path, str(exc), problem) from None
         if "no such table" not in str(exc):
             raise
-        done = set()
+        done = set()  # not an index of ours: every step is missing
     pending = [step.name for step in MIGRATIONS if step.name not in done]
     if pending:
         try:
@@ -215,5 +209,26 @@ def open_read_only_index(path: Path, check: bool | None, problem: StorageProblem
     return conn
 
 
-__all__ = ["ReadOnlyConnection", "check_schema", "open_read_only_index", "read_only", "read_only_problem", "refuse_pending",
+def _open_file(path: Path, problem: StorageProblem, timeout: float) -> tuple[ReadOnlyConnection, bool]:
+    """The read-only connection to ``path`` and whether it is ``immutable`` (:func:`file_uri`; ``immutable`` also
+    when ``mode=ro`` fails, as with a ``-shm`` file this user may not read)."""
+    uri, immutable = file_uri(path)
+    try:
+        return _connect(uri, problem, timeout), immutable
+    except sqlite3.OperationalError:
+        if immutable:
+            raise
+        return _connect(uri + "&immutable=1", problem, timeout), True
+
+
+def _not_repaired(path: Path, detail: str, problem: StorageProblem) -> Exception:
+    from pi_memory.index.db import IndexUnavailableError
+
+    what, todo = describe(problem.kind, problem.folder, problem.detail)
+    return IndexUnavailableError(
+        f"The search index {path} is damaged ({detail}), and it cannot be repaired here: {what[0].lower()}{what[1:]} "
+        f"Nothing was changed. {todo[:-1]}, then run the command again to repair it.")
+
+
+__all__ = ["ReadOnlyConnection", "check_schema", "file_uri", "open_read_only_index", "read_only", "refuse_pending",
            "refuse_write", "skipped"]
