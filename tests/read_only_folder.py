@@ -114,16 +114,16 @@ TURNS = [("user", "how do we deploy to staging?"),
          ("assistant", "Fixed with banker's rounding in totals.py.")]
 
 
-def seed(folder: Path, sessions: Path) -> None:
-    """A data folder in use: a MEMORY.md entry mirrored into the index, and one pi session indexed (the index
-    closed cleanly, so its -wal and -shm files are gone)."""
+def seed(folder: Path, sessions: Path, cwd: str = "/work/shop") -> None:
+    """A data folder in use: a MEMORY.md entry mirrored into the index, and one pi session (run in ``cwd``)
+    indexed (the index closed cleanly, so its -wal and -shm files are gone)."""
     from pi_memory.index import index_paths, open_index
     from pi_memory.runtime import open_memory
 
     memory = open_memory(override_dir=folder)
     assert memory.store.add("memory", "the build uses make and the deploy port is 8443").success
     memory.close()
-    pi_session(sessions / "--work-shop--" / "s1.jsonl", "/work/shop", TURNS)
+    pi_session(sessions / "--work-shop--" / "s1.jsonl", cwd, TURNS)
     conn = open_index(folder)
     try:
         assert index_paths(conn, [sessions]).messages_added == len(TURNS)
