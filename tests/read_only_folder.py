@@ -66,6 +66,12 @@ class ReadOnlyFolder:
                 "or use another folder with --dir or $PI_MEMORY_DIR.")
 
 
+    def parts(self) -> tuple[str, str]:
+        """The two halves of :meth:`refusal` other messages say again: what is wrong, and what to do."""
+        why, todo = self.refusal().split(" pi-memory opened it for reading only, so nothing was saved. ")
+        return why, todo
+
+
 @contextlib.contextmanager
 def read_only_folder(base: Path, mount: bool = True) -> Iterator[ReadOnlyFolder]:
     """A :class:`ReadOnlyFolder` under ``base``; ``mount=False``: by its mode (chmod), even where a tmpfs could be

@@ -4,8 +4,6 @@ user who is not root gets, naming the folder, its mode and what to do (``storage
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -14,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from pi_memory.cli import main
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: read_only_folder
+
 from pi_memory.storage import ReadOnlyFolderError, probe_folder, refuse_read_only_folder, storage_problem
+from read_only_folder import cli  # noqa: E402
 
 WRITES = [
     ["add", "memory", "the build uses make"],
@@ -40,15 +40,7 @@ def files(folder: Path) -> list[str]:
 
 
 def run(argv: list[str]) -> tuple[int, dict]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main([*argv, "--json"])
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    assert "Traceback" not in err.getvalue(), err.getvalue()
-    return code, json.loads(out.getvalue())
+    return cli(argv)[:2]
 
 
 @pytest.fixture

@@ -77,7 +77,7 @@ def test_session_search_on_a_read_only_copy(ro, query, first, caplog):
     assert code == 0 and data["success"] is True, data
     found = [hit["snippet"].replace("**", "") for hit in data["results"]]
     assert (found[0] if found else None) == first, found
-    why, todo = ro.refusal().split(" pi-memory opened it for reading only, so nothing was saved. ")
+    why, todo = ro.parts()
     assert f"{why} pi-memory opened it for reading only: searches and recall answer from what is there; indexing, " \
            f"capture and every other write are skipped. {todo}" in caplog.messages
 
@@ -136,7 +136,7 @@ def test_a_write_on_a_read_only_copy_is_refused_in_words(ro, argv):
 
 def test_a_curated_write_on_a_read_only_copy_is_refused_in_words(ro):
     code, data, _ = run(ro, "add", "memory", "the queue is Redis")
-    why, todo = ro.refusal().split(" pi-memory opened it for reading only, so nothing was saved. ")
+    why, todo = ro.parts()
     assert code == 1 and data["code"] == "io_error"
     # the curated store's own words (its refusal names no mode: the file's 0444 is what it met)
     assert data["error"].startswith(f"Could not write MEMORY.md. {why.split(' (')[0].rstrip('.')}"), data["error"]

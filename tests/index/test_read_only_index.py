@@ -132,18 +132,24 @@ def test_an_index_needing_a_migration_is_refused_by_name(ro, tmp_path, missing):
     conn.executemany("DELETE FROM schema_migrations WHERE name = ?", [(m,) for m in missing])
     conn.commit()
     conn.close()
+    why, todo, error = refused_open(ro, ReadOnlyDataError)
+    assert error == (
+        f"The search index in {ro.folder} lacks schema steps this version of pi-memory needs ({', '.join(missing)}): "
+        f"it was written by an older version. They cannot be added now: {why} Nothing was read or changed. {todo}; "
+        "once the folder is writable, any pi-memory command adds them. To look at it as it is, copy the folder "
+        "somewhere writable and point --dir or $PI_MEMORY_DIR at the copy.")
+
+
+def refused_open(ro, error: type[Exception]) -> tuple[str, str, str]:
+    """Freeze ``ro`` and open its index, which must raise ``error`` and change nothing: (what is wrong, what to
+    do, as the refusal says them, and the error's text)."""
     ro.freeze()
     before = ro.state()
-    with pytest.raises(ReadOnlyDataError) as caught:
+    with pytest.raises(error) as caught:
         open_index(ro.folder)
-    why = ro.refusal().split(" pi-memory opened it")[0]
-    todo = ro.refusal().split("so nothing was saved. ")[1][:-1]
-    assert str(caught.value) == (
-        f"The search index in {ro.folder} lacks schema steps this version of pi-memory needs ({', '.join(missing)}): "
-        f"it was written by an older version. They cannot be added now: {why[0].lower()}{why[1:]} Nothing was "
-        f"read or changed. {todo}; once the folder is writable, any pi-memory command adds them. To look at it as "
-        "it is, copy the folder somewhere writable and point --dir or $PI_MEMORY_DIR at the copy.")
     assert ro.state() == before
+    why, todo = ro.parts()
+    return why[0].lower() + why[1:], todo[:-1], str(caught.value)
 
 
 def test_a_feature_never_used_in_the_index_reads_as_empty(ro, tmp_path):
@@ -180,17 +186,10 @@ def test_a_read_only_folder_without_an_index_answers_from_its_markdown(ro):
 
 def test_a_damaged_index_in_a_read_only_folder_is_not_repaired(ro):
     (ro.folder / "index.sqlite3").write_bytes(b"this is not a database" * 100)
-    ro.freeze()
-    before = ro.state()
-    with pytest.raises(IndexUnavailableError) as caught:
-        open_index(ro.folder)
-    why = ro.refusal().split(" pi-memory opened it")[0]
-    todo = ro.refusal().split("so nothing was saved. ")[1][:-1]
-    assert str(caught.value) == (
-        f"The search index {ro.folder / 'index.sqlite3'} is damaged (file is not a database), and it cannot be "
-        f"repaired here: {why[0].lower()}{why[1:]} Nothing was changed. {todo}, then run the command again to "
-        "repair it.")
-    assert ro.state() == before  # not set aside, no rebuild
+    why, todo, error = refused_open(ro, IndexUnavailableError)  # not set aside, no rebuild
+    assert error == (f"The search index {ro.folder / 'index.sqlite3'} is damaged (file is not a database), and it "
+                     f"cannot be repaired here: {why} Nothing was changed. {todo}, then run the command again to "
+                     "repair it.")
 
 
 def test_write_blocker_finds_what_stops_a_write_without_writing(tmp_path):
