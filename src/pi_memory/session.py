@@ -274,7 +274,10 @@ class AgentSession:
                                (model is not None, status), self.memory.settings.data_dir, self.session_id)
 
     def _background_learner(self):
-        """The worker's learner (its own connection and store), built on the worker thread."""
+        """The worker's learner (its own connection and store), built on the worker thread; ``None`` when the
+        data folder is open for reading only (a job would call the model, then fail to keep anything)."""
+        if self._read_only("learning jobs"):
+            return None
         if getattr(self, "_bg_learner", None) is None:
             self._bg_learner = self.memory.learner(self._background_conn())
         return self._bg_learner
@@ -339,9 +342,17 @@ class AgentSession:
             self._bg_conn = open_index(self.memory.settings.data_dir, check=self.memory.index_check)
         return self._bg_conn
 
+    def _read_only(self, what: str) -> bool:
+        """True when the worker's index is open for reading only, so ``what`` is skipped (logged once)."""
+        from pi_memory.index.read_only import skipped
+
+        return skipped(self._background_conn(), what)
+
     def _catch_up(self) -> None:
         from pi_memory.index import index_paths
 
+        if self._read_only("indexing session transcripts"):
+            return
         before = self._last_message_id()
         stats = index_paths(self._background_conn(), None, max_files=CATCH_UP_MAX_FILES)
         files = stats.files_new + stats.files_appended + stats.files_replaced
@@ -355,6 +366,8 @@ class AgentSession:
     def _index(self, paths: list[str]) -> None:
         from pi_memory.index import index_paths
 
+        if self._read_only("indexing session transcripts"):
+            return
         before = self._last_message_id()
         stats = index_paths(self._background_conn(), paths)
         self.indexed_files += stats.files_new + stats.files_appended + stats.files_replaced

@@ -23,6 +23,7 @@ import errno
 import os
 import sqlite3
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,11 +51,15 @@ _OTHER_FOLDER = "or use another folder with --dir or $PI_MEMORY_DIR"
 @dataclass(frozen=True)
 class StorageProblem:
     """``kind`` (see :data:`Kind`), the data ``folder`` concerned, and ``message``: the whole sentence for a
-    person (what is wrong, with which folder, what to do)."""
+    person (what is wrong, with which folder, what to do). ``notice``: for a folder opened for reading only
+    (:func:`read_only_problem`), what a host says when it opens it (``message`` is what a write gets), and
+    ``detail``, the words :func:`describe` was given (to say it again in another sentence)."""
 
     kind: Kind
     folder: Path
     message: str
+    notice: str = ""
+    detail: str = ""
 
 
 class ReadOnlyFolderError(PermissionError):
@@ -89,6 +94,55 @@ def refuse_read_only_folder(folder: Path) -> None:
     why = read_only_by_mode(folder)
     if why is not None:
         raise ReadOnlyFolderError(errno.EACCES, why, str(folder))
+
+
+class ReadOnlyDataError(sqlite3.OperationalError):
+    """A write refused because the data folder was opened for reading only (its search index:
+    :func:`pi_memory.index.db.open_index`); ``problem`` says why and what to do. An ``OperationalError``, so
+    code that records something on the side (usage counts, job outcomes) logs it as any failed write."""
+
+    def __init__(self, problem: StorageProblem):
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+def write_blocker(folder: Path, files: Iterable[Path] = ()) -> tuple[Kind, str] | None:
+    """What stops writes in ``folder`` (or in ``files`` there), found without writing anything: a mode that lets
+    no one write (:func:`read_only_by_mode`), a file system mounted read-only, no write permission for this
+    user, a file in ``files`` without write bits or not writable by this user. ``None`` when none of these is
+    seen (a full disk is found only by a write: :func:`probe_folder`)."""
+    folder = Path(folder)
+    existing = _existing(folder)
+    why = read_only_by_mode(folder)
+    if why is not None:
+        return "permission", why
+    try:
+        if os.statvfs(existing).f_flag & os.ST_RDONLY:
+            return "read_only", ""
+    except OSError:
+        return None
+    if existing.is_dir() and not os.access(existing, os.W_OK):
+        return "permission", ""
+    for path in files:
+        try:
+            mode = Path(path).stat().st_mode
+        except OSError:
+            continue
+        if not mode & 0o222:
+            return "permission", (f"the mode of {path} is {mode & 0o7777:04o}, which lets no one write it, and "
+                                  "pi-memory honours that even when running as root")
+        if not os.access(path, os.W_OK):
+            return "permission", f"{path} is not writable by this user"
+    return None
+
+
+def read_only_problem(kind: Kind, folder: Path, detail: str = "") -> StorageProblem:
+    """The refusal of a write into ``folder`` once it was opened for reading only: what is wrong, that nothing
+    was saved, what to do."""
+    what, todo = describe(kind, folder, detail)
+    return StorageProblem(kind, folder, what + " pi-memory opened it for reading only, so nothing was saved. " + todo,
+                          notice=what + " pi-memory opened it for reading only: searches and recall answer from what "
+                          "is there; indexing, capture and every other write are skipped. " + todo, detail=detail)
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -173,6 +227,8 @@ def folder_problem(folder: Path) -> StorageProblem | None:
 def storage_problem(exc: BaseException, folder: Path | None) -> StorageProblem | None:
     """The storage problem behind ``exc`` for data folder ``folder`` (``None`` when ``exc`` is not one)."""
     for item in _chain(exc):
+        if isinstance(item, ReadOnlyDataError):
+            return item.problem
         if isinstance(item, Timeout):
             where = folder or Path(item.lock_file).parent
             return _problem("locked", where, f"lock file {item.lock_file} still held after waiting")

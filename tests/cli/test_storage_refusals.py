@@ -28,8 +28,8 @@ from pi_memory.cli.app import app
 
 # Commands that serve until stopped or never use the data folder, with how they are covered instead.
 APART = {
-    "mcp": "serves until stdin closes: test_mcp_and_serve_refuse_a_read_only_folder_at_start (serve too: a group "
-           "whose own callback serves)",
+    "mcp": "serves until stdin closes: test_mcp_serves_a_read_only_folder_for_reading (serve: "
+           "test_serve_refuses_a_read_only_folder_at_start, a group whose own callback serves)",
     "demo": "runs the real pi in a temporary folder of its own; no data folder",
     "install pi": "writes pi's agent folder (its errors: tests/cli/test_cli.py)",
     **{f"serve {name}": "the team store's PostgreSQL, not the data folder (tests/semantic/test_team_server.py)"
@@ -260,7 +260,7 @@ def test_locked_index(locked, name):
 
 def test_refusal_without_json_is_one_sentence_on_stderr(read_only):
     base, kind = read_only
-    for name in ("memory-search", "semantic add", "index-sessions"):
+    for name in ("reindex", "semantic add", "index-sessions"):
         code, out, err = _run([*_args(name), "--dir", str(base / "data")])
         assert code == 1 and out == "" and "Traceback" not in err, (name, err)
         last = err.strip().splitlines()[-1]  # index-sessions draws its progress bar first
@@ -281,12 +281,13 @@ def test_a_failed_index_mirror_after_a_saved_write_is_one_warning_line(locked):
         "database is locked)"]
 
 
-def test_mcp_refuses_a_full_disk_at_start(full_disk):
-    proc = subprocess.run([sys.executable, "-m", "pi_memory", "mcp", "--dir", str(full_disk), "--json"],
-                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    assert proc.returncode == 1 and proc.stdout == "" and "Traceback" not in proc.stderr
-    data = json.loads(proc.stderr.strip().splitlines()[-1])
-    assert data["problem"] == "disk_full" and data["dataDir"] == str(full_disk)
+def test_mcp_serves_a_full_disk_for_reading(full_disk):
+    proc = subprocess.run([sys.executable, "-m", "pi_memory", "mcp", "--index-interval", "0", "--dir",
+                           str(full_disk), "--json"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0 and proc.stdout == "" and "Traceback" not in proc.stderr, proc.stderr
+    started = [json.loads(line) for line in proc.stderr.splitlines() if '"started"' in line][0]
+    assert started["readOnly"].startswith(f"The disk holding the data folder {full_disk} is full."), started
+    assert "opened it for reading only" in started["readOnly"] and "Free some space" in started["readOnly"]
 
 
 def test_an_index_damaged_beyond_repair_is_a_refusal(tmp_path, monkeypatch):
@@ -303,14 +304,23 @@ def test_an_index_damaged_beyond_repair_is_a_refusal(tmp_path, monkeypatch):
                                "file and run `pi-memory reindex`."}
 
 
-@pytest.mark.parametrize("command", [["mcp"], ["serve", "--port", "0"]])
-def test_mcp_and_serve_refuse_a_read_only_folder_at_start(read_only, command):
+def test_serve_refuses_a_read_only_folder_at_start(read_only):
+    """The semantic-memory server is there to take writes; it refuses a folder it could only read."""
     base, kind = read_only
-    proc = subprocess.run([sys.executable, "-m", "pi_memory", *command, "--dir", str(base / "data"), "--json"],
-                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    proc = subprocess.run([sys.executable, "-m", "pi_memory", "serve", "--port", "0", "--dir", str(base / "data"),
+                           "--json"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    # mcp: standard output belongs to the protocol, so its JSON is one line on standard error
-    data = json.loads(proc.stderr.strip().splitlines()[-1] if command == ["mcp"] else proc.stdout)
+    data = json.loads(proc.stdout)
     assert data["problem"] == kind and data["dataDir"] == str(base / "data")
-    if command == ["mcp"]:
-        assert proc.stdout == ""
+
+
+def test_mcp_serves_a_read_only_folder_for_reading(read_only):
+    """``mcp`` starts on a read-only folder, saying so on its start line (tests/index/test_read_only_index.py
+    drives its tools); a folder that is missing or a file is still refused at start."""
+    base, kind = read_only
+    proc = subprocess.run([sys.executable, "-m", "pi_memory", "mcp", "--index-interval", "0", "--dir",
+                           str(base / "data"), "--json"], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0 and proc.stdout == "" and "Traceback" not in proc.stderr, proc.stderr
+    started = [json.loads(line) for line in proc.stderr.splitlines() if '"started"' in line][0]
+    assert "opened it for reading only" in started["readOnly"] and str(base / "data") in started["readOnly"]

@@ -215,6 +215,22 @@ def require_writable(folder: Path) -> None:
         raise fail(problem.message, 1, problem=problem.kind, dataDir=str(problem.folder))
 
 
+def require_readable(folder: Path):
+    """For ``mcp``: refuse (as :func:`require_writable`) a data folder that cannot be used at all, but return the
+    problem of one that can only be read (read-only, no write permission, full disk), which it then serves for
+    reading only (:func:`pi_memory.storage.read_only_problem`: its ``notice`` is what to say at start); ``None``
+    for a writable folder."""
+    from pi_memory.storage import folder_problem, probe_folder, read_only_problem
+
+    found = probe_folder(folder)
+    if found is None:
+        return None
+    if found[0] not in ("read_only", "permission", "disk_full"):
+        problem = folder_problem(folder)
+        raise fail(problem.message, 1, problem=problem.kind, dataDir=str(problem.folder))
+    return read_only_problem(found[0], folder, found[1])
+
+
 def open_store(dir_: Path | None = None) -> MemoryStore:
     return open_mem(dir_).store
 

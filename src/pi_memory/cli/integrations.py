@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, fail, open_mem, out, require_writable, state
+from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, fail, open_mem, out, require_readable, state
 from pi_memory.config import SettingsError, agent_dir, set_trust
 from pi_memory.session import INDEX_EVERY_S
 
@@ -47,8 +47,15 @@ def mcp(dir: DirOpt = None, index_interval: IntervalOpt = INDEX_EVERY_S, json_: 
 
     state.stdout_is_protocol = True  # from here on, even an error's JSON goes to standard error
     memory = open_mem(dir)
-    require_writable(memory.settings.data_dir)
-    serve_stdio(memory, index_interval, report=stderr_reporter(json_ or state.json))
+    read_only = require_readable(memory.settings.data_dir)
+    report = stderr_reporter(json_ or state.json)
+    if read_only is not None:  # served for reading only: the start line says so, and what to do
+        plain = report
+
+        def report(event: dict) -> None:
+            plain(event | {"readOnly": read_only.notice}
+                  if event["event"] == "started" else event)
+    serve_stdio(memory, index_interval, report=report)
 
 
 @install_app.command("pi")

@@ -47,11 +47,19 @@ from filelock import FileLock, Timeout
 
 from pi_memory import timing
 from pi_memory.index.filters import stored_time
+from pi_memory.index.read_only import check_schema, open_read_only_index, read_only, refuse_write
+from pi_memory.index.read_only import file_uri as read_only_file_uri
 from pi_memory.index.redaction import redact_pending_index
 from pi_memory.index.schema import MIGRATIONS, Migration, split_statements
 from pi_memory.index.words import register as register_words
 from pi_memory.private_files import make_private_file, make_private_folder
-from pi_memory.storage import read_only_by_mode, refuse_read_only_folder
+from pi_memory.storage import (
+    StorageProblem,
+    read_only_problem,
+    refuse_read_only_folder,
+    storage_problem,
+    write_blocker,
+)
 
 INDEX_FILE = "index.sqlite3"
 BUSY_TIMEOUT_S = 10.0
@@ -81,7 +89,9 @@ def now_iso() -> str:
 
 @contextlib.contextmanager
 def transaction(conn: sqlite3.Connection, immediate: bool = True) -> Iterator[sqlite3.Connection]:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolls back when the block raises. Not re-entrant."""
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolls back when the block raises. Not re-entrant. On an index opened
+    for reading only it raises :class:`pi_memory.storage.ReadOnlyDataError` (:mod:`.read_only`)."""
+    refuse_write(conn)
     conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
     try:
         yield conn
@@ -99,8 +109,12 @@ def migrate(conn: sqlite3.Connection, migrations: list[Migration] | None = None)
     """Apply the steps not yet recorded, in order, each in one transaction. Returns the names applied now.
 
     Safe when several processes migrate at once: each step re-checks under ``BEGIN IMMEDIATE``. Steps recorded
-    by a newer version of pi-memory that this version does not know are left alone.
+    by a newer version of pi-memory that this version does not know are left alone. On an index opened for
+    reading only nothing is applied: a step missing there is refused (:func:`.read_only.refuse_pending`).
     """
+    if read_only(conn) is not None:
+        check_schema(conn, migrations if migrations is not None else MIGRATIONS, optional=migrations is not None)
+        return []
     register_words(conn)  # the memories triggers call pm_fts_form
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
@@ -282,18 +296,41 @@ def open_index(
     ``check``: ``None`` runs ``PRAGMA quick_check`` on files up to ``QUICK_CHECK_MAX_BYTES``; ``True`` always;
     ``False`` only probes the schema. ``rebuild`` runs on the fresh database after a corrupt one was set aside.
     Raises :class:`IndexUnavailableError` when the file cannot be repaired (see the module docstring).
+
+    A data folder that cannot be written (read-only mount or mode, no permission, full disk: found without
+    writing by :func:`pi_memory.storage.write_blocker`, or by the error of the normal open) gets the index opened
+    for reading only, and nothing created, migrated, redacted or repaired (:mod:`.read_only`).
     """
     data_dir = Path(data_dir)
-    refuse_read_only_folder(data_dir)  # SQLite would create the file, its -wal and -shm there, even as root
-    make_private_folder(data_dir)
     path = index_path(data_dir)
-    for private in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-        if private == path or private.exists():  # the index is created 0600 (SQLite gives -wal/-shm its mode)
-            make_private_file(private)
+    sides = (path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm"))
+    blocked = write_blocker(data_dir, [p for p in (path, *sides) if p.exists()])
+    if blocked is not None:
+        return open_read_only_index(path, check, read_only_problem(blocked[0], data_dir, blocked[1]), BUSY_TIMEOUT_S)
     try:
-        return _open_checked(path, check)
-    except _Corrupt as first:
-        return _recover(path, check, rebuild, first.detail)
+        refuse_read_only_folder(data_dir)  # SQLite would create the file, its -wal and -shm there, even as root
+        make_private_folder(data_dir)
+        for private in (path, *sides):
+            if private == path or private.exists():  # the index is created 0600 (SQLite gives -wal/-shm its mode)
+                make_private_file(private)
+        try:
+            return _open_checked(path, check)
+        except _Corrupt as first:
+            return _recover(path, check, rebuild, first.detail)
+    except (OSError, sqlite3.OperationalError) as exc:
+        fallback = _read_only_instead(exc, data_dir)
+        if fallback is None:
+            raise
+        return open_read_only_index(path, check, fallback, BUSY_TIMEOUT_S)
+
+
+def _read_only_instead(exc: BaseException, data_dir: Path) -> StorageProblem | None:
+    """The read-only refusal to open the index with instead, when the normal open failed because the folder
+    cannot be written (a full disk, what :func:`pi_memory.storage.write_blocker` cannot see); else ``None``."""
+    problem = storage_problem(exc, data_dir)
+    if problem is None or problem.kind not in ("read_only", "permission", "disk_full") or problem.folder != data_dir:
+        return None
+    return read_only_problem(problem.kind, data_dir, "")
 
 
 def _recover(path: Path, check: bool | None, rebuild: RebuildHook | None, detail: str) -> sqlite3.Connection:
@@ -360,11 +397,14 @@ def database_file(conn: sqlite3.Connection) -> str:
 
 
 def read_only_uri(path: Path) -> str:
-    """The URI of a read-only connection to ``path``. In a folder that is read-only by its mode
-    (:func:`pi_memory.storage.read_only_by_mode`) it is opened ``immutable``: a WAL database's read-only
-    connection would otherwise create ``-wal`` and ``-shm`` files there (as root), or fail (as another user)."""
-    uri = f"{Path(path).absolute().as_uri()}?mode=ro"
-    return uri + "&immutable=1" if read_only_by_mode(Path(path).parent) else uri
+    """The URI of a read-only connection to ``path``. In a folder that cannot be written
+    (:func:`pi_memory.storage.write_blocker`: read-only by its mode or mount, another user's) it is the one
+    :mod:`.read_only` opens: ``immutable`` unless the ``-wal`` and ``-shm`` files are both there, since a WAL
+    database's read-only connection would otherwise create them (as root), or fail (as another user)."""
+    path = Path(path)
+    if write_blocker(path.parent) is not None:
+        return read_only_file_uri(path)[0]
+    return f"{path.absolute().as_uri()}?mode=ro"
 
 
 def open_read_only(path: Path | str, timeout: float = 5.0) -> sqlite3.Connection | None:

@@ -55,6 +55,7 @@ from pi_memory.index.changes import (
     read_range,
 )
 from pi_memory.index.db import database_file, now_iso, transaction
+from pi_memory.index.read_only import refuse_write
 from pi_memory.index.readers import default_roots, discover, read_session
 from pi_memory.index.readers.base import ReadResult, SessionInfo, active_branch
 from pi_memory.index.redaction import (
@@ -336,8 +337,10 @@ def index_paths(
 
     ``max_files`` bounds how many changed files are read in this pass (the newest); the rest are counted in
     ``files_deferred`` and picked up by the next pass. A file that cannot be read is counted in
-    ``files_failed`` with a line in ``errors``; the pass goes on.
+    ``files_failed`` with a line in ``errors``; the pass goes on. An index opened for reading only is refused
+    before any file is read (:class:`pi_memory.storage.ReadOnlyDataError`).
     """
+    refuse_write(conn)
     started = time.perf_counter()
     stats = IndexStats()
     state = load_state(conn)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_memory.index.db import migrate, now_iso, transaction
+from pi_memory.index.read_only import skipped
 from pi_memory.index.schema import Migration
 
 log = logging.getLogger(__name__)
@@ -77,7 +78,10 @@ class Outcome:
 def record(conn: sqlite3.Connection, job: str, outcome: str | None, *, counts: Mapping[str, int],
            message: str = "", data: Mapping[str, Any] | None = None, project_id: str | None = None) -> bool:
     """Add ``counts`` to the job's totals and, when ``outcome`` is given, store one outcome row (keeping the
-    latest :data:`KEEP` of the job). One transaction. Returns False when it could not be written (logged)."""
+    latest :data:`KEEP` of the job). One transaction. Returns False when it could not be written (logged), or
+    on an index opened for reading only (:mod:`.read_only`: skipped, said once)."""
+    if skipped(conn, f"recording the {job} outcome"):
+        return False
     try:
         migrate(conn, MIGRATIONS)
         at = now_iso()

@@ -14,7 +14,9 @@ A kept connection is dropped when its file was replaced (same path, another inod
 thread keeps its ``MAX_PER_THREAD`` most recently used files open (a test run opens a new index per test;
 a host reads one). Connections are read-only (``mode=ro``) and get the index's SQL function (:func:`.words.register`). In a folder
 that is read-only by its mode the caller's connection is used: a read-only connection there is opened
-``immutable`` (:func:`.db.read_only_uri`), which would never see a later change.
+``immutable`` (:func:`.db.read_only_uri`), which would never see a later change. So is an index opened for
+reading only (:mod:`.read_only`: a folder that cannot be written, where a second ``mode=ro`` connection may not
+open at all).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from pi_memory.index.db import BUSY_TIMEOUT_S, database_file, read_only_uri
+from pi_memory.index.read_only import read_only
 from pi_memory.index.words import register
 
 MAX_PER_THREAD = 4
@@ -36,7 +39,7 @@ _local = threading.local()
 def reader(conn: sqlite3.Connection) -> sqlite3.Connection:
     """A read-only connection of the calling thread to ``conn``'s database file, or ``conn`` itself (module
     docstring: in-memory, in a transaction, or a file that cannot be opened again)."""
-    if conn.in_transaction:
+    if conn.in_transaction or read_only(conn) is not None:
         return conn
     path = database_file(conn)
     if not path:

@@ -295,7 +295,8 @@ def stderr_reporter(as_json: bool) -> Callable[[dict[str, Any]], None]:
             every = event["indexIntervalSeconds"]
             line = (f"pi-memory mcp: {len(event['tools'])} tools on stdio, data in {event['dataDir']}; "
                     + (f"indexing transcripts every {every:g} s (--index-interval 0 turns that off)" if every
-                       else "background indexing off"))
+                       else "background indexing off")
+                    + (f". {event['readOnly']}" if event.get("readOnly") else ""))
         else:
             worker = event["worker"]
             line = (f"pi-memory mcp: stopped after {worker['passes']} index passes, "

@@ -30,6 +30,7 @@ from pi_memory.index.filters import (
     project_ids,
 )
 from pi_memory.index.query import QueryPlan, describe, plan_query
+from pi_memory.index.read_only import read_only
 from pi_memory.index.redaction import redaction_pending
 from pi_memory.index.results import (
     MAX_LIMIT,
@@ -391,7 +392,7 @@ def memory_search(
     hits: list[MemoryHit] = []
     if top:
         marks = ",".join("?" * len(top))
-        if record_use:
+        if record_use and read_only(conn) is None:  # an index opened for reading only keeps its counts
             # busy or read-only: the search result matters more than the usage counter
             with contextlib.suppress(sqlite3.OperationalError):
                 conn.execute(

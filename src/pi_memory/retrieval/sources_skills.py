@@ -128,8 +128,11 @@ def _store(conn: sqlite3.Connection, model: str, rows: Sequence[tuple[str, str, 
     of skill files that no longer exist (a skill deleted or moved); a busy or read-only index only means they
     are embedded again by a later recall."""
     from pi_memory.index.db import database_file, now_iso
+    from pi_memory.index.read_only import skipped
     from pi_memory.semantic.sources import WRITE_WAIT_S
 
+    if skipped(conn, "storing skill vectors"):  # read-only: embedded again by each recall, never stored
+        return
     db = database_file(conn)
     now = now_iso()
     try:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_memory.index.db import transaction
+from pi_memory.index.read_only import refuse_write
 from pi_memory.semantic.models import now_iso
 
 REEMBED_BATCH = 64  # the batch size the embedder evaluation measured (590 sentences/s on 2 cores)
@@ -85,6 +86,7 @@ class EmbeddedReembed:
         work resumes where it stopped. ``prune``: afterwards, delete vectors of other models (only when none
         is left to embed). ``stop``: an event that ends the loop between batches.
         """
+        refuse_write(self.conn)  # read-only: refused before any embedding
         total = self.stale_count()
         done = 0
         error = None

@@ -255,6 +255,11 @@ class SemanticService:
             return CaptureReport(status="skipped", message="semantic memory is off (pi-memory.semantic: false)")
         if not self.settings.auto_capture and not force:
             return CaptureReport(status="skipped", message="autoCapture is off")
+        from pi_memory.index.read_only import read_only, skipped
+
+        if skipped(getattr(self.backend, "conn", None), "capture"):  # before any model call: nothing could be kept
+            problem = read_only(self.backend.conn)
+            return CaptureReport(status="skipped", skip_rule="read-only", message=problem.message if problem else "")
         model = self.model
         if model is None:
             return CaptureReport(status="skipped", message=self.model_status)
@@ -344,6 +349,10 @@ class SemanticService:
         if not hasattr(self.backend, "stale_count") or self.reembed_thread is not None:
             return False
         if self.backend.stale_count() == 0:
+            return False
+        from pi_memory.index.read_only import skipped
+
+        if skipped(getattr(self.backend, "conn", None), "re-embedding semantic memories"):
             return False
         self.reembed_thread, _stop = self.backend.start_reembed()
         return True

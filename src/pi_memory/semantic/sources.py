@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from pi_memory.index.db import database_file
+from pi_memory.index.read_only import skipped
 from pi_memory.semantic import turn_vectors as tv
 from pi_memory.semantic.vectors import VectorMatrix
 
@@ -152,8 +153,8 @@ def ensure_curated(conn: sqlite3.Connection, embedder, project: str | None) -> N
     if _curated_seen.get(key) == state:
         return
     _curated_seen[key] = state
-    if not tv.has_missing_curated(conn, model, project):
-        return
+    if not tv.has_missing_curated(conn, model, project) or skipped(conn, "embedding curated entries"):
+        return  # read-only: keyword search covers them
     writer = sqlite3.connect(db, timeout=WRITE_WAIT_S, isolation_level=None) if db else conn
     try:
         if writer is not conn:

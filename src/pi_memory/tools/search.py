@@ -184,6 +184,7 @@ def create_search_tools(
     """
     from pi_memory.index import IndexUnavailableError, SearchInputError, is_corruption
     from pi_memory.retrieval import memory_search, session_search
+    from pi_memory.storage import ReadOnlyDataError
     from pi_memory.tools import ToolSpec
 
     def project_of(value: str | None) -> str | None:
@@ -205,8 +206,10 @@ def create_search_tools(
                 result = fn()
         except SearchInputError as exc:
             return {"success": False, "code": "invalid_arguments", "error": str(exc)}
-        except IndexUnavailableError as exc:
-            return damaged(exc)
+        except IndexUnavailableError as exc:  # its message says what happened and what to do
+            return {"success": False, "code": "index_damaged", "error": str(exc)}
+        except ReadOnlyDataError as exc:  # a read-only index whose schema is older than this version's
+            return {"success": False, "code": "read_only", "error": str(exc)}
         except sqlite3.DatabaseError as exc:
             if is_corruption(exc):
                 return damaged(exc)

@@ -83,6 +83,7 @@ def handle(service: SemanticService, a: MemoryToolArgs) -> dict[str, Any]:
     """Run one validated call; the result dict has ``success`` and, on failure, ``error``."""
     from pi_memory.semantic.backend import BackendError
     from pi_memory.semantic.service import RefusedError
+    from pi_memory.storage import ReadOnlyDataError
 
     try:
         if a.action == "search":
@@ -113,6 +114,8 @@ def handle(service: SemanticService, a: MemoryToolArgs) -> dict[str, Any]:
                          "the id of the memory to delete."}
     except RefusedError as exc:
         return {"success": False, "action": a.action, "error": str(exc)}
+    except ReadOnlyDataError as exc:  # a data folder opened for reading only: what happened, what to do
+        return {"success": False, "action": a.action, "code": "read_only", "error": str(exc)}
     except (BackendError, ValueError) as exc:
         return {"success": False, "action": a.action, "error": f"{exc}"}
 

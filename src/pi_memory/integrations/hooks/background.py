@@ -54,6 +54,9 @@ def run(job: dict) -> bool:
         state.log(f"{host} {job.get('event')}: another job of session {sid} is still running; skipped")
         return False
     started = time.monotonic()
+    from pi_memory.integrations.hooks.handlers import _log_to_hook_log
+
+    _log_to_hook_log("pi_memory.index")  # a read-only data folder: the indexing and capture it skips
     try:
         session = AgentSession(job.get("cwd") or None, sid or None)
         learning, event, transcript = session.learning, job.get("event"), job.get("transcript")

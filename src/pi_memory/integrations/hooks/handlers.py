@@ -130,6 +130,7 @@ def on_prompt(host: str, payload: dict, vector_deadline: float | None = None) ->
 
     _log_to_hook_log("pi_memory.semantic")
     _log_to_hook_log("pi_memory.retrieval")  # the engine's warnings ("vectors skipped") too
+    _log_to_hook_log("pi_memory.index")  # a data folder opened for reading only, and what that skips
     session = AgentSession(cwd, sid or None, host=host)  # the host decides recall's default sources
     run = _changed_run(host, sid, _text(cached.get("run")), saved) if cached is not None else (
         _changed_run_parts(host, sid, session, saved))
