@@ -214,40 +214,31 @@ def test_the_keyword_list_in_context_hands_on_the_windows_it_read(conn):
     assert {m: list(n) for m, n in near.items() if n is not None} == {m: expected[m] for m in near if m in expected}
 
 
-def test_vectors_of_a_loaded_matrix_are_found_by_message_id_without_reading_the_vector_table(conn):
+def test_a_message_id_used_again_after_a_rewrite_never_gets_the_old_texts_vector(conn):
     from pi_memory.semantic import sources
 
     rng = np.random.default_rng(13)
-    ids = add_turns(conn, [f"turn {i} about the on-call rota" for i in range(5)])
-    vecs = {m: unit(rng) for m in ids[:4]}
-    store(conn, vecs)
+    ids = add_turns(conn, [f"turn {i} about the on-call rota" for i in range(4)])
+    old = {m: unit(rng) for m in ids}
+    store(conn, old)
     sources.forget(conn)
+    sources.matrix(conn, "sessions", MODEL, DIM, "p")  # the old vectors are in the process's matrix
+    with transaction(conn):  # the newest transcript is rewritten: its rows (and vectors) go, new rows come
+        conn.execute("DELETE FROM messages WHERE id IN (?, ?)", (ids[2], ids[3]))
+        sid, fid = conn.execute("SELECT session_id, file_id FROM messages WHERE id = ?", (ids[0],)).fetchone()
+        insert_messages(conn, [(sid, fid, f"n{i}", None, 10 + i, "2026-11-02T10:00:00.000Z", "user", "message",
+                                None, "active", f"a different turn {i} on the billing export") for i in range(2)])
+    again = [r[0] for r in conn.execute("SELECT id FROM messages WHERE entry_id LIKE 'n%' ORDER BY id")]
+    assert again == ids[2:]  # SQLite gives the newest ids out again (no AUTOINCREMENT on messages)
     sources.matrix(conn, "sessions", MODEL, DIM, "p")
-    statements: list[str] = []
-    conn.set_trace_callback(statements.append)
-    row_of, matrix = tic._vectors(conn, MODEL, DIM, ids[:4], "p")
-    conn.set_trace_callback(None)
-    reads = lambda: [s for s in statements if "semantic_turn_vectors" in s]  # noqa: E731
-    assert reads() == [] and sorted(row_of) == sorted(ids[:4])
-    # re-embedded turn (a new vector row) and a turn embedded after the load: the table serves what the matrix
-    # lacks until the matrix is brought up to date, and then the matrix's new row is the one used
-    fresh = {ids[0]: unit(rng), ids[4]: unit(rng)}
-    with transaction(conn):
-        conn.execute("DELETE FROM semantic_turn_vectors WHERE message_id = ?", (ids[0],))
-    store(conn, fresh)
-    conn.set_trace_callback(statements.append)
-    row_of, matrix = tic._vectors(conn, MODEL, DIM, [ids[4], ids[1]], "p")
-    conn.set_trace_callback(None)
-    assert reads() == [f"SELECT message_id, dim, vector FROM semantic_turn_vectors WHERE message_id IN ({ids[4]}) "
-                       f"AND model = '{MODEL}'"]  # ids[4] alone: ids[1] is held
-    assert np.allclose(matrix[row_of[ids[4]]], fresh[ids[4]]) and np.allclose(matrix[row_of[ids[1]]], vecs[ids[1]])
-    sources.matrix(conn, "sessions", MODEL, DIM, "p")
-    statements.clear()
-    conn.set_trace_callback(statements.append)
     row_of, matrix = tic._vectors(conn, MODEL, DIM, ids, "p")
-    conn.set_trace_callback(None)
-    assert reads() == [] and sorted(row_of) == sorted(ids)
-    assert np.allclose(matrix[row_of[ids[0]]], fresh[ids[0]])  # the new vector, not the one loaded first
+    assert sorted(row_of) == sorted(ids[:2])  # the new turns have no vector yet: none of the old ones
+    fresh = {m: unit(rng) for m in again}
+    store(conn, fresh)
+    sources.matrix(conn, "sessions", MODEL, DIM, "p")
+    row_of, matrix = tic._vectors(conn, MODEL, DIM, ids, "p")
+    for m in ids:
+        assert np.allclose(matrix[row_of[m]], fresh.get(m, old[m]))
     sources.forget(conn)
 
 

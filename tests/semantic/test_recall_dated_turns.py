@@ -119,3 +119,21 @@ def test_dated_turns_reads_the_window_newest_first_up_to_its_cap(conn, turns, mo
     assert [r.id for r in one] == [ids[NOV20[0]]]
     monkeypatch.setattr(turns_in_context, "DATED_MAX_ROWS", 1)  # same timestamp: the row read first is kept
     assert len(turns_in_context.dated_turns(conn, PROMPT, window, qvec, "table-model", AS_OF, ALICE.project_id)) == 1
+
+
+def test_a_window_on_the_last_day_a_date_can_hold_reads_that_day(conn, turns):
+    end = ["the cache was flushed at the very end of time", "and warmed again right after"]
+    VECTORS.update({end[0]: _v(0.8), end[1]: _v(0.7), "what did we say about the cache yesterday?": _v(1.0),
+                    "what did we say about the cache today?": _v(1.0)})
+    with transaction(conn):
+        _session(conn, "s9", "9999-12-31T08:00:00.000Z", end)
+    tv.embed_turns(conn, turns.embedder)
+    sources.matrix(conn, "sessions", "table-model", 4, ALICE.project_id)
+    ids = {text: mid for mid, text in conn.execute("SELECT id, text FROM messages")}
+    found = turns_in_context.dated_turns(conn, PROMPT, [(date(9999, 12, 31), date.max)], VECTORS[PROMPT],
+                                         "table-model", "9999-12-31T23:59:59.999Z", ALICE.project_id)
+    assert [r.id for r in found] == [ids[end[0]], ids[end[1]]]  # 9999-12-31 + 1 day does not exist
+    for prompt in ("what did we say about the cache yesterday?", "what did we say about the cache today?"):
+        hits = recall(turns, prompt, scope=ALICE, top_k=8, include=("sessions",), conn=conn,
+                      as_of="9999-12-31T23:00:00.000Z", candidates=2)  # was an OverflowError
+        assert sorted(h.id for h in hits if h.id.startswith("s9#") and h.dated) == ["s9#s9e0", "s9#s9e1"]

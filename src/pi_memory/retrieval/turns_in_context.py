@@ -43,6 +43,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date, timedelta
 from typing import Any
 
 import numpy as np
@@ -89,28 +90,30 @@ def _vectors(conn: sqlite3.Connection, model: str, dim: int, ids: Sequence[int],
              project: str | None = None) -> tuple[dict[int, int], np.ndarray]:
     """``(message id -> row, matrix)``: the stored vectors of ``model`` and ``dim`` of the turns ``ids``, one row
     each (a row of another dimension is never compared with the query, as in :mod:`pi_memory.semantic.sources`).
-    The rows come from the project's turn matrix that the recall's vector list has just brought up to date,
-    found by message id (its ``aliases``: no statement); a turn that matrix lacks (another project, a matrix not
-    loaded, rows past its cap, not embedded yet) is read from the table."""
+    The rows come from the project's turn matrix that the recall's vector list has just brought up to date (the
+    ``UNIQUE (message_id, model)`` index names their vector rows: no vector is read from the database); a turn
+    that matrix lacks (another project, a matrix not loaded, rows past its cap) is read from the table. The
+    vector rows are asked of the database each time: a message id does not name one vector for good (ids of the
+    newest messages are used again when their transcript is rewritten, and the old vector stays in the matrix
+    until a search reads it back)."""
     if not ids:
         return {}, np.zeros((0, dim), dtype=np.float32)
     from pi_memory.semantic.sources import cached
 
+    marks = ",".join("?" * len(ids))
+    # (message_id, model) is the UNIQUE index, holding the row id: the rows themselves (1.5 KB each) are not read
+    vid_of = dict(conn.execute(f"SELECT id, message_id FROM semantic_turn_vectors WHERE message_id IN ({marks}) "
+                               "AND model = ?", [*ids, model]))
     mat = cached(conn, "sessions", model, dim, project)
-    vid_of: dict[int, int] = {}
-    if mat is not None:
-        alias = mat.aliases
-        vid_of = {v: m for m in ids if (v := alias.get(m)) is not None}
     held, block = mat.rows_of(list(vid_of)) if mat is not None else ([], np.zeros((0, dim), dtype=np.float32))
     mids = [vid_of[v] for v in held]
-    have = set(mids)
-    missing = [m for m in ids if m not in have]
+    have = set(held)
+    missing = [v for v in vid_of if v not in have]
     if missing:
         size = 4 * dim
         rows = [(mid, blob[:size]) for mid, row_dim, blob in conn.execute(
-            "SELECT message_id, dim, vector FROM semantic_turn_vectors WHERE message_id IN "
-            f"({','.join('?' * len(missing))}) AND model = ?", [*missing, model])
-            if row_dim == dim and len(blob) >= size]  # another dimension or a short (damaged) row: left out
+            f"SELECT message_id, dim, vector FROM semantic_turn_vectors WHERE id IN ({','.join('?' * len(missing))})",
+            missing) if row_dim == dim and len(blob) >= size]  # another dimension or a short (damaged) row: left out
         if rows:
             extra = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4").reshape(len(rows), dim)
             finite = np.isfinite(extra).all(axis=1)  # a NaN or infinity never reaches a cosine
@@ -240,8 +243,6 @@ def dated_turns(conn: sqlite3.Connection, query: str, windows: Sequence[tuple[An
     miss a turn of that day that neither list ranks high, though it is one of a few dozen of the day."""
     if qvec is None or not model or not windows:
         return []
-    from datetime import timedelta
-
     from pi_memory.semantic.sources import cached
 
     mat = cached(conn, "sessions", model, int(qvec.shape[-1]), project)
@@ -253,7 +254,7 @@ def dated_turns(conn: sqlite3.Connection, query: str, windows: Sequence[tuple[An
         mid_of.update(conn.execute(
             "SELECT v.id, m.id FROM messages m JOIN semantic_turn_vectors v ON v.message_id = m.id AND v.model = ? "
             f"WHERE m.timestamp >= ? AND m.timestamp < ? AND m.timestamp <= ?{scope} ORDER BY m.timestamp DESC LIMIT ?",
-            [model, first.isoformat(), (last + timedelta(days=1)).isoformat(), until, *extra, DATED_MAX_ROWS]))
+            [model, first.isoformat(), _day_after(last), until, *extra, DATED_MAX_ROWS]))
     held, block = mat.rows_of(list(mid_of))
     if not held:
         return []
@@ -261,6 +262,12 @@ def dated_turns(conn: sqlite3.Connection, query: str, windows: Sequence[tuple[An
     nearest = np.argsort(-cos, kind="stable")[:DATED_NEAREST]
     vector = [(mid_of[held[i]], float(cos[i])) for i in nearest]
     return rank(conn, query, [], vector, qvec, model, until=until, project=project)
+
+
+def _day_after(day: date) -> str:
+    """The stored-timestamp bound just after every moment of ``day``: the next day's date, or for the last day a
+    date can hold (9999-12-31, an ``as_of`` at the end of time) a string above each of its timestamps."""
+    return (day + timedelta(days=1)).isoformat() if day < date.max else day.isoformat() + "U"  # 'U' > 'T...'
 
 
 def session_list(conn: sqlite3.Connection, query: str, matches: Sequence[Any], vector_keys: Sequence[str],

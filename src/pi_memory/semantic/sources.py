@@ -79,13 +79,13 @@ def _matrix_key(conn: sqlite3.Connection, source: str, model: str, project: str 
 
 def _load_sql(source: str, project: str | None) -> tuple[str, list[Any]]:
     """``(sql, params)`` reading ``(id, dim, vector)`` of one matrix above an id (first parameter after the
-    model), and for turns their ``message_id`` (the matrix's ``aliases``); newest first, capped."""
+    model); newest first, capped."""
     if source == "sessions":
         if project is None:
             # unary + : walk the rowid range above the last id seen instead of sorting the model's rows
-            return "SELECT id, dim, vector, message_id FROM semantic_turn_vectors WHERE +model = ? AND id > ?", []
-        return ("SELECT id, dim, vector, message_id FROM semantic_turn_vectors WHERE model = ? AND id > ? "
-                "AND project_id = ?", [project])
+            return "SELECT id, dim, vector FROM semantic_turn_vectors WHERE +model = ? AND id > ?", []
+        return ("SELECT id, dim, vector FROM semantic_turn_vectors WHERE model = ? AND id > ? AND project_id = ?",
+                [project])
     where, params = tv.curated_scope_sql(project)
     return ("SELECT v.id, v.dim, v.vector FROM semantic_curated_vectors v JOIN memories m ON m.id = v.memory_id "
             f"WHERE v.model = ? AND v.id > ? AND {where}", params)
@@ -105,9 +105,6 @@ def matrix(conn: sqlite3.Connection, source: str, model: str, dim: int, project:
         top = mat.seq_seen
         while rows := cur.fetchmany(LOAD_CHUNK):
             top = max(top, rows[0][0])
-            if source == "sessions":  # a turn's vector row by its message id (:func:`turn_rows`)
-                mat.aliases.update((r[3], r[0]) for r in rows)
-                rows = [r[:3] for r in rows]
             mat.upsert_rows(rows)
         mat.seq_seen = top
     return mat

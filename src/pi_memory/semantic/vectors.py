@@ -119,7 +119,6 @@ class VectorMatrix:
         self._row: dict[str, int] = {}
         self._dead = 0
         self.seq_seen = 0
-        self.aliases: dict = {}  # a second key of rows, the owner's (turn matrices: message id -> vector row id)
         self.lock = threading.RLock()
 
     def __len__(self) -> int:
