@@ -10,7 +10,7 @@ from datetime import date
 
 import numpy as np
 import pytest
-from semantic_helpers import ALICE
+from semantic_helpers import ALICE, TableEmbedder
 
 from pi_memory.index import transaction
 from pi_memory.index.indexer import insert_messages
@@ -36,16 +36,6 @@ VECTORS = {PROMPT: _v(1.0), UNDATED: _v(1.0), **{t: _v(0.9 - 0.05 * i) for i, t 
            NOV20[0]: _v(0.5), NOV20[1]: _v(0.3)}
 
 
-class TableEmbedder:
-    model_name, dim = "table-model", 4
-
-    def embed(self, texts):
-        return np.stack([VECTORS[t] for t in texts])
-
-    def embed_query(self, text):
-        return VECTORS[text]
-
-
 def _session(conn, key: str, stamp: str, texts: list[str]) -> None:
     sid = conn.execute("INSERT INTO sessions(source, session_key, cwd, project_id, project_name) "
                        "VALUES ('pi', ?, '/w', ?, 'demo') RETURNING id", (key, ALICE.project_id)).fetchone()[0]
@@ -61,7 +51,7 @@ def turns(conn):
     with transaction(conn):
         _session(conn, "s1", "2026-11-01T10:00:00.000Z", OLD)
         _session(conn, "s2", "2026-11-20T10:00:00.000Z", NOV20)
-    embedder = TableEmbedder()
+    embedder = TableEmbedder(VECTORS)
     backend = EmbeddedBackend(conn, embedder)  # creates the vector tables
     tv.embed_turns(conn, embedder)
     yield backend

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from semantic_helpers import ALICE
+from semantic_helpers import ALICE, TableEmbedder
 
 from pi_memory.index import transaction
 from pi_memory.index.indexer import insert_messages
@@ -36,16 +36,6 @@ VECTORS = {PROMPT: _v(1, 0, 0, 0), UNRELATED: _v(0, 0, 0, 1), ASK: _v(0.9, np.sq
            TURNS[3]: _v(0, 0, 1, 0), TURNS[4]: _v(0, 0.1, 1, 0), TURNS[5]: _v(-0.1, 0, 1, 0)}
 
 
-class TableEmbedder:
-    model_name, dim = "table-model", 4
-
-    def embed(self, texts):
-        return np.stack([VECTORS[t] for t in texts])
-
-    def embed_query(self, text):
-        return VECTORS[text]
-
-
 @pytest.fixture
 def turns(conn):
     sources.forget()
@@ -57,7 +47,7 @@ def turns(conn):
         insert_messages(conn, [(sid, fid, f"e{i}", None, i + 1, "2026-11-01T10:00:00.000Z",
                                 "user" if i % 2 == 0 else "assistant", "message", None, "active", text)
                                for i, text in enumerate(TURNS)])
-    embedder = TableEmbedder()
+    embedder = TableEmbedder(VECTORS)
     backend = EmbeddedBackend(conn, embedder)  # creates the vector tables
     tv.embed_turns(conn, embedder)
     yield backend

@@ -337,8 +337,7 @@ def index_paths(
 
     ``max_files`` bounds how many changed files are read in this pass (the newest); the rest are counted in
     ``files_deferred`` and picked up by the next pass. A file that cannot be read is counted in
-    ``files_failed`` with a line in ``errors``; the pass goes on. An index opened for reading only is refused
-    before any file is read (:class:`pi_memory.storage.ReadOnlyDataError`).
+    ``files_failed`` with a line in ``errors``; the pass goes on. A read-only index: ``ReadOnlyDataError``.
     """
     refuse_write(conn)
     started = time.perf_counter()
