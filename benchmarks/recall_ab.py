@@ -38,6 +38,8 @@ from pi_memory.semantic.embedded import EmbeddedBackend
 from pi_memory.semantic.models import Scope
 
 local_onnx.QUERY_CACHE = 0
+if os.environ.get("RECALL_AB_SWITCH_INTERVAL"):  # the interpreter's GIL switch interval, in seconds
+    sys.setswitchinterval(float(os.environ["RECALL_AB_SWITCH_INTERVAL"]))
 queries = sl.make_texts(100_000)[1]
 emb = get_embedder()
 emb.embed_query("warm up")

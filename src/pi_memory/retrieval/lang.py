@@ -174,6 +174,8 @@ class Evidence:
                 if term.casefold() in folded:
                     found += 1
                     continue
+                if not self.langs:  # an English prompt: its terms are matched as written (no stems to compare)
+                    continue
                 if text_stems is None:
                     tokens = set(_WORDS.findall(folded))
                     text_stems = [{stem(t, lang) for t in tokens} for lang in self.langs]
