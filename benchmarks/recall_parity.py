@@ -86,7 +86,7 @@ def main() -> None:
         wall.append((time.perf_counter() - t0) * 1000)
         cpu.append((time.process_time() - c0) * 1000)
         dump.append([q, [[h.kind, h.id, round(h.score, 9), h.ranks, round(h.coverage, 6),
-                          None if h.similarity is None else round(h.similarity, 5)] for h in hits]])
+                          None if h.similarity is None else round(h.similarity, 5), h.text] for h in hits]])
     print(f"load {os.getloadavg()[0]:.2f} wall {pct(wall)} cpu {pct(cpu)} ms")
     if prof:
         prof.dump_stats(args.cprofile)

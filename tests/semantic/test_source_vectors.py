@@ -380,3 +380,34 @@ def test_a_vector_found_turn_gets_its_text_when_judged_and_one_deleted_meanwhile
     assert "s1#e0" in read[0]  # found by its vector alone, its text not read until judged
     assert [h.id for h in hits] == ["s1#e2", "s1#e1"]  # the deleted turn is not recalled with an empty text
     assert all(h.text.startswith(("user: ", "assistant: ")) and len(h.text) > 12 for h in hits)
+
+
+def test_only_the_kept_turns_get_a_snippet(conn, backend, monkeypatch):
+    # A snippet runs the secret scan over the turn: the turns that fail the evidence floor are read for their
+    # coverage and get none. Each turn is alone in its session (no neighbour lends it a match); the query has three
+    # keyword terms, and only the first turn holds more than one of them (the others: a third, below the floor).
+    from pi_memory.index import snippets
+    from pi_memory.retrieval import vector_lists
+
+    turns = ["the Kafka broker rebalanced twice", "Kafka is our queue", "the broker host is old", "we rebalanced"]
+    for i, text in enumerate(turns):
+        add_session(conn, f"s{i}", ALICE.project_id, [("user", text)])
+    made: list[str] = []
+    read: list[str] = []
+    real_snippet, real_load = snippets.make_snippet, vector_lists.load_turns
+
+    def snippet(text, *args, **kwargs):
+        made.append(text)
+        return real_snippet(text, *args, **kwargs)
+
+    def load(c, wanted, *args):
+        read.extend(wanted)
+        return real_load(c, wanted, *args)
+
+    monkeypatch.setattr(snippets, "make_snippet", snippet)
+    monkeypatch.setattr(vector_lists, "load_turns", load)
+    hits = recall(backend, "Kafka broker rebalanced", scope=ALICE, top_k=5, include=("sessions",), conn=conn)
+    assert [(h.id, round(h.coverage, 2), h.text) for h in hits] == [
+        ("s0#e0", 1.0, "user: the Kafka broker rebalanced twice")]
+    assert sorted(read) == ["t:s0#e0", "t:s1#e0", "t:s2#e0", "t:s3#e0"]
+    assert made == ["the Kafka broker rebalanced twice"]

@@ -320,7 +320,8 @@ def recall(
             items[key] = RecallHit("curated", str(h.id), h.content, (h.created or "")[:10], when=h.created or "")
     turn_rows: dict[str, tuple[int, ...]] = {}  # keyword-found turns, read when judged: key -> (id, lenders...)
     snippet_terms: list = []
-    loaded: set[str] = set()  # keys of turns load_turns read (their coverage includes their context)
+    loaded: dict[str, tuple[str, str]] = {}  # turns load_turns read: their coverage includes their context, and
+    # their text is a snippet made once they are kept (snippet_turns)
     if session_job is not None:
         from pi_memory.index import plan_query
 
@@ -365,8 +366,7 @@ def recall(
                                         and str(f.key).startswith("s:")], items)
         if turn_rows:  # keyword-found turns: their term-centred snippet replaces a vector hit's opening
             wanted = {str(f.key): turn_rows.pop(str(f.key)) for f in chunk if str(f.key) in turn_rows}
-            source_vectors.load_turns(conn, wanted, items, snippet_terms, terms)
-            loaded.update(wanted)
+            loaded.update(source_vectors.load_turns(conn, wanted, items, terms))
         source_vectors.fill_texts(conn, [items[str(f.key)] for f in chunk if str(f.key) in items])
         judged: list[tuple[RecallHit, bool]] = []  # the slice's hits, each with whether it has evidence of its own
         for f in chunk:
@@ -384,7 +384,9 @@ def recall(
         lifted = context_evidence(conn, [h.message_id for h, ok in judged if not ok and h.message_id], near, moment)
         for h, ok in judged:
             h.near_evidence = not ok and h.message_id in lifted
-        out += [h for h, ok in judged if ok or h.near_evidence]
+        kept = [h for h, ok in judged if ok or h.near_evidence]
+        source_vectors.snippet_turns(kept, loaded, snippet_terms)
+        out += kept
         if len(out) >= wanted_hits:
             break
     out = out[:wanted_hits]

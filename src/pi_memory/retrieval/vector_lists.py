@@ -129,30 +129,44 @@ def turn_days(conn: sqlite3.Connection | None, wanted: Mapping[str, int]) -> dic
 
 
 def load_turns(conn: sqlite3.Connection, wanted: Mapping[str, Sequence[int]], items: dict[str, Any],
-               terms: Sequence[Any], keywords: Sequence[str]) -> None:
+               keywords: Sequence[str]) -> dict[str, tuple[str, str]]:
     """Read the turns ``wanted`` (key -> message id, then the ids of the matches that lent it its keyword score:
-    :func:`pi_memory.retrieval.context.spread`) into ``items`` as recall hits, replacing what is there: role,
-    the window of the text around the query's ``terms`` (:func:`pi_memory.index.snippets.make_snippet`, the
-    window ``session_search`` shows, without its ``**`` highlights: :func:`~.engine.format_recall`) and day;
-    ``coverage`` = share of ``keywords`` in the turn and its lenders together (a turn found through the
-    question before it carries that question's evidence). One query; rows deleted since the search are left
-    out."""
+    :func:`pi_memory.retrieval.context.spread`) into ``items`` as recall hits, replacing what is there, with
+    their day and ``coverage`` = share of ``keywords`` in the turn and its lenders together (a turn found through
+    the question before it carries that question's evidence). Returns ``key -> (role, whole text)``: a hit's
+    ``text`` is its snippet, made by :func:`snippet_turns` for the hits recall keeps (most read here fail the
+    evidence floor, and a snippet costs a secret scan). One query; rows deleted since the search are left out."""
     if not wanted:
-        return
-    from pi_memory.index.snippets import make_snippet
-    from pi_memory.retrieval.engine import SESSION_SNIPPET_CHARS, RecallHit, keyword_coverage
+        return {}
+    from pi_memory.retrieval.engine import RecallHit, keyword_coverage
 
     ids = sorted({mid for mids in wanted.values() for mid in mids})
     rows = {r[0]: r for r in conn.execute(
         f"SELECT id, role, timestamp, text FROM messages WHERE id IN ({','.join('?' * len(ids))})", ids)}
+    whole: dict[str, tuple[str, str]] = {}
     for key, (mid, *lent) in wanted.items():
         if mid in rows:
             _, role, timestamp, text = rows[mid]
-            snippet = make_snippet(text, terms, SESSION_SNIPPET_CHARS, highlight=False)[0]  # for a model: no marks
-            hit = RecallHit("session", key[2:], f"{role}: {snippet}", (timestamp or "")[:10], when=timestamp or "",
+            hit = RecallHit("session", key[2:], f"{role}: …", (timestamp or "")[:10], when=timestamp or "",
                             message_id=mid)
             hit.coverage = keyword_coverage(keywords, "\n".join([text, *(rows[m][3] for m in lent if m in rows)]))
             items[key] = hit
+            whole[key] = (role, text)
+    return whole
+
+
+def snippet_turns(hits: Sequence[Any], whole: Mapping[str, tuple[str, str]], terms: Sequence[Any]) -> None:
+    """Give the ``hits`` that :func:`load_turns` read (``whole``: recall key -> role and text) their text: the
+    role and the window of the text around the query's ``terms`` (:func:`pi_memory.index.snippets.make_snippet`,
+    the window ``session_search`` shows, without its ``**`` highlights: :func:`~.engine.format_recall`)."""
+    from pi_memory.index.snippets import make_snippet
+    from pi_memory.retrieval.engine import SESSION_SNIPPET_CHARS
+
+    for hit in hits:
+        found = whole.get("t:" + hit.id) if hit.kind == "session" else None
+        if found is not None:
+            role, text = found
+            hit.text = f"{role}: {make_snippet(text, terms, SESSION_SNIPPET_CHARS, highlight=False)[0]}"  # no marks
 
 
 def _snippet(text: str) -> str:
