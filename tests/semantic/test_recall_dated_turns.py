@@ -32,8 +32,11 @@ def _v(c: float) -> np.ndarray:
     return np.asarray([c, np.sqrt(1 - c * c), 0, 0], dtype=np.float32)
 
 
+CJK_PROMPTS = ["11月20日我们关于缓存说了什么？", "11月20日にキャッシュについて何を話した？", "11天前关于缓存说了什么？",
+               "11월 20일에 캐시에 대해 뭐라고 했어?"]  # November 20th 2026: 11 days before AS_OF
+CJK_UNDATED = "我们关于缓存说了什么？"
 VECTORS = {PROMPT: _v(1.0), UNDATED: _v(1.0), **{t: _v(0.9 - 0.05 * i) for i, t in enumerate(OLD)},
-           NOV20[0]: _v(0.5), NOV20[1]: _v(0.3)}
+           NOV20[0]: _v(0.5), NOV20[1]: _v(0.3), CJK_UNDATED: _v(1.0), **dict.fromkeys(CJK_PROMPTS, _v(1.0))}
 
 
 def _session(conn, key: str, stamp: str, texts: list[str]) -> None:
@@ -70,6 +73,29 @@ def test_the_windows_turns_the_pool_lacks_are_one_more_list(conn, turns):
     assert dated[0].score == pytest.approx(first.score) == pytest.approx(DEFAULT_WEIGHTS["dated"] / 61)
     rest = [h for h in hits if "dated" not in h.ranks]  # the pool: November 1st's turns, outside the window
     assert rest and all(h.id.startswith("s1#") and "sessions" in h.ranks and not h.dated for h in rest)
+
+
+@pytest.mark.parametrize("prompt", CJK_PROMPTS)
+def test_a_chinese_japanese_or_korean_date_brings_in_that_days_turns(conn, turns, prompt):
+    # no word of the prompt is in any turn: November 20th's turns come in through the dated list, as in English
+    hits = recall(turns, prompt, scope=ALICE, top_k=8, include=("sessions",), conn=conn, as_of=AS_OF, candidates=2)
+    dated = [h for h in hits if h.id.startswith("s2#")]
+    assert [(h.id, h.ranks.get("dated"), h.dated) for h in dated] == [("s2#s2e0", 1, True), ("s2#s2e1", 2, True)]
+    first = next(h for h in hits if h.ranks.get("sessions") == 1)
+    assert dated[0].score == pytest.approx(first.score) == pytest.approx(DEFAULT_WEIGHTS["dated"] / 61)
+    undated = recall(turns, CJK_UNDATED, scope=ALICE, top_k=8, include=("sessions",), conn=conn, as_of=AS_OF,
+                     candidates=2)
+    assert not any(h.id.startswith("s2#") for h in undated)
+    # the whole project in the pool: the day's turns are boosted to the top by the dates list and pass the CJK
+    # floor (0.75) that their cosines (0.5, 0.3) miss; without the date they are not returned
+    pooled = recall(turns, prompt, scope=ALICE, top_k=8, include=("sessions",), conn=conn, as_of=AS_OF)
+    assert [(h.id, "dates" in h.ranks) for h in pooled[:2]] == [("s2#s2e0", True), ("s2#s2e1", True)]
+    assert not any("dates" in h.ranks for h in pooled[2:])
+    assert not any(h.id.startswith("s2#") for h in recall(turns, CJK_UNDATED, scope=ALICE, top_k=8,
+                                                          include=("sessions",), conn=conn, as_of=AS_OF))
+    early = recall(turns, prompt, scope=ALICE, top_k=8, include=("sessions",), conn=conn,
+                   as_of="2026-11-15T00:00:00.000Z", candidates=2)  # "11天前" is then November 4th
+    assert not any(h.id.startswith("s2#") for h in early)
 
 
 def test_without_a_date_or_before_the_day_there_is_no_dated_list(conn, turns):

@@ -4,6 +4,8 @@ nothing)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from semantic_helpers import ALICE, insert_turns
 
@@ -89,11 +91,20 @@ def test_related_prompts_recall_their_memory(backend, stored, prompt, lang):
     assert stored[lang] in [h.id for h in recall(backend, prompt, scope=ALICE)]
 
 
-@pytest.mark.parametrize("prompt", ["今天天气怎么样？", "帮我把这个函数改成异步的", "Какая сегодня погода?",
+@pytest.mark.parametrize("prompt", ["帮我把这个函数改成异步的", "Какая сегодня погода?",
                                     "Напиши функцию сортировки списка", "Wie wird das Wetter morgen?",
-                                    "오늘 날씨 어때요?", "리스트를 정렬하는 함수를 작성해 줘"])
+                                    "리스트를 정렬하는 함수를 작성해 줘"])
 def test_unrelated_prompts_inject_nothing(backend, stored, prompt):
     assert recall(backend, prompt, scope=ALICE) == []
+
+
+@pytest.mark.parametrize("prompt", ["今天天气怎么样？", "오늘 날씨 어때요?", "what's the weather like today?"])
+def test_an_unrelated_prompt_saying_today_injects_only_what_is_dated_today(backend, stored, prompt):
+    # "today" is a date window (pi_memory.retrieval.dates; in Chinese and Korean as in English): what was stored
+    # today passes the floor by its date alone, as "what did we decide today?" needs; days later nothing does
+    assert all(h.dated for h in recall(backend, prompt, scope=ALICE))
+    later = (datetime.now(UTC) + timedelta(days=3)).isoformat()
+    assert recall(backend, prompt, scope=ALICE, as_of=later) == []
 
 
 @pytest.mark.parametrize("prompt", ["The", "on the", "in the", "what is the", "the and of to is a",

@@ -16,7 +16,7 @@ Modules: :mod:`.bm25` (the word indexes' candidates and BM25), :mod:`.context` (
 neighbours), :mod:`.turns_in_context` (session turns: keyword and vector lists fused over one pool, window
 cosine, priors), :mod:`.vector_lists` (vector lists of curated entries and turns), :mod:`.sources_skills` (skills in recall),
 :mod:`.sources_blocks` (memory blocks in ``memory_search``), :mod:`.dates` (``as_of`` and
-the date windows a prompt names), :mod:`.lang` (keyword evidence in every language), :mod:`.superseded`
+the date windows a prompt names; :mod:`.dates_cjk`: its Chinese, Japanese and Korean phrases), :mod:`.lang` (keyword evidence in every language), :mod:`.superseded`
 (turns saying a replaced fact), :mod:`.fusion` (RRF and convex fusion), :mod:`.rerank`, :mod:`.late`,
 :mod:`.expand`, :mod:`.turns` (keys, query reading and re-scoring of the turn index).
 

@@ -5,7 +5,7 @@
   date means the end of that day.
 * :func:`date_windows` -- the days the prompt is about, as inclusive ``(first, last)`` ranges read against
   ``as_of``, and the prompt with those phrases removed (so "May" or "last week" are not keyword terms that
-  every turn saying "may" or "week" would match). Read with rules, English only:
+  every turn saying "may" or "week" would match). Read with rules, in English:
 
   ======================================  ==================================================================
   phrase                                  window
@@ -22,6 +22,35 @@
   ``May 2023``, ``2023``
   ======================================  ==================================================================
 
+  and in Chinese, Japanese and Korean (:mod:`pi_memory.retrieval.dates_cjk`; its docstring says which
+  characters a phrase takes with it and what is not read), each as the English phrase on its right:
+
+  ===============================================================  ==========================================
+  phrase                                                           read as
+  ===============================================================  ==========================================
+  ``今天`` ``今日`` ``本日`` ``今朝`` ``오늘``                      ``today``
+  ``昨天`` ``昨日`` ``昨晚`` ``きのう`` ``어제``                    ``yesterday``
+  ``前天`` ``一昨日`` ``おととい`` ``그저께``                       ``the day before yesterday``
+  ``3天前`` ``3日前`` ``两天前`` ``3일 전`` ``이틀 전``              ``3 days ago`` (``几天前``: a few)
+  ``2周前`` ``2週間前`` ``2个星期前`` ``2주 전`` ``일주일 전``        ``2 weeks ago``
+  ``2个月前`` ``2ヶ月前`` ``2か月前`` ``2개월 전`` ``두 달 전``        ``2 months ago``
+  ``3年前`` ``3년 전``                                              ``3 years ago``
+  ``上周`` ``上週`` ``上星期`` ``先週`` ``지난주`` (``上上周``)        ``last week`` (the week before)
+  ``本周`` ``这周`` ``今週`` ``이번 주``                             ``this week``
+  ``上周五``, ``本周一``, ``上星期三``                              that day of that week
+  ``上个月`` ``上個月`` ``上月`` ``先月`` ``지난달``                  ``last month``
+  ``这个月`` ``本月`` ``今月`` ``이번 달``                           ``this month``
+  ``去年`` ``昨年`` ``작년`` ``지난해`` (``一昨年`` ``재작년``)        ``last year`` (the year before)
+  ``今年`` ``올해``                                                 ``this year``
+  ``5月`` ``5月份`` ``五月`` ``5월``                                 ``May``
+  ``5月8日`` ``5月8号`` ``五月八日`` ``5월 8일``                      ``May 8``
+  ``2023年5月8日`` ``2023年5月`` ``2023年`` ``2023년 5월 8일``        ``May 8, 2023``, ``May 2023``, ``2023``
+  ===============================================================  ==========================================
+
+  Full-width digits (``２０２３年５月８日``) are read as ASCII ones. Not dates: ``2023年度``/``今年度`` (a fiscal
+  year: April to March in Japan), a number after a digit, a Latin letter or ``.`` (``v1.5月``), ``3个月``
+  without ``前`` (a duration); CJK has no word boundaries, so no ``\\b`` is used there.
+
   Every window is widened by :data:`MARGIN_DAYS` on each side: people misremember by a day, and a turn
   written just after midnight UTC belongs to the evening before in most time zones. A window never ends after
   ``as_of``'s day (nothing later can be returned anyway).
@@ -33,10 +62,12 @@ A bare month name is read as a date only when it is capitalised (``May``, not ``
 from __future__ import annotations
 
 import calendar
+import itertools
 import re
 from datetime import UTC, date, datetime, timedelta
 
 from pi_memory.index.filters import parse_time
+from pi_memory.retrieval import dates_cjk
 from pi_memory.retrieval.expand import find_dates
 
 MARGIN_DAYS = 1
@@ -97,15 +128,28 @@ def _latest(today: date, month: int, day: int | None) -> tuple[date, date] | Non
     return None
 
 
-def _window(kind: str, m: re.Match[str], today: date) -> tuple[date, date] | None:
+def _reading(kind: str, m: re.Match[str]) -> tuple[str, int, int | str | None]:
+    """An English rule's match as a reading (:func:`_span`)."""
     g = m.groupdict()
     if kind == "day":
-        back = {"today": 0, "yesterday": 1, "the day before yesterday": 2}[g["word"].lower()]
-        d = today - timedelta(days=back)
-        return d, d
+        return "ago", {"today": 0, "yesterday": 1, "the day before yesterday": 2}[g["word"].lower()], "day"
     if kind == "ago":
-        n = int(g["n"]) if g["n"].isdigit() else _NUMBERS[g["n"].lower()]
-        unit = g["unit"].lower()
+        return "ago", int(g["n"]) if g["n"].isdigit() else _NUMBERS[g["n"].lower()], g["unit"].lower()
+    if kind == "rel":
+        return "rel", 0 if g["which"].lower() == "this" else 1, g["unit"].lower()
+    if kind == "wd":
+        return "wd", _WEEKDAYS[g["wd"].lower()], None
+    month = _MONTH_NAMES.get((g.get("mon") or g.get("cap") or "may").lower().rstrip("."), 5)
+    return "md", month, int(g["day"]) if g.get("day") else None
+
+
+def _span(reading: tuple[str, int, int | str | None], today: date) -> tuple[date, date] | None:
+    """The days of a reading, English or CJK (:func:`pi_memory.retrieval.dates_cjk.readings`): ``("ago", n,
+    unit)``, ``("rel", back, unit)`` (the calendar unit ``back`` units before the current one), ``("wkday",
+    back, weekday)`` (that day of that Monday-Sunday week), ``("wd", weekday, None)`` (the latest such day
+    before today), ``("md", month, day or None)``."""
+    kind, n, unit = reading
+    if kind == "ago":
         if unit == "day":
             d = today - timedelta(days=n)
             return d, d
@@ -117,21 +161,22 @@ def _window(kind: str, m: re.Match[str], today: date) -> tuple[date, date] | Non
             return date(months // 12, 1, 1), date(months // 12, 12, 31)
         return _month(months // 12, months % 12 + 1)
     if kind == "rel":
-        unit, past = g["unit"].lower(), g["which"].lower() != "this"
         if unit == "week":
-            monday = today - timedelta(days=today.weekday()) - timedelta(weeks=1 if past else 0)
+            monday = today - timedelta(days=today.weekday()) - timedelta(weeks=n)
             return monday, monday + timedelta(days=6)
         if unit == "month":
-            months = today.year * 12 + today.month - 1 - (1 if past else 0)
+            months = today.year * 12 + today.month - 1 - n
             return _month(months // 12, months % 12 + 1)
-        year = today.year - (1 if past else 0)
+        year = today.year - n
         return date(year, 1, 1), date(year, 12, 31)
+    if kind == "wkday":  # 上周五: Friday of the week ``n`` weeks back
+        d = today - timedelta(days=today.weekday()) - timedelta(weeks=n) + timedelta(days=unit)
+        return d, d
     if kind == "wd":
-        back = (today.weekday() - _WEEKDAYS[g["wd"].lower()]) % 7 or 7
+        back = (today.weekday() - n) % 7 or 7
         d = today - timedelta(days=back)
         return d, d
-    month = _MONTH_NAMES.get((g.get("mon") or g.get("cap") or "may").lower().rstrip("."), 5)
-    return _latest(today, month, int(g["day"]) if g.get("day") else None)
+    return _latest(today, n, unit if isinstance(unit, int) else None)
 
 
 def date_windows(prompt: str, as_of: str) -> tuple[list[tuple[date, date]], str]:
@@ -142,21 +187,21 @@ def date_windows(prompt: str, as_of: str) -> tuple[list[tuple[date, date]], str]
     today = _day_of(as_of)
     found: list[tuple[date, date]] = []
     taken: list[tuple[int, int]] = []
-    absolute = list(_ABSOLUTE.finditer(text))
+    absolute = [m.span() for m in _ABSOLUTE.finditer(text)] + [s for s, _ in dates_cjk.absolute(text)]
     if absolute:
         found += find_dates(text)
-        taken += [m.span() for m in absolute]
-    for kind, pattern in _RULES:
-        for m in pattern.finditer(text):
-            if any(a < m.end() and m.start() < b for a, b in taken):
-                continue
-            try:
-                span = _window(kind, m, today)
-            except (OverflowError, ValueError):  # "3 years ago" asked as of the year 2: before the calendar
-                span = None
-            if span is not None and span not in found:
-                found.append(span)
-            taken.append(m.span())
+        taken += absolute
+    english = ((m.span(), _reading(kind, m)) for kind, pattern in _RULES for m in pattern.finditer(text))
+    for (start, end), reading in itertools.chain(english, dates_cjk.readings(text)):
+        if any(a < end and start < b for a, b in taken):
+            continue
+        try:
+            span = _span(reading, today)
+        except (OverflowError, ValueError):  # "3 years ago" asked as of the year 2: before the calendar
+            span = None
+        if span is not None and span not in found:
+            found.append(span)
+        taken.append((start, end))
     margin = timedelta(days=MARGIN_DAYS)
     windows = []
     for first, last in found:
@@ -167,10 +212,13 @@ def date_windows(prompt: str, as_of: str) -> tuple[list[tuple[date, date]], str]
         window = (lo, hi)
         if window not in windows:
             windows.append(window)
-    rest = text
-    for a, b in sorted(taken, reverse=True):
-        rest = rest[:a] + " " + rest[b:]
-    return windows, (" ".join(rest.split()) if windows else text)
+    if not windows:
+        return windows, text
+    blank = [False] * len(text)
+    for a, b in taken:  # spans may overlap ("2023" inside "2023 年 5 月")
+        blank[a:b] = [True] * (b - a)
+    rest = "".join(" " if gone else ch for ch, gone in zip(text, blank, strict=True))
+    return windows, " ".join(rest.split())
 
 
 def in_windows(day: str, windows: list[tuple[date, date]]) -> bool:

@@ -12,7 +12,7 @@
 * **temporal**: the question asks for a time ("when...", "what year", "how long ago", "which month"...); such
   questions are answered by turns that carry a time expression (:func:`pi_memory.retrieval.turns.time_cue`);
 * **dates**: explicit dates in the question (``October 13, 2023``, ``13 October 2023``, ``May 2023``,
-  ``2022``, ``2023-05-08``) as inclusive day ranges, so turns of sessions near them can be favoured
+  ``2022``, ``2023-05-08``; ``2023年5月8日``, ``2023년 5월``: :mod:`.dates_cjk`) as inclusive day ranges, so turns of sessions near them can be favoured
   (time-aware query expansion, LongMemEval §5, with rules instead of a model).
 
 :func:`first_person` rewrites a question about a named speaker the way that speaker would have said it
@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from pi_memory.index.query import QUESTION_STOP_WORDS, light_stem
+from pi_memory.retrieval import dates_cjk
 
 __all__ = ["STOP_WORDS", "ExpandedQuery", "expand_query", "find_dates", "first_person", "is_temporal", "light_stem"]
 
@@ -102,9 +103,13 @@ def _range(year: int, month: int | None = None, day: int | None = None) -> tuple
 
 def find_dates(text: str) -> list[tuple[date, date]]:
     """Explicit dates in ``text`` as inclusive ``(first day, last day)`` ranges, most specific first; a part
-    of the text used by one pattern is not read again by a vaguer one (``May 2023`` inside ``8 May 2023``)."""
+    of the text used by one pattern is not read again by a vaguer one (``May 2023`` inside ``8 May 2023``).
+    Chinese, Japanese and Korean dates with a year (``2023年5月8日``, ``2023년 5월``) are read by
+    :func:`pi_memory.retrieval.dates_cjk.absolute`."""
     found: list[tuple[date, date]] = []
     taken: list[tuple[int, int]] = []
+    cjk = dates_cjk.absolute(text)  # 2023年5月8日, 2023년 5월: before the English year, which "2023 年" holds
+    taken += [s for s, _ in cjk]
     for pattern in _DATE_PATTERNS:
         for m in pattern.finditer(text or ""):
             if any(a < m.end() and m.start() < b for a, b in taken):
@@ -120,7 +125,10 @@ def find_dates(text: str) -> list[tuple[date, date]]:
             if span and span not in found:
                 found.append(span)
                 taken.append((m.start(), m.end()))
-    return found
+    if not cjk:
+        return found
+    found += [span for _, span in cjk if span not in found]
+    return sorted(found, key=lambda s: 0 if s[0] == s[1] else 1 if s[0].month == s[1].month else 2)
 
 
 def _names(speakers: Iterable[str], aliases: Mapping[str, Sequence[str]] | None) -> dict[str, str]:
