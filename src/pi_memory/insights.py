@@ -50,12 +50,17 @@ def _withheld(name: str, entries: list[str]) -> int:
 
 
 def status_data(memory: Memory) -> dict[str, Any]:
-    """``pi-memory status``: data root, settings sources, warnings, prompt mode, each store's usage and health."""
+    """``pi-memory status``: data root, whether it can be written now (``readOnly``, and why:
+    ``readOnlyReason``), settings sources, warnings, prompt mode, each store's usage and health."""
     from pi_memory.index import last_repair
+    from pi_memory.index.file_guard import write_problem
 
     s = memory.settings
-    return {"dataDir": str(s.data_dir), "settings": list(s.sources), "warnings": list(s.warnings),
-            "promptMode": s.prompt_mode, "stores": store_usage(memory), "indexRepair": last_repair(s.data_dir)}
+    problem = write_problem(s.data_dir)
+    return {"dataDir": str(s.data_dir), "readOnly": problem is not None,
+            "readOnlyReason": problem.notice if problem is not None else None, "settings": list(s.sources),
+            "warnings": list(s.warnings), "promptMode": s.prompt_mode, "stores": store_usage(memory),
+            "indexRepair": last_repair(s.data_dir)}
 
 
 def index_counts(conn) -> dict[str, int]:

@@ -89,8 +89,11 @@ def store_lines(stores: dict[str, dict[str, Any]]) -> list[str]:
 
 def status_lines(status: dict[str, Any]) -> list[str]:
     """``pi-memory status`` / ``/memory status``: data root, settings, and each store's counts and health."""
-    lines = [f"data dir: {status['dataDir']}", f"settings: {', '.join(status['settings']) or 'defaults'}",
-             f"prompt mode: {status.get('promptMode', 'snapshot')}"]
+    lines = [f"data dir: {status['dataDir']}" + (" (read-only)" if status.get("readOnly") else "")]
+    if status.get("readOnlyReason"):
+        lines.append(f"  {status['readOnlyReason']}")
+    lines += [f"settings: {', '.join(status['settings']) or 'defaults'}",
+              f"prompt mode: {status.get('promptMode', 'snapshot')}"]
     for info in status["stores"].values():
         count = info["entryCount"] or 0
         withheld = info.get("withheld") or 0

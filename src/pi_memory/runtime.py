@@ -4,7 +4,9 @@ Hosts (the pi bridge, the MCP server, the CLI) call :func:`open_memory` and use 
 wires capabilities together on its own. The index is opened lazily (the first search, the first mirrored
 write), so a host that only reads curated memory never touches SQLite. Every curated write is mirrored into
 the index at once through the store's ``on_change`` hook; a failed mirror is logged and repaired by
-``pi-memory sync-markdown`` (Markdown stays the source of truth).
+``pi-memory sync-markdown`` (Markdown stays the source of truth). A write the mirror could not keep (the index
+open for reading only, or its folder read-only now) is refused before the Markdown file is touched, through
+the store's ``write_check`` (:meth:`Memory.write_problem`).
 """
 
 from __future__ import annotations
@@ -77,6 +79,21 @@ class Memory:
 
             self._conn = open_index(self.settings.data_dir, check=True)
             return self._conn
+
+    def write_problem(self):
+        """Why a curated write must be refused before its Markdown file is written, or ``None``: the index it is
+        mirrored into (opened here, as the mirror would open it next) is open for reading only or its folder
+        cannot be written now (:func:`pi_memory.index.read_only.read_only`, asked again at every write), or the
+        index cannot be used at all (unreadable, not a pi-memory index). Other failures to open it are left to
+        the mirror, which logs them after the write (Markdown is the source of truth)."""
+        from pi_memory.index.read_only import read_only
+        from pi_memory.storage import StorageProblem
+
+        try:
+            return read_only(self.index())
+        except (OSError, sqlite3.Error, RuntimeError) as exc:
+            problem = getattr(exc, "problem", None)
+            return problem if isinstance(problem, StorageProblem) else None
 
     def session_roots(self) -> dict:
         """Where the agents keep their transcripts (:func:`pi_memory.index.readers.default_roots`), read when a
@@ -227,6 +244,7 @@ class Memory:
         if self.learning is None:
             return None
         from pi_memory.index import sync_store
+        from pi_memory.index.read_only import read_only
         from pi_memory.learning import Learner
 
         conn = conn if conn is not None else self.index()
@@ -237,6 +255,7 @@ class Memory:
             sync_store(conn, scope, store.project_id if target == "project" else None, target, entries)
 
         store.on_change = mirror
+        store.write_check = lambda: read_only(conn)
         store.load_from_disk()
         return Learner(self.learning, conn, store, self.learning_model, project=store.project_id,
                        on_write=self.store.acknowledge)
@@ -303,6 +322,7 @@ def open_memory(cwd: Path | str | None = None, override_dir: Path | None = None,
                     index_check=None if settings.quick_check_on_open else False, host=host)
     if mirror:
         memory.store.on_change = memory.mirror
+        memory.store.write_check = memory.write_problem
     _open_learning(memory, where)
     if load:
         memory.store.load_from_disk()

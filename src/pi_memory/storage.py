@@ -14,7 +14,10 @@ treated so even when running as root, whom the kernel lets write there anyway: :
 (called before every write that creates a file in a data folder: the curated stores' lock, atomic write and
 backups, the index's open) raises :class:`ReadOnlyFolderError`, and :func:`probe_folder` reports it, so root
 gets the refusal any other user gets instead of new files in a folder that was made read-only. The same rule
-``curated/files.py`` applies to a file without write bits.
+``curated/files.py`` applies to a file without write bits, and :func:`read_blocker` to a file without read bits.
+
+A disk with less than :data:`MIN_FREE_BYTES` free is treated as full before anything is written
+(:func:`write_blocker`, from ``statvfs``), so a write is refused up front rather than failing half-way.
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ from pathlib import Path
 
 from filelock import Timeout
 
-Kind = str  # read_only | permission | disk_full | missing | not_a_folder | locked | unusable
+Kind = str  # read_only | permission | disk_full | missing | not_a_folder | locked | unusable | unreadable
+
+MIN_FREE_BYTES = 1024 * 1024  # below this much free space a data folder's disk counts as full (write_blocker)
 
 ERRNO_KIND = {
     errno.EROFS: "read_only",
@@ -108,19 +113,24 @@ class ReadOnlyDataError(sqlite3.OperationalError):
 
 def write_blocker(folder: Path, files: Iterable[Path] = ()) -> tuple[Kind, str] | None:
     """What stops writes in ``folder`` (or in ``files`` there), found without writing anything: a mode that lets
-    no one write (:func:`read_only_by_mode`), a file system mounted read-only, no write permission for this
-    user, a file in ``files`` without write bits or not writable by this user. ``None`` when none of these is
-    seen (a full disk is found only by a write: :func:`probe_folder`)."""
+    no one write (:func:`read_only_by_mode`), a file system mounted read-only, less than :data:`MIN_FREE_BYTES`
+    free on its disk, no write permission for this user, a file in ``files`` without write bits or not writable
+    by this user. ``None`` when none of these is seen (a disk that fills during a write is found by the write:
+    :func:`probe_folder`)."""
     folder = Path(folder)
     existing = _existing(folder)
     why = read_only_by_mode(folder)
     if why is not None:
         return "permission", why
     try:
-        if os.statvfs(existing).f_flag & os.ST_RDONLY:
-            return "read_only", ""
+        fs = os.statvfs(existing)
     except OSError:
         return None
+    if fs.f_flag & os.ST_RDONLY:
+        return "read_only", ""
+    if fs.f_bavail * fs.f_frsize < MIN_FREE_BYTES:
+        return "disk_full", (f"{_size(fs.f_bavail * fs.f_frsize)} free; pi-memory writes nothing there with less "
+                             f"than {_size(MIN_FREE_BYTES)} free")
     if existing.is_dir() and not os.access(existing, os.W_OK):
         return "permission", ""
     for path in files:
@@ -134,6 +144,54 @@ def write_blocker(folder: Path, files: Iterable[Path] = ()) -> tuple[Kind, str] 
         if not os.access(path, os.W_OK):
             return "permission", f"{path} is not writable by this user"
     return None
+
+
+def _size(n: int) -> str:
+    return f"{n / 1024 / 1024:.1f} MiB" if n >= 1024 * 1024 else f"{n // 1024} KiB"
+
+
+def read_blocker(path: Path) -> str | None:
+    """Why ``path`` (an existing file) cannot be read, or ``None``: a mode that lets no one read it (honoured even
+    as root, as :func:`read_only_by_mode` is), or no read permission for this user."""
+    try:
+        mode = Path(path).stat().st_mode
+    except OSError:
+        return None
+    if not mode & 0o444:
+        return "its mode lets no one read it, and pi-memory honours that even when running as root"
+    if not os.access(path, os.R_OK):
+        return "this user may not read it"
+    return None
+
+
+class UnreadableFileError(PermissionError):
+    """A file of the data folder that exists but cannot be read; ``problem`` (kind ``unreadable``) names the file,
+    its owner and mode, and what to do."""
+
+    def __init__(self, problem: StorageProblem):
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+def unreadable_problem(path: Path, folder: Path, why: str) -> StorageProblem:
+    """The refusal to use ``path`` (a file of data folder ``folder``) that cannot be read (``why``)."""
+    import pwd
+
+    st = Path(path).stat()
+    try:
+        owner = pwd.getpwuid(st.st_uid).pw_name
+    except KeyError:
+        owner = f"user id {st.st_uid}"
+    try:
+        user = pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        user = f"user id {os.geteuid()}"
+    mode = f"{st.st_mode & 0o7777:04o}"
+    fix = f"`chmod u+r {path}`" if owner == user else f"`chmod a+r {path}` as {owner}, or `sudo chown {user} {path}`"
+    return StorageProblem("unreadable", folder, (
+        f"The file {path} cannot be read by this user ({user}): it belongs to {owner} and its mode is {mode} "
+        f"({why}). Nothing was read or changed. Give your user read access to it (for example {fix}), or point "
+        "--dir or $PI_MEMORY_DIR at another folder."))
 
 
 def read_only_problem(kind: Kind, folder: Path, detail: str = "") -> StorageProblem:
@@ -227,7 +285,7 @@ def folder_problem(folder: Path) -> StorageProblem | None:
 def storage_problem(exc: BaseException, folder: Path | None) -> StorageProblem | None:
     """The storage problem behind ``exc`` for data folder ``folder`` (``None`` when ``exc`` is not one)."""
     for item in _chain(exc):
-        if isinstance(item, ReadOnlyDataError):
+        if isinstance(getattr(item, "problem", None), StorageProblem):  # ReadOnlyDataError, UnreadableFileError...
             return item.problem
         if isinstance(item, Timeout):
             where = folder or Path(item.lock_file).parent

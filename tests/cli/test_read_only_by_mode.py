@@ -71,7 +71,13 @@ def assert_refused(code: int, data: dict, folder: Path) -> None:
     if "problem" in data:
         assert data["problem"] == "permission" and data["dataDir"] == str(folder), data
         assert "0555 lets no one write there" in data["error"] and f"chmod u+w {folder}" in data["error"], data
-    else:  # a store's own result (the curated stores answer with their result shape)
+    elif data.get("target") in ("memory", "user"):  # a curated store's result, refused before its file is touched
+        assert data["code"] == "read_only" and data["error"] == (
+            f"Nothing was saved to {data['target'].upper()}.md: you have no permission to write in the data folder "
+            f"{folder} (its mode 0555 lets no one write there, and pi-memory honours that even when running as "
+            "root). Retrying will not help; tell the user, who can fix it: Give your user write access to it (for "
+            f"example `chmod u+w {folder}`), or use another folder with --dir or $PI_MEMORY_DIR."), data
+    else:  # STANDING.md's own result shape
         assert data["code"] == "io_error" and str(folder) in data["error"], data
 
 
@@ -116,7 +122,7 @@ def test_a_folder_not_created_yet_under_a_read_only_parent_is_not_created(empty)
     target = empty / "new" / "data"
     code, data = run(["add", "memory", "x", "--dir", str(target)])
     assert code == 1 and files(empty) == []
-    assert data["code"] == "io_error" or data["problem"] == "permission"
+    assert data["code"] == "read_only" and str(target) in data["error"], data
 
 
 def test_a_folder_with_any_write_bit_is_used(tmp_path):

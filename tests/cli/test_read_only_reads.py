@@ -134,13 +134,23 @@ def test_a_write_on_a_read_only_copy_is_refused_in_words(ro, argv):
                     "error": ro.refusal()}
 
 
-def test_a_curated_write_on_a_read_only_copy_is_refused_in_words(ro):
-    code, data, _ = run(ro, "add", "memory", "the queue is Redis")
+def curated_refusal(ro, name: str = "MEMORY.md", for_model: bool = False) -> str:
+    """What a curated write into the frozen folder gets, before its Markdown file is touched."""
     why, todo = ro.parts()
-    assert code == 1 and data["code"] == "io_error"
-    # the curated store's own words (its refusal names no mode: the file's 0444 is what it met)
-    assert data["error"].startswith(f"Could not write MEMORY.md. {why.split(' (')[0].rstrip('.')}"), data["error"]
-    assert data["error"].endswith(f" Nothing was changed. {todo}"), data["error"]
+    tell = "Retrying will not help; tell the user, who can fix it: " if for_model else ""
+    return f"Nothing was saved to {name}: {why[0].lower()}{why[1:]} {tell}{todo}"
+
+
+@pytest.mark.parametrize(("argv", "name"), [(["add", "memory", "the queue is Redis"], "MEMORY.md"),
+                                            (["add", "user", "prefers short answers"], "USER.md"),
+                                            (["replace", "memory", "build", "the build uses just"], "MEMORY.md"),
+                                            (["remove", "memory", "build"], "MEMORY.md"),
+                                            (["add", "failure", "ran the wrong test"], "FAILURES.md")],
+                         ids=lambda v: " ".join(v) if isinstance(v, list) else v)
+def test_a_curated_write_on_a_read_only_copy_is_refused_in_words(ro, argv, name):
+    code, data, _ = run(ro, *argv)
+    assert code == 1 and data["code"] == "read_only" and data["success"] is False, data
+    assert data["error"] == curated_refusal(ro, name, for_model=True)  # --json: the tool's result
 
 
 def test_the_python_api_on_a_read_only_copy(ro, env):
@@ -156,7 +166,8 @@ def test_the_python_api_on_a_read_only_copy(ro, env):
         assert [h["content"] for h in found.result["results"]] == ["the build uses make and the deploy port is 8443"]
         assert tools["mem0_memory"].call({"action": "search", "query": "staging"}).result["success"] is True
         refused = tools["memory_add"].call({"target": "memory", "content": "the queue is Redis"})
-        assert refused.is_error and refused.result["code"] == "io_error"
+        assert refused.is_error and refused.result["code"] == "read_only"
+        assert refused.result["error"] == curated_refusal(ro, for_model=True)
         assert read_only(memory.index()).kind == ro.kind
         preview = memory.semantic().recall_preview("which port does the staging server use?")
         assert "The staging server listens on port 8443" in preview["text"]
@@ -209,8 +220,8 @@ def test_the_mcp_servers_tools_on_a_read_only_copy(ro, env):
             listed = await client.call_tool("mem0_memory", {"action": "get_all"})
             assert "The staging server listens on port 8443" in listed.content[0].text
             refused = await client.call_tool("memory_add", {"target": "memory", "content": "the queue is Redis"})
-            assert refused.is_error and refused.structured_content["code"] == "io_error"
-            assert str(ro.folder) in refused.structured_content["error"]
+            assert refused.is_error and refused.structured_content["code"] == "read_only"
+            assert refused.structured_content["error"] == curated_refusal(ro, for_model=True)
             refused = await client.call_tool("mem0_memory", {"action": "add", "text": "The queue is Redis"})
             assert refused.is_error and ro.refusal() in refused.content[0].text, refused.content[0].text
 

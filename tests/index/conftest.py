@@ -14,6 +14,7 @@ from pi_memory.index.db import transaction
 from pi_memory.index.indexer import insert_messages
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # readers_helpers
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: read_only_folder
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"  # ../shared/fixtures of the repo
 
@@ -104,3 +105,15 @@ def conn(tmp_path):
     c = open_index(tmp_path / "data")
     yield c
     c.close()
+
+
+@pytest.fixture(params=["mounted read-only", "mode 0555"])
+def ro(tmp_path, request):
+    """A data folder that really denies writes once frozen (tests/read_only_folder.py), each way this user can
+    make one."""
+    from read_only_folder import read_only_folder
+
+    with read_only_folder(tmp_path / "ro", mount=request.param == "mounted read-only") as made:
+        if request.param == "mounted read-only" and not made.mounted:
+            pytest.skip("this user may not mount a tmpfs: the mode case covers it")
+        yield made

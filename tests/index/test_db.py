@@ -28,7 +28,9 @@ NAMES = [m.name for m in MIGRATIONS]
 
 
 def corrupt(path: Path) -> None:
-    path.write_bytes(b"this is not a database, just garbage bytes " * 200)
+    """A damaged index: SQLite's header, then garbage (a file without the header is not an index at all, and is
+    refused untouched: tests/index/test_not_an_index.py)."""
+    path.write_bytes(b"SQLite format 3\x00" + b"this is not a database, just garbage bytes " * 200)
 
 
 def quarantined(folder: Path) -> list[Path]:
@@ -111,7 +113,7 @@ def test_garbage_file_is_moved_aside_and_rebuilt_once(tmp_path):
     conn = open_index(tmp_path, rebuild=lambda c, moved: calls.append(moved))
     moved = quarantined(tmp_path)
     assert len(moved) == 1
-    assert moved[0].read_bytes().startswith(b"this is not a database")
+    assert moved[0].read_bytes().startswith(b"SQLite format 3\x00this is not a database")
     assert calls == moved
     assert applied_migrations(conn) == NAMES
     assert meta_get(conn, "rebuilds") == "1"

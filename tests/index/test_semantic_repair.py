@@ -103,9 +103,9 @@ def test_an_index_never_repaired_has_no_record(tmp_path: Path) -> None:
     assert last_repair(tmp_path) is None and last_repair(tmp_path / "missing") is None
 
 
-def test_a_file_that_is_not_a_database_leaves_a_record_too(tmp_path: Path) -> None:
+def test_a_file_sqlite_cannot_read_leaves_a_record_too(tmp_path: Path) -> None:
     open_index(tmp_path).close()
-    (tmp_path / "index.sqlite3").write_bytes(b"this is not a database" * 100)
+    (tmp_path / "index.sqlite3").write_bytes(b"SQLite format 3\x00" + b"this is not a database" * 100)
     conn = open_index(tmp_path)
     [record] = repairs(conn)
     assert record["rebuilt"]["messages"] == 0 and record["damagedCopy"].startswith("index.sqlite3.corrupt-")

@@ -355,6 +355,8 @@ def split(
     from pi_memory import safety
 
     store = open_store(dir)
+    if apply and (refused := store.write_refused(target.value)) is not None:
+        finish(refused, json_)  # before anything is read or proposed: nothing could be written
     path = store.path(target.value)
     if not path.exists():
         raise fail(f"{path} does not exist; nothing to split. Write the notes there first, or pick another "

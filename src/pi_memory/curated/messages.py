@@ -100,6 +100,24 @@ def io_error(name: str, folder, exc: OSError) -> str:
     return f"Could not write {name}. {what} Nothing was changed. {todo}"
 
 
+_NO_RETRY = "Retrying will not help; tell the user, who can fix it: "
+_NO_RETRY_END = " Retrying will not help; tell the user."
+
+
+def write_refused(name: str, problem) -> dict[str, str]:
+    """``code`` and ``error`` of a write refused before ``name`` was touched (``MemoryStore.write_check``): the data
+    folder cannot take it (``read_only``: read-only, no permission, a full disk), or its search index cannot be
+    used (``unreadable``, ``not_an_index``), so the entry could not be kept in both."""
+    from pi_memory.storage import describe
+
+    if problem.kind in ("read_only", "permission", "disk_full"):
+        what, todo = describe(problem.kind, problem.folder, problem.detail)
+        return {"code": "read_only", "error": f"Nothing was saved to {name}: {what[0].lower()}{what[1:]} "
+                                              f"{_NO_RETRY}{todo}"}
+    return {"code": problem.kind, "error": f"Nothing was saved to {name}: its search index cannot be used. "
+                                           f"{problem.message}{_NO_RETRY_END}"}
+
+
 def invalid_target(target: object, available: tuple[str, ...] = ("memory", "user")) -> str:
     choices = ", ".join(_TARGET_HELP[t] for t in available)
     extra = ""
@@ -168,6 +186,18 @@ def full_on_batch(name: str, new_total: int, limit: int) -> str:
     )
 
 
+def over_limit(name: str, limit: int, cur: int, new_total: int, single, setting: str) -> str:
+    """Why a write that would take ``name`` from ``cur`` to ``new_total`` chars (over ``limit``) was refused;
+    ``single``: the one operation of a single call, ``None`` for a batch."""
+    if single is None:
+        return full_on_batch(name, new_total, limit)
+    if single.content and len(single.content) > limit:
+        return entry_too_long(name, len(single.content), limit)
+    if single.action == "add":
+        return full_on_add(name, cur, limit, new_total - cur, setting)
+    return full_on_replace(name, new_total, limit)
+
+
 DONE = " This change is complete; do not repeat it."
 
 # Model phrase -> person phrase. The CLI prints `currentEntries` / `matches` as lists below the message.
@@ -187,6 +217,8 @@ _FOR_PERSON = (
     ("with memory_replace", "with `pi-memory replace`"),
     ("with memory_remove", "with `pi-memory remove`"),
     ("with memory_add", "with `pi-memory add`"),
+    (_NO_RETRY, ""),
+    (_NO_RETRY_END, ""),
 )
 
 

@@ -32,6 +32,9 @@ Code = Literal[
     "invalid_target",
     "invalid_arguments",
     "io_error",
+    "read_only",
+    "unreadable",
+    "not_an_index",
     "changed_on_disk",
     "invalid_content",
 ]

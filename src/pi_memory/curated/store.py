@@ -122,6 +122,7 @@ class MemoryStore:
             self.names["project"] = self.team_project.name
         self.lock_timeout = lock_timeout
         self.on_change = on_change
+        self.write_check: Callable[[], object] | None = None  # () -> StorageProblem | None: see write_refused
         # Called with (store, target, content, refusal) when an add is refused as over the limit; returns the
         # result to give instead (:mod:`pi_memory.learning.consolidate`: fifo-evict, auto-consolidate).
         self.on_overflow = on_overflow
@@ -302,6 +303,9 @@ class MemoryStore:
             self._guard.note(target, key)
             return self._result(target, False, "invalid_arguments",
                                 error="The batch has no operations; nothing was changed.")
+        if (refused := self.write_refused(target)) is not None:
+            self._guard.note(target, key)
+            return refused
         if target == "project" and self.team_project is not None:
             return team_client.apply(self, operations, key)
         try:
@@ -317,6 +321,13 @@ class MemoryStore:
         except OSError as exc:
             self._guard.note(target, key)
             return self._result(target, False, "io_error", error=msg.io_error(self.names[target], self.dir, exc))
+
+    def write_refused(self, target: str) -> MemoryResult | None:
+        """The refusal of a write to ``target`` before anything is touched, or ``None``: the problem ``write_check()``
+        finds (the runtime's: the index a write is mirrored into is read-only now; :func:`.messages.write_refused`)."""
+        if self.write_check is None or (problem := self.write_check()) is None:
+            return None
+        return self._result(target, False, **msg.write_refused(self.names[target], problem))
 
     def _prepare(self, target: str, op: Operation, index: int, single: bool) -> Operation:
         """Normalise and validate one operation before taking the lock (scanning is the slow part)."""
@@ -436,17 +447,8 @@ class MemoryStore:
         return self._result(target, False, code, error=error, current_entries=[self._show(target, e, True) for e in shown])
 
     def _over_limit(self, target: str, before: list[str], ops: list[Operation], new_total: int, single: bool) -> MemoryResult:
-        name, limit = self.names[target], self.limits[target]
-        cur = fmt.joined_length(before)
-        if single and ops[0].content and len(ops[0].content) > limit:
-            error = msg.entry_too_long(name, len(ops[0].content), limit)
-        elif single and ops[0].action == "add":
-            needed = new_total - cur
-            error = msg.full_on_add(name, cur, limit, needed, LIMIT_SETTINGS[target])
-        elif single:
-            error = msg.full_on_replace(name, new_total, limit)
-        else:
-            error = msg.full_on_batch(name, new_total, limit)
+        error = msg.over_limit(self.names[target], self.limits[target], fmt.joined_length(before), new_total,
+                               ops[0] if single else None, LIMIT_SETTINGS[target])
         return self._current(target, "over_limit", error, before)
 
     def _notify(self, target: str, entries: list[str]) -> None:
@@ -486,8 +488,11 @@ class MemoryStore:
     def rewrite(self, target: str, new_entries: list[str]) -> Path | None:
         """Replace a store's whole content (``pi-memory split --apply``), backing up the old file first.
 
-        Returns the backup path (``None`` when there was no file). The caller validates the entries.
+        Returns the backup path (``None`` when there was no file). The caller validates the entries and asks
+        :meth:`write_refused` first (a refused write raises ``PermissionError``).
         """
+        if (refused := self.write_refused(target)) is not None:
+            raise PermissionError(refused.error)
         path = self.path(target)
         with locked(path, self.lock_timeout):
             raw = read_bytes(path)

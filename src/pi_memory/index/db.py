@@ -12,7 +12,10 @@ Schema and migrations: :mod:`.schema` (tables, named steps, the word-index trigg
 Credentials: migration ``008_redact_secrets`` is finished at open (:func:`.redaction.redact_pending_index`:
 batched and resumable; the CLI shows its progress).
 
-Corruption: at open a probe reads the schema (a garbage file fails with "file is not a database"), and
+Not an index (:mod:`.file_guard`): a file without SQLite's header, or another program's SQLite database, is
+refused and never touched; a 0-byte file is a new index.
+
+Corruption: at open a probe reads the schema (a damaged header fails with "file is not a database"), and
 ``PRAGMA quick_check`` runs when the file is at most ``QUICK_CHECK_MAX_BYTES`` (32 MiB: it reads every page, so
 a large index is not checked on every start; pass ``check=True`` to force it). Damage deeper in a large file
 surfaces later as ``sqlite3.DatabaseError``: :func:`is_corruption` tells it apart from busy/locked errors, and
@@ -46,6 +49,14 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from pi_memory import timing
+from pi_memory.index.file_guard import (
+    IndexConnection,
+    index_files,
+    refuse_foreign,
+    refuse_not_sqlite,
+    refuse_unreadable,
+    write_problem,
+)
 from pi_memory.index.filters import stored_time
 from pi_memory.index.read_only import check_schema, open_read_only_index, read_only, refuse_write
 from pi_memory.index.read_only import file_uri as read_only_file_uri
@@ -139,9 +150,12 @@ def migrate(conn: sqlite3.Connection, migrations: list[Migration] | None = None)
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False,
+                           factory=IndexConnection)
+    conn.data_dir = path.parent  # asked again before each write (.file_guard.write_problem)
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        refuse_foreign(conn, path)  # before the journal mode is set: another program's file is left as it is
         conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # takes effect for a new file only (not in WAL mode)
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
@@ -299,14 +313,17 @@ def open_index(
 
     A data folder that cannot be written (read-only mount or mode, no permission, full disk: found without
     writing by :func:`pi_memory.storage.write_blocker`, or by the error of the normal open) gets the index opened
-    for reading only, and nothing created, migrated, redacted or repaired (:mod:`.read_only`).
+    for reading only, and nothing created, migrated, redacted or repaired (:mod:`.read_only`). An index file this
+    user cannot read, or one that is not a pi-memory index, is refused and left alone; an empty one is no index
+    (:mod:`.file_guard`).
     """
     data_dir = Path(data_dir)
     path = index_path(data_dir)
     sides = (path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm"))
-    blocked = write_blocker(data_dir, [p for p in (path, *sides) if p.exists()])
+    refuse_unreadable(index_files(data_dir), data_dir)  # .file_guard: an index file this user cannot read
+    blocked = write_problem(data_dir)
     if blocked is not None:
-        return open_read_only_index(path, check, read_only_problem(blocked[0], data_dir, blocked[1]), BUSY_TIMEOUT_S)
+        return open_read_only_index(path, check, blocked, BUSY_TIMEOUT_S)
     try:
         refuse_read_only_folder(data_dir)  # SQLite would create the file, its -wal and -shm there, even as root
         make_private_folder(data_dir)
@@ -316,6 +333,7 @@ def open_index(
         try:
             return _open_checked(path, check)
         except _Corrupt as first:
+            refuse_not_sqlite(path)  # no SQLite header: not an index at all, left alone (.file_guard)
             return _recover(path, check, rebuild, first.detail)
     except (OSError, sqlite3.OperationalError) as exc:
         fallback = _read_only_instead(exc, data_dir)

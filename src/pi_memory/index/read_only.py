@@ -12,7 +12,8 @@ still answer from what is there. :func:`pi_memory.index.db.open_index` finds suc
   its ``-shm`` file in a folder where that file cannot be made, and ``immutable`` creates no file (not even as
   root in a ``0555`` folder). A ``-wal`` holding changes but no ``-shm`` cannot be read: said in the log;
 * answers from an empty index in memory, with the Markdown stores mirrored into it, when the folder has no
-  index file (so ``memory_search`` finds the curated entries);
+  index file or an empty (0-byte) one (so ``memory_search`` finds the curated entries);
+* refuses a file that is not a pi-memory index (:func:`.file_guard.refuse_foreign`), as a writable open does;
 * migrates nothing (:func:`check_schema`): when the file lacks steps this version needs, it refuses with the
   steps named, rather than half-work on an old schema. A feature whose tables were never made in this file
   (semantic memory, the learning log: none of its steps applied) gets them empty, from an in-memory database
@@ -24,6 +25,10 @@ still answer from what is there. :func:`pi_memory.index.db.open_index` finds suc
   with it, and background work that would write (index catch-up, capture, vectors, usage counts, job outcomes)
   asks :func:`read_only` first and is skipped with a log line. ``PRAGMA query_only`` refuses any write that goes
   around them.
+
+:func:`read_only` asks the same of a connection opened for writing (:class:`.file_guard.IndexConnection`), each
+time: a folder that turned read-only since the open (:func:`.file_guard.write_problem`) gets its writes refused
+and its background work skipped the same way.
 """
 
 from __future__ import annotations
@@ -32,6 +37,13 @@ import logging
 import sqlite3
 from pathlib import Path
 
+from pi_memory.index.file_guard import (
+    IndexConnection,
+    is_empty,
+    refuse_foreign,
+    refuse_not_sqlite,
+    write_problem,
+)
 from pi_memory.storage import ReadOnlyDataError, StorageProblem, describe
 
 log = logging.getLogger(__name__)
@@ -44,8 +56,14 @@ class ReadOnlyConnection(sqlite3.Connection):
 
 
 def read_only(conn: object) -> StorageProblem | None:
-    """Why ``conn`` may not be written (the refusal a write gets), or ``None`` for an ordinary connection."""
-    return getattr(conn, "problem", None) if isinstance(conn, ReadOnlyConnection) else None
+    """Why ``conn`` may not be written (the refusal a write gets), or ``None``: for a connection opened for reading
+    only, the refusal it was opened with; for one opened for writing, what stops a write in its folder now (module
+    docstring)."""
+    if isinstance(conn, ReadOnlyConnection):
+        return getattr(conn, "problem", None)
+    if isinstance(conn, IndexConnection):
+        return write_problem(conn.data_dir)
+    return None
 
 
 def refuse_write(conn: object) -> None:
@@ -177,7 +195,7 @@ def open_read_only_index(path: Path, check: bool | None, problem: StorageProblem
     from pi_memory.index.db import MIGRATIONS, _check, _Corrupt, applied_migrations, is_corruption
 
     log.warning("%s", problem.notice)
-    if not path.exists():
+    if not path.exists() or is_empty(path):
         return _in_memory(path.parent, problem)
     wal = path.with_name(path.name + "-wal")
     try:
@@ -187,19 +205,22 @@ def open_read_only_index(path: Path, check: bool | None, problem: StorageProblem
                         "cannot be written: changes made since its last checkpoint are not seen. To see them, copy "
                         "the folder somewhere writable and point --dir or $PI_MEMORY_DIR at the copy.", wal)
         try:
+            refuse_foreign(conn, path)
             _check(conn, path, check)
             done = set(applied_migrations(conn))
         except BaseException:
             conn.close()
             raise
     except _Corrupt as damaged:
+        refuse_not_sqlite(path)
         raise _not_repaired(path, damaged.detail, problem) from None
     except sqlite3.DatabaseError as exc:
         if is_corruption(exc):
+            refuse_not_sqlite(path)
             raise _not_repaired(path, str(exc), problem) from None
         if "no such table" not in str(exc):
             raise
-        done = set()  # not an index of ours: every step is missing
+        return _in_memory(path.parent, problem)  # an SQLite file without tables (refuse_foreign): no index yet
     pending = [step.name for step in MIGRATIONS if step.name not in done]
     if pending:
         try:

@@ -36,6 +36,7 @@ import numpy as np
 
 from pi_memory.index.conversation import MIN_TURN_CHARS  # shorter turns are acknowledgements
 from pi_memory.index.db import now_iso, transaction
+from pi_memory.index.read_only import refuse_write
 
 log = logging.getLogger(__name__)
 
@@ -216,7 +217,9 @@ def backfill(conn: sqlite3.Connection, embedder, *, project: str | None = None, 
     (newest first), of ``project`` (everything for ``None``) that lack a vector of the embedder's model.
     ``progress(source, done, total)``; ``prune``: afterwards delete other models' vectors, only when nothing
     is left to embed anywhere in the pass. Returns the reports (the turns' is missing when the curated pass
-    failed) and the vectors pruned."""
+    failed) and the vectors pruned. An index that cannot be written (:func:`pi_memory.index.read_only.refuse_write`) is refused
+    before anything is embedded."""
+    refuse_write(conn)
     reports: list[EmbedReport] = []
     for source, run, cap in (("curated", embed_curated, None), ("sessions", embed_turns, limit)):
         step = (lambda done, total, source=source: progress(source, done, total)) if progress else None

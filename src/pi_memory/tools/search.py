@@ -183,8 +183,9 @@ def create_search_tools(
     ``index_damaged`` error that says what to do.
     """
     from pi_memory.index import IndexUnavailableError, SearchInputError, is_corruption
+    from pi_memory.index.file_guard import NotAnIndexError
     from pi_memory.retrieval import memory_search, session_search
-    from pi_memory.storage import ReadOnlyDataError
+    from pi_memory.storage import ReadOnlyDataError, UnreadableFileError
     from pi_memory.tools import ToolSpec
 
     def project_of(value: str | None) -> str | None:
@@ -210,6 +211,9 @@ def create_search_tools(
             return {"success": False, "code": "index_damaged", "error": str(exc)}
         except ReadOnlyDataError as exc:  # a read-only index whose schema is older than this version's
             return {"success": False, "code": "read_only", "error": str(exc)}
+        except (UnreadableFileError, NotAnIndexError) as exc:  # the index file: unreadable, or another program's
+            return {"success": False, "code": exc.problem.kind,
+                    "error": f"{exc} Retrying will not help; tell the user."}
         except sqlite3.DatabaseError as exc:
             if is_corruption(exc):
                 return damaged(exc)

@@ -70,7 +70,7 @@ def _memory(memory, args: str, _data: dict) -> dict[str, Any]:
 def _status(memory, _args: str, _data: dict) -> dict[str, Any]:
     data = insights.status_data(memory)
     drift = any(info.get("drift") for info in data["stores"].values())
-    return _reply(reports.status_lines(data), "warning" if drift else "info")
+    return _reply(reports.status_lines(data), "warning" if drift or data["readOnly"] else "info")
 
 
 def _insights(memory, _args: str, _data: dict) -> dict[str, Any]:

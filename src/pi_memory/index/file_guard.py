@@ -1,0 +1,121 @@
+"""What the index file and its data folder allow, asked before the index is opened and before each write.
+
+* :func:`write_problem`: why nothing may be written in the data folder now (:func:`pi_memory.storage.write_blocker`
+  over the folder and the index files: a mode or mount that is read-only, no permission, a disk with too little
+  free space), as the refusal a write gets. :func:`pi_memory.index.db.open_index` asks it to choose a read-only
+  open; :func:`pi_memory.index.read_only.read_only` asks it again, before each write, of a connection opened for
+  writing (an :class:`IndexConnection`), since a folder can turn read-only after the open (``chmod``, a
+  remount, a disk filling up): the write is then refused, and background work skipped, as on a folder found
+  read-only at open.
+* :func:`refuse_unreadable`: an index file (or its ``-wal`` / ``-shm``) that exists but cannot be read by this
+  user is refused with its owner and mode (:class:`pi_memory.storage.UnreadableFileError`, kind ``unreadable``).
+* :func:`is_empty`: a 0-byte index file is no index (SQLite makes a fresh one in it; a read-only folder answers
+  from an empty index in memory).
+* :func:`refuse_not_sqlite` and :func:`refuse_foreign`: a file that is not a pi-memory index, bytes without
+  SQLite's header (asked when SQLite finds the file damaged, never before: :func:`refuse_not_sqlite`) or an
+  SQLite database of another program (tables, but no ``schema_migrations(name, applied_at)``, the table
+  pi-memory makes before any other), is refused (:class:`NotAnIndexError`, kind ``not_an_index``) and left
+  exactly as it is: it may be someone else's file that ``--dir`` pointed at. A damaged pi-memory index (SQLite's
+  header, damage further on) is still set aside and rebuilt (:mod:`.db`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+
+from pi_memory.storage import (
+    StorageProblem,
+    UnreadableFileError,
+    read_blocker,
+    read_only_problem,
+    unreadable_problem,
+    write_blocker,
+)
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+_OURS = {"name", "applied_at"}  # the columns of pi-memory's schema_migrations (Rails' has "version")
+
+
+class IndexConnection(sqlite3.Connection):
+    """A connection to ``<data_dir>/index.sqlite3`` opened for writing; ``data_dir`` is asked again before each
+    write (:func:`write_problem`)."""
+
+    data_dir: Path
+
+
+class NotAnIndexError(RuntimeError):
+    """The index file is not a pi-memory index (module docstring); ``problem`` says which file and what to do."""
+
+    def __init__(self, problem: StorageProblem):
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+def index_files(data_dir: Path) -> list[Path]:
+    """``index.sqlite3`` and its ``-wal`` / ``-shm`` in ``data_dir``, those that exist."""
+    path = Path(data_dir) / "index.sqlite3"
+    return [p for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")) if p.exists()]
+
+
+def write_problem(data_dir: Path) -> StorageProblem | None:
+    """The refusal a write into ``data_dir`` gets now (:func:`pi_memory.storage.read_only_problem`), or ``None``
+    when nothing is seen to stop it."""
+    blocked = write_blocker(data_dir, index_files(data_dir))
+    return read_only_problem(blocked[0], Path(data_dir), blocked[1]) if blocked is not None else None
+
+
+def refuse_unreadable(paths: Iterable[Path], data_dir: Path) -> None:
+    """Raise :class:`UnreadableFileError` for the first of ``paths`` this user cannot read."""
+    for path in paths:
+        why = read_blocker(path)
+        if why is not None:
+            raise UnreadableFileError(unreadable_problem(path, Path(data_dir), why))
+
+
+def is_empty(path: Path) -> bool:
+    try:
+        return Path(path).stat().st_size == 0
+    except OSError:
+        return False
+
+
+def _refused(path: Path, what: str) -> NotAnIndexError:
+    return NotAnIndexError(StorageProblem("not_an_index", path.parent, (
+        f"The file {path} is not a pi-memory search index: {what}. pi-memory left it as it is and stopped. Move "
+        "or rename it if it belongs to another program (if it is a damaged pi-memory index you no longer need, "
+        "delete it and run `pi-memory reindex`), or point --dir or $PI_MEMORY_DIR at another folder.")))
+
+
+def refuse_not_sqlite(path: Path) -> None:
+    """Raise :class:`NotAnIndexError` when ``path`` exists, is not empty and does not start with SQLite's
+    header. Asked only once SQLite itself found the file damaged: reading a database file outside SQLite and
+    closing it drops every POSIX lock this process's SQLite connections hold on it, and a connection that then
+    believes itself the last one deletes the ``-wal`` other connections still write to (their writes vanish
+    from every other process until they close)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(len(SQLITE_HEADER))
+    except OSError:
+        return  # missing, or unreadable: refuse_unreadable and the open say it
+    if head and head != SQLITE_HEADER:
+        raise _refused(Path(path), "it is not an SQLite database (its first bytes are not SQLite's header)")
+
+
+def refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
+    """Raise :class:`NotAnIndexError` when ``conn`` (just opened on ``path``, nothing written yet) holds tables
+    but not pi-memory's ``schema_migrations``. Errors reading the schema are left to the open's own check."""
+    try:
+        tables = [row[0] for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(schema_migrations)")}
+    except sqlite3.DatabaseError:
+        return
+    if tables and not columns >= _OURS:
+        shown = ", ".join(tables[:5]) + (f" and {len(tables) - 5} more" if len(tables) > 5 else "")
+        raise _refused(Path(path), f"it is an SQLite database of another program (tables: {shown})")
+
+
+__all__ = ["IndexConnection", "NotAnIndexError", "index_files", "is_empty", "refuse_foreign", "refuse_not_sqlite",
+           "refuse_unreadable", "write_problem"]
