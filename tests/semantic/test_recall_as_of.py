@@ -103,3 +103,37 @@ def test_recall_at_the_ends_of_the_calendar_reads_what_it_can_and_never_crashes(
     assert all(b <= date.fromisoformat(moment[:10]) for _, b in windows)
     assert recall(backend, "what did we decide today, three years ago and last week?", scope=ALICE,
                   include=("semantic", "sessions"), conn=conn, as_of=as_of) == []
+
+
+@pytest.mark.parametrize(("prompt", "holds"), [
+    ("what did we decide today?", True), ("this week's deploys", True),
+    # a month or date named outright asks about that time, even when the day asked on is inside it
+    ("the outage in December", False), ("notes from December 2026", False), ("2026年12月的部署", False),
+    ("kafka issues this year", True), ("今天的部署", True), ("오늘 배포", True), ("今月のリリース", True),
+    ("what did we decide yesterday?", False), ("what did we do last week?", False),
+    ("in May we moved the database", False), ("the build broke two days ago", False), ("上周的部署", False),
+    ("지난달 배포", False),
+])
+def test_a_window_says_whether_it_holds_the_day_asked_on(prompt, holds):
+    windows, _ = date_windows(prompt, AS_OF)
+    assert [w.holds_today for w in windows] == [holds]
+
+
+def test_a_day_alone_passes_the_floor_in_a_past_window_but_not_in_today(backend, conn, embedder):
+    from pi_memory.semantic import turn_vectors
+
+    _turns(conn, [("y1", "2026-11-29T09:00:00.000Z", "lunch plans for friday, the thai place again"),
+                  ("d1", "2026-12-01T09:00:00.000Z", "lunch plans for saturday, the noodle bar")])
+    turn_vectors.backfill(conn, embedder)  # both are vector candidates of every prompt, with a low cosine
+
+    def ids(prompt):
+        return {h.id for h in recall(backend, prompt, scope=ALICE, include=("sessions",), conn=conn, as_of=AS_OF)}
+
+    # two days ago is asked about as past: its turn is kept by its day although it says nothing of signing keys
+    assert ids("what went wrong with the signing key two days ago?") == {"s1#y1"}
+    # a window holding today says when the question is asked, not what about: no turn there is about the key
+    assert ids("what went wrong with the signing key today?") == set()
+    assert ids("how do I rotate the signing key this week?") == set()
+    # nothing but the day to go on: the day's turns are the answer
+    assert ids("what did we do today?") == {"s1#d1"}
+    assert ids("what happened this week?") == {"s1#d1", "s1#y1"}

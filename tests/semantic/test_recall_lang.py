@@ -98,13 +98,20 @@ def test_unrelated_prompts_inject_nothing(backend, stored, prompt):
     assert recall(backend, prompt, scope=ALICE) == []
 
 
-@pytest.mark.parametrize("prompt", ["今天天气怎么样？", "오늘 날씨 어때요?", "what's the weather like today?"])
-def test_an_unrelated_prompt_saying_today_injects_only_what_is_dated_today(backend, stored, prompt):
-    # "today" is a date window (pi_memory.retrieval.dates; in Chinese and Korean as in English): what was stored
-    # today passes the floor by its date alone, as "what did we decide today?" needs; days later nothing does
-    assert all(h.dated for h in recall(backend, prompt, scope=ALICE))
+@pytest.mark.parametrize("prompt", ["今天天气怎么样？", "오늘 날씨 어때요?", "what's the weather like today?",
+                                    "今日の天気はどう？", "what's the weather like this week?"])
+def test_an_unrelated_prompt_naming_today_injects_nothing(backend, stored, prompt):
+    # "today" is a date window that holds every memory stored today; a day alone passes the floor only in a
+    # window the prompt asks about as past, and "the weather" is in no memory: nothing, today or days later
+    assert recall(backend, prompt, scope=ALICE) == []
     later = (datetime.now(UTC) + timedelta(days=3)).isoformat()
     assert recall(backend, prompt, scope=ALICE, as_of=later) == []
+
+
+@pytest.mark.parametrize("prompt", ["what did we do today?", "今天做了什么？", "what happened this week?"])
+def test_a_prompt_naming_only_today_recalls_what_was_stored_today(backend, stored, prompt):
+    hits = recall(backend, prompt, scope=ALICE)
+    assert len(hits) == 5 and all(h.dated for h in hits)  # seven memories, all stored today: the top 5
 
 
 @pytest.mark.parametrize("prompt", ["The", "on the", "in the", "what is the", "the and of to is a",

@@ -179,13 +179,30 @@ def _span(reading: tuple[str, int, int | str | None], today: date) -> tuple[date
     return _latest(today, n, unit if isinstance(unit, int) else None)
 
 
-def date_windows(prompt: str, as_of: str) -> tuple[list[tuple[date, date]], str]:
+class Window(tuple):
+    """A date window: the inclusive ``(first, last)`` days, compared and unpacked as that pair, and
+    ``holds_today``: it was read from a phrase placing the question in the present ("today", "this week", "this
+    month", "this year", "今天", "이번 주"), which says when the user asks rather than what about. A date
+    or month named outright ("in August 2023", "in December") is not such a phrase, even when the day asked on
+    falls inside it. Recall lets a day alone past its floor only in a window that does not hold today
+    (:func:`pi_memory.retrieval.engine.recall`)."""
+
+    holds_today: bool
+
+    def __new__(cls, first: date, last: date, *, holds_today: bool = False) -> Window:
+        window = super().__new__(cls, (first, last))
+        window.holds_today = holds_today
+        return window
+
+
+def date_windows(prompt: str, as_of: str) -> tuple[list[Window], str]:
     """``(windows, rest)``: the date windows ``prompt`` names read against ``as_of`` (the form of
-    :func:`as_of_iso`), widened and capped as the module docstring says, most specific first, and the prompt
-    with the date phrases blanked out. ``([], prompt)`` when it names none."""
+    :func:`as_of_iso`), widened and capped as the module docstring says, most specific first (each a
+    :class:`Window`), and the prompt with the date phrases blanked out. ``([], prompt)`` when it names none."""
     text = prompt or ""
     today = _day_of(as_of)
     found: list[tuple[date, date]] = []
+    now: set[tuple[date, date]] = set()  # the spans read from "today" / "this week|month|year" (Window.holds_today)
     taken: list[tuple[int, int]] = []
     absolute = [m.span() for m in _ABSOLUTE.finditer(text)] + [s for s, _ in dates_cjk.absolute(text)]
     if absolute:
@@ -201,15 +218,17 @@ def date_windows(prompt: str, as_of: str) -> tuple[list[tuple[date, date]], str]
             span = None
         if span is not None and span not in found:
             found.append(span)
+        if span is not None and reading[:2] in (("ago", 0), ("rel", 0)):
+            now.add(span)
         taken.append((start, end))
     margin = timedelta(days=MARGIN_DAYS)
-    windows = []
+    windows: list[Window] = []
     for first, last in found:
         if first > today:
             continue
         lo = first - margin if first - date.min >= margin else date.min  # no overflow at the calendar's ends
         hi = today if last >= today else min(last + margin, today)
-        window = (lo, hi)
+        window = Window(lo, hi, holds_today=(first, last) in now)
         if window not in windows:
             windows.append(window)
     if not windows:
@@ -219,6 +238,20 @@ def date_windows(prompt: str, as_of: str) -> tuple[list[tuple[date, date]], str]
         blank[a:b] = [True] * (b - a)
     rest = "".join(" " if gone else ch for ch, gone in zip(text, blank, strict=True))
     return windows, " ".join(rest.split())
+
+
+# Words that ask what went on without saying what about. With the date phrases and these gone, a prompt holding
+# only stop words asks for the window itself ("what happened this week?", "what did we work on today?", "今天做了
+# 什么？"): recall then lets the window's candidates past its floor by their day alone.
+_ACTIVITY = re.compile(
+    r"(?i)\b(?:happen(?:ed|s|ing)?|do|did|does|done|doing|work(?:ed|ing)?|talk(?:ed|ing)?|discuss(?:ed|ing)?|"
+    r"decide[ds]?|deciding|say|said|chang(?:e|ed|es|ing)|agree[ds]?|went|go|going|gone|up|on|about)\b|"
+    r"发生|做|干|讨论|决定|聊|何を|した|やった|話した|決めた|무엇을|뭐|뭘|했어요|했나요|했어|했지|일어났")
+
+
+def without_activity(rest: str) -> str:
+    """``rest`` (a prompt without its date phrases) without the words that ask what went on (``_ACTIVITY``)."""
+    return _ACTIVITY.sub(" ", rest)
 
 
 def in_windows(day: str, windows: list[tuple[date, date]]) -> bool:

@@ -137,7 +137,7 @@ class RecallHit:
     coverage: float = 0.0
     unscored: bool = False  # a remote service ranked it and sent no score details (Mem0's server, the platform)
     when: str = ""  # full timestamp (turn written, memory or entry created): compared with ``as_of``
-    dated: bool = False  # its day is inside a date window the prompt names (:mod:`.recall_dates`)
+    dated: bool = False  # its day alone lets it past the floor: inside a past window the prompt names (recall)
     replaced_by: str = ""  # a session turn saying what this memory id replaced (:mod:`.recall_superseded`)
     replaced_on: str = ""  # the day of that replacement (YYYY-MM-DD)
     message_id: int = 0  # a session turn's ``messages.id`` (0: not a turn, or not known)
@@ -186,7 +186,8 @@ def script_floor(query: str, min_similarity: float) -> float:
 def has_evidence(hit: RecallHit, min_similarity: float) -> bool:
     """Whether ``hit`` may be injected: ``min_similarity <= 0`` (floor off), a cosine at or above the floor,
     keyword coverage at or above :data:`MIN_KEYWORD_COVERAGE`, a day inside a date window the prompt names
-    (``dated``: "what did we decide last week?" keeps last week's turns whatever their cosine), a session turn
+    (``dated``: "what did we decide last week?" keeps last week's turns whatever their cosine; recall sets it
+    only for a window in the past, or for a prompt naming nothing but the day), a session turn
     next to one whose cosine meets the floor (``near_evidence``: recall sets it), a third of the keywords with three
     quarters of the floor's cosine together (:data:`PARTIAL_COVERAGE`), or a remote backend's hit that came with no score
     details at all (``unscored``: its service ranked it by meaning and there is nothing here to judge it by).
@@ -355,6 +356,13 @@ def recall(
     # (and "how many days between March 3 and April 17" must not come down to "many days"); inside it, ``dated``
     terms = recall_lang.evidence_terms(query)
     floor = script_floor(words_query, min_similarity)
+    # a day alone passes the floor inside a window the prompt asks about as past ("what did we decide about caching
+    # last week?"); a window holding today ("what's the weather like today?") says when the user asks, not what
+    # about, so its candidates need evidence of their own unless the prompt names nothing else ("what did we do
+    # today?", "what happened this week?": :func:`.dates.without_activity`). The ``dates`` lists' rank boost applies
+    # either way.
+    past = [w for w in windows if not w.holds_today]
+    bare = bool(windows) and not recall_lang.evidence_terms(recall_dates.without_activity(rest))
     # with facts and turns together, a few more are judged: a turn saying what a recalled fact replaced moves
     # below that fact (:mod:`.recall_superseded`), and what it pushes out of the top_k must be known
     wanted_hits = top_k * 2 if {"semantic", "sessions"} <= include else top_k
@@ -374,7 +382,8 @@ def recall(
             if hit is None or recall_dates.is_after(hit.when, moment) or (hit.kind == "session" and not hit.text):
                 continue  # a turn deleted since the vector list found it has no text
             hit.score, hit.ranks = f.score, dict(f.ranks)
-            hit.dated = "dates" in hit.ranks or "dated" in hit.ranks
+            hit.dated = ("dates" in hit.ranks or "dated" in hit.ranks) and (
+                bare or recall_dates.in_windows(hit.when or hit.date, past))
             if hit.similarity is None:
                 hit.similarity = cosines.get(str(f.key))
             if hit.kind != "session" or str(f.key) not in loaded:  # load_turns judged those in context
