@@ -90,21 +90,29 @@ def _vectors(conn: sqlite3.Connection, model: str, dim: int, ids: Sequence[int],
              project: str | None = None) -> tuple[dict[int, int], np.ndarray]:
     """``(message id -> row, matrix)``: the stored vectors of ``model`` and ``dim`` of the turns ``ids``, one row
     each (a row of another dimension is never compared with the query, as in :mod:`pi_memory.semantic.sources`).
-    The rows come from the project's turn matrix that the recall's vector list has just brought up to date (the
-    ``UNIQUE (message_id, model)`` index names their vector rows: no vector is read from the database); a turn
-    that matrix lacks (another project, a matrix not loaded, rows past its cap) is read from the table. The
-    vector rows are asked of the database each time: a message id does not name one vector for good (ids of the
-    newest messages are used again when their transcript is rewritten, and the old vector stays in the matrix
-    until a search reads it back)."""
+    The rows come from the project's turn matrix that the recall's vector list has just brought up to date: its
+    message map names the vector rows of the turns it holds (:class:`pi_memory.semantic.turn_matrix.TurnMatrix`:
+    a message id does not name one vector for good -- ids of the newest messages are used again when their
+    transcript is rewritten -- so the map is checked against the index's record of the vector rows that went);
+    the vector rows of the other turns are asked of the database (the ``UNIQUE (message_id, model)`` index holds
+    them). A turn that matrix lacks (another project, a matrix not loaded, rows past its cap) is read from the
+    table. The rows are in the order of their message ids, then those read from the table (the order of the
+    products, so of their last bits, is the same whichever way a vector row was found)."""
     if not ids:
         return {}, np.zeros((0, dim), dtype=np.float32)
     from pi_memory.semantic.sources import cached
+    from pi_memory.semantic.turn_matrix import TurnMatrix
 
-    marks = ",".join("?" * len(ids))
-    # (message_id, model) is the UNIQUE index, holding the row id: the rows themselves (1.5 KB each) are not read
-    vid_of = dict(conn.execute(f"SELECT id, message_id FROM semantic_turn_vectors WHERE message_id IN ({marks}) "
-                               "AND model = ?", [*ids, model]))
     mat = cached(conn, "sessions", model, dim, project)
+    known = mat.current_rows(conn, ids) if isinstance(mat, TurnMatrix) else {}  # message id -> vector row
+    rest = [m for m in ids if m not in known] if known else ids
+    if rest:
+        # (message_id, model) is the UNIQUE index, holding the row id: the rows themselves (1.5 KB each) are not read
+        marks = ",".join("?" * len(rest))
+        known = {**known, **{m: v for v, m in conn.execute(
+            f"SELECT id, message_id FROM semantic_turn_vectors WHERE message_id IN ({marks}) AND model = ?",
+            [*rest, model])}}
+    vid_of = {v: m for m, v in sorted(known.items())}  # vector row -> message id, by message id
     held, block = mat.rows_of(list(vid_of)) if mat is not None else ([], np.zeros((0, dim), dtype=np.float32))
     mids = [vid_of[v] for v in held]
     have = set(held)
