@@ -297,3 +297,24 @@ def test_only_live_rows_are_named_and_the_newest_row_of_a_message_wins():
     assert mat.current_rows(Quiet(), [100, 101, 102]) == {100: 7}
     mat.apply_rows([(9, DIM, basis(4).tobytes(), 103)], False)  # a step that may not map: in the matrix only
     assert 9 in mat and mat.current_rows(Quiet(), [103]) == {}
+
+
+def test_rows_found_through_the_map_and_through_the_table_come_back_in_message_order(conn):
+    rng = np.random.default_rng(4)
+    ids = add_turns(conn, 10)
+    store(conn, {m: rng.standard_normal(DIM).astype(np.float32) for m in ids[::2]})
+    mat = sources.matrix(conn, "sessions", MODEL, DIM, PROJECT)
+    conn.execute("BEGIN")  # rows the matrix reads inside a transaction are not mapped, even once committed
+    for m in ids[1::2]:
+        conn.execute("INSERT INTO semantic_turn_vectors(message_id, model, project_id, dim, vector, created_at) "
+                     "VALUES (?, ?, ?, ?, ?, 'x')", (m, MODEL, PROJECT, DIM,
+                                                     rng.standard_normal(DIM).astype("<f4").tobytes()))
+    sources.matrix(conn, "sessions", MODEL, DIM, PROJECT)
+    conn.execute("COMMIT")
+    assert sorted(mat.current_rows(conn, ids)) == ids[::2] and all(vid(conn, m) in mat for m in ids)
+    by_both = tic._vectors(conn, MODEL, DIM, ids[::-1], PROJECT)
+    conn.execute("BEGIN")
+    by_table = tic._vectors(conn, MODEL, DIM, ids[::-1], PROJECT)
+    conn.execute("ROLLBACK")
+    assert list(by_both[0].items()) == list(by_table[0].items()) == [(m, i) for i, m in enumerate(ids)]
+    assert np.array_equal(by_both[1], by_table[1])

@@ -104,17 +104,21 @@ def _vectors(conn: sqlite3.Connection, model: str, dim: int, ids: Sequence[int],
     from pi_memory.semantic.turn_matrix import TurnMatrix
 
     mat = cached(conn, "sessions", model, dim, project)
-    known = mat.current_rows(conn, ids) if isinstance(mat, TurnMatrix) else {}  # message id -> vector row
-    rest = [m for m in ids if m not in known] if known else ids
-    if rest:
-        # (message_id, model) is the UNIQUE index, holding the row id: the rows themselves (1.5 KB each) are not read
-        marks = ",".join("?" * len(rest))
-        known = {**known, **{m: v for v, m in conn.execute(
-            f"SELECT id, message_id FROM semantic_turn_vectors WHERE message_id IN ({marks}) AND model = ?",
-            [*rest, model])}}
-    vid_of = {v: m for m, v in sorted(known.items())}  # vector row -> message id, by message id
-    held, block = mat.rows_of(list(vid_of)) if mat is not None else ([], np.zeros((0, dim), dtype=np.float32))
-    mids = [vid_of[v] for v in held]
+    mapped = mat.message_rows(conn, ids) if isinstance(mat, TurnMatrix) else None
+    mids, block, rest = mapped if mapped is not None else ([], np.zeros((0, dim), dtype=np.float32), list(ids))
+    if not rest:
+        return {mid: i for i, mid in enumerate(mids)}, block
+    # (message_id, model) is the UNIQUE index, holding the row id: the rows themselves (1.5 KB each) are not read
+    vid_of = {v: m for m, v in sorted((m, v) for v, m in conn.execute(
+        f"SELECT id, message_id FROM semantic_turn_vectors WHERE message_id IN ({','.join('?' * len(rest))}) "
+        "AND model = ?", [*rest, model]))}  # vector row -> message id, by message id
+    held, more = mat.rows_of(list(vid_of)) if mat is not None else ([], block[:0])
+    if held:
+        mids += [vid_of[v] for v in held]
+        block = np.concatenate([block, more])
+        if mapped is not None and mapped[0]:  # both found rows: back into message id order
+            order = np.argsort(np.array(mids), kind="stable")
+            mids, block = [mids[i] for i in order], block[order]
     have = set(held)
     missing = [v for v in vid_of if v not in have]
     if missing:
