@@ -13,7 +13,8 @@ every connection to that file. Rows are keyed by the vector row's ``id`` (``AUTO
 bringing a matrix up to date is one indexed query for ``id > last seen`` (usually empty). A vector whose row
 was deleted (its message or entry went, or it was re-embedded) stays in memory until it comes up as a
 candidate: reading it back fails, it is dropped, and when more than half of a search's candidates were stale
-the matrix is reloaded on the next search. A load reads at most :data:`MAX_MATRIX_ROWS` vectors (the most
+the matrix is reloaded on the next search. The turns' matrix also maps message ids to its rows, checked
+against the index's record of vector rows that went (:mod:`.turn_matrix`). A load reads at most :data:`MAX_MATRIX_ROWS` vectors (the most
 recently embedded; 1.5 KB each at 384 dimensions, so 250,000 rows hold about 390 MB); the rest are found by
 keyword only.
 
