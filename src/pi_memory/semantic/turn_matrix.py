@@ -1,6 +1,7 @@
 """The session-turn matrix, which also knows which message each of its vectors belongs to, so recall's window
 cosines (:func:`pi_memory.retrieval.turns_in_context._vectors`) find the vectors of a few hundred turns
-without asking the database for their vector rows (about 0.9 ms a recall over 100k turns).
+without asking the database for their vector rows (about 0.7 ms less CPU a recall over 100k turns;
+``docs/architecture.md``, sixth look).
 
 A message id does not name one vector for good: a vector row goes when its message is deleted (ids of the
 newest messages are given out again when a transcript is rewritten), when the turn is embedded again
@@ -13,7 +14,8 @@ updated, or about to be replaced by an insert of the same ``(message_id, model)`
 delete trigger). Every 1,000th record drops those more than 100,000 records old.
 
 The map is brought up to date in steps, each holding the matrix lock from its first read to its last change
-(:meth:`TurnMatrix.forget_gone`, then the new rows :func:`.sources.matrix` reads): the records after the last
+(:meth:`TurnMatrix.forget_gone`, then the new rows :func:`.sources.matrix` reads, or the lookup of
+:meth:`TurnMatrix.message_rows` on the recall's own connection): the records after the last
 one applied drop the entries they name, and rows read since add theirs. A connection outside a transaction
 reads what is committed when its statement starts, so one step never sees an older state than the step before
 it: a row added to the map was not gone before the records already applied. An entry is used only while its
@@ -22,7 +24,7 @@ vector row is still a live row of the matrix (a search may have dropped it).
 Where that cannot hold, the map is not used and the turns are looked up in the table as before: the record
 table is missing (an index not migrated yet; the map is off until the matrix is loaded again), records were
 dropped before this process read them or the table is not the one seen before (another file at the same
-path), or the connection is inside a transaction (its view may be older than the last step's, or hold writes
+path: told apart once a record was applied, by the last record's vector row id), or the connection is inside a transaction (its view may be older than the last step's, or hold writes
 that are rolled back later).
 """
 
