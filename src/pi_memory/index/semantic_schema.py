@@ -28,6 +28,11 @@ when a backend opens the index):
 * ``semantic_turn_vectors`` (migration 004): one vector per (session turn of the index's ``messages`` table,
   model), with the turn's ``project_id`` (``''`` for none) copied from its session so a project's matrix loads
   with one range scan of ``(model, project_id, id)``.
+* ``semantic_turn_vectors_gone`` (migration 007): a record (``seq``, the row's ``id`` and ``message_id``) of
+  each turn vector row deleted (its message's cascade included), updated, or about to be replaced by an
+  insert of the same ``(message_id, model)``, written by the triggers ``semantic_turn_vectors_gone_ad/au/bi``;
+  the newest ``GONE_KEEP`` are kept. The turn matrix maps message ids to vector rows and needs to know which
+  rows went (:mod:`pi_memory.semantic.turn_matrix`).
 * ``semantic_skill_vectors`` (migration 005): one vector per (skill, model): ``skill`` is the ``SKILL.md``
   path (skills live in files, not in this database, so there is no row to reference), ``hash`` the SHA-256 of
   exactly what was embedded (name and description), so a changed skill is embedded again once and an
@@ -51,6 +56,9 @@ SCOPE_SQL = "user_id = ? AND project_id = ? AND agent_id = ?"
 M_SCOPE_SQL = "m.user_id = ? AND m.project_id = ? AND m.agent_id = ?"
 
 WORDS_TABLE = "semantic_words"
+GONE_TABLE = "semantic_turn_vectors_gone"  # migration 007: the turn vector rows that went
+GONE_KEEP = 100_000  # records of gone rows kept (older ones are dropped every GONE_PRUNE_EVERY records)
+GONE_PRUNE_EVERY = 1000
 _FILL_BATCH = 5000  # rows indexed per statement when migration 006 fills the word index
 
 _WORDS_TRIGGERS = f"""
@@ -213,6 +221,30 @@ SEMANTIC_MIGRATIONS: list[Migration] = [
         {_WORDS_TRIGGERS}
         """,
         _fill_words,
+    ),
+    Migration(
+        "semantic_007_turn_vectors_gone",
+        f"""
+        CREATE TABLE {GONE_TABLE} (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id INTEGER NOT NULL,
+            message_id INTEGER NOT NULL
+        );
+        CREATE TRIGGER semantic_turn_vectors_gone_ad AFTER DELETE ON semantic_turn_vectors BEGIN
+            INSERT INTO {GONE_TABLE}(id, message_id) VALUES (old.id, old.message_id);
+        END;
+        CREATE TRIGGER semantic_turn_vectors_gone_au AFTER UPDATE ON semantic_turn_vectors BEGIN
+            INSERT INTO {GONE_TABLE}(id, message_id) VALUES (old.id, old.message_id);
+        END;
+        CREATE TRIGGER semantic_turn_vectors_gone_bi BEFORE INSERT ON semantic_turn_vectors BEGIN
+            INSERT INTO {GONE_TABLE}(id, message_id) SELECT id, message_id FROM semantic_turn_vectors
+                WHERE message_id = new.message_id AND model = new.model;
+        END;
+        CREATE TRIGGER semantic_turn_vectors_gone_prune AFTER INSERT ON {GONE_TABLE}
+        WHEN new.seq % {GONE_PRUNE_EVERY} = 0 BEGIN
+            DELETE FROM {GONE_TABLE} WHERE seq <= new.seq - {GONE_KEEP};
+        END;
+        """,
     ),
 ]
 

@@ -90,23 +90,35 @@ def _vectors(conn: sqlite3.Connection, model: str, dim: int, ids: Sequence[int],
              project: str | None = None) -> tuple[dict[int, int], np.ndarray]:
     """``(message id -> row, matrix)``: the stored vectors of ``model`` and ``dim`` of the turns ``ids``, one row
     each (a row of another dimension is never compared with the query, as in :mod:`pi_memory.semantic.sources`).
-    The rows come from the project's turn matrix that the recall's vector list has just brought up to date (the
-    ``UNIQUE (message_id, model)`` index names their vector rows: no vector is read from the database); a turn
-    that matrix lacks (another project, a matrix not loaded, rows past its cap) is read from the table. The
-    vector rows are asked of the database each time: a message id does not name one vector for good (ids of the
-    newest messages are used again when their transcript is rewritten, and the old vector stays in the matrix
-    until a search reads it back)."""
+    The rows come from the project's turn matrix that the recall's vector list has just brought up to date: its
+    message map names the vector rows of the turns it holds (:class:`pi_memory.semantic.turn_matrix.TurnMatrix`:
+    a message id does not name one vector for good -- ids of the newest messages are used again when their
+    transcript is rewritten -- so the map is checked against the index's record of the vector rows that went);
+    the vector rows of the other turns are asked of the database (the ``UNIQUE (message_id, model)`` index holds
+    them). A turn that matrix lacks (another project, a matrix not loaded, rows past its cap) is read from the
+    table. The rows are in the order of their message ids, then those read from the table (the order of the
+    products, so of their last bits, is the same whichever way a vector row was found)."""
     if not ids:
         return {}, np.zeros((0, dim), dtype=np.float32)
     from pi_memory.semantic.sources import cached
+    from pi_memory.semantic.turn_matrix import TurnMatrix
 
-    marks = ",".join("?" * len(ids))
-    # (message_id, model) is the UNIQUE index, holding the row id: the rows themselves (1.5 KB each) are not read
-    vid_of = dict(conn.execute(f"SELECT id, message_id FROM semantic_turn_vectors WHERE message_id IN ({marks}) "
-                               "AND model = ?", [*ids, model]))
     mat = cached(conn, "sessions", model, dim, project)
-    held, block = mat.rows_of(list(vid_of)) if mat is not None else ([], np.zeros((0, dim), dtype=np.float32))
-    mids = [vid_of[v] for v in held]
+    mapped = mat.message_rows(conn, ids) if isinstance(mat, TurnMatrix) else None
+    mids, block, rest = mapped if mapped is not None else ([], np.zeros((0, dim), dtype=np.float32), list(ids))
+    if not rest:
+        return {mid: i for i, mid in enumerate(mids)}, block
+    # (message_id, model) is the UNIQUE index, holding the row id: the rows themselves (1.5 KB each) are not read
+    vid_of = {v: m for m, v in sorted((m, v) for v, m in conn.execute(
+        f"SELECT id, message_id FROM semantic_turn_vectors WHERE message_id IN ({','.join('?' * len(rest))}) "
+        "AND model = ?", [*rest, model]))}  # vector row -> message id, by message id
+    held, more = mat.rows_of(list(vid_of)) if mat is not None else ([], block[:0])
+    if held:
+        mids += [vid_of[v] for v in held]
+        block = np.concatenate([block, more])
+        if mapped is not None and mapped[0]:  # both found rows: back into message id order
+            order = np.argsort(np.array(mids), kind="stable")
+            mids, block = [mids[i] for i in order], block[order]
     have = set(held)
     missing = [v for v in vid_of if v not in have]
     if missing:

@@ -13,7 +13,8 @@ every connection to that file. Rows are keyed by the vector row's ``id`` (``AUTO
 bringing a matrix up to date is one indexed query for ``id > last seen`` (usually empty). A vector whose row
 was deleted (its message or entry went, or it was re-embedded) stays in memory until it comes up as a
 candidate: reading it back fails, it is dropped, and when more than half of a search's candidates were stale
-the matrix is reloaded on the next search. A load reads at most :data:`MAX_MATRIX_ROWS` vectors (the most
+the matrix is reloaded on the next search. The turns' matrix also maps message ids to its rows, checked
+against the index's record of vector rows that went (:mod:`.turn_matrix`). A load reads at most :data:`MAX_MATRIX_ROWS` vectors (the most
 recently embedded; 1.5 KB each at 384 dimensions, so 250,000 rows hold about 390 MB); the rest are found by
 keyword only.
 
@@ -39,6 +40,7 @@ import numpy as np
 from pi_memory.index.db import database_file
 from pi_memory.index.read_only import skipped
 from pi_memory.semantic import turn_vectors as tv
+from pi_memory.semantic.turn_matrix import TurnMatrix
 from pi_memory.semantic.vectors import VectorMatrix
 
 log = logging.getLogger(__name__)
@@ -79,13 +81,13 @@ def _matrix_key(conn: sqlite3.Connection, source: str, model: str, project: str 
 
 def _load_sql(source: str, project: str | None) -> tuple[str, list[Any]]:
     """``(sql, params)`` reading ``(id, dim, vector)`` of one matrix above an id (first parameter after the
-    model); newest first, capped."""
+    model), and for turns their ``message_id`` (:class:`~.turn_matrix.TurnMatrix`); newest first, capped."""
     if source == "sessions":
+        read = "SELECT id, dim, vector, message_id FROM semantic_turn_vectors"
         if project is None:
             # unary + : walk the rowid range above the last id seen instead of sorting the model's rows
-            return "SELECT id, dim, vector FROM semantic_turn_vectors WHERE +model = ? AND id > ?", []
-        return ("SELECT id, dim, vector FROM semantic_turn_vectors WHERE model = ? AND id > ? AND project_id = ?",
-                [project])
+            return f"{read} WHERE +model = ? AND id > ?", []
+        return f"{read} WHERE model = ? AND id > ? AND project_id = ?", [project]
     where, params = tv.curated_scope_sql(project)
     return ("SELECT v.id, v.dim, v.vector FROM semantic_curated_vectors v JOIN memories m ON m.id = v.memory_id "
             f"WHERE v.model = ? AND v.id > ? AND {where}", params)
@@ -93,19 +95,26 @@ def _load_sql(source: str, project: str | None) -> tuple[str, list[Any]]:
 
 def matrix(conn: sqlite3.Connection, source: str, model: str, dim: int, project: str | None) -> VectorMatrix:
     """The cached matrix of ``source`` ("curated" | "sessions") for ``model`` in ``project``'s view, brought up
-    to date with the database (module docstring). ``seq_seen`` is the largest vector row id applied."""
+    to date with the database (module docstring). ``seq_seen`` is the largest vector row id applied. The turns'
+    matrix is a :class:`~.turn_matrix.TurnMatrix`: the rows of vectors gone since the last look are applied to
+    its message map first, and the read and the changes are one step under the matrix lock."""
     key = _matrix_key(conn, source, model, project)
     with _cache_lock:
         mat = _cache.get(key)
         if mat is None or mat.dim != dim:
-            mat = _cache[key] = VectorMatrix(dim)
+            mat = _cache[key] = TurnMatrix(dim) if source == "sessions" else VectorMatrix(dim)
     sql, extra = _load_sql(source, project)
-    cur = conn.execute(sql + " ORDER BY 1 DESC LIMIT ?", [model, mat.seq_seen, *extra, MAX_MATRIX_ROWS])
     with mat.lock:
+        if isinstance(mat, TurnMatrix):
+            mapped = mat.forget_gone(conn)
+            apply: Callable[[list], Any] = lambda rows: mat.apply_rows(rows, mapped)  # noqa: E731
+        else:
+            apply = mat.upsert_rows
+        cur = conn.execute(sql + " ORDER BY 1 DESC LIMIT ?", [model, mat.seq_seen, *extra, MAX_MATRIX_ROWS])
         top = mat.seq_seen
         while rows := cur.fetchmany(LOAD_CHUNK):
             top = max(top, rows[0][0])
-            mat.upsert_rows(rows)
+            apply(rows)
         mat.seq_seen = top
     return mat
 
