@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import tempfile
 import threading
 from pathlib import Path
@@ -141,6 +142,10 @@ def _serve(memory, host: str, port: int, no_browser: bool, as_json: bool, choice
                 import webbrowser
 
                 webbrowser.open(running.url)
+            # Ctrl-C and `kill` stop it even when started with SIGINT ignored (a background job of a
+            # non-interactive shell, where Python would otherwise never raise KeyboardInterrupt)
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, lambda *_: stop.set())
             with contextlib.suppress(KeyboardInterrupt):
                 while not stop.wait(0.5):
                     pass

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import httpx
+import pytest
 
 
 def _env(tmp_path) -> dict:
@@ -77,3 +78,23 @@ def test_ui_refuses_a_port_in_use_in_words(tmp_path) -> None:
                              capture_output=True, text=True, env=_env(tmp_path), cwd=tmp_path, timeout=60)
     assert run.returncode == 1
     assert f"port {port} on 127.0.0.1 cannot be used" in run.stderr and "Pick another --port" in run.stderr
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a non-interactive shell starts a background job
+
+
+@pytest.mark.parametrize(("sig", "preexec"), [(signal.SIGINT, _ignore_sigint), (signal.SIGTERM, None)])
+def test_ui_stops_on_sigint_started_in_the_background_and_on_sigterm(tmp_path, sig, preexec) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "pi_memory", "ui", "--no-browser", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp_path),
+                            cwd=tmp_path, preexec_fn=preexec)
+    try:
+        assert json.loads(proc.stdout.readline())["event"] == "listening"
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=20)
+        assert json.loads(out.splitlines()[-1]) == {"event": "stopped"} and proc.returncode == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
