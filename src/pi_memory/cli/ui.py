@@ -131,6 +131,10 @@ def _serve(memory, host: str, port: int, no_browser: bool, as_json: bool, choice
     stop = threading.Event()
     try:
         with run_inspector(memory, host=host, port=port, server=choice) as running:
+            # Ctrl-C and `kill` stop it even when started with SIGINT ignored (a background job of a
+            # non-interactive shell, where Python never raises KeyboardInterrupt); set before the URL is told
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, lambda *_: stop.set())
             if as_json:
                 emit_json_line({"event": "listening", "url": running.url, "base": running.base,
                                 "dataDir": str(memory.settings.data_dir)})
@@ -142,10 +146,6 @@ def _serve(memory, host: str, port: int, no_browser: bool, as_json: bool, choice
                 import webbrowser
 
                 webbrowser.open(running.url)
-            # Ctrl-C and `kill` stop it even when started with SIGINT ignored (a background job of a
-            # non-interactive shell, where Python would otherwise never raise KeyboardInterrupt)
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                signal.signal(sig, lambda *_: stop.set())
             with contextlib.suppress(KeyboardInterrupt):
                 while not stop.wait(0.5):
                     pass
