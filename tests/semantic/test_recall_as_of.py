@@ -137,3 +137,84 @@ def test_a_day_alone_passes_the_floor_in_a_past_window_but_not_in_today(backend,
     # nothing but the day to go on: the day's turns are the answer
     assert ids("what did we do today?") == {"s1#d1"}
     assert ids("what happened this week?") == {"s1#d1", "s1#y1"}
+
+
+def test_an_earlier_as_of_never_hides_newer_rows_from_later_recalls(backend, conn, embedder):
+    # the vector lists' read-back once filtered by as_of, and a row it did not return was taken for a deleted
+    # one and left the in-memory matrix: asked as of Nov 20, the Nov 28 turn vanished from every later recall
+    from pi_memory.semantic import turn_vectors
+
+    _turns(conn, [("e1", "2026-11-10T10:00:00.000Z", "we pinned the kafka client to version 3.4"),
+                  ("e2", "2026-11-28T10:00:00.000Z", "we moved the kafka client to version 3.7")])
+    turn_vectors.backfill(conn, embedder)
+
+    def ids(as_of):
+        return sorted(h.id for h in recall(backend, "kafka client version", scope=ALICE, include=("sessions",),
+                                           conn=conn, as_of=as_of, min_similarity=0))
+
+    assert ids(AS_OF) == ["s1#e1", "s1#e2"]
+    assert ids("2026-11-20") == ["s1#e1"]
+    assert ids(AS_OF) == ["s1#e1", "s1#e2"]
+    from pi_memory.retrieval.vector_lists import _turn_hits
+
+    qvec = embedder.embed_query("kafka client version")
+    for as_of, want in ((AS_OF, 2), ("2026-11-20", 1), (None, 2)):  # the vector list alone, in the same order
+        assert len(_turn_hits(conn, embedder.model_name, len(qvec), ALICE.project_id, qvec, 10, as_of)) == want
+
+
+@pytest.mark.parametrize("prompt", [
+    "Explain the error code 2026", "fix ticket 2026", "Listen on port 2026", "Fix JIRA-2026 please",
+    "upgrade to 2023.5", "May the force be with you", "May be worth checking the logs",
+    "Ask June about the API keys", "March through the list", "convert dec 10 to binary", "sep 2",
+])
+def test_numbers_and_words_that_only_look_like_dates_open_no_window(prompt):
+    assert date_windows(prompt, AS_OF) == ([], prompt)
+
+
+@pytest.mark.parametrize(("prompt", "window"), [
+    ("how many times in 2023?", (date(2022, 12, 31), date(2024, 1, 1))),
+    ("since 2019 we use kafka", (date(2018, 12, 31), date(2020, 1, 1))),
+    ("the 2023年 plan", (date(2022, 12, 31), date(2024, 1, 1))),
+    ("what happened in June", (date(2026, 5, 31), date(2026, 7, 1))),
+    ("the meeting on Dec 10", (date(2025, 12, 9), date(2025, 12, 11))),
+])
+def test_a_year_with_its_cue_and_a_capitalised_month_are_still_dates(prompt, window):
+    assert date_windows(prompt, AS_OF)[0] == [window]
+
+
+@pytest.mark.parametrize(("prompt", "asks"), [
+    ("how are you today?", False), ("Hi, how is it going today?", False), ("What's up today?", False),
+    ("What should I do today?", False), ("오늘 어때?", False), ("今日はどう？", False),
+    ("what did we do today?", True), ("what did we do earlier today?", True), ("summarize this week", True),
+    ("what's new today?", True), ("anything new this week?", True), ("what did I get done today?", True),
+    ("今天有什么进展？", True), ("本周我们做了哪些工作？", True), ("오늘 무슨 일이 있었어?", True), ("今日何があった？", True),
+    ("what did we do about the kafka lag today?", False),
+])
+def test_a_prompt_asking_only_what_went_on_lets_the_day_pass(prompt, asks):
+    from pi_memory.retrieval.dates import floor_windows, what_went_on
+    from pi_memory.retrieval.lang import evidence_terms
+
+    windows, rest = date_windows(prompt, AS_OF)
+    left = what_went_on(rest)
+    bare = left is not None and not evidence_terms(left)
+    assert bare is asks
+    assert floor_windows(windows, AS_OF, bare=bare) == ([(windows[0][0], windows[0][1])] if asks else [])
+
+
+def test_a_past_windows_margin_never_lets_the_day_asked_on_pass_by_date(backend, conn, embedder):
+    from pi_memory.semantic import turn_vectors
+
+    _turns(conn, [("y1", "2026-11-30T09:00:00.000Z", "lunch plans for monday, the thai place again"),
+                  ("d1", "2026-12-01T09:00:00.000Z", "lunch plans for tuesday, the noodle bar"),
+                  ("o1", "2026-11-02T09:00:00.000Z", "we deployed the hotfix today, all green")])
+    turn_vectors.backfill(conn, embedder)
+
+    def ids(prompt, as_of=AS_OF):
+        return {h.id for h in recall(backend, prompt, scope=ALICE, include=("sessions",), conn=conn, as_of=as_of)}
+
+    assert ids("what did we do yesterday?") == {"s1#y1"}  # the window's margin reaches Dec 1: no day alone there
+    assert ids("I fixed my bike yesterday, now write a haiku about autumn") == {"s1#y1"}  # a past window
+    assert ids("how are you today?") == set() and ids("What should I do today?") == set()
+    # "today" in a text written weeks ago is no evidence for a question about today
+    assert ids("is it cold today?") == set()
+    assert ids("what did we deploy today?", as_of="2026-11-02T18:00:00.000Z") == {"s1#o1"}

@@ -287,7 +287,8 @@ def plan_query(query: str | None, operators: bool = True, words: bool = False, q
         stop = QUESTION_STOP_WORDS if question else STOP_WORDS
         content = [t for t in terms if t.phrase or t.text.lower() not in stop]
         if content and len(content) < len(terms):
-            dropped = [t.text for t in terms if t not in content]
+            kept = {id(t) for t in content}  # by identity: a list lookup made a long prompt quadratic
+            dropped = [t.text for t in terms if id(t) not in kept]
             groups = [content]
 
     clauses = tuple(Clause(_dedupe(g)) for g in groups if any(not t.negated for t in g))

@@ -96,7 +96,8 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
                       re.IGNORECASE)),
     ("mon", re.compile(rf"\b(?P<prep>in|during|since|of)\s+{_MON}\b(?!\s+\d)", re.IGNORECASE)),
     ("mon", re.compile(r"\b(?P<cap>(?:January|February|March|April|May|June|July|August|September|October|"
-                       r"November|December))\b(?!\s+\d)(?!\s+(?:I|we|you|he|she|they|it)\b)")),
+                       r"November|December))\b(?!\s+\d)(?!\s+(?:I|we|you|he|she|they|it|be|the|a|an|not|also|about|through|to|"
+                       r"and|or|is|was|will|would|can|could|should|has|had|have|said|says|told|asked|wants|thinks)\b)")),
 )
 
 
@@ -126,6 +127,13 @@ def _latest(today: date, month: int, day: int | None) -> tuple[date, date] | Non
         if span[0] <= today:
             return span
     return None
+
+
+def _plain_word(m: re.Match[str]) -> bool:
+    """Whether a rule's month is a short form written in lower case ("convert dec 10", "sep 2"): a word, not a
+    date (a full name in lower case, "june 5", is still read)."""
+    mon = m.groupdict().get("mon")
+    return bool(mon) and mon.islower() and mon.rstrip(".") not in ("may", "june", "july")
 
 
 def _reading(kind: str, m: re.Match[str]) -> tuple[str, int, int | str | None]:
@@ -179,6 +187,23 @@ def _span(reading: tuple[str, int, int | str | None], today: date) -> tuple[date
     return _latest(today, n, unit if isinstance(unit, int) else None)
 
 
+# A number of four digits is a year only after a word that says so ("in 2023", "since 2019", "the 2022 audit"
+# is not read): "error code 2026", "port 2026", "fix JIRA-2026" are no dates, and a year that holds the day asked
+# on would let everything of this year past recall's floor.
+_YEAR_CUE = re.compile(r"(?:\b(?:in|during|since|from|of|before|after|until|till|by|around|throughout|year|early|"
+                       r"late|mid|spring|summer|autumn|fall|winter)\s+|年|년)$", re.IGNORECASE)
+
+
+def _loose_year(span: tuple[date, date], loose: list[re.Match[str]], kept: set[str]) -> bool:
+    """Whether ``span`` is the whole year of a four-digit number with no cue (``loose``) and of no date read
+    otherwise (``kept``: the text of the absolute dates that stay)."""
+    first, last = span
+    if (first.month, first.day, last.month, last.day) != (1, 1, 12, 31):
+        return False
+    year = str(first.year)
+    return any(m.group() == year for m in loose) and not any(year in k for k in kept)
+
+
 class Window(tuple):
     """A date window: the inclusive ``(first, last)`` days, compared and unpacked as that pair, and
     ``holds_today``: it was read from a phrase placing the question in the present ("today", "this week", "this
@@ -204,11 +229,15 @@ def date_windows(prompt: str, as_of: str) -> tuple[list[Window], str]:
     found: list[tuple[date, date]] = []
     now: set[tuple[date, date]] = set()  # the spans read from "today" / "this week|month|year" (Window.holds_today)
     taken: list[tuple[int, int]] = []
-    absolute = [m.span() for m in _ABSOLUTE.finditer(text)] + [s for s, _ in dates_cjk.absolute(text)]
+    matches = list(_ABSOLUTE.finditer(text))
+    loose = [m for m in matches if m.group().isdigit() and not _YEAR_CUE.search(text, 0, m.start())]
+    absolute = [m.span() for m in matches if m not in loose] + [s for s, _ in dates_cjk.absolute(text)]
     if absolute:
-        found += find_dates(text)
+        kept = {m.group() for m in matches if m not in loose}
+        found += [span for span in find_dates(text) if not _loose_year(span, loose, kept)]
         taken += absolute
-    english = ((m.span(), _reading(kind, m)) for kind, pattern in _RULES for m in pattern.finditer(text))
+    english = ((m.span(), _reading(kind, m)) for kind, pattern in _RULES for m in pattern.finditer(text)
+               if not _plain_word(m))
     for (start, end), reading in itertools.chain(english, dates_cjk.readings(text)):
         if any(a < end and start < b for a, b in taken):
             continue
@@ -240,18 +269,39 @@ def date_windows(prompt: str, as_of: str) -> tuple[list[Window], str]:
     return windows, " ".join(rest.split())
 
 
-# Words that ask what went on without saying what about. With the date phrases and these gone, a prompt holding
-# only stop words asks for the window itself ("what happened this week?", "what did we work on today?", "今天做了
-# 什么？"): recall then lets the window's candidates past its floor by their day alone.
+# Words that ask what went on without saying what about ("what happened", "what did we do", "recap", "进展",
+# "何があった", "무슨 일"). A prompt holding one of them and, once its date phrases and these are gone, nothing but stop
+# words asks for the window itself ("what happened this week?", "what did we do today?", "今天做了什么？"); "how are
+# you today?" or "what should I do today?" hold none and ask nothing of the past.
 _ACTIVITY = re.compile(
-    r"(?i)\b(?:happen(?:ed|s|ing)?|do|did|does|done|doing|work(?:ed|ing)?|talk(?:ed|ing)?|discuss(?:ed|ing)?|"
-    r"decide[ds]?|deciding|say|said|chang(?:e|ed|es|ing)|agree[ds]?|went|go|going|gone|up|on|about)\b|"
-    r"发生|做|干|讨论|决定|聊|何を|した|やった|話した|決めた|무엇을|뭐|뭘|했어요|했나요|했어|했지|일어났")
+    r"(?i)\b(?:happen(?:ed|s)?|did|done|worked|work(?:ed)?\s+on|talked|discussed|decided|said|changed|agreed|"
+    r"went|(?:get|got)\s+done|accomplish(?:ed)?|finish(?:ed)?|summar(?:y|ize|ise)|recap|progress|new|going\s+on|"
+    r"earlier|so\s+far|anything|everything)\b|"
+    r"发生|做了|干了|讨论|决定|聊了|进展|哪些工作|什么事|何を|何が|した|やった|話した|決めた|あった|進捗|"
+    r"무엇을|무슨\s*일|뭐|뭘|했|있었|일어났")
 
 
-def without_activity(rest: str) -> str:
-    """``rest`` (a prompt without its date phrases) without the words that ask what went on (``_ACTIVITY``)."""
-    return _ACTIVITY.sub(" ", rest)
+def what_went_on(rest: str) -> str | None:
+    """``rest`` (a prompt without its date phrases) without the words that ask what went on (``_ACTIVITY``), or
+    ``None`` when it holds none of them."""
+    left, found = _ACTIVITY.subn(" ", rest)
+    return left if found else None
+
+
+def floor_windows(windows: list[Window], as_of: str, *, bare: bool) -> list[tuple[date, date]]:
+    """The days inside which a candidate's day alone passes recall's evidence floor: the windows asked about as
+    past (not :attr:`Window.holds_today`), ending the day before ``as_of``'s (their one-day margin reaches it, and
+    "what did we do yesterday?" is not answered by what was stored today), and, when the prompt asks nothing but
+    what went on (``bare``: :func:`what_went_on`), the windows holding today as they are."""
+    asked = _day_of(as_of)
+    out: list[tuple[date, date]] = []
+    for w in windows:
+        if w.holds_today:
+            if bare:
+                out.append((w[0], w[1]))
+        elif w[0] < asked:
+            out.append((w[0], min(w[1], asked - timedelta(days=1))))
+    return out
 
 
 def in_windows(day: str, windows: list[tuple[date, date]]) -> bool:

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any, Literal
 
@@ -352,17 +352,21 @@ def recall(
         if session_job is not None and extra is not None:  # the window's own turns the pool lacks: one more list
             _dated_list(conn, query, windows, extra, moment, project, lists, turn_rows, cosines)
         fused = rrf_fuse(lists, weights=all_weights, k=k)
-    # keyword evidence counts the date words too: a candidate outside the window lacks that part of the question
-    # (and "how many days between March 3 and April 17" must not come down to "many days"); inside it, ``dated``
+    # keyword evidence counts the date words in its total, so a candidate outside the window lacks that part of
+    # the question ("how many days between March 3 and April 17" must not come down to "many days"), but never
+    # finds them in a text: "today" in a memory from last month is no evidence for "is it cold today?"
     terms = recall_lang.evidence_terms(query)
+    if windows:
+        rest_terms = recall_lang.evidence_terms(rest)
+        terms = replace(rest_terms, unmatched=max(0.0, terms.total - rest_terms.total))
     floor = script_floor(words_query, min_similarity)
     # a day alone passes the floor inside a window the prompt asks about as past ("what did we decide about caching
-    # last week?"); a window holding today ("what's the weather like today?") says when the user asks, not what
-    # about, so its candidates need evidence of their own unless the prompt names nothing else ("what did we do
-    # today?", "what happened this week?": :func:`.dates.without_activity`). The ``dates`` lists' rank boost applies
-    # either way.
-    past = [w for w in windows if not w.holds_today]
-    bare = bool(windows) and not recall_lang.evidence_terms(recall_dates.without_activity(rest))
+    # last week?"), before the day asked on; a window holding today ("what's the weather like today?") says when
+    # the user asks, not what about, so its candidates need evidence of their own unless the prompt asks only what
+    # went on ("what did we do today?", "what happened this week?": :func:`.dates.what_went_on`). The ``dates``
+    # lists' rank boost applies either way (:func:`.dates.floor_windows`).
+    left = recall_dates.what_went_on(rest) if windows else None
+    past = recall_dates.floor_windows(windows, moment, bare=left is not None and not recall_lang.evidence_terms(left))
     # with facts and turns together, a few more are judged: a turn saying what a recalled fact replaced moves
     # below that fact (:mod:`.recall_superseded`), and what it pushes out of the top_k must be known
     wanted_hits = top_k * 2 if {"semantic", "sessions"} <= include else top_k
@@ -382,8 +386,8 @@ def recall(
             if hit is None or recall_dates.is_after(hit.when, moment) or (hit.kind == "session" and not hit.text):
                 continue  # a turn deleted since the vector list found it has no text
             hit.score, hit.ranks = f.score, dict(f.ranks)
-            hit.dated = ("dates" in hit.ranks or "dated" in hit.ranks) and (
-                bare or recall_dates.in_windows(hit.when or hit.date, past))
+            hit.dated = ("dates" in hit.ranks or "dated" in hit.ranks) and recall_dates.in_windows(
+                hit.when or hit.date, past)
             if hit.similarity is None:
                 hit.similarity = cosines.get(str(f.key))
             if hit.kind != "session" or str(f.key) not in loaded:  # load_turns judged those in context

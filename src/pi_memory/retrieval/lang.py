@@ -147,16 +147,18 @@ def stem(word: str, lang: str) -> str:
 class Evidence:
     """What of a prompt a candidate's text must contain (module docstring). ``words``: keyword terms;
     ``stems``: per language, the stem of each term; ``cjk``: per content character, the prompt bigrams
-    containing it (a lone character: itself)."""
+    containing it (a lone character: itself); ``unmatched``: units of the prompt that count in the total but are
+    never looked for (recall's date phrases: :func:`pi_memory.retrieval.engine.recall`)."""
 
     words: tuple[str, ...] = ()
     langs: tuple[str, ...] = ()
     stems: tuple[tuple[str, ...], ...] = ()
     cjk: tuple[tuple[str, ...], ...] = field(default=())
+    unmatched: float = 0.0
 
     @property
     def total(self) -> float:
-        return len(self.words) + CJK_WEIGHT * len(self.cjk)
+        return len(self.words) + CJK_WEIGHT * len(self.cjk) + self.unmatched
 
     def __bool__(self) -> bool:
         return bool(self.words or self.cjk)

@@ -45,8 +45,6 @@ WEIGHTS = {"curated_vector": 1.0, "skills_vector": 1.0}
 def _curated_hits(conn: sqlite3.Connection, model: str, dim: int, project: str | None, qvec: np.ndarray,
                   limit: int, as_of: str | None = None) -> list[tuple[str, float, Any]]:
     where, params = tv.curated_scope_sql(project)
-    if as_of is not None:
-        where, params = f"{where} AND (m.created IS NULL OR m.created <= ?)", [*params, as_of]
     read = ("SELECT v.id, m.id, m.content, m.created FROM semantic_curated_vectors v JOIN memories m "
             "ON m.id = v.memory_id WHERE v.id IN ({ids}) AND +v.model = ? "
             f"AND v.text = {tv.CURATED_TEXT_SQL} AND {where}")
@@ -54,15 +52,20 @@ def _curated_hits(conn: sqlite3.Connection, model: str, dim: int, project: str |
 
     return [(f"c:{mid}", cos, RecallHit("curated", str(mid), content, (created or "")[:10], when=created or ""))
             for cos, (_, mid, content, created) in nearest(conn, "curated", model, dim, project, qvec, limit,
-                                                             read, params)]
+                                                             read, params) if not _after(created, as_of)]
+
+
+def _after(when: str | None, as_of: str | None) -> bool:
+    """Whether a row written at ``when`` is later than ``as_of`` (both stored timestamp text; undated: never).
+    Checked here rather than in the read-back: a row the read-back does not return is taken for a deleted one
+    and leaves the in-memory matrix, so an earlier ``as_of`` would hide newer rows from later recalls."""
+    return as_of is not None and bool(when) and when > as_of
 
 
 # --- session turns -----------------------------------------------------------------------------------------------
 def _turn_hits(conn: sqlite3.Connection, model: str, dim: int, project: str | None, qvec: np.ndarray,
                limit: int, as_of: str | None = None) -> list[tuple[str, float, Any]]:
     check, params = ("", []) if project is None else (" AND s.project_id = ?", [project])
-    if as_of is not None:  # nothing written after the moment asked about
-        check, params = f"{check} AND (m.timestamp IS NULL OR m.timestamp <= ?)", [*params, as_of]
     read = ("SELECT v.id, s.session_key, m.entry_id, m.line, m.timestamp, m.id FROM semantic_turn_vectors v "
             "JOIN messages m ON m.id = v.message_id JOIN sessions s ON s.id = m.session_id "
             f"WHERE v.id IN ({{ids}}) AND +v.model = ?{check}")
@@ -71,6 +74,8 @@ def _turn_hits(conn: sqlite3.Connection, model: str, dim: int, project: str | No
 
     out = []
     for cos, (_, session_key, entry_id, line, timestamp, mid) in found:  # text: read when judged (fill_texts)
+        if _after(timestamp, as_of):  # nothing written after the moment asked about
+            continue
         key = f"t:{session_key}#{entry_id or line}"
         out.append((key, cos, RecallHit("session", key[2:], "", (timestamp or "")[:10], when=timestamp or "",
                                         message_id=mid)))
