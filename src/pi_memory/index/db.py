@@ -53,6 +53,7 @@ from pi_memory.index.file_guard import (
     IndexConnection,
     index_files,
     refuse_foreign,
+    refuse_not_a_file,
     refuse_not_sqlite,
     refuse_unreadable,
     write_problem,
@@ -63,7 +64,7 @@ from pi_memory.index.read_only import file_uri as read_only_file_uri
 from pi_memory.index.redaction import redact_pending_index
 from pi_memory.index.schema import MIGRATIONS, Migration, split_statements
 from pi_memory.index.words import register as register_words
-from pi_memory.private_files import make_private_file, make_private_folder
+from pi_memory.private_files import create_private_file, make_private_folder, tighten_private_file
 from pi_memory.storage import (
     StorageProblem,
     read_only_problem,
@@ -320,6 +321,7 @@ def open_index(
     data_dir = Path(data_dir)
     path = index_path(data_dir)
     sides = (path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm"))
+    refuse_not_a_file(path)  # .file_guard: a folder, a pipe, a link to nothing: SQLite cannot open it
     refuse_unreadable(index_files(data_dir), data_dir)  # .file_guard: an index file this user cannot read
     blocked = write_problem(data_dir)
     if blocked is not None:
@@ -327,14 +329,15 @@ def open_index(
     try:
         refuse_read_only_folder(data_dir)  # SQLite would create the file, its -wal and -shm there, even as root
         make_private_folder(data_dir)
-        for private in (path, *sides):
-            if private == path or private.exists():  # the index is created 0600 (SQLite gives -wal/-shm its mode)
-                make_private_file(private)
+        create_private_file(path)  # a new index is made 0600 (SQLite gives -wal/-shm its mode); others untouched
         try:
-            return _open_checked(path, check)
+            conn = _open_checked(path, check)
         except _Corrupt as first:
             refuse_not_sqlite(path)  # no SQLite header: not an index at all, left alone (.file_guard)
-            return _recover(path, check, rebuild, first.detail)
+            conn = _recover(path, check, rebuild, first.detail)
+        for private in (path, *sides):  # only now known to be a pi-memory index: tightened if others may read it
+            tighten_private_file(private)
+        return conn
     except (OSError, sqlite3.OperationalError) as exc:
         fallback = _read_only_instead(exc, data_dir)
         if fallback is None:

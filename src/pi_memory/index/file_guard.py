@@ -17,11 +17,16 @@
   pi-memory makes before any other), is refused (:class:`NotAnIndexError`, kind ``not_an_index``) and left
   exactly as it is: it may be someone else's file that ``--dir`` pointed at. A damaged pi-memory index (SQLite's
   header, damage further on) is still set aside and rebuilt (:mod:`.db`).
+* :func:`refuse_not_a_file`: a name SQLite cannot open as a database file (a folder, a named pipe, a device, a
+  symbolic link to nothing or to one of these) is refused up front (:class:`NotAnIndexError`, kind
+  ``not_a_file``), before any write, so a curated write is not saved to Markdown and then left unmirrored.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -88,6 +93,47 @@ def _refused(path: Path, what: str) -> NotAnIndexError:
         "delete it and run `pi-memory reindex`), or point --dir or $PI_MEMORY_DIR at another folder.")))
 
 
+def _what_it_is(mode: int) -> str:
+    return ("a folder" if stat.S_ISDIR(mode) else "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else
+            "a socket" if stat.S_ISSOCK(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else
+            "not a regular file")
+
+
+def refuse_not_a_file(path: Path) -> None:
+    """Raise :class:`NotAnIndexError` (kind ``not_a_file``) when ``path`` exists but SQLite cannot open it as a
+    database file: a folder, a named pipe, a device, a socket, a symbolic link that points at nothing or at one
+    of these. A missing name (a new index) and a regular file, or a link to one, pass."""
+    path = Path(path)
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return  # missing: a new index is made there
+    if stat.S_ISREG(st.st_mode):
+        return
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = "?"
+        try:
+            st = os.stat(path)
+        except OSError:
+            what = f"a symbolic link to {target}, which does not exist"
+        else:
+            if stat.S_ISREG(st.st_mode):
+                return
+            what = f"a symbolic link to {target}, which is {_what_it_is(st.st_mode)}"
+        todo = ("Point the link at a pi-memory index file or remove it (pi-memory then makes a new index there, and "
+                "`pi-memory reindex` fills it), or point --dir or $PI_MEMORY_DIR at another folder.")
+    else:
+        what = _what_it_is(st.st_mode)
+        todo = ("Move or remove it (pi-memory then makes a new index there, and `pi-memory reindex` fills it), or "
+                "point --dir or $PI_MEMORY_DIR at another folder.")
+    raise NotAnIndexError(StorageProblem("not_a_file", path.parent, (
+        f"The search index {path} cannot be opened: it is {what}, not an index file. pi-memory left it as it is "
+        f"and stopped; nothing was saved. {todo}")))
+
+
 def refuse_not_sqlite(path: Path) -> None:
     """Raise :class:`NotAnIndexError` when ``path`` exists, is not empty and does not start with SQLite's
     header. Asked only once SQLite itself found the file damaged: reading a database file outside SQLite and
@@ -117,5 +163,5 @@ def refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
         raise _refused(Path(path), f"it is an SQLite database of another program (tables: {shown})")
 
 
-__all__ = ["IndexConnection", "NotAnIndexError", "index_files", "is_empty", "refuse_foreign", "refuse_not_sqlite",
-           "refuse_unreadable", "write_problem"]
+__all__ = ["IndexConnection", "NotAnIndexError", "index_files", "is_empty", "refuse_foreign", "refuse_not_a_file",
+           "refuse_not_sqlite", "refuse_unreadable", "write_problem"]
