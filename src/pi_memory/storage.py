@@ -188,10 +188,11 @@ def unreadable_problem(path: Path, folder: Path, why: str) -> StorageProblem:
         user = f"user id {os.geteuid()}"
     mode = f"{st.st_mode & 0o7777:04o}"
     fix = f"`chmod u+r {path}`" if owner == user else f"`chmod a+r {path}` as {owner}, or `sudo chown {user} {path}`"
-    return StorageProblem("unreadable", folder, (
-        f"The file {path} cannot be read by this user ({user}): it belongs to {owner} and its mode is {mode} "
-        f"({why}). Nothing was read or changed. Give your user read access to it (for example {fix}), or point "
-        "--dir or $PI_MEMORY_DIR at another folder."))
+    said = (f"The file {path} cannot be read by this user ({user}): it belongs to {owner} and its mode is {mode} "
+            f"({why}).")
+    todo = f"Give your user read access to it (for example {fix}), or point --dir or $PI_MEMORY_DIR at another folder."
+    return StorageProblem("unreadable", folder, f"{said} Nothing was read or changed. {todo}",
+                          notice=f"{said} pi-memory refuses searches, recall and every write until this is fixed. {todo}")
 
 
 def read_only_problem(kind: Kind, folder: Path, detail: str = "") -> StorageProblem:

@@ -107,7 +107,7 @@ _NO_RETRY_END = " Retrying will not help; tell the user."
 def write_refused(name: str, problem) -> dict[str, str]:
     """``code`` and ``error`` of a write refused before ``name`` was touched (``MemoryStore.write_check``): the data
     folder cannot take it (``read_only``: read-only, no permission, a full disk), or its search index cannot be
-    used (``unreadable``, ``not_an_index``), so the entry could not be kept in both."""
+    used (``unreadable``, ``not_an_index``, ``not_a_file``), so the entry could not be kept in both."""
     from pi_memory.storage import describe
 
     if problem.kind in ("read_only", "permission", "disk_full"):

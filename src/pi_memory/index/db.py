@@ -446,6 +446,8 @@ def check_integrity(data_dir: Path | str) -> IntegrityReport:
     start = time.perf_counter()
     if not path.exists():
         return IntegrityReport(True, "no index yet", 0.0, 0, ran=False)
+    if not path.is_file():  # a folder, a pipe: open_index refuses it (file_guard.refuse_not_a_file)
+        return IntegrityReport(True, "check not run: the index is not a file", 0.0, 0, ran=False)
     size = path.stat().st_size
     try:
         with timing.span("database.quick-check", f"{size} bytes"):

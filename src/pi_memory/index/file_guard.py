@@ -86,11 +86,20 @@ def is_empty(path: Path) -> bool:
         return False
 
 
+_STOPPED = "pi-memory left it as it is and stopped."
+_UNTIL = "pi-memory refuses searches, recall and every write until this is fixed."  # what `status` says instead
+
+
+def _problem(kind: str, path: Path, said: str, todo: str) -> StorageProblem:
+    """The refusal of index file ``path`` (``said``: what it is), as a command gets it (``message``) and as
+    ``pi-memory status`` says it (``notice``)."""
+    return StorageProblem(kind, path.parent, f"{said} {_STOPPED} {todo}", notice=f"{said} {_UNTIL} {todo}")
+
+
 def _refused(path: Path, what: str) -> NotAnIndexError:
-    return NotAnIndexError(StorageProblem("not_an_index", path.parent, (
-        f"The file {path} is not a pi-memory search index: {what}. pi-memory left it as it is and stopped. Move "
-        "or rename it if it belongs to another program (if it is a damaged pi-memory index you no longer need, "
-        "delete it and run `pi-memory reindex`), or point --dir or $PI_MEMORY_DIR at another folder.")))
+    return NotAnIndexError(_problem("not_an_index", path, f"The file {path} is not a pi-memory search index: {what}.", (
+        "Move or rename it if it belongs to another program (if it is a damaged pi-memory index you no longer "
+        "need, delete it and run `pi-memory reindex`), or point --dir or $PI_MEMORY_DIR at another folder.")))
 
 
 def _what_it_is(mode: int) -> str:
@@ -129,9 +138,8 @@ def refuse_not_a_file(path: Path) -> None:
         what = _what_it_is(st.st_mode)
         todo = ("Move or remove it (pi-memory then makes a new index there, and `pi-memory reindex` fills it), or "
                 "point --dir or $PI_MEMORY_DIR at another folder.")
-    raise NotAnIndexError(StorageProblem("not_a_file", path.parent, (
-        f"The search index {path} cannot be opened: it is {what}, not an index file. pi-memory left it as it is "
-        f"and stopped; nothing was saved. {todo}")))
+    raise NotAnIndexError(_problem("not_a_file", path, f"The search index {path} cannot be opened: it is {what}.",
+                                   todo))
 
 
 def refuse_not_sqlite(path: Path) -> None:
@@ -163,5 +171,38 @@ def refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
         raise _refused(Path(path), f"it is an SQLite database of another program (tables: {shown})")
 
 
-__all__ = ["IndexConnection", "NotAnIndexError", "index_files", "is_empty", "refuse_foreign", "refuse_not_a_file",
+def index_problem(data_dir: Path) -> StorageProblem | None:
+    """Why the index of ``data_dir`` cannot be used at all, found without writing anything (for ``pi-memory
+    status``): not a file (:func:`refuse_not_a_file`), unreadable (:func:`refuse_unreadable`), not a pi-memory
+    index (:func:`refuse_foreign`, or SQLite does not recognise it). ``None`` when none of these (a missing or
+    empty file is a new index). The file is read through an ``immutable`` SQLite connection, which creates
+    nothing beside it and leaves this process's other connections' locks alone."""
+    path = Path(data_dir) / "index.sqlite3"
+    try:
+        refuse_not_a_file(path)
+        refuse_unreadable(index_files(data_dir), Path(data_dir))
+    except (NotAnIndexError, UnreadableFileError) as exc:
+        return exc.problem
+    if not path.exists() or is_empty(path):
+        return None
+    try:
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro&immutable=1", uri=True, timeout=1)
+    except sqlite3.Error:
+        return None
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        refuse_foreign(conn, path)
+    except NotAnIndexError as exc:
+        return exc.problem
+    except sqlite3.DatabaseError as exc:
+        if (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF == 26:  # SQLITE_NOTADB
+            return _refused(path, "SQLite does not recognise it as a database (it is another kind of file, or its "
+                                  "first page is damaged)").problem
+        return None  # damage further on: the next open repairs it
+    finally:
+        conn.close()
+    return None
+
+
+__all__ = ["IndexConnection", "NotAnIndexError", "index_files", "index_problem", "is_empty", "refuse_foreign", "refuse_not_a_file",
            "refuse_not_sqlite", "refuse_unreadable", "write_problem"]
