@@ -37,14 +37,22 @@ def tighten_private_file(path: Path) -> bool:
     """Make ``path`` readable by its user only when it is a regular file of this user that others may read; True
     when its mode was changed. Call it only for a file known to be pi-memory's (the search index once it opened
     as one, and its ``-wal`` / ``-shm``, which SQLite gives the index's mode). Anything else keeps its mode: a
-    symbolic link (nor what it points at), a device, a pipe, a folder, another user's file. The file is never
-    opened for reading or writing: closing such a handle would drop the locks this process's SQLite connections
-    hold on it."""
+    symbolic link (nor what it points at), a device, a pipe, a folder, another user's file."""
+    return set_own_file_mode(path, lambda mode: mode & 0o700 if mode & 0o077 else None)
+
+
+def set_own_file_mode(path: Path, new_mode) -> bool:
+    """Give ``path`` the mode ``new_mode(current mode)`` (``None``: leave it) when it is a regular file of this
+    user (``lstat``: a symbolic link, a device, a pipe or a folder is never changed); True when changed. The file
+    is never opened for reading or writing: closing such a handle would drop the locks this process's SQLite
+    connections hold on it."""
     try:
         st = os.lstat(path)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or not st.st_mode & 0o077:
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
             return False
-        mode = stat.S_IMODE(st.st_mode) & 0o700
+        mode = new_mode(stat.S_IMODE(st.st_mode))
+        if mode is None or mode == stat.S_IMODE(st.st_mode):
+            return False
         if os.chmod in os.supports_follow_symlinks:  # lchmod: a name swapped for a link since the lstat fails
             os.chmod(path, mode, follow_symlinks=False)
             return True

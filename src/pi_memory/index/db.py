@@ -56,6 +56,7 @@ from pi_memory.index.file_guard import (
     refuse_not_a_file,
     refuse_not_sqlite,
     refuse_unreadable,
+    release_leftovers,
     write_problem,
 )
 from pi_memory.index.filters import stored_time
@@ -323,6 +324,7 @@ def open_index(
     sides = (path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm"))
     refuse_not_a_file(path)  # .file_guard: a folder, a pipe, a link to nothing: SQLite cannot open it
     refuse_unreadable(index_files(data_dir), data_dir)  # .file_guard: an index file this user cannot read
+    release_leftovers(data_dir)  # .file_guard: a 0444 -wal/-shm left beside an index made writable again
     blocked = write_problem(data_dir)
     if blocked is not None:
         return open_read_only_index(path, check, blocked, BUSY_TIMEOUT_S)
@@ -418,13 +420,14 @@ def database_file(conn: sqlite3.Connection) -> str:
 
 
 def read_only_uri(path: Path) -> str:
-    """The URI of a read-only connection to ``path``. In a folder that cannot be written
-    (:func:`pi_memory.storage.write_blocker`: read-only by its mode or mount, another user's) it is the one
+    """The URI of a read-only connection to ``path``. In a folder that cannot be written, or for an index file that
+    cannot (:func:`pi_memory.storage.write_blocker`: read-only by its mode or mount, another user's) it is the one
     :mod:`.read_only` opens: ``immutable`` unless the ``-wal`` and ``-shm`` files are both there, since a WAL
     database's read-only connection would otherwise create them (as root), or fail (as another user)."""
     path = Path(path)
-    if write_blocker(path.parent) is not None:
-        return read_only_file_uri(path)[0]
+    sides = [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+    if write_blocker(path.parent, [p for p in sides if p.exists()]) is not None:  # a 0444 index too: SQLite
+        return read_only_file_uri(path)[0]  # would make its -wal/-shm 0444 beside it, blocking every later write
     return f"{path.absolute().as_uri()}?mode=ro"
 
 

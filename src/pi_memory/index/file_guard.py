@@ -7,6 +7,9 @@
   writing (an :class:`IndexConnection`), since a folder can turn read-only after the open (``chmod``, a
   remount, a disk filling up): the write is then refused, and background work skipped, as on a folder found
   read-only at open.
+* :func:`leftovers` / :func:`release_leftovers`: ``-wal`` / ``-shm`` files without write bits beside a writable
+  pi-memory index (made by a read-only connection while the index was ``0444``) do not block writes once the
+  index is writable again; the next open gives them the index's mode.
 * :func:`refuse_unreadable`: an index file (or its ``-wal`` / ``-shm``) that exists but cannot be read by this
   user is refused with its owner and mode (:class:`pi_memory.storage.UnreadableFileError`, kind ``unreadable``).
 * :func:`is_empty`: a 0-byte index file is no index (SQLite makes a fresh one in it; a read-only folder answers
@@ -66,9 +69,60 @@ def index_files(data_dir: Path) -> list[Path]:
 
 def write_problem(data_dir: Path) -> StorageProblem | None:
     """The refusal a write into ``data_dir`` gets now (:func:`pi_memory.storage.read_only_problem`), or ``None``
-    when nothing is seen to stop it."""
-    blocked = write_blocker(data_dir, index_files(data_dir))
+    when nothing is seen to stop it. Leftover ``-wal`` / ``-shm`` files of a writable index (:func:`leftovers`) do
+    not count: the next open gives them the index's mode."""
+    files = index_files(data_dir)
+    stale = leftovers(data_dir)
+    blocked = write_blocker(data_dir, [p for p in files if p not in stale])
     return read_only_problem(blocked[0], Path(data_dir), blocked[1]) if blocked is not None else None
+
+
+def leftovers(data_dir: Path) -> list[Path]:
+    """The ``-wal`` / ``-shm`` files beside a writable pi-memory index that lack every write bit: left by a
+    read-only connection while the index was ``0444`` (SQLite gives them the index's mode), they would keep
+    refusing writes after ``chmod u+w index.sqlite3``. Only regular files of this user beside a regular index
+    file of this user that reads as a pi-memory index (through an ``immutable`` connection)."""
+    path = Path(data_dir) / "index.sqlite3"
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return []
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or not st.st_mode & 0o200:
+        return []
+    found = []
+    for side in (path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            side_st = os.lstat(side)
+        except OSError:
+            continue
+        if stat.S_ISREG(side_st.st_mode) and side_st.st_uid == os.getuid() and not side_st.st_mode & 0o222:
+            found.append(side)
+    return found if found and _is_ours(path) else []
+
+
+def release_leftovers(data_dir: Path) -> list[Path]:
+    """Give :func:`leftovers` the index's mode (read and write bits); the files changed."""
+    from pi_memory.private_files import set_own_file_mode
+
+    stale = leftovers(data_dir)
+    if not stale:
+        return []
+    mode = stat.S_IMODE(os.lstat(Path(data_dir) / "index.sqlite3").st_mode) & 0o666
+    return [side for side in stale if set_own_file_mode(side, lambda _old: mode)]
+
+
+def _is_ours(path: Path) -> bool:
+    """Whether ``path`` holds pi-memory's ``schema_migrations`` (read ``immutable``: nothing made beside it)."""
+    try:
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro&immutable=1", uri=True, timeout=1)
+    except sqlite3.Error:
+        return False
+    try:
+        return {row[1] for row in conn.execute("PRAGMA table_info(schema_migrations)")} >= _OURS
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
 
 
 def refuse_unreadable(paths: Iterable[Path], data_dir: Path) -> None:
@@ -204,5 +258,5 @@ def index_problem(data_dir: Path) -> StorageProblem | None:
     return None
 
 
-__all__ = ["IndexConnection", "NotAnIndexError", "index_files", "index_problem", "is_empty", "refuse_foreign", "refuse_not_a_file",
-           "refuse_not_sqlite", "refuse_unreadable", "write_problem"]
+__all__ = ["IndexConnection", "NotAnIndexError", "index_files", "index_problem", "is_empty", "leftovers", "refuse_foreign", "refuse_not_a_file",
+           "refuse_not_sqlite", "refuse_unreadable", "release_leftovers", "write_problem"]
