@@ -71,10 +71,26 @@ def write_problem(data_dir: Path) -> StorageProblem | None:
     """The refusal a write into ``data_dir`` gets now (:func:`pi_memory.storage.read_only_problem`), or ``None``
     when nothing is seen to stop it. Leftover ``-wal`` / ``-shm`` files of a writable index (:func:`leftovers`) do
     not count: the next open gives them the index's mode."""
-    files = index_files(data_dir)
     stale = leftovers(data_dir)
-    blocked = write_blocker(data_dir, [p for p in files if p not in stale])
-    return read_only_problem(blocked[0], Path(data_dir), blocked[1]) if blocked is not None else None
+    files = [p for p in index_files(data_dir) if p not in stale]
+    blocked = write_blocker(data_dir, files)
+    if blocked is None:
+        return None
+    if blocked[0] == "permission" and write_blocker(data_dir) is None:  # the folder is fine: one file is not
+        for path in files:
+            if write_blocker(data_dir, [path]) is not None:
+                return read_only_problem("permission", Path(data_dir), _file_detail(path), file=path)
+    return read_only_problem(blocked[0], Path(data_dir), blocked[1])
+
+
+def _file_detail(path: Path) -> str:
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return ""
+    if not mode & 0o222:
+        return f"its mode {mode:04o} lets no one write it, and pi-memory honours that even when running as root"
+    return "this user may not write it"
 
 
 def leftovers(data_dir: Path) -> list[Path]:
