@@ -51,16 +51,21 @@ def _withheld(name: str, entries: list[str]) -> int:
 
 def status_data(memory: Memory) -> dict[str, Any]:
     """``pi-memory status``: data root, whether it can be written now (``readOnly``, and why:
-    ``readOnlyReason``), settings sources, warnings, prompt mode, each store's usage and health."""
+    ``readOnlyReason``; ``indexProblem`` ``{code, message}`` when the index cannot be used at all: not a file,
+    unreadable, not a pi-memory index), settings sources, warnings, prompt mode, each store's usage and health."""
     from pi_memory.index import last_repair
-    from pi_memory.index.file_guard import write_problem
+    from pi_memory.index.file_guard import index_problem, write_problem
 
     s = memory.settings
-    problem = write_problem(s.data_dir)
-    return {"dataDir": str(s.data_dir), "readOnly": problem is not None,
+    unusable = index_problem(s.data_dir)  # not a file, unreadable, not an index: nothing reads it either
+    problem = unusable or write_problem(s.data_dir)
+    data = {"dataDir": str(s.data_dir), "readOnly": problem is not None,
             "readOnlyReason": problem.notice if problem is not None else None, "settings": list(s.sources),
             "warnings": list(s.warnings), "promptMode": s.prompt_mode, "stores": store_usage(memory),
-            "indexRepair": last_repair(s.data_dir)}
+            "indexRepair": last_repair(s.data_dir) if unusable is None else None}
+    if unusable is not None:
+        data["indexProblem"] = {"code": unusable.kind, "message": unusable.message}
+    return data
 
 
 def index_counts(conn) -> dict[str, int]:

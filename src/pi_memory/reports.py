@@ -89,7 +89,9 @@ def store_lines(stores: dict[str, dict[str, Any]]) -> list[str]:
 
 def status_lines(status: dict[str, Any]) -> list[str]:
     """``pi-memory status`` / ``/memory status``: data root, settings, and each store's counts and health."""
-    lines = [f"data dir: {status['dataDir']}" + (" (read-only)" if status.get("readOnly") else "")]
+    state = " (its search index cannot be used)" if status.get("indexProblem") else \
+        " (read-only)" if status.get("readOnly") else ""
+    lines = [f"data dir: {status['dataDir']}{state}"]
     if status.get("readOnlyReason"):
         lines.append(f"  {status['readOnlyReason']}")
     lines += [f"settings: {', '.join(status['settings']) or 'defaults'}",

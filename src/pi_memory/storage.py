@@ -58,13 +58,15 @@ class StorageProblem:
     """``kind`` (see :data:`Kind`), the data ``folder`` concerned, and ``message``: the whole sentence for a
     person (what is wrong, with which folder, what to do). ``notice``: for a folder opened for reading only
     (:func:`read_only_problem`), what a host says when it opens it (``message`` is what a write gets), and
-    ``detail``, the words :func:`describe` was given (to say it again in another sentence)."""
+    ``detail``, the words :func:`describe` was given (to say it again in another sentence), and ``file``, the file
+    it names when the folder could be written but that file cannot (a ``0444`` index)."""
 
     kind: Kind
     folder: Path
     message: str
     notice: str = ""
     detail: str = ""
+    file: Path | None = None  # the file of the folder that cannot be written, when the folder itself can be
 
 
 class ReadOnlyFolderError(PermissionError):
@@ -91,6 +93,43 @@ def read_only_by_mode(folder: Path) -> str | None:
     what = "its mode" if existing == Path(folder) else f"the mode of {existing}, where it would be created,"
     return (f"{what} {mode & 0o7777:04o} lets no one write there, and pi-memory honours that even when running "
             "as root")
+
+
+class ReadOnlyFileError(PermissionError):
+    """A file whose mode gives no one write access (``chmod a-w``): the user made it read-only on purpose, which
+    pi-memory honours even when running as root (``errno`` EACCES, ``strerror`` says its mode)."""
+
+
+def refuse_read_only_file(path: Path) -> None:
+    """Raise :class:`ReadOnlyFileError` when ``path`` exists and its mode has no write bit."""
+    try:
+        mode = Path(path).stat().st_mode
+    except OSError:
+        return
+    if not mode & 0o222:
+        raise ReadOnlyFileError(errno.EACCES, f"its mode {mode & 0o7777:04o} lets no one write it, and pi-memory "
+                                "honours that even when running as root", str(path))
+
+
+def write_failure(exc: BaseException, path: Path, label: str = "data folder") -> StorageProblem | None:
+    """The read-only refusal behind a failed write of file ``path``: a folder or file read-only by its mode
+    (:class:`ReadOnlyFolderError`, :class:`ReadOnlyFileError`), no permission, a read-only mount, a full disk.
+    ``message`` is :func:`describe`'s two sentences; ``None`` for any other error (the caller says it its way)."""
+    if not isinstance(exc, OSError):
+        return None
+    folder, file, detail = Path(path).parent, None, ""
+    if isinstance(exc, ReadOnlyFolderError):
+        kind = "permission"
+        folder = _existing(Path(exc.filename or folder))
+        detail = read_only_by_mode(folder) or exc.strerror or ""
+    elif isinstance(exc, ReadOnlyFileError):
+        kind, file, detail = "permission", Path(exc.filename or path), exc.strerror or ""
+    else:
+        kind = ERRNO_KIND.get(exc.errno or 0, "")
+        if kind not in ("read_only", "permission", "disk_full"):
+            return None
+    what, todo = describe(kind, folder, detail, label, file=file)
+    return StorageProblem(kind, folder, f"{what} {todo}", detail=detail, file=file)
 
 
 def refuse_read_only_folder(folder: Path) -> None:
@@ -188,19 +227,21 @@ def unreadable_problem(path: Path, folder: Path, why: str) -> StorageProblem:
         user = f"user id {os.geteuid()}"
     mode = f"{st.st_mode & 0o7777:04o}"
     fix = f"`chmod u+r {path}`" if owner == user else f"`chmod a+r {path}` as {owner}, or `sudo chown {user} {path}`"
-    return StorageProblem("unreadable", folder, (
-        f"The file {path} cannot be read by this user ({user}): it belongs to {owner} and its mode is {mode} "
-        f"({why}). Nothing was read or changed. Give your user read access to it (for example {fix}), or point "
-        "--dir or $PI_MEMORY_DIR at another folder."))
+    said = (f"The file {path} cannot be read by this user ({user}): it belongs to {owner} and its mode is {mode} "
+            f"({why}).")
+    todo = f"Give your user read access to it (for example {fix}), or point --dir or $PI_MEMORY_DIR at another folder."
+    return StorageProblem("unreadable", folder, f"{said} Nothing was read or changed. {todo}",
+                          notice=f"{said} pi-memory refuses searches, recall and every write until this is fixed. {todo}")
 
 
-def read_only_problem(kind: Kind, folder: Path, detail: str = "") -> StorageProblem:
-    """The refusal of a write into ``folder`` once it was opened for reading only: what is wrong, that nothing
-    was saved, what to do."""
-    what, todo = describe(kind, folder, detail)
+def read_only_problem(kind: Kind, folder: Path, detail: str = "", file: Path | None = None) -> StorageProblem:
+    """The refusal of a write into ``folder`` (or into its ``file`` that cannot be written) once it was opened for
+    reading only: what is wrong, that nothing was saved, what to do."""
+    what, todo = describe(kind, folder, detail, file=file)
     return StorageProblem(kind, folder, what + " pi-memory opened it for reading only, so nothing was saved. " + todo,
                           notice=what + " pi-memory opened it for reading only: searches and recall answer from what "
-                          "is there; indexing, capture and every other write are skipped. " + todo, detail=detail)
+                          "is there; indexing, capture and every other write are skipped. " + todo, detail=detail,
+                          file=file)
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -233,12 +274,16 @@ def probe_folder(folder: Path) -> tuple[Kind, str] | None:
     return None
 
 
-def describe(kind: Kind, folder: Path, detail: str = "", label: str = "data folder") -> tuple[str, str]:
+def describe(kind: Kind, folder: Path, detail: str = "", label: str = "data folder",
+             file: Path | None = None) -> tuple[str, str]:
     """``(what, todo)`` for a person about ``folder`` having problem ``kind``: what is wrong (``detail``: where
     or the system's words) and what to do, as two sentences; the caller says what was (not) done between them.
-    ``label`` names the folder's role ("data folder"; "folder" for another one, such as pi's agent folder)."""
-    what, todo = _WORDS.get(kind, _WORDS["unusable"])
-    fields = {"label": label, "folder": folder, "why": f" ({detail})" if detail else "", "other": _OTHER_FOLDER}
+    ``label`` names the folder's role ("data folder"; "folder" for another one, such as pi's agent folder);
+    ``file``: the file that cannot be written when the folder could be (its permission is the one to change)."""
+    what, todo = _WORDS.get("permission_file" if file is not None and kind == "permission" else kind,
+                            _WORDS["unusable"])
+    fields = {"label": label, "folder": folder, "why": f" ({detail})" if detail else "", "other": _OTHER_FOLDER,
+              "file": file}
     return what.format(**fields), todo.format(**fields)
 
 
@@ -247,6 +292,8 @@ _WORDS = {  # kind -> (what is wrong, what to do)
                   "Remount it read-write, {other}."),
     "permission": ("You have no permission to write in the {label} {folder}{why}.",
                    "Give your user write access to it (for example `chmod u+w {folder}`), {other}."),
+    "permission_file": ("You have no permission to write the file {file} in the {label} {folder}{why}.",
+                        "Give your user write access to it (for example `chmod u+w {file}`), {other}."),
     "disk_full": ("The disk holding the {label} {folder} is full{why}.",
                   "Free some space on that disk, {other}, then run it again."),
     "missing": ("The {label} {folder} does not exist and could not be created{why}.",

@@ -77,8 +77,12 @@ def assert_refused(code: int, data: dict, folder: Path) -> None:
             f"{folder} (its mode 0555 lets no one write there, and pi-memory honours that even when running as "
             "root). Retrying will not help; tell the user, who can fix it: Give your user write access to it (for "
             f"example `chmod u+w {folder}`), or use another folder with --dir or $PI_MEMORY_DIR."), data
-    else:  # STANDING.md's own result shape
-        assert data["code"] == "io_error" and str(folder) in data["error"], data
+    else:  # STANDING.md's own result shape, in the curated refusal's words (a person's: only a person pins)
+        assert data["code"] == "read_only" and data["error"] == (
+            f"Nothing was saved to STANDING.md: you have no permission to write in the data folder {folder} (its mode "
+            "0555 lets no one write there, and pi-memory honours that even when running as root). Give your user "
+            f"write access to it (for example `chmod u+w {folder}`), or use another folder with --dir or "
+            "$PI_MEMORY_DIR."), data
 
 
 @pytest.mark.parametrize("argv", WRITES, ids=lambda a: " ".join(a[:2]))

@@ -69,9 +69,9 @@ def data(tmp_path):
 def index_refusal(folder: Path, for_model: bool, name: str = "MEMORY.md") -> str:
     index = folder / "index.sqlite3"
     tell = "Retrying will not help; tell the user, who can fix it: " if for_model else ""
-    return (f"Nothing was saved to {name}: you have no permission to write in the data folder {folder} (the mode of "
-            f"{index} is 0444, which lets no one write it, and pi-memory honours that even when running as root). "
-            f"{tell}Give your user write access to it (for example `chmod u+w {folder}`), or use another folder with "
+    return (f"Nothing was saved to {name}: you have no permission to write the file {index} in the data folder "
+            f"{folder} (its mode 0444 lets no one write it, and pi-memory honours that even when running as root). "
+            f"{tell}Give your user write access to it (for example `chmod u+w {index}`), or use another folder with "
             "--dir or $PI_MEMORY_DIR.")
 
 
@@ -153,7 +153,9 @@ def test_embed_sessions_is_refused_before_anything_is_embedded(data, monkeypatch
     for argv in (["semantic", "embed-sessions"], ["semantic", "embed-sessions", "--all", "--limit", "5"]):
         code, result, _ = cli([*argv, "--dir", str(data)])
         assert code == 1 and result["problem"] == "permission" and result["dataDir"] == str(data), result
-        assert result["error"].startswith(f"You have no permission to write in the data folder {data} (")
+        said = (f"You have no permission to write the file {data / 'index.sqlite3'} in the data folder {data} ("
+                if make_read_only == "index 0444" else f"You have no permission to write in the data folder {data} (")
+        assert result["error"].startswith(said)
         assert "pi-memory opened it for reading only, so nothing was saved." in result["error"]
     assert state(data) == before
 
@@ -219,3 +221,22 @@ def test_a_file_that_is_not_an_index_is_refused_and_kept(tmp_path, content):
     assert code == 1 and result["code"] == "not_an_index"
     assert result["error"].startswith("Nothing was saved to MEMORY.md: its search index cannot be used. The file ")
     assert state(folder) == before
+
+
+@pytest.mark.parametrize("mode", [0o444, 0o400, 0o550], ids=lambda m: f"{m:04o}")
+def test_a_read_only_index_file_is_named_with_the_chmod_for_it(data, mode):
+    """A read-only index file in a writable folder: the advice names the file and `chmod u+w <file>`, not the
+    folder (whose permission is fine)."""
+    path = data / "index.sqlite3"
+    path.chmod(mode)
+    code, result, _ = cli(["status", "--dir", str(data)])
+    what = (f"You have no permission to write the file {path} in the data folder {data} (its mode {mode:04o} lets "
+            "no one write it, and pi-memory honours that even when running as root).")
+    todo = (f"Give your user write access to it (for example `chmod u+w {path}`), or use another folder with --dir "
+            "or $PI_MEMORY_DIR.")
+    assert code == 0 and result["readOnly"] is True
+    assert result["readOnlyReason"] == (f"{what} pi-memory opened it for reading only: searches and recall answer "
+                                        f"from what is there; indexing, capture and every other write are skipped. "
+                                        f"{todo}")
+    code, result, _ = cli(["semantic", "add", "Production runs PostgreSQL 16.", "--dir", str(data)])
+    assert code == 1 and result["error"] == f"{what} pi-memory opened it for reading only, so nothing was saved. {todo}"

@@ -318,7 +318,12 @@ def test_read_only_file_is_not_overwritten(store):
     store.add("memory", "one")
     store.path("memory").chmod(0o444)
     r = store.add("memory", "two")
-    assert r.code == "io_error" and "read-only" in r.error
+    path = store.path("memory")
+    assert r.code == "read_only" and r.error == (
+        f"Nothing was saved to MEMORY.md: you have no permission to write the file {path} in the data folder "
+        f"{path.parent} (its mode 0444 lets no one write it, and pi-memory honours that even when running as root). "
+        "Retrying will not help; tell the user, who can fix it: Give your user write access to it (for example "
+        f"`chmod u+w {path}`), or use another folder with --dir or $PI_MEMORY_DIR.")
     assert store.path("memory").read_text() == "one\n"
 
 

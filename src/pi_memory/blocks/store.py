@@ -36,6 +36,7 @@ from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S
 from pi_memory.curated.entries import printable, usage
 from pi_memory.curated.files import StoreLockedError, atomic_write_text, locked, try_read_bytes
 from pi_memory.curated.results import preview
+from pi_memory.storage import write_failure
 
 DEFAULT_LIMIT = 2000
 MAX_LIMIT = 100_000
@@ -344,8 +345,11 @@ class BlockStore:
         except StoreLockedError as exc:
             return BlockResult(False, "locked", key, error=str(exc))
         except OSError as exc:
-            return BlockResult(False, "io_error", key, error=f"Could not write {path} ({exc}). Nothing was "
-                               "created; check that the folder is writable.")
+            if (problem := write_failure(exc, path, "folder")) is not None:
+                return BlockResult(False, "read_only", key, error=f"Block {key!r} was not created at {path}: "
+                                   f"{problem.message[0].lower()}{problem.message[1:]}")
+            return BlockResult(False, "io_error", key, error=f"Could not write {path} ({exc.strerror or exc}). "
+                               "Nothing was created; check that the folder is writable.")
         block = parse_block(key, scope, path, join_file(fm, value.strip()))
         return BlockResult(True, "ok", key, message=f"Created block {key!r} in {path}.", block=block)
 
@@ -377,6 +381,9 @@ class BlockStore:
         except StoreLockedError as exc:
             return BlockResult(False, "locked", key, block=block, error=str(exc))
         except OSError as exc:
+            if (problem := write_failure(exc, block.path, "folder")) is not None:
+                return BlockResult(False, "read_only", key, block=block, error=f"Nothing was saved to block {key!r} "
+                                   f"({block.path}): {problem.message[0].lower()}{problem.message[1:]}")
             return BlockResult(False, "io_error", key, block=block, error=f"Could not read or write {block.path} "
                                f"({type(exc).__name__}: {exc}). Nothing was changed. Check that the file is "
                                "writable, then retry.")

@@ -196,6 +196,7 @@ def _import(source: str, where: str, planned: list, project: Path, apply: bool, 
             skipped: list | None = None) -> None:
     """Show (dry run) or write (``--apply``) ``planned``; ``where``: the folders and files read, for people."""
     from pi_memory.config import SettingsError
+    from pi_memory.curated.messages import for_person
     from pi_memory.integrations.hooks.imports import apply as write_entries
     from pi_memory.integrations.hooks.imports import preview
     from pi_memory.runtime import open_memory
@@ -230,7 +231,7 @@ def _import(source: str, where: str, planned: list, project: Path, apply: bool, 
         out.print(f"Nothing to import: no {source} memories in {where}.", markup=False)
         return
     for row in results or rows:
-        why = f" ({row['message']})" if row.get("status") in ("refused", "would be refused") and row.get(
+        why = f" ({for_person(row['message'])})" if row.get("status") in ("refused", "would be refused") and row.get(
             "message") else ""
         out.print(f"{row['status']}: {row['target']}: {row['text']}{why}", markup=False)
     if results is None:

@@ -34,7 +34,9 @@ def _tool(name: str, dir_: Path | None, arguments: dict, as_json: bool) -> None:
     if as_json:
         out.print_json(json.dumps(outcome.result, ensure_ascii=False))
     elif outcome.is_error:
-        err.print(outcome.result.get("error", "failed"), markup=False)
+        from pi_memory.curated.messages import for_person  # the tool's words are a model's: a person's here
+
+        err.print(for_person(outcome.result.get("error", "failed")), markup=False)
     else:
         _print_hits(outcome.result)
     raise typer.Exit(1 if outcome.is_error else 0)

@@ -22,7 +22,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from pi_memory.private_files import make_private_folder
-from pi_memory.storage import refuse_read_only_folder
+from pi_memory.storage import refuse_read_only_file, refuse_read_only_folder
 
 
 class StoreLockedError(RuntimeError):
@@ -87,9 +87,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     target = real_path(path)
     refuse_read_only_folder(target.parent)  # its temp file is a new file there
     make_private_folder(target.parent)
-    if target.exists() and not target.stat().st_mode & 0o222:
-        # no write bit for anyone: the user made it read-only on purpose (honoured even when running as root)
-        raise PermissionError(f"{target} is read-only")
+    refuse_read_only_file(target)  # no write bit for anyone: read-only on purpose (honoured even as root)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:

@@ -88,16 +88,26 @@ def unreadable(name: str, path, detail: str) -> str:
     )
 
 
-def io_error(name: str, folder, exc: OSError) -> str:
-    """A write the system refused (read-only folder, no permission, full disk...): which, and what to do."""
-    from pi_memory.storage import ERRNO_KIND, describe
+def io_error(name: str, folder, exc: OSError) -> dict[str, str]:
+    """``code`` and ``error`` of a write the system refused: a read-only folder or file, no permission, a full disk
+    are ``read_only`` in :func:`write_refused`'s words (the refusal a write checked up front gets); anything
+    else ``io_error``, with the system's words."""
+    from pathlib import Path
 
+    from pi_memory.storage import ERRNO_KIND, describe, write_failure
+
+    problem = write_failure(exc, Path(exc.filename) if exc.filename else Path(folder) / name)
+    if problem is not None:
+        what, todo = describe(problem.kind, problem.folder, problem.detail, file=problem.file)
+        return {"code": "read_only", "error": f"Nothing was saved to {name}: {what[0].lower()}{what[1:]} "
+                                              f"{_NO_RETRY}{todo}"}
     kind = ERRNO_KIND.get(exc.errno or 0)
     if kind is None:
-        return (f"Could not read or write {name} in {folder} ({type(exc).__name__}: {exc}). Nothing was changed. "
-                "Check that the file and its folder are writable and the disk has space, then retry.")
+        return {"code": "io_error", "error": (
+            f"Could not read or write {name} in {folder} ({exc.strerror or exc}). Nothing was changed. Check that "
+            "the file and its folder are writable and the disk has space, then retry.")}
     what, todo = describe(kind, folder)
-    return f"Could not write {name}. {what} Nothing was changed. {todo}"
+    return {"code": "io_error", "error": f"Could not write {name}. {what} Nothing was changed. {todo}"}
 
 
 _NO_RETRY = "Retrying will not help; tell the user, who can fix it: "
@@ -107,11 +117,11 @@ _NO_RETRY_END = " Retrying will not help; tell the user."
 def write_refused(name: str, problem) -> dict[str, str]:
     """``code`` and ``error`` of a write refused before ``name`` was touched (``MemoryStore.write_check``): the data
     folder cannot take it (``read_only``: read-only, no permission, a full disk), or its search index cannot be
-    used (``unreadable``, ``not_an_index``), so the entry could not be kept in both."""
+    used (``unreadable``, ``not_an_index``, ``not_a_file``), so the entry could not be kept in both."""
     from pi_memory.storage import describe
 
     if problem.kind in ("read_only", "permission", "disk_full"):
-        what, todo = describe(problem.kind, problem.folder, problem.detail)
+        what, todo = describe(problem.kind, problem.folder, problem.detail, file=getattr(problem, "file", None))
         return {"code": "read_only", "error": f"Nothing was saved to {name}: {what[0].lower()}{what[1:]} "
                                               f"{_NO_RETRY}{todo}"}
     return {"code": problem.kind, "error": f"Nothing was saved to {name}: its search index cannot be used. "

@@ -35,6 +35,7 @@ Code = Literal[
     "read_only",
     "unreadable",
     "not_an_index",
+    "not_a_file",
     "changed_on_disk",
     "invalid_content",
 ]

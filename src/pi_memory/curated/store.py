@@ -320,7 +320,7 @@ class MemoryStore:
             return self._result(target, False, "locked", error=str(exc))
         except OSError as exc:
             self._guard.note(target, key)
-            return self._result(target, False, "io_error", error=msg.io_error(self.names[target], self.dir, exc))
+            return self._result(target, False, **msg.io_error(self.names[target], self.dir, exc))
 
     def write_refused(self, target: str) -> MemoryResult | None:
         """The refusal of a write to ``target`` before anything is touched, or ``None``: the problem ``write_check()``

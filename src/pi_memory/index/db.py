@@ -53,8 +53,10 @@ from pi_memory.index.file_guard import (
     IndexConnection,
     index_files,
     refuse_foreign,
+    refuse_not_a_file,
     refuse_not_sqlite,
     refuse_unreadable,
+    release_leftovers,
     write_problem,
 )
 from pi_memory.index.filters import stored_time
@@ -63,7 +65,7 @@ from pi_memory.index.read_only import file_uri as read_only_file_uri
 from pi_memory.index.redaction import redact_pending_index
 from pi_memory.index.schema import MIGRATIONS, Migration, split_statements
 from pi_memory.index.words import register as register_words
-from pi_memory.private_files import make_private_file, make_private_folder
+from pi_memory.private_files import create_private_file, make_private_folder, tighten_private_file
 from pi_memory.storage import (
     StorageProblem,
     read_only_problem,
@@ -320,21 +322,24 @@ def open_index(
     data_dir = Path(data_dir)
     path = index_path(data_dir)
     sides = (path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm"))
+    refuse_not_a_file(path)  # .file_guard: a folder, a pipe, a link to nothing: SQLite cannot open it
     refuse_unreadable(index_files(data_dir), data_dir)  # .file_guard: an index file this user cannot read
+    release_leftovers(data_dir)  # .file_guard: a 0444 -wal/-shm left beside an index made writable again
     blocked = write_problem(data_dir)
     if blocked is not None:
         return open_read_only_index(path, check, blocked, BUSY_TIMEOUT_S)
     try:
         refuse_read_only_folder(data_dir)  # SQLite would create the file, its -wal and -shm there, even as root
         make_private_folder(data_dir)
-        for private in (path, *sides):
-            if private == path or private.exists():  # the index is created 0600 (SQLite gives -wal/-shm its mode)
-                make_private_file(private)
+        create_private_file(path)  # a new index is made 0600 (SQLite gives -wal/-shm its mode); others untouched
         try:
-            return _open_checked(path, check)
+            conn = _open_checked(path, check)
         except _Corrupt as first:
             refuse_not_sqlite(path)  # no SQLite header: not an index at all, left alone (.file_guard)
-            return _recover(path, check, rebuild, first.detail)
+            conn = _recover(path, check, rebuild, first.detail)
+        for private in (path, *sides):  # only now known to be a pi-memory index: tightened if others may read it
+            tighten_private_file(private)
+        return conn
     except (OSError, sqlite3.OperationalError) as exc:
         fallback = _read_only_instead(exc, data_dir)
         if fallback is None:
@@ -415,13 +420,14 @@ def database_file(conn: sqlite3.Connection) -> str:
 
 
 def read_only_uri(path: Path) -> str:
-    """The URI of a read-only connection to ``path``. In a folder that cannot be written
-    (:func:`pi_memory.storage.write_blocker`: read-only by its mode or mount, another user's) it is the one
+    """The URI of a read-only connection to ``path``. In a folder that cannot be written, or for an index file that
+    cannot (:func:`pi_memory.storage.write_blocker`: read-only by its mode or mount, another user's) it is the one
     :mod:`.read_only` opens: ``immutable`` unless the ``-wal`` and ``-shm`` files are both there, since a WAL
     database's read-only connection would otherwise create them (as root), or fail (as another user)."""
     path = Path(path)
-    if write_blocker(path.parent) is not None:
-        return read_only_file_uri(path)[0]
+    sides = [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+    if write_blocker(path.parent, [p for p in sides if p.exists()]) is not None:  # a 0444 index too: SQLite
+        return read_only_file_uri(path)[0]  # would make its -wal/-shm 0444 beside it, blocking every later write
     return f"{path.absolute().as_uri()}?mode=ro"
 
 
@@ -443,6 +449,8 @@ def check_integrity(data_dir: Path | str) -> IntegrityReport:
     start = time.perf_counter()
     if not path.exists():
         return IntegrityReport(True, "no index yet", 0.0, 0, ran=False)
+    if not path.is_file():  # a folder, a pipe: open_index refuses it (file_guard.refuse_not_a_file)
+        return IntegrityReport(True, "check not run: the index is not a file", 0.0, 0, ran=False)
     size = path.stat().st_size
     try:
         with timing.span("database.quick-check", f"{size} bytes"):

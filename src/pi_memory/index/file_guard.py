@@ -7,6 +7,9 @@
   writing (an :class:`IndexConnection`), since a folder can turn read-only after the open (``chmod``, a
   remount, a disk filling up): the write is then refused, and background work skipped, as on a folder found
   read-only at open.
+* :func:`leftovers` / :func:`release_leftovers`: ``-wal`` / ``-shm`` files without write bits beside a writable
+  pi-memory index (made by a read-only connection while the index was ``0444``) do not block writes once the
+  index is writable again; the next open gives them the index's mode.
 * :func:`refuse_unreadable`: an index file (or its ``-wal`` / ``-shm``) that exists but cannot be read by this
   user is refused with its owner and mode (:class:`pi_memory.storage.UnreadableFileError`, kind ``unreadable``).
 * :func:`is_empty`: a 0-byte index file is no index (SQLite makes a fresh one in it; a read-only folder answers
@@ -17,11 +20,16 @@
   pi-memory makes before any other), is refused (:class:`NotAnIndexError`, kind ``not_an_index``) and left
   exactly as it is: it may be someone else's file that ``--dir`` pointed at. A damaged pi-memory index (SQLite's
   header, damage further on) is still set aside and rebuilt (:mod:`.db`).
+* :func:`refuse_not_a_file`: a name SQLite cannot open as a database file (a folder, a named pipe, a device, a
+  symbolic link to nothing or to one of these) is refused up front (:class:`NotAnIndexError`, kind
+  ``not_a_file``), before any write, so a curated write is not saved to Markdown and then left unmirrored.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -61,9 +69,76 @@ def index_files(data_dir: Path) -> list[Path]:
 
 def write_problem(data_dir: Path) -> StorageProblem | None:
     """The refusal a write into ``data_dir`` gets now (:func:`pi_memory.storage.read_only_problem`), or ``None``
-    when nothing is seen to stop it."""
-    blocked = write_blocker(data_dir, index_files(data_dir))
-    return read_only_problem(blocked[0], Path(data_dir), blocked[1]) if blocked is not None else None
+    when nothing is seen to stop it. Leftover ``-wal`` / ``-shm`` files of a writable index (:func:`leftovers`) do
+    not count: the next open gives them the index's mode."""
+    stale = leftovers(data_dir)
+    files = [p for p in index_files(data_dir) if p not in stale]
+    blocked = write_blocker(data_dir, files)
+    if blocked is None:
+        return None
+    if blocked[0] == "permission" and write_blocker(data_dir) is None:  # the folder is fine: one file is not
+        for path in files:
+            if write_blocker(data_dir, [path]) is not None:
+                return read_only_problem("permission", Path(data_dir), _file_detail(path), file=path)
+    return read_only_problem(blocked[0], Path(data_dir), blocked[1])
+
+
+def _file_detail(path: Path) -> str:
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return ""
+    if not mode & 0o222:
+        return f"its mode {mode:04o} lets no one write it, and pi-memory honours that even when running as root"
+    return "this user may not write it"
+
+
+def leftovers(data_dir: Path) -> list[Path]:
+    """The ``-wal`` / ``-shm`` files beside a writable pi-memory index that lack every write bit: left by a
+    read-only connection while the index was ``0444`` (SQLite gives them the index's mode), they would keep
+    refusing writes after ``chmod u+w index.sqlite3``. Only regular files of this user beside a regular index
+    file of this user that reads as a pi-memory index (through an ``immutable`` connection)."""
+    path = Path(data_dir) / "index.sqlite3"
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return []
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or not st.st_mode & 0o200:
+        return []
+    found = []
+    for side in (path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            side_st = os.lstat(side)
+        except OSError:
+            continue
+        if stat.S_ISREG(side_st.st_mode) and side_st.st_uid == os.getuid() and not side_st.st_mode & 0o222:
+            found.append(side)
+    return found if found and _is_ours(path) else []
+
+
+def release_leftovers(data_dir: Path) -> list[Path]:
+    """Give :func:`leftovers` the index's mode (read and write bits); the files changed."""
+    from pi_memory.private_files import set_own_file_mode
+
+    stale = leftovers(data_dir)
+    if not stale:
+        return []
+    mode = stat.S_IMODE(os.lstat(Path(data_dir) / "index.sqlite3").st_mode) & 0o666
+    return [side for side in stale if set_own_file_mode(side, lambda _old: mode)]
+
+
+def _is_ours(path: Path) -> bool:
+    """Whether ``path`` holds pi-memory's ``schema_migrations`` (read ``immutable``: nothing made beside it)."""
+    try:
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro&immutable=1", uri=True, timeout=1)
+    except sqlite3.Error:
+        return False
+    try:
+        return {row[1] for row in conn.execute("PRAGMA table_info(schema_migrations)")} >= _OURS
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
 
 
 def refuse_unreadable(paths: Iterable[Path], data_dir: Path) -> None:
@@ -81,11 +156,60 @@ def is_empty(path: Path) -> bool:
         return False
 
 
+_STOPPED = "pi-memory left it as it is and stopped."
+_UNTIL = "pi-memory refuses searches, recall and every write until this is fixed."  # what `status` says instead
+
+
+def _problem(kind: str, path: Path, said: str, todo: str) -> StorageProblem:
+    """The refusal of index file ``path`` (``said``: what it is), as a command gets it (``message``) and as
+    ``pi-memory status`` says it (``notice``)."""
+    return StorageProblem(kind, path.parent, f"{said} {_STOPPED} {todo}", notice=f"{said} {_UNTIL} {todo}")
+
+
 def _refused(path: Path, what: str) -> NotAnIndexError:
-    return NotAnIndexError(StorageProblem("not_an_index", path.parent, (
-        f"The file {path} is not a pi-memory search index: {what}. pi-memory left it as it is and stopped. Move "
-        "or rename it if it belongs to another program (if it is a damaged pi-memory index you no longer need, "
-        "delete it and run `pi-memory reindex`), or point --dir or $PI_MEMORY_DIR at another folder.")))
+    return NotAnIndexError(_problem("not_an_index", path, f"The file {path} is not a pi-memory search index: {what}.", (
+        "Move or rename it if it belongs to another program (if it is a damaged pi-memory index you no longer "
+        "need, delete it and run `pi-memory reindex`), or point --dir or $PI_MEMORY_DIR at another folder.")))
+
+
+def _what_it_is(mode: int) -> str:
+    return ("a folder" if stat.S_ISDIR(mode) else "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else
+            "a socket" if stat.S_ISSOCK(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else
+            "not a regular file")
+
+
+def refuse_not_a_file(path: Path) -> None:
+    """Raise :class:`NotAnIndexError` (kind ``not_a_file``) when ``path`` exists but SQLite cannot open it as a
+    database file: a folder, a named pipe, a device, a socket, a symbolic link that points at nothing or at one
+    of these. A missing name (a new index) and a regular file, or a link to one, pass."""
+    path = Path(path)
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return  # missing: a new index is made there
+    if stat.S_ISREG(st.st_mode):
+        return
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = "?"
+        try:
+            st = os.stat(path)
+        except OSError:
+            what = f"a symbolic link to {target}, which does not exist"
+        else:
+            if stat.S_ISREG(st.st_mode):
+                return
+            what = f"a symbolic link to {target}, which is {_what_it_is(st.st_mode)}"
+        todo = ("Point the link at a pi-memory index file or remove it (pi-memory then makes a new index there, and "
+                "`pi-memory reindex` fills it), or point --dir or $PI_MEMORY_DIR at another folder.")
+    else:
+        what = _what_it_is(st.st_mode)
+        todo = ("Move or remove it (pi-memory then makes a new index there, and `pi-memory reindex` fills it), or "
+                "point --dir or $PI_MEMORY_DIR at another folder.")
+    raise NotAnIndexError(_problem("not_a_file", path, f"The search index {path} cannot be opened: it is {what}.",
+                                   todo))
 
 
 def refuse_not_sqlite(path: Path) -> None:
@@ -117,5 +241,38 @@ def refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
         raise _refused(Path(path), f"it is an SQLite database of another program (tables: {shown})")
 
 
-__all__ = ["IndexConnection", "NotAnIndexError", "index_files", "is_empty", "refuse_foreign", "refuse_not_sqlite",
-           "refuse_unreadable", "write_problem"]
+def index_problem(data_dir: Path) -> StorageProblem | None:
+    """Why the index of ``data_dir`` cannot be used at all, found without writing anything (for ``pi-memory
+    status``): not a file (:func:`refuse_not_a_file`), unreadable (:func:`refuse_unreadable`), not a pi-memory
+    index (:func:`refuse_foreign`, or SQLite does not recognise it). ``None`` when none of these (a missing or
+    empty file is a new index). The file is read through an ``immutable`` SQLite connection, which creates
+    nothing beside it and leaves this process's other connections' locks alone."""
+    path = Path(data_dir) / "index.sqlite3"
+    try:
+        refuse_not_a_file(path)
+        refuse_unreadable(index_files(data_dir), Path(data_dir))
+    except (NotAnIndexError, UnreadableFileError) as exc:
+        return exc.problem
+    if not path.exists() or is_empty(path):
+        return None
+    try:
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro&immutable=1", uri=True, timeout=1)
+    except sqlite3.Error:
+        return None
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        refuse_foreign(conn, path)
+    except NotAnIndexError as exc:
+        return exc.problem
+    except sqlite3.DatabaseError as exc:
+        if (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF == 26:  # SQLITE_NOTADB
+            return _refused(path, "SQLite does not recognise it as a database (it is another kind of file, or its "
+                                  "first page is damaged)").problem
+        return None  # damage further on: the next open repairs it
+    finally:
+        conn.close()
+    return None
+
+
+__all__ = ["IndexConnection", "NotAnIndexError", "index_files", "index_problem", "is_empty", "leftovers", "refuse_foreign", "refuse_not_a_file",
+           "refuse_not_sqlite", "refuse_unreadable", "release_leftovers", "write_problem"]

@@ -134,7 +134,7 @@ def refuse_pending(conn: sqlite3.Connection, pending: list[str]) -> None:
     pi-memory, or never held the tables a feature needs), naming them and what to do."""
     problem = read_only(conn)
     assert problem is not None
-    what, todo = describe(problem.kind, problem.folder, problem.detail)
+    what, todo = describe(problem.kind, problem.folder, problem.detail, file=problem.file)
     message = (f"The search index in {problem.folder} lacks schema steps this version of pi-memory needs "
                f"({', '.join(pending)}): it was written by an older version. They cannot be added now: "
                f"{what[0].lower()}{what[1:]} Nothing was read or changed. {todo[:-1]}; "
@@ -245,7 +245,7 @@ def _open_file(path: Path, problem: StorageProblem, timeout: float) -> tuple[Rea
 def _not_repaired(path: Path, detail: str, problem: StorageProblem) -> Exception:
     from pi_memory.index.db import IndexUnavailableError
 
-    what, todo = describe(problem.kind, problem.folder, problem.detail)
+    what, todo = describe(problem.kind, problem.folder, problem.detail, file=problem.file)
     return IndexUnavailableError(
         f"The search index {path} is damaged ({detail}), and it cannot be repaired here: {what[0].lower()}{what[1:]} "
         f"Nothing was changed. {todo[:-1]}, then run the command again to repair it.")

@@ -221,7 +221,7 @@ def last_repair(data_dir: Path | str) -> dict | None:
     """The newest repair record of ``<data_dir>/index.sqlite3``, read without opening the index for writing (so
     a status line can ask often and cheaply); ``None`` when there is none or the file cannot be read."""
     path = Path(data_dir) / "index.sqlite3"
-    if not path.exists():
+    if not path.is_file():  # missing, or a folder, a pipe, a link to nothing: no record (a pipe would block)
         return None
     src = open_read_only(path, timeout=1)
     if src is None:

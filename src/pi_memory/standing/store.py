@@ -220,6 +220,13 @@ class StandingStore:
         return PinResult(False, code, self.path, self.rules(), error=error)
 
     def _io_error(self, exc: OSError, rules: list[str]) -> PinResult:
+        from pi_memory.storage import write_failure
+
+        problem = write_failure(exc, self.path)
+        if problem is not None:  # the words a curated write gets (only a person writes STANDING.md)
+            return PinResult(False, "read_only", self.path, rules,
+                             error=f"Nothing was saved to {self.path.name}: {problem.message[0].lower()}"
+                                   f"{problem.message[1:]}")
         return PinResult(False, "io_error", self.path, rules,
                          error=f"Could not read or write {self.path} ({type(exc).__name__}: {exc}). Nothing was "
                          "changed. Check that the file and its folder are writable, then retry.")
