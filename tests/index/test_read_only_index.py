@@ -201,3 +201,40 @@ def test_write_blocker_finds_what_stops_a_write_without_writing(tmp_path):
     finally:
         folder.chmod(0o755)
     assert list(folder.iterdir()) == [index]
+
+
+def test_a_step_readers_do_not_need_is_not_asked_of_a_read_only_index(ro, tmp_path):
+    # an index written before semantic_007 (the turn matrix's record of gone vector rows) in a read-only folder:
+    # it is read as it is, and the turn matrix looks its vector rows up in the table (its map stays off)
+    import numpy as np
+
+    from pi_memory.index.semantic_schema import GONE_TABLE, SEMANTIC_MIGRATIONS
+    from pi_memory.retrieval.turns_in_context import _vectors
+    from pi_memory.semantic import sources
+
+    seed(ro.folder, tmp_path / "sessions")
+    conn = open_index(ro.folder)
+    migrate(conn, SEMANTIC_MIGRATIONS)
+    mids = [r[0] for r in conn.execute("SELECT id FROM messages ORDER BY id LIMIT 2")]
+    vec = np.array([1.0, 0.0, 0.0, 0.0], dtype="<f4")
+    with transaction(conn):
+        conn.executemany("INSERT INTO semantic_turn_vectors(message_id, model, project_id, dim, vector, created_at) "
+                         "VALUES (?, 'm', '', 4, ?, '2026-11-01T00:00:00.000Z')", [(m, vec.tobytes()) for m in mids])
+    conn.executescript(f"DROP TABLE {GONE_TABLE}; DROP TRIGGER IF EXISTS semantic_turn_vectors_gone_ad; "
+                       "DROP TRIGGER IF EXISTS semantic_turn_vectors_gone_au; "
+                       "DROP TRIGGER IF EXISTS semantic_turn_vectors_gone_bi; "
+                       "DELETE FROM schema_migrations WHERE name = 'semantic_007_turn_vectors_gone';")
+    conn.close()
+    ro.freeze()
+    before = ro.state()
+    conn = open_index(ro.folder)
+    try:
+        migrate(conn, SEMANTIC_MIGRATIONS)  # nothing applied, nothing refused
+        assert isinstance(conn, ReadOnlyConnection)
+        assert not conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (GONE_TABLE,)).fetchone()
+        sources.matrix(conn, "sessions", "m", 4, None)
+        row_of, matrix = _vectors(conn, "m", 4, mids)
+        assert sorted(row_of) == sorted(mids) and matrix.shape == (2, 4)
+    finally:
+        conn.close()
+    assert ro.state() == before

@@ -92,18 +92,19 @@ def skipped(conn: object, what: str) -> bool:
 
 def check_schema(conn: sqlite3.Connection, steps: list, optional: bool) -> None:
     """The read-only side of :func:`pi_memory.index.db.migrate`: nothing is applied. Steps missing from the file
-    are refused (:func:`refuse_pending`), except for an ``optional`` feature (not the core schema) none of
-    whose ``steps`` was ever applied here: its tables come empty from an in-memory database attached to
+    are refused (:func:`refuse_pending`), except steps readers do not need (``Migration.readers_need``: the
+    turn matrix's record of gone vector rows, whose absence turns its message map off) and an ``optional``
+    feature (not the core schema) none of whose ``steps`` was ever applied here: its tables come empty from an in-memory database attached to
     ``conn`` (module docstring)."""
     from pi_memory.index.db import applied_migrations
 
     has_table = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'").fetchone()
     done = set(applied_migrations(conn)) if has_table else set()
     done |= getattr(conn, "empty_features", set())
-    pending = [step.name for step in steps if step.name not in done]
+    pending = [step.name for step in steps if step.name not in done and step.readers_need]
     if not pending:
         return
-    if optional and len(pending) == len(steps):
+    if optional and not any(step.name in done for step in steps):
         _attach_empty(conn, steps)
         return
     refuse_pending(conn, pending)

@@ -64,11 +64,15 @@ def split_statements(sql: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Migration:
-    """One schema step: ``sql`` (a script), then ``run(conn)`` when given, in the same transaction."""
+    """One schema step: ``sql`` (a script), then ``run(conn)`` when given, in the same transaction.
+    ``readers_need``: an index without this step cannot be read by this version; ``False`` for a step that only
+    speeds something up which works without it (a read-only index written by an older version is then read as
+    it is: :func:`pi_memory.index.read_only.check_schema`)."""
 
     name: str
     sql: str
     run: Callable[[sqlite3.Connection], None] | None = None
+    readers_need: bool = True
 
 
 MESSAGES_DELETE_TRIGGER = (

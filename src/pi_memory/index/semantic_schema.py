@@ -245,6 +245,7 @@ SEMANTIC_MIGRATIONS: list[Migration] = [
             DELETE FROM {GONE_TABLE} WHERE seq <= new.seq - {GONE_KEEP};
         END;
         """,
+        readers_need=False,  # without it the turn matrix looks vector rows up as before
     ),
 ]
 
