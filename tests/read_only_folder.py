@@ -13,9 +13,12 @@ import hashlib
 import io
 import json
 import os
+import sqlite3
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 
 def _mount(*args: str) -> bool:
@@ -50,8 +53,7 @@ class ReadOnlyFolder:
 
     def state(self) -> dict[str, str]:
         """Every file under the folder with a hash of its bytes: what a test asserts did not change."""
-        return {str(p.relative_to(self.folder)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
-                for p in sorted(self.folder.rglob("*"))}
+        return tree_state(self.folder)
 
     def refusal(self) -> str:
         """The exact words a write into the frozen folder gets once its index was opened for reading only."""
@@ -83,19 +85,52 @@ def read_only_folder(base: Path, mount: bool = True) -> Iterator[ReadOnlyFolder]
         made.close()
 
 
-def cli(argv: list[str]) -> tuple[int, dict, str]:
-    """``pi-memory ARGV --json`` in this process: (exit code, the JSON answer, standard error)."""
+def tree_state(folder: Path) -> dict[str, str]:
+    """Every file under ``folder`` with a hash of its bytes ("dir" for a folder): what a test asserts did not
+    change."""
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+            for p in sorted(folder.rglob("*"))}
+
+
+def text_cli(argv: list[str]) -> tuple[int, str, str]:
+    """``pi-memory ARGV`` for a person (no --json), in this process: (exit code, standard output, standard
+    error)."""
     from pi_memory.cli import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            main([*argv, "--json"])
+            main(argv)
             code = 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
-    assert "Traceback" not in err.getvalue(), err.getvalue()
-    return code, json.loads(out.getvalue()), err.getvalue()
+    return code, out.getvalue(), err.getvalue()
+
+
+def cli(argv: list[str]) -> tuple[int, dict, str]:
+    """``pi-memory ARGV --json`` in this process: (exit code, the JSON answer, standard error)."""
+    code, out, err = text_cli([*argv, "--json"])
+    assert "Traceback" not in err, err
+    return code, json.loads(out), err
+
+
+def foreign_sqlite(path: Path) -> None:
+    """Another program's SQLite database at ``path`` (one table, ``photos``)."""
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE photos (id INTEGER PRIMARY KEY, path TEXT)")
+    conn.commit()
+    conn.close()
+
+
+@pytest.fixture
+def own_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A CLI test's own agent folder and HOME, no data folder from the environment, run from ``tmp_path``
+    (modules use it with ``pytestmark = pytest.mark.usefixtures("own_agent")``)."""
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("PI_MEMORY_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
 
 
 def pi_session(path: Path, cwd: str, turns: list[tuple[str, str]], day: str = "2026-11-01") -> Path:

@@ -15,17 +15,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: read_only_folder
 
-from read_only_folder import cli  # noqa: E402
+from read_only_folder import cli, own_agent  # noqa: E402,F401
 
 ENTRY = "- the build uses make"
 
 
-@pytest.fixture(autouse=True)
-def _own_agent(tmp_path, monkeypatch):
-    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("PI_MEMORY_DIR", raising=False)
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("own_agent")
 
 
 def make(tmp_path: Path, kind: str) -> tuple[Path, str]:

@@ -7,11 +7,7 @@ named. The suite runs as root, so "read-only" is what pi-memory honours even as 
 
 from __future__ import annotations
 
-import contextlib
 import gc
-import hashlib
-import io
-import sqlite3
 import sys
 from pathlib import Path
 
@@ -21,34 +17,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: read_onl
 
 from pi_memory import storage  # noqa: E402
 from pi_memory.storage import read_only_problem  # noqa: E402
-from read_only_folder import cli  # noqa: E402
+from read_only_folder import cli, foreign_sqlite, own_agent, text_cli  # noqa: E402,F401
+from read_only_folder import tree_state as state  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def _own_agent(tmp_path, monkeypatch):
-    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("PI_MEMORY_DIR", raising=False)
-    monkeypatch.chdir(tmp_path)
-
-
-def state(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
-            for p in sorted(folder.rglob("*"))}
-
-
-def text_cli(argv: list[str]) -> tuple[int, str, str]:
-    """``pi-memory ARGV`` for a person (no --json): (exit code, standard output, standard error)."""
-    from pi_memory.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(argv)
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, out.getvalue(), err.getvalue()
+pytestmark = pytest.mark.usefixtures("own_agent")
 
 
 @pytest.fixture
@@ -201,10 +173,7 @@ def test_a_file_that_is_not_an_index_is_refused_and_kept(tmp_path, content):
     folder.mkdir()
     index = folder / "index.sqlite3"
     if content == "sqlite":
-        conn = sqlite3.connect(index)
-        conn.execute("CREATE TABLE photos (id INTEGER PRIMARY KEY, path TEXT)")
-        conn.commit()
-        conn.close()
+        foreign_sqlite(index)
         what = "it is an SQLite database of another program (tables: photos)"
     else:
         index.write_bytes(content)

@@ -5,8 +5,6 @@ dump ("(ReadOnlyFolderError: [Errno 13] ...)", "(PermissionError: ...)") with ``
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import sys
 from pathlib import Path
@@ -15,20 +13,18 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: read_only_folder
 
-from read_only_folder import cli  # noqa: E402
+from read_only_folder import cli, own_agent, text_cli  # noqa: E402,F401
 
 MODEL = "Retrying will not help"
 ROOT = "and pi-memory honours that even when running as root"
 
 
 @pytest.fixture(autouse=True)
-def _own_agent(tmp_path, monkeypatch):
-    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("PI_MEMORY_DIR", raising=False)
+def _in_a_project(request, monkeypatch):
+    home = request.getfixturevalue("own_agent")  # first: it runs from tmp_path
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    (tmp_path / "proj").mkdir()
-    monkeypatch.chdir(tmp_path / "proj")
+    (home / "proj").mkdir()
+    monkeypatch.chdir(home / "proj")
 
 
 @pytest.fixture
@@ -40,19 +36,6 @@ def data(tmp_path):
     for path in [folder, *folder.rglob("*")]:
         if not path.is_symlink():
             path.chmod(0o755 if path.is_dir() else 0o644)
-
-
-def text_cli(argv: list[str]) -> tuple[int, str, str]:
-    from pi_memory.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(argv)
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.mark.parametrize("command", ["memory-search", "session-search"])

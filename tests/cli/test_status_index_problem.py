@@ -5,7 +5,6 @@ SQLite file are not a pi-memory index (it said nothing, with ``readOnly`` false)
 from __future__ import annotations
 
 import random
-import sqlite3
 import sys
 from pathlib import Path
 
@@ -13,19 +12,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: read_only_folder
 
-from read_only_folder import cli  # noqa: E402
+from read_only_folder import cli, foreign_sqlite, own_agent  # noqa: E402,F401
 
 TODO = ("Move or rename it if it belongs to another program (if it is a damaged pi-memory index you no longer need, "
         "delete it and run `pi-memory reindex`), or point --dir or $PI_MEMORY_DIR at another folder.")
 UNTIL = "pi-memory refuses searches, recall and every write until this is fixed."
 
 
-@pytest.fixture(autouse=True)
-def _own_agent(tmp_path, monkeypatch):
-    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("PI_MEMORY_DIR", raising=False)
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("own_agent")
 
 
 @pytest.fixture
@@ -69,10 +63,7 @@ def test_a_file_that_is_not_an_index_is_named(data, content):
     index = data / "index.sqlite3"
     index.unlink()
     if content == "photos":
-        conn = sqlite3.connect(index)
-        conn.execute("CREATE TABLE photos (id INTEGER PRIMARY KEY, path TEXT)")
-        conn.commit()
-        conn.close()
+        foreign_sqlite(index)
         what = "it is an SQLite database of another program (tables: photos)"
     else:
         index.write_bytes(random.Random(3).randbytes(4096) if content == "random" else b"notes\n" * 50)
