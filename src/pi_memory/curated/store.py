@@ -299,11 +299,9 @@ class MemoryStore:
         key = call_key(operations)
         if repeats := self._guard.failures(target, key):
             return msg.retry_limit(target, self.names[target], repeats)
-        if not operations:
-            self._guard.note(target, key)
-            return self._result(target, False, "invalid_arguments",
-                                error="The batch has no operations; nothing was changed.")
-        if (refused := self.write_refused(target)) is not None:
+        refused = self.write_refused(target) if operations else self._result(
+            target, False, "invalid_arguments", error="The batch has no operations; nothing was changed.")
+        if refused is not None:  # an empty batch, or a folder that cannot be written now
             self._guard.note(target, key)
             return refused
         if target == "project" and self.team_project is not None:

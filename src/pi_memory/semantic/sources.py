@@ -179,7 +179,9 @@ def nearest(conn: sqlite3.Connection, source: str, model: str, dim: int, project
              limit: int, read: str, params: list[Any]) -> list[tuple[float, tuple]]:
     """``(cosine, row)`` of the nearest vectors of ``source``, best first: ``read`` (SQL whose first column is
     the vector row id, with ``{ids}`` where the ids go and the project check in it) reads the rows back; ids it
-    does not return are stale and leave the matrix."""
+    does not return are stale and leave the matrix, so ``read`` may leave out only rows that are gone, never
+    rows a caller does not want this time (an ``as_of`` is applied to what this returns:
+    :mod:`pi_memory.retrieval.vector_lists`)."""
     mat = matrix(conn, source, model, dim, project)
     found = mat.search(qvec, int(limit * OVERFETCH) + 1)
     if not found:
