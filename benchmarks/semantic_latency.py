@@ -129,7 +129,7 @@ def pct(values: list[float]) -> dict[str, float]:
 
 def add_turns(conn, texts: list[str], vecs: np.ndarray, project: str) -> float:
     """Store ``texts`` as session turns of ``project`` (20 a session) with ``vecs``; returns seconds taken."""
-    from pi_memory.index import transaction
+    from pi_memory.index import segments, transaction
     from pi_memory.index.indexer import insert_messages
 
     start = time.perf_counter()
@@ -149,6 +149,8 @@ def add_turns(conn, texts: list[str], vecs: np.ndarray, project: str) -> float:
                     "INSERT INTO semantic_turn_vectors(message_id, model, project_id, dim, vector, created_at) "
                     "VALUES (?, 'all-MiniLM-L6-v2-int8', ?, 384, ?, '2026-11-01T10:00:00.000Z')",
                     [(mid, project, vecs[s + k].astype("<f4").tobytes()) for k, mid in enumerate(ids)])
+    with transaction(conn):  # what the indexer's bulk pass ends with: the word index in one segment
+        segments.optimize(conn, "messages_fts")
     return time.perf_counter() - start
 
 

@@ -64,6 +64,7 @@ from pi_memory.index.read_only import check_schema, open_read_only_index, read_o
 from pi_memory.index.read_only import file_uri as read_only_file_uri
 from pi_memory.index.redaction import redact_pending_index
 from pi_memory.index.schema import MIGRATIONS, Migration, split_statements
+from pi_memory.index.segments import repair_levels
 from pi_memory.index.words import register as register_words
 from pi_memory.private_files import create_private_file, make_private_folder, tighten_private_file
 from pi_memory.storage import (
@@ -222,6 +223,8 @@ def _open_checked(path: Path, check: bool | None) -> sqlite3.Connection:
     try:
         _check(conn, path, check)
         migrate(conn)
+        with contextlib.suppress(sqlite3.OperationalError):  # busy: the next open rebuilds it
+            repair_levels(conn)  # a word index near FTS5's level limit (old SQLite: .segments)
         # Busy, locked or read-only: the work stays recorded and the next open goes on; searches redact what
         # they show meanwhile (:func:`.redaction.redaction_pending`).
         with contextlib.suppress(sqlite3.OperationalError):

@@ -15,9 +15,9 @@ instead of 1,000 and ends with one ``optimize`` that merges every segment at onc
 segment count). Merging once instead of at every 16 segments and then again took 1 GB from 43 to 49-51 MB/s;
 the optimize itself takes about 2 s per GB. The FTS5 defaults are put back at the end (and at the start of
 any small pass, should a bulk pass have been killed). Smaller passes (the pi bridge after every run) add one small segment each; each such pass
-then does ``MERGE_PAGES`` of an incremental merge of all segments into one (FTS5 ``'merge'`` with a negative
-budget), so the count stays low without a long lock. Measured at 1M messages: 13 segments -> 1 took
-session_search p50 from 2-9 ms to 1.5-5 ms per query class.
+then does a bounded merge once the segments are over a few (:func:`.segments.settle`), so the count stays
+low without a long lock. Measured at 1M messages: 13 segments -> 1 took session_search p50 from 2-9 ms to
+1.5-5 ms per query class. Before SQLite 3.42 both kinds of merge need care: :mod:`.segments`.
 
 Branches: every tree entry's parent is kept in ``entries``; after a read the labels are recomputed from the
 leaf (``active_branch``). An append that continues from the previous leaf cannot change old labels and
@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pi_memory.index import segments
 from pi_memory.index.changes import (
     Todo,
     classify,
@@ -81,7 +82,6 @@ _TOOL_KINDS = frozenset({"tool_call", "tool_result", "bash"})
 MAX_ERRORS = 20
 BULK_BYTES = 32 * 1024 * 1024
 BULK_HASH_BYTES = 32 * 1024 * 1024  # FTS5 pending-term memory in a bulk pass: one flush per group (default 1 MiB)
-MERGE_PAGES = 500  # FTS5 pages merged after each small pass that added rows (about 30 ms of work)
 
 Progress = Callable[[int, int, int, int], None]
 """``progress(files_done, files_total, bytes_done, bytes_total)``, called after each file that is read."""
@@ -377,11 +377,11 @@ def index_paths(
             if stats.messages_added:
                 t0 = time.perf_counter()
                 with transaction(conn):
-                    conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')")
+                    segments.optimize(conn, "messages_fts")
                 stats.optimize_seconds = time.perf_counter() - t0
     if not bulk and stats.messages_added:
-        with transaction(conn):  # a bounded step towards one segment (nothing to do when already there)
-            conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('merge', ?)", (-MERGE_PAGES,))
+        with transaction(conn):  # a bounded step towards fewer segments (nothing to do when there are few)
+            segments.settle(conn, "messages_fts")
     pending = paths is None and conn.execute("SELECT 1 FROM pending_paths LIMIT 1").fetchone() is not None
     if pending and stats.files_failed == 0 and not stats.files_deferred:
         with transaction(conn):  # every pending file was read (or is gone): nothing is pending any more

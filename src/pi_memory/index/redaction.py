@@ -55,7 +55,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from pi_memory.index import redaction_semantic
+from pi_memory.index import redaction_semantic, segments
 from pi_memory.safety import redact, secret_spans
 
 VERSION = 2
@@ -298,8 +298,8 @@ def compact(conn: sqlite3.Connection) -> bool:
     drops the deleted tokens), ``VACUUM`` (no freed page keeps old bytes) and truncate the ``-wal`` file.
     Returns False when the WAL could not be truncated because another connection still reads from it."""
     with _tx(conn):
-        conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')")
-        conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+        segments.optimize(conn, "messages_fts")
+        segments.optimize(conn, "memories_fts")
         redaction_semantic.optimize(conn)
     try:
         conn.execute("VACUUM")

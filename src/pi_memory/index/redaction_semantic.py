@@ -18,6 +18,7 @@ import json
 import sqlite3
 from typing import Any
 
+from pi_memory.index import segments
 from pi_memory.index.text_hash import text_hash
 from pi_memory.safety import redact, redact_value
 
@@ -83,4 +84,4 @@ def apply_history(conn: sqlite3.Connection, changed: list[tuple]) -> None:
 def optimize(conn: sqlite3.Connection) -> None:
     """Merge the semantic word index (its deleted tokens go), when the index has it."""
     if _has(conn, "semantic_words"):
-        conn.execute("INSERT INTO semantic_words(semantic_words) VALUES ('optimize')")
+        segments.optimize(conn, "semantic_words")

@@ -32,8 +32,9 @@ from typing import Any
 import numpy as np
 
 from pi_memory import safety
+from pi_memory.index import segments
 from pi_memory.index.db import migrate, transaction
-from pi_memory.index.semantic_schema import SCOPE_SQL, SEMANTIC_MIGRATIONS, salvage_semantic
+from pi_memory.index.semantic_schema import SCOPE_SQL, SEMANTIC_MIGRATIONS, WORDS_TABLE, salvage_semantic
 from pi_memory.retrieval.fusion import RRF_K
 from pi_memory.semantic.backend import MemoryNotFoundError, count_query
 from pi_memory.semantic.embedded_reembed import REEMBED_BATCH, EmbeddedReembed, ReembedReport
@@ -53,6 +54,7 @@ from pi_memory.semantic.vectors import VectorMatrix
 log = logging.getLogger(__name__)
 
 MAX_TEXT_CHARS = 4000  # one memory is one fact; the bundled embedder reads only the first 256 tokens anyway
+BULK_ROWS = 1000  # an import adding this many memories ends by merging the word index into one segment
 CANDIDATES = 50  # keyword and vector candidates fused per search (RRF works on ranks, so depth > top_k)
 IDENTITY_KEYS = frozenset({"user_id", "agent_id", "run_id", "project_id", "userId", "agentId", "runId",
                            "projectId", "scope"})  # never taken from metadata (mem0 #6655)
@@ -269,6 +271,7 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
                 return again
             self._insert(mem, vector)
             self._history(scope, mem.id, "ADD", None, mem.text, None, (mem.source.kind or None), now)
+            segments.settle(self.conn, WORDS_TABLE)  # few word-index segments: fast keyword search
         with self._lock:
             self._cache_upsert(scope, mem.id, vector)
         return mem
@@ -299,6 +302,10 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
                 self._insert(mem, vectors[i] if vectors is not None else None)
                 self._history(scope, mem.id, "ADD", None, text, None, "import", now)
                 added += 1
+            if added >= BULK_ROWS:  # one segment after an import (index.segments)
+                segments.optimize(self.conn, WORDS_TABLE)
+            elif added:
+                segments.settle(self.conn, WORDS_TABLE)
         return added
 
     def get(self, memory_id: str, *, scope: Scope) -> SemanticMemory | None:
@@ -378,6 +385,7 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
             if target is None:
                 self._insert(new, vector)
                 self._history(scope, new.id, "UPDATE", old.text, new.text, old.id, reason, now)
+                segments.settle(self.conn, WORDS_TABLE)
                 target = new
             self.conn.execute(f"UPDATE semantic_memories SET status = 'superseded', superseded_by = ?, "
                               f"superseded_at = ?, updated_at = ?, seq = ? WHERE id = ? AND {SCOPE_SQL}",
