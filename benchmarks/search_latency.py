@@ -12,7 +12,7 @@ Queries (20 per class, each run 3 times after one warm-up): ``common`` (one of t
 whole word in the word index; it was a LIKE scan with the first, trigram, index).
 
 The index is built in batches of 1,000 messages and then optimized, the state a bulk ``index_paths`` pass
-leaves (small passes converge to it through bounded merges); ``--as-built`` skips the optimize and measures
+leaves (small passes keep a few segments through bounded merges: ``pi_memory.index.segments``); ``--as-built`` skips the optimize and measures
 the many-segment state (13 segments at 1M: p50 about 1.5-2x higher).
 
 Baseline, same run, same data: a plain FTS5 table (``unicode61``) queried with SQLite's ``bm25()``, terms

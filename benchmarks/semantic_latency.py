@@ -25,7 +25,9 @@ uses random unit vectors (the vector search costs the same; only the ranking is 
 
 Sessions (``--turns``, default 100,000; 0 skips it): after the figures above, the same database gets that many
 session turns (synthetic texts from the same templates, seed 11, in one project's sessions, 20 turns a session)
-with a vector each (``real`` up to 20k, else random, as above), and ``recall()`` is timed twice per query, as a
+with a vector each (``real`` up to 20k, else random, as above), its word index merged into one segment as the
+session indexer's bulk pass leaves it (and as an import of memories leaves theirs: ``pi_memory.index.segments``;
+before that the run measured 14 and 10 segments, about 5 ms more CPU per recall), and ``recall()`` is timed twice per query, as a
 host calls it: ``semantic`` only, then ``semantic`` + ``sessions`` (keyword and vector lists of both, the query
 embedded once and shared). The first recall with sessions loads the turn matrix ("turns cold").
 

@@ -1,5 +1,5 @@
 """FTS5 segment upkeep (:mod:`pi_memory.index.segments`): few segments after small writes, and no word index
-driven into FTS5's level limit by SQLite before 3.42 -- where 1,145 passes of the session indexer, each
+driven into FTS5's level limit by SQLite before 3.42 -- where 1,148 passes of the session indexer, each
 ending with a negative merge, left ``messages_fts`` failing every read and write with "database disk image is
 malformed"."""
 
