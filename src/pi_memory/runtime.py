@@ -15,6 +15,7 @@ import contextlib
 import logging
 import sqlite3
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from pi_memory.tools import ToolSpec
 
 log = logging.getLogger(__name__)
+
+REOPEN_CHECK_S = 5.0  # how often a host holding a read-only index asks whether its folder can be written again
 
 
 @dataclass
@@ -50,14 +53,17 @@ class Memory:
     # the host this process serves ("claude-code", "codex"; None: pi, the CLI, the MCP server): recall's
     # default sources depend on it (pi_memory.semantic.config.HOST_RECALL_SOURCES)
     host: str | None = None
+    _reopen_after: float = field(default=0.0, repr=False)  # monotonic time of the next writable-again check
 
     @property
     def project_root(self) -> Path | None:
         return self.store.project_root
 
     def index(self) -> sqlite3.Connection:
-        """The index connection, opened (and migrated, repaired if corrupt) on first use."""
+        """The index connection, opened (and migrated, repaired if corrupt) on first use; opened again when it was
+        opened for reading only and its folder can be written now (:meth:`_writable_again`)."""
         with self._lock:
+            self._writable_again()
             if self._conn is None:
                 from pi_memory import timing
                 from pi_memory.index import open_index
@@ -65,6 +71,31 @@ class Memory:
                 with timing.span("database.open"):
                     self._conn = open_index(self.settings.data_dir, check=self.index_check)
             return self._conn
+
+    def _writable_again(self) -> None:
+        """Drop the index connection and the semantic service when they were opened for reading only (a full
+        disk, a read-only folder when the process started) and nothing stops a write in the folder now, so the
+        next use opens them for writing: a long-running host (the MCP server, a pi session) no longer refuses
+        every write until it is restarted once the user has fixed the folder. Asked at most every
+        ``REOPEN_CHECK_S``; the caller holds the lock. The old objects are dropped, not closed: another thread
+        may be reading through them (a read-only connection holds nothing a writer waits for)."""
+        from pi_memory.index.read_only import ReadOnlyConnection
+
+        backend = getattr(self._semantic, "backend", None) if self._semantic else None
+        conns = [c for c in (self._conn, getattr(backend, "conn", None)) if isinstance(c, ReadOnlyConnection)]
+        now = time.monotonic()
+        if not conns or now < self._reopen_after:
+            return
+        self._reopen_after = now + REOPEN_CHECK_S
+        from pi_memory.index.file_guard import write_problem
+
+        if write_problem(self.settings.data_dir) is not None:
+            return
+        log.info("the data folder %s can be written again: the index is opened for writing",
+                    self.settings.data_dir)
+        self._conn = None
+        if backend is not None and isinstance(getattr(backend, "conn", None), ReadOnlyConnection):
+            self._semantic = None
 
     def repair_index(self) -> sqlite3.Connection:
         """Close the index and open it again with a full integrity check, which sets a damaged file aside and
@@ -114,6 +145,7 @@ class Memory:
         """The semantic-memory service (:mod:`pi_memory.semantic`), or ``None`` when its settings are unusable
         (``semantic_status`` then says why). Opened once, on first use."""
         with self._lock:
+            self._writable_again()
             if self._semantic is None:
                 self._semantic = open_semantic_or_none(self)
             return self._semantic or None
@@ -181,7 +213,7 @@ class Memory:
         if service is not None:
             from pi_memory.tools.semantic import create_semantic_tools
 
-            tools += create_semantic_tools(service)
+            tools += create_semantic_tools(service, current=None if describe_only else self.semantic)
         return tools
 
     def _semantic_description(self):

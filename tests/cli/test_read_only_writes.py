@@ -95,6 +95,62 @@ def test_a_folder_made_read_only_after_the_open_is_asked_again_at_each_write(dat
         memory.close()
 
 
+def test_a_host_opened_on_a_read_only_folder_writes_again_once_it_is_fixed(data, monkeypatch):
+    """A long-running host (the MCP server, a pi session) that started while the folder could not be written got
+    its index opened for reading only; once the user fixes the folder, its next writes go through, curated and
+    semantic, without a restart."""
+    from pi_memory import runtime
+    from pi_memory.index.read_only import ReadOnlyConnection
+
+    monkeypatch.setattr(runtime, "REOPEN_CHECK_S", 0.0)
+    data.chmod(0o555)
+    memory = runtime.open_memory(override_dir=data)
+    try:
+        tools = {tool.name: tool for tool in memory.tools()}
+        assert isinstance(memory.index(), ReadOnlyConnection)
+        refused = tools["memory_add"].call({"target": "memory", "content": "the queue is Redis"})
+        assert refused.is_error and refused.result["code"] == "read_only"
+        semantic = tools["mem0_memory"].call({"action": "add", "text": "the staging database is Postgres 16"})
+        assert (semantic.result["success"], semantic.result["code"]) == (False, "read_only"), semantic.result
+        data.chmod(0o755)
+        assert tools["memory_add"].call({"target": "memory", "content": "the queue is Redis"}).result["success"]
+        assert not isinstance(memory.index(), ReadOnlyConnection)
+        found = tools["memory_search"].call({"query": "Redis queue"}).result
+        assert [hit["content"] for hit in found["results"]] == ["the queue is Redis"]  # mirrored into the index
+        added = tools["mem0_memory"].call({"action": "add", "text": "the staging database is Postgres 16"}).result
+        assert added["success"], added
+        found = tools["mem0_memory"].call({"action": "search", "query": "staging database"}).result
+        assert "the staging database is Postgres 16" in str(found)
+    finally:
+        data.chmod(0o755)
+        memory.close()
+
+
+def test_a_read_only_host_asks_again_only_every_few_seconds(data, monkeypatch):
+    """The check costs a few system calls: a host asks at most every ``REOPEN_CHECK_S``."""
+    from pi_memory import runtime
+    from pi_memory.index import file_guard
+
+    data.chmod(0o555)
+    memory = runtime.open_memory(override_dir=data)
+    asked = []
+    real = file_guard.write_problem
+    monkeypatch.setattr(file_guard, "write_problem", lambda folder: asked.append(folder) or real(folder))
+    try:
+        for _ in range(20):
+            memory.index()
+        assert len(asked) == 1
+        data.chmod(0o755)
+        memory.index()
+        assert len(asked) == 1  # not yet asked again: the old connection still serves reads
+        memory._reopen_after = 0.0
+        memory.index()
+        assert len(asked) == 2
+    finally:
+        data.chmod(0o755)
+        memory.close()
+
+
 def test_status_says_whether_the_folder_is_read_only(data, monkeypatch):
     code, result, _ = cli(["status", "--dir", str(data)])
     assert code == 0 and (result["readOnly"], result["readOnlyReason"]) == (False, None)

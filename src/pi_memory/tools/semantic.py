@@ -11,6 +11,7 @@ replaced by the blocked marker (the id stays, so the model can delete it), crede
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
@@ -120,8 +121,11 @@ def handle(service: SemanticService, a: MemoryToolArgs) -> dict[str, Any]:
         return {"success": False, "action": a.action, "error": f"{exc}"}
 
 
-def create_semantic_tools(service: SemanticService, *, force: bool = False) -> list[ToolSpec]:
-    """``[mem0_memory]`` bound to ``service`` when ``toolEnabled`` resolves to true (or ``force``), else ``[]``."""
+def create_semantic_tools(service: SemanticService, *, force: bool = False,
+                          current: Callable[[], SemanticService | None] | None = None) -> list[ToolSpec]:
+    """``[mem0_memory]`` bound to ``service`` when ``toolEnabled`` resolves to true (or ``force``), else ``[]``.
+    ``current``: the service to use at each call instead (a host reopens it when its folder can be written
+    again: :meth:`pi_memory.runtime.Memory.semantic`); ``service`` when it gives ``None``."""
     from pi_memory.tools import ToolSpec
 
     if not service.settings.enabled or not (service.settings.tool_enabled or force):
@@ -132,7 +136,7 @@ def create_semantic_tools(service: SemanticService, *, force: bool = False) -> l
             label="Semantic memory",
             description=DESCRIPTION,
             args_model=MemoryToolArgs,
-            handler=lambda a: handle(service, a),  # type: ignore[arg-type]
+            handler=lambda a: handle((current() if current else None) or service, a),  # type: ignore[arg-type]
             destructive=True,
         )
     ]
