@@ -8,6 +8,8 @@ named. The suite runs as root, so "read-only" is what pi-memory honours even as 
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -149,6 +151,37 @@ def test_a_read_only_host_asks_again_only_every_few_seconds(data, monkeypatch):
     finally:
         data.chmod(0o755)
         memory.close()
+
+
+def run_cli(*argv: str, env: dict) -> subprocess.CompletedProcess:
+    """The installed CLI in a process of its own: its logging is the CLI's own (in this process pytest's is)."""
+    return subprocess.run([sys.executable, "-m", "pi_memory", *argv], capture_output=True, text=True, env=env,
+                          timeout=120)
+
+
+def test_a_refused_write_says_why_once_and_a_read_still_warns(data, tmp_path):
+    """Opening the index of a read-only folder logs a notice for a person; a write refused for that reason says it
+    in its refusal, so the notice is not printed too (it repeated the cause and the fix); a read prints it."""
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    env.pop("PI_MEMORY_DIR", None)
+    data.chmod(0o555)
+    why = (f"you have no permission to write in the data folder {data} (its mode 0555 lets no one write there, and "
+           "pi-memory honours that even when running as root)")
+    fix = (f"Give your user write access to it (for example `chmod u+w {data}`), or use another folder with --dir "
+           "or $PI_MEMORY_DIR.")
+    for argv, refusal in ((["add", "memory", "the queue is Redis"],
+                           f"refused (read_only): Nothing was saved to MEMORY.md: {why}. {fix}"),
+                          (["semantic", "add", "the staging database is Postgres 16"],
+                           f"refused: {why[0].upper()}{why[1:]}. pi-memory opened it for reading only, so nothing "
+                           f"was saved. {fix}")):
+        done = run_cli(*argv, "--dir", str(data), env=env)
+        assert (done.returncode, done.stdout) == (1, "")
+        assert done.stderr.strip().splitlines() == [refusal]
+    done = run_cli("memory-search", "build", "--dir", str(data), env=env)
+    assert done.returncode == 0 and "the build uses make" in done.stdout
+    assert done.stderr.strip().splitlines() == [
+        f"warning: {why[0].upper()}{why[1:]}. pi-memory opened it for reading only: searches and recall answer from "
+        f"what is there; indexing, capture and every other write are skipped. {fix}"]
 
 
 def test_status_says_whether_the_folder_is_read_only(data, monkeypatch):

@@ -23,6 +23,7 @@ import typer
 
 from pi_memory import safety
 from pi_memory.cli.app import app, build_command, fail, state
+from pi_memory.cli.notices import HeldNotices
 
 try:  # typer 0.2x ships its own copy of click; its usage errors derive from TyperException
     from typer import TyperException as _ClickError
@@ -54,6 +55,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(getattr(exc, "exit_code", 2))
     except Exception as exc:
         sys.exit(_refuse(exc, "--json" in args))
+    finally:
+        if state.notices is not None:
+            state.notices.release()  # after a refusal (dropped) this prints nothing
     sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -81,6 +85,8 @@ def _log_to_stderr() -> None:
         root.setLevel(logging.DEBUG)
     else:
         handler.setFormatter(_OneLine())
+        state.notices = HeldNotices(handler)
+        handler.addFilter(state.notices)  # before _once: a held record is seen once, when it is printed
         handler.addFilter(_once())
         root.setLevel(logging.WARNING)
     root.addHandler(handler)

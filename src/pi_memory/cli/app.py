@@ -47,6 +47,7 @@ class _State:
     json: bool = False
     data_dir: Path | None = None  # the resolved data root, once a command has resolved its settings
     stdout_is_protocol: bool = False  # `pi-memory mcp`: standard output carries MCP, so JSON goes to stderr
+    notices: object = None  # the held read-only notice (pi_memory.cli.notices.HeldNotices), set by main()
 
 
 state = _State()
@@ -169,6 +170,8 @@ def fail(message: str, code: int, **fields: object) -> typer.Exit:
 
     In JSON mode: ``{"success": false, "error": message, "exitCode": code, **fields}`` on standard output;
     otherwise ``refused: message`` / ``error: message`` on standard error."""
+    if code == 1 and state.notices is not None:
+        state.notices.drop()  # the refusal says why; the notice of a read-only open would repeat it
     if state.json:
         emit_json({"success": False, "error": message, "exitCode": code, **fields})
     else:
@@ -248,6 +251,8 @@ def finish(result: MemoryResult, as_json: bool) -> None:
             out.print(result.message or "ok", markup=False)
             out.print(f"{result.target}: {n_entries(result.entry_count or 0)}, {result.usage}", markup=False)
     else:
+        if state.notices is not None:
+            state.notices.drop()
         err.print(f"[red]refused ({result.code}):[/red] ", end="")
         err.print(result.error or "", markup=False)
         for title, items in (("matching entries", result.matches), ("current entries", result.current_entries)):

@@ -195,7 +195,7 @@ def open_read_only_index(path: Path, check: bool | None, problem: StorageProblem
     for a damaged file, ``sqlite3`` errors for a file that cannot be read at all."""
     from pi_memory.index.db import MIGRATIONS, _check, _Corrupt, applied_migrations, is_corruption
 
-    log.warning("%s", problem.notice)
+    log.warning("%s", problem.notice, extra={"read_only_notice": True})  # the CLI holds it: .cli.notices
     if not path.exists() or is_empty(path):
         return _in_memory(path.parent, problem)
     wal = path.with_name(path.name + "-wal")
