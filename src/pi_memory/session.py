@@ -399,6 +399,8 @@ class AgentSession:
             reports.append(tv.embed_turns(conn, embedder, after_id=after_id, limit=tv.TURNS_PER_RUN, stop=self._stop))
         for report in reports:
             self.embedded[report.source] += report.embedded
+            if report.stopped is not None:  # a write failed (busy, full disk): the next run goes on from there
+                log.info("%s vectors not written now: %s", report.source, report.stopped)
         error = next((r.error for r in reports if r.error), None)
         if error and not self._embed_warned:  # said once; later passes try again quietly
             self._embed_warned = True

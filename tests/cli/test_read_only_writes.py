@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: read_onl
 
 from pi_memory import storage  # noqa: E402
 from pi_memory.storage import read_only_problem  # noqa: E402
-from read_only_folder import cli, foreign_sqlite, own_agent, text_cli  # noqa: E402,F401
+from read_only_folder import cli, foreign_sqlite, own_agent, pi_session, text_cli  # noqa: E402,F401
 from read_only_folder import tree_state as state  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("own_agent")
@@ -219,6 +219,47 @@ def test_embed_sessions_is_refused_before_anything_is_embedded(data, monkeypatch
         assert result["error"].startswith(said)
         assert "pi-memory opened it for reading only, so nothing was saved." in result["error"]
     assert state(data) == before
+
+
+@pytest.mark.parametrize("fails_at", ["curated", "sessions"])
+def test_embed_sessions_stopped_by_a_folder_turned_read_only_keeps_and_counts_what_it_saved(data, monkeypatch,
+                                                                                           fails_at):
+    """The folder stops taking writes during the pass (a full disk, a chmod): the vectors written before are kept
+    and the message says so, instead of "nothing was saved" (the refusal a write gets when nothing was)."""
+    from pi_memory.semantic import turn_vectors
+
+    sessions = data.parent / "sessions"
+    pi_session(sessions / "s1.jsonl", "/work/shop", [("user", "how do we deploy to staging?"),
+                                                     ("assistant", "Run make deploy; staging listens on 8443.")])
+    assert cli(["index-sessions", str(sessions), "--dir", str(data)])[0] == 0
+    monkeypatch.setattr(turn_vectors, "BATCH", 1)
+    real, writes = turn_vectors._write, []
+
+    def write(conn, source, *args):  # the folder turns read-only once this write is done: the next one is refused
+        real(conn, source, *args)
+        writes.append(source)
+        if len(writes) == (1 if fails_at == "curated" else 2):
+            data.chmod(0o555)
+
+    monkeypatch.setattr(turn_vectors, "_write", write)
+    code, result, _ = cli(["semantic", "embed-sessions", "--all", "--dir", str(data)])
+    saved = 1 if fails_at == "curated" else 2  # the data holds two curated entries
+    assert code == 1, result
+    assert result["error"] == (
+        f"You have no permission to write in the data folder {data} (its mode 0555 lets no one write there, and "
+        "pi-memory honours that even when running as root). Embedding stopped there; the vectors saved before it "
+        f"are kept ({saved} vector{'' if saved == 1 else 's'}). Give your user write access to it (for example "
+        f"`chmod u+w {data}`), or use another folder with --dir or $PI_MEMORY_DIR.")
+    data.chmod(0o755)
+    import sqlite3
+
+    conn = sqlite3.connect(data / "index.sqlite3")
+    try:
+        stored = conn.execute("SELECT count(*) FROM semantic_curated_vectors").fetchone()[0] + conn.execute(
+            "SELECT count(*) FROM semantic_turn_vectors").fetchone()[0]
+    finally:
+        conn.close()
+    assert stored == saved
 
 
 def test_split_apply_is_refused_before_anything_is_written(data):

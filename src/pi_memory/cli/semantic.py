@@ -327,6 +327,19 @@ def reembed(prune: Annotated[bool, typer.Option("--prune", help="Afterwards dele
         raise fail(problem, 1)
 
 
+def _stopped_writing(exc: Exception, saved: int, data_dir) -> str:
+    """What a person reads when embed-sessions could not write any more after saving ``saved`` vectors."""
+    from pi_memory.storage import describe, storage_problem
+
+    kept = f"the vectors saved before it are kept ({saved} vector{'' if saved == 1 else 's'})"
+    found = storage_problem(exc, data_dir)
+    if found is None:
+        return (f"embedding stopped: writing the vectors failed ({type(exc).__name__}: {exc}); {kept}. Run the "
+                "command again to go on.")
+    what, todo = describe(found.kind, found.folder, found.detail, file=found.file)
+    return f"{what} Embedding stopped there; {kept}. {todo}"
+
+
 @semantic_app.command("embed-sessions")
 def embed_sessions(
     all_: Annotated[bool, typer.Option("--all", help="Every project's turns and curated entries (default: the "
@@ -366,6 +379,9 @@ def embed_sessions(
     failed = next((r for r in reports if r.error), None)
     problem = (f"embedding stopped: {failed.error}. What was embedded is kept; fix the embedder settings "
                "(`pi-memory semantic status`) and run the command again to go on.") if failed is not None else None
+    halted = next((r for r in reports if r.stopped is not None), None)
+    if halted is not None:
+        problem = _stopped_writing(halted.stopped, sum(r.embedded for r in reports), state.data_dir)
     if problem and quiet:  # one JSON object: the error with the figures
         raise fail(problem, 1, **data)
     if not _json(data, json_):

@@ -168,6 +168,8 @@ def ensure_curated(conn: sqlite3.Connection, embedder, project: str | None) -> N
         report = tv.embed_curated(writer, embedder, project=project, limit=tv.CURATED_PER_RECALL)
         if report.error:
             log.warning("curated entries not embedded: %s", report.error)
+        elif report.stopped is not None:  # busy, or the folder stopped taking writes: a later recall tries again
+            log.info("curated entries not embedded now (%s); keyword search covers them", report.stopped)
     except sqlite3.OperationalError as exc:  # busy: another recall will try again
         log.info("curated entries not embedded now (%s); keyword search covers them", exc)
     finally:

@@ -59,7 +59,8 @@ Progress = Callable[[int, int], None]
 class EmbedReport:
     """One pass: ``embedded`` vectors written, ``remaining`` rows still without a vector of ``model`` (in the
     pass's project, ``None`` when not counted), ``pruned`` vectors of other models removed, ``error`` the
-    embedder's failure (the pass stopped there)."""
+    embedder's failure (the pass stopped there), ``stopped`` the write that failed (a disk that filled up, a
+    folder made read-only: the pass stopped there, what it wrote before is kept)."""
 
     source: str  # "curated" | "sessions"
     model: str
@@ -67,6 +68,7 @@ class EmbedReport:
     remaining: int | None = None
     pruned: int = 0
     error: str | None = None
+    stopped: Exception | None = None
 
 
 def curated_scope_sql(project: str | None) -> tuple[str, list[str]]:
@@ -154,8 +156,12 @@ def _run(conn: sqlite3.Connection, embedder, source: str, fetch: Callable[[int],
             error = f"{type(exc).__name__}: {exc}"
             log.warning("embedding %s failed after %d vectors: %s", source, done, error)
             break
-        with transaction(conn):
-            _write(conn, source, model, rows, vecs)
+        try:
+            with transaction(conn):
+                _write(conn, source, model, rows, vecs)
+        except (OSError, sqlite3.OperationalError) as exc:  # full disk, read-only folder: earlier batches stay
+            log.warning("writing %s vectors failed after %d: %s", source, done, exc)
+            return EmbedReport(source, model, done, None, stopped=exc)
         done += len(rows)
         if progress:
             progress(done, max(total or 0, done))
@@ -218,13 +224,16 @@ def backfill(conn: sqlite3.Connection, embedder, *, project: str | None = None, 
     ``progress(source, done, total)``; ``prune``: afterwards delete other models' vectors, only when nothing
     is left to embed anywhere in the pass. Returns the reports (the turns' is missing when the curated pass
     failed) and the vectors pruned. An index that cannot be written (:func:`pi_memory.index.read_only.refuse_write`) is refused
-    before anything is embedded."""
+    before anything is embedded; a write failing later (the disk filled up) ends the pass with the report's
+    ``stopped``, or raises when nothing was written yet."""
     refuse_write(conn)
     reports: list[EmbedReport] = []
     for source, run, cap in (("curated", embed_curated, None), ("sessions", embed_turns, limit)):
         step = (lambda done, total, source=source: progress(source, done, total)) if progress else None
         reports.append(run(conn, embedder, project=project, limit=cap, progress=step, stop=stop, count=True))
-        if reports[-1].error:
+        if reports[-1].stopped is not None and not any(r.embedded for r in reports):
+            raise reports[-1].stopped  # nothing was written: the write's own refusal says so
+        if reports[-1].error or reports[-1].stopped is not None:
             break
     finished = len(reports) == 2 and all(r.remaining == 0 and r.error is None for r in reports)
     pruned = prune_other_models(conn, str(embedder.model_name)) if prune and finished and project is None else 0
