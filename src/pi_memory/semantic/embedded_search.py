@@ -45,7 +45,17 @@ class EmbeddedSearch:
 
     def keyword_candidates(self, query: str, *, scope: Scope, limit: int | None = None) -> list[tuple[str, float]]:
         """``(id, bm25)`` of the scope's active memories matching any query term, best (lowest bm25) first; see
-        :func:`pi_memory.semantic.keyword.keyword_candidates` for how the work is bounded."""
+        :func:`pi_memory.semantic.keyword.keyword_candidates` for how the work is bounded.
+
+        Through the calling thread's own read connection when there is one (:func:`pi_memory.index.parallel.
+        reader`), without the backend's lock: holding it for the whole FTS5 search made the vector search of the
+        same recall (:meth:`candidate_lists`), which needs the lock to bring its matrix up to date, wait for the
+        keyword search to end instead of running beside it."""
+        from pi_memory.index.parallel import reader
+
+        own = reader(self.conn)
+        if own is not self.conn:
+            return keyword.keyword_candidates(own, query, scope.columns(), limit or self.candidates)
         with self._lock:
             return keyword.keyword_candidates(self.conn, query, scope.columns(), limit or self.candidates)
 
