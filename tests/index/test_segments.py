@@ -86,6 +86,7 @@ def test_repeated_optimize_never_breaks_the_index():
     conn = sqlite3.connect(":memory:", isolation_level=None)
     fts_table(conn, "messages_fts")
     conn.execute("CREATE TABLE messages(id INTEGER PRIMARY KEY, text TEXT, fts_text TEXT)")
+    conn.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)")
     for i in range(1, 1201):
         conn.execute("INSERT INTO messages(id, text) VALUES (?, ?)", (i, words(i)))
         conn.execute("INSERT INTO messages_fts(rowid, text) VALUES (?, ?)", (i, words(i)))
@@ -138,15 +139,22 @@ def break_levels(conn: sqlite3.Connection, table: str) -> None:
 
 @pytest.mark.skipif(not OLD_SQLITE, reason=f"SQLite {sqlite3.sqlite_version} cannot reach FTS5's level limit")
 def test_open_rebuilds_a_word_index_broken_by_the_level_limit(tmp_path):
+    """The state the previous version left: ``messages_fts`` past the limit, failing every read. The open rebuilds
+    that one table in place: no copy of the file set aside, nothing else of the index touched."""
     data = tmp_path / "data"
     conn = open_index(data)
     add_session(conn, "s1", [{"text": "the staging server listens on port 8443"},
                              {"text": "invoice rounding uses banker's rounding", "role": "assistant"}])
+    with transaction(conn):
+        conn.execute("INSERT INTO meta(key, value) VALUES ('kept', 'yes')")
     break_levels(conn, "messages_fts")
+    assert segments.structure(conn, "messages_fts")[0] > 2000
     with pytest.raises(sqlite3.DatabaseError, match="malformed"):
         conn.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'staging'").fetchone()
     conn.close()
     conn = open_index(data)
+    assert sorted(p.name for p in data.iterdir() if "corrupt" in p.name) == []  # not set aside as damaged
+    assert conn.execute("SELECT value FROM meta WHERE key = 'kept'").fetchone() == ("yes",)
     assert sound(conn, "messages_fts")
     assert segments.structure(conn, "messages_fts")[0] < 10
     hits = session_search(conn, "staging port", limit=5).results
@@ -156,20 +164,68 @@ def test_open_rebuilds_a_word_index_broken_by_the_level_limit(tmp_path):
 
 
 def test_repair_levels_rebuilds_each_word_index_over_the_limit(tmp_path, monkeypatch):
-    """The rebuild itself, on any SQLite: every word index refilled from the rows it indexes, its triggers kept."""
+    """The rebuild itself, on any SQLite: every word index refilled from the rows it indexes, its triggers kept;
+    a second look (another process opening just after) finds nothing left to do."""
     conn = open_index(tmp_path / "data")
     add_session(conn, "s1", [{"text": "deploy with make deploy-staging"}])
     with transaction(conn):
         conn.execute("INSERT INTO memories(scope, target, content, source, created) VALUES ('global', 'memory', "
                      "'Postgres runs on port 5433 in dev', 'extended', '2026-11-01')")
-    monkeypatch.setattr(segments, "LEVEL_LIMIT", 0)
+    monkeypatch.setattr(segments, "REPAIR_AT", 0)
     rebuilt = segments.repair_levels(conn)
     assert set(rebuilt) >= {"messages_fts", "memories_fts"}
     assert conn.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'staging'").fetchall() != []
     assert conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH '5433'").fetchone()[0] == 1
+    monkeypatch.setattr(segments, "REPAIR_AT", 1)  # the fresh tables have one level (or none)
+    assert segments.repair_levels(conn) == []
+    assert segments.refill(conn) == 0  # the one message came back with the first batch; the mark goes now
+    assert segments.refill(conn) is None
     with transaction(conn):  # the delete trigger still writes to the recreated table
         conn.execute("DELETE FROM messages")
     assert conn.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'staging'").fetchone()[0] == 0
+    assert sound(conn, "messages_fts")
+
+
+def test_a_refill_puts_back_the_newest_first_and_edits_meanwhile_leave_it_sound(tmp_path, monkeypatch):
+    """While ``messages_fts`` is refilled, messages not yet back are deleted and rewritten (a prune, a redaction,
+    a rewritten transcript): the index stays sound and ends holding exactly the messages as they are."""
+    conn = open_index(tmp_path / "data")
+    add_session(conn, "s1", [{"text": f"note{i} about topic{i} shared"} for i in range(1, 11)])
+    ids = [r[0] for r in conn.execute("SELECT id FROM messages ORDER BY id")]
+    monkeypatch.setattr(segments, "REPAIR_AT", 0)
+    monkeypatch.setattr(segments, "REFILL_ROWS", 3)
+    assert "messages_fts" in segments.repair_levels(conn)
+
+    def found(word: str) -> list[int]:
+        return [r[0] for r in conn.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid",
+                                           (word,))]
+
+    assert found("shared") == ids[-3:]  # the newest three are back at once
+    with transaction(conn):
+        conn.execute("DELETE FROM messages WHERE id = ?", (ids[0],))  # not back yet
+        conn.execute("UPDATE messages SET text = 'note2 rewritten as redacted' WHERE id = ?", (ids[1],))  # not back
+        conn.execute("DELETE FROM messages WHERE id = ?", (ids[-1],))  # back already
+    assert sound(conn, "messages_fts")
+    assert segments.refill(conn, seconds=None) == 6
+    assert conn.execute("SELECT 1 FROM meta WHERE key = 'words_refill_below'").fetchone() is None
+    assert sound(conn, "messages_fts")
+    assert found("shared") == ids[2:-1]
+    assert found("redacted") == [ids[1]] and found("topic2") == []
+    with transaction(conn):  # the triggers act on every message again
+        conn.execute("DELETE FROM messages WHERE id = ?", (ids[4],))
+    assert ids[4] not in found("shared") and sound(conn, "messages_fts")
+
+
+def test_an_index_pass_goes_on_with_a_refill(tmp_path, monkeypatch):
+    conn = open_index(tmp_path / "data")
+    add_session(conn, "s1", [{"text": f"note{i} shared"} for i in range(1, 8)])
+    monkeypatch.setattr(segments, "REPAIR_AT", 0)
+    monkeypatch.setattr(segments, "REFILL_ROWS", 2)
+    segments.repair_levels(conn)
+    assert conn.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'shared'").fetchone()[0] == 2
+    index_paths(conn, [tmp_path / "no-sessions-here"])
+    assert conn.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'shared'").fetchone()[0] == 7
+    assert segments.refill(conn) is None
 
 
 def test_nothing_is_rebuilt_below_the_limit(tmp_path):

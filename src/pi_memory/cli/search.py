@@ -188,6 +188,9 @@ def index_sessions(
     bar, update = _progress_bar()
     with bar:
         stats = index_paths(memory.index(), paths or None, progress=update)
+    from pi_memory.index import segments
+
+    segments.refill(memory.index(), seconds=None)  # a word index being refilled after a repair: all of it now
     if memory.settings.session_retention_days:
         pruned = prune(memory.index(), memory.settings.session_retention_days)
         err.print(f"retention: removed {pruned} index rows older than {memory.settings.session_retention_days} days")

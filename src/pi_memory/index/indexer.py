@@ -379,9 +379,7 @@ def index_paths(
                 with transaction(conn):
                     segments.optimize(conn, "messages_fts")
                 stats.optimize_seconds = time.perf_counter() - t0
-    if not bulk and stats.messages_added:
-        with transaction(conn):  # a bounded step towards fewer segments (nothing to do when there are few)
-            segments.settle(conn, "messages_fts")
+    segments.after_pass(conn, added=not bulk and stats.messages_added > 0)  # merge a little; refill goes on
     pending = paths is None and conn.execute("SELECT 1 FROM pending_paths LIMIT 1").fetchone() is not None
     if pending and stats.files_failed == 0 and not stats.files_deferred:
         with transaction(conn):  # every pending file was read (or is gone): nothing is pending any more
@@ -474,6 +472,7 @@ def clear_sessions(conn: sqlite3.Connection) -> None:
         conn.execute("DROP TRIGGER IF EXISTS messages_ad")
         conn.execute("DELETE FROM messages")
         conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('delete-all')")
+        conn.execute("DELETE FROM meta WHERE key = ?", (segments.REFILL_KEY,))  # nothing is left to refill
         conn.execute("DELETE FROM entries")
         conn.execute("DELETE FROM session_files")
         conn.execute("DELETE FROM sessions")

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pi_memory.index import segments
 from pi_memory.index.db import now_iso, open_read_only, transaction
 from pi_memory.index.redaction import redact_text
 
@@ -152,6 +153,8 @@ def sync_store(
                 updated += 1
             else:
                 kept += 1
+        if added or removed or updated:
+            segments.settle(conn, "memories_fts")  # few word-index segments (.segments)
     return SyncStats(added=added, removed=removed, kept=kept, updated=updated)
 
 

@@ -46,6 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pi_memory.index import redaction
+from pi_memory.index.segments import REFILL_KEY
 from pi_memory.index.words import TOKENIZER, fts_form
 
 
@@ -75,18 +76,25 @@ class Migration:
     readers_need: bool = True
 
 
+# A message the word index does not hold yet (a refill under way) must not be deleted from it: deleting a row a
+# contentless FTS5 table lacks damages the index. The triggers act only on messages at or above the refill's mark.
+_IN_WORD_INDEX = f"old.id >= ifnull((SELECT CAST(value AS INTEGER) FROM meta WHERE key = '{REFILL_KEY}'), 0)"
+
 MESSAGES_DELETE_TRIGGER = (
-    "CREATE TRIGGER messages_ad AFTER DELETE ON messages BEGIN "
+    f"CREATE TRIGGER messages_ad AFTER DELETE ON messages WHEN {_IN_WORD_INDEX} BEGIN "
     "INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.id, coalesce(old.fts_text, old.text)); "
     "END"
 )
 
+_MESSAGES_UPDATE_TRIGGER = (
+    f"CREATE TRIGGER messages_au AFTER UPDATE OF text, fts_text ON messages WHEN {_IN_WORD_INDEX} BEGIN "
+    "INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.id, coalesce(old.fts_text, old.text)); "
+    "INSERT INTO messages_fts(rowid, text) VALUES (new.id, coalesce(new.fts_text, new.text)); END"
+)
+
 _WORD_INDEX = (
     f"CREATE VIRTUAL TABLE messages_fts USING fts5(text, content='', columnsize=0, tokenize='{TOKENIZER}');\n"
-    + MESSAGES_DELETE_TRIGGER
-    + ";\nCREATE TRIGGER messages_au AFTER UPDATE OF text, fts_text ON messages BEGIN "
-    "INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.id, coalesce(old.fts_text, old.text)); "
-    "INSERT INTO messages_fts(rowid, text) VALUES (new.id, coalesce(new.fts_text, new.text)); END;"
+    + MESSAGES_DELETE_TRIGGER + ";\n" + _MESSAGES_UPDATE_TRIGGER + ";"
 )
 
 
@@ -278,4 +286,7 @@ MIGRATIONS: list[Migration] = [
     ),
     Migration(redaction.MIGRATION_NAME, "", redaction.start),
     Migration("009_utc_timestamps", "", _utc_timestamps),
+    Migration("010_word_index_refill_guard",
+              "DROP TRIGGER IF EXISTS messages_ad;\nDROP TRIGGER IF EXISTS messages_au;\n"
+              + MESSAGES_DELETE_TRIGGER + ";\n" + _MESSAGES_UPDATE_TRIGGER + ";", readers_need=False),
 ]

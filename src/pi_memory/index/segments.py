@@ -20,24 +20,40 @@ index; 3.42.0 and later keep at most 64 levels. So, on such a SQLite (:data:`LEV
   test of 20,000 single-row writes, 5.7 segments on average against 13 with FTS5's own merging;
 * :func:`optimize` rebuilds the index from its rows first when it has no room left for more levels
   (:data:`LEVEL_ROOM`);
-* :func:`repair_levels`, at every writable open, rebuilds an index whose levels are over :data:`LEVEL_LIMIT` from
-  the rows it indexes (one already broken at 2,000 too: its table can still be dropped).
+* :func:`repair_levels`, at every writable open, rebuilds an index whose levels are over :data:`REPAIR_AT` from
+  the rows it indexes, one already broken too (its structure record is emptied first: FTS5 will not even drop a
+  table it cannot read). An index between :data:`LEVEL_ROOM` and :data:`REPAIR_AT` levels is left as it is:
+  nothing here adds levels any more (a bulk pass rebuilds it). A large ``messages_fts`` is not rebuilt in one
+  go, which took 33-36 s at 1M messages, longer than a host waits for its start: it comes back empty but for
+  its newest :data:`REFILL_ROWS` messages, and each index pass (:func:`after_pass`) puts back more for about
+  :data:`REFILL_SECONDS`, newest first, one transaction per batch. Meanwhile the messages not yet back are never
+  deleted from it (deleting a row a contentless table lacks would damage it): the ``messages`` triggers act
+  only on ids at or above the refill's mark (``meta`` key :data:`pi_memory.index.schema.REFILL_KEY`).
 """
 
 from __future__ import annotations
 
 import logging
 import sqlite3
+import time
 
 log = logging.getLogger(__name__)
+
+REFILL_KEY = "words_refill_below"
+"""``meta`` key set while ``messages_fts`` is refilled after a repair, newest messages first: the messages with
+smaller ids are not in the word index yet (the ``messages`` triggers of :mod:`.schema` leave them alone)."""
 
 LEVELS_BOUNDED = sqlite3.sqlite_version_info >= (3, 42, 0)
 SEGMENT_CAP = 4  # segments a small write leaves alone; over it, it does a bounded merge
 MERGE_PAGES = 500  # FTS5 pages one bounded merge writes at most (about 30 ms of work)
-LEVEL_LIMIT = 500  # an index with more levels is rebuilt at open (FTS5 fails at 2,000)
+REPAIR_AT = 1000  # an index with more levels is rebuilt at open (FTS5 fails at 2,000; nothing here adds levels now)
+REFILL_ROWS = 20_000  # messages put back into a rebuilt messages_fts per transaction (about 0.7 s)
+REFILL_SECONDS = 5.0  # how long one index pass goes on with such a refill
 LEVEL_ROOM = 100  # below this many levels an old SQLite may still optimize (each adds up to two)
 _STRUCTURE_ROWID = 10  # the ``<table>_data`` row holding the index's structure record
 _V2_MARK = b"\xff\x00\x00\x01"  # a structure record in FTS5's second format starts (after the cookie) with this
+
+WHAT = {"messages_fts": "past sessions", "memories_fts": "curated memories", "semantic_words": "semantic memories"}
 
 # Each word index and the rows it indexes (rowid, text), as the triggers and writers fill it.
 SOURCES = {
@@ -100,30 +116,110 @@ def optimize(conn: sqlite3.Connection, table: str) -> None:
     conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
 
 
-def rebuild(conn: sqlite3.Connection, table: str) -> None:
-    """Recreate ``table`` from the rows it indexes (:data:`SOURCES`), inside the caller's transaction. The
-    triggers that write to it name it and keep working."""
+def _recreate(conn: sqlite3.Connection, table: str) -> bool:
+    """Drop ``table`` and create it empty again (the caller's transaction). A table FTS5 can no longer read (over
+    its level limit) cannot be dropped as it is -- dropping connects to it first -- so its structure record is
+    replaced by an empty one beforehand (a new cookie, so no connection keeps the old one). The triggers that
+    write to it name it and keep working. ``False`` when there is no such table."""
     create = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()
     if create is None:
-        return
+        return False
+    row = conn.execute(f"SELECT block FROM {table}_data WHERE id = ?", (_STRUCTURE_ROWID,)).fetchone()
+    if row is not None and row[0] is not None and len(row[0]) >= 4:
+        cookie = (int.from_bytes(bytes(row[0])[:4], "big") + 1) % 2**32
+        conn.execute(f"UPDATE {table}_data SET block = ? WHERE id = ?",
+                     (cookie.to_bytes(4, "big") + b"\x00\x00\x00", _STRUCTURE_ROWID))
     conn.execute(f"DROP TABLE {table}")
     conn.execute(create[0])
-    conn.execute(f"INSERT INTO {table}(rowid, text) {SOURCES[table]}")
+    return True
+
+
+def rebuild(conn: sqlite3.Connection, table: str) -> None:
+    """Recreate ``table`` from the rows it indexes (:data:`SOURCES`), inside the caller's transaction (a refill
+    under way is then complete)."""
+    if _recreate(conn, table):
+        conn.execute(f"INSERT INTO {table}(rowid, text) {SOURCES[table]}")
+        if table == "messages_fts":
+            conn.execute("DELETE FROM meta WHERE key = ?", (REFILL_KEY,))
+
+
+def after_pass(conn: sqlite3.Connection, added: bool) -> None:
+    """The end of an index pass: a bounded merge when a small pass ``added`` rows (:func:`settle`), and the next
+    part of a refill under way (:func:`refill`)."""
+    from pi_memory.index.db import transaction
+
+    if added:
+        with transaction(conn):  # a bounded step towards fewer segments (nothing to do when there are few)
+            settle(conn, "messages_fts")
+    refill(conn)
+
+
+def _refill_batch(conn: sqlite3.Connection, rows: int) -> int:
+    """Put the next ``rows`` messages (newest first, below the refill's mark) back into ``messages_fts`` and lower
+    the mark; at the end the mark goes. Returns the messages put back. The caller holds a write transaction."""
+    found = conn.execute("SELECT value FROM meta WHERE key = ?", (REFILL_KEY,)).fetchone()
+    if found is None:
+        return 0
+    below = int(found[0])
+    low = conn.execute("SELECT min(id), count(*) FROM (SELECT id FROM messages WHERE id < ? ORDER BY id DESC "
+                       "LIMIT ?)", (below, rows)).fetchone()
+    if not low[1]:
+        conn.execute("DELETE FROM meta WHERE key = ?", (REFILL_KEY,))
+        return 0
+    conn.execute("INSERT INTO messages_fts(rowid, text) SELECT id, coalesce(fts_text, text) FROM messages "
+                 "WHERE id >= ? AND id < ?", (low[0], below))
+    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (str(low[0]), REFILL_KEY))
+    return int(low[1])
+
+
+def refill(conn: sqlite3.Connection, seconds: float | None = REFILL_SECONDS) -> int | None:
+    """Go on with a refill of ``messages_fts`` (:func:`repair_levels`) for about ``seconds`` (``None``: to the
+    end), one transaction per :data:`REFILL_ROWS` messages so other writers get their turn. Returns the messages
+    put back, ``None`` when no refill is under way."""
+    from pi_memory.index.db import transaction
+
+    if conn.execute("SELECT 1 FROM meta WHERE key = ?", (REFILL_KEY,)).fetchone() is None:
+        return None
+    done, until = 0, (time.monotonic() + seconds) if seconds is not None else None
+    while until is None or time.monotonic() < until:
+        with transaction(conn):
+            n = _refill_batch(conn, REFILL_ROWS)
+            if not n:  # whole again: one segment, as after a bulk pass
+                optimize(conn, "messages_fts")
+        done += n
+        if not n:
+            log.info("the word index messages_fts is whole again")
+            break
+    return done
 
 
 def repair_levels(conn: sqlite3.Connection) -> list[str]:
-    """Rebuild each word index whose level count is over :data:`LEVEL_LIMIT` (module docstring); returns the
-    tables rebuilt. Cheap when there is nothing to do: one small read per table."""
+    """Rebuild each word index whose level count is over :data:`REPAIR_AT` (module docstring); returns the tables
+    rebuilt. Cheap when there is nothing to do: one small read per table. ``messages_fts`` comes back at once
+    with its newest :data:`REFILL_ROWS` messages, and :func:`refill` (every index pass) puts back the rest, so an
+    open never waits for a whole large index; the others are small and refilled here."""
     from pi_memory.index.db import transaction
 
     done = []
     for table in SOURCES:
         found = structure(conn, table)
-        if found is None or found[0] <= LEVEL_LIMIT:
+        if found is None or found[0] <= REPAIR_AT:
             continue
         with transaction(conn):
-            rebuild(conn, table)
-        log.warning("rebuilt the word index %s: it had %d levels (SQLite %s fails at 2,000)", table, found[0],
-                    sqlite3.sqlite_version)
+            found = structure(conn, table)  # again under the write lock: another process may have done it
+            if found is None or found[0] <= REPAIR_AT:
+                continue
+            log.warning("The search index of %s had reached a limit of SQLite %s (%d levels in %s, left by an "
+                        "earlier pi-memory; it fails at 2,000) and is rebuilt now%s", WHAT[table],
+                        sqlite3.sqlite_version, found[0], table, ": the newest messages are searchable at once, "
+                        "older ones come back with the next indexing passes (`pi-memory index-sessions` brings "
+                        "back all of them)." if table == "messages_fts" else ".")
+            if table == "messages_fts":
+                _recreate(conn, table)
+                top = conn.execute("SELECT ifnull(max(id), 0) FROM messages").fetchone()[0]
+                conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (REFILL_KEY, str(top + 1)))
+                _refill_batch(conn, REFILL_ROWS)
+            else:
+                rebuild(conn, table)
         done.append(table)
     return done
