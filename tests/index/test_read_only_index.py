@@ -238,3 +238,27 @@ def test_a_step_readers_do_not_need_is_not_asked_of_a_read_only_index(ro, tmp_pa
     finally:
         conn.close()
     assert ro.state() == before
+
+
+def test_an_index_from_before_the_refill_guard_is_searched_in_a_read_only_folder(ro, tmp_path):
+    """Migration 010 only changes two triggers: an index written before it (every existing one) is read as it is
+    in a folder that cannot be written, as the previous version read it."""
+    from pi_memory.index.schema import MESSAGES_DELETE_TRIGGER
+    from pi_memory.retrieval import session_search
+
+    seed(ro.folder, tmp_path / "sessions")
+    conn = open_index(ro.folder)
+    old_delete = MESSAGES_DELETE_TRIGGER.replace(MESSAGES_DELETE_TRIGGER.split(" WHEN ")[1].split(" BEGIN ")[0], "1")
+    conn.executescript("DROP TRIGGER messages_ad; " + old_delete + "; "
+                       "DELETE FROM schema_migrations WHERE name = '010_word_index_refill_guard';")
+    conn.close()
+    ro.freeze()
+    before = ro.state()
+    conn = open_index(ro.folder)
+    try:
+        assert isinstance(conn, ReadOnlyConnection)
+        hits = session_search(conn, "staging deploy", limit=3).results
+        assert [h.snippet.replace("**", "") for h in hits][:1] == ["how do we deploy to staging?"]
+    finally:
+        conn.close()
+    assert ro.state() == before

@@ -82,7 +82,8 @@ def test_settle_leaves_a_few_segments_alone():
 
 def test_repeated_optimize_never_breaks_the_index():
     """``optimize`` after every write, 1,200 times: on SQLite before 3.42 the raw command breaks the index at
-    1,145; ours rebuilds it before it runs out of levels."""
+    1,145; ours stops merging once the index is over ``REPAIR_AT`` levels (the next open rebuilds it), so it
+    never gets near the limit."""
     conn = sqlite3.connect(":memory:", isolation_level=None)
     fts_table(conn, "messages_fts")
     conn.execute("CREATE TABLE messages(id INTEGER PRIMARY KEY, text TEXT, fts_text TEXT)")
@@ -92,9 +93,9 @@ def test_repeated_optimize_never_breaks_the_index():
         conn.execute("INSERT INTO messages_fts(rowid, text) VALUES (?, ?)", (i, words(i)))
         segments.optimize(conn, "messages_fts")
     assert sound(conn, "messages_fts")
-    assert segments.structure(conn, "messages_fts")[0] <= segments.LEVEL_ROOM + 2
-    assert distinct_segments(conn, "messages_fts") == 1
+    assert segments.structure(conn, "messages_fts")[0] <= segments.REPAIR_AT + 2
     assert conn.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'note1200'").fetchone()[0] == 1
+    assert conn.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'shared'").fetchone()[0] == 1200
 
 
 @pytest.mark.skipif(not OLD_SQLITE, reason=f"SQLite {sqlite3.sqlite_version} bounds FTS5 levels itself")
@@ -178,15 +179,14 @@ def test_repair_levels_rebuilds_each_word_index_over_the_limit(tmp_path, monkeyp
     assert conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH '5433'").fetchone()[0] == 1
     monkeypatch.setattr(segments, "REPAIR_AT", 1)  # the fresh tables have one level (or none)
     assert segments.repair_levels(conn) == []
-    assert segments.refill(conn) == 0  # the one message came back with the first batch; the mark goes now
-    assert segments.refill(conn) is None
+    assert segments.refill(conn) is None  # the one message came back with the first batch: no refill under way
     with transaction(conn):  # the delete trigger still writes to the recreated table
         conn.execute("DELETE FROM messages")
     assert conn.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'staging'").fetchone()[0] == 0
     assert sound(conn, "messages_fts")
 
 
-def test_a_refill_puts_back_the_newest_first_and_edits_meanwhile_leave_it_sound(tmp_path, monkeypatch):
+def test_a_refill_puts_back_the_newest_first_and_edits_meanwhile_leave_it_sound(tmp_path, monkeypatch, caplog):
     """While ``messages_fts`` is refilled, messages not yet back are deleted and rewritten (a prune, a redaction,
     a rewritten transcript): the index stays sound and ends holding exactly the messages as they are."""
     conn = open_index(tmp_path / "data")
@@ -194,7 +194,13 @@ def test_a_refill_puts_back_the_newest_first_and_edits_meanwhile_leave_it_sound(
     ids = [r[0] for r in conn.execute("SELECT id FROM messages ORDER BY id")]
     monkeypatch.setattr(segments, "REPAIR_AT", 0)
     monkeypatch.setattr(segments, "REFILL_ROWS", 3)
+    levels = segments.structure(conn, "messages_fts")[0]
     assert "messages_fts" in segments.repair_levels(conn)
+    assert caplog.messages[-1] == (
+        f"The search index of past sessions was close to a limit of SQLite {sqlite3.sqlite_version} ({levels} of "
+        "the 2,000 FTS5 levels it allows); an earlier pi-memory had left it there. It was rebuilt: the newest "
+        "messages are searchable again at once, and the 7 older ones come back over the next indexing passes "
+        "(`pi-memory index-sessions` brings them all back now).")
 
     def found(word: str) -> list[int]:
         return [r[0] for r in conn.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid",
@@ -214,6 +220,33 @@ def test_a_refill_puts_back_the_newest_first_and_edits_meanwhile_leave_it_sound(
     with transaction(conn):  # the triggers act on every message again
         conn.execute("DELETE FROM messages WHERE id = ?", (ids[4],))
     assert ids[4] not in found("shared") and sound(conn, "messages_fts")
+
+
+def test_new_messages_below_the_refill_mark_are_left_to_the_refill(tmp_path, monkeypatch):
+    """Every message at or above the mark deleted, new ones get ids below it: the writer must not index them (the
+    triggers would then skip their later edits, and their old words would stay searchable for good)."""
+    conn = open_index(tmp_path / "data")
+    add_session(conn, "s1", [{"text": f"note{i} shared"} for i in range(1, 7)])
+    ids = [r[0] for r in conn.execute("SELECT id FROM messages ORDER BY id")]
+    monkeypatch.setattr(segments, "REPAIR_AT", 0)
+    monkeypatch.setattr(segments, "REFILL_ROWS", 2)
+    segments.repair_levels(conn)
+    with transaction(conn):  # the rewritten tail of a transcript: the newest four go
+        conn.execute("DELETE FROM messages WHERE id >= ?", (ids[2],))
+    add_session(conn, "s2", [{"text": "fresh one"}, {"text": "fresh two"}])
+    new = [r[0] for r in conn.execute("SELECT id FROM messages WHERE text LIKE 'fresh%' ORDER BY id")]
+    assert new == ids[2:4]  # below the mark (ids[4])
+    with transaction(conn):
+        conn.execute("UPDATE messages SET text = 'fresh rewritten' WHERE id = ?", (new[0],))
+    assert segments.refill(conn, seconds=None) == 4
+    assert sound(conn, "messages_fts")
+
+    def found(word: str) -> list[int]:
+        return [r[0] for r in conn.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid",
+                                           (word,))]
+
+    assert found("fresh") == new and found("rewritten") == [new[0]] and found("one") == []
+    assert found("shared") == ids[:2]
 
 
 def test_an_index_pass_goes_on_with_a_refill(tmp_path, monkeypatch):

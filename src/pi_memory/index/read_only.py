@@ -222,7 +222,7 @@ def open_read_only_index(path: Path, check: bool | None, problem: StorageProblem
         if "no such table" not in str(exc):
             raise
         return _in_memory(path.parent, problem)  # an SQLite file without tables (refuse_foreign): no index yet
-    pending = [step.name for step in MIGRATIONS if step.name not in done]
+    pending = [step.name for step in MIGRATIONS if step.name not in done and step.readers_need]
     if pending:
         try:
             refuse_pending(conn, pending)

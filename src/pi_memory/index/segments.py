@@ -18,12 +18,12 @@ index; 3.42.0 and later keep at most 64 levels. So, on such a SQLite (:data:`LEV
 
 * :func:`settle` uses positive merges only, of levels holding two segments or more (no level is added): in a
   test of 20,000 single-row writes, 5.7 segments on average against 13 with FTS5's own merging;
-* :func:`optimize` rebuilds the index from its rows first when it has no room left for more levels
-  (:data:`LEVEL_ROOM`);
+* :func:`optimize` (bulk passes, compaction: each adds up to two levels there) is skipped on an index over
+  :data:`REPAIR_AT` levels, which the next open rebuilds;
 * :func:`repair_levels`, at every writable open, rebuilds an index whose levels are over :data:`REPAIR_AT` from
   the rows it indexes, one already broken too (its structure record is emptied first: FTS5 will not even drop a
-  table it cannot read). An index between :data:`LEVEL_ROOM` and :data:`REPAIR_AT` levels is left as it is:
-  nothing here adds levels any more (a bulk pass rebuilds it). A large ``messages_fts`` is not rebuilt in one
+  table it cannot read). An index below :data:`REPAIR_AT` levels is left as it is: only an optimize adds levels
+  now, two at a time, and only after a bulk pass or a compaction. A large ``messages_fts`` is not rebuilt in one
   go, which took 33-36 s at 1M messages, longer than a host waits for its start: it comes back empty but for
   its newest :data:`REFILL_ROWS` messages, and each index pass (:func:`after_pass`) puts back more for about
   :data:`REFILL_SECONDS`, newest first, one transaction per batch. Meanwhile the messages not yet back are never
@@ -49,7 +49,6 @@ MERGE_PAGES = 500  # FTS5 pages one bounded merge writes at most (about 30 ms of
 REPAIR_AT = 1000  # an index with more levels is rebuilt at open (FTS5 fails at 2,000; nothing here adds levels now)
 REFILL_ROWS = 20_000  # messages put back into a rebuilt messages_fts per transaction (about 0.7 s)
 REFILL_SECONDS = 5.0  # how long one index pass goes on with such a refill
-LEVEL_ROOM = 100  # below this many levels an old SQLite may still optimize (each adds up to two)
 _STRUCTURE_ROWID = 10  # the ``<table>_data`` row holding the index's structure record
 _V2_MARK = b"\xff\x00\x00\x01"  # a structure record in FTS5's second format starts (after the cookie) with this
 
@@ -108,11 +107,14 @@ def settle(conn: sqlite3.Connection, table: str, pages: int = MERGE_PAGES) -> No
 
 def optimize(conn: sqlite3.Connection, table: str) -> None:
     """Merge ``table`` into one segment, which also drops the tokens of deleted rows (after a bulk write, and
-    when freed text must leave the file), inside the caller's transaction. Where this SQLite would add levels
-    the index has no room for (module docstring), the index is rebuilt from its rows instead, which does both."""
+    when freed text must leave the file), inside the caller's transaction. Where this SQLite adds levels at each
+    optimize (module docstring), an index already over :data:`REPAIR_AT` levels is left as it is: the next
+    writable open rebuilds it from its rows (:func:`repair_levels`), which drops those tokens too. (Rebuilding
+    here held the write lock for 50 s at 1M messages; an optimize below that takes 2 s.)"""
     found = structure(conn, table)
-    if not LEVELS_BOUNDED and found is not None and found[0] >= LEVEL_ROOM:
-        rebuild(conn, table)
+    if not LEVELS_BOUNDED and found is not None and found[0] >= REPAIR_AT:
+        log.info("%s not merged: %d levels; the next open rebuilds it", table, found[0])
+        return
     conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
 
 
@@ -193,6 +195,18 @@ def refill(conn: sqlite3.Connection, seconds: float | None = REFILL_SECONDS) -> 
     return done
 
 
+def _repaired_words(table: str, levels: int, left: int) -> str:
+    """What a person reads after :func:`repair_levels` rebuilt ``table`` (``left``: messages not back yet)."""
+    state = (f"had gone past a limit of SQLite {sqlite3.sqlite_version} ({levels:,} FTS5 levels; it allows 2,000), "
+             "so searching it failed" if levels > 2000 else
+             f"was close to a limit of SQLite {sqlite3.sqlite_version} ({levels:,} of the 2,000 FTS5 levels it "
+             "allows)")
+    rest = (f": the newest messages are searchable again at once, and the {left:,} older ones come back over the "
+            "next indexing passes (`pi-memory index-sessions` brings them all back now)." if left else ".")
+    return (f"The search index of {WHAT[table]} {state}; an earlier pi-memory had left it there. It was rebuilt"
+            + rest)
+
+
 def repair_levels(conn: sqlite3.Connection) -> list[str]:
     """Rebuild each word index whose level count is over :data:`REPAIR_AT` (module docstring); returns the tables
     rebuilt. Cheap when there is nothing to do: one small read per table. ``messages_fts`` comes back at once
@@ -209,17 +223,18 @@ def repair_levels(conn: sqlite3.Connection) -> list[str]:
             found = structure(conn, table)  # again under the write lock: another process may have done it
             if found is None or found[0] <= REPAIR_AT:
                 continue
-            log.warning("The search index of %s had reached a limit of SQLite %s (%d levels in %s, left by an "
-                        "earlier pi-memory; it fails at 2,000) and is rebuilt now%s", WHAT[table],
-                        sqlite3.sqlite_version, found[0], table, ": the newest messages are searchable at once, "
-                        "older ones come back with the next indexing passes (`pi-memory index-sessions` brings "
-                        "back all of them)." if table == "messages_fts" else ".")
+            left = 0
             if table == "messages_fts":
                 _recreate(conn, table)
                 top = conn.execute("SELECT ifnull(max(id), 0) FROM messages").fetchone()[0]
                 conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (REFILL_KEY, str(top + 1)))
                 _refill_batch(conn, REFILL_ROWS)
+                left = conn.execute("SELECT count(*) FROM messages WHERE id < (SELECT CAST(value AS INTEGER) FROM "
+                                    "meta WHERE key = ?)", (REFILL_KEY,)).fetchone()[0]
+                if not left:  # it all came back in the first batch
+                    conn.execute("DELETE FROM meta WHERE key = ?", (REFILL_KEY,))
             else:
                 rebuild(conn, table)
+        log.warning("%s", _repaired_words(table, found[0], left))
         done.append(table)
     return done

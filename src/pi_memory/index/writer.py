@@ -24,6 +24,8 @@ import sqlite3
 import time
 from collections.abc import Callable
 
+from pi_memory.index.segments import REFILL_KEY
+
 GROUP_BYTES = 16 * 1024 * 1024
 GROUP_SECONDS = 0.5
 
@@ -32,8 +34,16 @@ IdRange = tuple[int, int]
 
 
 def index_ranges(conn: sqlite3.Connection, ranges: list[IdRange]) -> None:
-    """Add the message rows with ids in ``ranges`` to the word index (inside the caller's transaction)."""
+    """Add the message rows with ids in ``ranges`` to the word index (inside the caller's transaction). While the
+    word index is refilled after a repair (:mod:`.segments`), rows below the refill's mark are left to the refill:
+    the triggers leave them alone too, so a later edit of such a row, indexed here, would never reach the index
+    (new ids fall below the mark once every message above it was deleted)."""
+    mark = conn.execute("SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", (REFILL_KEY,)).fetchone()
+    floor = mark[0] if mark else None
     for lo, hi in ranges:
+        lo = max(lo, floor) if floor is not None else lo
+        if lo > hi:
+            continue
         conn.execute(
             "INSERT INTO messages_fts(rowid, text) SELECT id, coalesce(fts_text, text) FROM messages "
             "WHERE id BETWEEN ? AND ?",
