@@ -52,9 +52,12 @@ def _withheld(name: str, entries: list[str]) -> int:
 def status_data(memory: Memory) -> dict[str, Any]:
     """``pi-memory status``: data root, whether it can be written now (``readOnly``, and why:
     ``readOnlyReason``; ``indexProblem`` ``{code, message}`` when the index cannot be used at all: not a file,
-    unreadable, not a pi-memory index), settings sources, warnings, prompt mode, each store's usage and health."""
+    unreadable, not a pi-memory index), settings sources, warnings, prompt mode, each store's usage and health;
+    ``messagesNotSearchable``: past messages a rebuilt session word index has still to take back, else ``None``
+    (:mod:`pi_memory.index.segments`)."""
     from pi_memory.index import last_repair
     from pi_memory.index.file_guard import index_problem, write_problem
+    from pi_memory.index.segments import messages_left
 
     s = memory.settings
     unusable = index_problem(s.data_dir)  # not a file, unreadable, not an index: nothing reads it either
@@ -62,7 +65,8 @@ def status_data(memory: Memory) -> dict[str, Any]:
     data = {"dataDir": str(s.data_dir), "readOnly": problem is not None,
             "readOnlyReason": problem.notice if problem is not None else None, "settings": list(s.sources),
             "warnings": list(s.warnings), "promptMode": s.prompt_mode, "stores": store_usage(memory),
-            "indexRepair": last_repair(s.data_dir) if unusable is None else None}
+            "indexRepair": last_repair(s.data_dir) if unusable is None else None,
+            "messagesNotSearchable": messages_left(s.data_dir) if unusable is None else None}
     if unusable is not None:
         data["indexProblem"] = {"code": unusable.kind, "message": unusable.message}
     return data

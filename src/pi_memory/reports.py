@@ -108,6 +108,10 @@ def status_lines(status: dict[str, Any]) -> list[str]:
             lines.append(f"  {for_person(info['notice'])}")
     if status.get("indexRepair"):
         lines.append(describe_repair(status["indexRepair"]))
+    if status.get("messagesNotSearchable"):
+        lines.append(f"search index: {status['messagesNotSearchable']:,} older messages of past sessions are not "
+                     "searchable yet: they come back over the next indexing passes (`pi-memory index-sessions` "
+                     "brings them all back now).")
     lines += [f"warning: {w}" for w in status.get("warnings", [])]
     return lines
 

@@ -277,3 +277,27 @@ def test_structure_record_of_either_format_parses():
     assert segments.structure(conn, "x") == (128, 2)
     conn.execute("UPDATE x_data SET block = ? WHERE id = 10", (b"\x00\x00",))
     assert segments.structure(conn, "x") is None
+
+
+def test_status_says_how_many_messages_are_not_searchable_yet(tmp_path, monkeypatch):
+    from pi_memory.insights import status_data
+    from pi_memory.reports import status_lines
+    from pi_memory.runtime import open_memory
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    data = tmp_path / "data"
+    conn = open_index(data)
+    add_session(conn, "s1", [{"text": f"note{i} shared"} for i in range(1, 8)])
+    monkeypatch.setattr(segments, "REPAIR_AT", 0)
+    monkeypatch.setattr(segments, "REFILL_ROWS", 2)
+    segments.repair_levels(conn)
+    memory = open_memory(override_dir=data, load=False)
+    try:
+        status = status_data(memory)
+        assert status["messagesNotSearchable"] == 5
+        assert ("search index: 5 older messages of past sessions are not searchable yet: they come back over the "
+                "next indexing passes (`pi-memory index-sessions` brings them all back now).") in status_lines(status)
+        segments.refill(conn, seconds=None)
+        assert status_data(memory)["messagesNotSearchable"] is None
+    finally:
+        memory.close()

@@ -207,6 +207,28 @@ def _repaired_words(table: str, levels: int, left: int) -> str:
             + rest)
 
 
+def messages_left(data_dir) -> int | None:
+    """How many messages a refill under way has still to put back into ``messages_fts`` (``None``: no refill, or
+    the index cannot be read), read through a read-only connection: for ``pi-memory status``."""
+    from pathlib import Path
+
+    from pi_memory.index.db import open_read_only
+
+    path = Path(data_dir) / "index.sqlite3"
+    if not path.is_file():
+        return None
+    src = open_read_only(path, timeout=1)
+    if src is None:
+        return None
+    try:
+        row = src.execute("SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", (REFILL_KEY,)).fetchone()
+        return None if row is None else src.execute("SELECT count(*) FROM messages WHERE id < ?", row).fetchone()[0]
+    except sqlite3.Error:
+        return None
+    finally:
+        src.close()
+
+
 def repair_levels(conn: sqlite3.Connection) -> list[str]:
     """Rebuild each word index whose level count is over :data:`REPAIR_AT` (module docstring); returns the tables
     rebuilt. Cheap when there is nothing to do: one small read per table. ``messages_fts`` comes back at once
