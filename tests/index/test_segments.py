@@ -301,3 +301,21 @@ def test_status_says_how_many_messages_are_not_searchable_yet(tmp_path, monkeypa
         assert status_data(memory)["messagesNotSearchable"] is None
     finally:
         memory.close()
+
+
+def test_a_search_that_finds_nothing_during_a_refill_says_older_messages_may_be_missing(tmp_path, monkeypatch):
+    conn = open_index(tmp_path / "data")
+    add_session(conn, "s1", [{"text": "the old deploy key rotation"}, *({"text": f"note{i} shared"} for i in range(6))])
+    monkeypatch.setattr(segments, "REPAIR_AT", 0)
+    monkeypatch.setattr(segments, "REFILL_ROWS", 2)
+    segments.repair_levels(conn)
+    found = session_search(conn, "rotation", limit=5)
+    assert found.count == 0
+    assert found.note == ("No matches among the messages searchable now: 5 older messages are still being put back "
+                          "into the search index after a repair, so an older match may be missing (`pi-memory "
+                          "index-sessions` brings them all back).")
+    segments.refill(conn, seconds=None)
+    found = session_search(conn, "rotation", limit=5)
+    assert [h.snippet.replace("**", "") for h in found.results] == ["the old deploy key rotation"]
+    assert session_search(conn, "zzzunknownword", limit=5).note == (
+        "No matches. Try fewer or shorter terms, or a different spelling.")
