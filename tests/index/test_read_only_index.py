@@ -203,6 +203,14 @@ def test_write_blocker_finds_what_stops_a_write_without_writing(tmp_path):
     assert list(folder.iterdir()) == [index]
 
 
+def reopen_frozen(conn, ro):
+    """Close ``conn``, make the folder read-only, and open its index again: ``(connection, the folder's state)``."""
+    conn.close()
+    ro.freeze()
+    before = ro.state()
+    return open_index(ro.folder), before
+
+
 def test_a_step_readers_do_not_need_is_not_asked_of_a_read_only_index(ro, tmp_path):
     # an index written before semantic_007 (the turn matrix's record of gone vector rows) in a read-only folder:
     # it is read as it is, and the turn matrix looks its vector rows up in the table (its map stays off)
@@ -224,10 +232,7 @@ def test_a_step_readers_do_not_need_is_not_asked_of_a_read_only_index(ro, tmp_pa
                        "DROP TRIGGER IF EXISTS semantic_turn_vectors_gone_au; "
                        "DROP TRIGGER IF EXISTS semantic_turn_vectors_gone_bi; "
                        "DELETE FROM schema_migrations WHERE name = 'semantic_007_turn_vectors_gone';")
-    conn.close()
-    ro.freeze()
-    before = ro.state()
-    conn = open_index(ro.folder)
+    conn, before = reopen_frozen(conn, ro)
     try:
         migrate(conn, SEMANTIC_MIGRATIONS)  # nothing applied, nothing refused
         assert isinstance(conn, ReadOnlyConnection)
@@ -243,18 +248,12 @@ def test_a_step_readers_do_not_need_is_not_asked_of_a_read_only_index(ro, tmp_pa
 def test_an_index_from_before_the_refill_guard_is_searched_in_a_read_only_folder(ro, tmp_path):
     """Migration 010 only changes two triggers: an index written before it (every existing one) is read as it is
     in a folder that cannot be written, as the previous version read it."""
-    from pi_memory.index.schema import MESSAGES_DELETE_TRIGGER
     from pi_memory.retrieval import session_search
 
     seed(ro.folder, tmp_path / "sessions")
     conn = open_index(ro.folder)
-    old_delete = MESSAGES_DELETE_TRIGGER.replace(MESSAGES_DELETE_TRIGGER.split(" WHEN ")[1].split(" BEGIN ")[0], "1")
-    conn.executescript("DROP TRIGGER messages_ad; " + old_delete + "; "
-                       "DELETE FROM schema_migrations WHERE name = '010_word_index_refill_guard';")
-    conn.close()
-    ro.freeze()
-    before = ro.state()
-    conn = open_index(ro.folder)
+    conn.execute("DELETE FROM schema_migrations WHERE name = '010_word_index_refill_guard'")
+    conn, before = reopen_frozen(conn, ro)
     try:
         assert isinstance(conn, ReadOnlyConnection)
         hits = session_search(conn, "staging deploy", limit=3).results

@@ -14,7 +14,7 @@ segment, puts that segment one or two levels higher, and the levels are never gi
 (FTS5's limit) every read and write of the index fails with "database disk image is malformed". With SQLite
 3.40.1 (Debian 12, and this project's evaluation machine) 1,145 single-row inserts each followed by
 ``('merge', -500)`` -- what the session indexer did after every small pass, so after every pi run -- broke the
-index; 3.42.0 and later keep at most 64 levels. So, on such a SQLite (:data:`LEVELS_BOUNDED` false):
+index; on 3.42.0 and later the same loop stopped at 65 levels. So, on such a SQLite (:data:`LEVELS_BOUNDED` false):
 
 * :func:`settle` uses positive merges only, of levels holding two segments or more (no level is added): in a
   test of 20,000 single-row writes, 5.7 segments on average against 13 with FTS5's own merging;
@@ -28,7 +28,8 @@ index; 3.42.0 and later keep at most 64 levels. So, on such a SQLite (:data:`LEV
   its newest :data:`REFILL_ROWS` messages, and each index pass (:func:`after_pass`) puts back more for about
   :data:`REFILL_SECONDS`, newest first, one transaction per batch. Meanwhile the messages not yet back are never
   deleted from it (deleting a row a contentless table lacks would damage it): the ``messages`` triggers act
-  only on ids at or above the refill's mark (``meta`` key :data:`pi_memory.index.schema.REFILL_KEY`).
+  only on ids at or above the refill's mark (``meta`` key :data:`REFILL_KEY`), and the writer leaves
+  new rows below it to the refill (:func:`refill_mark`).
 """
 
 from __future__ import annotations
@@ -60,6 +61,18 @@ SOURCES = {
     "memories_fts": "SELECT id, pm_fts_form(content || char(10) || ifnull(failure_reason, '')) FROM memories",
     "semantic_words": "SELECT pk, pm_fts_form(text) FROM semantic_memories",
 }
+
+
+def refill_mark(conn: sqlite3.Connection) -> int | None:
+    """The id below which messages are not back in ``messages_fts`` yet (a refill under way), else ``None``."""
+    row = conn.execute("SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", (REFILL_KEY,)).fetchone()
+    return row[0] if row else None
+
+
+def not_back(conn: sqlite3.Connection) -> int:
+    """How many messages a refill under way has still to put back into ``messages_fts`` (0: none)."""
+    mark = refill_mark(conn)
+    return 0 if mark is None else conn.execute("SELECT count(*) FROM messages WHERE id < ?", (mark,)).fetchone()[0]
 
 
 def _varint(blob: bytes, at: int) -> tuple[int, int]:
@@ -118,14 +131,12 @@ def optimize(conn: sqlite3.Connection, table: str) -> None:
     conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
 
 
-def _recreate(conn: sqlite3.Connection, table: str) -> bool:
+def _recreate(conn: sqlite3.Connection, table: str) -> None:
     """Drop ``table`` and create it empty again (the caller's transaction). A table FTS5 can no longer read (over
     its level limit) cannot be dropped as it is -- dropping connects to it first -- so its structure record is
     replaced by an empty one beforehand (a new cookie, so no connection keeps the old one). The triggers that
-    write to it name it and keep working. ``False`` when there is no such table."""
+    write to it name it and keep working."""
     create = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()
-    if create is None:
-        return False
     row = conn.execute(f"SELECT block FROM {table}_data WHERE id = ?", (_STRUCTURE_ROWID,)).fetchone()
     if row is not None and row[0] is not None and len(row[0]) >= 4:
         cookie = (int.from_bytes(bytes(row[0])[:4], "big") + 1) % 2**32
@@ -133,16 +144,6 @@ def _recreate(conn: sqlite3.Connection, table: str) -> bool:
                      (cookie.to_bytes(4, "big") + b"\x00\x00\x00", _STRUCTURE_ROWID))
     conn.execute(f"DROP TABLE {table}")
     conn.execute(create[0])
-    return True
-
-
-def rebuild(conn: sqlite3.Connection, table: str) -> None:
-    """Recreate ``table`` from the rows it indexes (:data:`SOURCES`), inside the caller's transaction (a refill
-    under way is then complete)."""
-    if _recreate(conn, table):
-        conn.execute(f"INSERT INTO {table}(rowid, text) {SOURCES[table]}")
-        if table == "messages_fts":
-            conn.execute("DELETE FROM meta WHERE key = ?", (REFILL_KEY,))
 
 
 def after_pass(conn: sqlite3.Connection, added: bool) -> None:
@@ -159,17 +160,16 @@ def after_pass(conn: sqlite3.Connection, added: bool) -> None:
 def _refill_batch(conn: sqlite3.Connection, rows: int) -> int:
     """Put the next ``rows`` messages (newest first, below the refill's mark) back into ``messages_fts`` and lower
     the mark; at the end the mark goes. Returns the messages put back. The caller holds a write transaction."""
-    found = conn.execute("SELECT value FROM meta WHERE key = ?", (REFILL_KEY,)).fetchone()
-    if found is None:
+    below = refill_mark(conn)
+    if below is None:
         return 0
-    below = int(found[0])
     low = conn.execute("SELECT min(id), count(*) FROM (SELECT id FROM messages WHERE id < ? ORDER BY id DESC "
                        "LIMIT ?)", (below, rows)).fetchone()
     if not low[1]:
         conn.execute("DELETE FROM meta WHERE key = ?", (REFILL_KEY,))
         return 0
-    conn.execute("INSERT INTO messages_fts(rowid, text) SELECT id, coalesce(fts_text, text) FROM messages "
-                 "WHERE id >= ? AND id < ?", (low[0], below))
+    conn.execute(f"INSERT INTO messages_fts(rowid, text) {SOURCES['messages_fts']} WHERE id >= ? AND id < ?",
+                 (low[0], below))
     conn.execute("UPDATE meta SET value = ? WHERE key = ?", (str(low[0]), REFILL_KEY))
     return int(low[1])
 
@@ -180,7 +180,7 @@ def refill(conn: sqlite3.Connection, seconds: float | None = REFILL_SECONDS) -> 
     put back, ``None`` when no refill is under way."""
     from pi_memory.index.db import transaction
 
-    if conn.execute("SELECT 1 FROM meta WHERE key = ?", (REFILL_KEY,)).fetchone() is None:
+    if refill_mark(conn) is None:
         return None
     done, until = 0, (time.monotonic() + seconds) if seconds is not None else None
     while until is None or time.monotonic() < until:
@@ -221,8 +221,7 @@ def messages_left(data_dir) -> int | None:
     if src is None:
         return None
     try:
-        row = src.execute("SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", (REFILL_KEY,)).fetchone()
-        return None if row is None else src.execute("SELECT count(*) FROM messages WHERE id < ?", row).fetchone()[0]
+        return not_back(src) if refill_mark(src) is not None else None
     except sqlite3.Error:
         return None
     finally:
@@ -245,18 +244,17 @@ def repair_levels(conn: sqlite3.Connection) -> list[str]:
             found = structure(conn, table)  # again under the write lock: another process may have done it
             if found is None or found[0] <= REPAIR_AT:
                 continue
+            _recreate(conn, table)
             left = 0
-            if table == "messages_fts":
-                _recreate(conn, table)
+            if table == "messages_fts":  # the newest now, the rest by refill (module docstring)
                 top = conn.execute("SELECT ifnull(max(id), 0) FROM messages").fetchone()[0]
                 conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (REFILL_KEY, str(top + 1)))
                 _refill_batch(conn, REFILL_ROWS)
-                left = conn.execute("SELECT count(*) FROM messages WHERE id < (SELECT CAST(value AS INTEGER) FROM "
-                                    "meta WHERE key = ?)", (REFILL_KEY,)).fetchone()[0]
+                left = not_back(conn)
                 if not left:  # it all came back in the first batch
                     conn.execute("DELETE FROM meta WHERE key = ?", (REFILL_KEY,))
-            else:
-                rebuild(conn, table)
+            else:  # small: refilled here
+                conn.execute(f"INSERT INTO {table}(rowid, text) {SOURCES[table]}")
         log.warning("%s", _repaired_words(table, found[0], left))
         done.append(table)
     return done

@@ -24,7 +24,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 
-from pi_memory.index.segments import REFILL_KEY
+from pi_memory.index.segments import refill_mark
 
 GROUP_BYTES = 16 * 1024 * 1024
 GROUP_SECONDS = 0.5
@@ -38,8 +38,7 @@ def index_ranges(conn: sqlite3.Connection, ranges: list[IdRange]) -> None:
     word index is refilled after a repair (:mod:`.segments`), rows below the refill's mark are left to the refill:
     the triggers leave them alone too, so a later edit of such a row, indexed here, would never reach the index
     (new ids fall below the mark once every message above it was deleted)."""
-    mark = conn.execute("SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", (REFILL_KEY,)).fetchone()
-    floor = mark[0] if mark else None
+    floor = refill_mark(conn)
     for lo, hi in ranges:
         lo = max(lo, floor) if floor is not None else lo
         if lo > hi:

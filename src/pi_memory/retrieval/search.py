@@ -211,10 +211,9 @@ def _session_empty_note(conn: sqlite3.Connection, plan: QueryPlan, since: Any, u
     if lo and lo > moment:
         return (f"The since time ({lo}) is after the moment searched as of ({moment}): no message written by then "
                 "can match. Use an earlier since time.")
-    from pi_memory.index.segments import REFILL_KEY
+    from pi_memory.index.segments import not_back
 
-    mark = conn.execute("SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", (REFILL_KEY,)).fetchone()
-    left = conn.execute("SELECT count(*) FROM messages WHERE id < ?", mark).fetchone()[0] if mark else 0
+    left = not_back(conn)
     if left and not plan.empty:  # the word index is refilled after a repair (index.segments), newest first
         return (f"No matches among the messages searchable now: {left:,} older messages are still being put back "
                 "into the search index after a repair, so an older match may be missing (`pi-memory "
