@@ -87,3 +87,14 @@ def test_in_a_read_only_folder_the_callers_connection_is_used(tmp_path):
         ro.close()
     finally:
         (tmp_path / "ro").chmod(0o755)
+
+
+def test_a_reader_caches_as_many_pages_as_the_index_connection(tmp_path):
+    """SQLite's default page cache (2 MiB) made each recall statement of a worker read its pages from the file
+    again; a reader gets the index connection's cache."""
+    conn = open_index(tmp_path)
+    own = parallel.reader(conn)
+    assert own is not conn
+    assert own.execute("PRAGMA cache_size").fetchone()[0] == conn.execute("PRAGMA cache_size").fetchone()[0] == -65536
+    parallel.close_readers()
+    conn.close()

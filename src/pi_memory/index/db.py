@@ -60,7 +60,7 @@ from pi_memory.index.file_guard import (
     write_problem,
 )
 from pi_memory.index.filters import stored_time
-from pi_memory.index.read_only import check_schema, open_read_only_index, read_only, refuse_write
+from pi_memory.index.read_only import CACHE_KIB, check_schema, open_read_only_index, read_only, refuse_write
 from pi_memory.index.read_only import file_uri as read_only_file_uri
 from pi_memory.index.redaction import redact_pending_index
 from pi_memory.index.schema import MIGRATIONS, Migration, split_statements
@@ -165,7 +165,7 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA secure_delete = OFF")
         conn.execute("PRAGMA temp_store = MEMORY")
-        conn.execute("PRAGMA cache_size = -65536")
+        conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         register_words(conn)
     except BaseException:
         conn.close()

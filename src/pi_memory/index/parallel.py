@@ -28,7 +28,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from pi_memory.index.db import BUSY_TIMEOUT_S, database_file, read_only_uri
-from pi_memory.index.read_only import ReadOnlyConnection
+from pi_memory.index.read_only import CACHE_KIB, ReadOnlyConnection
 from pi_memory.index.words import register
 
 MAX_PER_THREAD = 4
@@ -66,6 +66,8 @@ def reader(conn: sqlite3.Connection) -> sqlite3.Connection:
                               check_same_thread=True)
         own.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         own.execute("PRAGMA temp_store = MEMORY")
+        own.execute(f"PRAGMA cache_size = -{CACHE_KIB}")  # the index connection's: the default read a recall's
+        # pages from the file again for every statement (lockstep recall_ab: about 0.5-0.9 ms less CPU a recall)
         register(own)
     except sqlite3.Error:
         return conn

@@ -46,6 +46,10 @@ from pi_memory.index.file_guard import (
 )
 from pi_memory.storage import ReadOnlyDataError, StorageProblem, describe
 
+# Page cache of every index connection, in KiB (SQLite's default is 2 MiB: 125 pages of 16 KiB, too few for one
+# recall's reads, so every statement read its pages from the file again)
+CACHE_KIB = 65536
+
 log = logging.getLogger(__name__)
 
 
@@ -163,7 +167,7 @@ def _connect(uri: str, problem: StorageProblem, timeout: float) -> ReadOnlyConne
         conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
         conn.execute("PRAGMA query_only = ON")
         conn.execute("PRAGMA temp_store = MEMORY")
-        conn.execute("PRAGMA cache_size = -65536")
+        conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         register_words(conn)
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # the file is opened here
     except BaseException:
