@@ -19,8 +19,7 @@ the order given).
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 __all__ = ["RRF_K", "Fused", "convex_fuse", "minmax", "rrf_fuse", "weighted_rrf"]
 
@@ -31,13 +30,13 @@ H = TypeVar("H", bound=Hashable)
 RRF_K = 60
 
 
-@dataclass(frozen=True)
-class Fused:
-    """One fused item: its ``key``, RRF ``score`` and its 1-based rank in each list it appeared in."""
+class Fused(NamedTuple):
+    """One fused item: its ``key``, RRF ``score`` and its 1-based rank in each list it appeared in (a named tuple:
+    a recall fuses a few hundred keys, and one is built in half the time a frozen dataclass took)."""
 
     key: Hashable
     score: float
-    ranks: dict[str, int] = field(default_factory=dict)
+    ranks: dict[str, int]
 
 
 def rrf_fuse(
