@@ -73,6 +73,9 @@ class OpenAICompatibleEmbedder:
             raise ValueError("batch_size ≥ 1, max_retries ≥ 0 and timeout > 0 are required")
         self.base_url = base_url.rstrip("/")
         self.url = f"{self.base_url}/embeddings"
+        from pi_memory.safety.urls import redact_url  # here: the scanners' import is not every caller's
+
+        self.shown_url = redact_url(self.url)  # in messages: never the credentials of the address
         self.model = model
         self._dim = dim
         self.send_dimensions = send_dimensions and dim is not None
@@ -88,7 +91,7 @@ class OpenAICompatibleEmbedder:
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"OpenAICompatibleEmbedder({self.model_name!r}, dim={self._dim}, url={self.url!r})"
+        return f"OpenAICompatibleEmbedder({self.model_name!r}, dim={self._dim}, url={self.shown_url!r})"
 
     @property
     def dim(self) -> int:
@@ -147,14 +150,14 @@ class OpenAICompatibleEmbedder:
                 response = client.post(self.url, json=body)
             except httpx.TimeoutException as exc:
                 last = EmbeddingError(
-                    f"the embedding server at {self.url} did not answer within {self.timeout:g} s "
+                    f"the embedding server at {self.shown_url} did not answer within {self.timeout:g} s "
                     f"({type(exc).__name__}).",
                     "check the server is running and not overloaded, or raise \"timeout\" in the embedding "
                     "settings.", provider=PROVIDER, retryable=True)
                 continue
             except httpx.TransportError as exc:
                 last = EmbeddingError(
-                    f"cannot reach the embedding server at {self.url} ({type(exc).__name__}: {exc}).",
+                    f"cannot reach the embedding server at {self.shown_url} ({type(exc).__name__}: {exc}).",
                     "start the server (for Ollama: `ollama serve`) or fix \"baseUrl\" in the embedding settings; "
                     "to work without a server, set the embedding provider to \"local\".",
                     provider=PROVIDER, retryable=True)
@@ -185,7 +188,7 @@ class OpenAICompatibleEmbedder:
             fix = "the server failed; check its logs, then retry."
         else:
             fix = f"check the model name {self.model!r} and the server's embedding API."
-        return EmbeddingError(f"the embedding server at {self.url} answered HTTP {code}: {detail}", fix,
+        return EmbeddingError(f"the embedding server at {self.shown_url} answered HTTP {code}: {detail}", fix,
                               provider=PROVIDER, retryable=retryable)
 
     def _parse(self, response: Any, expected: int) -> np.ndarray:
@@ -195,15 +198,15 @@ class OpenAICompatibleEmbedder:
             matrix = np.asarray([item["embedding"] for item in data], dtype=np.float32)
         except Exception as exc:
             raise EmbeddingError(
-                f"the reply from {self.url} is not an embeddings response ({type(exc).__name__}: {exc}).",
+                f"the reply from {self.shown_url} is not an embeddings response ({type(exc).__name__}: {exc}).",
                 "check that \"baseUrl\" points at an OpenAI-compatible API (usually ending in /v1).",
                 provider=PROVIDER) from exc
         if matrix.ndim != 2 or matrix.shape[0] != expected or matrix.shape[1] == 0:
             raise EmbeddingError(
-                f"the server at {self.url} returned {matrix.shape[0]} vectors of shape {matrix.shape[1:]} "
+                f"the server at {self.shown_url} returned {matrix.shape[0]} vectors of shape {matrix.shape[1:]} "
                 f"for {expected} texts.", "check the model is an embedding model.", provider=PROVIDER)
         if not np.isfinite(matrix).all():
-            raise EmbeddingError(f"the server at {self.url} returned NaN or infinite values.",
+            raise EmbeddingError(f"the server at {self.shown_url} returned NaN or infinite values.",
                                  "check the model and the server.", provider=PROVIDER)
         got = int(matrix.shape[1])
         if self._dim is None:

@@ -246,7 +246,9 @@ class ChatModel(ABC):
         if max_retries < 0 or json_retries < 0:
             raise ValueError("max_retries and json_retries must be >= 0")
         self.model = model
-        self.where = where
+        from pi_memory.safety.urls import redact_url  # here: the scanners' import is not every caller's
+
+        self.where = redact_url(where)  # shown in messages and status lines only: never its credentials
         self.timeout_s = float(timeout_s)
         self.max_retries = int(max_retries)
         self.json_retries = int(json_retries)

@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
+from pi_memory.safety.urls import redact_url
 from pi_memory.semantic.backend import BackendError
 from pi_memory.semantic.backends.rest_client import TOKEN_ENV, ServerRefusedError, ServerUnreachableError
 
@@ -70,14 +70,6 @@ class _Borrowed:
         pass
 
 
-def shown_url(url: str) -> str:
-    """``url`` without a ``user:password@`` part (a token written into the address stays out of the page)."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
-
-
 class TeamLink:
     """The inspector's view of a team server (module docstring): ``None`` from :meth:`backend` when semantic
     memory is not on a self-hosted server."""
@@ -103,7 +95,7 @@ class TeamLink:
         return self.backend() is not None
 
     def url(self) -> str:
-        return shown_url(str(getattr(self.backend(), "base_url", "")))
+        return redact_url(str(getattr(self.backend(), "base_url", "")))  # never a token written into it
 
     def _origins(self) -> tuple[str, str]:
         """(where the URL is set, where the token comes from) for the messages."""
@@ -208,4 +200,4 @@ def explain_local(exc: BaseException) -> str:
     return f"The semantic memory store could not be read ({exc}). Run `pi-memory semantic status` for details."
 
 
-__all__ = ["ServerChoice", "TeamLink", "TeamStatus", "explain_local", "shown_url"]
+__all__ = ["ServerChoice", "TeamLink", "TeamStatus", "explain_local"]

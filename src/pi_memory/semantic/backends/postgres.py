@@ -30,6 +30,7 @@ from psycopg import errors, sql
 from psycopg.types.json import Jsonb
 
 from pi_memory.retrieval.fusion import RRF_K, rrf_fuse
+from pi_memory.safety.urls import redact_url
 from pi_memory.semantic.backend import BackendError, MemoryNotFoundError, count_query
 from pi_memory.semantic.backends import pg_schema
 from pi_memory.semantic.embedded import IDENTITY_KEYS, clean_text
@@ -99,17 +100,6 @@ def connection(pool: Any) -> Iterator[Any]:
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise BackendError(f"the team database did not answer ({detail}); retry the request in a moment (a "
                            "repeated add is stored once). If this goes on, check the PostgreSQL server.") from exc
-
-
-def redact_url(url: str) -> str:
-    """``url`` without its password, for messages and logs."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    if parts.password:
-        netloc = parts.netloc.replace(":" + parts.password + "@", ":***@")
-        return urlunsplit(parts._replace(netloc=netloc))
-    return url
 
 
 class PostgresBackend:

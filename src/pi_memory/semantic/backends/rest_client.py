@@ -33,6 +33,7 @@ from urllib.parse import quote
 import httpx
 
 from pi_memory import safety
+from pi_memory.safety.urls import redact_url
 from pi_memory.semantic.backend import BackendError, MemoryNotFoundError
 from pi_memory.semantic.backends.rest_wire import (  # noqa: F401  (re-exported: the wire format's old home)
     IDENTITY_KEYS,
@@ -120,10 +121,11 @@ class RestBackend:
         url = (base_url or "").strip().rstrip("/")
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"the memory server URL (settings \"backend\": {{\"baseUrl\": ...}}) must start with "
-                             f"http:// or https://, not {base_url!r} (e.g. http://127.0.0.1:8765)")
+                             f"http:// or https://, not {redact_url(base_url or '')!r} (e.g. http://127.0.0.1:8765)")
         if timeout <= 0:
             raise ValueError("timeout must be a positive number of seconds")
         self.base_url = url
+        self.shown_url = redact_url(url)  # in messages: never the credentials of the address
         self.composite_user_id = composite_user_id
         self.connect_retries = max(0, int(connect_retries))
         token = token if token is not None else os.environ.get(TOKEN_ENV)
@@ -161,12 +163,12 @@ class RestBackend:
                 last = exc
                 break
             except httpx.TimeoutException as exc:
-                raise BackendError(f"the memory server at {self.base_url} did not answer {method} {path} within "
+                raise BackendError(f"the memory server at {self.shown_url} did not answer {method} {path} within "
                                    f"{self._timeout:g} s; it may be overloaded -- retry, or raise the timeout") from exc
             except httpx.HTTPError as exc:
-                raise BackendError(f"talking to the memory server at {self.base_url} failed: {exc}") from exc
+                raise BackendError(f"talking to the memory server at {self.shown_url} failed: {exc}") from exc
         raise ServerUnreachableError(
-            f"the memory server at {self.base_url} is not reachable ({type(last).__name__}: {last}); start it "
+            f"the memory server at {self.shown_url} is not reachable ({type(last).__name__}: {last}); start it "
             "with `pi-memory serve` or switch the semantic backend to embedded") from last
 
     def _call(self, method: str, path: str, *, params: dict[str, Any] | None = None, json: Any = None,
@@ -177,18 +179,18 @@ class RestBackend:
             return None
         if response.status_code in (401, 403):
             detail = _error_text(response)
-            raise ServerRefusedError(f"the memory server at {self.base_url} refused the request "
+            raise ServerRefusedError(f"the memory server at {self.shown_url} refused the request "
                                      f"({response.status_code}: {detail}); give the client the server's token "
                                      f"(settings, or ${TOKEN_ENV})", response.status_code, detail)
         if response.status_code >= 400:
-            raise BackendError(f"the memory server at {self.base_url} answered {method} {path} with "
+            raise BackendError(f"the memory server at {self.shown_url} answered {method} {path} with "
                                f"{response.status_code}: {_error_text(response)}")
         if not response.content:
             return None
         try:
             return response.json()
         except ValueError as exc:
-            raise BackendError(f"the memory server at {self.base_url} sent a reply that is not JSON for "
+            raise BackendError(f"the memory server at {self.shown_url} sent a reply that is not JSON for "
                                f"{method} {path}; is that URL a pi-memory or Mem0 server?") from exc
 
     def _ids(self, scope: Scope) -> dict[str, str]:
@@ -238,7 +240,7 @@ class RestBackend:
             body["observed_at"] = observed_at
         results = _results(self._call("POST", "/memories", json=body))
         if not results or not results[0].get("id"):
-            raise BackendError(f"the memory server at {self.base_url} stored nothing for this add (empty result)")
+            raise BackendError(f"the memory server at {self.shown_url} stored nothing for this add (empty result)")
         first = results[0]
         mem = self._own(first, scope)
         if mem is None and "user_id" not in first:  # Mem0's add answers {id, memory, event} only
@@ -249,7 +251,7 @@ class RestBackend:
                                      user_id=scope.user_id, agent_id=scope.agent_id, project_id=scope.project_id,
                                      observed_at=observed_at, source=MemorySource.model_validate(source or {}))
         if mem is None:
-            raise BackendError(f"the memory server at {self.base_url} filed the memory under another scope; "
+            raise BackendError(f"the memory server at {self.shown_url} filed the memory under another scope; "
                                "refusing to use it (check the server version)")
         return mem
 
@@ -330,7 +332,7 @@ class RestBackend:
         else:  # Mem0 edits in place and answers {"message": ...}
             new = self.get(memory_id, scope=scope)
         if new is None:
-            raise BackendError(f"the memory server at {self.base_url} accepted the update of {memory_id!r} but the "
+            raise BackendError(f"the memory server at {self.shown_url} accepted the update of {memory_id!r} but the "
                                "result cannot be read back in this scope")
         return new
 
