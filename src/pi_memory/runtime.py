@@ -54,6 +54,7 @@ class Memory:
     # default sources depend on it (pi_memory.semantic.config.HOST_RECALL_SOURCES)
     host: str | None = None
     _reopen_after: float = field(default=0.0, repr=False)  # monotonic time of the next writable-again check
+    mirrored: dict = field(default_factory=dict, repr=False)  # what mirror_hand_edits mirrored last, per file
 
     @property
     def project_root(self) -> Path | None:
@@ -70,7 +71,22 @@ class Memory:
 
                 with timing.span("database.open"):
                     self._conn = open_index(self.settings.data_dir, check=self.index_check)
+                self.mirror_hand_edits(self._conn)
             return self._conn
+
+    def mirror_hand_edits(self, conn: sqlite3.Connection) -> None:
+        """Mirror the Markdown stores edited by hand since the index last mirrored them
+        (:func:`pi_memory.index.mirror_watch.sync_changed`), so ``memory_search`` finds what the files hold. Not
+        on an index open for reading only; a busy or failing index leaves it to the next open or pass (logged)."""
+        from pi_memory.index.mirror_watch import sync_changed
+        from pi_memory.index.read_only import ReadOnlyConnection
+
+        if isinstance(conn, ReadOnlyConnection):
+            return
+        try:
+            self.mirrored = sync_changed(conn, self.settings.data_dir)
+        except (OSError, sqlite3.Error) as exc:
+            log.info("Markdown stores not mirrored now (%s); the next open or index pass tries again", exc)
 
     def _writable_again(self) -> None:
         """Drop the index connection and the semantic service when they were opened for reading only (a full

@@ -353,6 +353,7 @@ class AgentSession:
 
         if self._read_only("indexing session transcripts"):
             return
+        self.memory.mirror_hand_edits(self._background_conn())  # a store edited by hand while the host runs
         before = self._last_message_id()
         stats = index_paths(self._background_conn(), None, max_files=CATCH_UP_MAX_FILES)
         files = stats.files_new + stats.files_appended + stats.files_replaced

@@ -233,10 +233,15 @@ def reindex(
 @app.command("sync-markdown")
 def sync_markdown_cmd(dir: DirOpt = None, json_: JsonOpt = False) -> None:
     """Mirror every Markdown store into the search index (backfill after hand edits)."""
-    from pi_memory.index import sync_markdown
+    from pi_memory.index import SyncStats, sync_markdown
 
     memory = open_mem(dir)
     stats = sync_markdown(memory.index(), memory.settings.data_dir)
+    for path, first in memory.mirrored.items():  # hand edits the open already mirrored are this sync's too
+        if path in stats and (first.added or first.removed or first.updated):
+            s = stats[path]
+            stats[path] = SyncStats(added=s.added + first.added, removed=s.removed + first.removed,
+                                    kept=s.kept - first.added - first.updated, updated=s.updated + first.updated)
     data = {path: vars(s) if not hasattr(s, "to_dict") else s.to_dict() for path, s in stats.items()}
     if json_ or state.json:
         out.print_json(json.dumps(data, default=str))

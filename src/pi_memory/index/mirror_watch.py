@@ -1,0 +1,58 @@
+"""Hand edits of the Markdown stores reach the mirror (:mod:`.mirror`) without a write through pi-memory.
+
+Writes through the curated store mirror at once (its ``on_change``). A ``MEMORY.md`` or ``USER.md`` written or
+edited by hand -- a documented way to seed a store -- was searchable only after the next such write or a
+``pi-memory sync-markdown``: ``memory_search`` said no memories were stored while the file held entries.
+:func:`sync_changed` mirrors each store whose file differs in size or modification time from what the index
+mirrored last (recorded in ``meta``, key ``markdown_seen``: path -> ``[size, mtime_ns]``, ``null`` for a
+missing file). It stats a few files and usually does nothing else. Called where the index is opened for a
+host or a command (:meth:`pi_memory.runtime.Memory.index`) and before each background index pass of a
+long-running host (:mod:`pi_memory.session`), so an edit made while the MCP server or a pi session runs is
+found within one pass. A mirror written by another process is mirrored again here at most once (each sync
+is idempotent: unchanged entries keep their ``created`` and use counts).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+from pathlib import Path
+
+from pi_memory.index.db import meta_get, transaction
+from pi_memory.index.mirror import SyncStats, markdown_stores, sync_markdown
+
+log = logging.getLogger(__name__)
+
+SEEN_KEY = "markdown_seen"
+
+
+def _signature(path: Path) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:  # missing (or unreadable: sync_markdown reads it as missing too)
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
+def sync_changed(conn: sqlite3.Connection, data_dir: Path | str) -> dict[str, SyncStats]:
+    """Mirror the stores under ``data_dir`` whose file changed since the last mirror (module docstring);
+    returns the stats of those synced (``{}``: nothing changed). The caller's connection must be writable."""
+    stores = markdown_stores(data_dir)
+    now = {str(path): _signature(path) for _scope, _project, _target, path in stores}
+    try:
+        seen = json.loads(meta_get(conn, SEEN_KEY) or "{}")
+    except ValueError:  # a damaged record: mirror everything once
+        seen = {}
+    changed = [s for s in stores if str(s[3]) not in seen or seen[str(s[3])] != now[str(s[3])]]
+    gone = set(seen) - set(now)  # a project folder removed: sync_markdown of every store drops its rows
+    if not changed and not gone:
+        return {}
+    out = sync_markdown(conn, data_dir, None if gone else changed)
+    with transaction(conn):
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (SEEN_KEY, json.dumps(now)))
+    synced = {p: s for p, s in out.items() if s.added or s.removed or s.updated}
+    if synced:
+        log.info("mirrored Markdown stores changed outside pi-memory: %s", ", ".join(sorted(synced)))
+    return out
