@@ -268,10 +268,10 @@ def copy_semantic(conn: sqlite3.Connection, damaged: str | Path) -> SemanticCopy
     """Copy the semantic rows still readable in a damaged index file into ``conn`` (a fresh database), the
     memories before their history; reading goes on past a damaged schema entry of another table, and text that
     is not UTF-8 is kept with U+FFFD (:mod:`.damaged`). History rows are kept even when their memory could not
-    be read (the foreign key is off for the copy): they are then the only trace of it, and
-    :func:`pi_memory.index.salvage.rebuild_semantic_from_history` recreates the memory from them. Vectors are not
-    copied: :meth:`EmbeddedBackend.reembed` recreates them (and ``pi-memory semantic embed-sessions`` those of
-    curated entries and session turns). Errors writing ``conn`` propagate; a damaged file never raises."""
+    be read: :func:`pi_memory.index.salvage.rebuild_semantic_from_history` recreates the memory from them.
+    Vectors are not copied: :meth:`EmbeddedBackend.reembed` recreates them (and ``pi-memory semantic
+    embed-sessions`` those of curated entries and session turns). Errors writing ``conn`` propagate; a damaged
+    file never raises."""
     migrate(conn, SEMANTIC_MIGRATIONS)
     report = SemanticCopy()
     src = open_damaged(damaged)
@@ -291,23 +291,19 @@ def copy_semantic(conn: sqlite3.Connection, damaged: str | Path) -> SemanticCopy
                 report.unreadable.append(table)
     finally:
         src.close()
-    conn.execute("PRAGMA foreign_keys = OFF")  # outside a transaction, where it takes effect
-    try:
-        for table, cols in _SALVAGE:
-            marks = ",".join("?" * len(cols.split(",")))
-            with transaction(conn):
-                for row in read.get(table, []):
-                    try:
-                        cur = conn.execute(f"INSERT OR IGNORE INTO {table}({cols}) VALUES ({marks})", row)
-                    except sqlite3.IntegrityError:  # a damaged value the schema refuses: that row only
-                        report.skipped += 1
-                        continue
-                    if table == "semantic_memories":
-                        report.memories += cur.rowcount
-                    else:
-                        report.history += cur.rowcount
-    finally:
-        conn.execute("PRAGMA foreign_keys = ON")
+    for table, cols in _SALVAGE:
+        marks = ",".join("?" * len(cols.split(",")))
+        with transaction(conn):
+            for row in read.get(table, []):
+                try:
+                    cur = conn.execute(f"INSERT OR IGNORE INTO {table}({cols}) VALUES ({marks})", row)
+                except sqlite3.IntegrityError:  # a damaged value the schema refuses: that row only
+                    report.skipped += 1
+                    continue
+                if table == "semantic_memories":
+                    report.memories += cur.rowcount
+                else:
+                    report.history += cur.rowcount
     return report
 
 
