@@ -115,6 +115,7 @@ def test_a_file_sqlite_cannot_read_leaves_a_record_too(tmp_path: Path) -> None:
 
     line = describe_repair(record)
     assert line.startswith(f"index repaired at {record['at']} (damaged copy {record['damagedCopy']}): ")
-    assert line.endswith("Lost: any semantic memory whose history could not be read (vectors are embedded again).")
+    assert line.endswith("Lost: any semantic memories that could not be read (nor their history) (vectors are embedded "
+                         "again).")
     hurt = describe_repair({**record, "lost": {"semanticMemories": 2, "transcriptsGone": 1}})
     assert "Lost: 2 semantic memories, the text of 1 transcripts that no longer exist" in hurt

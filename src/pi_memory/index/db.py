@@ -26,9 +26,12 @@ count: a busy or read-only database is reported, never "repaired". On corruption
 2. under the lock, open the file again: if a peer already rebuilt it, use that and stop (one rebuild, not one
    per process -- a peer's bug started 196 rebuild processes);
 3. otherwise move the file and its ``-wal``/``-shm`` aside to ``index.sqlite3.corrupt-<UTC time>``, create a
-   fresh schema and run the ``rebuild`` callback (default: copy the memory rows still readable in the damaged
-   file -- the extended store lives only here -- and the session rows, or failing that the list of session
-   files to read again (:mod:`.salvage`), then mirror the Markdown stores again);
+   fresh schema (a new 0600 file, every migration) and run the ``rebuild`` callback (default, :mod:`.repair`:
+   copy the semantic memories and their history still readable in the damaged file -- they live only here --,
+   the memory rows, and the session rows, or failing that the list of session files to read again
+   (:mod:`.salvage`), then mirror the Markdown stores again; each step's failure is caught, and the repair
+   record is written in every case). A ``rebuild`` that raises is reported and recorded, never raised: the
+   fresh index is whole before it runs;
 4. circuit breaker: if a corrupt copy was set aside less than ``REBUILD_COOLDOWN_S`` ago and the database is
    corrupt again, or the fresh database fails its check, stop with :class:`IndexUnavailableError` instead of
    rebuilding again.
@@ -82,6 +85,7 @@ REBUILD_COOLDOWN_S = 60.0
 QUICK_CHECK_MAX_BYTES = 32 * 1024 * 1024
 PAGE_SIZE = 16384  # new index files: 5-10% faster bulk indexing than 4 KiB on session text (rows of 1-20k chars)
 _CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+_log = logging.getLogger(__name__)
 
 
 class IndexUnavailableError(RuntimeError):
@@ -270,41 +274,33 @@ def _quarantine(path: Path) -> Path:
 
 
 def _default_rebuild(conn: sqlite3.Connection, damaged: Path) -> None:
-    """Copy the memories still readable in the damaged file (extended store, usage counts; and the semantic
-    store's rows, :mod:`.semantic_schema`) and the sessions (:mod:`.salvage`: the rows, or
-    the files to read again), then mirror the Markdown stores again."""
-    from pi_memory.index.mirror import salvage_memories, sync_markdown
-    from pi_memory.index.salvage import rebuild_semantic_from_history, record_repair, salvage_sessions
+    """Copy back what the damaged file still holds, semantic memories first (they exist nowhere else), then the
+    memories, the sessions and the Markdown mirror (:mod:`.repair`), and say so on the command that repaired, not
+    only in the repair record `pi-memory status` shows: a person should know at once what went."""
+    from pi_memory.index.repair import rebuild_from_damaged
 
-    memories = salvage_memories(conn, damaged)
-    sessions = salvage_sessions(conn, damaged)
-    from pi_memory.index.semantic_schema import salvage_semantic  # the semantic store lives only in this file
+    _log.warning("%s", rebuild_from_damaged(conn, damaged))
 
-    semantic_copied = salvage_semantic(conn, damaged)
-    history = rebuild_semantic_from_history(conn, damaged)
-    sync_markdown(conn, damaged.parent)
-    gone = [p for (p,) in conn.execute("SELECT path FROM pending_paths") if not Path(p).exists()]
-    record_repair(conn, {
-        "at": meta_get(conn, "recovered_at"), "damagedCopy": damaged.name, "reason": meta_get(conn, "recovered_reason"),
-        "rebuilt": {"sessionFiles": sessions.copied_files, "messages": sessions.copied_messages,
-                    "filesToReadAgain": sessions.pending_paths, "memories": memories,
-                    "semanticMemories": semantic_copied, "semanticFromHistory": history.rebuilt if history else 0},
-        "lost": {"semanticMemories": history.lost if history else 0,
-                 "semanticHistoryUnreadable": bool(history and not history.history_readable),
-                 "transcriptsGone": len(gone), "vectors": "embedded again"},
-    })
-    lost = history.lost if history else 0
-    # said on the command that repaired, not only by `status` later: a person should know at once what went
-    logging.getLogger(__name__).warning(
-        "the search index %s was damaged (%s) and has been rebuilt; the damaged copy is kept as %s. Copied back: "
-        "%d session messages, %d memories, %d semantic memories (%d from their history)%s. %s`pi-memory status` "
-        "shows this repair.", damaged.parent / "index.sqlite3", meta_get(conn, "recovered_reason"), damaged.name,
-        sessions.copied_messages, memories, semantic_copied, history.rebuilt if history else 0,
-        f"; {lost} semantic memories could not be recovered" if lost else (
-            "; the semantic memories' history could not be read, so any memory not copied back is lost"
-            if history is not None and not history.history_readable else ""),
-        f"{sessions.pending_paths} session files will be read again by the next indexing pass (or run "
-        "`pi-memory index-sessions` now). " if sessions.pending_paths else "")
+
+def _failed_rebuild(conn: sqlite3.Connection, damaged: Path, exc: Exception) -> None:
+    """A ``rebuild`` hook that raised: the fresh index is whole (made and migrated before it ran), so it is used;
+    the failure is said and recorded instead of ending the command in a traceback."""
+    from pi_memory.index.damaged import describe_error
+    from pi_memory.index.repair import repair_message
+    from pi_memory.index.salvage import record_repair
+
+    _log.debug("rebuild after corruption failed", exc_info=True)
+    record = {"at": meta_get(conn, "recovered_at"), "damagedCopy": damaged.name,
+              "reason": meta_get(conn, "recovered_reason") or "damaged",
+              "rebuilt": {"messages": 0, "memories": 0, "semanticMemories": 0, "semanticFromHistory": 0},
+              "lost": {"semanticUnreadable": True, "semanticHistoryUnreadable": True},
+              "failed": [f"the rows of the damaged copy: {describe_error(exc)}"]}
+    recorded = True
+    try:
+        record_repair(conn, record)
+    except sqlite3.Error:
+        recorded = False
+    _log.warning("%s", repair_message(record, damaged, recorded))
 
 
 def open_index(
@@ -362,7 +358,7 @@ def _read_only_instead(exc: BaseException, data_dir: Path) -> StorageProblem | N
 def _recover(path: Path, check: bool | None, rebuild: RebuildHook | None, detail: str) -> sqlite3.Connection:
     lock_path = path.with_name(path.name + ".rebuild.lock")
     try:
-        with FileLock(lock_path, timeout=REBUILD_LOCK_TIMEOUT_S):
+        with FileLock(lock_path, timeout=REBUILD_LOCK_TIMEOUT_S, mode=0o600):
             try:  # a peer may have rebuilt it while we waited for the lock
                 return _open_checked(path, check)
             except _Corrupt as again:
@@ -376,6 +372,7 @@ def _recover(path: Path, check: bool | None, rebuild: RebuildHook | None, detail
                     "tool rewriting the folder), then delete the file and run `pi-memory reindex`."
                 )
             moved = _quarantine(path)
+            create_private_file(path)  # the fresh index is 0600 like the one it replaces (and its -wal/-shm)
             try:
                 conn = _open_checked(path, check)
             except _Corrupt as fresh:
@@ -391,7 +388,10 @@ def _recover(path: Path, check: bool | None, rebuild: RebuildHook | None, detail
                     (str(int(count[0]) + 1 if count else 1), moved.name, detail, now_iso()),
                 )
             if rebuild is not None:
-                rebuild(conn, moved)
+                try:
+                    rebuild(conn, moved)
+                except Exception as exc:  # the index is whole; what could not be copied back is said, not raised
+                    _failed_rebuild(conn, moved, exc)
             return conn
     except Timeout:
         raise IndexUnavailableError(

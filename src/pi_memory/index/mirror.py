@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pi_memory.index import segments
-from pi_memory.index.db import now_iso, open_read_only, transaction
+from pi_memory.index.damaged import open_damaged, read_rows
+from pi_memory.index.db import now_iso, transaction
 from pi_memory.index.redaction import redact_text
 
 SCOPES = ("global", "project")
@@ -281,37 +282,29 @@ def list_memories(
 def salvage_memories(conn: sqlite3.Connection, damaged: Path | str) -> int:
     """Copy the memory rows still readable in a damaged index file into ``conn``; returns how many.
 
-    Any error reading the damaged file ends the salvage quietly (what could be read is kept).
+    Reading stops quietly at the first damaged page (what was read is kept), goes on past a damaged schema entry
+    of another table, and keeps text that is not UTF-8 with U+FFFD (:mod:`.damaged`). Errors writing ``conn``
+    propagate.
     """
-    copied = 0
-    src = open_read_only(damaged)
+    src = open_damaged(damaged)
     if src is None:
         return 0
     try:
-        rows = src.execute(
-            "SELECT scope, project, target, category, content, failure_reason, source, created, last_used, "
-            "hit_count FROM memories"
-        )
-        batch = []
-        while True:
+        batch, _ = read_rows(src, "SELECT scope, project, target, category, content, failure_reason, source, created, "
+                                  "last_used, hit_count FROM memories")
+    finally:
+        src.close()
+    copied = 0
+    batch = [(*r[:4], redact_text(r[4]), redact_text(r[5]) if r[5] else r[5], *r[6:]) for r in batch]
+    with transaction(conn):
+        for row in batch:
             try:
-                row = next(rows)
-            except StopIteration:
-                break
-            except sqlite3.Error:
-                break
-            batch.append(row)
-        batch = [(*r[:4], redact_text(r[4]), redact_text(r[5]) if r[5] else r[5], *r[6:]) for r in batch]
-        with transaction(conn):
-            for row in batch:
                 cur = conn.execute(
                     "INSERT OR IGNORE INTO memories(scope, project, target, category, content, failure_reason, "
                     "source, created, last_used, hit_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     row,
                 )
-                copied += cur.rowcount
-    except sqlite3.Error:
-        pass
-    finally:
-        src.close()
+            except sqlite3.IntegrityError:  # a damaged value the schema refuses: that row only
+                continue
+            copied += cur.rowcount
     return copied

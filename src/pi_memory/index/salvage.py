@@ -31,6 +31,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from pi_memory.index.damaged import open_damaged, read_rows, table_names
 from pi_memory.index.db import open_read_only, transaction
 from pi_memory.index.redaction import redact_text
 from pi_memory.index.words import fts_form
@@ -56,55 +57,53 @@ class SalvageReport:
 
 
 def _read_all(src: sqlite3.Connection, table: str) -> list[tuple] | None:
-    try:
-        return src.execute(f"SELECT {_TABLES[table]} FROM {table}").fetchall()
-    except sqlite3.Error:
-        return None
+    rows, complete = read_rows(src, f"SELECT {_TABLES[table]} FROM {table}")
+    return rows if complete else None
 
 
 def _readable_paths(src: sqlite3.Connection) -> list[str]:
-    paths: list[str] = []
-    try:
-        for (path,) in src.execute("SELECT path FROM session_files"):
-            paths.append(path)
-    except sqlite3.Error:
-        pass  # keep what was read before the damaged page
-    return paths
+    return [path for (path,) in read_rows(src, "SELECT path FROM session_files")[0]]  # those before the damage
 
 
 def salvage_sessions(conn: sqlite3.Connection, damaged: Path | str) -> SalvageReport:
     """Copy the session rows of the damaged index file ``damaged`` into the fresh index ``conn``, or queue
-    their files for the next pass (see the module docstring). Never raises for a damaged or missing file."""
+    their files for the next pass (see the module docstring). Never raises for a damaged or missing file; errors
+    writing ``conn`` propagate."""
     report = SalvageReport()
-    src = open_read_only(damaged)
+    src = open_damaged(damaged)
     if src is None:
         return report
     try:
         tables = {name: _read_all(src, name) for name in _TABLES}
-        if all(rows is not None for rows in tables.values()):
-            with transaction(conn):
-                messages = [(*r[:-1], redact_text(r[-1])) for r in tables["messages"] or []]  # an older index
-                tables["messages"] = [(*r, None if r[-1].isascii() else fts_form(r[-1])) for r in messages]
-                for name, rows in tables.items():
-                    if rows:
-                        cols = _TABLES[name] + (", fts_text" if name == "messages" else "")
-                        marks = ", ".join("?" * len(rows[0]))
-                        conn.executemany(f"INSERT INTO {name}({cols}) VALUES ({marks})", rows)
-                if tables["messages"]:  # not per row: an insert trigger would flush the word index per row
-                    ids = [r[0] for r in tables["messages"]]
-                    index_ranges(conn, [(min(ids), max(ids))])
+        paths = _readable_paths(src)
+    finally:
+        src.close()
+    if all(rows is not None for rows in tables.values()):
+        try:
+            _copy_sessions(conn, tables)
             report.copied_files = len(tables["session_files"] or [])
             report.copied_messages = len(tables["messages"] or [])
             return report
-        paths = _readable_paths(src)
-        with transaction(conn):
-            conn.executemany("INSERT OR IGNORE INTO pending_paths(path) VALUES (?)", [(p,) for p in paths])
-        report.pending_paths = len(paths)
-    except sqlite3.Error:
-        pass  # the fresh index stays as it is; the next pass reads the default folders
-    finally:
-        src.close()
+        except sqlite3.IntegrityError:  # damaged values the schema refuses: the files are read again instead
+            pass
+    with transaction(conn):
+        conn.executemany("INSERT OR IGNORE INTO pending_paths(path) VALUES (?)", [(p,) for p in paths])
+    report.pending_paths = len(paths)
     return report
+
+
+def _copy_sessions(conn: sqlite3.Connection, tables: dict[str, list[tuple] | None]) -> None:
+    with transaction(conn):
+        messages = [(*r[:-1], redact_text(r[-1])) for r in tables["messages"] or []]  # an older index
+        tables["messages"] = [(*r, None if r[-1].isascii() else fts_form(r[-1])) for r in messages]
+        for name, rows in tables.items():
+            if rows:
+                cols = _TABLES[name] + (", fts_text" if name == "messages" else "")
+                marks = ", ".join("?" * len(rows[0]))
+                conn.executemany(f"INSERT INTO {name}({cols}) VALUES ({marks})", rows)
+        if tables["messages"]:  # not per row: an insert trigger would flush the word index per row
+            ids = [r[0] for r in tables["messages"]]
+            index_ranges(conn, [(min(ids), max(ids))])
 
 
 # ---------------------------------------------------------------------------------------- semantic memories
@@ -120,19 +119,11 @@ class SemanticRebuild:
 
 def _history(src: sqlite3.Connection) -> tuple[list[tuple], bool]:
     """The history events that can be read, and whether all could (a file without the table has none)."""
-    rows: list[tuple] = []
-    try:
-        if not src.execute("SELECT 1 FROM sqlite_master WHERE name = 'semantic_history'").fetchone():
-            return rows, True
-    except sqlite3.Error:
-        return rows, False  # not even the schema is readable: nothing tells what it held
-    try:
-        for row in src.execute("SELECT memory_id, user_id, project_id, agent_id, event, new_text, at "
-                               "FROM semantic_history ORDER BY at, id"):
-            rows.append(row)
-    except sqlite3.Error:
-        return rows, False  # what was read before the damaged page
-    return rows, True
+    names, whole_schema = table_names(src)
+    if "semantic_history" not in names:
+        return [], whole_schema  # a schema read in part may have held it: nothing tells what it held
+    return read_rows(src, "SELECT memory_id, user_id, project_id, agent_id, event, new_text, at "
+                          "FROM semantic_history ORDER BY at, id")
 
 
 def _final_states(rows: list[tuple]) -> dict[str, dict]:
@@ -159,15 +150,14 @@ def rebuild_semantic_from_history(conn: sqlite3.Connection, damaged: Path | str)
     report = SemanticRebuild()
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'semantic_memories'").fetchone():
         return report
-    src = open_read_only(damaged)
+    src = open_damaged(damaged)
     if src is None:
         return report
     try:
         rows, report.history_readable = _history(src)
-        try:  # how many were active (a count may still read where the rows cannot)
-            expected = src.execute("SELECT count(*) FROM semantic_memories WHERE status = 'active'").fetchone()[0]
-        except sqlite3.Error:
-            expected = None
+        # how many were active (a count may still read where the rows cannot)
+        counted, _ = read_rows(src, "SELECT count(*) FROM semantic_memories WHERE status = 'active'")
+        expected = counted[0][0] if counted else None
     finally:
         src.close()
     from pi_memory.semantic.models import text_hash
@@ -240,15 +230,22 @@ def describe_repair(record: dict) -> str:
     if rebuilt.get("filesToReadAgain"):
         done.append(f"{rebuilt['filesToReadAgain']} session files to read again")
     done.append(f"{rebuilt.get('memories', 0)} memories and {rebuilt.get('semanticMemories', 0)} semantic memories "
-                "copied")
+                + (f"(with {rebuilt['semanticHistory']} history events) " if rebuilt.get("semanticHistory") else "")
+                + "copied")
     if rebuilt.get("semanticFromHistory"):
         done.append(f"{rebuilt['semanticFromHistory']} semantic memories rebuilt from their history")
     gone = []
     if lost.get("semanticMemories"):
         gone.append(f"{lost['semanticMemories']} semantic memories")
-    if lost.get("semanticHistoryUnreadable"):
+    elif lost.get("semanticUnreadable") and lost.get("semanticHistoryUnreadable"):
+        gone.append("any semantic memories that could not be read (nor their history)")
+    elif lost.get("semanticHistoryUnreadable"):
         gone.append("any semantic memory whose history could not be read")
+    if lost.get("semanticRowsRefused"):
+        gone.append(f"{lost['semanticRowsRefused']} damaged semantic rows")
     if lost.get("transcriptsGone"):
         gone.append(f"the text of {lost['transcriptsGone']} transcripts that no longer exist")
+    failed = "".join(f" Not copied back: {step}." for step in record.get("failed") or [])
     return (f"index repaired at {record.get('at') or '?'} (damaged copy {record.get('damagedCopy')}): "
-            + "; ".join(done) + ". Lost: " + (", ".join(gone) or "nothing") + " (vectors are embedded again).")
+            + "; ".join(done) + ". Lost: " + (", ".join(gone) or "nothing") + " (vectors are embedded again)."
+            + failed)

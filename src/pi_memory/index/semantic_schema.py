@@ -47,9 +47,11 @@ index's connections run with ``foreign_keys=ON``).
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from pi_memory.index.db import Migration, migrate, open_read_only, transaction
+from pi_memory.index.damaged import open_damaged, read_rows, table_names
+from pi_memory.index.db import Migration, migrate, transaction
 from pi_memory.index.words import SQL_FTS_FORM, TOKENIZER
 
 SCOPE_SQL = "user_id = ? AND project_id = ? AND agent_id = ?"
@@ -250,36 +252,66 @@ SEMANTIC_MIGRATIONS: list[Migration] = [
 ]
 
 
-def salvage_semantic(conn: sqlite3.Connection, damaged: str | Path) -> int:
-    """Copy the semantic rows still readable in a damaged index file into ``conn`` (a fresh database).
+@dataclass
+class SemanticCopy:
+    """What :func:`copy_semantic` brought back: ``memories`` and ``history`` rows copied, ``skipped`` rows the new
+    index refused, and ``unreadable``: the tables that could not be read to their end (or that a schema read
+    only in part may have held)."""
 
-    Semantic memories live only in the index, so a corruption rebuild must carry them over (the rebuild hook
-    in :mod:`pi_memory.index.db` should call this). Returns the memories copied; reading stops quietly at the
-    first unreadable row. Vectors are not copied: :meth:`EmbeddedBackend.reembed` recreates them (and
-``pi-memory semantic embed-sessions`` those of curated entries and session turns).
-    """
+    memories: int = 0
+    history: int = 0
+    skipped: int = 0
+    unreadable: list[str] = field(default_factory=list)
+
+
+def copy_semantic(conn: sqlite3.Connection, damaged: str | Path) -> SemanticCopy:
+    """Copy the semantic rows still readable in a damaged index file into ``conn`` (a fresh database), the
+    memories before their history; reading goes on past a damaged schema entry of another table, and text that
+    is not UTF-8 is kept with U+FFFD (:mod:`.damaged`). History rows are kept even when their memory could not
+    be read: :func:`pi_memory.index.salvage.rebuild_semantic_from_history` recreates the memory from them.
+    Vectors are not copied: :meth:`EmbeddedBackend.reembed` recreates them (and ``pi-memory semantic
+    embed-sessions`` those of curated entries and session turns). Errors writing ``conn`` propagate; a damaged
+    file never raises."""
     migrate(conn, SEMANTIC_MIGRATIONS)
-    copied = 0
-    src = open_read_only(damaged)
+    report = SemanticCopy()
+    src = open_damaged(damaged)
     if src is None:
-        return 0
+        report.unreadable = [table for table, _ in _SALVAGE]
+        return report
     try:
+        names, whole_schema = table_names(src)
+        read = {}
         for table, cols in _SALVAGE:
-            batch = []
-            try:
-                for row in src.execute(f"SELECT {cols} FROM {table}"):
-                    batch.append(row)
-            except sqlite3.Error:
-                pass  # keep what was read
-            marks = ",".join("?" * len(cols.split(",")))
-            with transaction(conn):
-                for row in batch:
-                    cur = conn.execute(f"INSERT OR IGNORE INTO {table}({cols}) VALUES ({marks})", row)
-                    if table == "semantic_memories":
-                        copied += cur.rowcount
+            if table not in names:
+                if not whole_schema:
+                    report.unreadable.append(table)
+                continue
+            read[table], complete = read_rows(src, f"SELECT {cols} FROM {table}")
+            if not complete:
+                report.unreadable.append(table)
     finally:
         src.close()
-    return copied
+    for table, cols in _SALVAGE:
+        marks = ",".join("?" * len(cols.split(",")))
+        with transaction(conn):
+            for row in read.get(table, []):
+                try:
+                    cur = conn.execute(f"INSERT OR IGNORE INTO {table}({cols}) VALUES ({marks})", row)
+                except sqlite3.IntegrityError:  # a damaged value the schema refuses: that row only
+                    report.skipped += 1
+                    continue
+                if table == "semantic_memories":
+                    report.memories += cur.rowcount
+                else:
+                    report.history += cur.rowcount
+    return report
+
+
+def salvage_semantic(conn: sqlite3.Connection, damaged: str | Path) -> int:
+    """Copy the semantic rows still readable in a damaged index file into ``conn`` (a fresh database); returns
+    the memories copied (:func:`copy_semantic` tells more). Semantic memories live only in the index, so a
+    corruption rebuild must carry them over (:mod:`pi_memory.index.repair` does)."""
+    return copy_semantic(conn, damaged).memories
 
 
 _SALVAGE = (
