@@ -67,6 +67,16 @@ def test_memory_status_and_insights(bridge):
     assert "Search index: 0 sessions, 0 messages, 1 memories (0 beyond the Markdown stores)" in text
 
 
+def test_insights_show_a_credential_written_by_hand_redacted(bridge, tmp_path):
+    """A tester's case: /memory-insights printed a GitHub token an entry written by hand held, while the snapshot and
+    preview-context redacted it."""
+    (tmp_path / "mem" / "MEMORY.md").write_text(
+        "Deploy with token ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789ab via gh\n§\nUses pnpm\n", encoding="utf-8")
+    text = cmd(bridge, "insights")["text"]
+    assert "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789ab" not in text
+    assert "1. Deploy with token [REDACTED:github_token] via gh\n  2. Uses pnpm" in text
+
+
 def test_preview_context_lists_every_part(bridge):
     text = cmd(bridge, "preview")["text"]
     assert text.startswith("Prompt mode: snapshot.")
