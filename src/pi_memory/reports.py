@@ -179,3 +179,28 @@ def projects_lines(projects: list[dict[str, Any]]) -> list[str]:
     if any(p["current"] for p in projects):
         lines.append("* = this session's project (project memory follows the folder pi runs in).")
     return lines
+
+
+def size_text(n: int) -> str:
+    """A byte count for a person: ``512 bytes``, ``617 kB``, ``12.4 MB``, ``1.20 GB`` (decimal units)."""
+    if n < 1000:
+        return f"{n} byte{'' if n == 1 else 's'}"
+    if n < 1_000_000:
+        return f"{n / 1000:.0f} kB" if n >= 10_000 else f"{n / 1000:.1f} kB"
+    if n < 1_000_000_000:
+        return f"{n / 1e6:.1f} MB"
+    return f"{n / 1e9:.2f} GB"
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 message``, ``2 messages`` (``plural``: when not ``noun + "s"``)."""
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def index_pass_text(stats: dict[str, Any]) -> str:
+    """One index pass (:meth:`pi_memory.index.IndexStats.to_dict`) in a sentence: ``3 files: 1 new, 2 appended,
+    0 rewritten, 0 unchanged, 0 failed; 1 message added, 12.4 kB in 0.05 s``."""
+    return (f"{counted(stats['files_seen'], 'file')}: {stats['files_new']} new, {stats['files_appended']} appended, "
+            f"{stats['files_replaced']} rewritten, {stats['files_unchanged']} unchanged, {stats['files_failed']} "
+            f"failed; {counted(stats['messages_added'], 'message')} added, {size_text(stats['bytes_read'])} in "
+            f"{stats['seconds']:.2f} s")

@@ -12,11 +12,12 @@ import pytest
 from typer.testing import CliRunner
 
 from pi_memory.cli.app import app
-from pi_memory.cli.search import highlighted, size_text
+from pi_memory.cli.search import highlighted
 from pi_memory.devtools.transcripts import write_pi_session
 from pi_memory.index import index_paths, open_index
 from pi_memory.index.query import Term
 from pi_memory.index.snippets import make_snippet
+from pi_memory.reports import index_pass_text, size_text
 from pi_memory.retrieval import memory_search, session_search
 
 KEY = "sk-proj-Qm4Tz8Lp2Vx7Nc3Rb9Wk5Hd1Jf6Gs0Ya"
@@ -102,6 +103,17 @@ def test_a_snippet_window_never_ends_inside_a_credential(pad: int) -> None:
                                          (617_000, "617 kB"), (12_400_000, "12.4 MB"), (1_200_000_000, "1.20 GB")])
 def test_sizes_are_printed_sensibly(n: int, text: str) -> None:
     assert size_text(n) == text
+
+
+def test_an_index_pass_is_one_sentence_with_plurals_right() -> None:
+    """A tester's case: "1 messages added"."""
+    one = {"files_seen": 1, "files_new": 1, "files_appended": 0, "files_replaced": 0, "files_unchanged": 0,
+           "files_failed": 0, "messages_added": 1, "bytes_read": 512, "seconds": 0.013}
+    assert index_pass_text(one) == ("1 file: 1 new, 0 appended, 0 rewritten, 0 unchanged, 0 failed; 1 message added, "
+                                    "512 bytes in 0.01 s")
+    many = {**one, "files_seen": 3, "files_unchanged": 2, "messages_added": 0, "bytes_read": 5_300}
+    assert index_pass_text(many) == ("3 files: 1 new, 0 appended, 0 rewritten, 2 unchanged, 0 failed; 0 messages "
+                                     "added, 5.3 kB in 0.01 s")
 
 
 def test_index_sessions_refuses_a_path_that_does_not_exist(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -68,6 +69,18 @@ def test_recall_preview_as_of_a_moment_shows_only_what_was_written_by_then(cli):
         "or at least half of the prompt's keywords)\n")
     bad = cli("recall", "what is my cat called?", "--as-of", "yesterday-ish")
     assert bad.exit_code == 2 and "Cannot read the time 'yesterday-ish'" in bad.output
+
+
+def test_recall_preview_as_of_now_an_age_or_nothing(cli):
+    """A tester's cases: `--as-of now` was refused though the help calls now the default; `--as-of ""` (an unset
+    variable) was taken for now in silence; `--as-of 2d` was shown as "written by 2d"."""
+    cli("add", "User's cat is called Miso.")
+    assert "Miso" in cli("recall", "what is my cat called?", "--as-of", "now").stdout
+    assert "Miso" in cli("recall", "what is my cat called?", "--as-of", "NOW").stdout
+    empty = cli("recall", "what is my cat called?", "--as-of", "")
+    assert empty.exit_code == 2 and "--as-of is empty" in empty.output and "or now" in empty.output
+    aged = cli("recall", "what is my dog called?", "--as-of", "2d").stdout
+    assert re.search(r"no memory written by \d{4}-\d\d-\d\d \d\d:\d\d UTC is related", aged), aged
 
 
 @pytest.mark.parametrize(("prompt", "reason"), [

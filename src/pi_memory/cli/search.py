@@ -20,6 +20,7 @@ from rich.text import Text
 
 from pi_memory.cli.app import DirOpt, JsonOpt, ProjectFilterOpt, app, err, fail, open_mem, out, state
 from pi_memory.curated.entries import printable
+from pi_memory.reports import index_pass_text
 
 
 def _tool(name: str, dir_: Path | None, arguments: dict, as_json: bool) -> None:
@@ -138,28 +139,12 @@ def _progress_bar():
     return bar, update
 
 
-def size_text(n: int) -> str:
-    """A byte count for a person: ``512 bytes``, ``617 kB``, ``12.4 MB``, ``1.20 GB`` (decimal units)."""
-    if n < 1000:
-        return f"{n} byte{'' if n == 1 else 's'}"
-    if n < 1_000_000:
-        return f"{n / 1000:.0f} kB" if n >= 10_000 else f"{n / 1000:.1f} kB"
-    if n < 1_000_000_000:
-        return f"{n / 1e6:.1f} MB"
-    return f"{n / 1e9:.2f} GB"
-
-
 def _report(stats, as_json: bool) -> None:
     data = stats.to_dict()
     if as_json or state.json:
         out.print_json(json.dumps(data))
         return
-    out.print(
-        f"{data['files_seen']} files: {data['files_new']} new, {data['files_appended']} appended, "
-        f"{data['files_replaced']} rewritten, {data['files_unchanged']} unchanged, {data['files_failed']} failed; "
-        f"{data['messages_added']} messages added, {size_text(data['bytes_read'])} in {data['seconds']:.2f} s",
-        markup=False,
-    )
+    out.print(index_pass_text(data), markup=False)
     for line in data["errors"]:
         err.print(f"  {line}", markup=False)
 

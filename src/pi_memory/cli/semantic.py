@@ -176,6 +176,9 @@ def recall(prompt: str,
     skipped, and only memories that pass the similarity floor (recallMinSimilarity) are shown."""
     if host not in ("pi", "claude-code", "codex"):
         raise fail(f"--host {host} is not a host with recall; use pi, claude-code or codex.", 2)
+    if as_of is not None and not as_of.strip():  # an unset variable in a script, most likely: not "now" in silence
+        raise fail("--as-of is empty. Give the moment the prompt is asked at (2026-11-20, 2026-11-20T14:00Z, an age "
+                   "such as 2d, or now), or leave the option out for now.", 2)
     service = _service(dir, project, host=None if host == "pi" else host)
     try:
         preview = service.recall_preview(prompt, source, as_of=as_of)
@@ -190,9 +193,18 @@ def recall(prompt: str,
              json_):
         return
     floor = service.settings.recall_min_similarity
-    written = f" written by {as_of}" if as_of else ""  # a later memory is left out, however related
+    written = f" written by {_moment_shown(as_of)}" if as_of else ""  # a later one is left out, however related
     sys.stdout.write((text or f"(nothing would be injected: no memory{written} is related enough -- similarity "
                               f"floor {floor}, or at least half of the prompt's keywords)") + "\n")
+
+
+def _moment_shown(as_of: str) -> str:
+    """``--as-of`` for a person: a date as given (``2026-12-02``: the end of that day), any other moment as the
+    time it means (``2d`` -> ``2026-12-02 18:55 UTC``)."""
+    from pi_memory.retrieval.dates import as_of_iso
+
+    moment = as_of_iso(as_of)
+    return moment[:10] if moment[:10] == as_of.strip() else f"{moment[:10]} {moment[11:16]} UTC"
 
 
 @semantic_app.command("list")

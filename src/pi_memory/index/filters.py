@@ -28,7 +28,7 @@ def parse_time(value: str | date | datetime | None, upper: bool = False) -> str 
     """A ``since``/``until`` value as an ISO UTC string comparable with stored timestamps.
 
     Accepts ``datetime``/``date`` objects, ISO dates and times (``2026-11-29``, ``2026-11-29T13:28``, with
-    ``Z`` or an offset) and ages (``30m``, ``12h``, ``7d``, ``2w``: that long before now). With ``upper`` a
+    ``Z`` or an offset), ages (``30m``, ``12h``, ``7d``, ``2w``: that long before now) and ``now``. With ``upper`` a
     bare date means the end of that day.
     """
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -63,7 +63,9 @@ def _moment(value: str | date | datetime, upper: bool) -> datetime:
     else:
         text = str(value).strip()
         rel = _RELATIVE.match(text)
-        if rel:
+        if text.lower() == "now":  # what the options' help calls their default
+            moment = datetime.now(UTC)
+        elif rel:
             if len(rel.group(1)) > 9:  # more than any age back to the year 1 (and int() refuses 4,300 digits)
                 raise OverflowError(text)
             moment = datetime.now(UTC) - timedelta(**{_UNITS[rel.group(2).lower()]: int(rel.group(1))})
@@ -74,7 +76,7 @@ def _moment(value: str | date | datetime, upper: bool) -> datetime:
                 shown = text if len(text) <= 60 else text[:57] + "..."
                 raise SearchInputError(
                     f"Cannot read the time {shown!r}. Use an ISO date or time such as 2026-11-29 or "
-                    "2026-11-29T13:28:00Z, or an age such as 30m, 12h, 7d or 2w."
+                    "2026-11-29T13:28:00Z, an age such as 30m, 12h, 7d or 2w, or now."
                 ) from None
             if moment.tzinfo is None:
                 moment = moment.replace(tzinfo=UTC)

@@ -144,9 +144,7 @@ def _index_sessions(memory, _args: str, _data: dict) -> dict[str, Any]:
     from pi_memory.index import index_paths
 
     stats = index_paths(memory.index(), None).to_dict()
-    lines = [f"Indexed sessions: {stats['files_seen']} files seen, {stats['files_new']} new, "
-             f"{stats['files_appended']} appended, {stats['files_unchanged']} unchanged, {stats['files_failed']} "
-             f"failed; {stats['messages_added']} messages added in {stats['seconds']:.1f} s."]
+    lines = [f"Indexed sessions: {reports.index_pass_text(stats)}."]
     lines += [f"  {e}" for e in stats["errors"][:10]]
     return _reply(lines, "warning" if stats["files_failed"] else "info")
 
