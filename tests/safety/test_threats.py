@@ -225,7 +225,8 @@ def test_check_write_prefers_threats_then_secrets():
 def test_blocked_marker_exact():
     assert blocked_marker("MEMORY.md", ["role_hijack", "exfil_curl"]) == (
         "[BLOCKED: MEMORY.md entry contained threat pattern(s): role_hijack, exfil_curl. "
-        "It was kept out of the prompt; read it with memory_read and delete it with memory_remove.]"
+        "It was kept out of the prompt and is shown to you only as this marker; to delete it, give its Ref as "
+        "oldText to memory_remove.]"
     )
 
 

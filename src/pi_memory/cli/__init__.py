@@ -44,6 +44,8 @@ def main(argv: list[str] | None = None) -> None:
         print("Aborted.", file=sys.stderr)
         sys.exit(1)
     except _ClickError as exc:
+        if isinstance(getattr(exc, "message", None), str):  # typer passes pydantic's "Value error, " prefix on
+            exc.message = exc.message.replace("Value error, ", "")
         if "--json" in args and hasattr(exc, "format_message"):
             ctx = getattr(exc, "ctx", None)
             where = getattr(ctx, "command_path", None) or "pi-memory"

@@ -15,6 +15,7 @@ from rich.console import Console
 from pi_memory.config import Settings, SettingsError, load_settings
 from pi_memory.curated import MemoryResult, MemoryStore, build_snapshot
 from pi_memory.curated.entries import DELIMITER, printable, split_plain_markdown
+from pi_memory.curated.messages import for_person
 from pi_memory.curated.store import FAILURE_CATEGORIES
 from pi_memory.runtime import Memory, open_memory
 
@@ -259,6 +260,10 @@ def finish(result: MemoryResult, as_json: bool) -> None:
             if items:
                 err.print(f"{title}:")
                 for item in items:  # escape codes shown, never executed; a multi-line entry stays one item
+                    if item.startswith("[BLOCKED: "):  # our marker speaks to a model: its person's words here
+                        ref = item[item.rfind(" Ref ") + 5:-2] if " Ref " in item else "<its Ref>"
+                        item = (for_person(item) or item).replace("<target>", result.target or "<target>").replace(
+                            "<its Ref>", ref)
                     err.print("  - " + printable(item).replace("\n", "\n    "), markup=False)
     raise typer.Exit(0 if result.success else 1)
 

@@ -113,5 +113,6 @@ def blocked_marker(filename: str, ids: list[str]) -> str:
     """The stand-in shown in a prompt snapshot for an entry that failed the threat scan."""
     return (
         f"[BLOCKED: {filename} entry contained threat pattern(s): {', '.join(ids)}. "
-        f"It was kept out of the prompt; read it with memory_read and delete it with memory_remove.]"
+        f"It was kept out of the prompt and is shown to you only as this marker; to delete it, give its Ref as "
+        f"oldText to memory_remove.]"
     )
