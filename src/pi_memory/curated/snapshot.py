@@ -61,11 +61,13 @@ _neutralise = neutralise_fence
 
 
 def render_block(target: str, entries: list[str], limit: int, name: str = "", project: str = "",
-                 older: int = 0) -> str:
+                 older: int = 0, stored_chars: int | None = None) -> str:
     """One store's block; ``entries`` must already be sanitised. The failure store shows only its newest
     :data:`RECENT_LESSONS` entries (the rest stay searchable with memory_search); ``older`` counts lessons
-    the caller already left out."""
-    cur = fmt.joined_length(entries)
+    the caller already left out. ``stored_chars``: the store's size as stored, which its usage figure shows
+    (default: the size of ``entries``; a blocked marker or a redacted key is longer or shorter than the text
+    it stands for, and `pi-memory read` gives the stored size)."""
+    cur = fmt.joined_length(entries) if stored_chars is None else stored_chars
     over = " ⚠ OVER BUDGET" if cur > limit else ""
     header = f"{HEADERS[target].format(name=fmt.printable(project))} [{fmt.usage(cur, limit)}{over}]"
     if target == "failure" and len(entries) > RECENT_LESSONS:
@@ -104,7 +106,8 @@ def build_snapshot(store: MemoryStore, reload: bool = True, failures: list[str] 
             older, live = len(live) - len(failures), list(failures)
         if live:
             shown = [sanitise_entry(name, e) for e in live]
-            blocks.append(render_block(target, shown, store.limit(target), name, store.project_name or "", older))
+            blocks.append(render_block(target, shown, store.limit(target), name, store.project_name or "", older,
+                                       fmt.joined_length(store.entries(target))))
     if not blocks:
         return ""
     return f"{OPEN_TAG}\n{PREAMBLE}\n\n" + "\n\n".join(blocks) + f"\n{CLOSE_TAG}"
