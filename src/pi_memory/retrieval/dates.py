@@ -47,6 +47,10 @@
   ``2023年5月8日`` ``2023年5月`` ``2023年`` ``2023년 5월 8일``        ``May 8, 2023``, ``May 2023``, ``2023``
   ===============================================================  ==========================================
 
+  In Russian, German, Spanish, French and Portuguese the same readings come from
+  :mod:`pi_memory.retrieval.dates_eu` (``вчера``, ``vor 3 Tagen``, ``la semana pasada``, ``en mai``, ``3 de maio``;
+  its docstring has the table).
+
   Full-width digits (``２０２３年５月８日``) are read as ASCII ones. Not dates: ``2023年度``/``今年度`` (a fiscal
   year: April to March in Japan), a number after a digit, a Latin letter or ``.`` (``v1.5月``), ``3个月``
   without ``前`` (a duration); CJK has no word boundaries, so no ``\\b`` is used there.
@@ -67,7 +71,7 @@ import re
 from datetime import UTC, date, datetime, timedelta
 
 from pi_memory.index.filters import parse_time
-from pi_memory.retrieval import dates_cjk
+from pi_memory.retrieval import dates_cjk, dates_eu
 from pi_memory.retrieval.expand import find_dates
 
 MARGIN_DAYS = 1
@@ -238,7 +242,7 @@ def date_windows(prompt: str, as_of: str) -> tuple[list[Window], str]:
         taken += absolute
     english = ((m.span(), _reading(kind, m)) for kind, pattern in _RULES for m in pattern.finditer(text)
                if not _plain_word(m))
-    for (start, end), reading in itertools.chain(english, dates_cjk.readings(text)):
+    for (start, end), reading in itertools.chain(english, dates_cjk.readings(text), dates_eu.readings(text)):
         if any(a < end and start < b for a, b in taken):
             continue
         try:

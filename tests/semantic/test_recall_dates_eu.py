@@ -1,0 +1,87 @@
+"""Date phrases in Russian, German, Spanish, French and Portuguese (pi_memory.retrieval.dates_eu): the windows
+date_windows reads from them against a fixed as_of, what is left of the prompt, prompts that must give no
+window, and a tester's recall: "Какой порт был у staging gateway в мае?" injected nothing."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+from semantic_helpers import ALICE, insert_turns
+
+from pi_memory.retrieval.dates import date_windows
+from pi_memory.retrieval.engine import recall
+
+AS_OF = "2026-06-17T10:00:00.000Z"  # a Wednesday
+
+TODAY = (date(2026, 6, 16), date(2026, 6, 17))
+YESTERDAY = (date(2026, 6, 15), date(2026, 6, 17))
+TWO_DAYS = (date(2026, 6, 14), date(2026, 6, 16))
+THREE_DAYS = (date(2026, 6, 13), date(2026, 6, 15))
+TWO_WEEKS = (date(2026, 5, 27), date(2026, 6, 7))  # the 7 days ending June 3rd, 3 days after, 1 day margin
+LAST_WEEK = (date(2026, 6, 7), date(2026, 6, 15))  # Monday June 8th to Sunday June 14th
+THIS_WEEK = (date(2026, 6, 14), date(2026, 6, 17))
+LAST_MONTH = (date(2026, 4, 30), date(2026, 6, 1))  # May
+LAST_YEAR = (date(2024, 12, 31), date(2026, 1, 1))
+MAY = LAST_MONTH
+MARCH = (date(2026, 2, 28), date(2026, 4, 1))
+MAY_3 = (date(2026, 5, 2), date(2026, 5, 4))
+
+
+@pytest.mark.parametrize(("prompt", "window", "rest"), [
+    ("что мы решили вчера?", YESTERDAY, "что мы решили ?"),
+    ("Сегодня упал деплой", TODAY, "упал деплой"),
+    ("позавчера был релиз", TWO_DAYS, "был релиз"),
+    ("ошибка 3 дня назад", THREE_DAYS, "ошибка"),
+    ("что было на прошлой неделе", LAST_WEEK, "что было"),
+    ("какой порт был у gateway в мае", MAY, "какой порт был у gateway"),
+    ("релиз 3 мая", MAY_3, "релиз"),
+    ("Was haben wir gestern beschlossen?", YESTERDAY, "Was haben wir beschlossen?"),
+    ("der Fehler vor 3 Tagen", THREE_DAYS, "der Fehler"),
+    ("das Meeting vor zwei Wochen", TWO_WEEKS, "das Meeting"),
+    ("letzte Woche im Team", LAST_WEEK, "im Team"),
+    ("Welchen Port hatte das Gateway im Mai?", MAY, "Welchen Port hatte das Gateway ?"),
+    ("das Release am 3. Mai", MAY_3, "das Release"),
+    ("¿qué decidimos ayer?", YESTERDAY, "¿qué decidimos ?"),
+    ("el error de hace 3 días", THREE_DAYS, "el error de"),
+    ("¿qué puerto usamos la semana pasada?", LAST_WEEK, "¿qué puerto usamos ?"),
+    ("la migración en mayo", MAY, "la migración"),
+    ("el despliegue del 3 de mayo", MAY_3, "el despliegue del"),
+    ("qu'avons-nous décidé hier ?", YESTERDAY, "qu'avons-nous décidé ?"),
+    ("aujourd’hui le build est cassé", TODAY, "le build est cassé"),
+    ("la panne il y a trois jours", THREE_DAYS, "la panne"),
+    ("la migration en mars", MARCH, "la migration"),
+    ("la réunion de la semaine dernière", LAST_WEEK, "la réunion de"),
+    ("o que decidimos ontem?", YESTERDAY, "o que decidimos ?"),
+    ("o erro de há 3 dias", THREE_DAYS, "o erro de"),
+    ("a migração em maio", MAY, "a migração"),
+    ("o deploy de 3 de maio", MAY_3, "o deploy de"),
+    ("nesta semana o build quebrou", THIS_WEEK, "o build quebrou"),
+    ("das Budget letztes Jahr", LAST_YEAR, "das Budget"),
+    ("el presupuesto el mes pasado", LAST_MONTH, "el presupuesto"),
+])
+def test_date_windows_read_against_as_of(prompt, window, rest):
+    windows, left = date_windows(prompt, AS_OF)
+    assert windows == [window]
+    assert left == rest
+
+
+@pytest.mark.parametrize("prompt", [
+    "hier ist der Code für das Gateway",  # German "here", not French "yesterday"
+    "Mars is the fourth planet", "Mai Tran reviewed the gateway", "el mayo es un mes",  # no preposition
+    "der Mai-Baum", "la marche en avant", "вчерашний отчёт готов",  # a longer word, not the date word
+    "mañana lo vemos", "morgen früh", "завтра релиз",  # the future: no window
+])
+def test_prompts_without_a_date_phrase_have_no_window(prompt):
+    assert date_windows(prompt, AS_OF)[0] == []
+
+
+def test_a_russian_question_with_a_date_recalls_the_turn_with_its_technical_words(backend, conn):
+    insert_turns(conn, ALICE.project_id, [
+        ("e1", "2026-05-12T10:00:00.000Z", "The staging gateway now listens on port 7002"),
+        ("e2", "2026-06-02T10:00:00.000Z", "lunch plans for friday, the thai place again")])
+    for prompt in ("Какой порт был у staging gateway в мае?", "Welchen Port hatte das staging gateway im Mai?",
+                   "¿Qué puerto tenía el staging gateway en mayo?"):
+        hits = recall(backend, prompt, scope=ALICE, include=("sessions",), conn=conn, as_of=AS_OF)
+        assert hits and hits[0].id == "s1#e1", prompt  # (its neighbour may follow: the answer's next turn)
+        assert hits[0].dated and "dates" in hits[0].ranks
