@@ -41,7 +41,7 @@ def test_text_that_already_holds_markers_is_highlighted_once(text, terms, expect
     ("a data race and a banana", Term("a", words=True), "**a** data race and **a** banana"),
     ("x-axis max box", Term("x", words=True), "**x**-axis max box"),
     ("snake_case and case", Term("case", words=True), "snake_**case** and **case**"),
-    ("deployment deploy", Term("deploy", words=True, prefix=True), "**deploy**ment **deploy**"),
+    ("deployment deploy", Term("deploy", words=True, prefix=True), "**deployment** **deploy**"),
     ("我们需要修改youer服务端", Term("youer", words=True), "我们需要修改**youer**服务端"),
     ("trigram in data", Term("a"), "trigr**a**m in d**a**t**a**"),  # a trigram term matches anywhere
 ])

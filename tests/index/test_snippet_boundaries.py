@@ -17,13 +17,16 @@ _AFTER = f"(?![^\\W_{CJK_RANGES}])"
 
 
 def lookaround_spans(text: str, term: Term) -> list[tuple[int, int]]:
-    """What the earlier per-term pattern found (kept here as the reference)."""
+    """What the earlier per-term pattern found (kept here as the reference), a prefix term's match running to
+    the end of its word."""
     body = re.escape(term.text)
     if term.words:
         if term.text[:1].isalnum() and not HAS_CJK.match(term.text[:1]):
             body = _BEFORE + body
         if not term.prefix and term.text[-1:].isalnum() and not HAS_CJK.match(term.text[-1:]):
             body += _AFTER
+        elif term.prefix:  # the whole word it starts (a tester's case: "**quokkaawsspac**ed")
+            body += f"[^\\W_{CJK_RANGES}]*"
     return [m.span() for m in re.finditer(body, text, re.IGNORECASE)]
 
 
@@ -61,4 +64,4 @@ def test_snippets_still_highlight_whole_words_only():
     assert make_snippet(text, [Term("a", words=True), Term("deploy", words=True)], 300)[0] == (
         "the data layer: **a** **deploy**, then redeploy and deployment")
     assert make_snippet(text, [Term("deploy", words=True, prefix=True)], 300)[0] == (
-        "the data layer: a **deploy**, then redeploy and **deploy**ment")
+        "the data layer: a **deploy**, then redeploy and **deployment**")

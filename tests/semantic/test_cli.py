@@ -88,6 +88,8 @@ def test_recall_preview_as_of_now_an_age_or_nothing(cli):
     ("/compact now", "the prompt is a command (/compact), not a question"),
     ("ok thanks!", "the prompt is a short acknowledgement (ok, thanks, yes...) with nothing to look up"),
     ("??? !!!", "the prompt has no words, only punctuation"),
+    ("\x01\x02", "the prompt has no words, only control characters"),  # a tester's case: was "an acknowledgement"
+    ("\u200b?\x7f", "the prompt has no words, only control characters"),
     ("👍", "the prompt is a short acknowledgement (ok, thanks, yes...) with nothing to look up"),
 ])
 def test_recall_preview_skips_trivial_prompts_like_the_real_recall(cli, prompt, reason):

@@ -11,7 +11,8 @@ Highlighting:
   snippet's only ``**`` are the highlights: nothing is highlighted twice and a reader (the CLI renders them
   bold) can trust every pair. A ``**`` that is not emphasis (``2**10``) stays as it is.
 * A word-index term matches whole words, as the index does: ``a`` is highlighted as the word "a", never the
-  letter inside "data"; a prefix term (broadened search) may end inside a word (``deploy`` in "deployment").
+  letter inside "data"; a prefix term (broadened search, a stem) highlights the whole word it starts
+  (``deploy*``: "deployment", never "deploy" and a bare "ment").
   CJK characters are words of their own, so a CJK term needs no boundary. Terms of a trigram index (and
   plain terms) match anywhere.
 * ``highlight=False`` (recall's session turns, text a model reads inside a fence): the same window, no
@@ -62,6 +63,9 @@ def _matches(text: str, term: Term):
         if (before and _is_spaced_word_char(text, start - 1)) or (after and _is_spaced_word_char(text, end)):
             pos = start + 1
             continue
+        if term.words and term.prefix:  # the whole word it starts is highlighted ("deployment", not "deploy"+"ment")
+            while _is_spaced_word_char(text, end):
+                end += 1
         yield start, end
         pos = end if end > start else start + 1
 

@@ -44,4 +44,6 @@ def skip_reason(prompt: str | None) -> str | None:
         return None
     if all(unicodedata.category(ch).startswith(("P", "Z")) for ch in text):  # "???", "...": 👍 is a reply
         return "the prompt has no words, only punctuation"
+    if all(unicodedata.category(ch).startswith(("C", "P", "Z")) for ch in text):  # control and format characters
+        return "the prompt has no words, only control characters"
     return "the prompt is a short acknowledgement (ok, thanks, yes...) with nothing to look up"
