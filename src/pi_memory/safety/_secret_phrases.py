@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 
-from ._secret_values import _CODE_REF, _NOT_A_PASSWORD, _PROSE_WORDS, _TRAILING, _placeholder
+from ._secret_values import _CODE_REF, _NOT_A_PASSWORD, _PROSE_WORDS, _TRAILING, _in_marker, _placeholder
 from ._text import fold
 
 
@@ -137,7 +137,7 @@ def phrase_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
             stripped = stripped.rstrip("!?")  # "Passwort: Zeichen!" ends a sentence
         end -= len(value) - len(stripped)
         value = stripped
-    if not value or not _credential_like(value, weak=weak, after_sep=after_sep):
+    if not value or _in_marker(text, start) or not _credential_like(value, weak=weak, after_sep=after_sep):
         return None
     return (start, end)
 
@@ -147,7 +147,7 @@ def phrase_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
 # on one line or several. The tokens are lower-case in every netrc reader.
 NETRC_PATTERN = (
     r"(?<![\w.-])(?:machine[ \t\r\n]+(?P<host>[^\s]{1,253})|default)"
-    r"(?P<pairs>(?:\s+(?:login|account|port)[ \t]+[^\s]{1,200}){0,3})\s+password[ \t]+(?P<v>[^\s]{1,200})"
+    r"(?P<pairs>(?:\s+(?:login|account|port)[ \t]+[^\s]{1,200}){0,3})\s+password[ \t]+(?P<v>[^\s\"'`]{1,200})"
 )
 
 

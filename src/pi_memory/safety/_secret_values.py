@@ -62,6 +62,12 @@ _CODE_REF = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*[(\[]|[A-Za-z_]\w*(?:\.[
 _CLAUSE_ENDS = re.compile(r"[ \t]*(?:[.!?;,)\n]|$)")
 
 
+def _in_marker(text: str, start: int) -> bool:
+    """Whether a value starting at ``start`` is the id inside a ``[REDACTED:<id>]`` marker ("password to
+    [REDACTED:x]" reads as "password to [REDACTED" + ":" + value): a redacted text must stay as it is."""
+    return text.endswith("[REDACTED:", max(0, start - 10), start)
+
+
 def _password_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
     key_start = m.start("key")
     key = m.group("key")
@@ -77,6 +83,8 @@ def _password_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
         end -= len(value) - len(stripped)
         value = stripped
     if len(value) < 6 or value[0] in "/~" or value.startswith(("./", "os.", "process.env")) or _placeholder(value):
+        return None
+    if _in_marker(text, start):
         return None
     if value.lower() in _NOT_A_PASSWORD or set(value) <= set("*x•.") or _CODE_REF.match(value):
         return None
