@@ -116,6 +116,9 @@ def test_credential_shapes_redacted_value_only(text, expected):
     "secret: kubernetes.io/tls",
     "secret = os.environ['SECRET']",
     "secret: v1.2.3",
+    "secret: 2024-05-01T10:00:00Z",
+    'secret: "{{ vault_secret }}"',
+    "Passwort: mindestens 12Zeichen",
     # docker -p that is a port, a login without -p
     "docker run -p 8080:80 nginx",
     "docker login registry.example.com --password-stdin < token.txt",

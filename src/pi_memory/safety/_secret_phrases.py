@@ -12,7 +12,7 @@ hold:
   ``密码：X``), a copula (``password is X``, ``Passwort ist X``, ``contraseña es X``, ``密码是X``,
   ``パスワードはX``, ``비밀번호는 X``), or a set verb (``set the password to X``, ``password changed to X``);
 * the value looks like a secret: one token without spaces, not a placeholder (``<...>``, ``${...}``, ``****``),
-  a default, an env or code reference, a path, a URL, an e-mail address, a version or a secret store's name
+  a default, an env or code reference, a path, a URL, an e-mail address, a version, a date or a secret store's name
   ("1Password", "Vault"), and either
   - 6+ characters mixing letters with digits or symbols (``Sup3rS3cretPw``, ``Xy7!kLm2``), or
   - after ``:``/``=`` only: 6+ digits, or 12+ ASCII letters that do not end like a derived English word
@@ -82,6 +82,7 @@ _PASS_CONTEXT = re.compile(
     r"|server|host|app|api|web|portal|guest|network)[ \t_-]*$", re.IGNORECASE)
 _SET_VERB = re.compile(r"\b(?:set|change|changed|reset|update|updated)\b", re.IGNORECASE)
 _VERSION = re.compile(r"[vV]?\d+(?:\.\d+)+(?:[-+.]\w+)*")
+_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?)?(?:Z|[+-]\d\d:?\d\d)?")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _IDENTIFIER = re.compile(r"[a-z][a-z0-9]*(?:[-_./:][a-z0-9]+)+")
 _FILE_NAME = re.compile(r"\.[A-Za-z]{1,5}$")
@@ -100,7 +101,7 @@ def _credential_like(value: str, *, weak: bool, after_sep: bool) -> bool:
         return False
     if value[0] in "/~!-\\" or value.startswith("./") or "://" in value or _CODE_REF.match(value):
         return False
-    if _VERSION.fullmatch(value) or _EMAIL.fullmatch(value):
+    if _VERSION.fullmatch(value) or _TIMESTAMP.fullmatch(value) or _EMAIL.fullmatch(value):
         return False
     if weak and (_IDENTIFIER.fullmatch(value) or "/" in value or low.startswith("test")):
         return False
