@@ -23,6 +23,7 @@ PEM = "-----BEGIN OPENSSH PRIVATE KEY-----\nFAKEFAKEexample\n-----END OPENSSH PR
 SLACK_HOOK = "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX"  # Slack's docs example
 DISCORD_HOOK = "https://discord.com/api/webhooks/123456789012345678/FAKE-example_token-0000000000000000"
 AZURE_KEY = "FAKEfake0123456789abcdefghijklmnopqrstuvwxyzFAKE=="
+AGE_KEY = "AGE-SECRET-KEY-1" + ("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" * 2)[:58]  # bech32 letters, not a real key
 
 
 def fullwidth(text: str) -> str:
@@ -106,6 +107,13 @@ CASES = [
     ("pgpass_password", "db.internal:5432:orders:deployer:Fake-Pgpass-0000", "Fake-Pgpass-0000"),
     ("basic_auth", "Authorization: Basic ZmFrZXVzZXI6RmFrZVBhc3MwMDAw", "ZmFrZXVzZXI6RmFrZVBhc3MwMDAw"),
     ("docker_auth", '{"auth": "ZmFrZXVzZXI6RmFrZVBhc3MwMDAw"}', "ZmFrZXVzZXI6RmFrZVBhc3MwMDAw"),
+    # .netrc, registry logins, password phrases, age and PuTTY keys (more in test_secrets_phrases.py)
+    ("netrc_password", "machine api.example.com login bob password FakeNetrc99", "FakeNetrc99"),
+    ("cli_password", "docker login -u bob -p FakeDockerPw1", "FakeDockerPw1"),
+    ("password_phrase", "Mein Passwort ist FakePasswort7!", "FakePasswort7!"),
+    ("age_secret_key", f"key {AGE_KEY}", AGE_KEY),
+    ("putty_private_key", "Private-Lines: 1\nAAAAIFAKEexampleFAKEexampleFAKEexample0000\n",
+     "AAAAIFAKEexampleFAKEexampleFAKEexample0000"),
 ]
 
 

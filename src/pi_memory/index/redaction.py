@@ -58,9 +58,10 @@ from filelock import FileLock, Timeout
 from pi_memory.index import redaction_semantic, segments
 from pi_memory.safety import redact, secret_spans
 
-VERSION = 2
+VERSION = 3
 """The scanner's patterns the stored rows were redacted with: raised whenever the secret scanner learns a
-format (2: truncated private keys, Vault, Telegram, ``.pgpass``, Basic auth, Docker auths). An index whose
+format (2: truncated private keys, Vault, Telegram, ``.pgpass``, Basic auth, Docker auths; 3: ``.netrc``,
+registry ``login -p``, password phrases in 11 languages, age and PuTTY keys). An index whose
 finished state has an older version runs the text phases again (:func:`redact_pending_index`)."""
 BATCH = 2000
 CONTEXT_CHARS = 120

@@ -62,6 +62,12 @@ _CODE_REF = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*[(\[]|[A-Za-z_]\w*(?:\.[
 _CLAUSE_ENDS = re.compile(r"[ \t]*(?:[.!?;,)\n]|$)")
 
 
+def _in_marker(text: str, start: int) -> bool:
+    """Whether a value starting at ``start`` is the id inside a ``[REDACTED:<id>]`` marker ("password to
+    [REDACTED:x]" reads as "password to [REDACTED" + ":" + value): a redacted text must stay as it is."""
+    return text.endswith("[REDACTED:", max(0, start - 10), start)
+
+
 def _password_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
     key_start = m.start("key")
     key = m.group("key")
@@ -77,6 +83,8 @@ def _password_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
         end -= len(value) - len(stripped)
         value = stripped
     if len(value) < 6 or value[0] in "/~" or value.startswith(("./", "os.", "process.env")) or _placeholder(value):
+        return None
+    if _in_marker(text, start):
         return None
     if value.lower() in _NOT_A_PASSWORD or set(value) <= set("*x•.") or _CODE_REF.match(value):
         return None
@@ -234,13 +242,18 @@ def _pgpass_line(m: re.Match[str], text: str) -> tuple[int, int] | None:
 
 _SSHPASS = re.compile(r"(?<![\w-])sshpass\b")
 _MYSQL = re.compile(r"(?<![\w-])(?:sshpass|mysql(?:dump|admin|import|sh)?|mariadb(?:-dump|-admin)?)\b")
+# A registry login: "docker login -u bob -p pw" (also podman, nerdctl, buildah, skopeo, oras, "helm registry
+# login", "crane auth login"); "-p" elsewhere in docker is a port ("docker run -p 8080:80").
+_REGISTRY_LOGIN = re.compile(r"(?<![\w-])(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry"
+                             r"|crane[ \t]+auth)[ \t]+login\b")
 _REDIS = re.compile(r"(?<![\w-])redis-cli\b")
 _CURL = re.compile(r"(?<![\w-])curl\b")
 _VALUE_4 = _first_group_value(4)
 
 
 def _cli_password(m: re.Match[str], text: str) -> tuple[int, int] | None:
-    """``-p``/``-a``/``-u`` values count only after sshpass/mysql, redis-cli and curl respectively."""
+    """``-p``/``-a``/``-u`` values count only after sshpass/mysql/a registry login, redis-cli and curl
+    respectively."""
     if m.group("p"):
         names, tool = (("sshpass",), _SSHPASS) if m.group("sp") else (("sshpass", "mysql", "mariadb"), _MYSQL)
     elif m.group("a"):
@@ -249,12 +262,16 @@ def _cli_password(m: re.Match[str], text: str) -> tuple[int, int] | None:
         names, tool = ("curl",), _CURL
     else:
         return _VALUE_4(m, text)
-    start = max(0, m.start() - 300)
-    cut = max(text.rfind(c, start, m.start()) for c in "\n;&|")
-    start = max(start, cut + 1)
-    if not any(n in text[start : m.start()] for n in names) or not tool.search(text, start, m.start()):
+    if (span := _VALUE_4(m, text)) is None:
         return None
-    return _VALUE_4(m, text)
+    start = max(0, m.start() - 300)
+    start = max(start, max(text.rfind(c, start, m.start()) for c in "\n;&|") + 1)
+    command = text[start : m.start()]
+    if any(n in command for n in names) and tool.search(text, start, m.start()):
+        return span
+    if m.group("p") and "login" in command and _REGISTRY_LOGIN.search(text, start, m.start()):
+        return span
+    return None
 
 
 _SCHEME = re.compile(r"(?<![\w+.-])[a-z][a-z0-9+.-]{1,30}$", re.IGNORECASE)

@@ -16,6 +16,9 @@ id                       detects
 =======================  =============================================================================
 private_key_block        ``-----BEGIN … PRIVATE KEY-----`` (the whole block up to its END line; a block cut short,
                          with no END line, from the header to the last line of base64 after it)
+putty_private_key        the ``Private-Lines: N`` base64 lines of a PuTTY ``.ppk`` key (format 2/3) and its
+                         ``Private-MAC:`` line; the header and public lines stay
+age_secret_key           ``AGE-SECRET-KEY-1`` (or ``-PQ-1``) + its bech32 body (an age encryption key)
 anthropic_api_key        ``sk-ant-…`` (20+ chars)
 openai_api_key           ``sk-…``, ``sk-proj-…``, ``sk-svcacct-…`` (20+ chars with letters and digits)
 github_token             ``ghp_/gho_/ghu_/ghs_/ghr_`` + 30+ chars, ``github_pat_`` + 22+ chars
@@ -40,17 +43,22 @@ twilio_key               ``SK`` + 32 hex (an API key SID), alone as a word
 jwt                      three base64url segments, the first starting ``eyJ``
 azure_key                ``AccountKey=…``, ``SharedAccessKey=…``, ``SharedAccessSignature=…``, a SAS ``sig=…``
 url_credentials          ``scheme://user:password@host`` (the password part)
+netrc_password           a ``.netrc`` entry's ``password`` value (``machine <host> login <user> password <pw>``,
+                         one line or several; ``default`` entries too)
 pgpass_password          a ``.pgpass`` line ``host:port:database:user:password`` (numeric port or ``*``)
 basic_auth               ``Basic <base64>`` that decodes to ``user:password``
 docker_auth              Docker ``config.json`` ``"auth": "<base64 of user:password>"``
 bearer_token             ``Bearer <20+ token chars>`` (not a CONSTANT_NAME placeholder, entropy ≥ 3 bits/char)
 cli_password             ``sshpass -p pw``, ``mysql -pPW``, ``redis-cli -a pw``, ``curl -u user:pw``,
-                         ``--password pw``
+                         ``--password pw``, ``docker/podman/… login -p pw``
 password_in_prose        ``password: x``, ``Password for Test WebUI: x``, ``pw = "x"``, ``the password is x``,
                          ``password is: x``, ``pass=x``, ``passphrase x`` (6+ chars; not "forgot my password",
                          "password policy", "password: required")
 secret_assignment        ``api_key/secret/token/… = <16+ chars, letters and digits, entropy ≥ 3 bits/char>``,
                          also written ``the API token is <value>`` / ``the secret is: <value>``
+password_phrase          a password/secret label in 11 languages (``Passwort ist X``, ``пароль: X``, ``密码是X``,
+                         ``wifi pass: X``, ``secret=X``, ``set password to X``) with a value that looks like a
+                         credential (rule and reasons in ``_secret_phrases``); only what the rows above miss
 payment_card             13-19 digits with a card network's prefix passing the Luhn check, grouped
                          (``4111 1111 1111 1111``) or with a card word nearby (``visa 4111111111111111``)
 =======================  =============================================================================
@@ -98,6 +106,15 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ._keywords import keyword_hits
+from ._secret_phrases import (
+    NETRC_PATTERN,
+    PHRASE_KEYWORDS,
+    PHRASE_PATTERN,
+    PUTTY_PATTERN,
+    netrc_password,
+    phrase_value,
+    putty_private_key,
+)
 from ._secret_values import (
     _assignment_value,
     _aws_prose,
@@ -155,6 +172,9 @@ PATTERNS: tuple[_SecretPattern, ...] = (
         r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----(?P<body>(?:(?!-----(?:BEGIN|END))[\s\S])"
         r"{0,20000}-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----)?",
         "private key", flags=_I, validate=_key_block),
+    _sp("putty_private_key", PUTTY_PATTERN, "private-lines", validate=putty_private_key),
+    _sp("age_secret_key", r"AGE-SECRET-KEY-(?<![\w-]AGE-SECRET-KEY-)(?:PQ-)?1[02-9AC-HJ-NP-Z]{50,300}(?![A-Za-z0-9])",
+        "age-secret-key-", flags=_I),
     _sp("anthropic_api_key", r"sk-ant-(?<![\w-]sk-ant-)[A-Za-z0-9_-]{20,}", "sk-ant-"),
     _sp("openai_api_key",
         r"sk-(?<![\w-]sk-)(?!ant-)(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_-]{0,200}?\d)"
@@ -197,6 +217,7 @@ PATTERNS: tuple[_SecretPattern, ...] = (
     _sp("url_credentials",  # anchored on "://"; the validator checks the scheme before it
         r"://[^\s:/@?#\[\]\"'<>]{0,100}:(?P<v1>[^\s/@?#\"'<>]{1,200})@(?=[\w\[])",
         "://", validate=_url_password),
+    _sp("netrc_password", NETRC_PATTERN, "machine", "default", validate=netrc_password),
     _sp("pgpass_password",  # host:port:database:user:password, each of the first four may be "*"
         r"(?<![^\s\"'`])(?P<host>[A-Za-z0-9._-]{1,253}|\*):(?:\d{1,5}|\*):(?:[^\s:\\\"'`]|\\.){1,100}"
         r":(?:[^\s:\\\"'`]|\\.){1,100}:(?P<v>(?:[^\s:\\\"'`]|\\.){1,200})(?![^\s\"'`])",
@@ -213,7 +234,8 @@ PATTERNS: tuple[_SecretPattern, ...] = (
         rf"|(?<![^ \t]-)(?P<a>a)[ \t]+{_qv(3)}"
         r"|(?<![^ \t]-)(?P<u>u|-user)[ \t=]*[\"']?[^\s:\"']{1,100}:(?P<v5>[^\s\"'|;&@]{1,200})"
         rf"|(?<![\w-]-)-(?:password|passwd)[ \t]+(?!-){_qv(6)})",
-        "sshpass", "mysql", "mariadb", "redis-cli", "curl", "--pass", validate=_cli_password),
+        "sshpass", "mysql", "mariadb", "redis-cli", "curl", "--pass", "docker", "podman", "nerdctl", "buildah",
+        "skopeo", "oras", "helm", "crane", validate=_cli_password),
     _sp("password_in_prose",
         r"(?P<key>password|passwd|passphrase|passcode|pwd|pw|pass)(?![A-Za-z0-9])"
         r"(?:[ \t]+(?:for|of|on|at|to)[ \t]+[^:=\n\"]{1,40}?)?[\"']?"
@@ -233,6 +255,8 @@ PATTERNS: tuple[_SecretPattern, ...] = (
     _sp("payment_card",  # groups of 4 (Amex 4-6-5) with one space or dash, or one run of 13-19 digits
         r"\d(?<![\w.-]\d)(?:\d{3}(?:([ -])\d{4}){2,3}(?:\1\d{1,3})?|\d{3}([ -])\d{6}\2\d{5}|\d{12,18})(?![\w-]|\.\d)",
         *"0123456789", validate=_card_number),
+    # last: it only adds what the rows above leave (their ids stay as they were)
+    _sp("password_phrase", PHRASE_PATTERN, *PHRASE_KEYWORDS, flags=_I, validate=phrase_value),
 )
 _PRIORITY = {id(pat): prio for prio, pat in enumerate(PATTERNS)}  # earlier rows win an overlap
 
@@ -241,7 +265,7 @@ _PRIORITY = {id(pat): prio for prio, pat in enumerate(PATTERNS)}  # earlier rows
 # with ``str.find``, instead of being tried at every position of the text: the same matches, in the same
 # order (``_anchored``), 5-10x faster on text that is full of "key" and "token" but holds no secret.
 _ANCHOR_BACK = {"secret_assignment": 12, "bearer_token": 0, "password_in_prose": 0, "url_credentials": 0,
-                "twilio_key": 0}
+                "twilio_key": 0, "password_phrase": 0}
 _MATCH_REACH = 1200  # longer than any match of those patterns (a value is at most 500 characters)
 _CARD_HINT = re.compile(r"\d{4}[ -]?\d{4}")  # every card number match holds 8 digits, at most one gap
 _PGPASS_HINT = re.compile(r":(?:\d{1,5}|\*):[^\s:]")  # every .pgpass line has a port (or "*") between colons

@@ -1,0 +1,191 @@
+"""Patterns and validators of the secret rows that read a credential out of its wording rather than a vendor
+format (:mod:`.secrets` holds the table): a password phrase in any of the languages the injection scanner
+covers, a ``.netrc`` entry, and the private part of a PuTTY key file. Each validator takes the match and the
+text and returns the secret value's span, or ``None``.
+
+The password phrase rule (``password_phrase``)
+----------------------------------------------
+Words like "password" appear in prose far more often than passwords do, so a value counts only when two things
+hold:
+
+* it is introduced in a definite form: a label and ``:``/``=`` (``password: X``, ``Passwort: X``, ``пароль: X``,
+  ``密码：X``), a copula (``password is X``, ``Passwort ist X``, ``contraseña es X``, ``密码是X``,
+  ``パスワードはX``, ``비밀번호는 X``), or a set verb (``set the password to X``, ``password changed to X``);
+* the value looks like a secret: one token without spaces, not a placeholder (``<...>``, ``${...}``, ``****``),
+  a default, an env or code reference, a path, a URL, an e-mail address, a version, a date or a secret store's name
+  ("1Password", "Vault"), and either
+  - 6+ characters mixing letters with digits or symbols (``Sup3rS3cretPw``, ``Xy7!kLm2``), or
+  - after ``:``/``=`` only: 6+ digits, or 12+ ASCII letters that do not end like a derived English word
+    (-ing, -tion, -ment, ...): ``correcthorsebattery`` but not ``authentication``.
+  A copula or a set verb is ordinary grammar ("the secret is to cache it", "reset your password to continue"),
+  so after one only the mixed form counts.
+
+"pass", "secret" and "clave" also have everyday meanings (a mountain pass, a k8s secret's name, "palabra
+clave"), so after them the value needs 8+ characters and must not be a lower-case identifier or path
+(``tls-secret``, ``test_login``, ``kubernetes.io/tls``); "pass" needs ``:``/``=`` and a credential word before it
+(``wifi pass:``, ``db pass:``) unless it is ``pass=``; ``PASS:`` in capitals is a test runner's status line.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ._secret_values import _CODE_REF, _NOT_A_PASSWORD, _PROSE_WORDS, _TRAILING, _in_marker, _placeholder
+from ._text import fold
+
+
+def _folded(*words: str) -> str:
+    """``words`` as a regex alternation, each written the way :func:`._text.fold` leaves it (the rows run on
+    folded text: "пароль" becomes "пapoль" with Latin look-alikes, "パスワード" loses its dakuten, "é" its
+    accent), with any space matching spaces or tabs."""
+    return "|".join(re.escape(fold(w).text).replace(r"\ ", r"[ \t]+") for w in words)
+
+
+# ---- password_phrase ------------------------------------------------------------------------------------
+# Labels written in a script with word boundaries (Latin, Cyrillic, Arabic): the match must not sit inside a
+# longer word ("1Password", "bypass", "passwords"); "_" may join it ("db_password").
+_WORD_LABELS = r"secret(?:[_-]?key)?|" + _folded(
+    "password", "passwd", "passphrase", "passcode", "pass", "passwort", "kennwort", "contraseña", "clave",
+    "senha", "palavra-passe", "mot de passe", "mdp", "пароль", "كلمة المرور", "كلمة السر", "كلمة مرور",
+    "رمز عبور", "رمز ورود", "کلمه عبور", "گذرواژه")
+# Labels in scripts written without spaces (Chinese, Japanese, Korean): no boundary.
+_CJK_LABELS = _folded("密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "패스워드", "암호")
+# Prepositions that may put a short qualifier between the label and its colon ("password for the VPN: X").
+_QUALIFIER = (r"[ \t]+(?:" + _folded("for", "of", "on", "at", "to", "in", "für", "von", "vom", "zum", "zur", "des",
+                                   "der", "de", "del", "do", "da", "para", "pour", "du", "от", "для")
+              + r")[ \t]+[^\n:=.!?]{1,30}?|[ \t]*[(（][^)）\n]{1,30}[)）]")
+_COPULA = (r"(?<=[ \t])(?:" + _folded("is", "was", "ist", "lautet", "war", "es", "era", "est", "était", "é", "это",
+                                  "هي", "—", "–", "-")
+           + r")[ \t]*:?[ \t]+|(?:" + _folded("是", "为", "為", "は", "는", "은") + r")[ \t]*")
+_SET_TO = r"[ \t]+(?:(?:is|was|has[ \t]+been|been|got)[ \t]+)?(?:(?P<verb>set|changed|reset|updated)[ \t]+)?to[ \t]+"
+# A bare value: printable ASCII and Latin letters, no quotes, commas or semicolons (CJK punctuation ends it).
+_BARE = r"[A-Za-z0-9!#$%&()*+\-./:<=>?@\[\]\\^_{|}~\u00c0-\u024f]{4,200}"
+
+PHRASE_PATTERN = (
+    rf"(?:(?<![^\W_])(?P<key>{_WORD_LABELS})(?![^\W_])|(?P<ckey>{_CJK_LABELS}))[\"'”」]?"
+    rf"(?:(?:{_QUALIFIER})?(?P<sep>[ \t]*(?:=>|:=|[:=])[ \t]*)|[ \t]*(?P<is>{_COPULA})|(?P<to>{_SET_TO}))"
+    rf"(?:(?P<qc>[\"'`])(?P<q>[^\s\"'`]{{4,200}})(?P=qc)|[“‘「『](?P<q2>[^\s”’」』]{{4,200}})[”’」』]|(?P<v>{_BARE}))"
+)
+# Every match starts with one of these (so the row can run from their places only, see ``secrets._ANCHOR_BACK``).
+PHRASE_KEYWORDS = tuple(fold(w).text.lower() for w in (
+    "pass", "secret", "palavra", "mot", "kennwort", "contrase", "clave", "senha", "mdp", "пароль", "كلمة", "رمز", "کلمه", "گذرواژه",
+    "密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "패스워드", "암호"))
+
+_WEAK_LABELS = frozenset({"pass", "secret", "secret_key", "secret-key", "secretkey", "clave"})
+_SECRET_STORES = frozenset({
+    "1password", "lastpass", "bitwarden", "keepass", "keepassxc", "dashlane", "vault", "keychain",
+    "keyring", "passbolt", "secretsmanager", "ssm",
+})
+# Words before "pass" that make it a credential ("wifi pass: X"), not a mountain or boarding pass.
+_PASS_CONTEXT = re.compile(
+    r"(?:wi-?fi|wlan|router|db|database|admin|root|user|login|account|ssh|ftp|sftp|smtp|imap|mail|e-?mail|vpn"
+    r"|server|host|app|api|web|portal|guest|network)[ \t_-]*$", re.IGNORECASE)
+_SET_VERB = re.compile(r"\b(?:set|change|changed|reset|update|updated)\b", re.IGNORECASE)
+_VERSION = re.compile(r"[vV]?\d+(?:\.\d+)+(?:[-+.]\w+)*")
+_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?)?(?:Z|[+-]\d\d:?\d\d)?")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_IDENTIFIER = re.compile(r"[a-z][a-z0-9]*(?:[-_./:][a-z0-9]+)+")
+_FILE_NAME = re.compile(r"\.[A-Za-z]{1,5}$")
+_LONG_PROSE_SUFFIX = re.compile(
+    r"(?:ed|ly|ing|able|ible|ive|ful|less|ous|ent|ant|ary|ory|ic|al|tion|sion|ness|ment|ship|ism|ist|ity|ise|ize"
+    r"|ance|ence|ure|age|ate)s?$")
+
+
+def _credential_like(value: str, *, weak: bool, after_sep: bool) -> bool:
+    """Whether ``value`` looks like a credential rather than a word, a reference or a placeholder (module
+    docstring)."""
+    low = value.lower()
+    if len(value) < (8 if weak else 6) or _placeholder(value) or set(value) <= set("*x•."):
+        return False
+    if low in _NOT_A_PASSWORD or low in _PROSE_WORDS or low in _SECRET_STORES:
+        return False
+    if value[0] in "/~!-\\" or value.startswith("./") or "://" in value or _CODE_REF.match(value):
+        return False
+    if _VERSION.fullmatch(value) or _TIMESTAMP.fullmatch(value) or _EMAIL.fullmatch(value):
+        return False
+    if weak and (_IDENTIFIER.fullmatch(value) or "/" in value or low.startswith("test")):
+        return False
+    has_alpha = any(c.isalpha() for c in value)
+    if has_alpha and any(not c.isalpha() for c in value):
+        return not ("/" in value and _FILE_NAME.search(value))  # "config/db.yml" is a file, not a password
+    if not after_sep:
+        return False
+    if value.isdigit():
+        return not weak
+    return value.isascii() and value.isalpha() and len(value) >= 12 and not _LONG_PROSE_SUFFIX.search(low)
+
+
+def phrase_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    key = m.group("key")
+    label = (key or m.group("ckey")).lower()
+    weak = label in _WEAK_LABELS
+    after_sep = m.group("sep") is not None
+    if m.group("to") is not None and (
+        label == "pass" or not (m.group("verb") or _SET_VERB.search(text, max(0, m.start() - 40), m.start()))
+    ):
+        return None  # "reset your password to continue" reads on; "set the password to X" does not
+    if label == "pass":
+        if not after_sep or key == "PASS":
+            return None
+        if "=" not in m.group("sep") and not _PASS_CONTEXT.search(text, max(0, m.start() - 20), m.start()):
+            return None
+    group = next(g for g in ("q", "q2", "v") if m.group(g) is not None)
+    start, end = m.span(group)
+    value = text[start:end]
+    if group == "v":
+        stripped = value.rstrip(_TRAILING)
+        if stripped.rstrip("!?").isalpha():
+            stripped = stripped.rstrip("!?")  # "Passwort: Zeichen!" ends a sentence
+        end -= len(value) - len(stripped)
+        value = stripped
+    if not value or _in_marker(text, start) or not _credential_like(value, weak=weak, after_sep=after_sep):
+        return None
+    return (start, end)
+
+
+# ---- netrc_password -------------------------------------------------------------------------------------
+# A .netrc entry: "machine <host>" (or "default"), then login/account/port pairs, then "password <value>",
+# on one line or several. The tokens are lower-case in every netrc reader.
+NETRC_PATTERN = (
+    r"(?<![\w.-])(?:machine[ \t\r\n]+(?P<host>[^\s]{1,253})|default)"
+    r"(?P<pairs>(?:\s+(?:login|account|port)[ \t]+[^\s]{1,200}){0,3})\s+password[ \t]+(?P<v>[^\s\"'`]{1,200})"
+)
+
+
+def netrc_password(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    """The password of a ``.netrc`` entry. "machine" is an ordinary word, so the host must look like one (a dot,
+    a digit, "localhost") or a ``login`` pair must be there; the value is not a placeholder, default or prose."""
+    host = m.group("host")
+    if host is not None and not (re.search(r"[.\d:]", host) or host == "localhost" or "login" in m.group("pairs")):
+        return None
+    start, end = m.span("v")
+    value = text[start:end].rstrip(_TRAILING)
+    if len(value) < 4 or _placeholder(value) or value.lower() in _NOT_A_PASSWORD:
+        return None
+    return (start, start + len(value))
+
+
+# ---- putty_private_key ----------------------------------------------------------------------------------
+# PuTTY .ppk (format 2 and 3): "Private-Lines: N" then N lines of base64, then "Private-MAC: <hex>" (format 1:
+# "Private-Hash:"). The public half and the header before it are not secret and stay.
+PUTTY_PATTERN = r"(?<![\w-])Private-Lines:[ \t]*(?P<n>\d{1,4})[ \t]*(?=\r?\n)"
+_B64_LINE = re.compile(r"\r?\n[ \t]*([A-Za-z0-9+/]{4,}={0,2})[ \t]*(?=\r?\n|$)")
+_MAC_LINE = re.compile(r"\r?\n[ \t]*Private-(?:MAC|Hash):[ \t]*[0-9A-Fa-f]{16,128}[ \t]*(?=\r?\n|$)")
+_BASE64_LOOK = re.compile(r"[0-9+/=]|[a-z][A-Z]")
+
+
+def putty_private_key(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    """The private lines of a PuTTY key (at most the number the label gives; a short line that reads as a word
+    ends them) and the MAC line after them; ``None`` when no base64 line follows the label."""
+    pos, taken = m.end(), 0
+    while taken < min(int(m.group("n")), 400) and (line := _B64_LINE.match(text, pos)) is not None:
+        body = line.group(1)
+        if len(body) < 16 and not _BASE64_LOOK.search(body):
+            break
+        pos, taken = line.end(), taken + 1
+    if not taken:
+        return None
+    if (mac := _MAC_LINE.match(text, pos)) is not None:
+        pos = mac.end()
+    start = m.end() + (2 if text.startswith("\r\n", m.end()) else 1)
+    return (start, pos)
