@@ -118,7 +118,7 @@ def keyword_candidates(conn: sqlite3.Connection, query: str, scope_columns: tupl
             return []
         sql, params = _ranked_sql(kept, floor)
         out: list[tuple[str, float]] = []
-        offset, step = 0, max(limit * 4, 200)
+        offset, step = 0, max(limit + limit // 2, 60)  # 1.5x what is wanted: 4x (200) cost ~0.3-0.8 ms of lookups
         while True:  # the scope's active rows, best first; other scopes' rows may crowd a first page out
             chunk = conn.execute(sql, (*params, step, offset)).fetchall()
             ids = {pk: mid for pk, mid, *scope, status in conn.execute(  # by primary key, scope checked here
