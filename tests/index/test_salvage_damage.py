@@ -187,3 +187,18 @@ def test_cli_heavy_page_damage_reports_the_loss_without_a_traceback(cli) -> None
     assert "semantic memories that could not be read" in status.stdout, status.stdout
     again = cli("semantic", "list")
     assert "Traceback" not in again.stderr and again.returncode == 0
+
+
+def test_cli_status_on_a_schema_entry_that_is_not_text_answers_and_the_next_command_repairs(cli) -> None:
+    """A tester's case: `pi-memory status`, the command people run to diagnose, ended in a UnicodeDecodeError
+    traceback (file_guard.index_problem, segments.messages_left) on every call."""
+    path = cli.data / "index.sqlite3"
+    with path.open("r+b") as f:
+        head = f.read(16384)
+        f.seek(head.find(b"CREATE TABLE semantic_history") + 5)
+        f.write(b"\xff\xfe garbage" * 3)
+    status = cli("status")
+    assert status.returncode == 0 and "Traceback" not in status.stderr, status.stderr
+    assert "MEMORY.md:" in status.stdout
+    listed = cli("semantic", "list")
+    assert "was damaged" in listed.stderr and all(fact in listed.stdout for fact in FACTS), listed.stderr

@@ -269,6 +269,8 @@ def index_problem(data_dir: Path) -> StorageProblem | None:
             return _refused(path, "SQLite does not recognise it as a database (it is another kind of file, or its "
                                   "first page is damaged)").problem
         return None  # damage further on: the next open repairs it
+    except UnicodeDecodeError:  # a damaged schema entry whose bytes are not text: the next open repairs it too
+        return None
     finally:
         conn.close()
     return None

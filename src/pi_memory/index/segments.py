@@ -222,7 +222,7 @@ def messages_left(data_dir) -> int | None:
         return None
     try:
         return not_back(src) if refill_mark(src) is not None else None
-    except sqlite3.Error:
+    except (sqlite3.Error, UnicodeDecodeError):  # damaged (a schema entry that is not text): the next open repairs
         return None
     finally:
         src.close()
