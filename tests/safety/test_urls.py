@@ -20,6 +20,13 @@ from pi_memory.semantic.backends.rest_client import RestBackend
     ("http://a:b@[::1/x", "http://***@[::1/x"),  # unparsable: masked up to the last "@"
     ("http://127.0.0.1:11434/v1", "http://127.0.0.1:11434/v1"),
     ("not a url", "not a url"),
+    # a tester's cases: a key in the query string, and an address written without its scheme
+    ("http://127.0.0.1:9/v1?api_key=QuerySecret99zz&x=1", "http://127.0.0.1:9/v1?api_key=***&x=1"),
+    ("https://acct.blob.core.windows.net/c?sv=2020&sig=Abc123%3D", "https://acct.blob.core.windows.net/c?sv=2020&sig=***"),
+    ("http://h/x?page=2&q=kafka", "http://h/x?page=2&q=kafka"),
+    ("alice:NoScheme99zz@127.0.0.1:9/v1", "alice:***@127.0.0.1:9/v1"),
+    ("token123@127.0.0.1:9/v1", "***@127.0.0.1:9/v1"),
+    ("127.0.0.1:9/v1", "127.0.0.1:9/v1"),
 ])
 def test_an_address_is_shown_without_its_credentials(url, shown):
     assert redact_url(url) == shown
@@ -41,3 +48,23 @@ def test_an_embedding_server_and_a_memory_server_are_named_without_their_passwor
         RestBackend("ftp://bob:Sup3rS3cretPw@127.0.0.1:9")
     assert "Sup3rS3cretPw" not in str(err.value) and "ftp://bob:***@127.0.0.1:9" in str(err.value)
     assert RestBackend("http://bob:Sup3rS3cretPw@127.0.0.1:9").shown_url == "http://bob:***@127.0.0.1:9"
+
+
+@pytest.mark.parametrize(("base_url", "why"), [
+    ("http://alice:Sup3rS3cretPw@[::1", "Invalid IPv6 URL"),
+    ("http://alice:Sup3rS3cretPw@127.0.0.1:99999/v1", "out of range"),
+    ("127.0.0.1:11434/v1", "does not start with http:// or https://"),
+    ("http:///v1", "names no host"),
+])
+def test_a_base_url_that_is_no_address_is_a_settings_error_with_the_password_masked(base_url, why):
+    """A tester's case: "http://alice:pw@[::1" ended `pi-memory mcp`, `semantic status` and `dream` in the HTTP
+    library's InvalidURL traceback."""
+    from pi_memory.llm.anthropic_provider import AnthropicChatModel
+    from pi_memory.llm.errors import LLMConfigError
+
+    for build in (lambda: OpenAICompatibleChatModel("x", base_url=base_url, api_key="k"),
+                  lambda: AnthropicChatModel("x", base_url=base_url, api_key="k")):
+        with pytest.raises(LLMConfigError) as err:
+            build()
+        assert why in str(err.value) and "Sup3rS3cretPw" not in str(err.value)
+        assert "write it as http://host:port/v1" in str(err.value)

@@ -29,7 +29,7 @@ from pydantic import BaseModel
 
 from pi_memory.llm.base import RawReply, schema_name
 from pi_memory.llm.errors import LLMConfigError, LLMRequestError
-from pi_memory.llm.sdk import SdkChatModel, import_sdk, resolve_api_key
+from pi_memory.llm.sdk import SdkChatModel, check_base_url, import_sdk, resolve_api_key
 
 AnthropicJsonMode = Literal["tool", "prompt"]
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -57,6 +57,7 @@ class AnthropicChatModel(SdkChatModel):
         if json_mode not in ("tool", "prompt"):
             raise LLMConfigError(f"jsonMode {json_mode!r} is not one of tool, prompt (for Anthropic models).")
         base_url = base_url.rstrip("/") if base_url else None
+        check_base_url(base_url)
         super().__init__(model, where=base_url or ANTHROPIC_DEFAULT_BASE_URL, **kwargs)
         if not auth_token:
             api_key = resolve_api_key(api_key, base_url, "ANTHROPIC_API_KEY",

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from pi_memory.llm.base import RawReply, schema_name
 from pi_memory.llm.errors import LLMConfigError, LLMRequestError
-from pi_memory.llm.sdk import SdkChatModel, import_sdk, resolve_api_key
+from pi_memory.llm.sdk import SdkChatModel, check_base_url, import_sdk, resolve_api_key
 
 OpenAIJsonMode = Literal["json_object", "json_schema", "prompt"]
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
@@ -53,6 +53,7 @@ class OpenAICompatibleChatModel(SdkChatModel):
         if max_tokens_field not in ("max_tokens", "max_completion_tokens"):
             raise LLMConfigError(f"maxTokensField {max_tokens_field!r} is not max_tokens or max_completion_tokens.")
         base_url = base_url.rstrip("/") if base_url else None
+        check_base_url(base_url)
         super().__init__(model, where=base_url or OPENAI_DEFAULT_BASE_URL, **kwargs)
         api_key = resolve_api_key(api_key, base_url, "OPENAI_API_KEY",
                                   "No API key for OpenAI: set $OPENAI_API_KEY, or apiKey in the pi-memory llm "

@@ -25,6 +25,31 @@ def import_sdk(package: str, requirement: str, serves: str) -> ModuleType:
         ) from exc
 
 
+def check_base_url(base_url: str | None) -> None:
+    """Raise :class:`LLMConfigError` when ``base_url`` (set) is not an ``http(s)://host[:port]/...`` address the
+    SDK can use: a settings mistake, said in words with the password masked, instead of the HTTP library's
+    exception from deep inside the SDK (which ended `pi-memory mcp` at start)."""
+    from urllib.parse import urlsplit
+
+    from pi_memory.safety.urls import redact_url
+
+    if not base_url:
+        return
+    problem = None
+    try:
+        parts = urlsplit(base_url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number from 0 to 65535
+        if parts.scheme not in ("http", "https"):
+            problem = "it does not start with http:// or https://"
+        elif not parts.hostname:
+            problem = "it names no host"
+    except ValueError as exc:
+        problem = str(exc)
+    if problem:
+        raise LLMConfigError(f"baseUrl {redact_url(base_url)!r} in the pi-memory llm settings is not a usable "
+                             f"address ({problem}); write it as http://host:port/v1.")
+
+
 def resolve_api_key(api_key: str | None, base_url: str | None, env_var: str, missing: str) -> str:
     """The key to send: ``api_key``; else, for the provider's own API (no ``base_url``), ``$env_var``;
     else, for another server (local ones ignore keys), :data:`~pi_memory.llm.base.PLACEHOLDER_KEY`.

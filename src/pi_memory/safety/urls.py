@@ -5,15 +5,38 @@ server, a PostgreSQL URL) can carry credentials in its user part (``http://user:
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit, urlunsplit
 
 HIDDEN = "***"
 
 
+_SECRET_PARAM = re.compile(r"(?i)key|token|secret|pass|pwd|auth|sig|credential|session")
+
+
+def _query(query: str) -> str:
+    """``query`` with the value of each parameter whose name says it holds a secret (``api_key``, ``token``,
+    ``sig``...) replaced by ``***``."""
+    parts = []
+    for pair in query.split("&"):
+        name, eq, value = pair.partition("=")
+        parts.append(f"{name}={HIDDEN}" if eq and value and _SECRET_PARAM.search(name) else pair)
+    return "&".join(parts)
+
+
+def _user_part(userinfo: str) -> str:
+    user, colon, _password = userinfo.partition(":")
+    return f"{user}:{HIDDEN}" if colon else HIDDEN
+
+
 def redact_url(url: str) -> str:
     """``url`` with its password replaced by ``***`` (``user:***@host``), or, when it has a user part but no
-    password, that user part (it may be a token: ``https://ghp_…@github.com``): ``***@host``. Anything that
-    does not parse as a URL with a user part is returned as it is."""
+    password, that user part (it may be a token: ``https://ghp_…@github.com``): ``***@host``; the values of
+    query parameters named like a secret (``?api_key=***``) too. An address written without its scheme
+    (``bob:pw@host/v1``) is read the same way. Anything else is returned as it is."""
+    if "://" not in url:
+        head, at, tail = url.partition("@")
+        return f"{_user_part(head)}@{tail}" if at and "/" not in head else url
     try:
         parts = urlsplit(url)
         password, user = parts.password, parts.username
@@ -21,8 +44,10 @@ def redact_url(url: str) -> str:
         head, at, tail = url.rpartition("@")
         scheme, sep, _ = head.partition("://")
         return f"{scheme}{sep}{HIDDEN}@{tail}" if at and sep else url
-    if password is None and not user:
-        return url
-    host = parts.netloc.rpartition("@")[2]
-    shown = f"{user}:{HIDDEN}" if password is not None else HIDDEN
-    return urlunsplit(parts._replace(netloc=f"{shown}@{host}"))
+    if password is not None or user:
+        host = parts.netloc.rpartition("@")[2]
+        shown = f"{user}:{HIDDEN}" if password is not None else HIDDEN
+        parts = parts._replace(netloc=f"{shown}@{host}")
+    if parts.query:
+        parts = parts._replace(query=_query(parts.query))
+    return urlunsplit(parts)
