@@ -87,3 +87,27 @@ def test_a_store_edited_in_a_read_only_folder_is_searched_as_last_mirrored_and_n
         conn = memory.index()  # read-only: the edit is not mirrored, and the open does not fail
         assert _contents(conn, "pnpm") == ["Uses pnpm"]
         assert _contents(conn, "staging") == []
+
+
+def test_a_store_that_cannot_be_read_is_said_and_the_others_are_still_mirrored(tmp_path, caplog):
+    """A tester's case: a MEMORY.md that is a folder stopped every other store's hand edits from reaching the
+    index, and sync-markdown ended in an IsADirectoryError traceback."""
+    (tmp_path / "MEMORY.md").mkdir()
+    (tmp_path / "USER.md").write_text("User likes platypus\n", encoding="utf-8")
+    conn = open_index(tmp_path)
+    with caplog.at_level("WARNING", logger="pi_memory.index.mirror_watch"):
+        synced = sync_changed(conn, tmp_path)
+    assert synced[str(tmp_path / "MEMORY.md")].unreadable.startswith("IsADirectoryError")
+    assert _contents(conn, "platypus") == ["User likes platypus"]
+    assert "MEMORY.md cannot be read (IsADirectoryError" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="pi_memory.index.mirror_watch"):
+        assert sync_changed(conn, tmp_path) == {}  # said once, not at every open
+    assert caplog.text == ""
+    conn.close()
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "PI_MEMORY_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-m", "pi_memory", "sync-markdown"], capture_output=True, text=True,
+                         env=env, cwd=tmp_path, timeout=120)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    assert (f"{tmp_path / 'MEMORY.md'}: cannot be read (IsADirectoryError: Is a directory); its entries in the "
+            "index are left as they were.") in out.stdout

@@ -227,7 +227,7 @@ def sync_markdown_cmd(dir: DirOpt = None, json_: JsonOpt = False) -> None:
             s = stats[path]
             stats[path] = SyncStats(added=s.added + first.added, removed=s.removed + first.removed,
                                     kept=s.kept - first.added - first.updated, updated=s.updated + first.updated)
-    data = {path: vars(s) if not hasattr(s, "to_dict") else s.to_dict() for path, s in stats.items()}
+    data = {path: {k: v for k, v in vars(s).items() if k != "unreadable" or v} for path, s in stats.items()}
     if json_ or state.json:
         out.print_json(json.dumps(data, default=str))
         return
@@ -240,6 +240,9 @@ def sync_markdown_cmd(dir: DirOpt = None, json_: JsonOpt = False) -> None:
 def _sync_sentence(path: str, s: dict) -> str:
     """One store's sync for a person: ``/d/MEMORY.md: 2 entries in the index (1 added, 1 removed).``; ``""`` for
     a store file that does not exist and had nothing in the index (``--json`` still lists it)."""
+    if s.get("unreadable"):
+        return (f"{path}: cannot be read ({s['unreadable']}); its entries in the index are left as they were. Fix the "
+                "file's permissions or type, then run sync-markdown again.")
     if not Path(path).exists():
         n = s.get("removed", 0)
         return f"{path}: the file is gone; its {n} entr{'y' if n == 1 else 'ies'} left the index." if n else ""

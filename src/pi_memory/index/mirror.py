@@ -61,6 +61,7 @@ class SyncStats:
     removed: int = 0
     kept: int = 0
     updated: int = 0
+    unreadable: str = ""  # why the store's file could not be read (its mirror rows were left as they were)
 
 
 def _check(scope: str, project: str | None, target: str, category: str | None = None) -> None:
@@ -167,7 +168,9 @@ def sync_markdown(
     """Mirror Markdown stores from disk; returns stats per file path.
 
     Default (``stores`` None): :func:`markdown_stores` of ``data_dir``. ``stores`` lists files as
-    ``(scope, project, target, path)``. A missing file counts as an empty store (its mirror rows are removed).
+    ``(scope, project, target, path)``. A missing file counts as an empty store (its mirror rows are removed); a
+    file that cannot be read (a folder, no permission) is skipped, its rows kept, its stats saying why
+    (``unreadable``).
     Entries are read with the curated parser, so a drifted file mirrors the entries it holds.
     """
     from pi_memory.curated.entries import analyse
@@ -179,6 +182,9 @@ def sync_markdown(
             raw = Path(path).read_bytes()
         except FileNotFoundError:
             raw = None
+        except OSError as exc:  # a folder, no permission, an I/O error: not an empty store, the rows stay
+            out[str(path)] = SyncStats(unreadable=f"{type(exc).__name__}: {exc.strerror or exc}")
+            continue
         entries = analyse(raw, 10**9).entries
         out[str(path)] = sync_store(conn, scope, project, target, entries)
     if stores is None:  # project folders that are gone: their mirror rows go too

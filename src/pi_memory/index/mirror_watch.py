@@ -4,11 +4,11 @@ Writes through the curated store mirror at once (its ``on_change``). A ``MEMORY.
 edited by hand -- a documented way to seed a store -- was searchable only after the next such write or a
 ``pi-memory sync-markdown``: ``memory_search`` said no memories were stored while the file held entries.
 :func:`sync_changed` mirrors each store whose file differs in size or modification time from what the index
-mirrored last (recorded in ``meta``, key ``markdown_seen``: path -> ``[size, mtime_ns]``, ``null`` for a
-missing file). It stats a few files and usually does nothing else. Called where the index is opened for a
-host or a command (:meth:`pi_memory.runtime.Memory.index`) and before each background index pass of a
-long-running host (:mod:`pi_memory.session`), so an edit made while the MCP server or a pi session runs is
-found within one pass. A mirror written by another process is mirrored again here at most once (each sync
+mirrored last (recorded in ``meta``, key ``markdown_seen``: path -> ``[size, mtime_ns, ctime_ns]``, ``null``
+for a missing file). A store that cannot be read is said once (a warning) and the others are mirrored. It
+stats a few files and usually does nothing else. Called where the index is opened for a host or a command
+(:meth:`pi_memory.runtime.Memory.index`) and before each background index pass of a (:mod:`pi_memory.session`), so an edit made while the MCP server or a pi session runs is found within one
+pass. A mirror written by another process is mirrored again here at most once (each sync
 is idempotent: unchanged entries keep their ``created`` and use counts).
 """
 
@@ -29,11 +29,13 @@ SEEN_KEY = "markdown_seen"
 
 
 def _signature(path: Path) -> list[int] | None:
+    """``[size, mtime, ctime]`` (a chmod that makes an unreadable file readable again changes its ctime only),
+    ``None`` when missing."""
     try:
         st = os.stat(path)
-    except OSError:  # missing (or unreadable: sync_markdown reads it as missing too)
+    except OSError:
         return None
-    return [st.st_size, st.st_mtime_ns]
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
 def sync_changed(conn: sqlite3.Connection, data_dir: Path | str) -> dict[str, SyncStats]:
@@ -52,6 +54,10 @@ def sync_changed(conn: sqlite3.Connection, data_dir: Path | str) -> dict[str, Sy
     out = sync_markdown(conn, data_dir, None if gone else changed)
     with transaction(conn):
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (SEEN_KEY, json.dumps(now)))
+    for path, stats in out.items():  # said once per change of the file: the other stores are mirrored anyway
+        if stats.unreadable:
+            log.warning("%s cannot be read (%s), so memory_search does not see its hand edits; fix the file's "
+                        "permissions or type (pi-memory sync-markdown tries again)", path, stats.unreadable)
     synced = {p: s for p, s in out.items() if s.added or s.removed or s.updated}
     if synced:
         log.info("mirrored Markdown stores changed outside pi-memory: %s", ", ".join(sorted(synced)))
