@@ -59,6 +59,12 @@ MAY_3 = (date(2026, 5, 2), date(2026, 5, 4))
     ("nesta semana o build quebrou", THIS_WEEK, "o build quebrou"),
     ("das Budget letztes Jahr", LAST_YEAR, "das Budget"),
     ("el presupuesto el mes pasado", LAST_MONTH, "el presupuesto"),
+    # a year named with the month is kept (a tester's case: these gave 2026)
+    ("der Umzug im März 2019", (date(2019, 2, 28), date(2019, 4, 1)), "der Umzug"),
+    ("la migration en mars 2019", (date(2019, 2, 28), date(2019, 4, 1)), "la migration"),
+    ("что было в мае 2019 года", (date(2019, 4, 30), date(2019, 6, 1)), "что было"),
+    ("el despliegue del 3 de mayo de 2021", (date(2021, 5, 2), date(2021, 5, 4)), "el despliegue del"),
+    ("das Release am 3. Mai 2020", (date(2020, 5, 2), date(2020, 5, 4)), "das Release"),
 ])
 def test_date_windows_read_against_as_of(prompt, window, rest):
     windows, left = date_windows(prompt, AS_OF)
@@ -71,6 +77,10 @@ def test_date_windows_read_against_as_of(prompt, window, rest):
     "Mars is the fourth planet", "Mai Tran reviewed the gateway", "el mayo es un mes",  # no preposition
     "der Mai-Baum", "la marche en avant", "вчерашний отчёт готов",  # a longer word, not the date word
     "mañana lo vemos", "morgen früh", "завтра релиз",  # the future: no window
+    # a tester's cases: Russian words that start like a month, numbers before an English word that is a month
+    # elsewhere, Dutch "hier" ("here"), a day that does not exist
+    "он в маяке", "в майке", "3 майки", "3 Mars rovers", "2 Mai Tais", "hier is de config",
+    "el 30 de febrero de 2021",
 ])
 def test_prompts_without_a_date_phrase_have_no_window(prompt):
     assert date_windows(prompt, AS_OF)[0] == []

@@ -159,7 +159,7 @@ def _span(reading: tuple[str, int, int | str | None], today: date) -> tuple[date
     """The days of a reading, English or CJK (:func:`pi_memory.retrieval.dates_cjk.readings`): ``("ago", n,
     unit)``, ``("rel", back, unit)`` (the calendar unit ``back`` units before the current one), ``("wkday",
     back, weekday)`` (that day of that Monday-Sunday week), ``("wd", weekday, None)`` (the latest such day
-    before today), ``("md", month, day or None)``."""
+    before today), ``("md", month, day or None)``, ``("ymd", year, (month, day or None))``."""
     kind, n, unit = reading
     if kind == "ago":
         if unit == "day":
@@ -184,6 +184,11 @@ def _span(reading: tuple[str, int, int | str | None], today: date) -> tuple[date
     if kind == "wkday":  # 上周五: Friday of the week ``n`` weeks back
         d = today - timedelta(days=today.weekday()) - timedelta(weeks=n) + timedelta(days=unit)
         return d, d
+    if kind == "ymd":  # a month (day) of a year named with it (dates_eu: "im März 2019")
+        month, day = unit
+        if day is None:
+            return _month(n, month)
+        return (date(n, month, day), date(n, month, day)) if day <= calendar.monthrange(n, month)[1] else None
     if kind == "wd":
         back = (today.weekday() - n) % 7 or 7
         d = today - timedelta(days=back)

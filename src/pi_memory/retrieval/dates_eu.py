@@ -17,14 +17,18 @@ phrase                                                                          
 ``на этой неделе`` ``diese Woche`` ``esta semana`` ``cette semaine``             ``this week`` (month, year)
 ``в мае`` ``im Mai`` ``en mayo`` ``en mai`` ``em maio``                          ``in May``
 ``3 мая`` ``3. Mai`` ``am 3. Mai`` ``3 de mayo`` ``le 3 mai`` ``3 de maio``      ``May 3``
+``в мае 2019 года`` ``im März 2019`` ``3 de mayo de 2021``                        ``May 2019``, ``May 3, 2021``
 ===============================================================================  ==============================
 
 A month name alone is no date (``mars`` is also the planet, ``Mai`` a name): it needs its preposition (``в``/
-``во``, ``im``, ``en``, ``em``/``no``) or a day before it. Words are matched whole and in any case; the
+``во``, ``im``, ``en``, ``em``/``no``) or a day before it (German: ``3. Mai``, with its period), and it is
+matched in the case its language writes it (German capitalised; French, Spanish and Portuguese in lower case;
+so "3 Mars rovers" is no date). A year after it is kept (``im März 2019``, ``3 de mayo de 2021``,
+``в мае 2019 года``): that month of that year. Words are matched whole and in any case; the
 preposition of a phrase is taken with it, so it leaves no keyword term behind. Not read: future words
 (``завтра``, ``morgen``, ``mañana``, ``demain``, ``amanhã``: ``morgen`` and ``mañana`` are also "morning"),
-weekdays, and years (``2023`` is read by the English rules); ``hier`` in a prompt read as German (where it is
-"here": :func:`pi_memory.retrieval.lang.languages`).
+weekdays, and years (``2023`` is read by the English rules); ``hier`` in a prompt read as German or Dutch (where it
+is "here": :func:`pi_memory.retrieval.lang.languages`).
 """
 
 from __future__ import annotations
@@ -33,12 +37,14 @@ import calendar
 import re
 from collections.abc import Iterator
 
-# month stems, January first: a stem and any ending of its word (ru: мая/мае/май, январе/января)
+# month names, January first, each in the forms a date takes (ru: nominative, genitive "3 мая", prepositional
+# "в мае"); matched with their case: German capitalises its months, French, Spanish and Portuguese write them
+# in lower case (so "3 Mars rovers" and "2 Mai Tais" are no dates); Russian in either case
 _MONTHS = {
-    "ru": ("январ", "феврал", "март", "апрел", "ма[йяе]", "июн", "июл", "август", "сентябр", "октябр", "ноябр",
-           "декабр"),
-    "de": ("januar", "februar", "märz", "april", "mai", "juni", "juli", "august", "september", "oktober",
-           "november", "dezember"),
+    "ru": ("январ[ьяе]", "феврал[ьяе]", "март[аеу]?", "апрел[ьяе]", "ма[йяе]", "июн[ьяе]", "июл[ьяе]",
+           "август[аеу]?", "сентябр[ьяе]", "октябр[ьяе]", "ноябр[ьяе]", "декабр[ьяе]"),
+    "de": ("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober",
+           "November", "Dezember"),
     "es": ("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre",
            "noviembre", "diciembre"),
     "fr": ("janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre",
@@ -46,10 +52,14 @@ _MONTHS = {
     "pt": ("janeiro", "fevereiro", "março", "abril", "maio", "junho", "julho", "agosto", "setembro", "outubro",
            "novembro", "dezembro"),
 }
-_ENDING = {"ru": r"[а-яё]{0,2}", "de": "", "es": "", "fr": "", "pt": ""}
-_IN = {"ru": "во?", "de": "im", "es": "en", "fr": "en", "pt": "(?:em|no)"}
-_DAY_OF = {"ru": "", "de": r"\.?", "es": " de", "fr": "", "pt": " de"}  # between a day and its month
-_BEFORE_DAY = {"ru": "", "de": "(?:am )?", "es": "(?:el )?", "fr": "(?:le )?", "pt": "(?:em |no )?(?:dia )?"}
+_MONTH_FLAGS = {"ru": "(?i:{})", "de": "(?:{})", "es": "(?:{})", "fr": "(?:{})", "pt": "(?:{})"}
+_IN = {"ru": "(?i:во?)", "de": "(?i:im)", "es": "(?i:en)", "fr": "(?i:en)", "pt": "(?i:em|no)"}
+_DAY_OF = {"ru": "", "de": r"\.", "es": " de", "fr": "", "pt": " de"}  # between a day and its month
+_BEFORE_DAY = {"ru": "", "de": "(?:(?i:am) )?", "es": "(?:(?i:el) )?", "fr": "(?:(?i:le) )?",
+               "pt": "(?:(?i:em|no) )?(?:dia )?"}
+_YEAR = r"(?P<year>(?:19|20)\d{2})"
+_WITH_YEAR = {"ru": rf"(?: {_YEAR}(?: года| г\.?)?)?", "de": f"(?: {_YEAR})?", "es": f"(?: de {_YEAR})?",
+              "fr": f"(?: {_YEAR})?", "pt": f"(?: de {_YEAR})?"}  # "im März 2019", "3 de mayo de 2021"
 
 _DAYS_BACK = {"сегодня": 0, "heute": 0, "hoy": 0, "aujourd'hui": 0, "hoje": 0,
               "вчера": 1, "gestern": 1, "ayer": 1, "hier": 1, "ontem": 1,
@@ -91,11 +101,11 @@ _LAST_UNIT = re.compile(r"(?P<week>неделе|woche|semana|semaine)|(?P<month>
                         r"(?P<year>году|jahr|año|année|an|ano)", re.IGNORECASE)
 
 
-def _month_rules(lang: str, stems: tuple[str, ...]) -> list[tuple[str, re.Pattern[str]]]:
-    month = "|".join(f"(?P<m{i}>{stem}{_ENDING[lang]})" for i, stem in enumerate(stems, 1))
-    return [("md", re.compile(rf"(?<![\w.]){_BEFORE_DAY[lang]}(?P<day>\d{{1,2}}){_DAY_OF[lang]} (?:{month})(?!\w)",
-                              re.IGNORECASE)),
-            ("mon", re.compile(rf"(?<!\w){_IN[lang]} (?:{month})(?!\w)", re.IGNORECASE))]
+def _month_rules(lang: str, names: tuple[str, ...]) -> list[tuple[str, re.Pattern[str]]]:
+    month = _MONTH_FLAGS[lang].format("|".join(f"(?P<m{i}>{name})" for i, name in enumerate(names, 1)))
+    year = _WITH_YEAR[lang]
+    return [("md", re.compile(rf"(?<![\w.]){_BEFORE_DAY[lang]}(?P<day>\d{{1,2}}){_DAY_OF[lang]} {month}{year}(?!\w)")),
+            ("mon", re.compile(rf"(?<!\w){_IN[lang]} {month}{year}(?!\w)"))]
 
 
 _AGO_FORMS = (r"{n} (?:{u}) назад", r"vor {n} (?:{u})", r"hace {n} (?:{u})", r"il y a {n} (?:{u})",
@@ -115,10 +125,10 @@ def _reading(kind: str, m: re.Match[str]) -> tuple[str, int, int | str | None] |
     g = m.groupdict()
     if kind in ("md", "mon"):
         month = next(int(k[1:]) for k, v in g.items() if v and k[0] == "m" and k[1:].isdigit())
-        if kind == "mon":
-            return "md", month, None
-        day = int(g["day"])
-        return ("md", month, day) if 1 <= day <= calendar.monthrange(2024, month)[1] else None
+        day = int(g["day"]) if kind == "md" else None
+        if day is not None and not 1 <= day <= calendar.monthrange(int(g["year"] or 2024), month)[1]:
+            return None
+        return ("ymd", int(g["year"]), (month, day)) if g.get("year") else ("md", month, day)
     if kind == "day":
         return "ago", _DAYS_BACK[m.group().lower().replace("’", "'")], "day"
     if kind == "ago":
@@ -131,15 +141,15 @@ def _reading(kind: str, m: re.Match[str]) -> tuple[str, int, int | str | None] |
 def readings(text: str) -> Iterator[tuple[tuple[int, int], tuple[str, int, int | str | None]]]:
     """The phrases of ``text`` read against ``as_of`` (module docstring), rule by rule: ``(span, reading)``; the
     caller skips a span that overlaps one it has taken already."""
-    german = None
+    here = None  # "hier" is French "yesterday" and German and Dutch "here"
     for kind, pattern in _RULES:
         for m in pattern.finditer(text or ""):
-            if kind == "day" and m.group().lower() == "hier":  # French "yesterday", German (and Dutch) "here"
-                if german is None:
+            if kind == "day" and m.group().lower() == "hier":
+                if here is None:
                     from pi_memory.retrieval.lang import languages
 
-                    german = "german" in languages(text)
-                if german:
+                    here = bool({"german", "dutch"} & set(languages(text)))
+                if here:
                     continue
             reading = _reading(kind, m)
             if reading is not None:
