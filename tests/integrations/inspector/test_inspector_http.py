@@ -98,7 +98,7 @@ def test_every_view_renders(client, inspector_data) -> None:
     expect = {"/stores": ["MEMORY.md", "USER.md", "FAILURES.md", "Always run the tests before committing",
                           "Memory blocks"],
               "/semantic": ["Billing is deployed to staging", "The user edits code in Helix"],
-              "/sessions?q=billing": ["<mark>bill</mark>ing service", "2 result(s)", "/sessions/turn?file="],
+              "/sessions?q=billing": ["<mark>billing</mark> service", "2 result(s)", "/sessions/turn?file="],
               "/recall?prompt=How+is+billing+deployed+to+staging%3F": ["recall-hits", "similarity"],
               "/learning": ["tokens-chart", "review", "Billing deploys go through scripts/ship.sh"],
               "/skills": ["ship-billing", "Deploy billing to staging"],
