@@ -131,6 +131,11 @@ def test_credential_shapes_redacted_value_only(text, expected):
     "age keys start with AGE-SECRET-KEY-1 and are stored in keys.txt",
     "PuTTY-User-Key-File-3: ssh-ed25519 starts every new .ppk file",
     "Private-Lines: 14 is the length of the private part",
+    # a tester's cases: a hash, cipher, encoding, protocol, length or time where a value would be
+    "Passwort: sha256 (Hash im Login-Service)", "密码是sha256加密存储的", "Password - min8chars policy",
+    "пароль: bcrypt12", "contraseña: utf8mb4", "パスワードはbcrypt12で保存", "Passwort ist 12Zeichen lang",
+    "password changed to bcrypt12", "secret: ConfigMap2", "password: argon2id", "password: OAuth2",
+    "password: x86_64", "password: 2024-05-01T10:00:00Z", "password: AES-256-GCM", "palabra clave: async2await",
 ])
 def test_prose_is_not_a_credential(text):
     assert scan_secrets(text) == []

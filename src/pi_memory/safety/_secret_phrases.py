@@ -30,7 +30,15 @@ from __future__ import annotations
 
 import re
 
-from ._secret_values import _CODE_REF, _NOT_A_PASSWORD, _PROSE_WORDS, _TRAILING, _in_marker, _placeholder
+from ._secret_values import (
+    _CODE_REF,
+    _NOT_A_PASSWORD,
+    _PROSE_WORDS,
+    _TRAILING,
+    _in_marker,
+    _placeholder,
+    technical,
+)
 from ._text import fold
 
 
@@ -97,7 +105,7 @@ def _credential_like(value: str, *, weak: bool, after_sep: bool) -> bool:
     low = value.lower()
     if len(value) < (8 if weak else 6) or _placeholder(value) or set(value) <= set("*x•."):
         return False
-    if low in _NOT_A_PASSWORD or low in _PROSE_WORDS or low in _SECRET_STORES:
+    if low in _NOT_A_PASSWORD or low in _PROSE_WORDS or low in _SECRET_STORES or technical(value):
         return False
     if value[0] in "/~!-\\" or value.startswith("./") or "://" in value or _CODE_REF.match(value):
         return False
@@ -124,6 +132,8 @@ def phrase_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
         label == "pass" or not (m.group("verb") or _SET_VERB.search(text, max(0, m.start() - 40), m.start()))
     ):
         return None  # "reset your password to continue" reads on; "set the password to X" does not
+    if label == "clave" and re.search(r"(?i)palabras?[ \t]+$", text[max(0, m.start() - 12): m.start()]):
+        return None  # "palabra clave": a keyword
     if label == "pass":
         if not after_sep or key == "PASS":
             return None

@@ -62,6 +62,26 @@ _CODE_REF = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*[(\[]|[A-Za-z_]\w*(?:\.[
 _CLAUSE_ENDS = re.compile(r"[ \t]*(?:[.!?;,)\n]|$)")
 
 
+# What a note about passwords names in the value's place that is no secret (a tester's cases: "password:
+# bcrypt12", "Passwort: sha256", "contraseña: utf8mb4", "Passwort ist 12Zeichen lang", "secret: ConfigMap2"): a
+# hash or cipher, an encoding, a protocol or platform, a length, a Kubernetes kind; a date or time.
+_TECHNICAL = re.compile(
+    r"(?:sha-?\d*|sha3-?\d*|md[45]|bcrypt|scrypt|argon2(?:i|d|id)?|pbkdf2|hmac|aes|rsa|ed25519|ecdsa|des|3des"
+    r"|blowfish|chacha20|utf-?8(?:mb[34])?|utf-?16|latin-?1|ascii|base64|hex|oauth2?|oidc|saml2?|ldaps?|kerberos"
+    r"|x86_64|x64|arm64|amd64|i386|http[23]?|tls1?|ssl|configmap|secret|opaque)(?:[-_.]?\d+)*(?:[-_.](?:gcm|cbc|ctr"
+    r"|sha\d*|hmac|\d+))*"
+    r"|(?:min|max|mind|mindestens|min\.)?[-_]?\d{1,3}[-_]?(?:chars?|characters?|zeichen|caracteres|caractères"
+    r"|символ\w*|digits?|stellen|letters?)"
+    r"|\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?)?(?:Z|[+-]\d\d:?\d\d)?",
+    re.IGNORECASE)
+
+
+def technical(value: str) -> bool:
+    """Whether ``value`` names a hash, cipher, encoding, protocol, platform, length or time (``_TECHNICAL``):
+    what a note about a password says in the value's place, never a password."""
+    return _TECHNICAL.fullmatch(value.strip(".,;:!?()[]")) is not None
+
+
 def _in_marker(text: str, start: int) -> bool:
     """Whether a value starting at ``start`` is the id inside a ``[REDACTED:<id>]`` marker ("password to
     [REDACTED:x]" reads as "password to [REDACTED" + ":" + value): a redacted text must stay as it is."""
@@ -86,7 +106,7 @@ def _password_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
         return None
     if _in_marker(text, start):
         return None
-    if value.lower() in _NOT_A_PASSWORD or set(value) <= set("*x•.") or _CODE_REF.match(value):
+    if value.lower() in _NOT_A_PASSWORD or set(value) <= set("*x•.") or _CODE_REF.match(value) or technical(value):
         return None
     plain_word = value.isalpha() and value.islower()
     # "the password is managed by IT" is prose; "the db password is correcthorsebatterystaple" is not.
