@@ -30,6 +30,9 @@ PPK_2 = PPK_3.replace("File-3: ssh-ed25519", "File-2: ssh-rsa")
      "echo 'machine 10.0.0.5 login ci password [REDACTED:netrc_password]' >> ~/.netrc"),
     # a registry login's -p (mysql -p and sshpass -p were already caught)
     ("docker login -u bob -p Sup3rS3cretPw", "docker login -u bob -p [REDACTED:cli_password]"),
+    # a tester's cases: global options before "login"
+    ("docker --config /tmp/c login -p Zx9realPw42 r", "docker --config /tmp/c login -p [REDACTED:cli_password] r"),
+    ("docker -D login -p Zx9realPw42 r", "docker -D login -p [REDACTED:cli_password] r"),
     ("docker login registry.example.com -u ci -p 'Fake-Registry-Pass-42'",
      "docker login registry.example.com -u ci -p '[REDACTED:cli_password]'"),
     ("podman login quay.io -u bob -pFakeQuayPass9", "podman login quay.io -u bob -p[REDACTED:cli_password]"),
@@ -122,6 +125,8 @@ def test_credential_shapes_redacted_value_only(text, expected):
     # docker -p that is a port, a login without -p
     "docker run -p 8080:80 nginx",
     "docker login registry.example.com --password-stdin < token.txt",
+    "the docker login -p flag leaks to ps, use --password-stdin",  # a tester's cases: prose, and no literal
+    "docker login -p=$(aws ecr get-login-password) 123.dkr.ecr.eu-west-1.amazonaws.com",
     "docker login ghcr.io && docker run -p 5432:5432 postgres",
     # "machine" in prose, a netrc entry with a placeholder
     "machine learning password cracking is slow",

@@ -265,7 +265,8 @@ _MYSQL = re.compile(r"(?<![\w-])(?:sshpass|mysql(?:dump|admin|import|sh)?|mariad
 # A registry login: "docker login -u bob -p pw" (also podman, nerdctl, buildah, skopeo, oras, "helm registry
 # login", "crane auth login"); "-p" elsewhere in docker is a port ("docker run -p 8080:80").
 _REGISTRY_LOGIN = re.compile(r"(?<![\w-])(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry"
-                             r"|crane[ \t]+auth)[ \t]+login\b")
+                             r"|crane[ \t]+auth)(?:[ \t]+-{1,2}[\w-]+(?:[ \t=]+(?!login\b)[^\s-][^\s]*)?)*[ \t]+login\b",
+                             re.IGNORECASE)  # global options may come first: "docker --config /tmp/c login"
 _REDIS = re.compile(r"(?<![\w-])redis-cli\b")
 _CURL = re.compile(r"(?<![\w-])curl\b")
 _VALUE_4 = _first_group_value(4)
@@ -289,7 +290,10 @@ def _cli_password(m: re.Match[str], text: str) -> tuple[int, int] | None:
     command = text[start : m.start()]
     if any(n in command for n in names) and tool.search(text, start, m.start()):
         return span
-    if m.group("p") and "login" in command and _REGISTRY_LOGIN.search(text, start, m.start()):
+    if m.group("p") and "login" in command.lower() and _REGISTRY_LOGIN.search(text, start, m.start()):
+        value = text[span[0]:span[1]].strip("\"'")
+        if value.startswith(("=", "$")) or (value.isalpha() and value.islower() and len(value) < 8):
+            return None  # "-p=$(aws ecr get-login-password)" is no literal; "the -p flag leaks" is prose
         return span
     return None
 
