@@ -314,8 +314,9 @@ def test_a_file_that_is_not_an_index_is_refused_and_kept(tmp_path, content):
         assert code == 1 and result["problem"] == "not_an_index", result
         assert result["error"] == (
             f"The file {index} is not a pi-memory search index: {what}. pi-memory left it as it is and stopped. "
-            "Move or rename it if it belongs to another program (if it is a damaged pi-memory index you no longer "
-            "need, delete it and run `pi-memory reindex`), or point --dir or $PI_MEMORY_DIR at another folder.")
+            "Move or rename it if it belongs to another program (if it is a damaged pi-memory index, move it aside "
+            "rather than deleting it -- semantic memories live only in that file -- and run `pi-memory reindex`), "
+            "or point --dir or $PI_MEMORY_DIR at another folder.")
     code, result, _ = cli(["add", "memory", "the build uses make", "--dir", str(folder)])
     assert code == 1 and result["code"] == "not_an_index"
     assert result["error"].startswith("Nothing was saved to MEMORY.md: its search index cannot be used. The file ")

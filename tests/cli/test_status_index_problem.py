@@ -14,8 +14,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: read_onl
 
 from read_only_folder import cli, foreign_sqlite, own_agent  # noqa: E402,F401
 
-TODO = ("Move or rename it if it belongs to another program (if it is a damaged pi-memory index you no longer need, "
-        "delete it and run `pi-memory reindex`), or point --dir or $PI_MEMORY_DIR at another folder.")
+TODO = ("Move or rename it if it belongs to another program (if it is a damaged pi-memory index, move it aside "
+        "rather than deleting it -- semantic memories live only in that file -- and run `pi-memory reindex`), "
+        "or point --dir or $PI_MEMORY_DIR at another folder.")
 UNTIL = "pi-memory refuses searches, recall and every write until this is fixed."
 
 

@@ -24,8 +24,9 @@ from pi_memory.retrieval import memory_search
 from pi_memory.storage import ReadOnlyDataError, UnreadableFileError, storage_problem, write_blocker
 
 NAMES = [m.name for m in MIGRATIONS]
-TODO = ("Move or rename it if it belongs to another program (if it is a damaged pi-memory index you no longer "
-        "need, delete it and run `pi-memory reindex`), or point --dir or $PI_MEMORY_DIR at another folder.")
+TODO = ("Move or rename it if it belongs to another program (if it is a damaged pi-memory index, move it aside "
+        "rather than deleting it -- semantic memories live only in that file -- and run `pi-memory reindex`), "
+        "or point --dir or $PI_MEMORY_DIR at another folder.")
 
 
 def files(folder: Path) -> dict[str, str]:

@@ -369,7 +369,8 @@ def _recover(path: Path, check: bool | None, rebuild: RebuildHook | None, detail
                     f"The search index {path} is damaged again ({detail}), less than "
                     f"{REBUILD_COOLDOWN_S:.0f} s after the last damaged copy was set aside ({recent.name}). "
                     "pi-memory stopped instead of rebuilding in a loop. Check the disk (space, errors, a sync "
-                    "tool rewriting the folder), then delete the file and run `pi-memory reindex`."
+                    "tool rewriting the folder), then move the file aside (keep it: semantic memories live only "
+                    "there) and run `pi-memory reindex`."
                 )
             moved = _quarantine(path)
             create_private_file(path)  # the fresh index is 0600 like the one it replaces (and its -wal/-shm)
@@ -397,7 +398,8 @@ def _recover(path: Path, check: bool | None, rebuild: RebuildHook | None, detail
         raise IndexUnavailableError(
             f"The search index {path} is damaged and another process has held the repair lock "
             f"({lock_path.name}) for over {REBUILD_LOCK_TIMEOUT_S:.0f} s. Wait for it to finish, or if no "
-            "pi-memory process is running, delete the index file and run `pi-memory reindex`."
+            "pi-memory process is running, move the index file aside (keep it: semantic memories live only there) "
+            "and run `pi-memory reindex`."
         ) from None
 
 

@@ -168,8 +168,9 @@ def _problem(kind: str, path: Path, said: str, todo: str) -> StorageProblem:
 
 def _refused(path: Path, what: str) -> NotAnIndexError:
     return NotAnIndexError(_problem("not_an_index", path, f"The file {path} is not a pi-memory search index: {what}.", (
-        "Move or rename it if it belongs to another program (if it is a damaged pi-memory index you no longer "
-        "need, delete it and run `pi-memory reindex`), or point --dir or $PI_MEMORY_DIR at another folder.")))
+        "Move or rename it if it belongs to another program (if it is a damaged pi-memory index, move it aside "
+        "rather than deleting it -- semantic memories live only in that file -- and run `pi-memory reindex`), or "
+        "point --dir or $PI_MEMORY_DIR at another folder.")))
 
 
 def _what_it_is(mode: int) -> str:
