@@ -111,3 +111,21 @@ def test_a_store_that_cannot_be_read_is_said_and_the_others_are_still_mirrored(t
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
     assert (f"{tmp_path / 'MEMORY.md'}: cannot be read (IsADirectoryError: Is a directory); its entries in the "
             "index are left as they were.") in out.stdout
+
+
+def test_a_project_folder_removed_by_hand_is_reported_with_the_entries_that_left(tmp_path):
+    """A tester's case: sync-markdown said nothing of the entries of a deleted project folder (they did leave)."""
+    from pi_memory.index import sync_markdown
+
+    folder = tmp_path / "projects" / "api-0123456789ab"
+    folder.mkdir(parents=True)
+    (folder / "MEMORY.md").write_text("Project uses tabs\n§\nRun make test\n", encoding="utf-8")
+    conn = open_index(tmp_path)
+    sync_markdown(conn, tmp_path)
+    assert _contents(conn, "tabs") == ["Project uses tabs"]
+    (folder / "MEMORY.md").unlink()
+    folder.rmdir()
+    stats = sync_markdown(conn, tmp_path)
+    assert stats[str(tmp_path / "projects" / "*-0123456789ab" / "MEMORY.md")].removed == 2
+    assert _contents(conn, "tabs") == []
+    conn.close()

@@ -190,12 +190,13 @@ def sync_markdown(
     if stores is None:  # project folders that are gone: their mirror rows go too
         kept = sorted({p for scope, p, _t, _path in todo if scope == "project" and p})
         marks = ",".join("?" * len(kept))
+        gone_where = " AND project NOT IN (" + marks + ")" if kept else ""
         with transaction(conn):
-            conn.execute(
-                "DELETE FROM memories WHERE source = 'markdown' AND scope = 'project'"
-                + (f" AND project NOT IN ({marks})" if kept else ""),
-                kept,
-            )
+            for project, n in conn.execute(  # said per project, under the folder's name pattern
+                    "SELECT project, count(*) FROM memories WHERE source = 'markdown' AND scope = 'project'"
+                    + gone_where + " GROUP BY project", kept).fetchall():
+                out[str(Path(data_dir) / "projects" / f"*-{project}" / "MEMORY.md")] = SyncStats(removed=n)
+            conn.execute("DELETE FROM memories WHERE source = 'markdown' AND scope = 'project'" + gone_where, kept)
     return out
 
 
