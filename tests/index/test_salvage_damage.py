@@ -202,3 +202,16 @@ def test_cli_status_on_a_schema_entry_that_is_not_text_answers_and_the_next_comm
     assert "MEMORY.md:" in status.stdout
     listed = cli("semantic", "list")
     assert "was damaged" in listed.stderr and all(fact in listed.stdout for fact in FACTS), listed.stderr
+
+
+def test_the_repair_message_puts_an_integrity_report_on_one_short_line() -> None:
+    """A tester's case: the warning carried SQLite's integrity_check report as it is, several lines long."""
+    from pi_memory.index.repair import repair_message
+
+    report = "On tree page 22 cell 2: Offset 57005 out of range\nOn tree page 23 cell 0: bad\n" + "x" * 300
+    record = {"reason": report, "rebuilt": {"messages": 0, "memories": 0, "semanticMemories": 1,
+                                            "semanticFromHistory": 0}, "lost": {}}
+    text = repair_message(record, Path("/d/index.sqlite3.corrupt-1"))
+    assert "\n" not in text
+    reason = text[text.index("damaged (") + 9: text.index(") and has been")]
+    assert reason.startswith("On tree page 22 cell 2: Offset 57005 out of range On tree page 23") and len(reason) == 160

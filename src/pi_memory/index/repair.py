@@ -94,7 +94,9 @@ def repair_message(record: dict, damaged: Path, recorded: bool = True) -> str:
     if lost.get("semanticRowsRefused"):
         losses.append(f"{lost['semanticRowsRefused']} damaged semantic rows were left out")
     losses += [f"{step.split(': ', 1)[0]} could not be copied back ({step.split(': ', 1)[-1]})" for step in failed]
-    text = (f"the search index {damaged.parent / 'index.sqlite3'} was damaged ({record['reason']}) and has been "
+    reason = " ".join(str(record["reason"]).split())  # an integrity check's report: several lines, maybe long
+    reason = reason if len(reason) <= 160 else reason[:159] + "…"
+    text = (f"the search index {damaged.parent / 'index.sqlite3'} was damaged ({reason}) and has been "
             f"rebuilt; the damaged copy is kept as {damaged.name}. Copied back: {rebuilt['messages']} session "
             f"messages, {rebuilt['memories']} memories, {rebuilt['semanticMemories']} semantic memories "
             f"({rebuilt['semanticFromHistory']} from their history)" + "".join(f"; {x}" for x in losses) + ". ")
