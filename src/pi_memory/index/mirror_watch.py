@@ -3,13 +3,14 @@
 Writes through the curated store mirror at once (its ``on_change``). A ``MEMORY.md`` or ``USER.md`` written or
 edited by hand -- a documented way to seed a store -- was searchable only after the next such write or a
 ``pi-memory sync-markdown``: ``memory_search`` said no memories were stored while the file held entries.
-:func:`sync_changed` mirrors each store whose file differs in size or modification time from what the index
-mirrored last (recorded in ``meta``, key ``markdown_seen``: path -> ``[size, mtime_ns, ctime_ns]``, ``null``
-for a missing file). A store that cannot be read is said once (a warning) and the others are mirrored. It
-stats a few files and usually does nothing else. Called where the index is opened for a host or a command
-(:meth:`pi_memory.runtime.Memory.index`) and before each background index pass of a (:mod:`pi_memory.session`), so an edit made while the MCP server or a pi session runs is found within one
-pass. A mirror written by another process is mirrored again here at most once (each sync
-is idempotent: unchanged entries keep their ``created`` and use counts).
+:func:`sync_changed` mirrors each store whose file differs in size, modification or change time from what the
+index mirrored last (recorded in ``meta``, key ``markdown_seen``: path -> ``[size, mtime_ns, ctime_ns]``,
+``null`` for a missing file). A store that cannot be read is said once (a warning) and the others are mirrored.
+It stats a few files and usually does nothing else. Called where the index is opened for a host or a command
+(:meth:`pi_memory.runtime.Memory.index`) and before each background index pass of a long-running host
+(:mod:`pi_memory.session`), so an edit made while the MCP server or a pi session runs is found within one pass.
+A store written by another process is mirrored again here at most once (each sync is idempotent: unchanged
+entries keep their ``created`` and use counts).
 """
 
 from __future__ import annotations

@@ -135,7 +135,7 @@ def _reading(kind: str, m: re.Match[str]) -> tuple[str, int, int | str | None] |
         n = g["n"].lower()
         return "ago", int(n) if n.isdigit() else _NUMBER_WORDS[n], next(u for u in _UNIT_WORDS if g.get(u))
     named = [u for found in _LAST_UNIT.finditer(m.group()) for u, v in found.groupdict().items() if v]
-    return "rel", int(kind[3:]), named[-1]
+    return "rel", int(kind[3:]), named[0]
 
 
 def readings(text: str) -> Iterator[tuple[tuple[int, int], tuple[str, int, int | str | None]]]:
