@@ -20,6 +20,10 @@ PPK_2 = PPK_3.replace("File-3: ssh-ed25519", "File-2: ssh-rsa")
 
 
 @pytest.mark.parametrize(("text", "expected"), [
+    # a password that starts like a hash or cipher name is still a password (only the standard names are not)
+    ("password: Bcrypt2024!", "password: [REDACTED:password_in_prose]"),
+    ("password: Argon2id2024", "password: [REDACTED:password_in_prose]"),
+    ("Passwort: Sha256Pass", "Passwort: [REDACTED:password_phrase]"),
     # .netrc entries, one line or several
     ("machine api.example.com login bob password TopSecretNetrc99",
      "machine api.example.com login bob password [REDACTED:netrc_password]"),

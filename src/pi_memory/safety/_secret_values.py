@@ -66,11 +66,12 @@ _CLAUSE_ENDS = re.compile(r"[ \t]*(?:[.!?;,)\n]|$)")
 # bcrypt12", "Passwort: sha256", "contraseña: utf8mb4", "Passwort ist 12Zeichen lang", "secret: ConfigMap2"): a
 # hash or cipher, an encoding, a protocol or platform, a length, a Kubernetes kind; a date or time.
 _TECHNICAL = re.compile(
-    r"(?:sha-?\d*|sha3-?\d*|md[45]|bcrypt|scrypt|argon2(?:i|d|id)?|pbkdf2|hmac|aes|rsa|ed25519|ecdsa|des|3des"
-    r"|blowfish|chacha20|utf-?8(?:mb[34])?|utf-?16|latin-?1|ascii|base64|hex|oauth2?|oidc|saml2?|ldaps?|kerberos"
-    r"|x86_64|x64|arm64|amd64|i386|http[23]?|tls1?|ssl|configmap|secret|opaque)(?:[-_.]?\d+)*(?:[-_.](?:gcm|cbc|ctr"
-    r"|sha\d*|hmac|\d+))*"
-    r"|(?:min|max|mind|mindestens|min\.)?[-_]?\d{1,3}[-_]?(?:chars?|characters?|zeichen|caracteres|caractères"
+    r"(?:sha-?(?:1|224|256|384|512)|sha3-?(?:224|256|384|512)|md[45]|bcrypt(?:-?\d{1,2})?|scrypt"
+    r"|argon2(?:i|d|id)?|pbkdf2(?:-sha(?:1|256|512))?|hmac-sha(?:1|256|384|512)|aes-?(?:128|192|256)(?:-(?:gcm|cbc|ctr))?"
+    r"|rsa-?(?:1024|2048|3072|4096)?|ed25519|ecdsa|3?des|blowfish|chacha20(?:-poly1305)?|utf-?8(?:mb[34])?|utf-?16"
+    r"|latin-?1|ascii|base64|hex|oauth2?|oidc|saml2?|ldaps?|kerberos|x86_64|x64|arm64|amd64|i386|http/?[123]"
+    r"|tls-?1\.?[0-3]|ssl-?[23]?|configmap\d*|opaque)"
+    r"|(?:min|max|mind|mindestens)?[-_.]?\d{1,3}[-_]?(?:chars?|characters?|zeichen|caracteres|caractères"
     r"|символ\w*|digits?|stellen|letters?)"
     r"|\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?)?(?:Z|[+-]\d\d:?\d\d)?",
     re.IGNORECASE)
