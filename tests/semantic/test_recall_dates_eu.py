@@ -95,3 +95,20 @@ def test_a_russian_question_with_a_date_recalls_the_turn_with_its_technical_word
         hits = recall(backend, prompt, scope=ALICE, include=("sessions",), conn=conn, as_of=AS_OF)
         assert hits and hits[0].id == "s1#e1", prompt  # (its neighbour may follow: the answer's next turn)
         assert hits[0].dated and "dates" in hits[0].ranks
+
+
+@pytest.mark.parametrize(("prompt", "bare"), [
+    ("что мы сделали сегодня?", True), ("Was haben wir heute gemacht?", True), ("¿Qué hicimos hoy?", True),
+    ("¿Qué hemos hecho hoy?", True), ("Qu'avons-nous fait aujourd'hui ?", True), ("O que fizemos hoje?", True),
+    ("il fait beau aujourd'hui", False), ("was hat der Kunde heute über Kafka gesagt", False),
+    ("как погода сегодня", False),
+])
+def test_a_prompt_asking_only_what_went_on_today_is_told_apart(prompt, bare):
+    """Such a prompt lets a day of today's window alone past recall's floor (dates.what_went_on)."""
+    from pi_memory.retrieval.dates import what_went_on
+    from pi_memory.retrieval.lang import evidence_terms
+
+    windows, rest = date_windows(prompt, AS_OF)
+    assert [w.holds_today for w in windows] == [True]
+    left = what_went_on(rest)
+    assert (left is not None and not evidence_terms(left)) is bare

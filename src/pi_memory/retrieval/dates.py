@@ -285,7 +285,12 @@ def date_windows(prompt: str, as_of: str) -> tuple[list[Window], str]:
 _ACTIVITY = re.compile(
     r"(?i)\b(?:happen(?:ed|s)?|did|done|worked|work(?:ed)?\s+on|talked|discussed|decided|said|changed|agreed|"
     r"went|(?:get|got)\s+done|accomplish(?:ed)?|finish(?:ed)?|summar(?:y|ize|ise)|recap|progress|new|going\s+on|"
-    r"earlier|so\s+far|anything|everything)\b|"
+    r"earlier|so\s+far|anything|everything"
+    # Russian, German, Spanish, French, Portuguese (the languages of dates_eu): happened, did, discussed, decided
+    r"|произошло|случилось|было|сделали|делали|обсуждали|решили|passiert|gemacht|getan|besprochen|beschlossen"
+    r"|entschieden|erledigt|pasó|hicimos|hablamos|discutimos|decidimos|novedades|passé|fait|faits|discuté|décidé"
+    r"|aconteceu|fizemos|falamos|discutimos|decidimos|novidades"
+    r"|hecho|haben|hat|habt|avons|avez|ont|hemos|han|ha)\b|"  # and the auxiliaries of those questions
     r"发生|做了|干了|讨论|决定|聊了|进展|哪些工作|什么事|何を|何が|した|やった|話した|決めた|あった|進捗|"
     r"무엇을|무슨\s*일|뭐|뭘|했|있었|일어났")
 
