@@ -44,7 +44,7 @@ def test_a_blocks_text_is_found_with_its_key(conn, blocks):
     hit = result.results[1]
     assert (hit.scope, hit.match, hit.content) == ("global", "all", "Works on the billing service, written in Rust; "
                                                                     "prefers tabs")
-    assert hit.snippet == "Works on the **bill**ing **service**, written in Rust; prefers tabs"
+    assert hit.snippet == "Works on the **billing** **service**, written in Rust; prefers tabs"
     assert hit.file == str(blocks.global_dir / "user.md")
     assert result.to_dict()["results"][1]["block"] == "user"
     # a block alone: first; its description and key are searched too
