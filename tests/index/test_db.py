@@ -290,3 +290,24 @@ def test_a_repair_that_could_not_read_the_semantic_history_says_what_may_be_lost
     [said] = [r.getMessage() for r in caplog.records if r.name == "pi_memory.index.db"]
     assert ("; the semantic memories' history could not be read, so any memory not copied back is lost. "
             "`pi-memory status` shows this repair.") in said
+
+
+def test_a_new_file_another_connection_is_making_is_waited_for_not_refused(tmp_path):
+    """Seen once in the concurrent-repair test: one process's fresh index was being made by another, and setting
+    WAL mode got "database is locked" at once (SQLite skips its busy wait when a read lock is held). A new file
+    another connection holds a write lock on is waited for, as the busy wait would."""
+    import threading
+
+    from pi_memory.index.db import _connect
+
+    path = tmp_path / "index.sqlite3"
+    path.touch()
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    timer = threading.Timer(0.3, lambda: other.execute("COMMIT"))
+    timer.start()
+    conn = _connect(path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    timer.join()
+    conn.close()
+    other.close()

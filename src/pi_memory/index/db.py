@@ -156,6 +156,22 @@ def migrate(conn: sqlite3.Connection, migrations: list[Migration] | None = None)
     return applied
 
 
+def _wal(conn: sqlite3.Connection) -> None:
+    """Put the file in WAL mode. Two processes making a new file at once (a repair's fresh index, a first start
+    of several hosts) both write its first page: SQLite then answers "database is locked" at once, without its
+    busy wait, to the one that would otherwise wait on the other while holding a read lock. Tried again for up
+    to ``BUSY_TIMEOUT_S``, as the busy wait would have."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False,
                            factory=IndexConnection)
@@ -164,7 +180,7 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         refuse_foreign(conn, path)  # before the journal mode is set: another program's file is left as it is
         conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # takes effect for a new file only (not in WAL mode)
-        conn.execute("PRAGMA journal_mode = WAL")
+        _wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA secure_delete = OFF")
