@@ -83,11 +83,11 @@ def index_counts(conn) -> dict[str, int]:
 def collect(memory: Memory, top: int = 5) -> dict[str, Any]:
     """``insights``: every store's entries, the blocks, the standing rules, index and semantic counts, and the
     entries ``memory_search`` recalled most."""
-    from pi_memory.safety import redact, scan_secrets
+    from pi_memory.safety import redact
 
     stores = store_usage(memory, with_entries=True)
     for info in stores.values():  # an overview, shown in pi's session too: a credential written by hand is
-        info["entries"] = [redact(e) if scan_secrets(e) else e for e in info["entries"]]  # redacted (`read`: raw)
+        info["entries"] = [redact(e) for e in info["entries"]]  # redacted (`read`: raw)
     data: dict[str, Any] = {
         "stores": stores,
         "blocks": [b.to_dict() for b in memory.blocks().blocks()],

@@ -215,3 +215,21 @@ def test_the_repair_message_puts_an_integrity_report_on_one_short_line() -> None
     assert "\n" not in text
     reason = text[text.index("damaged (") + 9: text.index(") and has been")]
     assert reason.startswith("On tree page 22 cell 2: Offset 57005 out of range On tree page 23") and len(reason) == 160
+
+
+def test_a_rebuild_hook_that_raises_leaves_a_whole_index_a_record_and_words(tmp_path: Path, caplog) -> None:
+    path = build(tmp_path)
+    damage_schema_entry(path)
+
+    def broken(conn, damaged):
+        raise RuntimeError("disk went away")
+
+    with caplog.at_level("WARNING", logger="pi_memory.index.db"):
+        conn = open_index(tmp_path, rebuild=broken)
+    [record] = repairs(conn)
+    assert record["failed"] == ["the rows of the damaged copy: RuntimeError: disk went away"]
+    assert record["lost"] == {"semanticUnreadable": True, "semanticHistoryUnreadable": True}
+    said = " ".join(r.getMessage() for r in caplog.records if r.name == "pi_memory.index.db")
+    assert "the rows of the damaged copy could not be copied back (RuntimeError: disk went away)" in said
+    assert f"Keep the damaged copy {tmp_path / record['damagedCopy']}" in said
+    conn.close()

@@ -101,13 +101,14 @@ def build_snapshot(store: MemoryStore, reload: bool = True, failures: list[str] 
         if target not in store.targets:
             continue
         live, name = store.entries(target), store.name(target)
+        stored = fmt.joined_length(live)  # the usage figure is the store's, whichever lessons are shown
         older = 0
         if target == "failure" and failures is not None:
             older, live = len(live) - len(failures), list(failures)
         if live:
             shown = [sanitise_entry(name, e) for e in live]
             blocks.append(render_block(target, shown, store.limit(target), name, store.project_name or "", older,
-                                       fmt.joined_length(store.entries(target))))
+                                       stored))
     if not blocks:
         return ""
     return f"{OPEN_TAG}\n{PREAMBLE}\n\n" + "\n\n".join(blocks) + f"\n{CLOSE_TAG}"

@@ -298,27 +298,6 @@ def _default_rebuild(conn: sqlite3.Connection, damaged: Path) -> None:
     _log.warning("%s", rebuild_from_damaged(conn, damaged))
 
 
-def _failed_rebuild(conn: sqlite3.Connection, damaged: Path, exc: Exception) -> None:
-    """A ``rebuild`` hook that raised: the fresh index is whole (made and migrated before it ran), so it is used;
-    the failure is said and recorded instead of ending the command in a traceback."""
-    from pi_memory.index.damaged import describe_error
-    from pi_memory.index.repair import repair_message
-    from pi_memory.index.salvage import record_repair
-
-    _log.debug("rebuild after corruption failed", exc_info=True)
-    record = {"at": meta_get(conn, "recovered_at"), "damagedCopy": damaged.name,
-              "reason": meta_get(conn, "recovered_reason") or "damaged",
-              "rebuilt": {"messages": 0, "memories": 0, "semanticMemories": 0, "semanticFromHistory": 0},
-              "lost": {"semanticUnreadable": True, "semanticHistoryUnreadable": True},
-              "failed": [f"the rows of the damaged copy: {describe_error(exc)}"]}
-    recorded = True
-    try:
-        record_repair(conn, record)
-    except sqlite3.Error:
-        recorded = False
-    _log.warning("%s", repair_message(record, damaged, recorded))
-
-
 def open_index(
     data_dir: Path | str, check: bool | None = None, rebuild: RebuildHook | None = _default_rebuild
 ) -> sqlite3.Connection:
@@ -408,7 +387,10 @@ def _recover(path: Path, check: bool | None, rebuild: RebuildHook | None, detail
                 try:
                     rebuild(conn, moved)
                 except Exception as exc:  # the index is whole; what could not be copied back is said, not raised
-                    _failed_rebuild(conn, moved, exc)
+                    from pi_memory.index.repair import rebuild_failed
+
+                    _log.debug("rebuild after corruption failed", exc_info=True)
+                    _log.warning("%s", rebuild_failed(conn, moved, exc))
             return conn
     except Timeout:
         raise IndexUnavailableError(

@@ -79,6 +79,18 @@ def rebuild_from_damaged(conn: sqlite3.Connection, damaged: Path) -> str:
     return repair_message(record, damaged, recorded)
 
 
+def rebuild_failed(conn: sqlite3.Connection, damaged: Path, exc: Exception) -> str:
+    """Record a ``rebuild`` hook that raised (the fresh index is whole: made and migrated before it ran) as a
+    repair that copied nothing back, and return its message. Never raises."""
+    record = {"at": _step([], "", lambda: meta_get(conn, "recovered_at")), "damagedCopy": damaged.name,
+              "reason": _step([], "", lambda: meta_get(conn, "recovered_reason")) or "damaged",
+              "rebuilt": {"messages": 0, "memories": 0, "semanticMemories": 0, "semanticFromHistory": 0},
+              "lost": {"semanticUnreadable": True, "semanticHistoryUnreadable": True},
+              "failed": [f"the rows of the damaged copy: {describe_error(exc)}"]}
+    recorded = _step([], "", lambda: salvage.record_repair(conn, record) or True, False)
+    return repair_message(record, damaged, recorded)
+
+
 def repair_message(record: dict, damaged: Path, recorded: bool = True) -> str:
     """The message of a repair ``record`` for the command that repaired: what happened, what came back, what was
     lost, and what to do next."""

@@ -289,7 +289,7 @@ _ACTIVITY = re.compile(
     # Russian, German, Spanish, French, Portuguese (the languages of dates_eu): happened, did, discussed, decided
     r"|произошло|случилось|было|сделали|делали|обсуждали|решили|passiert|gemacht|getan|besprochen|beschlossen"
     r"|entschieden|erledigt|pasó|hicimos|hablamos|discutimos|decidimos|novedades|passé|fait|faits|discuté|décidé"
-    r"|aconteceu|fizemos|falamos|discutimos|decidimos|novidades"
+    r"|aconteceu|fizemos|falamos|novidades"
     r"|hecho|haben|hat|habt|avons|avez|ont|hemos|han|ha)\b|"  # and the auxiliaries of those questions
     r"发生|做了|干了|讨论|决定|聊了|进展|哪些工作|什么事|何を|何が|した|やった|話した|決めた|あった|進捗|"
     r"무엇을|무슨\s*일|뭐|뭘|했|있었|일어났")

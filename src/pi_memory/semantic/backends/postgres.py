@@ -399,4 +399,4 @@ class PostgresBackend:
         self.pool.close()
 
 
-__all__ = ["PostgresBackend", "connection", "open_pool", "redact_url"]
+__all__ = ["PostgresBackend", "connection", "open_pool"]

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pi_memory.safety.urls import redact_url
 from pi_memory.semantic.backend import BackendError
-from pi_memory.semantic.backends.postgres import PostgresBackend, open_pool, redact_url
+from pi_memory.semantic.backends.postgres import PostgresBackend, open_pool
 from pi_memory.semantic.backends.team_auth import TokenStore
 
 DATABASE_URL_ENV = "PI_MEMORY_DATABASE_URL"
