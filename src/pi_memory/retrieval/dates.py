@@ -73,6 +73,7 @@ from datetime import UTC, date, datetime, timedelta
 from pi_memory.index.filters import parse_time
 from pi_memory.retrieval import dates_cjk, dates_eu
 from pi_memory.retrieval.expand import find_dates
+from pi_memory.retrieval.spans import Taken
 
 MARGIN_DAYS = 1
 
@@ -203,14 +204,23 @@ _YEAR_CUE = re.compile(r"(?:\b(?:in|during|since|from|of|before|after|until|till
                        r"late|mid|spring|summer|autumn|fall|winter)\s+|年|년)$", re.IGNORECASE)
 
 
-def _loose_year(span: tuple[date, date], loose: list[re.Match[str]], kept: set[str]) -> bool:
-    """Whether ``span`` is the whole year of a four-digit number with no cue (``loose``) and of no date read
-    otherwise (``kept``: the text of the absolute dates that stay)."""
+def _loose_year(span: tuple[date, date], loose: set[str], kept: set[str]) -> bool:
+    """Whether ``span`` is the whole year of a four-digit number with no cue (``loose``: those numbers) and of no
+    date read otherwise (``kept``: the text of the absolute dates that stay)."""
     first, last = span
     if (first.month, first.day, last.month, last.day) != (1, 1, 12, 31):
         return False
     year = str(first.year)
-    return any(m.group() == year for m in loose) and not any(year in k for k in kept)
+    return year in loose and not any(year in k for k in kept)
+
+
+_CUE_REACH = 64  # characters before a number searched for its cue: the longest cue word and a run of spaces
+
+
+def _year_cue_before(text: str, at: int) -> bool:
+    """Whether a cue that makes a four-digit number a year ends right before ``at`` (``_YEAR_CUE``). Only the
+    last ``_CUE_REACH`` characters are searched (the whole text before each number: quadratic in a long prompt)."""
+    return _YEAR_CUE.search(text, max(0, at - _CUE_REACH), at) is not None
 
 
 class Window(tuple):
@@ -237,28 +247,32 @@ def date_windows(prompt: str, as_of: str) -> tuple[list[Window], str]:
     today = _day_of(as_of)
     found: list[tuple[date, date]] = []
     now: set[tuple[date, date]] = set()  # the spans read from "today" / "this week|month|year" (Window.holds_today)
-    taken: list[tuple[int, int]] = []
+    taken = Taken(len(text))
     matches = list(_ABSOLUTE.finditer(text))
-    loose = [m for m in matches if m.group().isdigit() and not _YEAR_CUE.search(text, 0, m.start())]
-    absolute = [m.span() for m in matches if m not in loose] + [s for s, _ in dates_cjk.absolute(text)]
+    loose = {m.span() for m in matches if m.group().isdigit() and not _year_cue_before(text, m.start())}
+    absolute = [m.span() for m in matches if m.span() not in loose] + [s for s, _ in dates_cjk.absolute(text)]
     if absolute:
-        kept = {m.group() for m in matches if m not in loose}
-        found += [span for span in find_dates(text) if not _loose_year(span, loose, kept)]
-        taken += absolute
+        kept = {m.group() for m in matches if m.span() not in loose}
+        years = {text[a:b] for a, b in loose}
+        found += [span for span in find_dates(text) if not _loose_year(span, years, kept)]
+        for a, b in absolute:
+            taken.add(a, b)
+    seen = set(found)
     english = ((m.span(), _reading(kind, m)) for kind, pattern in _RULES for m in pattern.finditer(text)
                if not _plain_word(m))
     for (start, end), reading in itertools.chain(english, dates_cjk.readings(text), dates_eu.readings(text)):
-        if any(a < end and start < b for a, b in taken):
+        if taken.overlaps(start, end):
             continue
         try:
             span = _span(reading, today)
         except (OverflowError, ValueError):  # "3 years ago" asked as of the year 2: before the calendar
             span = None
-        if span is not None and span not in found:
+        if span is not None and span not in seen:
+            seen.add(span)
             found.append(span)
         if span is not None and reading[:2] in (("ago", 0), ("rel", 0)):
             now.add(span)
-        taken.append((start, end))
+        taken.add(start, end)
     margin = timedelta(days=MARGIN_DAYS)
     windows: list[Window] = []
     for first, last in found:
@@ -271,11 +285,7 @@ def date_windows(prompt: str, as_of: str) -> tuple[list[Window], str]:
             windows.append(window)
     if not windows:
         return windows, text
-    blank = [False] * len(text)
-    for a, b in taken:  # spans may overlap ("2023" inside "2023 年 5 月")
-        blank[a:b] = [True] * (b - a)
-    rest = "".join(" " if gone else ch for ch, gone in zip(text, blank, strict=True))
-    return windows, " ".join(rest.split())
+    return windows, " ".join(taken.blank(text).split())
 
 
 # Words that ask what went on without saying what about ("what happened", "what did we do", "recap", "进展",

@@ -71,7 +71,13 @@ from pi_memory.retrieval.fenced import (  # noqa: F401 - the fenced text, re-exp
 from pi_memory.retrieval.fusion import RRF_K, rrf_fuse
 from pi_memory.safety import replace_unencodable
 from pi_memory.semantic.models import SemanticHit, SemanticMemory
-from pi_memory.semantic.prompt_gate import MAX_TRIVIAL_WORDS, TRIVIAL_WORDS, should_recall, skip_reason  # noqa: F401
+from pi_memory.semantic.prompt_gate import (  # noqa: F401 - re-exported
+    MAX_TRIVIAL_WORDS,
+    TRIVIAL_WORDS,
+    recall_text,
+    should_recall,
+    skip_reason,
+)
 
 Source = Literal["semantic", "curated", "sessions", "skills"]
 SOURCES = ("semantic", "curated", "sessions", "skills")
@@ -269,7 +275,7 @@ def recall(
                          "are in the prompt already: memory_search finds their text)")
     if not (query or "").strip() or top_k <= 0:
         return []
-    query = replace_unencodable(query)  # a lone surrogate (Python callers; hosts clean theirs) cannot be encoded
+    query = recall_text(replace_unencodable(query))  # a lone surrogate cannot be encoded; a long paste: its ends
     moment = recall_dates.as_of_iso(as_of)
     windows, rest = recall_dates.date_windows(query, moment)
     words_query = rest if rest.strip() else query  # the keyword search without the date phrases ("May": "may")

@@ -32,6 +32,7 @@ from datetime import date
 
 from pi_memory.index.query import QUESTION_STOP_WORDS, light_stem
 from pi_memory.retrieval import dates_cjk
+from pi_memory.retrieval.spans import Taken
 
 __all__ = ["STOP_WORDS", "ExpandedQuery", "expand_query", "find_dates", "first_person", "is_temporal", "light_stem"]
 
@@ -106,13 +107,16 @@ def find_dates(text: str) -> list[tuple[date, date]]:
     of the text used by one pattern is not read again by a vaguer one (``May 2023`` inside ``8 May 2023``).
     Chinese, Japanese and Korean dates with a year (``2023年5月8日``, ``2023년 5월``) are read by
     :func:`pi_memory.retrieval.dates_cjk.absolute`."""
+    text = text or ""
     found: list[tuple[date, date]] = []
-    taken: list[tuple[int, int]] = []
+    seen: set[tuple[date, date]] = set()
+    taken = Taken(len(text))
     cjk = dates_cjk.absolute(text)  # 2023年5月8日, 2023년 5월: before the English year, which "2023 年" holds
-    taken += [s for s, _ in cjk]
+    for (a, b), _ in cjk:
+        taken.add(a, b)
     for pattern in _DATE_PATTERNS:
-        for m in pattern.finditer(text or ""):
-            if any(a < m.end() and m.start() < b for a, b in taken):
+        for m in pattern.finditer(text):
+            if taken.overlaps(m.start(), m.end()):
                 continue
             groups = m.groupdict()
             if groups.get("iso"):
@@ -122,12 +126,14 @@ def find_dates(text: str) -> list[tuple[date, date]]:
                 month = _MONTHS.get((groups.get("mon") or "").lower().rstrip("."))
                 day = int(groups["day"]) if groups.get("day") else None
                 span = _range(int(groups["year"]), month, day)
-            if span and span not in found:
-                found.append(span)
-                taken.append((m.start(), m.end()))
+            if span:  # a date said again is taken too: else "May 2023" and "2023" were read from its copy
+                taken.add(m.start(), m.end())
+                if span not in seen:
+                    seen.add(span)
+                    found.append(span)
     if not cjk:
         return found
-    found += [span for _, span in cjk if span not in found]
+    found += [span for span in dict.fromkeys(span for _, span in cjk) if span not in seen]
     return sorted(found, key=lambda s: 0 if s[0] == s[1] else 1 if s[0].month == s[1].month else 2)
 
 

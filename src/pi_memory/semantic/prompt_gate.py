@@ -47,3 +47,26 @@ def skip_reason(prompt: str | None) -> str | None:
     if all(unicodedata.category(ch).startswith(("C", "P", "Z")) for ch in text):  # control and format characters
         return "the prompt has no words, only control characters"
     return "the prompt is a short acknowledgement (ok, thanks, yes...) with nothing to look up"
+
+
+# The characters of a prompt that recall reads: its first and last halves of this when it is longer. The bundled
+# embedder reads 256 tokens (about 1,000-1,500 characters) and session_search's keywords 1,000 characters, so
+# more adds nothing to the ranking, while every step that reads the prompt whole (date phrases, keyword terms,
+# the script of the text) grew with it: a pasted 100 KB log took 0.4-0.5 s to recall for, and before the date
+# reader was made linear, 16-49 s. Head and tail: a paste usually comes with its question before or after it.
+RECALL_CHARS = 2000
+
+
+def recall_text(prompt: str) -> str:
+    """``prompt`` as recall reads it: whole up to :data:`RECALL_CHARS` characters, else its first and last
+    ``RECALL_CHARS // 2`` characters joined by a line break, each cut at white space (never inside a word) when
+    there is some."""
+    if len(prompt) <= RECALL_CHARS:
+        return prompt
+    half = RECALL_CHARS // 2
+    head, tail = prompt[:half], prompt[-half:]
+    cut = max(head.rfind(c) for c in " \n\t")
+    head = head[:cut] if cut > 0 else head
+    cut = min((i for i in (tail.find(c) for c in " \n\t") if i >= 0), default=-1)
+    tail = tail[cut + 1:] if 0 <= cut < len(tail) - 1 else tail
+    return f"{head}\n{tail}"
