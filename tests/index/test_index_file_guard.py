@@ -4,18 +4,20 @@ mode, and a folder that turns read-only (or whose disk fills) after the index wa
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from pi_memory import storage
-from pi_memory.index import open_index, transaction
+from pi_memory.index import describe_repair, last_repair, open_index, transaction
 from pi_memory.index import read_only as read_only_module
 from pi_memory.index.db import MIGRATIONS, applied_migrations
 from pi_memory.index.file_guard import NotAnIndexError
@@ -100,6 +102,57 @@ def test_an_empty_index_file_is_a_new_index(tmp_path):
         assert path.read_bytes()[:16] == b"SQLite format 3\x00"
     finally:
         conn.close()
+
+
+def _age(path, seconds):
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+
+
+def test_an_index_file_found_empty_is_said_and_recorded_not_taken_for_new(tmp_path, caplog):
+    (tmp_path / "MEMORY.md").write_text("the build uses make\n")
+    path = tmp_path / "index.sqlite3"
+    path.write_bytes(b"")
+    _age(path, 3600)
+    with caplog.at_level(logging.WARNING):
+        conn = open_index(tmp_path)
+    try:
+        assert applied_migrations(conn)[:len(NAMES)] == NAMES  # and the semantic tables, made by every repair
+        assert [h.content for h in memory_search(conn, "build").results] == ["the build uses make"]
+        record = last_repair(tmp_path)
+    finally:
+        conn.close()
+    kept = [p.name for p in tmp_path.glob("index.sqlite3.corrupt-*") if not p.name.endswith(("-wal", "-shm"))]
+    assert len(kept) == 1 and (tmp_path / kept[0]).read_bytes() == b""
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(said) == 1
+    assert said[0].startswith(f"the search index {path} was found empty (0 bytes, last changed ")
+    assert f"the empty file is kept as {kept[0]}" in said[0]
+    assert "those stored before the file was emptied are gone unless you have a copy of index.sqlite3" in said[0]
+    assert said[0].endswith("`pi-memory status` shows this repair.")
+    assert record["damagedCopy"] == kept[0] and record["lost"] == {"emptied": True}
+    line = describe_repair(record)
+    assert ": the file was empty, so nothing was copied back. Lost: whatever" in line
+    assert line.endswith("Lost: whatever the file held before it was emptied (semantic memories included) "
+                         "(vectors are embedded again).")
+
+
+@pytest.mark.parametrize("case", ["just made", "its log holds the pages"])
+def test_an_empty_index_file_being_made_or_in_wal_mode_is_no_repair(tmp_path, case, caplog):
+    path = tmp_path / "index.sqlite3"
+    if case == "just made":
+        path.write_bytes(b"")  # another process made it a moment ago and is about to write its schema
+    else:
+        conn = open_index(tmp_path)
+        conn.execute("PRAGMA wal_autocheckpoint = 0")
+        conn.close()
+        path.write_bytes(b"")
+        (tmp_path / "index.sqlite3-wal").write_bytes(b"x" * 100)  # pages SQLite reads from the log
+        _age(path, 3600)
+    with caplog.at_level(logging.WARNING), contextlib.suppress(Exception):  # a log of junk is SQLite's to judge
+        open_index(tmp_path).close()
+    assert not list(tmp_path.glob("index.sqlite3.corrupt-*"))
+    assert not [r for r in caplog.records if "found empty" in r.getMessage()]
 
 
 @pytest.mark.parametrize("content", [b"", None], ids=["0 bytes", "sqlite without tables"])

@@ -13,7 +13,8 @@ Credentials: migration ``008_redact_secrets`` is finished at open (:func:`.redac
 batched and resumable; the CLI shows its progress).
 
 Not an index (:mod:`.file_guard`): a file without SQLite's header, or another program's SQLite database, is
-refused and never touched; a 0-byte file is a new index.
+refused and never touched; a 0-byte file is a new index, unless it is over a minute old with no ``-wal``
+pages: then it was emptied, and it is repaired as a damaged one is (:func:`_emptied`).
 
 Corruption: at open a probe reads the schema (a damaged header fails with "file is not a database"), and
 ``PRAGMA quick_check`` runs when the file is at most ``QUICK_CHECK_MAX_BYTES`` (32 MiB: it reads every page, so
@@ -82,6 +83,9 @@ INDEX_FILE = "index.sqlite3"
 BUSY_TIMEOUT_S = 10.0
 REBUILD_LOCK_TIMEOUT_S = 120.0
 REBUILD_COOLDOWN_S = 60.0
+# An empty index file older than this was not just made by a process about to write its schema (which it does at
+# once): it was emptied, or a process died between making and writing it. Opened as damaged (:func:`_emptied`).
+EMPTY_GRACE_S = 60.0
 QUICK_CHECK_MAX_BYTES = 32 * 1024 * 1024
 PAGE_SIZE = 16384  # new index files: 5-10% faster bulk indexing than 4 KiB on session text (rows of 1-20k chars)
 _CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
@@ -231,7 +235,29 @@ def _undecodable(exc: UnicodeDecodeError) -> _Corrupt:
     return _Corrupt(f"the schema holds bytes that are not UTF-8 ({exc.reason} at byte {exc.start})")
 
 
+def _emptied(path: Path) -> str | None:
+    """Why ``path`` is taken for an index that was emptied (the repair's reason), or ``None``. SQLite takes a
+    0-byte file for a new database, so an index truncated by a tool, a full disk or a mistaken ``>`` would be
+    started again without a word while the semantic memories that lived only there were gone. An empty file
+    counts when it is older than :data:`EMPTY_GRACE_S` and no ``-wal`` beside it holds pages (in WAL mode the
+    main file can stay empty while the log holds everything)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    if st.st_size or time.time() - st.st_mtime < EMPTY_GRACE_S:
+        return None
+    with contextlib.suppress(OSError):
+        if path.with_name(path.name + "-wal").stat().st_size:
+            return None
+    changed = datetime.fromtimestamp(st.st_mtime, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return f"0 bytes, last changed {changed}"
+
+
 def _open_checked(path: Path, check: bool | None) -> sqlite3.Connection:
+    emptied = _emptied(path)
+    if emptied is not None:
+        raise _Corrupt(emptied)
     try:
         conn = _connect(path)
     except sqlite3.DatabaseError as exc:

@@ -13,7 +13,7 @@
 * :func:`refuse_unreadable`: an index file (or its ``-wal`` / ``-shm``) that exists but cannot be read by this
   user is refused with its owner and mode (:class:`pi_memory.storage.UnreadableFileError`, kind ``unreadable``).
 * :func:`is_empty`: a 0-byte index file is no index (SQLite makes a fresh one in it; a read-only folder answers
-  from an empty index in memory).
+  from an empty index in memory). One found empty long after it was made is repaired (:func:`.db._emptied`).
 * :func:`refuse_not_sqlite` and :func:`refuse_foreign`: a file that is not a pi-memory index, bytes without
   SQLite's header (asked when SQLite finds the file damaged, never before: :func:`refuse_not_sqlite`) or an
   SQLite database of another program (tables, but no ``schema_migrations(name, applied_at)``, the table

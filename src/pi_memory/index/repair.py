@@ -48,6 +48,8 @@ def rebuild_from_damaged(conn: sqlite3.Connection, damaged: Path) -> str:
     write the repair record, and return the message that tells a person what happened. Never raises."""
     failed: list[str] = []
     _step(failed, "the semantic tables", lambda: migrate(conn, semantic_schema.SEMANTIC_MIGRATIONS))
+    if _size(damaged) == 0:
+        return _rebuild_emptied(conn, damaged, failed)
     semantic = _step(failed, "semantic memories", lambda: semantic_schema.copy_semantic(conn, damaged))
     if semantic is None:
         semantic = semantic_schema.SemanticCopy(unreadable=["semantic_memories", "semantic_history"])
@@ -79,6 +81,27 @@ def rebuild_from_damaged(conn: sqlite3.Connection, damaged: Path) -> str:
     return repair_message(record, damaged, recorded)
 
 
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
+
+
+def _rebuild_emptied(conn: sqlite3.Connection, empty: Path, failed: list[str]) -> str:
+    """The repair of an index file found empty (:func:`pi_memory.index.db._emptied`): nothing can be copied back;
+    the Markdown stores are mirrored again now and the session files read by the next indexing passes (none is
+    indexed). Whatever the file held is lost (the semantic memories lived only there), which the record and the
+    message say."""
+    _step(failed, "Markdown memories", lambda: mirror.sync_markdown(conn, empty.parent))
+    record = {"at": _step([], "", lambda: meta_get(conn, "recovered_at")), "damagedCopy": empty.name,
+              "reason": _step([], "", lambda: meta_get(conn, "recovered_reason")) or "0 bytes",
+              "rebuilt": {"messages": 0, "memories": 0, "semanticMemories": 0, "semanticFromHistory": 0},
+              "lost": {"emptied": True}, "failed": failed}
+    recorded = _step([], "", lambda: salvage.record_repair(conn, record) or True, False)
+    return repair_message(record, empty, recorded)
+
+
 def rebuild_failed(conn: sqlite3.Connection, damaged: Path, exc: Exception) -> str:
     """Record a ``rebuild`` hook that raised (the fresh index is whole: made and migrated before it ran) as a
     repair that copied nothing back, and return its message. Never raises."""
@@ -108,6 +131,14 @@ def repair_message(record: dict, damaged: Path, recorded: bool = True) -> str:
     losses += [f"{step.split(': ', 1)[0]} could not be copied back ({step.split(': ', 1)[-1]})" for step in failed]
     reason = " ".join(str(record["reason"]).split())  # an integrity check's report: several lines, maybe long
     reason = reason if len(reason) <= 160 else reason[:159] + "…"
+    if lost.get("emptied"):
+        return (f"the search index {damaged.parent / 'index.sqlite3'} was found empty ({reason}) and has been made "
+                f"again; the empty file is kept as {damaged.name}. Your Markdown memories are in it again, and the "
+                "session files are read by the next indexing passes (or run `pi-memory index-sessions` now). Semantic "
+                "memories are kept only in the index: those stored before the file was emptied are gone unless you "
+                "have a copy of index.sqlite3 (stop every pi-memory process, then put the copy back). "
+                + ("`pi-memory status` shows this repair." if recorded else
+                   "The record of this repair could not be written, so `pi-memory status` will not show it."))
     text = (f"the search index {damaged.parent / 'index.sqlite3'} was damaged ({reason}) and has been "
             f"rebuilt; the damaged copy is kept as {damaged.name}. Copied back: {rebuilt['messages']} session "
             f"messages, {rebuilt['memories']} memories, {rebuilt['semanticMemories']} semantic memories "

@@ -235,6 +235,9 @@ def describe_repair(record: dict) -> str:
     if rebuilt.get("semanticFromHistory"):
         done.append(f"{rebuilt['semanticFromHistory']} semantic memories rebuilt from their history")
     gone = []
+    if lost.get("emptied"):
+        done = ["the file was empty, so nothing was copied back"]
+        gone.append("whatever the file held before it was emptied (semantic memories included)")
     if lost.get("semanticMemories"):
         gone.append(f"{lost['semanticMemories']} semantic memories")
     elif lost.get("semanticUnreadable") and lost.get("semanticHistoryUnreadable"):
