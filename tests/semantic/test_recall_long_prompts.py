@@ -13,6 +13,7 @@ from semantic_helpers import ALICE
 from pi_memory.retrieval.dates import date_windows
 from pi_memory.retrieval.engine import recall
 from pi_memory.retrieval.expand import find_dates
+from pi_memory.retrieval.search import MAX_QUERY_CHARS
 from pi_memory.semantic.prompt_gate import RECALL_CHARS, recall_text
 
 AS_OF = "2026-12-04T12:00:00.000Z"
@@ -29,14 +30,18 @@ def test_a_longer_prompt_is_read_by_its_first_and_last_words():
     text = "alpha " * 300 + "middle " * 1000 + "omega " * 300
     got = recall_text(text)
     head, tail = got.split("\n")
-    assert head == " ".join(["alpha"] * 166)  # 1,000 characters hold 166 whole "alpha " and a cut word
-    assert tail == " ".join(["omega"] * 166) + " "
+    assert head == " ".join(["alpha"] * 83)  # 500 characters hold 83 whole "alpha " and a cut word
+    assert tail == " ".join(["omega"] * 83) + " "
     assert "middle" not in got
 
 
 def test_a_long_prompt_without_white_space_is_cut_where_it_must():
     text = "a" * 1500 + "b" * 1500
-    assert recall_text(text) == "a" * 1000 + "\n" + "b" * 1000
+    assert recall_text(text) == "a" * 500 + "\n" + "b" * 500
+
+
+def test_the_session_keyword_search_reads_all_that_recall_reads():
+    assert RECALL_CHARS == MAX_QUERY_CHARS  # else it would cut the tail (the question after a paste) away again
 
 
 @pytest.mark.parametrize("unit, window", [

@@ -50,11 +50,13 @@ def skip_reason(prompt: str | None) -> str | None:
 
 
 # The characters of a prompt that recall reads: its first and last halves of this when it is longer. The bundled
-# embedder reads 256 tokens (about 1,000-1,500 characters) and session_search's keywords 1,000 characters, so
-# more adds nothing to the ranking, while every step that reads the prompt whole (date phrases, keyword terms,
-# the script of the text) grew with it: a pasted 100 KB log took 0.4-0.5 s to recall for, and before the date
-# reader was made linear, 16-49 s. Head and tail: a paste usually comes with its question before or after it.
-RECALL_CHARS = 2000
+# embedder reads 256 tokens (about 1,000-1,500 characters) and the session keyword search the first 1,000
+# characters of what it is given (``retrieval.search.MAX_QUERY_CHARS``: the same value, so every list of a
+# recall reads the same text, the question after a paste included), while every step that read the prompt whole
+# (date phrases, keyword terms, the script of the text) grew with it: a pasted 100 KB log took 0.4-0.5 s to
+# recall for, and before the date reader was made linear, 16-49 s. Head and tail: a paste usually comes with its
+# question before or after it.
+RECALL_CHARS = 1000
 
 
 def recall_text(prompt: str) -> str:
