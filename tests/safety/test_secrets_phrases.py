@@ -149,3 +149,109 @@ def test_credential_shapes_redacted_value_only(text, expected):
 def test_prose_is_not_a_credential(text):
     assert scan_secrets(text) == []
     assert redact(text) == text
+
+
+# ---- looser forms: label and value with only a space, an arrow, "is now", the Persian copula last --------------
+R = "[REDACTED:password_phrase]"
+LOOSE_FORMS = [
+    # label, a space, the value
+    ("пароль Qwerty123", f"пароль {R}"),
+    ("мой пароль Zx9!mTq4 никому не говори", f"мой пароль {R} никому не говори"),
+    ("guest wifi password Gr33n!Tea at the front desk", f"guest wifi password {R} at the front desk"),
+    ("Passwort Wolke7#Berg für den Router", f"Passwort {R} für den Router"),
+    ("mot de passe Azerty123 pour le NAS", f"mot de passe {R} pour le NAS"),
+    ("contraseña Nube2025x para el portal", f"contraseña {R} para el portal"),
+    ("senha Praia#2024 do roteador", f"senha {R} do roteador"),
+    ("密码 Sup3rS3cretPw，别外传", f"密码 {R}，别外传"),
+    ("비밀번호 Fake6Pass!x 입니다", f"비밀번호 {R} 입니다"),
+    ("the vpn password qwerty123 still works", f"the vpn password {R} still works"),
+    ("admin password 'Hunter2!x9'", f"admin password '{R}'"),
+    ("Passwort Kennwort: Geheim!2025", f"Passwort Kennwort: {R}"),  # a rejected bare value does not hide a label
+    # an arrow
+    ("db password -> Hunter2!x9", f"db password -> {R}"),
+    ("VPN password → Vpn#2025zz (rotated Monday)", f"VPN password → {R} (rotated Monday)"),
+    ("пароль --> Qwerty123", f"пароль --> {R}"),
+    ("mot de passe ==> Soleil#42x", f"mot de passe ==> {R}"),
+    ("密码 -> Xy7!kLm2", f"密码 -> {R}"),
+    ("contraseña ⇒ Luna$2025", f"contraseña ⇒ {R}"),
+    # a copula with "now", "still" or their equivalent
+    ("the staging password is now Tr0ub4dor&3", f"the staging password is now {R}"),
+    ("the root password is still Hunter2!x9 on the old box", f"the root password is still {R} on the old box"),
+    ("Das Passwort ist jetzt Geheim!2025.", f"Das Passwort ist jetzt {R}."),
+    ("la contraseña ahora es Nube#2025x", f"la contraseña ahora es {R}"),
+    ("le mot de passe est désormais Soleil#42x", f"le mot de passe est désormais {R}"),
+    ("a senha agora é Praia#2024", f"a senha agora é {R}"),
+    ("пароль теперь Qwerty123", f"пароль теперь {R}"),
+    ("密码现在是Xy7!kLm2", f"密码现在是{R}"),
+    ("비밀번호는 이제 Fake6Pass!x", f"비밀번호는 이제 {R}"),
+    ("كلمة المرور الآن هي Kf93!xQ2", f"كلمة المرور الآن هي {R}"),
+    # Persian: the copula last, qualifier words after the label; Arabic qualifiers before ":" or "هي"
+    ("رمز عبور سرور Kf93!xQ2 است", f"رمز عبور سرور {R} است"),
+    ("رمز عبور من Wq8#zLp4 هست", f"رمز عبور من {R} هست"),
+    ("گذرواژه وای\u200cفای دفتر Kf93!xQ2 است.", f"گذرواژه وای\u200cفای دفتر {R} است."),
+    ("کلمه عبور ایمیل Tz7$kPw9 می\u200cباشد", f"کلمه عبور ایمیل {R} می\u200cباشد"),
+    ("رمز عبور Kf93!xQ2 است", f"رمز عبور {R} است"),
+    ("رمز عبور سرور: Kf93!xQ2", f"رمز عبور سرور: {R}"),
+    ("كلمة المرور الجديدة هي Kf93!xQ2", f"كلمة المرور الجديدة هي {R}"),
+    ("كلمة مرور الخادم: Kf93!xQ2", f"كلمة مرور الخادم: {R}"),
+]
+
+LOOSE_PROSE = [
+    # the testers' prose cases
+    "the password is stored in vault", "password reset link", "change your password now", "пароль от почты",
+    "password -> see 1Password",
+    # no value after a bare label, an arrow or "is now": words, code, names, terms
+    "password -> 1Password", "the password is now required", "the password is now e-mail based",
+    "the password is still missing", "Passwort ist jetzt abgelaufen", "la contraseña ahora es obligatoria",
+    "пароль теперь хранится в менеджере", "密码现在是用户的生日", "password Manager", "password e-mail template",
+    "password Single-Sign-On flow", "CREATE TABLE users (id INT, password VARCHAR(255) NOT NULL)",
+    "rename password -> passwd_hash", "password -> DB_PASSWORD", "password -> secrets.yaml",
+    "password -> validate(password)", "password -> PasswordEncoder::encode", "login -> password -> dashboard",
+    "conn->password->data42", "password step2 of the wizard", "password field1 is hidden", "password 123456789",
+    "password 2FA-enabled accounts", "the password CVE-2023-27350 bypass", "the password JIRA-1234 ticket",
+    "password ISO-8859-1 encoding bug", "password 256-bit key", "password A-Za-z0-9 only",
+    "password 550e8400-e29b-41d4-a716-446655440000 in Bitwarden", "password PKCS#12 bundle", "password SHA256",
+    "password Argon2id", "password v1.2.3", "password ${DB_PASSWORD}", "password <your-password>",
+    "password ChangeMe123", "password k8s-cluster", "password WPA2-PSK", "пароль Router2-сети", "пароль qwerty",
+    # labels that take no bare value: everyday "pass"/"secret"/"clave", "암호" (cipher), MDP (Markov)
+    "pass Qwerty123 to the helper", "secret Sauce4242 recipe", "clave Qwerty123", "암호 Curve25519 사용",
+    "MDP Gridworld4x4 results",
+    # Persian and Arabic: no copula after the value, a value that is a term, a rule about characters
+    "رمز عبور سرور Kf93!xQ2", "رمز عبور سرور SSH-Key است", "رمز عبور باید شامل A-Z و 0-9 باشد",
+    "رمز عبور هست", "كلمة المرور الجديدة مطلوبة",
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), LOOSE_FORMS)
+def test_looser_forms_redact_a_random_looking_value(text, expected):
+    assert redact(text) == expected
+    assert [f.id for f in scan_secrets(text)] == ["password_phrase"]
+    assert redact(expected) == expected
+
+
+@pytest.mark.parametrize("text", LOOSE_PROSE)
+def test_looser_forms_leave_prose_and_code(text):
+    assert scan_secrets(text) == []
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # near misses next to a secret: only the value goes
+    ("password reset link sent; new password -> Hunter2!x9",
+     f"password reset link sent; new password -> {R}"),
+    ("пароль от почты сменён, пароль теперь Qwerty123", f"пароль от почты сменён, пароль теперь {R}"),
+    ("the password is now required; the password is now Tr0ub4dor&3",
+     f"the password is now required; the password is now {R}"),
+    ("رمز عبور باید قوی باشد. رمز عبور سرور Kf93!xQ2 است", f"رمز عبور باید قوی باشد. رمز عبور سرور {R} است"),
+])
+def test_looser_forms_next_to_prose(text, expected):
+    assert redact(text) == expected
+
+
+def test_looser_forms_anchored_search_finds_what_every_position_finds():
+    from pi_memory.safety import secrets as S
+    from pi_memory.safety._text import fold
+
+    for text in [t for t, _ in LOOSE_FORMS] + LOOSE_PROSE:
+        folded = fold(text).text
+        assert S._folded_matches(folded) == S._folded_matches(folded, anchored=False), text

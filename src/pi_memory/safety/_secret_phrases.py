@@ -11,6 +11,9 @@ hold:
 * it is introduced in a definite form: a label and ``:``/``=`` (``password: X``, ``Passwort: X``, ``пароль: X``,
   ``密码：X``), a copula (``password is X``, ``Passwort ist X``, ``contraseña es X``, ``密码是X``,
   ``パスワードはX``, ``비밀번호는 X``), or a set verb (``set the password to X``, ``password changed to X``);
+  or, in a looser form, an arrow (``password -> X``, ``→``, ``==>``), a copula with "now"/"still" or its
+  equivalent (``password is now X``, ``Passwort ist jetzt X``, ``la contraseña ahora es X``, ``пароль теперь X``,
+  ``密码现在是X``), or nothing but a space or tab (``пароль Qwerty123``, ``password Qwerty123``);
 * the value looks like a secret: one token without spaces, not a placeholder (``<...>``, ``${...}``, ``****``),
   a default, an env or code reference, a path, a URL, an e-mail address, a version, a date or a secret store's name
   ("1Password", "Vault"), and either
@@ -19,6 +22,24 @@ hold:
     (-ing, -tion, -ment, ...): ``correcthorsebattery`` but not ``authentication``.
   A copula or a set verb is ordinary grammar ("the secret is to cache it", "reset your password to continue"),
   so after one only the mixed form counts.
+
+The looser forms are what prose and code look like most ("password reset link", "password VARCHAR(255)",
+"password -> passwd_hash" in a rename, "password 2FA-enabled"), so after them the value must also look random:
+three of upper case, lower case, digits and symbols (``-``, ``_``, ``.``, ``/``, ``:`` join words and do not count
+as symbols), or letters with 3+ digits (``qwerty123``); not a lower-case identifier (``db_password``), a file
+name (``secrets.yaml``), a hyphenated term (``CVE-2023-27350``, ``ISO-8859-1``, ``JIRA-1234``, ``256-bit``), a
+character range (``A-Za-z0-9``) or a UUID, and not glued to a word of another script (``Router2-сети``). Digits
+alone never count there, and an arrow needs a space after it (``conn->password->data`` is a member access). The
+weak labels below, "암호" (also "cipher") and "MDP" in capitals (a Markov decision process) take no bare value.
+Costs: a random-looking token right after the word is taken for a password even when prose names it ("the
+password P@ssw0rd is in every breach list"); a hyphenated passphrase (``Fake-Registry-Pass-42``), a PIN, or a
+value after a qualifier without a colon ("пароль от почты Qwerty123": "password for user Bob2024" reads the
+same) is missed in these forms.
+
+Arabic-script qualifiers follow the label (``رمز عبور سرور`` "the server's password", ``كلمة المرور الجديدة``
+"the new password"): one to three such words may stand before the ``:``/``=`` or the copula ``هي``. Persian puts
+its copula last (``رمز عبور سرور Kf93!xQ2 است``, "the server password is Kf93!xQ2"): a label, qualifier words
+and a value count when ``است``/``هست``/``می‌باشد`` follows the value; without a qualifier the bare form covers it.
 
 "pass", "secret" and "clave" also have everyday meanings (a mountain pass, a k8s secret's name, "palabra
 clave"), so after them the value needs 8+ characters and must not be a lower-case identifier or path
@@ -62,17 +83,40 @@ _CJK_LABELS = _folded("密码", "密碼", "口令", "パスワード", "暗証�
 _QUALIFIER = (r"[ \t]+(?:" + _folded("for", "of", "on", "at", "to", "in", "für", "von", "vom", "zum", "zur", "des",
                                    "der", "de", "del", "do", "da", "para", "pour", "du", "от", "для")
               + r")[ \t]+[^\n:=.!?]{1,30}?|[ \t]*[(（][^)）\n]{1,30}[)）]")
-_COPULA = (r"(?<=[ \t])(?:" + _folded("is", "was", "ist", "lautet", "war", "es", "era", "est", "était", "é", "это",
-                                  "هي", "—", "–", "-")
-           + r")[ \t]*:?[ \t]+|(?:" + _folded("是", "为", "為", "は", "는", "은") + r")[ \t]*")
+# Arabic or Persian words after the label: a qualifier ("رمز عبور سرور", "كلمة المرور الجديدة").
+_AR_WORDS = r"(?:[ \t]+[\u0620-\u064a\u066e-\u06d3\u06d5\u06fa-\u06ff]+){1,3}"
+_QUALIFIER += "|" + _AR_WORDS
+# "now", "still": a copula with one of them is a looser form (module docstring).
+_ADVERBS = _folded("now", "still", "currently", "jetzt", "nun", "immer noch", "weiterhin", "ahora", "todavía",
+                   "actualmente", "maintenant", "désormais", "toujours", "agora", "ainda", "atualmente", "теперь",
+                   "сейчас", "всё ещё", "الآن")
+_CJK_ADVERBS = _folded("现在", "現在", "目前", "이제", "지금", "현재")
+_COPULA = (rf"(?<=[ \t])(?:(?:{_ADVERBS})[ \t]+)?(?:"
+           + _folded("is", "was", "ist", "lautet", "war", "es", "era", "est", "était", "é", "это", "теперь", "сейчас",
+                     "هي", "—", "–", "-")
+           + rf")(?:[ \t]+(?:{_ADVERBS}))?[ \t]*:?[ \t]+"
+           + rf"|(?:{_CJK_ADVERBS})?(?:" + _folded("是", "为", "為", "は", "는", "은") + rf")[ \t]*(?:(?:{_CJK_ADVERBS})[ \t]*)?")
+_ADVERB = re.compile(rf"(?<![^\W_])(?:{_ADVERBS})(?![^\W_])|{_CJK_ADVERBS}", re.IGNORECASE)
 _SET_TO = r"[ \t]+(?:(?:is|was|has[ \t]+been|been|got)[ \t]+)?(?:(?P<verb>set|changed|reset|updated)[ \t]+)?to[ \t]+"
+_ARROW = r"-{1,2}>|==>|[→⇒⟶➔➜]"
 # A bare value: printable ASCII and Latin letters, no quotes, commas or semicolons (CJK punctuation ends it).
 _BARE = r"[A-Za-z0-9!#$%&()*+\-./:<=>?@\[\]\\^_{|}~\u00c0-\u024f]{4,200}"
 
+
+def _value(p: str) -> str:
+    """The value after a label, in groups named with the prefix ``p``: quoted (``q``), in curly or CJK quotes
+    (``q2``) or bare (``v``)."""
+    return (rf"(?:(?P<{p}qc>[\"'`])(?P<{p}q>[^\s\"'`]{{4,200}})(?P={p}qc)|[“‘「『](?P<{p}q2>[^\s”’」』]{{4,200}})[”’」』]"
+            rf"|(?P<{p}v>{_BARE}))")
+
+
+# The value of the label-space-value form is only looked at (a lookahead), so a match that is no secret
+# ("Passwort Kennwort") does not swallow a label right after it ("Passwort Kennwort: X").
 PHRASE_PATTERN = (
     rf"(?:(?<![^\W_])(?P<key>{_WORD_LABELS})(?![^\W_])|(?P<ckey>{_CJK_LABELS}))[\"'”」]?"
-    rf"(?:(?:{_QUALIFIER})?(?P<sep>[ \t]*(?:=>|:=|[:=])[ \t]*)|[ \t]*(?P<is>{_COPULA})|(?P<to>{_SET_TO}))"
-    rf"(?:(?P<qc>[\"'`])(?P<q>[^\s\"'`]{{4,200}})(?P=qc)|[“‘「『](?P<q2>[^\s”’」』]{{4,200}})[”’」』]|(?P<v>{_BARE}))"
+    rf"(?:(?:(?:{_QUALIFIER})?(?P<sep>[ \t]*(?:=>|:=|[:=])[ \t]*)|(?:{_AR_WORDS})?[ \t]*(?P<is>{_COPULA})"
+    rf"|(?P<to>{_SET_TO})|[ \t]*(?P<arrow>{_ARROW})[ \t]+){_value('')}"
+    rf"|(?P<bare>(?:{_AR_WORDS})?[ \t]+)(?={_value('b')}))"
 )
 # Every match starts with one of these (so the row can run from their places only, see ``secrets._ANCHOR_BACK``).
 PHRASE_KEYWORDS = tuple(fold(w).text.lower() for w in (
@@ -123,11 +167,45 @@ def _credential_like(value: str, *, weak: bool, after_sep: bool) -> bool:
     return value.isascii() and value.isalpha() and len(value) >= 12 and not _LONG_PROSE_SUFFIX.search(low)
 
 
+# Terms that look mixed but are names: words, numbers and short capital codes joined by hyphens ("2FA-enabled",
+# "CVE-2023-27350", "ISO-8859-1", "256-bit", "JIRA-1234"), character ranges ("A-Za-z0-9"), a UUID.
+_TERM = re.compile(r"(?:[A-Za-z]+|\d+|[A-Z0-9]{1,5})(?:-(?:[A-Za-z]+|\d+|[A-Z0-9]{1,5}))+|(?:[A-Za-z0-9]-[A-Za-z0-9])+"
+                   r"|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+_SOFT_SYMBOLS = frozenset("-_./:'")  # they join words ("e-mail", "Single-Sign-On"): no sign of a secret
+# The Persian copula after the value ("... Kf93!xQ2 است"); "می‌باشد" is folded without its ZWNJ.
+_FA_COPULA = re.compile(r"[ \t]+(?:" + _folded("است", "هست", "می‌باشد", "می باشد") + r")(?![^\W_])")
+_ARABIC = re.compile(r"[\u0600-\u06ff]")
+
+
+def _random_looking(value: str) -> bool:
+    """The extra test of a value in a looser form (module docstring): three kinds of character among upper
+    case, lower case, digits and symbols, or letters with 3+ digits; not an identifier, a file name or a term
+    (``_TERM``)."""
+    if _IDENTIFIER.fullmatch(value) or _FILE_NAME.search(value) or _TERM.fullmatch(value):
+        return False
+    digits = sum(c.isdigit() for c in value)
+    kinds = (any(c.isupper() for c in value) + any(c.islower() for c in value) + (digits > 0)
+             + any(not c.isalnum() and c not in _SOFT_SYMBOLS for c in value))
+    return kinds >= 3 or (digits >= 3 and any(c.isalpha() for c in value))
+
+
+def _loose_form(m: re.Match[str], label: str) -> bool | None:
+    """Whether the match is one of the looser forms (arrow, bare, copula with "now"); ``None`` when it is one
+    that ``label`` does not take."""
+    if m.group("bare") is not None:
+        if label in _WEAK_LABELS or label == fold("암호").text or m.group("key") == "MDP":
+            return None
+        return True
+    return m.group("arrow") is not None or (m.group("is") is not None and _ADVERB.search(m.group("is")) is not None)
+
+
 def phrase_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
     key = m.group("key")
     label = (key or m.group("ckey")).lower()
     weak = label in _WEAK_LABELS
     after_sep = m.group("sep") is not None
+    if (loose := _loose_form(m, label)) is None:
+        return None
     if m.group("to") is not None and (
         label == "pass" or not (m.group("verb") or _SET_VERB.search(text, max(0, m.start() - 40), m.start()))
     ):
@@ -139,10 +217,12 @@ def phrase_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
             return None
         if "=" not in m.group("sep") and not _PASS_CONTEXT.search(text, max(0, m.start() - 20), m.start()):
             return None
-    group = next(g for g in ("q", "q2", "v") if m.group(g) is not None)
+    group = next(g for g in ("q", "q2", "v", "bq", "bq2", "bv") if m.group(g) is not None)
     start, end = m.span(group)
     value = text[start:end]
-    if group == "v":
+    if loose and end < len(text) and text[end].isalpha() and ord(text[end]) < 0x2E80:
+        return None  # glued to a word of another script: "пароль Router2-сети" (CJK, from U+2E80, runs on)
+    if group.endswith("v"):
         stripped = value.rstrip(_TRAILING)
         if stripped.rstrip("!?").isalpha():
             stripped = stripped.rstrip("!?")  # "Passwort: Zeichen!" ends a sentence
@@ -150,6 +230,10 @@ def phrase_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
         value = stripped
     if not value or _in_marker(text, start) or not _credential_like(value, weak=weak, after_sep=after_sep):
         return None
+    if loose and not _random_looking(value):
+        return None
+    if m.group("bare") is not None and _ARABIC.search(m.group("bare")) and not _FA_COPULA.match(text, end):
+        return None  # "رمز عبور سرور X" needs its copula: "... X است"
     return (start, end)
 
 

@@ -70,9 +70,9 @@ _TECHNICAL = re.compile(
     r"|argon2(?:i|d|id)?|pbkdf2(?:-sha(?:1|256|512))?|hmac-sha(?:1|256|384|512)|aes-?(?:128|192|256)(?:-(?:gcm|cbc|ctr))?"
     r"|rsa-?(?:1024|2048|3072|4096)?|ed25519|ecdsa|3?des|blowfish|chacha20(?:-poly1305)?|utf-?8(?:mb[34])?|utf-?16"
     r"|latin-?1|ascii|base64|hex|oauth2?|oidc|saml2?|ldaps?|kerberos|x86_64|x64|arm64|amd64|i386|http/?[123]"
-    r"|tls-?1\.?[0-3]|ssl-?[23]?|configmap\d*|opaque)"
+    r"|tls-?1\.?[0-3]|ssl-?[23]?|configmap\d*|opaque|pkcs-?#?\d{1,2})"
     r"|(?:min|max|mind|mindestens)?[-_.]?\d{1,3}[-_]?(?:chars?|characters?|zeichen|caracteres|caractères"
-    r"|символ\w*|digits?|stellen|letters?)"
+    r"|символ\w*|digits?|stellen|letters?|bits?|bytes?)"
     r"|\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?)?(?:Z|[+-]\d\d:?\d\d)?",
     re.IGNORECASE)
 

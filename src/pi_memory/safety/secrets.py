@@ -58,7 +58,9 @@ secret_assignment        ``api_key/secret/token/… = <16+ chars, letters and di
                          also written ``the API token is <value>`` / ``the secret is: <value>``
 password_phrase          a password/secret label in 11 languages (``Passwort ist X``, ``пароль: X``, ``密码是X``,
                          ``wifi pass: X``, ``secret=X``, ``set password to X``) with a value that looks like a
-                         credential (rule and reasons in ``_secret_phrases``); only what the rows above miss
+                         credential; also ``password -> X``, ``password is now X``, ``пароль X`` and the Persian
+                         ``رمز عبور سرور X است`` when X looks random (rule and reasons in ``_secret_phrases``);
+                         only what the rows above miss
 payment_card             13-19 digits with a card network's prefix passing the Luhn check, grouped
                          (``4111 1111 1111 1111``) or with a card word nearby (``visa 4111111111111111``)
 =======================  =============================================================================
