@@ -21,7 +21,8 @@ log = logging.getLogger(__name__)
 
 
 def store_usage(memory: Memory, with_entries: bool = False) -> dict[str, dict[str, Any]]:
-    """Each curated store: file, name, entries, chars, limit, usage, drift, notice."""
+    """Each curated store: file, name, entries, chars, limit, usage, drift, notice, withheld, and
+    ``notMirrored``: why the search index does not mirror the file (too large), else ``None``."""
     store = memory.store
     out: dict[str, dict[str, Any]] = {}
     for target in store.targets:
@@ -35,10 +36,23 @@ def store_usage(memory: Memory, with_entries: bool = False) -> dict[str, dict[st
         }
         info["overBudget"] = info["chars"] > info["limit"]
         info["withheld"] = _withheld(store.name(target), live)
+        info["notMirrored"] = _not_mirrored(store.path(target), info["entryCount"])
         if with_entries:
             info["entries"] = live
         out[target] = info
     return out
+
+
+def _not_mirrored(path: Path, entries: int) -> str | None:
+    """Why the file is too large for the search index to mirror (:func:`pi_memory.index.mirror.bound_problem`),
+    or ``None``."""
+    from pi_memory.index.mirror import bound_problem
+
+    try:
+        size = path.stat().st_size
+    except OSError:  # missing or unreadable: said by the store's own health
+        return None
+    return bound_problem(size, entries) or None
 
 
 def _withheld(name: str, entries: list[str]) -> int:

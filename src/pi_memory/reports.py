@@ -106,6 +106,10 @@ def status_lines(status: dict[str, Any]) -> list[str]:
         lines.append(f"{info['name']}: {count} {'entry' if count == 1 else 'entries'}, {info['usage']} — {health}")
         if info.get("notice"):
             lines.append(f"  {for_person(info['notice'])}")
+        if info.get("notMirrored"):
+            from pi_memory.index.mirror import not_mirrored_text
+
+            lines.append(f"  {not_mirrored_text(info['name'], info['notMirrored'], info.get('limit'))}")
     if status.get("indexRepair"):
         lines.append(describe_repair(status["indexRepair"]))
     if status.get("messagesNotSearchable"):

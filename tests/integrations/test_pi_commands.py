@@ -112,6 +112,19 @@ def test_index_sessions_and_sync_markdown(bridge):
     assert "USER.md: 0 added, 0 updated, 0 removed, 1 kept" in text
 
 
+def test_sync_markdown_says_a_store_too_large_to_mirror(bridge, tmp_path):
+    from pi_memory.index.mirror import MAX_BYTES, not_mirrored_text
+
+    (tmp_path / "mem").mkdir(exist_ok=True)
+    (tmp_path / "mem" / "MEMORY.md").write_bytes(b"x" * (MAX_BYTES + 1))
+    r = cmd(bridge, "sync_markdown")
+    assert r["level"] == "warning"
+    assert r["text"].splitlines()[:2] == [
+        "Mirrored 2 Markdown store(s) into the search index:",
+        f"  {not_mirrored_text(str(tmp_path / 'mem' / 'MEMORY.md'), '1,048,577 bytes, over the 1,048,576-byte bound')}"]
+    assert (tmp_path / "mem" / "MEMORY.md").read_bytes() == b"x" * (MAX_BYTES + 1)
+
+
 def test_mem0_family_and_unknown_commands(bridge):
     r = cmd(bridge, "mem0", "status")
     assert r["text"].splitlines()[0] == "semantic memory: off (backend embedded)"

@@ -227,7 +227,8 @@ def sync_markdown_cmd(dir: DirOpt = None, json_: JsonOpt = False) -> None:
             s = stats[path]
             stats[path] = SyncStats(added=s.added + first.added, removed=s.removed + first.removed,
                                     kept=s.kept - first.added - first.updated, updated=s.updated + first.updated)
-    data = {path: {k: v for k, v in vars(s).items() if k != "unreadable" or v} for path, s in stats.items()}
+    data = {path: {k: v for k, v in vars(s).items() if k not in ("unreadable", "too_large") or v}
+            for path, s in stats.items()}
     if json_ or state.json:
         out.print_json(json.dumps(data, default=str))
         return
@@ -240,6 +241,10 @@ def sync_markdown_cmd(dir: DirOpt = None, json_: JsonOpt = False) -> None:
 def _sync_sentence(path: str, s: dict) -> str:
     """One store's sync for a person: ``/d/MEMORY.md: 2 entries in the index (1 added, 1 removed).``; ``""`` for
     a store file that does not exist and had nothing in the index (``--json`` still lists it)."""
+    from pi_memory.index.mirror import not_mirrored_text
+
+    if s.get("too_large"):
+        return not_mirrored_text(path, s["too_large"])
     if s.get("unreadable"):
         return (f"{path}: cannot be read ({s['unreadable']}); its entries in the index are left as they were. Fix the "
                 "file's permissions or type, then run sync-markdown again.")

@@ -16,10 +16,28 @@ Credentials are stored redacted (:mod:`.redaction`): a hand-edited Markdown entr
 Within one ``(scope, project, target)`` a content appears once: mirroring an entry that the extended store
 already holds turns that row into the mirror row (its metadata kept); an entry removed from Markdown is
 deleted only from the mirror, never from the extended store.
+
+Size bound: :func:`sync_markdown` does not mirror a store file over ``MAX_BYTES`` (1 MiB; nothing past it is
+read) or holding over ``MAX_ENTRIES`` (10,000) entries. The file is never changed, the entries the index
+already had from it stay, and its stats say why (``too_large``; :func:`not_mirrored_text` for a person): a
+warning once per change of the file (:mod:`.mirror_watch`), and ``pi-memory sync-markdown`` and
+``pi-memory status``, with what to do (trim the file under its character limit). Why: curated stores have hard
+limits of 2,200 / 1,375 chars by default (4,400 for ``FAILURES.md``), so 1 MiB is 476 times the ``MEMORY.md``
+limit and a bigger file is a mistake or hostile; the bound still holds a store filled to the largest limit
+settings accept (1,000,000 chars, when ASCII in entries of 100 chars or more) and one grown past its limit in
+policy mode (about 6,000 entries of 175 chars). Mirroring is linear, not cheap: the redaction scan and the
+word index cost about 0.5 s per MiB of entries, 35-90 µs per entry. Measured with
+``benchmarks/mirror_size.py`` on 2 shared cores, without the bound a 16 MiB file took 7.1 s (99,405 entries of
+175 chars), 19.4 s (257,568 entries holding credentials), 7.7 s (random bytes), 56.7 s (1.6 million one-number
+entries; 1 MiB of them: 4.0 s), at each change of the file and at every ``pi-memory sync-markdown``. Within
+the bound the slowest was 0.86 s (9,946 entries holding credentials), 1 MiB of 175-char entries 0.47 s; a file
+over it costs under 5 ms. A file merely over its limit (3,000 chars) is far under the bound and mirrored as
+always, so search finds hand edits.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -40,6 +58,8 @@ _FAILURE = re.compile(
     re.DOTALL,
 )
 _PROJECT_FOLDER = re.compile(r"-(?P<id>[0-9a-f]{12})$")
+MAX_BYTES = 1 << 20  # a store file mirrored holds at most this many bytes (module docstring)
+MAX_ENTRIES = 10_000  # ... and at most this many entries
 
 
 class MirrorInputError(ValueError):
@@ -62,6 +82,32 @@ class SyncStats:
     kept: int = 0
     updated: int = 0
     unreadable: str = ""  # why the store's file could not be read (its mirror rows were left as they were)
+    too_large: str = ""  # the file is over the size bound (:func:`bound_problem`); its rows were left as they were
+
+
+def bound_problem(size: int, entries: int | None = None) -> str:
+    """Why a store file of ``size`` bytes holding ``entries`` entries is not mirrored (over ``MAX_BYTES`` or
+    ``MAX_ENTRIES``), or ``""``."""
+    if size > MAX_BYTES:
+        return f"{size:,} bytes, over the {MAX_BYTES:,}-byte bound"
+    if entries is not None and entries > MAX_ENTRIES:
+        return f"{entries:,} entries, over the {MAX_ENTRIES:,}-entry bound"
+    return ""
+
+
+def not_mirrored_text(name: str, why: str, limit: int | None = None) -> str:
+    """What a person is told about a store file over the bound (``why``: :func:`bound_problem`; ``limit``: the
+    store's character limit, when known)."""
+    under = f"its limit of {limit:,} chars" if limit else "its character limit (`pi-memory status` shows it)"
+    return (f"{name} is too large to mirror into the search index ({why}), so memory_search does not see what "
+            f"it holds now; the file was not changed and the entries the index already had from it stay. Trim it "
+            f"under {under}: it is mirrored again at the next search or `pi-memory sync-markdown`.")
+
+
+def _read_bounded(path: Path) -> tuple[bytes, int]:
+    """The bytes of ``path`` up to one past ``MAX_BYTES`` (a bigger file is not read further), and its size."""
+    with open(path, "rb") as f:
+        return f.read(MAX_BYTES + 1), os.fstat(f.fileno()).st_size
 
 
 def _check(scope: str, project: str | None, target: str, category: str | None = None) -> None:
@@ -170,7 +216,7 @@ def sync_markdown(
     Default (``stores`` None): :func:`markdown_stores` of ``data_dir``. ``stores`` lists files as
     ``(scope, project, target, path)``. A missing file counts as an empty store (its mirror rows are removed); a
     file that cannot be read (a folder, no permission) is skipped, its rows kept, its stats saying why
-    (``unreadable``).
+    (``unreadable``); so is a file over the size bound (``too_large``, module docstring).
     Entries are read with the curated parser, so a drifted file mirrors the entries it holds.
     """
     from pi_memory.curated.entries import analyse
@@ -179,13 +225,19 @@ def sync_markdown(
     out: dict[str, SyncStats] = {}
     for scope, project, target, path in todo:
         try:
-            raw = Path(path).read_bytes()
+            raw, size = _read_bounded(Path(path))
         except FileNotFoundError:
-            raw = None
+            raw, size = None, 0
         except OSError as exc:  # a folder, no permission, an I/O error: not an empty store, the rows stay
             out[str(path)] = SyncStats(unreadable=f"{type(exc).__name__}: {exc.strerror or exc}")
             continue
+        if too_large := bound_problem(max(size, len(raw or b""))):
+            out[str(path)] = SyncStats(too_large=too_large)
+            continue
         entries = analyse(raw, 10**9).entries
+        if too_large := bound_problem(size, len(entries)):
+            out[str(path)] = SyncStats(too_large=too_large)
+            continue
         out[str(path)] = sync_store(conn, scope, project, target, entries)
     if stores is None:  # project folders that are gone: their mirror rows go too
         kept = sorted({p for scope, p, _t, _path in todo if scope == "project" and p})

@@ -5,7 +5,9 @@ edited by hand -- a documented way to seed a store -- was searchable only after 
 ``pi-memory sync-markdown``: ``memory_search`` said no memories were stored while the file held entries.
 :func:`sync_changed` mirrors each store whose file differs in size, modification or change time from what the
 index mirrored last (recorded in ``meta``, key ``markdown_seen``: path -> ``[size, mtime_ns, ctime_ns]``,
-``null`` for a missing file). A store that cannot be read is said once (a warning) and the others are mirrored.
+``null`` for a missing file). A store that cannot be read, or is over the size bound of :mod:`.mirror` (1 MiB
+or 10,000 entries: a 16 MiB file took 7 to 57 s to mirror at each change), is said once (a warning) and the
+others are mirrored.
 It stats a few files and usually does nothing else. Called where the index is opened for a host or a command
 (:meth:`pi_memory.runtime.Memory.index`) and before each background index pass of a long-running host
 (:mod:`pi_memory.session`), so an edit made while the MCP server or a pi session runs is found within one pass.
@@ -22,7 +24,7 @@ import sqlite3
 from pathlib import Path
 
 from pi_memory.index.db import meta_get, transaction
-from pi_memory.index.mirror import SyncStats, markdown_stores, sync_markdown
+from pi_memory.index.mirror import SyncStats, markdown_stores, not_mirrored_text, sync_markdown
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +61,8 @@ def sync_changed(conn: sqlite3.Connection, data_dir: Path | str) -> dict[str, Sy
         if stats.unreadable:
             log.warning("%s cannot be read (%s), so memory_search does not see its hand edits; fix the file's "
                         "permissions or type (pi-memory sync-markdown tries again)", path, stats.unreadable)
+        elif stats.too_large:
+            log.warning("%s", not_mirrored_text(path, stats.too_large))
     synced = {p: s for p, s in out.items() if s.added or s.removed or s.updated}
     if synced:
         log.info("mirrored Markdown stores changed outside pi-memory: %s", ", ".join(sorted(synced)))

@@ -151,12 +151,20 @@ def _index_sessions(memory, _args: str, _data: dict) -> dict[str, Any]:
 
 def _sync_markdown(memory, _args: str, _data: dict) -> dict[str, Any]:
     from pi_memory.index import sync_markdown
+    from pi_memory.index.mirror import not_mirrored_text
 
     stats = sync_markdown(memory.index(), memory.settings.data_dir)
-    lines = [f"Mirrored {len(stats)} Markdown store(s) into the search index:"]
+    skipped = sum(1 for s in stats.values() if s.too_large or s.unreadable)
+    lines = [f"Mirrored {len(stats) - skipped} Markdown store(s) into the search index:"]
     for path, s in stats.items():
-        lines.append(f"  {path}: {s.added} added, {s.updated} updated, {s.removed} removed, {s.kept} kept")
-    return _reply(lines)
+        if s.too_large:
+            lines.append(f"  {not_mirrored_text(path, s.too_large)}")
+        elif s.unreadable:
+            lines.append(f"  {path}: cannot be read ({s.unreadable}); its entries in the index are left as they "
+                         "were. Fix the file's permissions or type, then sync again.")
+        else:
+            lines.append(f"  {path}: {s.added} added, {s.updated} updated, {s.removed} removed, {s.kept} kept")
+    return _reply(lines, "warning" if skipped else "info")
 
 
 def _mem0(memory, args: str, _data: dict) -> dict[str, Any]:
