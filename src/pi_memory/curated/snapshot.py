@@ -16,6 +16,7 @@ session (or after a compaction) on, which keeps the provider's prompt cache vali
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 
 from pi_memory import safety
 from pi_memory.curated import entries as fmt
@@ -61,12 +62,17 @@ _neutralise = neutralise_fence
 
 
 def render_block(target: str, entries: list[str], limit: int, name: str = "", project: str = "",
-                 older: int = 0, stored_chars: int | None = None) -> str:
-    """One store's block; ``entries`` must already be sanitised. The failure store shows only its newest
-    :data:`RECENT_LESSONS` entries (the rest stay searchable with memory_search); ``older`` counts lessons
-    the caller already left out. ``stored_chars``: the store's size as stored, which its usage figure shows
-    (default: the size of ``entries``; a blocked marker or a redacted key is longer or shorter than the text
-    it stands for, and `pi-memory read` gives the stored size)."""
+                 older: int = 0, stored_chars: int | None = None, clean: Callable[[str], str] | None = None) -> str:
+    """One store's block. ``entries`` must already be sanitised, or ``clean`` sanitises each one shown. The
+    failure store shows only its newest :data:`RECENT_LESSONS` entries (the rest stay searchable with
+    memory_search); ``older`` counts lessons the caller already left out. ``stored_chars``: the store's size as
+    stored, which its usage figure shows (default: the size of ``entries``; a blocked marker or a redacted key
+    is longer or shorter than the text it stands for, and `pi-memory read` gives the stored size).
+
+    A block over its cap shows its head and tail; of a store far over it (a hand-made file of megabytes) only
+    the entries of the head and tail are sanitised (:func:`_ends`): scanning every entry first took 6-38 s for
+    a 16 MB ``MEMORY.md``, before every session."""
+    clean = clean or (lambda e: e)
     cur = fmt.joined_length(entries) if stored_chars is None else stored_chars
     over = " ⚠ OVER BUDGET" if cur > limit else ""
     header = f"{HEADERS[target].format(name=fmt.printable(project))} [{fmt.usage(cur, limit)}{over}]"
@@ -75,16 +81,53 @@ def render_block(target: str, entries: list[str], limit: int, name: str = "", pr
         entries = entries[-RECENT_LESSONS:]
     if target == "failure" and older:
         header += f" — newest {len(entries)}; {older} older in memory_search"
-    body = fmt.DELIMITER.join(_neutralise(e) for e in entries)
     cap = max(2 * limit, 4000)
-    if len(body) > cap:
-        head, tail = body[: int(cap * 0.7)], body[-int(cap * 0.2) :]
-        cut = len(body) - len(head) - len(tail)
+    if fmt.joined_length(entries) > FAR_OVER * cap:
+        front, middle, back = _ends(entries, clean, cap)
+    else:
+        front, middle, back = fmt.DELIMITER.join(_neutralise(clean(e)) for e in entries), 0, ""
+    body = front + back
+    if len(front) + middle + len(back) > cap:
+        head, tail = front[: int(cap * 0.7)], (front + back)[-int(cap * 0.2) :]
+        cut = len(front) + middle + len(back) - len(head) - len(tail)
         body = (
             f"{head}\n[... {cut:,} chars left out: {name or target} is over budget ({cur:,}/{limit:,}); "
             f"merge or remove entries with memory_replace / memory_remove ...]\n{tail}"
         )
     return f"{RULE}\n{header}\n{RULE}\n{body}"
+
+
+FAR_OVER = 8  # a store whose entries are this many times its block's cap is rendered by its ends (render_block)
+
+
+def _ends(entries: list[str], clean: Callable[[str], str], cap: int) -> tuple[str, int, str]:
+    """``(front, middle, back)``: the text of the first entries, sanitised, until it is longer than ``cap``
+    (the head :func:`render_block` shows is shorter), the length of the text between as stored (what the block
+    says was left out counts it so), and the text of the last entries, sanitised, until as long (with the
+    delimiter that joins it to what is before). An entry longer than ``2 x cap`` is read by its start at the
+    front and by its end at the back, each sanitised alone: the scan of one 16 MB entry took 7 s."""
+    reach, gap = 2 * cap, len(fmt.DELIMITER)
+    shown_raw = 0  # stored characters the front and back stand for
+    head: list[str] = []
+    size, i, rest = 0, 0, ""
+    while i < len(entries) and size <= cap:
+        piece, rest = entries[i][:reach], entries[i][reach:]
+        head.append(_neutralise(clean(piece)))
+        shown_raw += len(piece) + (gap if i else 0)
+        size += len(head[-1]) + gap
+        i += 1
+    tail: list[str] = []  # each with the delimiter before it, or none for the rest of the entry the front cut
+    size, j = 0, len(entries)
+    while size <= cap and (j > i or rest):
+        if j > i:
+            j -= 1
+            piece, joiner = entries[j][-reach:], fmt.DELIMITER
+        else:
+            piece, joiner, rest = rest[-reach:], "", ""
+        tail.append(joiner + _neutralise(clean(piece)))
+        shown_raw += len(joiner) + len(piece)
+        size += len(tail[-1])
+    return fmt.DELIMITER.join(head), fmt.joined_length(entries) - shown_raw, "".join(reversed(tail))
 
 
 def build_snapshot(store: MemoryStore, reload: bool = True, failures: list[str] | None = None) -> str:
@@ -106,9 +149,8 @@ def build_snapshot(store: MemoryStore, reload: bool = True, failures: list[str] 
         if target == "failure" and failures is not None:
             older, live = len(live) - len(failures), list(failures)
         if live:
-            shown = [sanitise_entry(name, e) for e in live]
-            blocks.append(render_block(target, shown, store.limit(target), name, store.project_name or "", older,
-                                       stored))
+            blocks.append(render_block(target, live, store.limit(target), name, store.project_name or "", older,
+                                       stored, clean=lambda e, name=name: sanitise_entry(name, e)))
     if not blocks:
         return ""
     return f"{OPEN_TAG}\n{PREAMBLE}\n\n" + "\n\n".join(blocks) + f"\n{CLOSE_TAG}"
