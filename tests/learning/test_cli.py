@@ -4,21 +4,13 @@ from __future__ import annotations
 
 import json
 
-from learning_helpers import llm_block, write_settings
+from learning_helpers import cli, llm_block, write_settings
 from typer.testing import CliRunner
 
 from pi_memory.cli.app import app
 from pi_memory.devtools.transcripts import write_pi_session
 
 RUN = CliRunner()
-
-
-def cli(*args: str) -> tuple[int, dict | str]:
-    result = RUN.invoke(app, list(args))
-    try:
-        return result.exit_code, json.loads(result.stdout)
-    except ValueError:
-        return result.exit_code, result.stdout
 
 
 def test_detect_prints_the_rule_and_directive(agent):

@@ -15,6 +15,7 @@ import typer
 
 from pi_memory import safety
 from pi_memory.cli.app import DirOpt, JsonOpt, Target, app, emit_json, err, fail, open_mem, out, state
+from pi_memory.curated.entries import printable
 
 learning_app = typer.Typer(help="The learning log: what background jobs wrote, and undo.", no_args_is_help=True)
 app.add_typer(learning_app, name="learning")
@@ -50,12 +51,14 @@ def _finish(report, as_json: bool) -> None:
 
 
 def _print_write(w: dict, prefix: str = "") -> None:
+    # Redacted by the log; a hand-edited entry may still hold control characters: shown as \xNN, never run.
+    before, after = printable(w["before"] or ""), printable(w["after"] or "")
     if w["action"] == "add":
-        out.print(f"  {prefix}add to {w['store']}: {w['after']}", markup=False)
+        out.print(f"  {prefix}add to {w['store']}: {after}", markup=False)
     elif w["action"] == "remove":
-        out.print(f"  {prefix}remove from {w['store']}: {w['before']}", markup=False)
+        out.print(f"  {prefix}remove from {w['store']}: {before}", markup=False)
     else:
-        out.print(f"  {prefix}replace in {w['store']}: {w['before']}\n    -> {w['after']}", markup=False)
+        out.print(f"  {prefix}replace in {w['store']}: {before}\n    -> {after}", markup=False)
 
 
 @learning_app.command("log")

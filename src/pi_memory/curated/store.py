@@ -320,6 +320,16 @@ class MemoryStore:
             self._guard.note(target, key)
             return self._result(target, False, **msg.io_error(self.names[target], self.dir, exc))
 
+    def check(self, target: str, operations: list[Operation]) -> MemoryResult | None:
+        """The refusal ``apply`` would give ``operations`` on their own (content rules, threat and secret scans;
+        not the entries they match), or ``None``: what a dry run says without writing."""
+        try:
+            for i, op in enumerate(operations):
+                self._prepare(target, op, i, False)
+        except _Refusal as refusal:
+            return refusal.result
+        return None
+
     def write_refused(self, target: str) -> MemoryResult | None:
         """The refusal of a write to ``target`` before anything is touched, or ``None``: the problem ``write_check()``
         finds (the runtime's: the index a write is mirrored into is read-only now; :func:`.messages.write_refused`)."""

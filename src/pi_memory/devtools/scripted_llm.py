@@ -55,12 +55,21 @@ class ToolCall:
     arguments: dict[str, Any]
 
 
+COUNTED = "counted"
+"""``Reply.usage`` default: the server's own count (request messages as JSON / 4 in, 12 out)."""
+LEFT_OUT = "left out"
+"""``Reply.usage``: the reply has no ``usage`` key at all."""
+
+
 @dataclass
 class Reply:
-    """What the scripted model answers: plain text, or one assistant message of tool calls."""
+    """What the scripted model answers: plain text, or one assistant message of tool calls. ``usage``: the
+    reply's usage object: :data:`COUNTED` (the server's count), :data:`LEFT_OUT` (no ``usage`` key), or any
+    JSON value sent as it is (``None`` is ``"usage": null``; a dict with negative or fractional counts)."""
 
     text: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: Any = COUNTED
 
 
 Responder = Callable[[list[dict[str, Any]], set[str]], "Reply | None"]
@@ -248,11 +257,14 @@ class _Handler(BaseHTTPRequestHandler):
         chunks, message, finish = _render(reply, cid, created)
         prompt_tokens = sum(len(json.dumps(m)) // 4 for m in messages)
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": 12, "total_tokens": prompt_tokens + 12}
+        if reply.usage != COUNTED:
+            usage = reply.usage
         if not body.get("stream"):
-            self._send_json(200, {
-                "id": cid, "object": "chat.completion", "created": created, "model": MODEL_ID,
-                "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage,
-            })
+            answer = {"id": cid, "object": "chat.completion", "created": created, "model": MODEL_ID,
+                      "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage}
+            if usage == LEFT_OUT:
+                del answer["usage"]
+            self._send_json(200, answer)
             return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -261,7 +273,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         usage_chunk = {"id": cid, "object": "chat.completion.chunk", "created": created,
                        "model": MODEL_ID, "choices": [], "usage": usage}
-        for chunk in [*chunks, usage_chunk]:
+        for chunk in [*chunks, *([usage_chunk] if usage != LEFT_OUT else [])]:
             self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()

@@ -11,6 +11,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from pi_memory.curated.entries import joined_length
+from pi_memory.curated.sanitise import sanitise_entry
 from pi_memory.curated.store import MemoryStore
 from pi_memory.learning.prompts import LearnReply, stores_block, to_planned
 from pi_memory.learning.runner import JobContext, JobReport, JobStop, Learner, PlannedOp, plan_writes
@@ -55,7 +56,8 @@ def _work(ctx: JobContext, learner: Learner, target: str, usage: dict) -> list[P
     store = learner.store
     block, ids = stores_block(store, (target,))
     before = store.entries(target)
-    signals = "\n".join(f"- hits {usage[e][0]}, last used {usage[e][1] or 'never'}: {e[:80]}"
+    name = store.name(target)  # an entry is shown as the store block shows it: redacted, hostile ones blocked
+    signals = "\n".join(f"- hits {usage[e][0]}, last used {usage[e][1] or 'never'}: {sanitise_entry(name, e)[:80]}"
                         for e in before if e in usage)
     ctx.read([], ids)
     if len(before) < 2:

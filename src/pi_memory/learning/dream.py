@@ -26,7 +26,7 @@ from filelock import FileLock, Timeout
 
 from pi_memory.index.db import now_iso
 from pi_memory.learning import log as jlog
-from pi_memory.learning.prompts import ROUTING, ask_ops, clip, stores_block
+from pi_memory.learning.prompts import ROUTING, ask_ops, shown_message, stores_block
 from pi_memory.learning.runner import JobContext, JobReport, Learner, PlannedOp, estimate_tokens
 
 DREAM_REPLY_TOKENS = 2_000
@@ -100,7 +100,10 @@ def recent_sessions(learner: Learner, after_id: int, char_cap: int, project_only
             "SELECT id, role, text FROM messages WHERE session_id = ? AND id > ? AND kind = 'message' AND branch ="
             " 'active' AND role IN ('user', 'assistant') ORDER BY id DESC LIMIT ?", (sid, after_id, PER_SESSION_MESSAGES),
         ).fetchall()
-        lines = [f"{role.upper()}: {clip(text, 800)}" for _, role, text in reversed(rows)]
+        rows.reverse()  # oldest first; each message redacted as review shows one (the index stored it redacted,
+        # but a migration to newer patterns may still be under way), with the message before as context
+        lines = [f"{role.upper()}: {shown_message(text, 800, rows[i - 1][2] if i else '')}"
+                 for i, (_, role, text) in enumerate(rows)]
         block = f"## Session {key}" + (f" (project {project})" if project else "") + "\n" + "\n".join(lines)
         if size + len(block) > char_cap:
             if parts:

@@ -12,7 +12,16 @@ Tables (own named migrations, applied by :func:`open_log` like the semantic laye
 * ``learning_gate``: named gate state (the dream gate: ``last_run_at``, ``last_message_id``).
 
 The day's budget is shared by every process on the data root: a job reserves its estimate in a
-``BEGIN IMMEDIATE`` transaction that first sums what the day already spent and holds.
+``BEGIN IMMEDIATE`` transaction that first sums what the day already spent and holds. Token counts are never
+below 0 (:func:`settle`; ``learning_002_clean`` mended rows written before).
+
+No credential is kept here: a job's ``detail`` (which can quote a model: its note, the ``oldText`` a refusal
+names, a validation error) and every write's ``before`` / ``after`` are redacted
+(:func:`pi_memory.safety.redact`) when the job is logged, the detail also with control characters escaped
+(``\\xNN``) and cut at :data:`DETAIL_CAP` characters (:func:`clean`); rows written before were redacted by the
+migration ``learning_002_clean``, and what :func:`list_jobs` returns is redacted again (patterns learned since).
+So a write that removed a hand-edited entry holding a credential keeps it redacted, and its undo restores the
+redacted text.
 """
 
 from __future__ import annotations
@@ -22,7 +31,40 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from pi_memory.curated.entries import printable
 from pi_memory.index.db import Migration, migrate, now_iso, transaction
+from pi_memory.safety import redact
+
+DETAIL_CAP = 1_000  # characters of a job's detail kept and shown
+NOTE_CAP = 300  # characters of a model's own note (one line)
+
+
+def clean(text: str | None, cap: int = DETAIL_CAP) -> str | None:
+    """What the log keeps and a person is shown of a text that may quote a model: credentials redacted (before
+    the cut, so no half key is left), control characters escaped (``\\xNN``: a terminal never runs an escape
+    sequence), at most ``cap`` characters (``…`` marks a cut)."""
+    if not text:
+        return text
+    shown = printable(redact(text))
+    return shown if len(shown) <= cap else shown[: cap - 1] + "…"
+
+
+def clean_note(note: str | None) -> str | None:
+    """A model's note as one line of at most :data:`NOTE_CAP` characters, cleaned as :func:`clean` does."""
+    return clean(" ".join(note.split()), NOTE_CAP) if note else None
+
+
+def _clean_rows(conn: sqlite3.Connection) -> None:
+    """``learning_002_clean``: redact what older versions logged, and mend negative token counts."""
+    conn.execute("UPDATE learning_jobs SET input_tokens = max(0, input_tokens), output_tokens = max(0, output_tokens),"
+                 " reserved_tokens = max(0, reserved_tokens) WHERE min(input_tokens, output_tokens, reserved_tokens) < 0")
+    for job_id, detail in conn.execute("SELECT id, detail FROM learning_jobs WHERE detail IS NOT NULL").fetchall():
+        if (shown := clean(detail)) != detail:
+            conn.execute("UPDATE learning_jobs SET detail = ? WHERE id = ?", (shown, job_id))
+    for row_id, *texts in conn.execute("SELECT id, before, after FROM learning_writes").fetchall():
+        if (shown := [redact(t) if t else t for t in texts]) != texts:
+            conn.execute("UPDATE learning_writes SET before = ?, after = ? WHERE id = ?", (*shown, row_id))
+
 
 LEARNING_MIGRATIONS = [
     Migration(
@@ -69,6 +111,7 @@ LEARNING_MIGRATIONS = [
         ) WITHOUT ROWID;
         """,
     ),
+    Migration("learning_002_clean", "", run=_clean_rows, readers_need=False),  # readers clean what they show
 ]
 
 
@@ -94,6 +137,11 @@ class Write:
     def to_dict(self) -> dict:
         return {"target": self.target, "store": self.store, "action": self.action, "before": self.before,
                 "after": self.after}
+
+    def redacted(self) -> Write:
+        """This write with credentials in ``before`` / ``after`` redacted (what the log keeps and shows)."""
+        return Write(self.target, self.store, self.action, redact(self.before) if self.before else self.before,
+                     redact(self.after) if self.after else self.after)
 
 
 def open_log(conn: sqlite3.Connection) -> sqlite3.Connection:
@@ -164,7 +212,8 @@ def reserve(conn: sqlite3.Connection, job_id: int, tokens: int, daily_budget: in
 
 def settle(conn: sqlite3.Connection, job_id: int, reserved: int, input_tokens: int, output_tokens: int,
            cost: float | None) -> None:
-    """Replace a call's reservation by what the provider reported it used."""
+    """Replace a call's reservation by what the call is counted as (never below 0)."""
+    input_tokens, output_tokens = max(0, input_tokens), max(0, output_tokens)
     with transaction(conn):
         conn.execute(
             "UPDATE learning_jobs SET reserved_tokens = max(0, reserved_tokens - ?), input_tokens = input_tokens + ?,"
@@ -180,12 +229,13 @@ def finish_job(conn: sqlite3.Connection, job_id: int, *, outcome: str, detail: s
         conn.execute(
             "UPDATE learning_jobs SET outcome = ?, detail = ?, duration_ms = ?, finished_at = ?, reserved_tokens = 0,"
             " session_ids = ?, entry_ids = ? WHERE id = ?",
-            (outcome, detail, round(duration_ms, 1), now_iso(), json.dumps(session_ids), json.dumps(entry_ids[:500]),
-             job_id),
+            (outcome, clean(detail), round(duration_ms, 1), now_iso(), json.dumps(session_ids),
+             json.dumps(entry_ids[:500]), job_id),
         )
         conn.executemany(
             "INSERT INTO learning_writes(job_id, seq, target, store, action, before, after) VALUES (?,?,?,?,?,?,?)",
-            [(job_id, i, w.target, w.store, w.action, w.before, w.after) for i, w in enumerate(writes)],
+            [(job_id, i, w.target, w.store, w.action, w.before, w.after)
+             for i, w in enumerate(w.redacted() for w in writes)],
         )
 
 
@@ -225,8 +275,9 @@ def _job_dict(conn: sqlite3.Connection, row: tuple) -> dict:
     data["sessionIds"] = json.loads(data["sessionIds"] or "[]")
     data["entryIds"] = json.loads(data["entryIds"] or "[]")
     data["dryRun"] = bool(data["dryRun"])
+    data["detail"] = clean(data["detail"])
     data["tokens"] = data["inputTokens"] + data["outputTokens"]
-    data["writes"] = [w.to_dict() for w in job_writes(conn, row[0])]
+    data["writes"] = [w.redacted().to_dict() for w in job_writes(conn, row[0])]
     return data
 
 

@@ -1,5 +1,11 @@
 """What the learning jobs show a model: the stores, a transcript, the reply schemas. Every text here is read by
-a model, never by a person. Caps keep each prompt inside the job budget."""
+a model, never by a person. Caps keep each prompt inside the job budget.
+
+No credential reaches a model: store entries are shown as :func:`~pi_memory.curated.sanitise.sanitise_entry`
+shows them (hostile ones as the blocked marker, credentials redacted), and every session message a job shows
+(review, flush, the correction's refinement, the dream) goes through :func:`shown_message`: redacted as the
+session index redacts a message (:func:`pi_memory.index.redaction.redact_text`, the message before as context),
+then clipped."""
 
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ from pydantic import BaseModel, Field
 from pi_memory.curated.entries import joined_length, usage
 from pi_memory.curated.sanitise import sanitise_entry
 from pi_memory.curated.store import FAILURE_CATEGORIES, MemoryStore, failure_entry
+from pi_memory.index.redaction import MARGIN, redact_text
 from pi_memory.learning.runner import PlannedOp
 
 MESSAGE_CAP = 2_000  # characters of one message shown (head and tail kept)
@@ -96,11 +103,23 @@ def clip(text: str, cap: int = MESSAGE_CAP) -> str:
     return text[:half] + " […] " + text[-half:]
 
 
+def shown_message(text: str, cap: int = MESSAGE_CAP, context: str = "") -> str:
+    """A session message as a job shows it to a model: credentials redacted (``context``: the message before it,
+    as the index reads it), then clipped to ``cap`` (:func:`clip`). Redacted before the cut, so no half key is
+    left; a long message is scanned only around the head and tail it keeps."""
+    text = text.strip()
+    if len(text) <= cap + 2 * MARGIN:
+        return clip(redact_text(text, context), cap)
+    half = cap // 2
+    return f"{redact_text(text[: half + MARGIN], context)[:half]} […] {redact_text(text[-half - MARGIN:])[-half:]}"
+
+
 def transcript(turns: list[Turn], char_cap: int) -> tuple[str, list[Turn]]:
     """The newest turns that fit in ``char_cap`` characters, oldest first, and the turns it holds."""
     picked, size = [], 0
-    for turn in reversed(turns):
-        line = f"{turn.role.upper()}: {clip(turn.text)}"
+    for i in range(len(turns) - 1, -1, -1):
+        turn = turns[i]
+        line = f"{turn.role.upper()}: {shown_message(turn.text, context=turns[i - 1].text if i else '')}"
         if size + len(line) > char_cap and picked:
             break
         picked.append((turn, line[:char_cap]))

@@ -9,6 +9,7 @@ fit the job budget, and returns operations over ``memory`` / ``user`` / ``projec
 
 from __future__ import annotations
 
+from pi_memory.curated.sanitise import sanitise_entry
 from pi_memory.curated.store import failure_entry
 from pi_memory.learning.corrections import REASON, Detection
 from pi_memory.learning.prompts import (
@@ -87,7 +88,8 @@ def refine_correction(learner: Learner, saved: str, turns: list[Turn], *, sessio
     def work(ctx: JobContext) -> list[PlannedOp]:
         text, shown = transcript(turns[-REFINE_MESSAGES:], 8_000)
         ctx.read([session_id] if session_id else [], [t.entry_id for t in shown if t.entry_id])
-        prompt = f"# Saved entry (failure store)\n\n{saved}\n\n# Last messages\n\n{text}"
+        entry = sanitise_entry(learner.store.name("failure"), saved)
+        prompt = f"# Saved entry (failure store)\n\n{entry}\n\n# Last messages\n\n{text}"
         reply = ctx.ask(prompt, LearnReply, system=REFINE_SYSTEM, max_tokens=REFINE_REPLY_TOKENS)
         ops = to_planned(reply.operations, learner.store)
         for op in ops:  # a new failure entry takes the saved one's place

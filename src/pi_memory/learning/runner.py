@@ -10,7 +10,10 @@ Guards, in the order they apply:
 
 * no model named -> a model-driven job does not start (``outcome = "off"``, nothing logged);
 * the job's estimate (prompt characters / 4 + the reply cap) must fit ``learning.jobTokenBudget`` and what is
-  left of ``learning.dailyTokenBudget`` today (every process on the data root); otherwise ``budget``;
+  left of ``learning.dailyTokenBudget`` today (every process on the data root); otherwise ``budget``. A call
+  then counts the provider's reported usage, but never less than the runner's own count of what it sent and
+  received (prompt characters / 4 in, reply characters / 4 out): a reply without usage, with ``null``,
+  negative or fractional counts, or with too small ones counts that much, never 0 and never less;
 * at most ``learning.maxCallsPerJob`` (3) model calls per job: a reply that does not validate is sent back with
   the problem, and after the last call the job ends ``invalid_output`` with nothing written;
 * ``learning.jobTimeoutSeconds`` (120) for the whole job, checked before each call;
@@ -137,17 +140,20 @@ class JobContext:
                               f"would be exceeded: {spent:,} spent, the next call needs about {estimate:,}; it "
                               "applies to each job (raise it, or lower reviewRecentMessages)")
             self.learner.reserve(self.job_id, estimate)
+            sent = estimate_tokens(system, *(m["content"] for m in convo))
             used: tuple[int, int, float | None] = (0, 0, None)
             try:
                 value, completion = self.model.complete_json(convo, schema, system=system, max_tokens=max_tokens,
                                                              retries=0)
                 u = completion.usage
-                used = (u.input_tokens, u.output_tokens, u.cost_usd)
+                # Never less than what was measurably sent and received: a provider reporting no usage, or too
+                # little, must not let a budget be crossed (the llm layer reads an invalid count as 0).
+                used = (max(u.input_tokens, sent), max(u.output_tokens, estimate_tokens(completion.text)), u.cost_usd)
                 return value
             except MalformedReplyError as exc:
                 # The provider's count of a rejected reply is not passed on: count it as estimated.
                 problem = exc.last_error
-                used = (estimate_tokens(system, *(m["content"] for m in convo)), estimate_tokens(exc.last_text), None)
+                used = (sent, estimate_tokens(exc.last_text), None)
                 convo += [{"role": "assistant", "content": exc.last_text or "(empty)"},
                           {"role": "user", "content": f"Your previous reply could not be used: {problem}. Reply "
                                                       "again with only one JSON object that validates."}]
@@ -223,10 +229,11 @@ class Learner:
         try:
             ops = work(ctx)
             writes, results, outcome, message = self.apply(ops, dry)
+            note = jlog.clean_note(ctx.note)  # a model's words: one line, redacted, escaped, capped
             if not ops:
-                outcome, message = "nothing", ctx.note or "nothing to save"
-            elif ctx.note and outcome in ("ok", "dry_run"):
-                message = f"{ctx.note}; {message}"
+                outcome, message = "nothing", note or "nothing to save"
+            elif note and outcome in ("ok", "dry_run"):
+                message = f"{note}; {message}"
         except JobStop as stop:
             outcome, message = stop.outcome, stop.message
             if stop.outcome == "budget":
@@ -235,6 +242,8 @@ class Learner:
             log.exception("learning job %s failed", kind)
             outcome, message = "error", f"{type(exc).__name__}: {exc}"
         duration = (time.perf_counter() - started) * 1000
+        # What is logged and shown never carries a credential or a raw control character, whoever wrote it.
+        message, writes = jlog.clean(message), [w.redacted() for w in writes]
         jlog.finish_job(self.conn, job_id, outcome=outcome, detail=message, duration_ms=duration, writes=writes,
                         session_ids=ctx.session_ids, entry_ids=ctx.entry_ids)
         return JobReport(kind, outcome, message, job_id, writes, dry, ctx.input_tokens, ctx.output_tokens, ctx.calls,
@@ -252,11 +261,14 @@ class Learner:
                 return writes, results, "refused", f"the {target} store is not available here (no project)"
             self.store.read(target)
             planned = plan_writes(self.store, target, group)
-            if dry:
+            batch = [Operation(action=o.action, content=o.content, old_text=o.old_text) for o in group]
+            if dry:  # the store's own checks of a batch (content, threat and secret scans), nothing written
+                if (refusal := self.store.check(target, batch)) is not None:
+                    return writes, results, "refused", f"dry run: would be refused: {self.store.name(target)}: " \
+                                                       f"{refusal.error}"
                 writes += planned
                 continue
-            result = self.store.apply(target, [Operation(action=o.action, content=o.content, old_text=o.old_text)
-                                               for o in group])
+            result = self.store.apply(target, batch)
             results.append(result.to_dict())
             if not result.success:
                 return writes, results, "refused", f"{self.store.name(target)}: {result.error}"

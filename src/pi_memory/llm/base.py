@@ -4,8 +4,9 @@ Shapes and units
 ----------------
 * ``messages``: a string (one user message) or a list of ``{"role": "user" | "assistant", "content": str}``.
   The system prompt goes in ``system=``, never in the list (Anthropic has no system role in messages).
-* :class:`Usage`: ``input_tokens`` / ``output_tokens`` as reported by the server (0 when it reports none);
-  ``cost_usd`` in US dollars, ``None`` when no price is known for the model.
+* :class:`Usage`: ``input_tokens`` / ``output_tokens`` as reported by the server (0 when it reports none, or
+  a count that is not a whole number of at least 0: :func:`reported_tokens`); ``cost_usd`` in US dollars,
+  ``None`` when no price is known for the model.
 * :class:`Completion`: ``text``, ``usage``, ``model`` (as the server named it), ``latency_ms`` (wall time,
   milliseconds, retries and backoff included), ``stop_reason`` (provider's own word: ``stop`` / ``length`` /
   ``end_turn`` / ``max_tokens`` / ``tool_use``...), ``attempts`` (requests that produced a reply).
@@ -52,6 +53,20 @@ BACKOFF_BASE_S = 0.5
 BACKOFF_MAX_S = 8.0
 RETRY_AFTER_MAX_S = 30.0
 PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key, but the SDKs insist on one
+MAX_REPORTED_TOKENS = 1_000_000_000  # a larger count in one reply is no count; kept at this (an over-count)
+
+
+def reported_tokens(value: Any) -> int:
+    """A server's token count as a whole number of at least 0: ``None``, a negative or fractional number, a
+    string, a boolean or NaN are 0 (no report), a count past :data:`MAX_REPORTED_TOKENS` is that many. A caller
+    that keeps a budget counts a 0 as unknown (the learning runner counts its own estimate then)."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int) or value < 0:
+        return 0
+    return min(value, MAX_REPORTED_TOKENS)
 
 
 @dataclass(frozen=True)

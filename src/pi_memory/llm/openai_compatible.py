@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from pi_memory.llm.base import RawReply, schema_name
+from pi_memory.llm.base import RawReply, reported_tokens, schema_name
 from pi_memory.llm.errors import LLMConfigError, LLMRequestError
 from pi_memory.llm.sdk import SdkChatModel, check_base_url, import_sdk, resolve_api_key
 
@@ -113,8 +113,8 @@ class OpenAICompatibleChatModel(SdkChatModel):
         usage = getattr(resp, "usage", None)
         return RawReply(
             text=text,
-            input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            input_tokens=reported_tokens(getattr(usage, "prompt_tokens", None)),
+            output_tokens=reported_tokens(getattr(usage, "completion_tokens", None)),
             model=str(getattr(resp, "model", None) or self.model),
             stop_reason=finish,
         )
