@@ -193,10 +193,11 @@ class Memory:
                 from pi_memory.skills import SkillStore
 
                 self._skills = SkillStore.from_settings(self.settings, cwd=self.cwd)
-                from pi_memory.skills.export import prune_links
+                from pi_memory.skills.export import prune_exports, refresh
 
                 store = self._skills
-                store.after_removal = lambda: prune_links(store, Path.home())  # the hosts' links to it go too
+                store.after_removal = lambda: prune_exports(store, Path.home())  # the hosts' copies of it go too
+                store.after_change = lambda skill_id: refresh(store, Path.home(), skill_id)  # and get its new text
             return self._skills
 
     def recall_skills(self) -> list:

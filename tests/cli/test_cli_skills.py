@@ -72,7 +72,7 @@ def test_move_and_delete(env) -> None:
     assert run("skills", "move", "run-migrations", "--to", "elsewhere").exit_code == 2
 
 
-def test_export_links_and_never_overwrites_a_users_skill(env) -> None:
+def test_export_copies_and_never_overwrites_a_users_skill(env) -> None:
     run, home, repo, store = env
     mine = home / ".claude" / "skills" / "deploy-staging"
     mine.mkdir(parents=True)
@@ -81,14 +81,17 @@ def test_export_links_and_never_overwrites_a_users_skill(env) -> None:
     items = {i["skill_id"]: i for i in json.loads(result.stdout)["items"]}
     assert items["global:deploy-staging"]["action"] == "skipped"
     assert (mine / "SKILL.md").read_text().endswith("mine\n")
-    link = repo / ".claude" / "skills" / "run-migrations"
-    assert items["project:run-migrations"]["action"] == "linked" and link.is_symlink()
-    assert link.resolve() == (store.roots["project"] / "run-migrations").resolve()
+    copy = repo / ".claude" / "skills" / "run-migrations"
+    source = store.roots["project"] / "run-migrations"
+    assert items["project:run-migrations"]["action"] == "copied" and copy.is_dir() and not copy.is_symlink()
+    assert (copy / "SKILL.md").read_text() == (source / "SKILL.md").read_text()
+    assert (copy / ".pi-memory-export").read_text() == f"project:run-migrations\n{source.resolve()}\n"
     again = json.loads(run("skills", "export", "--to", "claude-code", "--json").stdout)
     assert [i["action"] for i in again["items"]] == ["skipped", "unchanged"]
 
 
 def test_export_codex_copy_then_refresh(env) -> None:
+    """``--copy`` is still accepted (every export is a copy now)."""
     run, home, _, store = env
     dry = json.loads(run("skills", "export", "--to", "codex", "--copy", "--scope", "global", "--dry-run",
                          "--json").stdout)
@@ -96,39 +99,41 @@ def test_export_codex_copy_then_refresh(env) -> None:
     assert not (home / ".agents" / "skills" / "deploy-staging").exists()
     run("skills", "export", "--to", "codex", "--copy", "--scope", "global")
     copy = home / ".agents" / "skills" / "deploy-staging"
-    assert (copy / ".pi-memory-export").read_text() == "global:deploy-staging\n" and not copy.is_symlink()
-    store.patch("deploy-staging", "pitfalls", "Not on Friday")
-    again = json.loads(run("skills", "export", "--to", "codex", "--copy", "--scope", "global", "--json").stdout)
+    source = (store.roots["global"] / "deploy-staging").resolve()
+    assert (copy / ".pi-memory-export").read_text() == f"global:deploy-staging\n{source}\n"
+    assert not copy.is_symlink()
+    store.patch("deploy-staging", "pitfalls", "Not on Friday")  # a store without the runtime's hooks
+    again = json.loads(run("skills", "export", "--to", "codex", "--scope", "global", "--json").stdout)
     assert [i["action"] for i in again["items"]] == ["updated"]
     assert "Not on Friday" in (copy / "SKILL.md").read_text()
     assert os.listdir(copy.parent) == ["deploy-staging"]
 
 
-def test_export_after_a_move_drops_the_dangling_link_and_links_the_new_place(env) -> None:
+def test_export_after_a_move_drops_the_old_copy_and_copies_the_new_place(env) -> None:
     run, home, repo, store = env
     run("skills", "export", "--to", "claude-code")
     old = home / ".claude" / "skills" / "deploy-staging"
-    assert old.is_symlink()
-    store.move("global:deploy-staging", "project")
+    assert old.is_dir()
+    store.move("global:deploy-staging", "project")  # a store without the runtime's hooks: the export cleans up
     result = run("skills", "export", "--to", "claude-code", "--json")
     items = [(i["skill_id"], i["action"]) for i in json.loads(result.stdout)["items"]]
-    assert items == [("deploy-staging", "removed"), ("project:deploy-staging", "linked"),
+    assert items == [("deploy-staging", "removed"), ("project:deploy-staging", "copied"),
                      ("project:run-migrations", "unchanged")]
-    assert not old.is_symlink() and (repo / ".claude" / "skills" / "deploy-staging").is_symlink()
+    assert not old.exists() and (repo / ".claude" / "skills" / "deploy-staging" / "SKILL.md").is_file()
 
 
-def test_deleting_or_moving_an_exported_skill_removes_the_hosts_links_at_once(env) -> None:
-    """They pointed nowhere until the next export (a fresh tester found Claude Code listing a deleted skill)."""
+def test_deleting_or_moving_an_exported_skill_removes_the_hosts_copies_at_once(env) -> None:
+    """They were left behind until the next export (a fresh tester found Claude Code listing a deleted skill)."""
     run, home, repo, _store = env
     run("skills", "export", "--to", "claude-code")
-    run("skills", "export", "--to", "codex", "--copy")
+    run("skills", "export", "--to", "codex")
     claude, agents = home / ".claude" / "skills", home / ".agents" / "skills"
-    assert (claude / "deploy-staging").is_symlink() and (repo / ".claude" / "skills" / "run-migrations").is_symlink()
+    assert (claude / "deploy-staging").is_dir() and (repo / ".claude" / "skills" / "run-migrations").is_dir()
+    assert (agents / "deploy-staging").is_dir()
     assert run("skills", "delete", "global:deploy-staging").exit_code == 0
-    assert not (claude / "deploy-staging").is_symlink() and not (claude / "deploy-staging").exists()
-    assert (agents / "deploy-staging").is_dir()  # a marked copy is not a link: the next export refreshes it
+    assert not (claude / "deploy-staging").exists() and not (agents / "deploy-staging").exists()
     assert run("skills", "move", "project:run-migrations", "--to", "global").exit_code == 0
-    assert not (repo / ".claude" / "skills" / "run-migrations").is_symlink()
+    assert not (repo / ".claude" / "skills" / "run-migrations").exists()
     assert sorted(p.name for p in claude.iterdir()) == []
 
 

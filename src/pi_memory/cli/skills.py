@@ -1,10 +1,11 @@
 """``pi-memory skills ...``: list, view, delete, move and export the agent's saved procedures.
 
 Commands: ``list [--scope global|project]``, ``view ID``, ``delete ID``, ``move ID --to global|project``,
-``export --to claude-code|codex [--copy] [--scope ...] [--dry-run]``. Each takes ``--dir``, ``--project PATH``
-(whose project skills: default the current folder) and ``--json``; a refusal in JSON carries the store's reason
-code as ``refusal`` (``not_found``, ``ambiguous``, ``exists``...). Exit codes: 0 done; 1 refused (unknown or
-ambiguous id, destination taken, a skill of yours in the way of an export); 2 usage error.
+``export --to claude-code|codex [--scope ...] [--dry-run]`` (scanned copies; ``--copy`` is still accepted).
+Each takes ``--dir``, ``--project PATH`` (whose project skills: default the current folder) and ``--json``; a
+refusal in JSON carries the store's reason code as ``refusal`` (``not_found``, ``ambiguous``, ``exists``...).
+Exit codes: 0 done; 1 refused (unknown or ambiguous id, destination taken); 2 usage error. ``export`` exits 0
+and says per skill what was copied, skipped (a skill of yours in the way) or not exported (and why).
 """
 
 from __future__ import annotations
@@ -134,28 +135,41 @@ def move(skill_id: Annotated[str, typer.Argument(help="The skill to move.")],
 
 @skills_app.command("export")
 def export(to: Annotated[str, typer.Option("--to", help="'claude-code' or 'codex'.")],
-           copy: Annotated[bool, typer.Option("--copy", help="Copy instead of linking.")] = False,
+           copy: Annotated[bool, typer.Option("--copy", hidden=True, help="Accepted for older scripts: every "
+                                              "export is a copy now.")] = False,
            scope: ScopeOpt = None,
            dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be done.")] = False,
            dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
-    """Link (or copy) the skills where Claude Code (~/.claude/skills, <repo>/.claude/skills) or Codex
-    (~/.agents/skills, <repo>/.agents/skills) read them. A skill of yours already there is never touched."""
+    """Copy the skills where Claude Code (~/.claude/skills, <repo>/.claude/skills) or Codex (~/.agents/skills,
+    <repo>/.agents/skills) read them. Each copy is scanned first: a skill holding a credential or text that reads
+    like an instruction to the model is not exported (and an earlier export of it is removed). A skill of yours
+    already there is never touched. Run it again after editing a SKILL.md by hand."""
     from pi_memory.skills.export import TARGETS, export_skills
 
     if to not in TARGETS:
         raise fail(f"--to must be one of {', '.join(TARGETS)}, not {to!r}.", 2)
     _check_scope(scope)
-    items = export_skills(_store(dir, project), to, Path.home(), copy=copy, scope=scope, dry_run=dry_run)
+    items = export_skills(_store(dir, project), to, Path.home(), scope=scope, dry_run=dry_run)
     skipped = [i for i in items if i.action == "skipped"]
+    refused = [i for i in items if i.action in ("refused", "withdrawn")]
     if state.json:
         emit_json({"success": True, "dryRun": dry_run, "target": to, "items": [i.to_dict() for i in items],
-                   "skipped": len(skipped)})
+                   "skipped": len(skipped), "refused": len(refused)})
         return
     if not items:
         out.print("No skills to export.")
     for item in items:
-        verb = f"would be {item.action}" if dry_run and item.action not in ("skipped", "unchanged") else item.action
-        line = f"{item.skill_id}: {verb} -> {item.destination}"
-        out.print(escape(line + (f" ({item.reason})" if item.reason else "")))
+        out.print(escape(_export_line(item, dry_run)))
     if skipped:
         out.print(f"{len(skipped)} skipped; rename or remove your own skill there to export ours.")
+    if refused:
+        out.print(f"{len(refused)} not exported: fix each as said above, then run this command again.")
+
+
+def _export_line(item, dry_run: bool) -> str:
+    """One export item for a person: ``<id>: <what happened> -> <where> (<why>)``; a refused skill's line is its
+    reason, which says where to fix it."""
+    if item.action in ("refused", "withdrawn"):
+        return f"{item.skill_id}: {item.reason}"
+    verb = f"would be {item.action}" if dry_run and item.action not in ("skipped", "unchanged") else item.action
+    return f"{item.skill_id}: {verb} -> {item.destination}" + (f" ({item.reason})" if item.reason else "")

@@ -145,16 +145,19 @@ def merged_duplicate(name: str) -> str:
 
 
 def no_match(name: str, old_text: str) -> str:
+    """``old_text`` is quoted with its credentials redacted (it may be a whole entry, secret and all)."""
     return (
-        f"No entry in {name} contains {preview(old_text)!r}. Nothing was changed. Matching is exact and "
-        "case-sensitive: copy a short piece of the entry you mean from currentEntries and retry."
+        f"No entry in {name} contains {preview(safety.redact(old_text))!r}. Nothing was changed. Matching is exact "
+        "and case-sensitive: copy a short piece of the entry you mean from currentEntries and retry."
     )
 
 
 def ambiguous(name: str, old_text: str, count: int) -> str:
+    """``old_text`` is quoted with its credentials redacted, as in :func:`no_match`."""
     return (
-        f"{preview(old_text)!r} appears in {count} different entries of {name}, so it is unclear which one you "
-        "mean. Nothing was changed. Retry with a longer piece of text found in only one of the entries in matches."
+        f"{preview(safety.redact(old_text))!r} appears in {count} different entries of {name}, so it is unclear "
+        "which one you mean. Nothing was changed. Retry with a longer piece of text found in only one of the "
+        "entries in matches."
     )
 
 

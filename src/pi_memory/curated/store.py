@@ -292,7 +292,7 @@ class MemoryStore:
         """Apply ``operations`` in order, all or nothing; the budget is checked on the final state only.
 
         In a batch an add of an entry that already exists is skipped; replace/remove need exactly one distinct
-        matching entry. Nothing is written unless every step succeeds.
+        matching entry (an entry's whole text names it, even inside a longer one). All or nothing is written.
         """
         if target not in self.files:
             return self._invalid_target(target)
@@ -410,6 +410,7 @@ class MemoryStore:
             work.append(op.content)
             return
         hits = [i for i, e in enumerate(work) if self._matches(name, e, op.old_text)]
+        hits = [i for i in hits if work[i] == op.old_text] or hits  # a whole entry, given, is that entry
         if not hits:
             raise _Refusal(self._current(target, "no_match", where + msg.no_match(name, op.old_text), work))
         if len({work[i] for i in hits}) > 1:
@@ -488,9 +489,8 @@ class MemoryStore:
         return self._current(target, "invalid_arguments", error)
 
     def _invalid_target(self, target: str) -> MemoryResult:
-        return MemoryResult(
-            success=False, code="invalid_target", target=str(target), error=msg.invalid_target(target, self.targets)
-        )
+        return MemoryResult(success=False, code="invalid_target", target=str(target),
+                            error=msg.invalid_target(target, self.targets))
 
     # ------------------------------------------------------------- helpers
     def rewrite(self, target: str, new_entries: list[str]) -> Path | None:

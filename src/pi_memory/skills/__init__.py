@@ -8,7 +8,8 @@ Public API
   :func:`slugify` -- the file format (:mod:`.document`);
 * :func:`tokens`, :func:`jaccard`, :func:`find_clash` -- the similarity guard (:mod:`.similarity`);
 * :func:`complex_run_nudge` -- the question asked once after a complex run (:mod:`.nudge`);
-* :func:`export_skills` -- links or copies for Claude Code and Codex (:mod:`.export`).
+* :func:`export_skills` -- scanned copies for Claude Code and Codex (:mod:`.export`; the per-part scan behind it
+  and behind ``discoverable()``: :mod:`.checks`).
 """
 
 from pi_memory.skills.document import (

@@ -7,33 +7,51 @@ Where they read skills (their documentation, checked 2026-12):
   folders; older Codex releases read ``$CODEX_HOME/skills``, i.e. ``~/.codex/skills``). pi reads
   ``~/.agents/skills`` too, which is why :meth:`SkillStore.discoverable` leaves out a skill exported there.
 
-Global skills go to the personal folder, the current project's skills to the repository's folder. Each is a
-symlink to our folder (so later edits show up at once), or with ``copy=True`` (or where links cannot be made)
-a copy marked with a ``.pi-memory-export`` file. Nothing of the user's is ever overwritten: a destination that
-exists and is not our link or our marked copy is skipped and reported. After a ``move`` or ``delete`` the old
-link would point nowhere: the store's ``after_removal`` (:func:`prune_links`, set by the runtime) removes it at
-once, and the next export also removes such links and refreshes stale copies.
+Global skills go to the personal folder, the current project's skills to the repository's folder.
+
+An export is a **copy, scanned when it is made**, never a link. Both hosts put a skill's description into their
+own prompt and its body into the conversation, and nothing of ours stands between their folders and the model.
+A link to our folder would make every later hand edit of ``SKILL.md`` live at once, unscanned; a copy holds
+what passed :func:`pi_memory.skills.checks.problems` (the check behind pi's own list) when it was made. A skill
+that does not pass is not exported (``refused``), and an earlier export of it is removed (``withdrawn``), each
+with the reason and what to do. Edits the agent makes through the store (``skill_manage``: scanned before they
+are written) reach the copies at once (:func:`refresh`, the store's ``after_change`` set by the runtime); a hand
+edit reaches them at the next export, which scans it. Links an older version made are replaced by copies at the
+next export.
+
+Each copy holds a ``.pi-memory-export`` file (:mod:`.marker`) naming its skill and its source folder. Nothing of
+the user's is ever overwritten: a destination that exists and is not our copy (or an older link of ours) is
+skipped and reported. After a ``move`` or ``delete`` the store's ``after_removal`` (:func:`prune_exports`, set by
+the runtime) removes the copies and links of a skill that is gone; the next export does too.
 """
 
 from __future__ import annotations
 
 import contextlib
+import filecmp
 import os
 import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pi_memory.skills.store import SkillStore
+from pi_memory.skills import checks, marker
 
-MARKER = ".pi-memory-export"
+if TYPE_CHECKING:
+    from pi_memory.skills.store import Skill, SkillStore
+
+MARKER = marker.MARKER
 TARGETS = {"claude-code": Path(".claude") / "skills", "codex": Path(".agents") / "skills"}
+HOSTS = {"claude-code": "Claude Code", "codex": "Codex"}
 
 
 @dataclass(frozen=True)
 class ExportItem:
-    """What happened to one skill: ``action`` is ``linked``, ``copied``, ``updated`` (our earlier copy or
-    link refreshed), ``unchanged`` (already our link), ``skipped`` (``reason`` says why), ``removed`` (a link
-    of ours to a skill moved or deleted since) or, in a dry run, the action it would take."""
+    """What happened to one skill: ``action`` is ``copied``, ``updated`` (our earlier copy or link replaced by a
+    fresh copy), ``unchanged`` (our copy is already the skill as it is), ``skipped`` (``reason`` says why),
+    ``refused`` (the skill trips the threat or secret scanner: ``reason`` says where and what to do),
+    ``withdrawn`` (refused, and our earlier export of it removed), ``removed`` (our export of a skill moved or
+    deleted since) or, in a dry run, the action it would take."""
 
     skill_id: str
     destination: str
@@ -53,111 +71,179 @@ def destinations(target: str, home: Path, project_root: Path | None) -> dict[str
     return out
 
 
+def _roots(store: SkillStore) -> list[Path]:
+    return [r.resolve() for r in store.roots.values()]
+
+
 def _links_into(link: Path, roots: list[Path]) -> bool:
     """Whether the symlink ``link`` points into one of ``roots`` (its target may be gone)."""
     try:
         target = Path(os.path.normpath(link.parent / os.readlink(link)))
     except OSError:
         return False
-    return any(target == r or r in target.parents for r in roots)
+    return marker.within(target, roots)
 
 
-def _ours(dest: Path, source: Path, skill_id: str, roots: list[Path]) -> str | None:
-    """``"link"`` / ``"copy"`` when ``dest`` is our export (of ``source``, or a link into our folders left
-    by an earlier export), else ``None``."""
+def _ours(dest: Path, skill_id: str, roots: list[Path]) -> str | None:
+    """``"link"`` (an older export's link into our folders) / ``"copy"`` (our marked copy of ``skill_id``, made
+    from one of ``roots``) when ``dest`` is our export, else ``None``."""
     if dest.is_symlink():
         return "link" if _links_into(dest, roots) else None
-    marker = dest / MARKER
-    with contextlib.suppress(OSError):
-        if marker.is_file() and marker.read_text(encoding="utf-8").strip() == skill_id:
-            return "copy"
+    found = marker.read(dest)
+    if found and found.skill_id == skill_id and (found.source is None or marker.within(found.source, roots)):
+        return "copy"
     return None
+
+
+def _files(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*")
+            if p.is_file() and p.name != MARKER and not p.name.endswith(".lock")}
+
+
+def _same(source: Path, dest: Path) -> bool:
+    """Whether the copy ``dest`` holds exactly the files of ``source``, byte for byte, and says it came from
+    there."""
+    found = marker.read(dest)
+    if found is None or found.source != source.resolve():
+        return False
+    names = _files(source)
+    if names != _files(dest):
+        return False
+    _match, mismatch, errors = filecmp.cmpfiles(source, dest, sorted(names), shallow=False)
+    return not mismatch and not errors
 
 
 def _copy(source: Path, dest: Path, skill_id: str) -> None:
     staging = dest.with_name(f".{dest.name}.pi-memory-tmp")
     shutil.rmtree(staging, ignore_errors=True)
-    shutil.copytree(source, staging)
-    (staging / MARKER).write_text(skill_id + "\n", encoding="utf-8")
-    if dest.exists():
-        shutil.rmtree(dest)
+    shutil.copytree(source, staging, ignore=shutil.ignore_patterns("*.lock", MARKER))
+    marker.write(staging, skill_id, source.resolve())
+    _remove(dest)
     os.replace(staging, dest)
 
 
-def _dangling(dests: dict[str, Path], roots: list[Path], dry_run: bool) -> list[ExportItem]:
-    """Links of ours in ``dests`` whose skill was moved or deleted since: removed (unless ``dry_run``)."""
+def _remove(dest: Path) -> None:
+    if dest.is_symlink():
+        dest.unlink()
+    elif dest.exists():
+        shutil.rmtree(dest)
+
+
+def _orphans(dests: dict[str, Path], store: SkillStore, roots: list[Path], dry_run: bool) -> list[ExportItem]:
+    """Our exports in ``dests`` whose skill was moved or deleted since: links pointing nowhere, and copies made
+    from our folders naming a skill that no longer exists. Removed (unless ``dry_run``)."""
+    ids = None
     items = []
     for folder in dests.values():
-        for link in sorted(folder.iterdir()) if folder.is_dir() else []:
-            if link.is_symlink() and not link.exists() and _links_into(link, roots):
+        for entry in sorted(folder.iterdir()) if folder.is_dir() else []:
+            if entry.is_symlink():
+                gone = not entry.exists() and _links_into(entry, roots)
+            else:
+                found = marker.read(entry)
+                if found is None or found.source is None or not marker.within(found.source, roots):
+                    continue  # not ours, or an older copy that does not say where it came from: left alone
+                ids = ids if ids is not None else {s.id for s in store.skills()}
+                gone = found.skill_id not in ids
+            if gone:
                 if not dry_run:
                     with contextlib.suppress(OSError):  # one that cannot go is tried again by the next export
-                        link.unlink()
-                items.append(ExportItem(link.name, str(link), "removed", "its skill was moved or deleted"))
+                        _remove(entry)
+                items.append(ExportItem(entry.name, str(entry), "removed", "its skill was moved or deleted"))
     return items
 
 
-def prune_links(store: SkillStore, home: Path) -> list[ExportItem]:
-    """Remove, for every host, the links of ours that point nowhere since a skill was deleted or moved (the
-    store's ``after_removal``, set at the composition root), so a host never lists a skill that is gone."""
-    roots = [r.resolve() for r in store.roots.values()]
+def prune_exports(store: SkillStore, home: Path) -> list[ExportItem]:
+    """Remove, for every host, our exports of skills deleted or moved since (the store's ``after_removal``, set
+    at the composition root), so a host never lists a skill that is gone."""
     items: list[ExportItem] = []
     for target in TARGETS:
         with contextlib.suppress(OSError):  # a host folder that cannot be read: the next export tries again
-            items += _dangling(destinations(target, home, store.project_root), roots, False)
+            items += _orphans(destinations(target, home, store.project_root), store, _roots(store), False)
     return items
 
 
-def export_skills(store: SkillStore, target: str, home: Path, copy: bool = False, scope: str | None = None,
+def refusal(skill: Skill, found: list[checks.SkillProblem], target: str, withdrawn: bool, dry_run: bool) -> str:
+    """Why ``skill`` is not exported, and what to do, for a person."""
+    before = ""
+    if withdrawn:
+        before = "its earlier export would be removed: " if dry_run else "its earlier export was removed: "
+    return (f"{before}not exported: {checks.summary(found)}. {HOSTS[target]} reads a skill's description into "
+            f"its prompt and its body into the conversation. To export it, fix {skill.path}: "
+            f"{checks.fix_hint(found)}; then export again. Or delete it: `pi-memory skills delete {skill.id}`.")
+
+
+def _export_one(skill: Skill, dest: Path, roots: list[Path], target: str, dry_run: bool) -> ExportItem:
+    if skill.doc is None:
+        return ExportItem(skill.id, str(dest), "skipped", f"unreadable: {skill.error}")
+    present = dest.exists() or dest.is_symlink()
+    ours = _ours(dest, skill.id, roots) if present else None
+    if present and ours is None:
+        found = marker.read(dest)
+        if found is not None and found.skill_id == skill.id:
+            return ExportItem(skill.id, str(dest), "skipped", f"another pi-memory data folder exported it there "
+                              f"(from {found.source}); it was left untouched")
+        return ExportItem(skill.id, str(dest), "skipped", "a skill of yours is already there; it was left untouched")
+    problems = checks.problems(skill)
+    if problems:
+        if ours and not dry_run:
+            _remove(dest)
+        return ExportItem(skill.id, str(dest), "withdrawn" if ours else "refused",
+                          refusal(skill, problems, target, bool(ours), dry_run))
+    if ours == "copy" and _same(skill.folder, dest):
+        return ExportItem(skill.id, str(dest), "unchanged")
+    if not dry_run:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        _copy(skill.folder, dest, skill.id)
+    return ExportItem(skill.id, str(dest), "updated" if ours else "copied")
+
+
+def export_skills(store: SkillStore, target: str, home: Path, scope: str | None = None,
                   dry_run: bool = False) -> list[ExportItem]:
-    """Export every readable skill (of ``scope``, default all) for ``target`` (``claude-code`` / ``codex``)."""
+    """Export every readable, clean skill (of ``scope``, default all) for ``target`` (``claude-code`` /
+    ``codex``) as scanned copies (see the module docstring)."""
     if target not in TARGETS:
         raise ValueError(f"unknown export target {target!r}; use one of {', '.join(TARGETS)}")
     dests = destinations(target, home, store.project_root)
-    roots = [r.resolve() for r in store.roots.values()]
-    items = _dangling(dests, roots, dry_run)
+    roots = _roots(store)
+    items = _orphans(dests, store, roots, dry_run)
     for skill in store.skills(scope):
-        dest = dests[skill.scope] / skill.slug
-        if skill.doc is None:
-            items.append(ExportItem(skill.id, str(dest), "skipped", f"unreadable: {skill.error}"))
+        items.append(_export_one(skill, dests[skill.scope] / skill.slug, roots, target, dry_run))
+    return items
+
+
+def refresh(store: SkillStore, home: Path, skill_id: str) -> list[ExportItem]:
+    """Bring our exports of ``skill_id`` up to date after a write through the store (the store's
+    ``after_change``, set at the composition root): each host that has our copy (or an older link) of it gets
+    the new copy, or loses it when the skill no longer passes the scan. Hosts it was never exported to are left
+    alone."""
+    skill = store.find(skill_id)
+    if isinstance(skill, dict):
+        return []
+    roots = _roots(store)
+    items = []
+    for target in TARGETS:
+        dest = destinations(target, home, store.project_root).get(skill.scope)
+        if dest is None:
             continue
-        ours = _ours(dest, skill.folder, skill.id, roots) if (dest.exists() or dest.is_symlink()) else None
-        if (dest.exists() or dest.is_symlink()) and ours is None:
-            items.append(ExportItem(skill.id, str(dest), "skipped", "a skill of yours is already there; "
-                                    "it was left untouched"))
-            continue
-        if ours == "link" and not copy and dest.resolve() == skill.folder.resolve():
-            items.append(ExportItem(skill.id, str(dest), "unchanged"))
-            continue
-        action = "updated" if ours else ("copied" if copy else "linked")
-        if not dry_run:
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            if ours == "link":
-                dest.unlink()
-            if action == "linked":
-                try:
-                    dest.symlink_to(skill.folder.resolve(), target_is_directory=True)
-                except OSError:
-                    action = "copied"  # no symlinks here (Windows without the privilege): a marked copy
-            if action != "linked":
-                _copy(skill.folder, dest, skill.id)
-        items.append(ExportItem(skill.id, str(dest), action))
+        with contextlib.suppress(OSError):  # a host folder that cannot be written: the next export tries again
+            if _ours(dest / skill.slug, skill.id, roots):
+                items.append(_export_one(skill, dest / skill.slug, roots, target, False))
     return items
 
 
 def listed_by(store: SkillStore, target: str, home: Path, skills: list | None = None) -> set[str]:
     """Ids of our skills (``skills``, default the store's) that ``target`` already lists by itself: exported
-    into its folders (our link or our marked copy). Recall leaves them out for that host, whose own skill list
+    into its folders (our copy, or an older link). Recall leaves them out for that host, whose own skill list
     names them already."""
     if target not in TARGETS:
         return set()
     dests = destinations(target, home, store.project_root)
-    roots = [r.resolve() for r in store.roots.values()]
+    roots = _roots(store)
     out = set()
     for skill in store.skills() if skills is None else skills:
         dest = dests.get(skill.scope)
         if dest is not None and (dest / skill.slug / "SKILL.md").is_file() and _ours(
-                dest / skill.slug, skill.folder, skill.id, roots):
+                dest / skill.slug, skill.id, roots):
             out.add(skill.id)
     return out
 

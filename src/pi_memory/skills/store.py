@@ -11,7 +11,7 @@ a bare slug is accepted when only one scope has it, and so is the skill's own na
 (case and spacing aside). An id is never slugified or cut to fit: every action (view, patch, update, delete,
 move) acts only on a skill that exists as named, so ``'!!!EVIL!!!'`` does not reach ``global:evil``.
 
-Every write: validate, scan every field (:func:`pi_memory.safety.check_write`) before any lock, then under the
+Every write: validate and scan every field (:mod:`.fields`) before any lock, then under the
 one skills lock (``<data root>/.skills.lock``, filelock) re-check what exists and publish ``SKILL.md``
 atomically (:func:`pi_memory.curated.files.atomic_write_text`). A delete moves the folder (supporting files
 too) to ``<data root>/.trash/skills/`` instead of erasing it. Create refuses, in this order: a slug already
@@ -19,10 +19,11 @@ used in that scope (``duplicate``), a name too close to a skill of that scope (`
 ``name-collision``, :mod:`.similarity`; the peer checked global skills only, we check both scopes because two
 near-identical project skills confuse the agent just as much), and a slug that one of pi's own skill folders
 (or an Agent Skills folder pi also reads) already has (``shadowed``): pi keeps the first skill of a name it
-finds, so ours would never be seen.
+finds, so ours would never be seen. After a write the hosts' exported copies are refreshed, after a delete or
+move removed (``after_change`` / ``after_removal``, set by the runtime to :mod:`.export`'s functions).
 
-Results are plain dicts ``{"success", "message", "code", ...}`` written for the model; the CLI and the pi
-manager read the structured fields and word things for a person themselves.
+Results are plain dicts ``{"success", "message", "code", ...}`` (:func:`.fields.ok` / :func:`.fields.no`)
+written for the model; the CLI and the pi manager read the structured fields and word things for a person.
 """
 
 from __future__ import annotations
@@ -37,7 +38,10 @@ from pathlib import Path
 from pi_memory import safety
 from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S
 from pi_memory.curated.files import StoreLockedError, atomic_write_text, locked
+from pi_memory.skills import checks, fields, marker
 from pi_memory.skills import document as fmt
+from pi_memory.skills.fields import no as _no
+from pi_memory.skills.fields import ok as _ok
 from pi_memory.skills.similarity import find_clash
 
 SCOPES = ("global", "project")
@@ -72,14 +76,6 @@ class Skill:
         return out
 
 
-def _ok(message: str, **fields) -> dict:
-    return {"success": True, "message": message, **fields}
-
-
-def _no(code: str, error: str, **fields) -> dict:
-    return {"success": False, "code": code, "error": error, **fields}
-
-
 class SkillStore:
     """Skills under ``data_dir`` (global) and, with ``project_root``, that project's folder.
 
@@ -103,9 +99,12 @@ class SkillStore:
         self.foreign_dirs = tuple(Path(p) for p in foreign_dirs)
         self.lock_timeout = lock_timeout
         self.clock = clock
-        # after a skill's folder moved away (delete, move): the composition root sets it to drop the links the
-        # hosts would otherwise see pointing nowhere (skills.export.prune_links)
+        # after a skill's folder moved away (delete, move): the composition root sets it to drop the exports the
+        # hosts would otherwise list for a skill that is gone (skills.export.prune_exports)
         self.after_removal: Callable[[], object] | None = None
+        # after a skill was written (create, patch, update; given its id): the composition root sets it to bring
+        # the hosts' copies of it up to date (skills.export.refresh)
+        self.after_change: Callable[[str], object] | None = None
 
     @classmethod
     def from_settings(cls, settings, cwd: Path | str | None = None, home: Path | None = None) -> SkillStore:
@@ -188,28 +187,21 @@ class SkillStore:
         return f"Skills that exist: {', '.join(ids[:shown])}{more}. Give one of these ids exactly."
 
     def shadowed_by(self, slug: str) -> Path | None:
-        """The foreign skill (folder or ``<slug>.md``) that has ``slug``, unless it links into this store."""
+        """The foreign skill (folder or ``<slug>.md``) that has ``slug``, unless it is an export of this store
+        (an older export's link into it, or a copy marked as made from it)."""
         ours = [r.resolve() for r in self.roots.values()]
         for base in self.foreign_dirs:
             for candidate in (base / slug, base / f"{slug}.md"):
                 if not (candidate.is_dir() or candidate.is_file()):
                     continue
-                real = candidate.resolve()
-                if any(real == r or r in real.parents for r in ours):
+                copied = marker.read(candidate)
+                if marker.within(candidate.resolve(), ours) or (
+                        copied is not None and copied.source is not None and marker.within(copied.source, ours)):
                     continue
                 return candidate
         return None
 
     # ----------------------------------------------------------------- checking
-    @staticmethod
-    def _scan(fields: dict[str, str]) -> dict | None:
-        for label, text in fields.items():
-            finding = safety.check_write(text or "")
-            if finding is not None:
-                return _no("secret" if finding.category == safety.secrets.SECRET else "threat",
-                           f"{safety.refusal_message(finding, where='skill')} (field: {label})", field=label)
-        return None
-
     def _check_scope(self, scope: str | None) -> dict | None:
         if scope not in SCOPES:
             return _no("invalid_arguments", "scope must be 'global' (a procedure that works anywhere) or "
@@ -248,7 +240,7 @@ class SkillStore:
     def create(self, name: str, description: str, scope: str | None, body: str) -> dict:
         """Save a new skill; ``body`` is the Markdown below the frontmatter."""
         name, description = (name or "").strip(), " ".join((description or "").split())
-        refusal = self._check_scope(scope) or self._check_fields(name, description, body)
+        refusal = self._check_scope(scope) or fields.check(name, description, body)
         if refusal:
             return refusal
         slug = fmt.slugify(name)
@@ -280,28 +272,10 @@ class SkillStore:
             return doc
 
         refusal = self._write(self.folder(scope, slug) / fmt.SKILL_FILE, build)
-        return refusal or _ok(f"Saved skill {scope}:{slug}.", skill=self._load(scope, self.folder(scope, slug)).summary())
-
-    def _check_fields(self, name: str, description: str, body: str) -> dict | None:
-        if not name:
-            return _no("invalid_arguments", "A skill needs a name (a few words, e.g. 'deploy staging').")
-        if len(name) > fmt.MAX_NAME:
-            return _no("invalid_arguments", f"The name has {len(name):,} characters; at most {fmt.MAX_NAME} are "
-                       "allowed. Give a short name (a few words, e.g. 'deploy staging'); put the details in the "
-                       "description and the body.")
-        if not description:
-            return _no("invalid_arguments", "A skill needs a description: what it does and when to use it, with "
-                       "the words a user would type (pi picks skills by their description alone).")
-        if len(description) > fmt.MAX_DESCRIPTION:
-            return _no("invalid_arguments", f"The description has {len(description)} characters; at most "
-                       f"{fmt.MAX_DESCRIPTION} are allowed. Shorten it; put details in the body.")
-        if not (body or "").strip():
-            return _no("invalid_arguments", "A skill needs a body: give procedure_steps (and when_to_use, "
-                       "pitfalls, verification_steps), or the Markdown as content.")
-        too_long = fmt.body_problem(body)
-        if too_long:
-            return _no("too_long", too_long)
-        return self._scan({"name": name, "description": description, "body": body})
+        if refusal:
+            return refusal
+        self._changed(f"{scope}:{slug}")
+        return _ok(f"Saved skill {scope}:{slug}.", skill=self._load(scope, self.folder(scope, slug)).summary())
 
     def view(self, skill_id: str | None = None) -> dict:
         """One skill's full text (``content``), or the list of all of them without ``skill_id``."""
@@ -363,7 +337,7 @@ class SkillStore:
         return self._rewrite(skill_id, change, {"description": description or "", "body": body or ""})
 
     def _rewrite(self, skill_id: str, change: Callable[[fmt.SkillDoc], fmt.SkillDoc], scanned: dict) -> dict:
-        refusal = self._scan(scanned)
+        refusal = fields.scan(scanned)
         if refusal:
             return refusal
         skill = self.find(skill_id)
@@ -385,8 +359,11 @@ class SkillStore:
             return doc
 
         refusal = self._write(skill.path, build)
-        return refusal or _ok(f"Updated skill {skill.id} (version {holder['doc'].version}).",
-                              skill=self._load(skill.scope, skill.folder).summary())
+        if refusal:
+            return refusal
+        self._changed(skill.id)
+        return _ok(f"Updated skill {skill.id} (version {holder['doc'].version}).",
+                   skill=self._load(skill.scope, skill.folder).summary())
 
     def delete(self, skill_id: str) -> dict:
         """Move the skill's folder to ``<data root>/.trash/skills/`` (restorable by moving it back)."""
@@ -417,6 +394,10 @@ class SkillStore:
     def _removed(self) -> None:
         if self.after_removal is not None:
             self.after_removal()
+
+    def _changed(self, skill_id: str) -> None:
+        if self.after_change is not None:
+            self.after_change(skill_id)
 
     def move(self, skill_id: str, to_scope: str) -> dict:
         """Move a skill to the other scope; refused when the destination already has that slug."""
@@ -481,7 +462,7 @@ class SkillStore:
         for skill in self.skills():
             if skill.doc is None or skill.doc.name != skill.slug and self.shadowed_by(skill.doc.name):
                 continue
-            if self._scan({"skill": skill.path.read_text(encoding="utf-8", errors="replace")}):
+            if checks.problems(skill):
                 continue
             if self._visible_elsewhere(skill.slug):
                 continue

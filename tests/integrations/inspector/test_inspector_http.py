@@ -9,6 +9,7 @@ import pytest
 from markupsafe import escape
 
 from pi_memory.integrations.inspector import CSRF_HEADER, InspectorError, check_loopback
+from pi_memory.integrations.inspector.shown import entry_key
 
 
 @pytest.fixture(scope="module")
@@ -78,13 +79,14 @@ def test_a_hostile_entry_is_refused_with_the_reason_for_a_person(client, inspect
 
 def test_replace_and_remove_go_through_the_store(client, inspector, inspector_data) -> None:
     assert post(client, inspector, "/stores/user/add", {"text": "Works late evenings"}).status_code == 200
-    r = post(client, inspector, "/stores/user/replace", {"old": "Works late evenings", "text": "Works mornings"})
+    r = post(client, inspector, "/stores/user/replace", {"key": entry_key("Works late evenings"),
+                                                         "text": "Works mornings"})
     assert "Replaced the entry in USER.md" in r.text
-    r = post(client, inspector, "/stores/user/remove", {"old": "Works mornings"})
+    r = post(client, inspector, "/stores/user/remove", {"key": entry_key("Works mornings")})
     assert "Removed the entry from USER.md" in r.text
     assert "Works" not in (inspector_data.data / "USER.md").read_text(encoding="utf-8")
-    r = post(client, inspector, "/stores/user/remove", {"old": "no such entry text"})
-    assert "Refused (no_match)" in r.text
+    r = post(client, inspector, "/stores/user/remove", {"key": entry_key("Works mornings")})
+    assert "Refused (not_found):</strong> That entry is no longer in USER.md" in r.text
 
 
 def test_stored_html_is_escaped(client) -> None:

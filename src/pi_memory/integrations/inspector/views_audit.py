@@ -11,6 +11,7 @@ from starlette.routing import Route
 from pi_memory.index import describe_repair, index_path, repairs
 from pi_memory.index import outcomes as job_outcomes
 from pi_memory.insights import index_counts
+from pi_memory.integrations.inspector import shown
 from pi_memory.integrations.inspector.render import day_chart
 from pi_memory.learning import list_jobs, tokens_per_day, undo_job
 from pi_memory.semantic import outcomes as semantic_outcomes
@@ -44,14 +45,15 @@ def routes(memory, renderer, team) -> list[Route]:
         return renderer.fragment("_jobs.html", **learning_context(report))
 
     def skills_page(request: Request, result: dict | None = None, viewed: dict | None = None) -> Response:
-        store = memory.skills()
-        return renderer.page(request, "skills.html", "skills", skills=[s.summary() for s in store.skills()],
-                             scopes=store.scopes, result=result, viewed=viewed)
+        store = memory.skills()  # every text redacted, each skill with what the scanners found (.shown)
+        return renderer.page(request, "skills.html", "skills", skills=[shown.skill(s) for s in store.skills()],
+                             scopes=store.scopes, result=None if result is None else shown.result(result),
+                             viewed=viewed)
 
     async def skills(request: Request) -> Response:
         viewed = None
         if request.query_params.get("id"):
-            viewed = memory.skills().view(request.query_params["id"])
+            viewed = shown.skill_view(memory.skills(), request.query_params["id"])
         return skills_page(request, viewed=viewed)
 
     async def skill_change(request: Request) -> Response:

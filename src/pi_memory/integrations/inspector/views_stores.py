@@ -1,6 +1,8 @@
 """Stores view: the curated stores, memory blocks and standing instructions, each with its usage bar; add, edit
 and remove entries through :class:`pi_memory.curated.MemoryStore` and pins through
-:class:`pi_memory.standing.StandingStore`, refusals shown as the CLI shows them (``MemoryResult.for_person``)."""
+:class:`pi_memory.standing.StandingStore`, refusals shown as the CLI shows them (``MemoryResult.for_person``).
+Every text is shown redacted with the scanners' notes (:mod:`.shown`); the edit and remove forms name an entry
+by its key (a hash of its text), which this handler looks up among the store's current entries."""
 
 from __future__ import annotations
 
@@ -8,8 +10,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from pi_memory import safety
 from pi_memory.curated.store import FAILURE_CATEGORIES
 from pi_memory.insights import store_usage
+from pi_memory.integrations.inspector import shown
 from pi_memory.standing import MAX_CHARS, MAX_RULES, StandingStore
 
 
@@ -17,20 +21,31 @@ def routes(memory, renderer) -> list[Route]:
     def standing() -> StandingStore:
         return StandingStore.in_data_dir(memory.settings.data_dir)
 
+    def stores() -> dict:
+        out = store_usage(memory, with_entries=True)
+        for info in out.values():
+            info["entries"] = [shown.entry(e) for e in info["entries"]]
+            info["notice"] = safety.redact(info["notice"]) if info["notice"] else None
+        return out
+
     def card(target: str, result=None) -> Response:
-        info = store_usage(memory, with_entries=True)[target]
-        return renderer.fragment("_store.html", target=target, info=info, result=result,
-                                 categories=FAILURE_CATEGORIES)
+        return renderer.fragment("_store.html", target=target, info=stores()[target],
+                                 result=None if result is None else shown.result(result), categories=FAILURE_CATEGORIES)
 
     def pins(result=None) -> Response:
-        return renderer.fragment("_standing.html", pins=result or standing().list(), max_rules=MAX_RULES,
+        return renderer.fragment("_standing.html", pins=shown.pins(result or standing().list()), max_rules=MAX_RULES,
                                  max_chars=MAX_CHARS, enabled=memory.settings.standing_enabled)
 
     async def page(request: Request) -> Response:
-        return renderer.page(request, "stores.html", "stores", stores=store_usage(memory, with_entries=True),
-                             blocks=memory.blocks().blocks(), pins=standing().list(), max_rules=MAX_RULES,
-                             max_chars=MAX_CHARS, enabled=memory.settings.standing_enabled,
-                             categories=FAILURE_CATEGORIES)
+        return renderer.page(request, "stores.html", "stores", stores=stores(),
+                             blocks=[shown.block(b) for b in memory.blocks().blocks()],
+                             pins=shown.pins(standing().list()), max_rules=MAX_RULES, max_chars=MAX_CHARS,
+                             enabled=memory.settings.standing_enabled, categories=FAILURE_CATEGORIES)
+
+    def gone(target: str) -> dict:
+        return {"success": False, "code": "not_found", "error": f"That entry is no longer in "
+                f"{memory.store.name(target)}: it was changed or removed since this page was loaded. Nothing was "
+                "changed; the entries below are the current ones."}
 
     async def change(request: Request) -> Response:
         target, action = request.path_params["target"], request.path_params["action"]
@@ -39,7 +54,7 @@ def routes(memory, renderer) -> list[Route]:
             return Response(f"no such change: {action} on {target} (stores: {', '.join(store.targets)}; changes: "
                             "add, replace, remove)", status_code=404)
         form = await request.form()
-        text, old = str(form.get("text", "")), str(form.get("old", ""))
+        text, key = str(form.get("text", "")), str(form.get("key", ""))
         store.begin_turn()  # one person's action: the per-turn retry guard is for models
         if action == "add" and target == "failure":
             category = str(form.get("category") or "failure")
@@ -47,10 +62,11 @@ def routes(memory, renderer) -> list[Route]:
                                        str(form.get("reason") or "") or None)
         elif action == "add":
             result = store.add(target, text)
-        elif action == "replace":
-            result = store.replace(target, old, text)
-        else:
-            result = store.remove(target, old)
+        else:  # the entry the form's key names, as it is now (the page carries no entry's text)
+            old = next((e for e in store.read(target).entries or [] if shown.entry_key(e) == key), None)
+            if old is None:
+                return card(target, gone(target))
+            result = store.replace(target, old, text) if action == "replace" else store.remove(target, old)
         return card(target, result.for_person())
 
     async def pin(request: Request) -> Response:

@@ -1,0 +1,56 @@
+"""What a skill's fields must be before the store writes them, and the store's result dicts.
+
+:func:`check` (create): a name of at most :data:`~pi_memory.skills.document.MAX_NAME` characters, a description
+of at most :data:`~pi_memory.skills.document.MAX_DESCRIPTION`, a body within the body limit, then :func:`scan`:
+every field through :func:`pi_memory.safety.check_write` (a threat, else a credential), so nothing that would
+be refused for a curated entry is saved as a skill. Patch and update scan what they change with :func:`scan`.
+
+Results are plain dicts (:func:`ok`, :func:`no`: ``{"success", "message" | "code", "error", ...}``) written for
+the model; the CLI and the pi manager read the structured fields and word things for a person themselves.
+"""
+
+from __future__ import annotations
+
+from pi_memory import safety
+from pi_memory.skills import document as fmt
+
+
+def ok(message: str, **fields) -> dict:
+    return {"success": True, "message": message, **fields}
+
+
+def no(code: str, error: str, **fields) -> dict:
+    return {"success": False, "code": code, "error": error, **fields}
+
+
+def scan(fields: dict[str, str]) -> dict | None:
+    """A ``secret`` / ``threat`` refusal naming the first field (by its label) the scanners find something in."""
+    for label, text in fields.items():
+        finding = safety.check_write(text or "")
+        if finding is not None:
+            return no("secret" if finding.category == safety.secrets.SECRET else "threat",
+                      f"{safety.refusal_message(finding, where='skill')} (field: {label})", field=label)
+    return None
+
+
+def check(name: str, description: str, body: str) -> dict | None:
+    """The refusal for a new skill's fields (missing, too long, or found by the scanners), else ``None``."""
+    if not name:
+        return no("invalid_arguments", "A skill needs a name (a few words, e.g. 'deploy staging').")
+    if len(name) > fmt.MAX_NAME:
+        return no("invalid_arguments", f"The name has {len(name):,} characters; at most {fmt.MAX_NAME} are "
+                  "allowed. Give a short name (a few words, e.g. 'deploy staging'); put the details in the "
+                  "description and the body.")
+    if not description:
+        return no("invalid_arguments", "A skill needs a description: what it does and when to use it, with the "
+                  "words a user would type (pi picks skills by their description alone).")
+    if len(description) > fmt.MAX_DESCRIPTION:
+        return no("invalid_arguments", f"The description has {len(description)} characters; at most "
+                  f"{fmt.MAX_DESCRIPTION} are allowed. Shorten it; put details in the body.")
+    if not (body or "").strip():
+        return no("invalid_arguments", "A skill needs a body: give procedure_steps (and when_to_use, pitfalls, "
+                  "verification_steps), or the Markdown as content.")
+    too_long = fmt.body_problem(body)
+    if too_long:
+        return no("too_long", too_long)
+    return scan({"name": name, "description": description, "body": body})
