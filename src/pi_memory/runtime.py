@@ -267,7 +267,7 @@ class Memory:
                     return None, f"no model for learning jobs: {why}"
             timeout = min(spec.timeout_s, self.learning.jobs.job_timeout_seconds) if self.learning else spec.timeout_s
             model = build_chat_model(spec, max_retries=0, timeout_s=timeout)
-            notes = f"; {'; '.join(self._llm_notes)}" if kind != "dream" or not named else ""
+            notes = "".join(f"; {n}" for n in self._llm_notes) if kind != "dream" or not named else ""
             return model, f"learning on: {spec.model} (from {spec.source}){notes}"
         except (LLMConfigError, ValueError) as exc:
             return None, f"no model for learning jobs: {exc}"
@@ -287,14 +287,16 @@ class Memory:
             log.warning("%s", note)
         return spec, why
 
-    def learner(self, conn: sqlite3.Connection | None = None):
+    def learner(self, conn: sqlite3.Connection | None = None, log_only: bool = False):
         """A :class:`pi_memory.learning.Learner` on ``conn`` (default: this host's index connection), with a
-        store of its own mirrored through that connection; ``None`` when the learning settings are invalid."""
-        if self.learning is None:
+        store of its own mirrored through that connection; ``None`` when the learning settings are invalid.
+        ``log_only``: for reading the log and undoing a job (no model, no budget), which the settings do not
+        decide: then a learner on the default settings when they are invalid."""
+        if self.learning is None and not log_only:
             return None
         from pi_memory.index import sync_store
         from pi_memory.index.read_only import read_only
-        from pi_memory.learning import Learner
+        from pi_memory.learning import Learner, LearningSettings
 
         conn = conn if conn is not None else self.index()
         store = MemoryStore.from_settings(self.settings, cwd=self.cwd)
@@ -306,8 +308,8 @@ class Memory:
         store.on_change = mirror
         store.write_check = lambda: read_only(conn)
         store.load_from_disk()
-        return Learner(self.learning, conn, store, self.learning_model, project=store.project_id,
-                       on_write=self.store.acknowledge)
+        return Learner(self.learning or LearningSettings(), conn, store, self.learning_model,
+                       project=store.project_id, on_write=self.store.acknowledge)
 
     def _no_model(self) -> str | None:
         """``None`` when learning jobs have a model, else why not (the overflow handler's wording)."""
@@ -387,8 +389,9 @@ def _open_learning(memory: Memory, cwd: Path) -> None:
     try:
         block, where = merged_block(cwd)
         memory.learning = parse_learning(block, where)
-    except (LearningSettingsError, SettingsError) as exc:
-        memory.learning, memory.learning_status = None, f"learning off: {exc}"
+    except (LearningSettingsError, SettingsError) as exc:  # the first says that learning jobs are off
+        memory.learning = None
+        memory.learning_status = str(exc) if isinstance(exc, LearningSettingsError) else f"learning off: {exc}"
         log.warning("%s", memory.learning_status)
         return
     strategy = memory.learning.memory_overflow_strategy

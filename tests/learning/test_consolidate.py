@@ -3,11 +3,19 @@ manual consolidation."""
 
 from __future__ import annotations
 
+import json
+
+import pytest
 from filelock import FileLock
 from learning_helpers import llm_block, write_settings
+from typer.testing import CliRunner
 
+from pi_memory.cli.app import app
+from pi_memory.learning import undo_job
 from pi_memory.learning.consolidate import consolidate, lock_path
 from pi_memory.runtime import open_memory
+
+RUN = CliRunner()
 
 FILL = ["Uses uv for Python envs " + "a" * 30, "Uses uv, never pip " + "b" * 30, "Deploys on Fridays " + "c" * 30]
 NEW = "Tests run with pytest -q " + "d" * 30
@@ -111,3 +119,127 @@ def test_manual_consolidation_of_a_small_store_says_how_many_entries_in_words(ag
     assert messages == ["MEMORY.md has no entries; there is nothing to merge",
                         "MEMORY.md has 1 entry; there is nothing to merge"]
     assert brain.prompts == []
+
+
+def test_the_advertised_undo_of_an_overflow_consolidation_gives_back_the_store_before_the_add(agent, llm, brain,
+                                                                                               project):
+    """The undo the add's result names was refused at once ("would use 2,360 of 2,200 chars"): the add the
+    consolidation made room for stayed. The job now makes the add in its batch, and its undo takes back both."""
+    memory = _full(agent, project, llm, overflowGraceMs=0)
+    before = memory.store.path("memory").read_bytes()
+    brain.replies.append(MERGE)
+    done = memory.store.add("memory", NEW)
+    assert done.success and done.message == (
+        "Saved to MEMORY.md. This change is complete; do not repeat it. MEMORY.md was consolidated first (MEMORY.md: "
+        "158 -> 71 chars, then the new entry added; 3 write(s); learning job 1, undo with `pi-memory learning undo "
+        "1`, which takes back the consolidation and this entry).")
+    assert memory.store.entries("memory") == ["Uses uv (never pip)", FILL[2], NEW]  # this store saw the job's write
+    assert (done.entry_count, done.usage) == (3, "71% — 129/180 chars")
+    learner = memory.learner()
+    undo = undo_job(learner, 1)
+    assert undo.outcome == "ok", undo.message
+    assert memory.store.path("memory").read_bytes() == before
+
+
+def test_an_overflow_consolidation_that_frees_too_little_keeps_its_work_and_its_undo_works(agent, llm, brain,
+                                                                                           project):
+    memory = _full(agent, project, llm, overflowGraceMs=0)
+    before = memory.store.path("memory").read_bytes()
+    brain.replies.append({"operations": [
+        {"target": "memory", "action": "replace", "oldText": "Deploys on Fridays", "content": "Deploys on Fridays"
+                                                                                                 + "c" * 20}]})
+    result = memory.store.add("memory", NEW)
+    assert result.code == "over_limit" and result.error.endswith(
+        " Automatic consolidation ran (MEMORY.md: 158 -> 147 chars; 1 write(s)) but did not free enough space.")
+    assert undo_job(memory.learner(), 1).outcome == "ok"
+    assert memory.store.path("memory").read_bytes() == before
+
+
+def test_an_entry_longer_than_the_store_is_refused_without_a_consolidation(agent, llm, brain, project):
+    memory = _full(agent, project, llm, overflowGraceMs=0)
+    result = memory.store.add("memory", "z" * 200)
+    assert result.error == ("This entry is 200 chars, longer than MEMORY.md's whole limit of 180, so it can never "
+                            "fit. Nothing was saved. Save a short summary of it instead (one fact per entry).")
+    assert llm.chat_requests == []
+
+
+def test_the_cli_add_says_what_a_person_can_do_and_the_model_keeps_its_words(agent, llm, brain, project,
+                                                                             monkeypatch):
+    """A one-shot CLI never waits out a grace period: "deferred for 180,000 ms more" and "have the user run" were
+    words for a model."""
+    _full(agent, project, llm)
+    monkeypatch.chdir(project)
+    full = ("MEMORY.md is full: it uses 158 of 180 chars and this entry needs 58 more (separator included). Nothing "
+            "was saved. Make room first: merge related entries with ")
+    result = RUN.invoke(app, ["add", "memory", NEW])
+    assert result.exit_code == 1 and result.stderr.splitlines()[0] == (
+        f"refused (over_limit): {full}`pi-memory replace` or delete stale ones with `pi-memory remove` (see the entries "
+        "listed below), then add it again. Or have the model merge entries: run `pi-memory consolidate memory`, then "
+        "add it again.")
+    result = RUN.invoke(app, ["add", "memory", NEW, "--json"])
+    assert json.loads(result.stdout)["error"] == (
+        f"{full}memory_replace or delete stale ones with memory_remove (see currentEntries), then retry this add in "
+        "the same turn. Automatic consolidation of MEMORY.md is deferred for 180,000 ms more (overflow grace "
+        "period); to make room now, merge or remove entries yourself, or have the user run `pi-memory consolidate "
+        "memory` (pi: /memory-consolidate memory).")
+    result = RUN.invoke(app, ["add", "memory", "z" * 200])
+    assert result.stderr.splitlines()[0] == (
+        "refused (over_limit): This entry is 200 chars, longer than MEMORY.md's whole limit of 180, so it can never "
+        "fit. Nothing was saved. Save a short summary of it instead (one fact per entry).")
+
+
+def test_a_person_reads_the_other_overflow_outcomes_in_their_own_words(agent, project):
+    memory = _full(agent, project, overflowGraceMs=0)
+    result = memory.store.add("memory", NEW).for_person()
+    assert result.error.endswith("then add it again. Automatic consolidation is off (no model for learning jobs: no "
+                                 "model configured — set \"pi-memory\": {\"llm\": {\"provider\": \"openai-compatible\", "
+                                 "\"baseUrl\": ..., \"model\": ...}} (or {\"llm\": {\"fromPi\": \"provider/model\"}}, "
+                                 "or {\"llm\": {\"fromPi\": \"default\"}} for pi's default model) in "
+                                 + str(agent / "settings.json") + ").")
+
+
+@pytest.mark.parametrize(("ops", "message"), [
+    ([{"target": "memory", "action": "remove", "oldText": "Uses uv"}],
+     "the model's answer could not be applied: it names the entry to remove by 'Uses uv', which is in 2 entries of "
+     "MEMORY.md (it must be in exactly one), so nothing was written"),
+    ([{"target": "memory", "action": "replace", "oldText": "Uses poetry", "content": "x"}],
+     "the model's answer could not be applied: it names the entry to replace by 'Uses poetry', which is in no entry "
+     "of MEMORY.md (it must be in exactly one), so nothing was written"),
+    ([{"target": "memory", "action": "remove"}],
+     "the model's answer could not be applied: it does not say which entry of MEMORY.md to remove, so nothing was "
+     "written"),
+])
+def test_an_operation_naming_no_single_entry_is_said_as_such_not_as_no_shrink(agent, llm, brain, project, ops,
+                                                                              message):
+    """An ambiguous oldText was reported as `no_shrink (158 -> 158 chars)`."""
+    memory = _full(agent, project, llm)
+    brain.replies.append({"operations": ops})
+    report = consolidate(memory.learner(), "memory")
+    assert (report.outcome, report.message) == ("invalid_output", message)
+    assert memory.store.path("memory").read_text().count("§") == 2
+
+
+def test_a_consolidation_past_the_wait_still_makes_the_add_as_the_refusal_says(agent, llm, brain, project):
+    import time
+
+    memory = _full(agent, project, llm, overflowGraceMs=0)
+    handler = memory.store.on_overflow
+    handler.wait_s = 0.05
+    real = brain.__call__
+
+    def slow(messages, tools):
+        time.sleep(0.5)
+        return real(messages, tools)
+
+    llm.responder = slow
+    brain.replies.append(MERGE)
+    result = memory.store.add("memory", NEW)
+    assert result.code == "over_limit" and result.error.endswith(
+        " Consolidation of MEMORY.md is running in the background and makes this add when it frees enough room; "
+        "read the store in a moment to see whether it did (retrying this add then is safe).")
+    assert result.for_person().error.endswith(
+        " Consolidation of MEMORY.md is still running; it adds this entry if it frees enough room. `pi-memory read "
+        "memory` shows whether it did; if not, add it again.")
+    handler.running["memory"].join(10)
+    assert memory.store.read("memory").entries == ["Uses uv (never pip)", FILL[2], NEW]
+    assert memory.store.add("memory", NEW).success  # the retry the model was told is safe

@@ -231,7 +231,15 @@ def test_parse_json_reply_tolerates_think_blocks_and_prose() -> None:
         parse_json_reply("<think>hmm</think>", Fact)
 
 
-def test_a_server_that_is_not_a_chat_api_is_an_error(server) -> None:
-    server.script({"raw": {"hello": "this is not a chat completion"}})
-    with pytest.raises(LLMRequestError, match="not with a chat completion"):
+@pytest.mark.parametrize(("body", "held"), [
+    ({"hello": "this is not a chat completion"}, "its fields: hello"),
+    ({}, "an empty object"),  # it said "(got ChatCompletion)": the name of the SDK's class, not what came
+    ({"model": "m", "error": "busy"}, "its fields: error, model"),
+])
+def test_a_server_that_is_not_a_chat_api_is_an_error_saying_what_came(server, body, held) -> None:
+    server.script({"raw": body})
+    with pytest.raises(LLMRequestError) as caught:
         make(server).complete("hi", max_tokens=5)
+    assert str(caught.value) == (f"The server at {server.base_url} answered, but not with a chat completion: its "
+                                 f"reply has no \"choices\" ({held}). Check that baseUrl points at an "
+                                 "OpenAI-compatible API (…/v1).")

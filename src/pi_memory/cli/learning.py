@@ -8,6 +8,7 @@ the job report (``{"success", "jobId", "kind", "outcome", "message", "dryRun", "
 
 from __future__ import annotations
 
+import enum
 from pathlib import Path
 from typing import Annotated
 
@@ -23,11 +24,27 @@ DryOpt = Annotated[bool, typer.Option("--dry-run", help="Run the model and repor
 QUIET_OUTCOMES = ("ok", "nothing", "dry_run", "closed")
 
 
-def _learner(dir_: Path | None):
+class JobKind(enum.StrEnum):
+    review = "review"
+    flush = "flush"
+    correction = "correction"
+    refine = "refine"
+    consolidate = "consolidate"
+    dream = "dream"
+    undo = "undo"
+
+
+MAX_LOG_LIMIT = 10_000  # a larger --limit is taken as this
+
+
+def _learner(dir_: Path | None, command: str, log_only: bool = False):
+    """The learner of a command. ``log_only`` (``learning log`` / ``undo``: no model, no budget): also when the
+    learning settings are invalid, whose warning the open printed once. Any other command refuses then."""
     memory = open_mem(dir_)
-    learner = memory.learner()
+    learner = memory.learner(log_only=log_only)
     if learner is None:
-        raise fail(memory.learning_status, 2)
+        raise fail(memory.learning_status if state.json else f"{command} did not run: it needs valid learning "
+                   "settings (see the warning above).", 2)
     return memory, learner
 
 
@@ -62,23 +79,32 @@ def _print_write(w: dict, prefix: str = "") -> None:
 
 
 @learning_app.command("log")
-def log_cmd(limit: Annotated[int, typer.Option("--limit", min=1, help="Newest jobs to show.")] = 20,
-            kind: Annotated[str | None, typer.Option("--kind", help="Only jobs of this kind (review, dream...).")] = None,
+def log_cmd(limit: Annotated[int, typer.Option(
+                "--limit", min=1, max=MAX_LOG_LIMIT, clamp=True,
+                help=f"Newest jobs to show (at most {MAX_LOG_LIMIT:,}).")] = 20,
+            kind: Annotated[JobKind | None, typer.Option("--kind", help="Only jobs of this kind.")] = None,
             dir: DirOpt = None, json_: JsonOpt = False) -> None:
     """List the background jobs, newest first: kind, trigger, tokens, outcome and each write."""
     from pi_memory.learning import list_jobs
 
-    memory, learner = _learner(dir)
-    jobs = list_jobs(learner.conn, limit=limit, kind=kind)
-    model, status = memory.learning_model("review")
+    memory, learner = _learner(dir, "learning log", log_only=True)
+    jobs = list_jobs(learner.conn, limit=limit, kind=kind.value if kind else None)
+    if memory.learning is None:  # invalid settings: no job runs, whatever model is named
+        model, status = None, memory.learning_status
+    else:
+        model, status = memory.learning_model("review")
     if model is not None:
         model.close()
+    budget = learner.budget_status() if memory.learning is not None else None
     if json_ or state.json:
-        emit_json({"success": True, "jobs": jobs, "budget": learner.budget_status(), "model": status})
+        emit_json({"success": True, "jobs": jobs, "budget": budget, "model": status})
         return
-    out.print(status if model is not None else f"Model-driven jobs are off: {status}", markup=False)
+    if memory.learning is None:
+        out.print("Learning jobs are off: the learning settings are invalid (see the warning above).", markup=False)
+    else:
+        out.print(status if model is not None else f"Model-driven jobs are off: {status}", markup=False)
     if not jobs:
-        out.print("No learning jobs yet.")
+        out.print(f"No {kind.value} jobs yet." if kind else "No learning jobs yet.", markup=False)
     for job in jobs:
         flags = " (dry run)" if job["dryRun"] else ""
         flags += " (undone)" if job["undoneAt"] else ""
@@ -90,7 +116,12 @@ def log_cmd(limit: Annotated[int, typer.Option("--limit", min=1, help="Newest jo
                       f"out{cost}, {job['durationMs'] or 0:.0f} ms", markup=False)
         for w in job["writes"]:
             _print_write(w)
-    b = learner.budget_status()
+    if budget is None:
+        from pi_memory.learning.log import spent_today
+
+        out.print(f"Today: {spent_today(learner.conn):,} tokens spent.", markup=False)
+        return
+    b = budget
     out.print(f"Today: {b['spentToday']:,} of {b['dailyTokenBudget']:,} tokens (resets {b['resetsAt']}); "
               f"per job at most {b['jobTokenBudget']:,}.", markup=False)
 
@@ -100,39 +131,48 @@ def undo_cmd(job_id: int, dir: DirOpt = None, json_: JsonOpt = False, dry_run: D
     """Revert one job's writes (refused when its entries have changed since)."""
     from pi_memory.learning import undo_job
 
-    _, learner = _learner(dir)
+    _, learner = _learner(dir, "learning undo", log_only=True)
     _finish(undo_job(learner, job_id, dry_run=dry_run), json_)
 
 
 @learning_app.command("detect")
 def detect_cmd(text: str, dir: DirOpt = None, json_: JsonOpt = False) -> None:
-    """Would TEXT be captured as a correction? Prints the rule and the directive that would be saved."""
-    from pi_memory.learning import CorrectionRules
+    """Would TEXT be captured as a correction? Prints the rule and the FAILURES.md entry a session would save
+    (credentials redacted, as the capture saves it)."""
+    from pi_memory.learning.corrections import CorrectionRules, capture
 
     memory = open_mem(dir)
     s = memory.learning
     rules = CorrectionRules.from_lists(*(getattr(s, f"correction_{k}", None) for k in
                                          ("strong_patterns", "weak_patterns", "negative_patterns", "directive_words")))
-    found = rules.detect(text)
-    # The save goes through FAILURES.md's scanners: say when they would refuse it, and never echo a credential.
-    finding = safety.check_write(found.directive) if found.directive else None
-    directive = safety.redact(found.directive) if found.directive else found.directive
+    project = memory.store.project_name if "project" in memory.store.targets else None
+    found = capture(rules, text, project)  # the capture's own decision (learning/corrections.py)
+    det, finding = found.detection, found.refused
+    off = ("the learning settings are invalid" if s is None else
+           "correctionDetection is false in the settings" if not s.correction_detection else None)
     refused = {"code": "secret" if finding.category == safety.SECRET else "threat", "finding": finding.id} \
         if finding else None
+    directive = safety.redact(det.directive) if det.directive else det.directive
     if json_ or state.json:
-        emit_json({**found.to_dict(), "directive": directive, "refused": refused, "problems": rules.problems})
+        emit_json({**det.to_dict(), "directive": directive, "entry": None if off or finding else found.entry,
+                   "redacted": list(found.redacted), "refused": refused, "captureOff": off,
+                   "problems": rules.problems})
         return
     for problem in rules.problems:
         err.print(f"warning: {problem}", markup=False)
-    if found.correction and finding is not None:
+    cleaned = f" (credential {', '.join(found.redacted)} redacted)" if found.redacted else ""
+    if det.correction and off:
+        out.print(f"correction (rule {det.rule}), but correction capture is off ({off}), so nothing is saved",
+                  markup=False)
+    elif det.correction and finding is not None:
         why = (f"it holds a credential ({finding.id})" if refused["code"] == "secret"
                else f"it matches the threat pattern {finding.id} ({finding.category})")
-        out.print(f"correction (rule {found.rule}), but not saved: {why}, so the store would refuse it: "
-                  f"{directive}", markup=False)
-    elif found.correction:
-        out.print(f"correction (rule {found.rule}); would save: {directive}", markup=False)
+        out.print(f"correction (rule {det.rule}), but not saved: {why}, so FAILURES.md would refuse it: "
+                  f"{safety.redact(found.entry or '')}", markup=False)
+    elif det.correction:
+        out.print(f"correction (rule {det.rule}); saves to FAILURES.md{cleaned}: {found.entry}", markup=False)
     else:
-        out.print("not a correction" + (f" (suppressed by {found.rule})" if found.rule else ""), markup=False)
+        out.print("not a correction" + (f" (suppressed by {det.rule})" if det.rule else ""), markup=False)
 
 
 @app.command("review")
@@ -142,7 +182,7 @@ def review_cmd(session_file: Path, dir: DirOpt = None, json_: JsonOpt = False, d
 
     if not session_file.is_file():
         raise fail(f"{session_file} is not a file; pass the path of a session transcript (.jsonl).", 2)
-    _, learner = _learner(dir)
+    _, learner = _learner(dir, "review")
     try:
         sid, turns, _ = read_turns(session_file)
     except (OSError, ValueError) as exc:
@@ -155,7 +195,7 @@ def consolidate_cmd(target: Target, dir: DirOpt = None, json_: JsonOpt = False, 
     """Shrink a store now: merge related entries and drop superseded ones (one model job, undoable)."""
     from pi_memory.learning.consolidate import consolidate, usage_signals
 
-    _, learner = _learner(dir)
+    _, learner = _learner(dir, "consolidate")
     report = consolidate(learner, target.value, dry_run=dry_run or None, usage=usage_signals(learner, target.value))
     _finish(report, json_)
 
@@ -171,7 +211,7 @@ def dream_cmd(dir: DirOpt = None, json_: JsonOpt = False, dry_run: DryOpt = Fals
     from pi_memory.index import index_paths
     from pi_memory.learning.dream import dream
 
-    memory, learner = _learner(dir)
+    memory, learner = _learner(dir, "dream")
     index_paths(learner.conn, None, max_files=200)  # the dream reads the session index: bring it up to date
     model, status = memory.learning_model("dream")
     if model is not None:

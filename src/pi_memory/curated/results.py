@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from pydantic.alias_generators import to_camel
 
 MAX_RESULT_BYTES = 12 * 1024
@@ -67,6 +67,12 @@ class MemoryResult(BaseModel):
     notice: str | None = None
     truncated: bool | None = None
     total: int | None = Field(default=None, description="item count of the list that was truncated")
+    _to_person: list[tuple[str, str]] = PrivateAttr(default_factory=list)  # this result's own (model, person) texts
+
+    def say_to_person(self, model_text: str, person_text: str) -> None:
+        """A person reads ``person_text`` where the message or error says ``model_text`` (a part one host added:
+        the overflow strategy's words to the model that made the add)."""
+        self._to_person.append((model_text, person_text))
 
     def to_dict(self) -> dict:
         """JSON-ready dict, camelCase keys, capped at ``MAX_RESULT_BYTES``."""
@@ -78,8 +84,13 @@ class MemoryResult(BaseModel):
         model's wording names tools and result fields (:func:`pi_memory.curated.messages.for_person`)."""
         from pi_memory.curated.messages import for_person
 
-        return self.model_copy(update={"message": for_person(self.message), "error": for_person(self.error),
-                                       "notice": for_person(self.notice)})
+        def worded(text: str | None) -> str | None:
+            for model, person in self._to_person:
+                text = text.replace(model, person) if text else text
+            return for_person(text)
+
+        return self.model_copy(update={"message": worded(self.message), "error": worded(self.error),
+                                       "notice": worded(self.notice)})
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False)

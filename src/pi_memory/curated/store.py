@@ -288,11 +288,14 @@ class MemoryStore:
         """Delete the entry containing ``old_text``."""
         return self.apply(target, [Operation(action="remove", old_text=old_text)], single=True)
 
-    def apply(self, target: str, operations: list[Operation], single: bool = False) -> MemoryResult:
+    def apply(self, target: str, operations: list[Operation], single: bool = False,
+              arrange: Callable[[list[str]], list[str] | None] | None = None) -> MemoryResult:
         """Apply ``operations`` in order, all or nothing; the budget is checked on the final state only.
 
         In a batch an add of an entry that already exists is skipped; replace/remove need exactly one distinct
-        matching entry (an entry's whole text names it, even inside a longer one). All or nothing is written.
+        matching entry (an entry's whole text names it, even inside a longer one). Nothing is written unless every
+        step succeeds. ``arrange(entries before)`` (under the lock) may order the result: the same entries (a
+        learning undo puts entries back in place).
         """
         if target not in self.files:
             return self._invalid_target(target)
@@ -309,7 +312,7 @@ class MemoryStore:
         try:
             prepared = [self._prepare(target, op, i, single) for i, op in enumerate(operations)]
             with self._locked(target):
-                return self._apply_locked(target, prepared, single)
+                return self._apply_locked(target, prepared, single, arrange)
         except _Refusal as refusal:
             self._guard.note(target, key, refusal.counts)
             return refusal.result
@@ -362,7 +365,7 @@ class MemoryStore:
                 )
         return Operation(action=op.action, content=content or None, old_text=old or None)
 
-    def _apply_locked(self, target: str, ops: list[Operation], single: bool) -> MemoryResult:
+    def _apply_locked(self, target: str, ops: list[Operation], single: bool, arrange=None) -> MemoryResult:
         path = self.path(target)
         raw = self._read_locked(target)
         analysis = fmt.analyse(raw, self.limits[target])
@@ -386,6 +389,7 @@ class MemoryStore:
         for i, op in enumerate(ops):
             where = "" if single else f"Operation {i + 1} ({op.action}): "
             self._step(target, work, op, where, notes, single)
+        work = order if arrange and (order := arrange(list(before))) and sorted(order) == sorted(work) else work
         cur, limit = fmt.joined_length(work), self.limits[target]
         if cur > limit and fmt.joined_length(work) > fmt.joined_length(before) and (
                 self.enforce_limits or any(op.content and len(op.content) > limit for op in ops)):

@@ -1,7 +1,8 @@
 """Consolidation: one model job that shrinks a full store (merge related entries, drop superseded ones), run by
 hand (``pi-memory consolidate``, pi's ``/memory-consolidate``) or by the overflow strategy ``auto-consolidate``
 (:mod:`pi_memory.learning.overflow`). The job must strictly shrink the store; a store of fewer than two entries
-ends "nothing" without a model call.
+ends "nothing" without a model call. Run by an overflow, the job also makes the add that overflowed, in the same
+batch, when it then fits: its undo then gives back the store as it was before that add.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pi_memory.curated.sanitise import sanitise_entry
 from pi_memory.curated.store import MemoryStore
 from pi_memory.learning.prompts import LearnReply, stores_block, to_planned
 from pi_memory.learning.runner import JobContext, JobReport, JobStop, Learner, PlannedOp, plan_writes
+from pi_memory.learning.wording import unmatched
 
 LOCK_WAIT_S = 2.0  # a caller waits out brief contention for the per-target lock
 CONSOLIDATE_REPLY_TOKENS = 1_500
@@ -34,8 +36,10 @@ def lock_path(data_dir: Path, store: MemoryStore, target: str) -> Path:
 
 
 def consolidate(learner: Learner, target: str, *, trigger: str = "manual", dry_run: bool | None = None,
-                usage: dict[str, tuple[int, str | None]] | None = None, lock_wait: float = LOCK_WAIT_S) -> JobReport:
-    """Consolidate ``target`` now (one job, under the per-target lock). ``usage``: entry -> (hits, last used)."""
+                usage: dict[str, tuple[int, str | None]] | None = None, lock_wait: float = LOCK_WAIT_S,
+                then_add: str | None = None) -> JobReport:
+    """Consolidate ``target`` now (one job, under the per-target lock). ``usage``: entry -> (hits, last used).
+    ``then_add``: an entry to add after the consolidation, in the same batch, when it then fits."""
     store = learner.store
     if target not in store.targets:
         return JobReport("consolidate", "refused", f"there is no {target} store here"
@@ -46,13 +50,13 @@ def consolidate(learner: Learner, target: str, *, trigger: str = "manual", dry_r
     except Timeout:
         return JobReport("consolidate", "locked", f"another session is consolidating {store.name(target)}")
     try:
-        return learner.run("consolidate", trigger, lambda ctx: _work(ctx, learner, target, usage or {}),
+        return learner.run("consolidate", trigger, lambda ctx: _work(ctx, learner, target, usage or {}, then_add),
                            dry_run=dry_run)
     finally:
         lock.release()
 
 
-def _work(ctx: JobContext, learner: Learner, target: str, usage: dict) -> list[PlannedOp]:
+def _work(ctx: JobContext, learner: Learner, target: str, usage: dict, then_add: str | None) -> list[PlannedOp]:
     store = learner.store
     block, ids = stores_block(store, (target,))
     before = store.entries(target)
@@ -74,12 +78,18 @@ def _work(ctx: JobContext, learner: Learner, target: str, usage: dict) -> list[P
         raise JobStop("no_shrink", f"the model's operations would not shrink {store.name(target)} "
                       f"({joined_length(before):,} -> {joined_length(after):,} chars); nothing was written")
     ctx.note = f"{store.name(target)}: {joined_length(before):,} -> {joined_length(after):,} chars"
+    if then_add and then_add not in after and joined_length([*after, then_add]) <= store.limit(target):
+        ops.append(PlannedOp(target=target, action="add", content=then_add))
+        ctx.note += ", then the new entry added"
     return ops
 
 
 def _after(store: MemoryStore, target: str, ops: list[PlannedOp]) -> list[str]:
-    entries = store.entries(target)
-    for w in plan_writes(store, target, ops):
+    entries, misses = store.entries(target), []
+    writes = plan_writes(store, target, ops, misses)
+    if misses:  # the store would refuse the batch: say which step, not "would not shrink"
+        raise JobStop("invalid_output", unmatched(store.name(target), misses))
+    for w in writes:
         if w.action == "add":
             entries.append(w.after)
         elif w.action == "remove":

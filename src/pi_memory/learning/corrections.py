@@ -11,8 +11,12 @@ Rules (case-insensitive; each list replaceable in settings, an empty list meanin
   they trigger only when the rest holds a whole directive word (use, don't, run, install, the, that...).
 
 The saved entry is a ``failure`` entry of category ``correction``: the directive (the message with its leading
-"no" / "wrong" / "actually" / "stop" and punctuation removed), reason "User corrected the agent". An invalid
-regex in settings is reported once (:attr:`CorrectionRules.problems`) and skipped.
+"no" / "wrong" / "actually" / "stop" and punctuation removed, credentials replaced by ``[REDACTED:<kind>]``),
+reason "User corrected the agent" (in project NAME). :func:`capture` is the one decision: what the capture of a
+session saves and what ``pi-memory learning detect`` previews. Every host saves the same entry for the same
+message, whether it hands over the message as typed (pi) or with its credentials already redacted (the Claude
+Code and Codex hooks keep the prompt that way). An invalid regex in settings is reported once
+(:attr:`CorrectionRules.problems`) and skipped.
 """
 
 from __future__ import annotations
@@ -93,6 +97,40 @@ class CorrectionRules:
             if hit:
                 return Detection(True, directive(text), f"weak:{p.pattern}+{hit}")
         return Detection(False)
+
+
+@dataclass(frozen=True)
+class Capture:
+    """What the capture of one user message does: ``entry`` is the FAILURES.md entry it saves (``None``: not a
+    correction), ``redacted`` the kinds of credential taken out of it, ``refused`` the finding the store would
+    refuse it for (a threat pattern), ``None`` when it would be saved."""
+
+    detection: Detection
+    entry: str | None = None
+    redacted: tuple[str, ...] = ()
+    refused: object | None = None  # pi_memory.safety.Finding
+
+
+def capture(rules: CorrectionRules, text: str, project: str | None) -> Capture:
+    """The rule-based capture of ``text`` (a user message) in ``project`` (``None``: outside a project)."""
+    found = rules.detect(text)
+    if not found.correction:
+        return Capture(found)
+    entry, redacted = correction_entry(found.directive or "", project)
+    from pi_memory import safety
+
+    return Capture(found, entry, redacted, safety.check_write(entry))
+
+
+def correction_entry(directive: str, project: str | None) -> tuple[str, tuple[str, ...]]:
+    """The FAILURES.md entry saving ``directive``, with its credentials redacted, and their kinds."""
+    from pi_memory import safety
+    from pi_memory.curated.entries import failure_entry
+
+    redacted = tuple(dict.fromkeys(f.id for f in safety.scan_secrets(directive)))
+    # Scoped to the project when there is one: FAILURES.md is one file, so the reason names the project.
+    reason = REASON + (f" in project {project}" if project else "")
+    return failure_entry(safety.redact(directive) if redacted else directive, "correction", reason), redacted
 
 
 def directive(text: str) -> str:

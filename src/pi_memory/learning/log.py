@@ -3,12 +3,14 @@
 Tables (own named migrations, applied by :func:`open_log` like the semantic layer's):
 
 * ``learning_jobs``: one row per background job: ``kind`` (review | correction | refine | flush | consolidate |
-  dream), ``trigger``, ``session_ids`` / ``entry_ids`` (JSON lists: what it read), ``model``, ``input_tokens``,
+  dream | undo), ``trigger``, ``session_ids`` / ``entry_ids`` (JSON lists: what it read), ``model``, ``input_tokens``,
   ``output_tokens``, ``cost_usd``, ``calls``, ``duration_ms``, ``outcome`` (running | ok | nothing | dry_run |
   budget | invalid_output | error | refused | undone), ``detail``, ``day`` (UTC ``YYYY-MM-DD`` of the start),
   ``reserved_tokens`` (held against the day's budget while the job runs), ``undone_at``.
 * ``learning_writes``: each write of a job as a before/after pair (``before`` NULL for an add, ``after`` NULL
-  for a remove), ``target`` and the store file; the old text of a removed or merged entry stays here.
+  for a remove), ``target`` and the store file; the old text of a removed or merged entry stays here. ``place``
+  (``learning_003_write_place``): where a removed entry stood, JSON ``{"index", "after", "before"}`` (the index and
+  the texts of the entries around it), so an undo puts it back there.
 * ``learning_gate``: named gate state (the dream gate: ``last_run_at``, ``last_message_id``).
 
 The day's budget is shared by every process on the data root: a job reserves its estimate in a
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from pi_memory.curated.entries import printable
@@ -112,6 +114,8 @@ LEARNING_MIGRATIONS = [
         """,
     ),
     Migration("learning_002_clean", "", run=_clean_rows, readers_need=False),  # readers clean what they show
+    # Only undo reads it (a read-only index written by an older version is listed as it is).
+    Migration("learning_003_write_place", "ALTER TABLE learning_writes ADD COLUMN place TEXT;", readers_need=False),
 ]
 
 
@@ -133,15 +137,20 @@ class Write:
     action: str  # add | replace | remove
     before: str | None
     after: str | None
+    # a remove: where the entry stood ({"index", "after", "before"}: :func:`record_places`); not in to_dict
+    place: dict | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict:
         return {"target": self.target, "store": self.store, "action": self.action, "before": self.before,
                 "after": self.after}
 
     def redacted(self) -> Write:
-        """This write with credentials in ``before`` / ``after`` redacted (what the log keeps and shows)."""
+        """This write with credentials in ``before`` / ``after`` and in its place's neighbours redacted (what the
+        log keeps and shows; a neighbour holding one is then found by its index instead, :mod:`.undo`)."""
+        place = None if self.place is None else {
+            k: redact(v) if isinstance(v, str) and v else v for k, v in self.place.items()}
         return Write(self.target, self.store, self.action, redact(self.before) if self.before else self.before,
-                     redact(self.after) if self.after else self.after)
+                     redact(self.after) if self.after else self.after, place)
 
 
 def open_log(conn: sqlite3.Connection) -> sqlite3.Connection:
@@ -202,11 +211,7 @@ def reserve(conn: sqlite3.Connection, job_id: int, tokens: int, daily_budget: in
         day = conn.execute("SELECT day FROM learning_jobs WHERE id = ?", (job_id,)).fetchone()[0]
         used = spent_today(conn, day)
         if used + tokens > daily_budget:
-            raise BudgetExceeded(
-                "daily",
-                f"the daily learning budget (learning.dailyTokenBudget = {daily_budget:,} tokens) is used up: "
-                f"{used:,} spent today, this call needs about {tokens:,}; it resets at {next_reset()} (UTC midnight)",
-            )
+            raise BudgetExceeded("daily", daily_refusal(used, tokens, daily_budget))
         conn.execute("UPDATE learning_jobs SET reserved_tokens = reserved_tokens + ? WHERE id = ?", (tokens, job_id))
 
 
@@ -299,3 +304,26 @@ def set_gate(conn: sqlite3.Connection, name: str, last_run_at: str, last_message
             " SET last_run_at = excluded.last_run_at, last_message_id = excluded.last_message_id",
             (name, last_run_at, last_message_id),
         )
+
+
+def record_places(conn: sqlite3.Connection, job_id: int, writes: list[Write]) -> None:
+    """Keep where each removed entry of a finished job stood (``learning_writes.place``), for its undo."""
+    rows = [(json.dumps(w.place), job_id, i) for i, w in enumerate(writes) if w.place is not None]
+    if rows:
+        with transaction(conn):
+            conn.executemany("UPDATE learning_writes SET place = ? WHERE job_id = ? AND seq = ?", rows)
+
+
+def write_places(conn: sqlite3.Connection, job_id: int) -> list[dict | None]:
+    """``place`` of each write of ``job_id`` in order (``None`` where none was kept: a job logged before it was)."""
+    rows = conn.execute("SELECT place FROM learning_writes WHERE job_id = ? ORDER BY seq", (job_id,)).fetchall()
+    return [json.loads(r[0]) if r[0] else None for r in rows]
+
+
+def daily_refusal(used: int, tokens: int, daily_budget: int) -> str:
+    """Why a call does not fit the day's budget, for a person: what is left (or that it is used up) and what to do."""
+    state = (f"is used up ({used:,} tokens spent today)" if used >= daily_budget else
+             f"has {daily_budget - used:,} tokens left today ({used:,} spent), too few for the next call (about "
+             f"{tokens:,})")
+    return (f"the daily learning budget (learning.dailyTokenBudget = {daily_budget:,} tokens) {state}; it resets at "
+            f"{next_reset()} (UTC midnight), or raise learning.dailyTokenBudget to run jobs before then")

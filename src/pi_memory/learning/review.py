@@ -10,8 +10,7 @@ fit the job budget, and returns operations over ``memory`` / ``user`` / ``projec
 from __future__ import annotations
 
 from pi_memory.curated.sanitise import sanitise_entry
-from pi_memory.curated.store import failure_entry
-from pi_memory.learning.corrections import REASON, Detection
+from pi_memory.learning.corrections import Detection, correction_entry
 from pi_memory.learning.prompts import (
     ROUTING,
     LearnReply,
@@ -71,8 +70,7 @@ def save_correction(learner: Learner, detection: Detection, *, session_id: str |
                     dry_run: bool | None = None) -> JobReport:
     """The rule-based save: a ``[correction]`` failure entry holding the directive. No model involved."""
     project = learner.store.project_name if "project" in learner.store.targets else None
-    # Scoped to the project when there is one: FAILURES.md is one file, so the reason names the project.
-    entry = failure_entry(detection.directive or "", "correction", REASON + (f" in project {project}" if project else ""))
+    entry, _ = correction_entry(detection.directive or "", project)  # what `pi-memory learning detect` previews
 
     def work(ctx: JobContext) -> list[PlannedOp]:
         ctx.read([session_id] if session_id else [])

@@ -35,6 +35,7 @@ from pydantic import BaseModel, Field
 from pi_memory.curated.store import MemoryStore, Operation
 from pi_memory.learning import log as jlog
 from pi_memory.learning.settings import LearningSettings
+from pi_memory.learning.wording import store_refusal, unusable_reply
 from pi_memory.llm import ChatModel, LLMError, MalformedReplyError
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,7 @@ class JobContext:
         self.session_ids: list[str] = []
         self.entry_ids: list[str] = []
         self.note: str | None = None  # a job's own summary (e.g. "nothing to save")
+        self.arrange: dict[str, Callable] = {}  # target -> the order of its entries after the batch (undo)
 
     @property
     def settings(self) -> LearningSettings:
@@ -126,11 +128,11 @@ class JobContext:
             raise JobStop("off", "no model is configured for learning jobs")
         jobs = self.settings.jobs
         convo: list[dict] = [{"role": "user", "content": prompt}]
-        problem = ""
+        problem, last = "", ""
         while True:
             if self.calls >= jobs.max_calls_per_job:
-                raise JobStop("invalid_output", f"no valid {schema.__name__} reply in {self.calls} model call(s) "
-                              f"(learning.maxCallsPerJob = {jobs.max_calls_per_job}); last problem: {problem}")
+                raise JobStop("invalid_output", unusable_reply(self.calls, jobs.max_calls_per_job, schema,
+                                                               problem, last))
             if time.monotonic() > self.deadline:
                 raise JobStop("timeout", f"the job ran past learning.jobTimeoutSeconds = {jobs.job_timeout_seconds:g}")
             estimate = estimate_tokens(system, *(m["content"] for m in convo)) + 600 + max_tokens
@@ -152,7 +154,7 @@ class JobContext:
                 return value
             except MalformedReplyError as exc:
                 # The provider's count of a rejected reply is not passed on: count it as estimated.
-                problem = exc.last_error
+                problem, last = exc.last_error, exc.last_text
                 used = (sent, estimate_tokens(exc.last_text), None)
                 convo += [{"role": "assistant", "content": exc.last_text or "(empty)"},
                           {"role": "user", "content": f"Your previous reply could not be used: {problem}. Reply "
@@ -228,7 +230,7 @@ class Learner:
         results: list[dict] = []
         try:
             ops = work(ctx)
-            writes, results, outcome, message = self.apply(ops, dry)
+            writes, results, outcome, message = self.apply(ops, dry, ctx.arrange)
             note = jlog.clean_note(ctx.note)  # a model's words: one line, redacted, escaped, capped
             if not ops:
                 outcome, message = "nothing", note or "nothing to save"
@@ -246,11 +248,14 @@ class Learner:
         message, writes = jlog.clean(message), [w.redacted() for w in writes]
         jlog.finish_job(self.conn, job_id, outcome=outcome, detail=message, duration_ms=duration, writes=writes,
                         session_ids=ctx.session_ids, entry_ids=ctx.entry_ids)
+        jlog.record_places(self.conn, job_id, writes)
         return JobReport(kind, outcome, message, job_id, writes, dry, ctx.input_tokens, ctx.output_tokens, ctx.calls,
                          ctx.cost_usd, duration, results)
 
-    def apply(self, ops: list[PlannedOp], dry: bool) -> tuple[list[jlog.Write], list[dict], str, str]:
-        """Apply ``ops`` (one batch per target, in first-seen order) or, ``dry``, only compute their writes."""
+    def apply(self, ops: list[PlannedOp], dry: bool, arrange: dict[str, Callable] | None = None,
+              ) -> tuple[list[jlog.Write], list[dict], str, str]:
+        """Apply ``ops`` (one batch per target, in first-seen order) or, ``dry``, only compute their writes.
+        ``arrange[target]``: the order of the entries after the batch (:meth:`MemoryStore.apply`)."""
         writes: list[jlog.Write] = []
         results: list[dict] = []
         by_target: dict[str, list[PlannedOp]] = {}
@@ -260,18 +265,19 @@ class Learner:
             if target not in self.store.targets:
                 return writes, results, "refused", f"the {target} store is not available here (no project)"
             self.store.read(target)
-            planned = plan_writes(self.store, target, group)
+            misses: list = []
+            planned = plan_writes(self.store, target, group, misses)
             batch = [Operation(action=o.action, content=o.content, old_text=o.old_text) for o in group]
             if dry:  # the store's own checks of a batch (content, threat and secret scans), nothing written
                 if (refusal := self.store.check(target, batch)) is not None:
-                    return writes, results, "refused", f"dry run: would be refused: {self.store.name(target)}: " \
-                                                       f"{refusal.error}"
+                    return writes, results, "refused", "dry run: would be refused: " + store_refusal(
+                        self.store, target, refusal, planned, misses)
                 writes += planned
                 continue
-            result = self.store.apply(target, batch)
+            result = self.store.apply(target, batch, arrange=(arrange or {}).get(target))
             results.append(result.to_dict())
             if not result.success:
-                return writes, results, "refused", f"{self.store.name(target)}: {result.error}"
+                return writes, results, "refused", store_refusal(self.store, target, result, planned, misses)
             writes += planned
             if self.on_write is not None:
                 self.on_write(target, [w.after for w in planned if w.after])
@@ -280,9 +286,11 @@ class Learner:
         return writes, results, "ok", f"{len(writes)} write(s)"
 
 
-def plan_writes(store: MemoryStore, target: str, ops: list[PlannedOp]) -> list[jlog.Write]:
+def plan_writes(store: MemoryStore, target: str, ops: list[PlannedOp],
+                unmatched: list[tuple[PlannedOp, int]] | None = None) -> list[jlog.Write]:
     """The before/after pairs ``ops`` make on the store's current entries (the store's own rules: a duplicate add
-    is skipped, a replace onto an existing entry merges). Invalid steps are left for the store to refuse."""
+    is skipped, a replace onto an existing entry merges). Invalid steps are left for the store to refuse; each is
+    put in ``unmatched`` with the number of entries its ``oldText`` is in. A remove keeps where the entry stood."""
     name = store.name(target)
     work = store.entries(target)
     out: list[jlog.Write] = []
@@ -296,12 +304,16 @@ def plan_writes(store: MemoryStore, target: str, ops: list[PlannedOp]) -> list[j
             continue
         hits = [i for i, e in enumerate(work) if old and MemoryStore._matches(name, e, old)]
         if len({work[i] for i in hits}) != 1:
+            if unmatched is not None:
+                unmatched.append((op, len({work[i] for i in hits})))
             continue
         i = hits[0]
         before = work[i]
         if op.action == "remove" or (content in work and work.index(content) != i):
+            place = {"index": i, "after": work[i - 1] if i else None, "before": work[i + 1] if i + 1 < len(work)
+                     else None}
             del work[i]
-            out.append(jlog.Write(target, name, "remove", before, None))
+            out.append(jlog.Write(target, name, "remove", before, None, place))
         else:
             work[i] = content
             out.append(jlog.Write(target, name, "replace", before, content))

@@ -22,6 +22,7 @@ root 300,000 tokens per UTC day (about a dozen reviews and a dream a day for a b
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
@@ -80,12 +81,57 @@ class LearningSettings(_Model):
 
 def parse_learning(block: dict[str, Any], where: str = "settings") -> LearningSettings:
     """:class:`LearningSettings` from one merged ``"pi-memory"`` block (other keys are ignored). Raises
-    :class:`LearningSettingsError` naming ``where`` and each bad key."""
+    :class:`LearningSettingsError` naming ``where``, each bad key, its value, what it must be and its default."""
     data = {k: block[k] for k in LEARNING_KEYS if k in block}
     try:
         return LearningSettings.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'pi-memory'}: {e['msg']}" for e in exc.errors(include_url=False)
-        )
-        raise LearningSettingsError(f'Invalid "pi-memory" learning settings in {where}: {problems}.') from exc
+        errors = exc.errors(include_url=False)
+        problems = "; ".join(_problem(e) for e in errors[:5])
+        it = "it is" if len(errors) == 1 else "they are"
+        raise LearningSettingsError(
+            f'Invalid learning setting{"s" if len(errors) > 1 else ""} under "pi-memory" in {where}: {problems}. '
+            f"Learning jobs are off until {it} fixed: correct the value, or remove the key to use its default."
+        ) from exc
+
+
+_NEEDS = {"int": "a whole number", "bool": "true or false", "float": "a number", "string": "text",
+          "list": "a list", "dict": "an object ({...})", "model": "an object ({...})"}
+_BOUNDS = {"greater_than": ("more than", "gt"), "greater_than_equal": ("at least", "ge"),
+           "less_than": ("less than", "lt"), "less_than_equal": ("at most", "le")}
+
+
+def _problem(error: dict) -> str:
+    """One validation error in a person's words: the key, its value, what it must be, its default."""
+    loc = error["loc"]
+    key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".") or "pi-memory"
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return f'"{key}" is not a learning setting (a typo?)'
+    base = kind.rsplit("_", 1)[0]
+    if base in _NEEDS and kind.endswith(("_type", "_parsing", "_from_float")):
+        need = _NEEDS[base]
+    elif kind in _BOUNDS:
+        word, field = _BOUNDS[kind]
+        need = f"{word} {error['ctx'][field]}"
+    elif kind == "literal_error":
+        need = "one of " + error["ctx"]["expected"].replace("'", '"')
+    else:
+        need = error["msg"][:1].lower() + error["msg"][1:]
+    given = json.dumps(error.get("input"), ensure_ascii=False)
+    given = given if len(given) <= 40 else given[:39] + "…"
+    default = _default(loc)
+    return f'"{key}" is {given}, but it must be {need}' + (f" (default {default})" if default is not None else "")
+
+
+def _default(loc: tuple) -> str | None:
+    """The default of the setting at ``loc`` (aliases) as JSON, ``None`` for a section or a default of none."""
+    model: type[BaseModel] | None = LearningSettings
+    value = None
+    for part in loc:
+        field = next((f for n, f in (model.model_fields.items() if model else ()) if (f.alias or n) == part), None)
+        if field is None:
+            return None
+        is_section = isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel)
+        model, value = (field.annotation, None) if is_section else (None, field.get_default(call_default_factory=True))
+    return json.dumps(value) if value is not None else None

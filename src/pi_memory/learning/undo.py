@@ -1,43 +1,78 @@
-"""Undo one job's writes: each write reversed, newest first, one all-or-nothing batch per store.
+"""Undo one job's writes: each write reversed, newest first, one all-or-nothing batch per store, every entry put
+back where it stood.
 
-Refused, with the reason, when the job is unknown, was a dry run, was already undone, or when an entry it wrote
-has changed since (the text it left is no longer in the store): undoing then would remove or overwrite
-something the job did not write. The undo is itself a job in the log (kind ``undo``), so it can be undone.
+Where: a replaced entry gets its old text in its place; an entry the job removed (or merged into another) comes
+back after the entry that stood before it, else before the entry that stood after it, else at its old index
+(the log keeps all three: ``learning_writes.place``). When nothing else changed the store since the job, the file
+is as it was before the job, byte for byte; when other entries changed meanwhile, each entry still lands next to
+a neighbour it had. A job logged before places were kept (pi-memory before ``learning_003_write_place``) gets its
+removed entries back at the end of the store.
+
+Refused, with the reason and what to do, before anything is logged (so retrying adds no job): the job is unknown,
+was a dry run, was already undone, wrote to a store that is not here (another project's); an entry it wrote has
+changed since (the text it left is gone: undoing would drop or overwrite what someone else wrote); the store would
+go over its limit. The undo is itself a job in the log (kind ``undo``), so it can be undone.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from pi_memory.curated.entries import joined_length
 from pi_memory.learning import log as jlog
 from pi_memory.learning.runner import JobContext, JobReport, JobStop, Learner, PlannedOp
+
+
+class _Changed(Exception):
+    """A text the job left is no longer in the store (or is no longer told apart from another entry)."""
+
+    def __init__(self, text: str, shared: bool = False):
+        super().__init__(text)
+        self.text, self.shared = text, shared
 
 
 def undo_job(learner: Learner, job_id: int, dry_run: bool = False) -> JobReport:
     job = jlog.get_job(learner.conn, job_id)
     if job is None:
-        return JobReport("undo", "refused", f"there is no learning job {job_id}; `pi-memory learning log` lists them")
+        return _refused(f"there is no learning job {job_id}; `pi-memory learning log` lists them")
     if job["dryRun"]:
-        return JobReport("undo", "refused", f"job {job_id} was a dry run and wrote nothing; there is nothing to undo")
+        return _refused(f"job {job_id} was a dry run and wrote nothing; there is nothing to undo")
     if job["undoneAt"]:
-        return JobReport("undo", "refused", f"job {job_id} was already undone at {job['undoneAt']}")
-    writes = jlog.job_writes(learner.conn, job_id)
+        return _refused(f"job {job_id} was already undone at {job['undoneAt']}")
+    places = jlog.write_places(learner.conn, job_id)
+    writes = [replace(w, place=p) for w, p in zip(jlog.job_writes(learner.conn, job_id), places, strict=True)]
     if not writes:
-        return JobReport("undo", "refused", f"job {job_id} ({job['kind']}, {job['outcome']}) made no writes")
+        return _refused(f"job {job_id} ({job['kind']}, {job['outcome']}) made no writes")
+    store = learner.store
+    groups: dict[str, list[jlog.Write]] = {}
+    for w in writes:
+        groups.setdefault(w.target, []).append(w)
+    for target, group in groups.items():
+        if target not in store.targets or store.name(target) != group[0].store:
+            return _refused(f"job {job_id} wrote to {group[0].store}, which is not a store of this folder; run "
+                            f"`pi-memory learning undo {job_id}` inside the project it was made in")
+        current = store.read(target).entries or []
+        try:
+            after, _ = reverse(current, group)
+        except _Changed as changed:
+            return _refused(_changed(job_id, group[0].store, target, changed))
+        size, limit = joined_length(after), store.limit(target)
+        if store.enforce_limits and size > limit and size > joined_length(current):
+            from pi_memory.curated.store import LIMIT_SETTINGS
+
+            return _refused(f"job {job_id} cannot be undone now: {store.name(target)} would hold {size:,} of its "
+                            f"{limit:,} characters afterwards. Nothing was changed. Make room first (`pi-memory "
+                            f"remove {target} TEXT`, or `pi-memory consolidate {target}`), or raise "
+                            f"{LIMIT_SETTINGS[target]} in settings, then run `pi-memory learning undo {job_id}` again")
 
     def work(ctx: JobContext) -> list[PlannedOp]:
         ops: list[PlannedOp] = []
-        for target in dict.fromkeys(w.target for w in writes):
-            current = learner.store.read(target).entries or []
-            for w in reversed([w for w in writes if w.target == target]):
-                if w.after is not None and w.after not in current:
-                    raise JobStop("refused", f"job {job_id} cannot be undone: its entry in {w.store} has changed "
-                                  f"since (\"{_short(w.after)}\" is no longer there). Nothing was undone; edit the "
-                                  "store by hand (`pi-memory replace` / `remove`), the old text is in the log.")
-                if w.action == "add":
-                    ops.append(PlannedOp(target=target, action="remove", old_text=w.after))
-                elif w.action == "replace":
-                    ops.append(PlannedOp(target=target, action="replace", old_text=w.after, content=w.before))
-                elif w.before not in current:
-                    ops.append(PlannedOp(target=target, action="add", content=w.before))
+        for target, group in groups.items():
+            try:
+                ops += reverse(store.read(target).entries or [], group)[1]
+            except _Changed as changed:  # changed in the moment since the check above
+                raise JobStop("refused", _changed(job_id, group[0].store, target, changed)) from None
+            ctx.arrange[target] = lambda before, group=group: _arranged(before, group)
         return ops
 
     report = learner.run("undo", f"job {job_id}", work, dry_run=dry_run, needs_model=False)
@@ -45,6 +80,72 @@ def undo_job(learner: Learner, job_id: int, dry_run: bool = False) -> JobReport:
         jlog.mark_undone(learner.conn, job_id, report.job_id)
         report.message = f"undid job {job_id} ({job['kind']}): {len(report.writes)} write(s) reversed"
     return report
+
+
+def reverse(entries: list[str], writes: list[jlog.Write]) -> tuple[list[str], list[PlannedOp]]:
+    """``entries`` with ``writes`` (one store's, in the order made) reversed, newest first, and the store
+    operations that do it (the store's own rules: a replace onto an entry that is there merges, an add of an
+    entry that is there is skipped). Raises :class:`_Changed` when a text a write left is gone."""
+    work, ops = list(entries), []
+    for w in reversed(writes):
+        if w.action in ("add", "replace"):
+            _need(work, w.after)
+            i = work.index(w.after)
+            if w.action == "add":
+                del work[i]
+                ops.append(PlannedOp(target=w.target, action="remove", old_text=w.after))
+                continue
+            if w.before in work and work.index(w.before) != i:
+                del work[i]
+            else:
+                work[i] = w.before
+            ops.append(PlannedOp(target=w.target, action="replace", old_text=w.after, content=w.before))
+        elif w.before not in work:
+            work.insert(_slot(work, w.place), w.before)
+            ops.append(PlannedOp(target=w.target, action="add", content=w.before))
+    return work, ops
+
+
+def _need(work: list[str], text: str) -> None:
+    if text not in work:
+        raise _Changed(text)
+    if sum(text in e for e in work) > 1:  # the store finds an entry by a piece of it: this one must be unique
+        raise _Changed(text, shared=True)
+
+
+def _slot(work: list[str], place: dict | None) -> int:
+    """Where a removed entry goes back: after its old predecessor, else before its old successor, else its old
+    index (first or last as it was); the end for a write logged without a place."""
+    if not place:
+        return len(work)
+    after, before = place.get("after"), place.get("before")
+    if after is not None and after in work:
+        return work.index(after) + 1
+    if before is not None and before in work:
+        return work.index(before)
+    if after is None:
+        return 0
+    return len(work) if before is None else min(int(place.get("index", len(work))), len(work))
+
+
+def _arranged(before: list[str], writes: list[jlog.Write]) -> list[str] | None:
+    """The order of the store after the undo, from its entries as read under the lock."""
+    try:
+        return reverse(before, writes)[0]
+    except _Changed:
+        return None
+
+
+def _changed(job_id: int, store: str, target: str, changed: _Changed) -> str:
+    what = (f"\"{_short(changed.text)}\" is now also part of another entry, so it cannot be told apart"
+            if changed.shared else f"\"{_short(changed.text)}\", which it wrote, is no longer there")
+    return (f"job {job_id} cannot be undone: {store} has changed since ({what}). Nothing was changed; edit the "
+            f"store by hand instead (`pi-memory replace {target} ...` / `pi-memory remove {target} ...`): "
+            "`pi-memory learning log` shows the old text")
+
+
+def _refused(message: str) -> JobReport:
+    return JobReport("undo", "refused", message)
 
 
 def _short(text: str, n: int = 60) -> str:

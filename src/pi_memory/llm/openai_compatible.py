@@ -101,9 +101,12 @@ class OpenAICompatibleChatModel(SdkChatModel):
         resp = self._client.chat.completions.create(**kwargs)
         choices = getattr(resp, "choices", None)
         if choices is None:
+            keys = sorted(set(getattr(resp, "model_fields_set", None) or ()) | set(getattr(resp, "model_extra", None)
+                                                                                   or {}))
+            held = f"its fields: {', '.join(keys)}" if keys else "an empty object"
             raise LLMRequestError(
-                f"The server at {self.where} answered, but not with a chat completion "
-                f"(got {type(resp).__name__}). Check that baseUrl points at an OpenAI-compatible API (…/v1)."
+                f"The server at {self.where} answered, but not with a chat completion: its reply has no \"choices\" "
+                f"({held}). Check that baseUrl points at an OpenAI-compatible API (…/v1)."
             )
         text, finish = "", None
         if choices:

@@ -1,0 +1,99 @@
+"""Texts a person reads about a learning job that did not do its work (the CLI, pi's notifications, the
+learning log): what happened and what to do next, in words, never a schema's or a tool's.
+
+The model of a job gets its own texts (the problem of a reply it must fix, in :mod:`pi_memory.llm`'s words);
+these are what the job's report and log say about it.
+"""
+
+from __future__ import annotations
+
+import json
+
+from pi_memory.curated.entries import joined_length
+from pi_memory.curated.messages import for_person
+from pi_memory.curated.results import preview
+
+_KINDS = {"string": "text", "list": "a list", "dict": "an object", "model": "an object", "int": "a whole number",
+          "bool": "true or false", "float": "a number"}
+
+
+def unusable_reply(calls: int, max_calls: int, schema, problem: str, last_text: str) -> str:
+    """A job whose ``calls`` model answers all failed ``schema``; ``problem`` / ``last_text``: of the last one."""
+    what = reply_problem(schema, last_text) or f"its last answer could not be used: {problem}"
+    cut = " (it was cut off at the job's reply length)" if "cut off" in problem else ""
+    return (f"the model answered {calls} time(s) (learning.maxCallsPerJob = {max_calls}) but never in the form this "
+            f"job needs, so nothing was written; {what}{cut}. A model that follows JSON instructions more reliably "
+            "(pi-memory.llm) would help")
+
+
+def reply_problem(schema, text: str) -> str | None:
+    """What is wrong with ``text`` as a ``schema`` reply, as a clause about "its last answer" (``None``: fine)."""
+    from pydantic import ValidationError
+
+    from pi_memory.llm.base import parse_json_reply
+
+    try:
+        parse_json_reply(text, schema)
+    except ValueError as exc:
+        cause = exc.__cause__
+        if not isinstance(cause, ValidationError):
+            return "its last answer " + str(exc).removeprefix("the reply ")  # "was empty", "is not valid JSON: ..."
+        return "in its last answer, " + "; ".join(_field_problem(e) for e in cause.errors(include_url=False)[:3])
+    return None
+
+
+def _field_problem(error: dict) -> str:
+    parts: list[str] = []
+    for p in error["loc"]:
+        if isinstance(p, int) and parts:
+            parts[-1] = f"{parts[-1].removesuffix('s')} {p + 1}"
+        else:
+            parts.append(str(p))
+    where = (f'"{parts[-1]}" of {" ".join(reversed(parts[:-1]))}' if len(parts) > 1 else
+             f'"{parts[0]}"' if parts else "the answer")
+    kind, given = error["type"], json.dumps(error.get("input"), ensure_ascii=False)[:60]
+    if kind == "missing":
+        return f"{where} is missing"
+    if kind == "literal_error":
+        return f"{where} is {given}, which is none of {error['ctx']['expected'].replace(chr(39), '')}"
+    if kind == "extra_forbidden":
+        return f"{where} is not a field the job knows"
+    if kind.endswith("_type") and kind[:-5] in _KINDS:
+        return f"{where} is {given}, not {_KINDS[kind[:-5]]}"
+    return f"{where}: {error['msg'][:1].lower()}{error['msg'][1:]}"
+
+
+def unmatched(name: str, misses: list) -> str:
+    """The model's operations whose ``oldText`` is in no entry, or in several, of ``name`` (``(op, count)``)."""
+    op, count = misses[0]
+    if not (op.old_text or "").strip():
+        return (f"the model's answer could not be applied: it does not say which entry of {name} to {op.action}, "
+                "so nothing was written")
+    where = "no entry" if count == 0 else f"{count} entries"
+    return (f"the model's answer could not be applied: it names the entry to {op.action} by "
+            f"{preview(op.old_text or '')!r}, which is in {where} of {name} (it must be in exactly one), so nothing "
+            "was written")
+
+
+def store_refusal(store, target: str, result, planned: list, misses: list) -> str:
+    """Why the store refused a job's batch on ``target``: ``planned`` writes, ``misses`` of :func:`unmatched`."""
+    from pi_memory.curated.store import LIMIT_SETTINGS
+
+    name = store.name(target)
+    if result.code in ("no_match", "ambiguous") and misses:
+        return unmatched(name, misses)
+    if result.code == "over_limit":
+        after = store.entries(target)
+        for w in planned:
+            if w.action == "add":
+                after.append(w.after)
+            elif w.before in after:
+                after[after.index(w.before)] = w.after
+        size = joined_length([e for e in after if e is not None])
+        return (f"{name} would hold {size:,} of its {store.limit(target):,} characters after this job's writes, so "
+                f"nothing was written. Make room first (`pi-memory consolidate {target}`, or `pi-memory remove "
+                f"{target} TEXT`), or raise {LIMIT_SETTINGS[target]} in settings")
+    if result.code in ("secret", "threat") and result.findings:
+        what = ("a credential" if result.code == "secret" else "text matching a threat pattern")
+        return f"the model's answer would have put {what} ({result.findings[0]}) in {name}, so nothing was written"
+    return f"{name}: {for_person(result.error)}"
