@@ -112,7 +112,8 @@ def test_memory_search_shows_the_marker_memory_read_shows_and_remove_accepts_it(
     memory = open_memory(cwd=env["repo"])  # its own: this test removes the entry
     result, text = call(memory, "memory_search", {"query": "pelican deploy"})
     hits = {h["content"]: h for h in result["results"]}
-    shown = safety.with_ref(safety.blocked_marker("MEMORY.md", ["disregard_instructions"]), HOSTILE_ENTRY)
+    shown = safety.with_ref(safety.blocked_marker("MEMORY.md", ["disregard_instructions", "user_override"]),
+                            HOSTILE_ENTRY)
     assert set(hits) == {shown, BENIGN_ENTRY}
     assert hits[shown]["snippet"] == shown and hits[shown]["blocked"] is True
     assert "blocked" not in hits[BENIGN_ENTRY]

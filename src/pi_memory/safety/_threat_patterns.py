@@ -1,7 +1,8 @@
 """Threat pattern table used by :mod:`pi_memory.safety.threats`.
 
 The rows live in one module per threat family -- :mod:`._threats_injection` (prompt injection, role
-hijack, system-prompt leak), :mod:`._threats_c2` (C2 behaviour, remote code execution),
+hijack, system-prompt leak), :mod:`._threats_authority` (ignoring the user, obeying someone else, fake role
+headers), :mod:`._threats_c2` (C2 behaviour, remote code execution),
 :mod:`._threats_exfil` (exfiltration), :mod:`._threats_beacon` (image beacons), :mod:`._threats_persistence` (persistence, hidden HTML),
 :mod:`._threats_policy` (secret disclosure, safeguards, package indexes written as preferences) -- over the
 building blocks of :mod:`._threat_base`; this module puts them together in :data:`PATTERNS` (scan order)
@@ -54,8 +55,19 @@ Narrowings (what we deliberately do *not* flag, and what that costs)
   instructions about formatting" passes; "ignore *all* previous instructions about …" does not.
 * ``hide_from_user``: "do not tell the user" only counts when what is hidden is the agent's own
   doing — the clause ends there, or goes on with about/that/what + this/these/you/the
-  instructions/commands/changes/…. "Don't tell the user about internal ticket numbers" is a
-  confidentiality preference and stays clean. Cost: "don't tell the user about the deploy key" passes.
+  instructions/commands/changes/…, or with something the agent did that reaches out or destroys ("about
+  the request you sent", "that you deleted the backups"). "Don't tell the user about internal ticket
+  numbers" is a confidentiality preference and stays clean, and so is how much to report ("no need to tell
+  the user about every lint fix", "… about the files you changed unless they ask", "… every test you ran").
+  Cost: "don't tell the user about the deploy key" passes. "The user must never know" counts only when the
+  clause ends there or what they must not know is this note or the agent's doing ("the user must not see the
+  stack trace" stays clean).
+* ``role_hijack`` without an article: only a role that grants power or replaces the assistant (root,
+  admin, superuser, sudo, sysadmin, god, system, evil, …), not "you are now on the v2 API / in the repo root
+  / ready"; not after "if/once/when/after …" ("if you are now root, drop sudo"), nor after a shell step in
+  the same sentence ("after `sudo -i` you are now root"). Cost: "You are now admin of the staging project"
+  is refused (say who: "the deploy bot is admin of …"); "you are root in the dev container" (no "now") passes.
+* ``user_override`` and ``fake_role_header``: their narrowings are in :mod:`._threats_authority`.
 * ``c2_heartbeat``: only an *instruction* to send a heartbeat/beacon (the verb starts a clause,
   optionally after please/always/you must/…) to a remote host counts; a description such as
   "staging server heartbeat goes to status.example.com" or "the kubelet sends a heartbeat to …" does
@@ -102,6 +114,7 @@ from __future__ import annotations
 import re
 
 from . import (
+    _threats_authority,
     _threats_beacon,
     _threats_c2,
     _threats_exfil,
@@ -128,6 +141,7 @@ from ._threat_base import (  # noqa: F401  (re-exported: the table's public name
 
 PATTERNS: tuple[ThreatPattern, ...] = (
     *_threats_injection.ROWS,
+    *_threats_authority.ROWS,
     *_threats_multilingual.ROWS,
     *_threats_c2.ROWS,
     *_threats_exfil.ROWS,

@@ -84,12 +84,50 @@ _HIDE_OBJ = (
 )
 
 
+# "… about the request you sent": something the agent did that reaches out or destroys (not "the files you
+# changed", not "every test you ran", not "… unless they ask": those are about how much to report).
+_HIDE_DONE = (rf"(?:about|that|what|how|of|regarding|where|when|why|if|whether)(?!{_S}(?:every|each|all){_E}){_F4}"
+              rf"(?:you|we|i){_S}(?:(?:just|have|['’]ve|had|already){_S})?(?:sent|uploaded|posted|exfiltrated|downloaded"
+              rf"|fetched|contacted|deleted|removed|installed|executed|ran|read|accessed|copied|leaked|shared|forwarded"
+              rf"|wiped|disabled){_E}(?![^.!?;\n]{{0,60}}(?:unless|except|until|only{_S}if|if{_S}(?:they|asked)))")
 _HIDE_TAIL = (rf"(?={_CLAUSE_END}|{_S}(?:about|that|what|how|of|regarding|where|when|why|if|whether)"
-              rf"(?:{_S}(?:any|all|of))?{_S}{_HIDE_OBJ})")
+              rf"(?:{_S}(?:any|all|of))?{_S}{_HIDE_OBJ}|{_S}{_HIDE_DONE})")
+
+
+# After "the user must never know": the clause ends, or what is hidden is this note or the agent's own doing.
+_SELF_TAIL = (rf"(?={_CLAUSE_END}|{_S}(?:(?:that|about|of|what|how|where|when|why|if|whether){_S})?(?:you|we|i|this"
+              rf"|these|it|any{_S}of{_S}this|anything{_S}about{_S}(?:this|it|you)){_E}|{_S}{_HIDE_DONE})")
 
 
 _KNOW_TAIL = (rf"(?={_CLAUSE_END}|{_S}(?:that{_S})?(?:you|we|i|this|these|it|about|what|how|anything)"
               rf"{_E})")
+
+
+# "You are now root": a role that grants power or replaces the assistant, named without an article (the article
+# form is the first role_hijack row). Not after a word that makes it a condition or a description of a shell
+# step ("if you are now root, drop sudo", "after `sudo -i` you are now root").
+_POWER_ROLE = (
+    rf"(?:root|admin|administrator|sysadmin|superuser|super{_SEP}user|sudo|sudoer|god|system|omnipotent"
+    rf"|all{_SEP}powerful|evil|amoral|unaligned|rogue|unchained|unshackled|lawless)(?![\w@/'’-]|\.\w)"
+)
+_NOW_YOU = (
+    rf"you(?:{_S}are|['’]re|{_S}now{_S}are){_S}(?:now|henceforth|from{_S}now{_S}on|as{_S}of{_S}now|from{_S}here{_S}on)"
+    rf"|(?:from{_S}now{_S}on|henceforth|as{_S}of{_S}now|from{_S}here{_S}on),?{_S}you(?:{_S}are|['’]re|{_S}will{_S}be)"
+    rf"|you{_S}will{_S}(?:now|henceforth){_S}be|you(?:{_S}have|['’]ve){_S}(?:now{_S})?become"
+    rf"|you(?:{_S}have|['’]ve){_S}been{_S}(?:promoted|elevated){_S}to"
+)
+_CONDITION_BEFORE = re.compile(
+    r"(?:(?<![^\W_])(?:if|whether|when|whenever|once|unless|until|after|since|because)[ \t,]*"
+    r"|(?<![^\W_])(?:after|once|when|whenever|since)(?![^\W_])[^.!?;\n]{0,50}(?:`|(?<![^\W_])(?:sudo|su|ssh|login"
+    r"|log(?:ging|ged)?[ \t-]?in|switch(?:ing)?|becom(?:e|ing))(?![^\W_]))[^.!?;\n]{0,40})$",
+    re.IGNORECASE,
+)
+
+
+def _not_a_condition(m: re.Match[str], text: str) -> bool:
+    """Reject "if you are now root" and "after `sudo -i` you are now root": a state the reader reaches, not a role
+    the note hands out."""
+    return _CONDITION_BEFORE.search(text, max(0, m.start() - 100), m.start()) is None
 
 
 ROWS: tuple[ThreatPattern, ...] = (
@@ -162,11 +200,18 @@ ROWS: tuple[ThreatPattern, ...] = (
        rf"|{_B}without{_S}(?:telling|informing|notifying|alerting){_S}(?:the{_S})?(?:user|human|operator){_E}"
        rf"{_HIDE_TAIL}"
        rf"|{_B}keep{_F3}(?:secret|hidden|quiet){_F2}from{_S}(?:the{_S})?(?:user|human|operator){_E}"
+       rf"|{_B}keep{_S}(?:the{_S}|your{_S})?(?:user|human|operator)s?{_S}in{_S}the{_S}dark{_E}"
        rf"|{_B}(?:keep|hide|conceal|withhold){_S}(?:this|it|that|these|those|everything|the{_S}following"
        rf"|(?:this|these|the|that|those){_S}(?:instructions?|commands?|notes?|messages?|changes?|actions?|steps?"
        rf"|files?|entry|entries)){_S}(?:(?:secret|hidden|quiet){_S})?(?:from|away{_S}from){_S}(?:the{_S})?"
        rf"(?:user|human|operator|owner){_E}",
        "tell", "inform", "notify", "alert", "warn", "mention", "let", "keep", "hide", "conceal", "withhold"),
+    _p("hide_from_user", PROMPT_INJECTION,  # "the user must never know"
+       rf"{_B}(?:user|human)s?{_S}(?:(?:must|should|may|can|will|shall)(?:{_S}(?:never|not)|n['’]?t)|cannot"
+       rf"|need{_S}not|(?:is|are){_S}not{_S}to|(?:is|are){_S}never{_S}to)(?:{_S}ever)?{_S}(?:know|find{_S}out|learn"
+       rf"|notice|realize|realise|suspect|be{_S}told){_E}{_SELF_TAIL}",
+       "user", "human", requires=("know", "find", "learn", "notice", "realiz", "realis", "suspect", "told"),
+       anchored=True),
     # ---- role / identity hijack ---------------------------------------------------------------
     _p("role_hijack", ROLE_HIJACK,
        rf"{_B}you(?:{_S}are|['’]re){_F3}now{_S}(?:a|an|the|my){_E}"
@@ -177,6 +222,13 @@ ROWS: tuple[ThreatPattern, ...] = (
        rf"{_S}(?:a|an|the|my|if|though|(?-i:DAN)){_E}"
        rf"|{_B}you(?:{_S}are|['’]re)(?:{_S}now)?{_S}(?-i:DAN|STAN|DUDE)(?![\w'’])",
        "now", "dan", "stan", "dude"),
+    _p("role_hijack", ROLE_HIJACK,
+       rf"{_B}(?:{_NOW_YOU})(?:{_S}(?:a|an|the))?{_S}{_POWER_ROLE}"
+       rf"|{_B}you(?:{_S}are|['’]re){_S}{_POWER_ROLE}{_S}now(?=[ \t]*(?:[.!;:,)\n]|$))",
+       "you", "henceforth", "from now", "as of now", "from here", anchored=True,
+       requires=("root", "admin", "sysadmin", "super", "sudo", "god", "system", "omnipotent", "powerful", "evil",
+                 "amoral", "unaligned", "rogue", "unchained", "unshackled", "lawless"),
+       check=_not_a_condition),
     _p("role_pretend", ROLE_HIJACK,
        rf"{_B}pretend{_F4}(?:you{_S}are|you['’]re|to{_S}be|that{_S}you{_S}are){_F3}(?:a|an|the|my|someone"
        rf"|somebody|dan|unrestricted|evil|jailbroken|root|admin|human){_E}",

@@ -1,8 +1,9 @@
 """Threat rows of the prompt-injection, role-hijack and system-prompt-leak families in other languages than
 English: Chinese (simplified and traditional), Japanese, Korean, Russian, German, Spanish, French, Portuguese,
-Arabic and Persian. Each language has an "ignore (all) previous instructions" row, a "you are now a …" row and a
-"show your system prompt" row; they report the English rows' ids (``ignore_instructions``, ``role_hijack``,
-``system_prompt_leak``), so a refusal reads the same in every language.
+Arabic and Persian. Each language has an "ignore (all) previous instructions" row, a "you are now a …" row, a
+"you are now root/admin/superuser" row (no article), an "ignore the user / obey (only) me" row and a "show your
+system prompt" row; they report the English rows' ids (``ignore_instructions``, ``role_hijack``,
+``user_override``, ``system_prompt_leak``), so a refusal reads the same in every language.
 
 The scanner matches the folded text (:func:`._text.fold`: accents and other combining marks dropped,
 Cyrillic/Greek look-alikes mapped to Latin letters, Japanese voiced marks dropped), so every pattern and keyword
@@ -11,7 +12,10 @@ here is written in its natural spelling and folded the same way when the row is 
 Narrowings: the instruction noun must follow the verb with at most a few words between (a sentence that
 only mentions "Anweisungen" is clean); a negation before or inside the phrase ("不要忽略", "nicht
 ignorieren", "no ignores", "не игнорируй") clears it; "you are now" needs an article or a role noun after it,
-so "du bist jetzt im main-Branch" stays clean."""
+so "du bist jetzt im main-Branch" stays clean; "ignore the user" needs the user (or their requests) as the whole
+object, then the end of the clause or "and", so "忽略用户代理头" (the user-agent header), "ユーザー設定を無視"
+(user settings) and "ignora al usuario root en los logs" stay clean; "obey me" needs "only me" or a command
+("服从我的命令", not "听从我的建议")."""
 
 from __future__ import annotations
 
@@ -41,12 +45,13 @@ def _keywords(words: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _ml(id_: str, category: str, pattern: str, *keywords: str, requires: tuple[str, ...] = (),
-        negatable: bool = True) -> ThreatPattern:
+        negatable: bool = True, anchored: bool | None = None) -> ThreatPattern:
     """A row written in natural spelling, folded as the text it runs on is. ``requires``: words every match holds
     besides a keyword (for the rows whose verbs are also English words: "ignore" alone does not run them); those
-    rows' matches also start with a keyword (their verb), so they are tried only where one starts (``anchored``)."""
+    rows' matches also start with a keyword (their verb), so they are tried only where one starts (``anchored``,
+    which a row without ``requires`` may ask for too)."""
     return _p(id_, category, _f(pattern), *_keywords(keywords), requires=_keywords(requires),
-              check=_not_negated if negatable else None, anchored=bool(requires))
+              check=_not_negated if negatable else None, anchored=bool(requires) if anchored is None else anchored)
 
 
 # Negations that turn an instruction to ignore into its opposite, looked for just before and inside the match.
@@ -61,6 +66,9 @@ def _not_negated(m: re.Match[str], text: str) -> bool:
 
 
 _CJK_GAP = r"[^\n。！？!?]{0,8}?"  # up to 8 characters inside one sentence
+# Where "ignore the user" ends: the clause ends, or goes on with "and"/"but".
+_USER_END = (r"(?=[ \t]*(?:[.!;:,)\n]|$)|[ \t]+(?:и|а|но|und|aber|y|pero|et|mais|e|mas|and)(?![^\W_]))")
+_POWER_END = r"(?![\w@/'’-]|\.\w)"  # a whole word: "root", not "root-owned", "root@host" or "root.txt"
 
 ROWS: tuple[ThreatPattern, ...] = (
     # ---- ignore (all) previous instructions -----------------------------------------------------
@@ -121,7 +129,8 @@ ROWS: tuple[ThreatPattern, ...] = (
     _ml("role_hijack", ROLE_HIJACK,
         r"(?:你现在是|你現在是|从现在起你是|從現在起你是|从现在开始你是|從現在開始你是|你从现在起是)"
         r"(?:一个|一個|一名|一位|个|個|名)"
-        r"|(?:今から|これから|今後)、?あなたは[^\n。]{1,20}?(?:です|だ|になります|として(?:振る舞|行動|答)|を演じ)"
+        r"|(?:(?:今から|これから|今後)、?あなたは|あなたは(?:今から|これから|今後)、?)[^\n。]{1,20}?"
+        r"(?:です|だ|になります|として(?:振る舞|行動|答)|を演じ)"
         r"|(?:지금부터|이제부터)\s*(?:너는|당신은|넌)\s*[^\n.]{1,20}?(?:이다|입니다|이야|역할)",
         "你现在", "你現在", "从现在", "從現在", "你从现在", "あなたは", "지금부터", "이제부터"),
     _ml("role_hijack", ROLE_HIJACK,
@@ -138,6 +147,84 @@ ROWS: tuple[ThreatPattern, ...] = (
         r"|(?:تو|شما)\s+(?:اکنون|الان|از\s+این\s+به\s+بعد)\s+یک\s",
         "теперь", "отныне", "bist", "ahora eres", "partir de ahora", "maintenant", "désormais", "dorénavant",
         "agora", "الآن", "اکنون", "الان", "از این به بعد", negatable=False),
+    # ---- role hijack: "you are now root / admin / superuser", no article ---------------------------
+    _ml("role_hijack", ROLE_HIJACK,
+        r"(?:你现在|你現在|从现在起你|從現在起你|从现在开始你|從現在開始你|你从现在起|你從現在起)就?是"
+        r"(?:一个|一個|一名|一位|个|個|名)?(?:root|admin|管理员|管理員|超级用户|超級用戶|超级管理员|超級管理員"
+        r"|系统管理员|系統管理員|上帝|神(?![经經话話]))(?![的账帳帐组組群])"
+        rf"|{_B}(?:(?:теперь|отныне)[ \t]+ты|ты[ \t]+(?:теперь|отныне))[ \t]+(?:—[ \t]*)?(?:root|рут|админ\w*"
+        rf"|администратор\w*|сисадмин\w*|суперпользовател\w*|суперюзер\w*|бог(?:ом)?){_POWER_END}"
+        rf"|{_B}(?:du[ \t]+bist[ \t]+(?:jetzt|nun|ab[ \t]+sofort|ab[ \t]+jetzt)|ab[ \t]+(?:jetzt|sofort)[ \t]+bist"
+        rf"[ \t]+du)[ \t]+(?:der[ \t]+)?(?:root|admin|administrator|systemadministrator|sysadmin|superuser|gott"
+        rf"|allmächtig){_POWER_END}"
+        rf"|{_B}(?:ahora[ \t]+eres|eres[ \t]+ahora|desde[ \t]+ahora[ \t]+eres|a[ \t]+partir[ \t]+de[ \t]+ahora,?"
+        rf"[ \t]+(?:eres|serás))[ \t]+(?:el[ \t]+)?(?:root|admin|administrador|superusuario|dios|todopoderoso)"
+        rf"{_POWER_END}"
+        rf"|{_B}(?:tu[ \t]+es|vous[ \t]+êtes)[ \t]+(?:maintenant|désormais|dorénavant)[ \t]+(?:l['’])?(?:root"
+        rf"|admin|administrateur|superutilisateur|dieu|tout-puissant){_POWER_END}"
+        rf"|{_B}(?:agora[ \t]+(?:você[ \t]+é|tu[ \t]+és)|(?:você[ \t]+agora[ \t]+é|tu[ \t]+agora[ \t]+és)"
+        rf"|a[ \t]+partir[ \t]+de[ \t]+agora,?[ \t]+você[ \t]+(?:é|será))[ \t]+(?:o[ \t]+)?(?:root|admin"
+        rf"|administrador|superusuário|superutilizador|deus|todo-poderoso){_POWER_END}"
+        r"|(?:أنت\s+الآن|من\s+الآن\s+فصاعدا،?\s+أنت|أصبحت\s+الآن)\s+(?:root|admin|المسؤول|مسؤول\s+النظام"
+        r"|مدير\s+النظام|الجذر|المستخدم\s+الجذر|المستخدم\s+الخارق|مستخدم\s+خارق|إله)(?![\w@/-])"
+        r"|(?:تو|شما)\s+(?:اکنون|الان|از\s+این\s+به\s+بعد)\s+(?:root|ادمین|مدیر\s+سیستم|روت|کاربر\s+ارشد"
+        r"|ابرکاربر|خدا)(?![\w@/-])",
+        "你现在", "你現在", "从现在", "從現在", "你从现在", "你從現在", "теперь", "отныне", "ты теперь", "ты отныне",
+        "du bist", "ab jetzt", "ab sofort", "ahora", "eres ahora", "desde ahora", "a partir de ahora", "tu es",
+        "vous êtes", "agora", "você agora", "tu agora", "a partir de agora", "أنت", "من الآن", "أصبحت", "تو", "شما",
+        requires=("root", "admin", "管理", "超级", "超級", "上帝", "神", "рут", "админ", "суперпольз",
+                  "суперюз", "бог", "gott", "allmächtig", "superuser", "superusuario", "dios", "todopoderoso",
+                  "superutilisateur", "dieu", "tout-puissant", "superusuário", "superutilizador", "deus",
+                  "todo-poderoso", "المسؤول", "مسؤول", "مدير", "الجذر", "الخارق", "خارق", "إله", "ادمین", "مدیر",
+                  "روت", "ارشد", "ابرکاربر", "خدا"),
+        negatable=False),
+    # ---- ignore the user / obey me (the English rows: _threats_authority) -------------------------
+    _ml("user_override", PROMPT_INJECTION,  # verb first: "忽略用户", "ignoriere den Nutzer", "تجاهل المستخدم"
+        r"(?:忽略|忽视|忽視|无视|無視|不理会|不理會)掉?(?:所有|任何)?(?:用户|用戶|使用者)的?(?:(?:所有|任何|一切)?"
+        r"(?:指令|指示|要求|请求|請求|命令|话|話|消息|訊息|意见|意見))?(?=[，。,.!！；;：:\s]|$|并|並|而|只)"
+        rf"|{_B}(?:про)?игнорируй(?:те)?[ \t]+(?:все[ \t]+)?(?:(?:просьбы|запросы|указания|инструкции|команды"
+        rf"|сообщения|требования|слова)[ \t]+)?(?:пользовател[яей]|юзера){_E}{_USER_END}"
+        rf"|{_B}(?:ignorier(?:e|en|t)?|missachte(?:n|t)?)(?:[ \t]+sie)?[ \t]+(?:(?:den|die|alle)[ \t]+)?"
+        rf"(?:(?:anweisungen|anfragen|bitten|befehle|wünsche|nachrichten|einwände|fragen)[ \t]+(?:des|der)[ \t]+)?"
+        rf"(?:nutzer|benutzer|anwender|user)(?:s|n|in)?{_E}{_USER_END}"
+        rf"|{_B}(?:ignora|ignore|ignorad|ignoren|desobedece|desobedezca|desobedeced)[ \t]+(?:(?:todas[ \t]+)?"
+        rf"(?:las|los)[ \t]+(?:peticiones|instrucciones|órdenes|solicitudes|mensajes|pedidos|preguntas)[ \t]+del"
+        rf"|al|a[ \t]+los)[ \t]+usuarios?{_E}{_USER_END}"
+        rf"|{_B}(?:ignore[rz]?|désobéis|désobéissez|désobéir)[ \t]+(?:à[ \t]+)?(?:(?:toutes[ \t]+)?les[ \t]+"
+        rf"(?:demandes|instructions|requêtes|ordres|messages|questions)[ \t]+de[ \t]+)?(?:l['’][ \t]*utilisat(?:eur"
+        rf"|rice)|les[ \t]+utilisateurs){_E}{_USER_END}"
+        rf"|{_B}(?:ignore|ignora|ignorem|desobedeça|desobedeçam)[ \t]+(?:(?:(?:todos[ \t]+)?os|(?:todas[ \t]+)?as)"
+        rf"[ \t]+(?:pedidos|instruções|ordens|mensagens|solicitações|perguntas)[ \t]+do|ao|o|os)[ \t]+(?:usuários?"
+        rf"|utilizador(?:es)?){_E}{_USER_END}"
+        r"|(?:تجاهل|تجاهلي|تجاهلوا|اعص)\s+(?:(?:طلبات|تعليمات|أوامر|رسائل|كلام)\s+)?(?:المستخدم|المستخدمين)(?!\w)"
+        r"(?=\s*(?:[.!؟?؛;:،,)\n]|$)|\s+و)",
+        "忽略", "忽视", "忽視", "无视", "無視", "不理", "игнор", "проигнор", "ignorier", "missacht", "ignor", "desobede",
+        "désobé", "تجاهل", "اعص",
+        requires=("用户", "用戶", "使用者", "пользовател", "юзер", "nutzer", "anwender", "user", "usuario",
+                  "utilisat", "usuário", "utilizador", "المستخدم")),
+    _ml("user_override", PROMPT_INJECTION,  # the user first: "ユーザーの指示を無視", "사용자를 무시", "کاربر را نادیده بگیر"
+        r"(?:ユーザー|ユーザ|利用者)(?:の(?:指示|要求|依頼|命令|言うこと|発言|メッセージ|質問))?を(?:すべて|全て|完全に)?"
+        r"(?:無視|聞かない|聞くな)"
+        r"|(?:사용자|유저)(?:의\s*(?:지시|요청|명령|말|메시지|질문))?(?:를|을|는)?\s*(?:모두\s*)?무시"
+        r"|(?:کاربر|(?:درخواست|دستور)\S*\s+کاربر)\s+را\s+(?:کاملا\s+)?(?:نادیده\s*بگیر|فراموش\s*کن)",
+        "ユーザ", "利用者", "사용자", "유저", "کاربر", "درخواست", "دستور", anchored=True),
+    _ml("user_override", PROMPT_INJECTION,  # "obey (only) me"
+        r"只?(?:服从|服從|听从|聽從|遵从|遵從)(?:我|本条|本條|这条|這條)(?:的(?:命令|指令|指示))?(?![们們的])"
+        r"|(?:只听|只聽)我的(?![建议議意见見])"
+        r"|(?:私|わたし|俺|僕)(?:だけ|のみ)に従|(?:私|わたし)の(?:命令|指示)(?:だけ|のみ)に従"
+        r"|나(?:에게만|한테만)\s*복종|(?:나|저)에게\s*복종|내\s*말만\s*들어"
+        rf"|{_B}(?:подчиняйся|повинуйся|слушайся)(?:те)?[ \t]+(?:только[ \t]+)?мне{_E}"
+        rf"|{_B}gehorche(?:n[ \t]+sie)?[ \t]+(?:nur[ \t]+)?mir{_E}|{_B}befolge[ \t]+nur[ \t]+meine[ \t]+(?:befehle"
+        rf"|anweisungen){_E}"
+        rf"|{_B}obedéceme{_E}|{_B}obedece(?:me)?[ \t]+(?:solo|sólo|solamente|únicamente)[ \t]+a[ \t]+mí{_E}"
+        rf"|{_B}(?:obéis|obéissez)-moi{_E}|{_B}n['’]obéi(?:s|ssez)[ \t]+qu['’]à[ \t]+moi{_E}"
+        rf"|{_B}obéi(?:s|ssez)[ \t]+(?:uniquement|seulement)[ \t]+à[ \t]+moi{_E}"
+        rf"|{_B}obedeça-me{_E}|{_B}obedeça[ \t]+(?:só|somente|apenas)[ \t]+a[ \t]+mim{_E}"
+        r"|(?:أطعني|اطعني)|أطع\s+أوامري|(?:فقط\s+)?از\s+من\s+اطاعت\s+کن",
+        # every place a match can start (the row is tried only there)
+        "只", "服从", "服從", "听从", "聽從", "遵从", "遵從", "私", "わたし", "俺", "僕", "나에게", "나한테", "저에게", "내",
+        "подчиняйся", "повинуйся", "слушайся", "gehorche", "befolge", "obedéceme", "obedece", "obéis", "obéissez",
+        "n'obéi", "n’obéi", "obedeça", "أطعني", "اطعني", "أطع", "فقط", "از", anchored=True),
     # ---- system prompt disclosure ---------------------------------------------------------------
     _ml("system_prompt_leak", PROMPT_LEAK,
         r"(?:输出|打印|显示|顯示|透露|泄露|洩露|告诉我|告訴我|重复|重複|给我看|給我看|展示)[^\n。]{0,6}?"
