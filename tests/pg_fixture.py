@@ -26,7 +26,7 @@ def pg_server():
         try:
             _SHARED["server"] = TempPostgres().start()
         except PostgresUnavailable as exc:
-            pytest.fail(str(exc))
+            pytest.fail(f"{exc} (or set $PI_MEMORY_TEST_DATABASE_URL to a server)")
     _SHARED["users"] += 1
     yield _SHARED["server"]
     _SHARED["users"] -= 1

@@ -57,7 +57,8 @@ def block_lines(blocks: list[Block], preview: int = 120, withheld: list[Path] | 
     for b in blocks:
         over = "  OVER LIMIT" if b.chars > b.limit else ""
         hidden = "  (hidden by the project block)" if b.shadowed else ""
-        lines.append(f"{b.key} ({b.scope}) {usage_bar(b.chars, b.limit)} {b.usage}{over}{hidden}")
+        pending = "  (default: no file yet; the next session start creates it)" if b.default else ""
+        lines.append(f"{b.key} ({b.scope}) {usage_bar(b.chars, b.limit)} {b.usage}{over}{hidden}{pending}")
         if b.description:
             lines.append(f"  {one_line(b.description)}")
         lines.append(f"  {one_line(b.value, preview) or '(empty)'}")

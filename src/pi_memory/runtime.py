@@ -215,15 +215,10 @@ class Memory:
         then go to the tools of a loaded host)."""
         from pi_memory.tools import create_memory_tools
         from pi_memory.tools.blocks import create_block_tools
-        from pi_memory.tools.search import create_search_tools
         from pi_memory.tools.skills import create_skill_tools
 
-        current = str(self.project_root) if self.project_root else None
         injected = self.settings.prompt_mode != "policy"
-        tools = create_memory_tools(self.store, injected) + create_search_tools(
-            self.index, current, self.repair_index, session_variant=self.settings.session_search_variant,
-            session_roots=self.session_roots, for_model=True, entry_name=self.store.shown_name,
-            embedder=self.search_embedder, blocks=lambda: self.blocks().blocks())
+        tools = create_memory_tools(self.store, injected) + self.search_tools(for_model=True)
         tools += create_block_tools(self.blocks())
         tools += create_skill_tools(self.skills())
         service = self._semantic_description() if describe_only else self.semantic()
@@ -232,6 +227,22 @@ class Memory:
 
             tools += create_semantic_tools(service, current=None if describe_only else self.semantic)
         return tools
+
+    def search_tools(self, for_model: bool, session_variant: str | None = None) -> list[ToolSpec]:
+        """``session_search`` and ``memory_search`` over every source they have: the index (sessions, the
+        curated stores' mirror, the extended store), semantic memory's embedder for turn vectors, and the
+        memory blocks in effect. The host's tools (:meth:`tools`, ``for_model=True``) and the CLI's
+        ``session-search`` / ``memory-search`` (a person's view) are both built here, so they search the same
+        things. ``session_variant``: the settings' ``sessionSearch.variant`` unless given (the CLI asks for
+        the index search it can print)."""
+        from pi_memory.tools.search import create_search_tools
+
+        current = str(self.project_root) if self.project_root else None
+        return create_search_tools(
+            self.index, current, self.repair_index,
+            session_variant=session_variant or self.settings.session_search_variant,
+            session_roots=self.session_roots, for_model=for_model, entry_name=self.store.shown_name,
+            embedder=self.search_embedder, blocks=lambda: self.blocks().blocks())
 
     def _semantic_description(self):
         """An object with the semantic settings only (what :func:`create_semantic_tools` reads to decide), or

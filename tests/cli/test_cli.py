@@ -205,7 +205,7 @@ def test_json_on_every_path_errors_included(run, tmp_path):
         "error": f"Cannot trust {(tmp_path / 'absent').resolve()}: it is not an existing folder."}
     ok = run("--json", "untrust", str(tmp_path))
     assert ok.returncode == 0 and json.loads(ok.stdout) == {
-        "success": True, "project": str(tmp_path.resolve()), "trusted": False, "trustedCount": 0}
+        "success": True, "project": str(tmp_path.resolve()), "trusted": False, "changed": False, "trustedCount": 0}
     assert json.loads(run("snapshot", "--dir", d, "--json").stdout) == {"snapshot": ""}
     missing = run("semantic", "delete", "nope", "--json", "--dir", d)
     assert missing.returncode == 1 and missing.stderr == "" and json.loads(missing.stdout) == {
@@ -246,3 +246,31 @@ def test_index_sessions_into_a_log_writes_the_summary_alone_without_a_progress_f
     r = run("index-sessions", str(corpus), "--dir", str(tmp_path / "m"))  # standard error is a pipe here
     assert r.returncode == 0 and r.stderr == ""
     assert r.stdout.startswith("2 files: 2 new, 0 appended") and r.stdout.count("\n") == 1
+
+
+def test_trust_and_untrust_say_when_nothing_changed(run, tmp_path):
+    """A fresh tester's finding: `untrust /nonexistent` said "is no longer trusted" of a folder that never was.
+    A no-op says so and exits 0 (as `uninstall` of what is not installed); nothing is written."""
+    repo, sub = tmp_path / "repo", tmp_path / "repo" / "sub"
+    sub.mkdir(parents=True)
+    trust_file = tmp_path / "agent" / "pi-memory-trust.json"
+    never = run("untrust", "/nonexistent")
+    assert (never.returncode, never.stdout, never.stderr) == (0, "/nonexistent was not trusted; nothing changed.\n",
+                                                             "")
+    assert not trust_file.exists()
+    assert run("trust", str(repo)).stdout == f"Trusted {repo} (1 trusted project(s)).\n"
+    again = run("trust", str(repo))
+    assert (again.returncode, again.stdout) == (0, f"{repo} was already trusted; nothing changed.\n")
+    below = run("untrust", str(sub))
+    assert (below.returncode, below.stdout) == (0, (
+        f"{sub} was not trusted on its own, so nothing changed: it is trusted through {repo}. To stop that, run "
+        f"`pi-memory untrust {repo}` (it covers every folder below it).\n"))
+    assert json.loads(run("--json", "untrust", str(sub)).stdout) == {
+        "success": True, "project": str(sub), "trusted": True, "changed": False, "trustedCount": 1,
+        "trustedThrough": str(repo)}
+    gone = run("untrust", str(repo))
+    assert (gone.returncode, gone.stdout) == (0, f"{repo} is no longer trusted.\n")
+    twice = run("--json", "untrust", str(repo))
+    assert (twice.returncode, json.loads(twice.stdout)) == (0, {
+        "success": True, "project": str(repo), "trusted": False, "changed": False, "trustedCount": 0})
+    assert json.loads(trust_file.read_text()) == {"trusted": []}

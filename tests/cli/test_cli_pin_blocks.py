@@ -50,3 +50,45 @@ def test_blocks_create_list_show(cli):
     assert r.exit_code == 1 and json.loads(r.stdout)["error"].startswith("There is no memory block 'nope'")
     r = cli("blocks", "create", "decisions", "--json")
     assert r.exit_code == 1 and json.loads(r.stdout)["refusal"] == "exists"
+
+
+DEFAULT_NOTE = "  (default: no file yet; the next session start creates it)"
+
+
+def test_blocks_list_shows_the_default_blocks_preview_context_shows(cli, tmp_path):
+    """A fresh tester's finding: `blocks list` said "No memory blocks yet" while `preview-context` showed the
+    `user` and `agent` blocks a session start creates. Both show them now, marked as defaults with no file."""
+    r = cli("blocks", "list")
+    assert (r.exit_code, r.stdout.splitlines()) == (0, [
+        "user (global) [░░░░░░░░░░░░░░░░░░░░] 0% — 0/2,000 chars" + DEFAULT_NOTE,
+        "  Facts about the user: name, role, preferences, how they like to work",
+        "  (empty)",
+        "agent (global) [░░░░░░░░░░░░░░░░░░░░] 0% — 0/2,000 chars" + DEFAULT_NOTE,
+        "  Your own role and context in this work: what you are helping with, conventions you follow",
+        "  (empty)"])
+    data = json.loads(cli("blocks", "list", "--json").stdout)
+    assert [(b["key"], b["scope"], b.get("default"), b["file"]) for b in data["blocks"]] == [
+        ("user", "global", True, str(tmp_path / "mem" / "blocks" / "user.md")),
+        ("agent", "global", True, str(tmp_path / "mem" / "blocks" / "agent.md"))]
+    assert not (tmp_path / "mem" / "blocks").exists()  # listed, not written
+    preview = json.loads(cli("preview-context", "--json").stdout)
+    blocks_part = next(p for p in preview["parts"] if p["name"] == "blocks")
+    assert blocks_part["note"] == ("2 default block(s) (user, agent), no file yet: the next session start "
+                                   "creates them")
+    assert "## user [0/2,000 chars]" in blocks_part["text"] and "## agent [0/2,000 chars]" in blocks_part["text"]
+    r = cli("blocks", "show", "agent")
+    assert (r.exit_code, r.stdout.splitlines()[0]) == (0, f"agent (global, {tmp_path / 'mem' / 'blocks' / 'agent.md'}) "
+                                                          "0% — 0/2,000 chars" + DEFAULT_NOTE[1:])
+
+
+def test_once_a_block_exists_the_defaults_are_not_listed(cli):
+    """ensure_defaults creates them only when no block exists, so a list with one block of the user's is that
+    block alone (as preview-context and the next session show it)."""
+    assert cli("blocks", "create", "infra", "--description", "Servers").exit_code == 0
+    data = json.loads(cli("blocks", "list", "--json").stdout)
+    assert [(b["key"], b.get("default")) for b in data["blocks"]] == [("infra", None)]
+    r = cli("blocks", "show", "user", "--json")
+    assert r.exit_code == 1 and json.loads(r.stdout)["error"] == (
+        "There is no memory block 'user' (blocks: infra). See `pi-memory blocks list`.")
+    preview = json.loads(cli("preview-context", "--json").stdout)
+    assert next(p for p in preview["parts"] if p["name"] == "blocks")["note"] == "1 block(s)"

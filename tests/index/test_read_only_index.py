@@ -164,6 +164,34 @@ def test_a_feature_never_used_in_the_index_reads_as_empty(ro, tmp_path):
         conn.close()
 
 
+DEPLOY, PORT = "how do we deploy to staging?", "Run make deploy; the staging server listens on port 8443."
+BUG, FIX = "and the invoice rounding bug?", "Fixed with banker's rounding in totals.py."
+EXPECTED = {  # read in context, as recall reads turns: the other turns of the session come as "context"
+    "staging port": [(PORT, "all"), (DEPLOY, "any"), (BUG, "context"), (FIX, "context")],
+    "invoice rounding": [(BUG, "all"), (FIX, "any"), (PORT, "context"), (DEPLOY, "context")],
+    "how do we deploy": [(DEPLOY, "all"), (PORT, "all"), (BUG, "context"), (FIX, "context")],
+}
+
+
+def test_session_search_with_an_embedder_reads_an_index_semantic_memory_never_used(ro, tmp_path):
+    """The hosts' session_search fuses turn vectors (its embedder is semantic memory's). In a read-only folder
+    whose index never held the semantic tables it crashed with `no such table: semantic_turn_vectors` (found
+    when the CLI began to search with the hosts' own tools); the tables now read as empty there, so the search
+    answers by its keyword list."""
+    from pi_memory.embed import get_embedder
+
+    seed(ro.folder, tmp_path / "sessions")
+    ro.freeze()
+    conn = open_index(ro.folder)
+    try:
+        assert read_only(conn) is not None
+        for query in ("staging port", "invoice rounding", "how do we deploy"):
+            found = session_search(conn, query, embedder=get_embedder())
+            assert [(hit.snippet.replace("**", ""), hit.match) for hit in found.results] == EXPECTED[query], query
+    finally:
+        conn.close()
+
+
 def test_a_read_only_folder_without_an_index_answers_from_its_markdown(ro):
     (ro.folder / "MEMORY.md").write_text("the build uses make\n")
     ro.freeze()

@@ -344,3 +344,156 @@ def test_codex_hooks_switched_off_by_the_user_is_kept_and_warned_about(home, tmp
     run = subprocess.run([sys.executable, "-m", "pi_memory", "install", "codex"], capture_output=True, text=True,
                          env=env, timeout=60)
     assert f"warning: {warning}" in run.stdout.splitlines()
+
+
+# A fresh tester's findings: a project-scope install wrote this machine's venv path into the shareable
+# .claude/settings.json and .mcp.json, and uninstall left the empty .claude/ it had made behind.
+PROJECT_EVENTS = {"SessionStart": "session-start", "UserPromptSubmit": "prompt", "PreCompact": "pre-compact",
+                  "Stop": "stop", "SessionEnd": "session-end"}
+
+
+def test_project_scope_runs_pi_memory_from_path(home, tmp_path):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    claude_code.install("project", proj)
+    settings = json.loads((proj / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    assert commands(settings) == {event: [f"pi-memory hook claude-code {ours}"]
+                                  for event, ours in PROJECT_EVENTS.items()}
+    assert json.loads((proj / ".mcp.json").read_text(encoding="utf-8")) == {
+        "mcpServers": {"pi-memory": {"type": "stdio", "command": "pi-memory", "args": ["mcp"], "env": {}}}}
+    claude_code.install("user", script=SCRIPT)  # the user's own files keep this machine's absolute path
+    assert json.loads((home / ".claude.json").read_text(encoding="utf-8"))["mcpServers"]["pi-memory"][
+        "command"] == SCRIPT
+
+
+def test_project_scope_tells_each_teammate_to_have_pi_memory_on_path(home, tmp_path, monkeypatch):
+    note = ("The project's files run `pi-memory` from PATH (they are shared, so they name no path of this "
+            "machine): everyone who works in this project with Claude Code needs pi-memory installed and on PATH.")
+    notes, warnings = claude_code.project_notes()
+    script_dir = os.path.dirname(sys.executable)
+    assert (notes, warnings) == ([note], [
+        f"`pi-memory` is not on this machine's PATH, so Claude Code cannot run pi-memory's hooks or MCP server in "
+        f"this project here either. Put the folder holding it ({script_dir}) on PATH, then start Claude Code "
+        "again."])
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "pi-memory").write_text("#!/bin/sh\n")
+    (bin_dir / "pi-memory").chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    assert claude_code.project_notes() == ([note], [])
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    env = {**os.environ, "HOME": str(home), "PI_MEMORY_STATE_DIR": str(tmp_path / "state")}
+    run = subprocess.run([sys.executable, "-m", "pi_memory", "install", "claude-code", "--scope", "project",
+                          "--project", str(proj)], capture_output=True, text=True, env=env, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [
+        f"created {proj / '.claude' / 'settings.json'}: hooks SessionStart, UserPromptSubmit, PreCompact, Stop, "
+        "SessionEnd run pi-memory hook claude-code …",
+        f"created {proj / '.mcp.json'}: MCP server pi-memory: pi-memory mcp",
+        note]
+
+
+def test_uninstall_removes_the_empty_folders_install_made_and_only_those(home, tmp_path):
+    made, kept, used = tmp_path / "made", tmp_path / "kept", tmp_path / "used"
+    for proj in (made, kept, used):
+        proj.mkdir()
+    (kept / ".claude").mkdir()  # the user's own (empty) folder
+    for proj in (made, kept, used):
+        claude_code.install("project", proj, script=SCRIPT)
+    (used / ".claude" / "commands").mkdir()  # the user put something in the folder install made
+    (used / ".claude" / "commands" / "review.md").write_text("Review the diff.\n")
+    removed = claude_code.uninstall("project", made)
+    assert [(c.path, c.action) for c in removed] == [(made / ".claude" / "settings.json", "removed"),
+                                                     (made / ".mcp.json", "removed"), (made / ".claude", "removed")]
+    assert list(made.iterdir()) == []
+    assert [(c.path.name, c.action) for c in claude_code.uninstall("project", kept)] == [
+        ("settings.json", "removed"), (".mcp.json", "removed")]
+    assert [p.name for p in kept.iterdir()] == [".claude"] and list((kept / ".claude").iterdir()) == []
+    claude_code.uninstall("project", used)  # the notes on this project outlived the other two uninstalls
+    assert _left_behind(used) == [".claude/commands/review.md"]
+    assert not (tmp_path / "state" / "installs" / "claude-code-project.json").exists()
+
+
+@pytest.mark.parametrize("host", ["claude-code", "codex"])
+def test_a_clean_home_gets_no_empty_host_folder_left_behind(home, host):
+    if host == "claude-code":
+        claude_code.install("user", script=SCRIPT)
+        removed = claude_code.uninstall("user")
+    else:
+        codex.install(script=SCRIPT)
+        removed = codex.uninstall()["changes"]
+    folder = home / (".claude" if host == "claude-code" else ".codex")
+    assert (folder, "removed") in [(c.path, c.action) for c in removed]
+    assert list(home.iterdir()) == []
+
+
+# A fresh tester's findings: installed, Claude Code's compact `"allow": ["Bash(ls:*)"]` became four lines, and the
+# blank line before Codex's `[profiles.fast]` went. Install now changes only what it adds.
+INDENTED = '{\n  "permissions": {\n    "allow": ["Bash(ls:*)"],\n    "deny": []\n  },\n  "model": "opus"\n}\n'
+
+
+def our_hooks(script: str = SCRIPT) -> dict:
+    return {event: [{"hooks": [{"type": "command", "command": f"'{script}' hook claude-code {ours}" if " " in script
+                                else f"{script} hook claude-code {ours}", "timeout": 10}]}]
+            for event, ours in PROJECT_EVENTS.items()}
+
+
+def test_install_adds_its_hooks_and_keeps_a_compact_array_compact(home):
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(INDENTED, encoding="utf-8")
+    claude_code.install("user", script=SCRIPT)
+    hooks = json.dumps(our_hooks(), indent=2).replace("\n", "\n  ")
+    assert settings.read_text(encoding="utf-8") == INDENTED[:-3] + f',\n  "hooks": {hooks}\n}}\n'
+    settings.write_text(settings.read_text(encoding="utf-8").replace('"opus"', '"sonnet"'), encoding="utf-8")
+    claude_code.uninstall("user")  # changed meanwhile: no byte-exact restore, our hooks alone go
+    assert settings.read_text(encoding="utf-8") == INDENTED.replace('"opus"', '"sonnet"')
+
+
+def test_a_moved_script_changes_only_its_command_in_a_tab_indented_file(home):
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    user_group = '{"matcher": "", "hooks": [{"type": "command", "command": "/bin/true"}]}'
+    settings.write_text('{\n\t"hooks": {\n\t\t"Stop": [' + user_group + ']\n\t},\n\t"theme": "dark"\n}',
+                        encoding="utf-8")
+    claude_code.install("user", script="/old/venv/bin/pi-memory")
+    before = settings.read_text(encoding="utf-8")  # the one-line array stays one line, ours in its style
+    assert before.startswith('{\n\t"hooks": {\n\t\t"Stop": [' + user_group + ', {"hooks": [{"type": "command", '
+                             '"command": "/old/venv/bin/pi-memory hook claude-code stop", "timeout": 10}]}],\n'
+                             '\t\t"SessionStart": [\n\t\t\t{\n\t\t\t\t"hooks": [\n')
+    claude_code.install("user", script="/new/venv/bin/pi-memory")
+    assert settings.read_text(encoding="utf-8") == before.replace("/old/venv/", "/new/venv/")
+    claude_code.uninstall("user")
+    assert settings.read_text(encoding="utf-8") == ('{\n\t"hooks": {\n\t\t"Stop": [' + user_group +
+                                                    ']\n\t},\n\t"theme": "dark"\n}')
+
+
+PROFILES = ('model = "o3"\n\n[mcp_servers.other]\ncommand = "other"\n\n[profiles.fast]\nmodel = "gpt-4.1"\n\n'
+            '[profiles.deep]\nmodel = "o3"\n')
+OUR_SERVER = ('[mcp_servers.pi-memory]\ncommand = "/opt/pi memory/bin/pi-memory"\nargs = ["mcp"]\n'
+              'env_vars = ["PI_MEMORY_DIR", "PI_CODING_AGENT_DIR", "PI_MEMORY_STATE_DIR"]\n')
+
+
+def test_codex_install_keeps_the_blank_line_before_the_next_table(home):
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(PROFILES, encoding="utf-8")
+    codex.install(script=SCRIPT)
+    assert config.read_text(encoding="utf-8") == (
+        'model = "o3"\n\n[mcp_servers.other]\ncommand = "other"\n\n' + OUR_SERVER + '\n[profiles.fast]\n'
+        'model = "gpt-4.1"\n\n[profiles.deep]\nmodel = "o3"\n\n[features]\nhooks = true\n')
+    codex.uninstall()
+    assert config.read_text(encoding="utf-8") == PROFILES
+
+
+def test_codex_updates_its_own_server_table_in_place(home):
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('[mcp_servers.pi-memory]\ncommand = "/old/pi-memory"  # moved venv\nstartup_timeout_sec = 20'
+                      '\n\n[profiles.fast]\nmodel = "gpt-4.1"\n\n[features]\nhooks = true\n', encoding="utf-8")
+    codex.install(script=SCRIPT)
+    assert config.read_text(encoding="utf-8") == (
+        '[mcp_servers.pi-memory]\ncommand = "/opt/pi memory/bin/pi-memory"  # moved venv\nstartup_timeout_sec = 20'
+        '\nargs = ["mcp"]\nenv_vars = ["PI_MEMORY_DIR", "PI_CODING_AGENT_DIR", "PI_MEMORY_STATE_DIR"]\n\n'
+        '[profiles.fast]\nmodel = "gpt-4.1"\n\n[features]\nhooks = true\n')

@@ -4,6 +4,8 @@ redacted, and screened for a model as the prompt screens them; blocks are no rec
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from pi_memory.blocks import BlockStore
@@ -98,3 +100,56 @@ def test_the_models_tool_finds_blocks_and_screens_a_hostile_one(tmp_path, monkey
 def test_blocks_are_no_recall_source(conn):
     with pytest.raises(ValueError, match="memory blocks are in the prompt already: memory_search finds their text"):
         recall(None, "billing", scope=None, include=("blocks",), conn=conn)
+
+
+def unused(result: dict) -> dict:
+    """A search result without the usage counters every search moves (``hitCount``, ``lastUsed``)."""
+    return {**result, "results": [{k: v for k, v in hit.items() if k not in ("hitCount", "lastUsed")}
+                                  for hit in result["results"]]}
+
+
+def test_the_cli_searches_what_the_models_tool_searches(tmp_path, monkeypatch):
+    """A fresh tester's finding: `pi-memory memory-search "Staging DB"` found nothing while the MCP tool found
+    the block. The CLI now builds the host's own search tools (`Memory.search_tools`): same sources, and its
+    --json is the tool's result to the byte."""
+    from typer.testing import CliRunner
+
+    from pi_memory.cli.app import app
+    from pi_memory.config import set_trust
+
+    repo, data = tmp_path / "repo", tmp_path / "data"
+    (repo / ".git").mkdir(parents=True)
+    monkeypatch.setenv("PI_MEMORY_DIR", str(data))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(repo)
+    set_trust(repo, True)
+    memory = open_memory(repo)
+    try:
+        store = memory.blocks()
+        assert store.create("infra", "Servers and databases", value="Staging DB is db-staging:5432").success
+        assert store.create("conventions", "How we work", scope="project",
+                            value="Deploy staging from the release branch").success
+        memory.store.add("memory", "Production DB backups run nightly")
+        tool = next(t for t in memory.tools() if t.name == "memory_search")
+        expected = {args: tool.call(dict(zip(("query", "target"), args, strict=False))).result
+                    for args in (("Staging DB",), ("staging",), ("staging", "block"), ("DB backups",))}
+    finally:
+        memory.close()
+    runner = CliRunner()
+    infra, conventions = data / "blocks" / "infra.md", repo / ".pi" / "memory-blocks" / "conventions.md"
+    r = runner.invoke(app, ["memory-search", "Staging DB"])  # no memory has both words: either one counts
+    assert (r.exit_code, r.stdout.splitlines()) == (0, [
+        "1. memory ", "   Production DB backups run nightly",
+        f"2. block infra (global, {infra})", "   Staging DB is db-staging:5432",
+        f"3. block conventions (project, {conventions})", "   Deploy staging from the release branch"])
+    r = runner.invoke(app, ["memory-search", "staging", "--target", "block"])
+    assert (r.exit_code, r.stdout.splitlines()) == (0, [
+        f"1. block infra (global, {infra})", "   Staging DB is db-staging:5432",
+        f"2. block conventions (project, {conventions})", "   Deploy staging from the release branch"])
+    for args, result in expected.items():
+        options = ["--target", args[1]] if len(args) > 1 else []
+        r = runner.invoke(app, ["memory-search", args[0], *options, "--json"])
+        assert (r.exit_code, unused(json.loads(r.stdout))) == (0, unused(result)), args
+    assert [h.get("block") or h["content"] for h in expected[("DB backups",)]["results"]] == [
+        "Production DB backups run nightly", "infra"]

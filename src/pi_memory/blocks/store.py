@@ -22,6 +22,12 @@ limit without saying so, a write that would pass it is refused with the usage an
 over the limit, hand-edited, may still shrink). Every new text goes through the threat and secret scanners;
 the write takes the curated stores' lock, re-reads the file under it and publishes it atomically with the
 frontmatter text untouched. :meth:`BlockStore.create` (people: CLI, pi command) adds a block.
+
+Lock files live in ``<data root>/locks/`` (``lock_dir``; :func:`pi_memory.curated.files.lock_file`: the
+block's name and a hash of its real path), never beside a block: a project block is a file of the user's
+repository, and a lock file there would be an untracked file in it. Global blocks follow the same rule, so one
+block has one lock whatever folder it is in. Every process writing blocks of one data root shares these locks
+(two data roots writing one project block do not; each re-reads the file under its own lock).
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ MAX_LIMIT = 100_000
 MAX_DESCRIPTION = 200  # characters of a description (it goes into every prompt, like the block's text)
 PROJECT_FOLDER = Path(".pi") / "memory-blocks"
 GLOBAL_FOLDER = "blocks"
+LOCK_FOLDER = "locks"  # in the data root: the blocks' lock files
 KEY_RULE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 DEFAULTS = {
     "user": "Facts about the user: name, role, preferences, how they like to work",
@@ -61,6 +68,7 @@ class Block:
     value: str = ""
     problems: list[str] = field(default_factory=list)  # frontmatter problems found on load
     shadowed: bool = False  # a project block with the same key hides this global one
+    default: bool = False  # a default block no file holds yet: a session start creates it (default_preview)
 
     @property
     def chars(self) -> int:
@@ -79,6 +87,8 @@ class Block:
             data["problems"] = list(self.problems)
         if self.shadowed:
             data["shadowed"] = True
+        if self.default:
+            data["default"] = True
         return data
 
 
@@ -219,8 +229,11 @@ class BlockStore:
     neither read nor written; :meth:`withheld` lists its files for a person."""
 
     def __init__(self, global_dir: Path | str, project_root: Path | str | None = None,
-                 lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S, *, project_trusted: bool = False):
+                 lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S, *, project_trusted: bool = False,
+                 lock_dir: Path | str | None = None):
         self.global_dir = Path(global_dir)
+        # the data root's locks folder (the global folder is <data root>/blocks)
+        self.lock_dir = Path(lock_dir) if lock_dir is not None else self.global_dir.parent / LOCK_FOLDER
         self.project_root = Path(project_root) if project_root is not None else None
         self.project_dir = self.project_root / PROJECT_FOLDER if self.project_root is not None else None
         self.lock_timeout = lock_timeout
@@ -229,7 +242,7 @@ class BlockStore:
     @classmethod
     def from_settings(cls, settings, project_root: Path | str | None, project_trusted: bool) -> BlockStore:
         return cls(Path(settings.data_dir) / GLOBAL_FOLDER, project_root, settings.lock_timeout,
-                   project_trusted=project_trusted)
+                   project_trusted=project_trusted, lock_dir=Path(settings.data_dir) / LOCK_FOLDER)
 
     # ------------------------------------------------------------------ read
     def folders(self) -> list[tuple[str, Path]]:
@@ -282,11 +295,17 @@ class BlockStore:
 
     def default_preview(self) -> list[Block]:
         """The blocks a session would see: the existing ones, or the defaults :meth:`ensure_defaults` would
-        create (not written)."""
-        blocks = self.blocks()
-        if blocks or self.all_blocks():
-            return blocks
-        return [Block(k, "global", self.global_dir / f"{k}.md", description=d) for k, d in DEFAULTS.items()]
+        create (not written; marked ``default``)."""
+        return self.blocks() or self._defaults()
+
+    def listed(self) -> list[Block]:
+        """What ``blocks list`` shows: every block file (hidden globals marked), or, when there is none, the
+        defaults a session start creates (marked ``default``): the blocks ``preview-context`` shows."""
+        return self.all_blocks() or self._defaults()
+
+    def _defaults(self) -> list[Block]:
+        return [Block(k, "global", self.global_dir / f"{k}.md", description=d, default=True)
+                for k, d in DEFAULTS.items()]
 
     # ----------------------------------------------------------------- write
     def create(self, key: str, description: str = "", limit: int = DEFAULT_LIMIT, scope: str = "global",
@@ -337,7 +356,7 @@ class BlockStore:
         fm = yaml.safe_dump({"description": description, "limit": limit}, sort_keys=False,
                             allow_unicode=True, width=10_000)
         try:
-            with locked(path, self.lock_timeout):
+            with locked(path, self.lock_timeout, self.lock_dir):
                 if path.exists():
                     return BlockResult(False, "exists", key, error=f"A block {key!r} already exists at {path}; "
                                        "nothing was changed. Edit that file, or pick another key.")
@@ -376,7 +395,7 @@ class BlockStore:
             return BlockResult(False, "secret" if finding.category == "secret" else "threat", key, block=block,
                                error=safety.refusal_message(finding, "memory block"))
         try:
-            with locked(block.path, self.lock_timeout):
+            with locked(block.path, self.lock_timeout, self.lock_dir):
                 return self._update_locked(block, new_text, old_text)
         except StoreLockedError as exc:
             return BlockResult(False, "locked", key, block=block, error=str(exc))

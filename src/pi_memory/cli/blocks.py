@@ -25,9 +25,10 @@ app.add_typer(blocks_app, name="blocks")
 @blocks_app.command("list")
 def blocks_list(dir: DirOpt = None, json_: JsonOpt = False) -> None:
     """Every block with its usage and a preview (project blocks first; an untrusted project's are named, not
-    read)."""
+    read). With no block file yet, the default blocks a session start creates (user, agent), marked as such:
+    the blocks `preview-context` shows."""
     store = open_mem(dir).blocks()
-    blocks, withheld = store.all_blocks(), store.withheld()
+    blocks, withheld = store.listed(), store.withheld()
     if json_ or state.json:
         extra = {"untrustedProjectBlocks": [str(p) for p in withheld]} if withheld else {}
         emit_json({"blocks": [b.to_dict() for b in blocks], **extra})
@@ -40,14 +41,15 @@ def blocks_list(dir: DirOpt = None, json_: JsonOpt = False) -> None:
 def blocks_show(key: str, dir: DirOpt = None, json_: JsonOpt = False) -> None:
     """One block's description, usage and full text."""
     store = open_mem(dir).blocks()
-    block = store.get(key)
+    block = next((b for b in store.default_preview() if b.key == key), None)
     if block is None:
-        known = ", ".join(b.key for b in store.blocks()) or "none"
+        known = ", ".join(b.key for b in store.default_preview()) or "none"
         raise fail(f"There is no memory block {safety.redact(key)!r} (blocks: {known}). See `pi-memory blocks list`.", 1)
     if json_ or state.json:
         emit_json(block.to_dict())
         return
-    out.print(f"{block.key} ({block.scope}, {block.path}) {block.usage}", markup=False)
+    pending = " (default: no file yet; the next session start creates it)" if block.default else ""
+    out.print(f"{block.key} ({block.scope}, {block.path}) {block.usage}{pending}", markup=False)
     if block.description:
         out.print(block.description, markup=False)
     out.print("", markup=False)

@@ -60,6 +60,8 @@ def _report(host: str, action: str, changes: list, extra: dict | None = None) ->
                                                    else "; pi-memory was not installed there."), markup=False)
     else:
         out.print(summarise(changes), markup=False)
+    for note in extra.get("notes", []):
+        out.print(note, markup=False)
     if extra.get("trustError"):
         out.print(f"warning: {extra['trustError']}", markup=False)
     for warning in extra.get("warnings", []):
@@ -79,11 +81,15 @@ def _run(host: str, action: str, call, json_: bool):
 
 @install_app.command("claude-code")
 def install_claude_code(scope: ScopeOpt = Scope.user, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
-    """Register the MCP server and the hooks (snapshot, recall, indexing) in Claude Code's settings."""
+    """Register the MCP server and the hooks (snapshot, recall, indexing) in Claude Code's settings.
+
+    User scope runs this installation's pi-memory by its absolute path. Project scope writes files a team
+    shares, so they run `pi-memory` from PATH: everyone working in the project needs pi-memory on PATH."""
     from pi_memory.integrations.hooks import claude_code
 
     changes = _run("claude-code", "install", lambda: claude_code.install(scope.value, project), json_)
-    _report("claude-code", "install", changes, {"scope": scope.value})
+    notes, warnings = claude_code.project_notes() if scope == Scope.project else ([], [])
+    _report("claude-code", "install", changes, {"scope": scope.value, "notes": notes, "warnings": warnings})
 
 
 @install_app.command("codex")

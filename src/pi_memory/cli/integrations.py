@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, fail, open_mem, out, require_readable, state
-from pi_memory.config import SettingsError, agent_dir, set_trust
+from pi_memory.config import SettingsError, agent_dir, set_trust, trusted_projects
 from pi_memory.session import INDEX_EVERY_S
 
 install_app = typer.Typer(help="Install pi-memory into an agent.", no_args_is_help=True)
@@ -119,13 +119,35 @@ def untrust(path: Annotated[Path, typer.Argument(help="Project folder.")] = Path
 
 
 def _set_trust(path: Path, trusted: bool, json_: bool) -> None:
+    project = path.resolve()
+    listed = trusted_projects()
+    through = next((t for t in listed if t in project.parents), None)  # a trusted folder above it
+    if trusted == (project in listed):  # already as asked: nothing is written, exit 0 as every no-op command
+        if json_ or state.json:
+            emit_json({"success": True, "project": str(project), "trusted": trusted or through is not None,
+                       "changed": False, "trustedCount": len(listed),
+                       **({"trustedThrough": str(through)} if through is not None and not trusted else {})})
+        elif trusted:
+            out.print(f"{project} was already trusted; nothing changed.", markup=False)
+        elif through is not None:
+            out.print(f"{project} was not trusted on its own, so nothing changed: it is trusted through {through}. "
+                      f"To stop that, run `pi-memory untrust {through}` (it covers every folder below it).",
+                      markup=False)
+        else:
+            out.print(f"{project} was not trusted; nothing changed.", markup=False)
+        return
     try:
         projects = set_trust(path, trusted)
     except SettingsError as exc:
         raise fail(str(exc), 2) from exc
     if json_ or state.json:
-        emit_json({"success": True, "project": str(path.resolve()), "trusted": trusted, "trustedCount": len(projects)})
+        emit_json({"success": True, "project": str(project), "trusted": trusted or through is not None,
+                   "changed": True, "trustedCount": len(projects),
+                   **({"trustedThrough": str(through)} if through is not None and not trusted else {})})
     elif trusted:
-        out.print(f"Trusted {path.resolve()} ({len(projects)} trusted project(s)).", markup=False)
+        out.print(f"Trusted {project} ({len(projects)} trusted project(s)).", markup=False)
+    elif through is not None:
+        out.print(f"{project} is no longer trusted on its own, but it still is through {through}; run `pi-memory "
+                  f"untrust {through}` to stop that.", markup=False)
     else:
-        out.print(f"{path.resolve()} is no longer trusted.", markup=False)
+        out.print(f"{project} is no longer trusted.", markup=False)

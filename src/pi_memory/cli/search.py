@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     DownloadColumn,
@@ -24,13 +25,11 @@ from pi_memory.reports import index_pass_text
 
 
 def _tool(name: str, dir_: Path | None, arguments: dict, as_json: bool) -> None:
-    from pi_memory.tools.search import create_search_tools
-
-    memory = open_mem(dir_)  # only the search tools: no semantic service, embedder or model for a search
-    current = str(memory.project_root) if memory.project_root else None
+    memory = open_mem(dir_)
     as_json = as_json or state.json  # a program reads it as a tool result: the model's copy (blocked markers)
-    spec = next(t for t in create_search_tools(memory.index, current, memory.repair_index, for_model=as_json,
-                                               entry_name=memory.store.shown_name) if t.name == name)
+    # the host's own search tools (same sources: index, turn vectors, memory blocks), the index variant of
+    # session_search whatever the settings say: its hits are what this command prints
+    spec = next(t for t in memory.search_tools(for_model=as_json, session_variant="legacy") if t.name == name)
     outcome = spec.call({k: v for k, v in arguments.items() if v is not None})
     if as_json:
         out.print_json(json.dumps(outcome.result, ensure_ascii=False))
@@ -63,6 +62,9 @@ def _print_hits(result: dict) -> None:
             where = f"{hit.get('timestamp', '?')}  {hit['role']}  {hit.get('project') or hit.get('cwd') or ''}"
             out.print(f"[bold]{hit['rank']}.[/bold] [dim]{where}[/dim]")
             out.print(f"   {hit['file']}:{hit['line']}", markup=False, style="dim")
+        elif hit.get("target") == "block":
+            where = escape(printable(f"block {hit.get('block')} ({hit.get('scope')}, {hit.get('file')})"))
+            out.print(f"[bold]{hit['rank']}.[/bold] [dim]{where}[/dim]")
         else:
             out.print(f"[bold]{hit['rank']}.[/bold] [dim]{hit.get('target')} {hit.get('category') or ''}[/dim]")
         # a transcript's tool output keeps its colours and titles: shown as \xNN, never run by the terminal
@@ -92,13 +94,14 @@ def session_search(
 def memory_search(
     query: str,
     limit: Annotated[int | None, typer.Option(min=1, max=50, help="1-50, default 10.")] = None,
-    target: Annotated[str | None, typer.Option(help="memory, user, project or failure.")] = None,
+    target: Annotated[str | None, typer.Option(help="memory, user, project, failure or block (the memory "
+                                                "blocks only).")] = None,
     category: Annotated[str | None, typer.Option(help="failure category.")] = None,
     project: ProjectFilterOpt = None,
     dir: DirOpt = None,
     json_: JsonOpt = False,
 ) -> None:
-    """Search saved memories by relevance."""
+    """Search saved memories and memory blocks by relevance (the sources the agent's memory_search tool has)."""
     args = {"query": query, "limit": limit, "target": target, "category": category,
             "project": project and str(project)}
     _tool("memory_search", dir, args, json_)

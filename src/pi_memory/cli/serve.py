@@ -42,6 +42,17 @@ TokenOpt = Annotated[
 ]
 
 
+def require_team_packages() -> None:
+    """Stop with what to install (exit 2) when the team store's packages (the ``team`` extra) are missing: every
+    command that opens the PostgreSQL store calls this before importing anything of it."""
+    from pi_memory.semantic.backends.team_extra import TeamExtraMissing, require
+
+    try:
+        require("the team store (PostgreSQL)")
+    except TeamExtraMissing as exc:
+        raise fail(str(exc), 2) from None
+
+
 serve_app = typer.Typer(invoke_without_command=True, no_args_is_help=False)
 app.add_typer(serve_app, name="serve")
 
@@ -79,7 +90,9 @@ def serve(
 
     resolved = settings(dir)
     database_url = database_url or os.environ.get(DATABASE_URL_ENV) or None
-    if not database_url:
+    if database_url:
+        require_team_packages()
+    else:
         require_writable(resolved.data_dir)
     if ef_search is None and os.environ.get(EF_SEARCH_ENV):
         try:

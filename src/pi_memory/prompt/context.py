@@ -141,7 +141,10 @@ def run_parts(memory: Memory, preview: bool = True) -> list[Part]:
     blocks a session start would create when none exist (a live session shows only the files)."""
     store = blocks_store(memory)
     blocks = store.default_preview() if preview else store.blocks()
-    parts = [Part("blocks", "system", "run", blocks_text(blocks), f"{len(blocks)} block(s)")]
+    note = f"{len(blocks)} block(s)"
+    if blocks and all(b.default for b in blocks):
+        note = f"{len(blocks)} default block(s) ({', '.join(b.key for b in blocks)}), no file yet: the next session start creates them"
+    parts = [Part("blocks", "system", "run", blocks_text(blocks), note)]
     if memory.settings.standing_enabled:
         rules = StandingStore.in_data_dir(memory.settings.data_dir).rules()
         parts.append(Part("standing", "system", "run", standing_text(rules), f"{len(rules)} rule(s)"))

@@ -155,6 +155,8 @@ def session_search(
     limit = _clamp(limit, 1, MAX_LIMIT, 10)
     snippet_chars = _clamp(snippet_chars, MIN_SNIPPET_CHARS, MAX_SNIPPET_CHARS, 300)
     where, params = _session_filters(conn, project, role, since, until, as_of)
+    if embedder is not None and not _turn_vectors_readable(conn):
+        embedder = None
     in_context = embedder is not None and role is None and since is None and until is None
     ranked, eng = _run(conn, MESSAGES, query, where, params, max(limit, CONTEXT_CANDIDATES) if in_context else limit,
                        question=in_context)
@@ -222,6 +224,25 @@ def _session_empty_note(conn: sqlite3.Connection, plan: QueryPlan, since: Any, u
 
 
 CONTEXT_CANDIDATES = 50  # keyword matches read in context by a plain-words session_search (recall's pool)
+
+
+def _turn_vectors_readable(conn: sqlite3.Connection) -> bool:
+    """Whether ``conn`` can read the turn vectors. A writable index has their tables (the semantic backend that
+    gave the embedder made them). An index opened for reading only (:mod:`pi_memory.index.read_only`) gets them
+    here: from the file, or attached empty when semantic memory never ran in that folder; when the file's are
+    from an older version (refused, nothing is migrated), the search is keyword-only."""
+    from pi_memory.index.read_only import read_only
+
+    if read_only(conn) is None:
+        return True
+    from pi_memory.index.db import migrate
+    from pi_memory.index.semantic_schema import SEMANTIC_MIGRATIONS
+
+    try:
+        migrate(conn, SEMANTIC_MIGRATIONS)  # reading only: checks and attaches, writes nothing
+    except sqlite3.OperationalError:
+        return False
+    return True
 
 
 def _in_context(conn: sqlite3.Connection, query: str, ranked: Ranked, eng: Engine | None,

@@ -7,13 +7,22 @@ settings.
   (both meant to be committed; Claude Code asks each user to approve a project's MCP servers once).
 
 Hooks: SessionStart (snapshot), UserPromptSubmit (recall), PreCompact, Stop and SessionEnd (indexing and
-capture in the background). Each command is ``<absolute pi-memory> hook claude-code <event>``.
+capture in the background). Each command is ``<pi-memory> hook claude-code <event>``: at user scope the
+absolute path of this installation's console script (the files are this machine's); at project scope the bare
+``pi-memory`` (:data:`PATH_SCRIPT`), found on ``PATH`` when Claude Code runs it, because the files are shared
+with a team and an absolute path (``/home/you/.venv/bin/pi-memory``) is one machine's: each teammate needs
+pi-memory on their ``PATH`` (:func:`project_notes` says so after the install).
+
+Uninstall removes only our entries, files the install created that hold nothing else, and the folders it
+created that are empty then (``<project>/.claude/`` made for the settings file); the install's notes on a
+project's files are kept apart from other projects' (:func:`pi_memory.integrations.hooks.install.forget`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 from pi_memory.integrations.hooks import install as common
@@ -22,6 +31,7 @@ from pi_memory.integrations.hooks.protocol import EVENTS, HOST_EVENTS
 
 HOST = "claude-code"
 TIMEOUTS = {"session-start": 10, "prompt": 10, "pre-compact": 10, "stop": 10, "session-end": 10}
+PATH_SCRIPT = "pi-memory"  # project scope: what each teammate's PATH finds
 
 
 def config_dir() -> Path:
@@ -46,7 +56,10 @@ def server_entry(script: str) -> dict:
 
 
 def install(scope: str = "user", project: Path | None = None, script: str | None = None) -> list[common.Change]:
-    script = script or common.console_script()
+    """Add our hooks and MCP server to ``scope``'s files (``script``: the command they run; default the
+    absolute console script at user scope, ``pi-memory`` from ``PATH`` at project scope)."""
+    if script is None:
+        script = PATH_SCRIPT if scope == "project" else common.console_script()
     settings_path, mcp_path = files(scope, project)
     settings, servers_doc = common.read_json_file(settings_path), common.read_json_file(mcp_path)
     common.require_objects(settings, settings_path, "hooks")
@@ -71,6 +84,23 @@ def install(scope: str = "user", project: Path | None = None, script: str | None
     return changes
 
 
+def project_notes(script: str = PATH_SCRIPT) -> tuple[list[str], list[str]]:
+    """``(notes, warnings)`` a person reads after a project-scope install: the shared files run ``script``
+    from ``PATH``, so every teammate needs it there; a warning when this machine's ``PATH`` does not have it."""
+    notes = [f"The project's files run `{script}` from PATH (they are shared, so they name no path of this "
+             "machine): everyone who works in this project with Claude Code needs pi-memory installed and on "
+             "PATH."]
+    if shutil.which(script) is not None:
+        return notes, []
+    try:
+        folder = f" ({Path(common.console_script()).parent})"
+    except common.InstallError:
+        folder = ""
+    return notes, [f"`{script}` is not on this machine's PATH, so Claude Code cannot run pi-memory's hooks or "
+                   f"MCP server in this project here either. Put the folder holding it{folder} on PATH, then "
+                   "start Claude Code again."]
+
+
 def uninstall(scope: str = "user", project: Path | None = None) -> list[common.Change]:
     settings_path, mcp_path = files(scope, project)
     manifest_path = common.manifest_path(f"{HOST}-{scope}")
@@ -86,7 +116,8 @@ def uninstall(scope: str = "user", project: Path | None = None) -> list[common.C
                 del doc["mcpServers"]  # install added the key: it goes with our server
             changes.append(common.finish_uninstall(mcp_path, doc, common.dump_like(doc, common.current_text(mcp_path)),
                                                    manifest, [f"removed MCP server {common.MCP_NAME}"], original))
-    manifest_path.unlink(missing_ok=True)  # nothing of this install is left to remember
+    changes += common.remove_created_folders(manifest, [settings_path, mcp_path])
+    common.forget(manifest_path, manifest, [settings_path, mcp_path])
     return changes
 
 

@@ -117,16 +117,18 @@ def install(script: str | None = None, codex_bin: str | None = None, cwd: Path |
     if servers is None:
         servers = tomlkit.table(is_super_table=True)
         doc["mcp_servers"] = servers
-    entry = tomlkit.table()
-    entry["command"] = script
-    entry["args"] = ["mcp"]
-    entry["env_vars"] = list(FORWARDED_ENV)  # Codex starts MCP servers with a bare environment
-    if common.MCP_NAME in servers:
-        old = servers[common.MCP_NAME]
-        for key, value in old.items():  # keep what the user added to our server (env, timeouts, required)
-            if key not in ("command", "args", "env_vars"):
+    ours = {"command": script, "args": ["mcp"],
+            "env_vars": list(FORWARDED_ENV)}  # Codex starts MCP servers with a bare environment
+    if common.MCP_NAME in servers:  # changed in place: what the user added to it (env, timeouts) and its
+        entry = servers[common.MCP_NAME]  # comments and blank lines stay where they are
+        for key, value in ours.items():
+            if entry.get(key) != value:
                 entry[key] = value
-    servers[common.MCP_NAME] = entry
+    else:
+        entry = tomlkit.table()
+        for key, value in ours.items():
+            entry[key] = value
+        _add_table(servers, common.MCP_NAME, entry)
     details.append(f"[mcp_servers.{common.MCP_NAME}] {script} mcp")
     features = doc.get("features")
     if features is None or "hooks" not in features:
@@ -161,9 +163,13 @@ def install(script: str | None = None, codex_bin: str | None = None, cwd: Path |
             doc["hooks"] = hooks_table
         if "state" not in hooks_table:
             hooks_table["state"] = tomlkit.table(is_super_table=True)
-        item = tomlkit.table()
-        item["trusted_hash"] = hook["currentHash"]
-        hooks_table["state"][key] = item
+        if key in hooks_table["state"]:
+            if hooks_table["state"][key].get("trusted_hash") != hook["currentHash"]:
+                hooks_table["state"][key]["trusted_hash"] = hook["currentHash"]
+        else:
+            item = tomlkit.table()
+            item["trusted_hash"] = hook["currentHash"]
+            _add_table(hooks_table["state"], key, item)
         trusted.append(key)
     stale = [k for k in manifest.get("trusted", []) if k not in trusted]
     _drop_state_keys(doc, stale)
@@ -204,8 +210,24 @@ def uninstall() -> dict:
         original = common.original_of(config_path, manifest, lambda text: tomlkit.parse(text).unwrap())
         changes.append(common.finish_uninstall(config_path, doc.unwrap(), tomlkit.dumps(doc), manifest, details,
                                                original))
+    changes += common.remove_created_folders(manifest, [config_path, hooks_path])
     _manifest_path().unlink(missing_ok=True)  # nothing of this install is left to remember
     return {"changes": changes, "trusted": [], "trustError": None, "warnings": []}
+
+
+def _add_table(parent, key: str, table) -> None:
+    """Add ``table`` as ``parent[key]``. tomlkit puts it right after ``parent``'s last table, and the blank
+    lines that table ended with (before the next table of the file, ``[profiles.fast]``) stay inside it, so
+    they would land before ours and none after; ours gets the same ending, so the next table keeps its blank
+    line."""
+    import tomlkit
+    from tomlkit.items import Table, Whitespace
+
+    tables = [value for value in parent.values() if isinstance(value, Table)]
+    parent[key] = table
+    body = tables[-1].value.body if tables else []
+    if body and isinstance(body[-1][1], Whitespace) and "\n" in body[-1][1].as_string():
+        table.add(tomlkit.ws(body[-1][1].as_string()))
 
 
 def _drop_state_keys(doc, keys: list[str]) -> int:

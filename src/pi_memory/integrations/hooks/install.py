@@ -9,9 +9,9 @@ Rules every host installer follows:
   backup of what was there, kept in the state folder: ``<state>/backups/<the file's absolute path>.bak.<unix-ts>``,
   never beside the file, so a project's backups are not untracked files in its repository); a file that cannot
   be parsed is left alone with an error saying what to fix;
-* a JSON file is written back in its own layout (one line stays one line with its separators; an indented file
-  keeps its indent unit, :func:`dump_like`), so a file that was written by ``JSON.stringify(x, null, 2)`` or
-  ``json.dumps`` changes only where our entries go;
+* a JSON file is written back in its own layout: only the values our entries change are written anew, in the
+  file's style (indent unit, separators, escapes); every other byte stays, so a user's compact
+  ``"allow": ["Bash(ls:*)"]`` in an indented file stays one line (:func:`dump_like`, :mod:`.json_edit`);
 * the first install remembers (in the install's manifest) the backup of each file as it was before any entry of
   ours; uninstall writes those exact bytes back when what is left after removing our entries equals that
   content (the round trip is byte-exact), and otherwise removes only our entries, keeping the user's own keys,
@@ -55,6 +55,7 @@ class Change:
     action: str
     backup: Path | None = None
     details: list[str] = field(default_factory=list)
+    folders: list[Path] = field(default_factory=list)  # folders made for the file (outermost first)
 
     def to_dict(self) -> dict:
         return {"path": str(self.path), "action": self.action, "backup": str(self.backup) if self.backup else None,
@@ -145,9 +146,10 @@ def write_file(path: Path, text: str, details: list[str]) -> Change:
     if old is not None and old == text.encode("utf-8"):
         return Change(path, "unchanged")
     saved = backup_in_state(path, old) if old is not None else None
+    missing = [folder for folder in [path.parent, *path.parent.parents] if not folder.exists()][::-1]
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, text)
-    return Change(path, "updated" if old is not None else "created", saved, details)
+    return Change(path, "updated" if old is not None else "created", saved, details, missing)
 
 
 def current_text(path: Path) -> str | None:
@@ -158,21 +160,20 @@ def current_text(path: Path) -> str | None:
 
 
 def dump_like(data: dict, old: str | None) -> str:
-    """``data`` as JSON laid out like ``old`` (the file's text before the edit): a one-line file stays one line,
-    with its separators (``", "`` or ``","``); an indented one keeps its first indent (spaces or a tab); the
-    whitespace after the closing brace is kept; ``\\uXXXX`` escapes are kept when ``old`` used them for every
-    non-ASCII character. A new or empty file gets two-space indent and a final newline."""
+    """``data`` as the JSON text ``old`` (the file's text before the edit) becomes: only the values that
+    changed are written anew, in the file's layout; every other byte stays (:func:`.json_edit.edit`: a
+    user's compact array in an indented file stays compact, a one-line file stays one line). A text that
+    cannot be edited in place (a duplicate key) is written whole in its style (:class:`.json_edit.Style`); a new
+    or empty file gets two-space indent and a final newline."""
+    from pi_memory.integrations.hooks.json_edit import Style, edit
+
     body = old.strip() if old else ""
     if not body:
         return dump_json(data)
-    ascii_only = bool(re.search(r"\\u[0-9a-fA-F]{4}", body)) and body.isascii()
-    if "\n" not in body:
-        separators = (", " if re.search(r",\s", body) else ",", ": " if re.search(r":\s", body) else ":")
-        text = json.dumps(data, ensure_ascii=ascii_only, separators=separators)
-    else:
-        indent = re.search(r"\n([ \t]+)\S", body)
-        text = json.dumps(data, ensure_ascii=ascii_only, indent=indent.group(1) if indent else 2)
-    return text + old[len(old.rstrip()):]
+    edited = edit(old, data)
+    if edited is not None:
+        return edited
+    return Style.of(old).dump(data) + old[len(old.rstrip()):]
 
 
 def write_json(path: Path, data: dict, details: list[str]) -> Change:
@@ -206,9 +207,47 @@ def manifest_path(host: str) -> Path:
 
 
 def note_created(manifest: dict, changes: list[Change]) -> dict:
+    """``manifest`` with the files and the folders ``changes`` created added (uninstall removes such a file
+    when it holds nothing else, and such a folder when it is empty)."""
     created = set(manifest.get("created", []))
     created.update(str(c.path) for c in changes if c.action == "created")
-    return {**manifest, "created": sorted(created)}
+    folders = set(manifest.get("createdFolders", []))
+    folders.update(str(folder) for c in changes for folder in c.folders)
+    return {**manifest, "created": sorted(created), **({"createdFolders": sorted(folders)} if folders else {})}
+
+
+def remove_created_folders(manifest: dict, files: list[Path]) -> list[Change]:
+    """Remove the folders the install made for ``files`` (recorded by :func:`note_created`) that are empty now,
+    innermost first; a folder holding anything (the host's own files, the user's) stays."""
+    removed = []
+    made = [Path(f) for f in manifest.get("createdFolders", []) if isinstance(f, str)]
+    for folder in sorted((f for f in made if any(f == p.parent or f in p.parents for p in files)),
+                         key=lambda f: len(f.parts), reverse=True):
+        try:
+            folder.rmdir()  # only an empty folder goes
+        except OSError:
+            continue
+        removed.append(Change(folder, "removed", None, ["the empty folder the install made"]))
+    return removed
+
+
+def forget(manifest_file: Path, manifest: dict, files: list[Path]) -> None:
+    """Drop what ``manifest`` says about ``files`` (and the folders made for them) after their uninstall; the
+    manifest goes when nothing else is left in it (a project-scope manifest is shared by every project)."""
+    names = {str(p) for p in files}
+    made = {str(f) for f in manifest.get("createdFolders", [])
+            if isinstance(f, str) and any(Path(f) == p.parent or Path(f) in p.parents for p in files)}
+    left = {
+        **{k: v for k, v in manifest.items() if k not in ("created", "createdFolders", "originals")},
+        "created": [p for p in manifest.get("created", []) if p not in names],
+        "createdFolders": [f for f in manifest.get("createdFolders", []) if f not in made],
+        "originals": {k: v for k, v in (manifest.get("originals") or {}).items() if k not in names},
+    }
+    left = {k: v for k, v in left.items() if v}
+    if left:
+        state.write_json(manifest_file, left)
+    else:
+        manifest_file.unlink(missing_ok=True)  # nothing of this install is left to remember
 
 
 def is_empty(data: object) -> bool:
