@@ -297,6 +297,28 @@ def _scan_folded(norm: Folded) -> list[tuple[str, str, int, int]]:
     return hits
 
 
+# Our blocked markers name the patterns an entry matched ("... threat pattern(s): ignore_instructions,
+# system_prompt_leak. ..."), and a list of ids reads as words: "ignore instructions, system prompt" tripped the
+# scanner, so a marker shown again (a tool result quoting one, a copy of a store) was blocked in turn. A list
+# made only of known ids, after the words our markers put before it, is not scanned; any other text is.
+_ID = r"(?:invisible_unicode_U\+[0-9A-F]{4,6}|[a-z0-9]+(?:_[a-z0-9]+)+)"
+_ID_LIST = re.compile(rf"(?:threat pattern\(s\): |\bmatched )({_ID}(?:, {_ID})*)")
+_KNOWN_IDS = frozenset({p.id for p in PATTERNS} | {COMPACT_ID, HTML_COMMENT_ID})
+
+
+def _without_id_lists(text: str) -> str:
+    """``text`` with each list of known pattern ids our markers write blanked out (same length: spans hold)."""
+    if "pattern(s): " not in text and "matched " not in text:
+        return text
+    out = text
+    for m in _ID_LIST.finditer(text):
+        ids = m.group(1).split(", ")
+        if all(i in _KNOWN_IDS or i.startswith(INVISIBLE_UNICODE + "_U+") for i in ids):
+            a, b = m.span(1)
+            out = out[:a] + " " * (b - a) + out[b:]
+    return out
+
+
 def scan_threats(text: str) -> list[Finding]:
     """Return every threat found in ``text``: one ``Finding`` per id, ordered by where it first occurs."""
     if not text:
@@ -305,7 +327,7 @@ def scan_threats(text: str) -> list[Finding]:
     for ch, i in invisible_findings(text):
         ident = f"{INVISIBLE_UNICODE}_U+{ord(ch):04X}"
         found[ident] = Finding(ident, INVISIBLE_UNICODE, (i, i + 1))
-    norm = fold(text)
+    norm = fold(_without_id_lists(text))
     for ident, category, start, end in _scan_folded(norm):  # some ids have several rows: keep the earliest
         finding = Finding(ident, category, norm.raw_span(start, end))
         if ident not in found or finding.span < found[ident].span:
