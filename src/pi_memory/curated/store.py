@@ -18,9 +18,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
-
 from pi_memory import safety
 from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S, DEFAULT_MEMORY_CHAR_LIMIT, DEFAULT_USER_CHAR_LIMIT
 from pi_memory.curated import entries as fmt
@@ -35,6 +32,7 @@ from pi_memory.curated.files import (
     read_bytes,
     try_read_bytes,
 )
+from pi_memory.curated.operations import Operation
 from pi_memory.curated.results import MemoryResult, preview
 from pi_memory.curated.retry_guard import RetryGuard, call_key, invalid_key
 from pi_memory.curated.sanitise import sanitise_entry
@@ -47,16 +45,6 @@ LIMIT_SETTINGS = {"memory": "memoryCharLimit", "user": "userCharLimit", "project
 Target = Literal["memory", "user", "project", "failure"]
 
 log = logging.getLogger(__name__)
-
-
-class Operation(BaseModel):
-    """One step of a batch (:meth:`MemoryStore.apply`)."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
-
-    action: Literal["add", "replace", "remove"]
-    content: str | None = Field(default=None, description="add: the entry; replace: the new entry")
-    old_text: str | None = Field(default=None, description="replace/remove: a short unique piece of the entry")
 
 
 class _Refusal(Exception):
