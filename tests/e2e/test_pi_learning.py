@@ -95,7 +95,8 @@ def test_an_add_over_the_limit_consolidates_and_succeeds(pi) -> None:
     assert pi.memory_file.read_text() == "\n§\n".join(["Uses uv (never pip)", old[2], new]) + "\n"
     [job] = learning_log(pi)
     assert job["kind"] == "consolidate" and job["trigger"] == "overflow"
-    assert [w["before"] for w in job["writes"]] == [old[1], old[0]]  # the old text stays in the log
+    assert [w["before"] for w in job["writes"]] == [old[1], old[0], None]  # the old text stays in the log
+    assert job["writes"][-1]["after"] == new  # the add the overflow waited on is the job's own: its undo takes it back
 
 
 def test_a_session_start_after_the_gate_opens_dreams_once(pi) -> None:
