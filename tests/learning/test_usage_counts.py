@@ -123,3 +123,24 @@ def test_an_old_log_with_negative_counts_is_mended(agent, tmp_path):
 ])
 def test_reported_tokens_reads_only_whole_counts(value, count):
     assert reported_tokens(value) == count
+
+
+def test_a_call_that_times_out_counts_the_prompt_it_sent(agent, llm, project):
+    # the server had the prompt and may bill it: a budget that ignored timed-out calls could be crossed
+    import time
+
+    def slow(messages, tools):
+        time.sleep(2.5)
+        return Reply(text=NOTHING)
+
+    settings = llm_block(llm)
+    settings["llm"]["timeoutSeconds"] = 1
+    write_settings(agent, settings)
+    llm.responder = slow
+    learner = open_memory(project).learner()
+    report = review_session(learner, TURNS, trigger="t", session_id=None)
+    assert report.outcome == "error" and report.calls == 1
+    assert report.input_tokens > 0 and report.output_tokens == 0
+    [job] = list_jobs(learner.conn)
+    assert (job["inputTokens"], job["outputTokens"]) == (report.input_tokens, 0)
+    assert learner.budget_status()["spentToday"] == report.input_tokens

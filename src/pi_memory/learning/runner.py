@@ -36,7 +36,7 @@ from pi_memory.curated.store import MemoryStore, Operation
 from pi_memory.learning import log as jlog
 from pi_memory.learning.settings import LearningSettings
 from pi_memory.learning.wording import store_refusal, unusable_reply
-from pi_memory.llm import ChatModel, LLMError, MalformedReplyError
+from pi_memory.llm import ChatModel, LLMError, LLMTimeoutError, MalformedReplyError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
@@ -160,6 +160,8 @@ class JobContext:
                           {"role": "user", "content": f"Your previous reply could not be used: {problem}. Reply "
                                                       "again with only one JSON object that validates."}]
             except LLMError as exc:
+                if isinstance(exc, LLMTimeoutError):  # the server had the prompt and may bill it: counted as sent
+                    used = (sent, 0, None)
                 raise JobStop("error", f"the model call failed: {exc}") from exc
             finally:
                 self.calls += 1
