@@ -138,10 +138,10 @@ def test_the_cli_searches_what_the_models_tool_searches(tmp_path, monkeypatch):
         memory.close()
     runner = CliRunner()
     infra, conventions = data / "blocks" / "infra.md", repo / ".pi" / "memory-blocks" / "conventions.md"
-    r = runner.invoke(app, ["memory-search", "Staging DB"])  # no memory has both words: either one counts
+    r = runner.invoke(app, ["memory-search", "Staging DB"])  # no memory has both words: the block holding both first
     assert (r.exit_code, r.stdout.splitlines()) == (0, [
-        "1. memory ", "   Production DB backups run nightly",
-        f"2. block infra (global, {infra})", "   Staging DB is db-staging:5432",
+        f"1. block infra (global, {infra})", "   Staging DB is db-staging:5432",
+        "2. memory ", "   Production DB backups run nightly",
         f"3. block conventions (project, {conventions})", "   Deploy staging from the release branch"])
     r = runner.invoke(app, ["memory-search", "staging", "--target", "block"])
     assert (r.exit_code, r.stdout.splitlines()) == (0, [
@@ -153,3 +153,21 @@ def test_the_cli_searches_what_the_models_tool_searches(tmp_path, monkeypatch):
         assert (r.exit_code, unused(json.loads(r.stdout))) == (0, unused(result)), args
     assert [h.get("block") or h["content"] for h in expected[("DB backups",)]["results"]] == [
         "Production DB backups run nightly", "infra"]
+
+
+@pytest.mark.parametrize(("memories", "query", "expected"), [
+    (["The DB migrations run with alembic upgrade head."], "Staging DB",  # the tester's case
+     [(1, "block", "infra"), (2, "memory", "The DB migrations run with alembic upgrade head.")]),
+    (["Staging DB backups run nightly.", "The DB migrations run with alembic."], "Staging DB",
+     [(1, "memory", "Staging DB backups run nightly."), (2, "block", "infra"),
+      (3, "memory", "The DB migrations run with alembic.")]),
+    (["Staging deploys need a green CI run."], "staging port",
+     [(1, "block", "infra"), (2, "memory", "Staging deploys need a green CI run.")]),
+])
+def test_hits_holding_every_term_come_before_hits_holding_some(conn, tmp_path, memories, query, expected):
+    store = BlockStore(tmp_path / "data" / "blocks")
+    assert store.create("infra", "Infrastructure facts").success
+    assert store.update("infra", "Staging DB is postgres 16 on db-staging.internal port 5433.").success
+    for text in memories:
+        add_extended(conn, text, target="memory")
+    assert found(memory_search(conn, query, blocks=store.blocks())) == expected

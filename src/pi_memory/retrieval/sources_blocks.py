@@ -77,8 +77,10 @@ def block_hits(blocks: Iterable[Any], query: str | None, limit: int, snippet_cha
 
 
 def merged(memories: list[Any], blocks: list[BlockHit], limit: int) -> list[Any]:
-    """Memory hits and block hits in one list, ordered by reciprocal rank fusion of the two rankings (ties:
-    memories first), renumbered 1..n, at most ``limit``."""
+    """Memory hits and block hits in one list, renumbered 1..n, at most ``limit``: the hits holding every term
+    of the query first, then those holding only some (``match`` ``"any"``), as each ranking orders them; within
+    each group, reciprocal rank fusion of the two rankings (ties: memories first). Fused by rank alone, a memory
+    holding only "DB" came before the block holding "Staging DB" (both first of their lists)."""
     if not blocks:
         return memories
     from pi_memory.retrieval.fusion import rrf_fuse
@@ -86,4 +88,5 @@ def merged(memories: list[Any], blocks: list[BlockHit], limit: int) -> list[Any]
     by_key = {**{("m", i): h for i, h in enumerate(memories)}, **{("b", i): h for i, h in enumerate(blocks)}}
     order = rrf_fuse({"memories": [("m", i) for i in range(len(memories))],
                       "blocks": [("b", i) for i in range(len(blocks))]})
+    order = sorted(order, key=lambda f: by_key[f.key].match == "any")  # stable: the fused order within each
     return [by_key[f.key].model_copy(update={"rank": n}) for n, f in enumerate(order[:limit], 1)]
