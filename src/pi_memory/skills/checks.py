@@ -20,6 +20,15 @@ if TYPE_CHECKING:
     from pi_memory.skills.store import Skill
 
 PARTS = {"folder": "folder name", "name": "name", "description": "description", "body": "body", "file": "SKILL.md"}
+# The other files of a skill folder (scripts, references) go with it to a host and are read by the agent when the
+# skill says so. Every one is scanned for credentials; those a model reads as text to follow (Markdown, plain
+# text) for threat patterns too, while a script's own words ("curl ... | sh", "rm -rf") are what it is for.
+# Part name ``file:<path in the folder>``. Not read: symbolic links, files over MAX_FILE_BYTES or past the first
+# MAX_FILES, and files holding NUL bytes (binary: no text an agent follows).
+READ_AS_TEXT = (".md", ".markdown", ".txt", ".rst")
+MAX_FILE_BYTES = 1_000_000
+MAX_FILES = 200
+_SKIPPED = (".lock", ".pi-memory-export")
 
 
 @dataclass(frozen=True)
@@ -31,10 +40,15 @@ class SkillProblem:
     threats: tuple[str, ...] = ()
     secrets: tuple[str, ...] = ()
 
+    @property
+    def where(self) -> str:
+        """The part for a person: ``its description``, ``its file scripts/deploy.sh``."""
+        return f"its file {self.part[5:]}" if self.part.startswith("file:") else f"its {PARTS[self.part]}"
+
     def describe(self) -> str:
         """For a person: ``its description matches the threat pattern ignore_instructions (...)`` and/or ``holds
         a credential (password_phrase)``."""
-        where = f"its {PARTS[self.part]}"
+        where = self.where
         said = []
         if self.threats:
             plural = "s" if len(self.threats) > 1 else ""
@@ -61,14 +75,41 @@ def problems(skill: Skill) -> list[SkillProblem]:
     folder = _scan("folder", skill.slug) if skill.slug != doc.name else None
     found = [p for p in (folder, _scan("name", doc.name), _scan("description", doc.description),
                          _scan("body", doc.body)) if p is not None]
-    if found:
-        return found
+    if not found:
+        try:
+            whole = skill.path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return []
+        if (extra := _scan("file", whole)) is not None:
+            found.append(extra)
+    return found + other_files(skill.folder, skill.path)
+
+
+def other_files(folder, skill_file) -> list[SkillProblem]:
+    """What the scanners find in the files of ``folder`` other than ``skill_file`` (see ``READ_AS_TEXT``)."""
+    out: list[SkillProblem] = []
     try:
-        whole = skill.path.read_text(encoding="utf-8", errors="replace")
+        files = sorted(p for p in folder.rglob("*") if p.is_file() and p != skill_file and not p.is_symlink()
+                       and not p.name.endswith(_SKIPPED))
     except OSError:
-        return []
-    extra = _scan("file", whole)
-    return [extra] if extra is not None else []
+        return out
+    for path in files[:MAX_FILES]:
+        part = f"file:{path.relative_to(folder)}"
+        try:
+            if path.stat().st_size > MAX_FILE_BYTES:
+                continue
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if b"\0" in data:
+            continue
+        text = data.decode("utf-8", errors="replace")
+        threats = () if path.suffix.lower() not in READ_AS_TEXT else tuple(
+            dict.fromkeys(f.id for f in safety.scan_threats(text)))
+        secrets = tuple(dict.fromkeys(f.id for f in safety.scan_secrets(text)))
+        if threats or secrets:
+            out.append(SkillProblem(part, threats, secrets))
+    return out
 
 
 def summary(found: list[SkillProblem]) -> str:

@@ -168,7 +168,8 @@ def refusal(skill: Skill, found: list[checks.SkillProblem], target: str, withdra
     if withdrawn:
         before = "its earlier export would be removed: " if dry_run else "its earlier export was removed: "
     return (f"{before}not exported: {checks.summary(found)}. {HOSTS[target]} reads a skill's description into "
-            f"its prompt and its body into the conversation. To export it, fix {skill.path}: "
+            f"its prompt and its body into the conversation. To export it, fix "
+            f"{skill.folder if all(p.part.startswith('file:') for p in found) else skill.path}: "
             f"{checks.fix_hint(found)}; then export again. Or delete it: `pi-memory skills delete {skill.id}`.")
 
 

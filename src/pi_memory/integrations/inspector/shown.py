@@ -78,7 +78,7 @@ def skill_notes(skill) -> list[str]:
     """What the scanners find in a skill (:func:`pi_memory.skills.checks.problems`), part by part."""
     out = []
     for p in checks.problems(skill):
-        part = f"its {checks.PARTS[p.part]} "
+        part = p.where + " "
         if p.secrets:
             out.append(part + SECRET_NOTE.format(ids=", ".join(p.secrets)))
         if p.threats:
