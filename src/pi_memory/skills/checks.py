@@ -11,7 +11,9 @@ file shows (another frontmatter key, text across the frontmatter's end).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pi_memory import safety
@@ -19,13 +21,18 @@ from pi_memory import safety
 if TYPE_CHECKING:
     from pi_memory.skills.store import Skill
 
-PARTS = {"folder": "folder name", "name": "name", "description": "description", "body": "body", "file": "SKILL.md"}
-# The other files of a skill folder (scripts, references) go with it to a host and are read by the agent when the
-# skill says so. Every one is scanned for credentials; those a model reads as text to follow (Markdown, plain
-# text) for threat patterns too, while a script's own words ("curl ... | sh", "rm -rf") are what it is for.
-# Part name ``file:<path in the folder>``. Not read: symbolic links, files over MAX_FILE_BYTES or past the first
-# MAX_FILES, and files holding NUL bytes (binary: no text an agent follows).
-READ_AS_TEXT = (".md", ".markdown", ".txt", ".rst")
+PARTS = {"folder": "folder name", "name": "name", "description": "description", "body": "body", "file": "SKILL.md",
+         "files": "folder"}
+# The other files of a skill folder (scripts, references) go with it to a host, and an agent reads them when the
+# skill says so. Export copies exactly the files :func:`skill_files` lists (no symbolic link: its target was
+# never scanned), each scanned first (:func:`other_files`): for credentials, for threat patterns unless it is
+# code (``CODE_SUFFIXES``: a script's own words, "curl ... | sh", "rm -rf", are what it is for; a README, a
+# template or a file without a suffix is text an agent may follow), and its path as a name. A file over
+# MAX_FILE_BYTES, or a folder of more than MAX_FILES files, cannot be scanned, so the skill is not exported.
+# Part name ``file:<path in the folder>``.
+CODE_SUFFIXES = frozenset(
+    ".sh .bash .zsh .fish .py .js .mjs .cjs .ts .tsx .jsx .rb .go .rs .java .kt .c .h .cc .cpp .hpp .cs .php .pl "
+    ".ps1 .psm1 .bat .cmd .lua .r .swift .scala .sql .mk".split())
 MAX_FILE_BYTES = 1_000_000
 MAX_FILES = 200
 _SKIPPED = (".lock", ".pi-memory-export")
@@ -39,6 +46,7 @@ class SkillProblem:
     part: str
     threats: tuple[str, ...] = ()
     secrets: tuple[str, ...] = ()
+    unscanned: str = ""  # why the part could not be scanned (a file too large, too many files)
 
     @property
     def where(self) -> str:
@@ -55,8 +63,10 @@ class SkillProblem:
             said.append(f"matches the threat pattern{plural} {', '.join(self.threats)} (it reads like an "
                         "instruction to the model)")
         if self.secrets:
-            plural = "s" if len(self.secrets) > 1 else ""
-            said.append(f"holds a credential{plural} ({', '.join(self.secrets)})")
+            said.append(f"holds {'credentials' if len(self.secrets) > 1 else 'a credential'} "
+                        f"({', '.join(self.secrets)})")
+        if self.unscanned:
+            said.append(self.unscanned)
         return f"{where} {' and '.join(said)}"
 
 
@@ -85,27 +95,42 @@ def problems(skill: Skill) -> list[SkillProblem]:
     return found + other_files(skill.folder, skill.path)
 
 
-def other_files(folder, skill_file) -> list[SkillProblem]:
-    """What the scanners find in the files of ``folder`` other than ``skill_file`` (see ``READ_AS_TEXT``)."""
-    out: list[SkillProblem] = []
+def skill_files(folder: Path, skill_file: Path) -> list[Path]:
+    """The files of ``folder`` that go with its skill, ``skill_file`` excepted: regular files only (no symbolic
+    link, none inside a linked folder), without lock files and our export marker, sorted."""
+    out = []
+    for root, dirs, files in os.walk(folder):  # links to folders are listed in dirs and not entered
+        for name in files:
+            path = Path(root) / name
+            if path != skill_file and not path.is_symlink() and not name.endswith(_SKIPPED):
+                out.append(path)
+    return sorted(out)
+
+
+def other_files(folder: Path, skill_file: Path) -> list[SkillProblem]:
+    """What the scanners find in the files :func:`skill_files` lists (see ``CODE_SUFFIXES``)."""
     try:
-        files = sorted(p for p in folder.rglob("*") if p.is_file() and p != skill_file and not p.is_symlink()
-                       and not p.name.endswith(_SKIPPED))
+        files = skill_files(folder, skill_file)
     except OSError:
-        return out
-    for path in files[:MAX_FILES]:
-        part = f"file:{path.relative_to(folder)}"
+        return []
+    if len(files) > MAX_FILES:
+        return [SkillProblem("files", unscanned=f"holds {len(files)} files, more than the {MAX_FILES} an export "
+                                                 "scans")]
+    out: list[SkillProblem] = []
+    for path in files:
+        rel = path.relative_to(folder)
+        part = f"file:{rel}"
         try:
             if path.stat().st_size > MAX_FILE_BYTES:
+                out.append(SkillProblem(part, unscanned=f"is over {MAX_FILE_BYTES:,} bytes, too large to scan"))
                 continue
-            data = path.read_bytes()
-        except OSError:
+            text = path.read_bytes().decode("utf-8", errors="replace")
+        except OSError as exc:
+            out.append(SkillProblem(part, unscanned=f"cannot be read ({exc.strerror or exc})"))
             continue
-        if b"\0" in data:
-            continue
-        text = data.decode("utf-8", errors="replace")
-        threats = () if path.suffix.lower() not in READ_AS_TEXT else tuple(
-            dict.fromkeys(f.id for f in safety.scan_threats(text)))
+        code = path.suffix.lower() in CODE_SUFFIXES
+        threats = tuple(dict.fromkeys(f.id for f in [*safety.scan_threats(" ".join(rel.parts)),
+                                                       *(() if code else safety.scan_threats(text))]))
         secrets = tuple(dict.fromkeys(f.id for f in safety.scan_secrets(text)))
         if threats or secrets:
             out.append(SkillProblem(part, threats, secrets))
@@ -121,8 +146,11 @@ def fix_hint(found: list[SkillProblem]) -> str:
     """What a person does about ``found``: rename a folder named like an instruction, replace a secret with
     where it lives, rephrase or remove text that reads like an instruction."""
     steps = []
-    if any(p.part == "folder" for p in found):
+    if any(p.part == "folder" and p.threats for p in found):
         steps.append("rename the skill's folder to its name")
+    if any(p.unscanned for p in found):
+        steps.append(f"keep the folder to at most {MAX_FILES} files of at most {MAX_FILE_BYTES:,} bytes each (move "
+                     "data elsewhere)")
     text = [p for p in found if p.part != "folder"]
     if any(p.secrets for p in text):
         steps.append("replace each credential with where it lives, e.g. \"the token is in ~/.config/gh/hosts.yml\"")

@@ -96,8 +96,8 @@ def _ours(dest: Path, skill_id: str, roots: list[Path]) -> str | None:
 
 
 def _files(folder: Path) -> set[str]:
-    return {str(p.relative_to(folder)) for p in folder.rglob("*")
-            if p.is_file() and p.name != MARKER and not p.name.endswith(".lock")}
+    """The files of a skill folder an export holds (:func:`.checks.skill_files`, ``SKILL.md`` included)."""
+    return {str(p.relative_to(folder)) for p in checks.skill_files(folder, folder / MARKER)}
 
 
 def _same(source: Path, dest: Path) -> bool:
@@ -114,9 +114,13 @@ def _same(source: Path, dest: Path) -> bool:
 
 
 def _copy(source: Path, dest: Path, skill_id: str) -> None:
+    """Copy exactly the files the scan read (:func:`.checks.skill_files`: no link is followed or copied)."""
     staging = dest.with_name(f".{dest.name}.pi-memory-tmp")
     shutil.rmtree(staging, ignore_errors=True)
-    shutil.copytree(source, staging, ignore=shutil.ignore_patterns("*.lock", MARKER))
+    staging.mkdir(parents=True)
+    for name in sorted(_files(source)):
+        (staging / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source / name, staging / name, follow_symlinks=False)
     marker.write(staging, skill_id, source.resolve())
     _remove(dest)
     os.replace(staging, dest)
