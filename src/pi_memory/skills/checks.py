@@ -30,9 +30,10 @@ PARTS = {"folder": "folder name", "name": "name", "description": "description", 
 # template or a file without a suffix is text an agent may follow), and its path as a name. A file over
 # MAX_FILE_BYTES, or a folder of more than MAX_FILES files, cannot be scanned, so the skill is not exported.
 # Part name ``file:<path in the folder>``.
-CODE_SUFFIXES = frozenset(
-    ".sh .bash .zsh .fish .py .js .mjs .cjs .ts .tsx .jsx .rb .go .rs .java .kt .c .h .cc .cpp .hpp .cs .php .pl "
-    ".ps1 .psm1 .bat .cmd .lua .r .swift .scala .sql .mk".split())
+CODE_SUFFIXES = frozenset({
+    ".sh", ".bash", ".zsh", ".fish", ".py", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".rb", ".go", ".rs",
+    ".java", ".kt", ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".php", ".pl", ".ps1", ".psm1", ".bat", ".cmd",
+    ".lua", ".r", ".swift", ".scala", ".sql", ".mk"})
 MAX_FILE_BYTES = 1_000_000
 MAX_FILES = 200
 _SKIPPED = (".lock", ".pi-memory-export")
@@ -99,7 +100,7 @@ def skill_files(folder: Path, skill_file: Path) -> list[Path]:
     """The files of ``folder`` that go with its skill, ``skill_file`` excepted: regular files only (no symbolic
     link, none inside a linked folder), without lock files and our export marker, sorted."""
     out = []
-    for root, dirs, files in os.walk(folder):  # links to folders are listed in dirs and not entered
+    for root, _dirs, files in os.walk(folder):  # links to folders are listed in dirs and not entered
         for name in files:
             path = Path(root) / name
             if path != skill_file and not path.is_symlink() and not name.endswith(_SKIPPED):
