@@ -497,3 +497,27 @@ def test_codex_updates_its_own_server_table_in_place(home):
         '[mcp_servers.pi-memory]\ncommand = "/opt/pi memory/bin/pi-memory"  # moved venv\nstartup_timeout_sec = 20'
         '\nargs = ["mcp"]\nenv_vars = ["PI_MEMORY_DIR", "PI_CODING_AGENT_DIR", "PI_MEMORY_STATE_DIR"]\n\n'
         '[profiles.fast]\nmodel = "gpt-4.1"\n\n[features]\nhooks = true\n')
+
+
+@pytest.mark.parametrize("servers", [
+    'mcp_servers = { other = { command = "x" } }\n',
+    'mcp_servers = { other = { command = "x", args = ["a"] }, more = { command = "y" } }\n',
+])
+def test_codex_install_adds_its_server_to_an_inline_table(home, servers):
+    # "Inline tables cannot contain a table": a traceback after hooks.json was written, a half install
+    import tomllib
+
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    original = 'model = "o3"\n' + servers
+    config.write_text(original, encoding="utf-8")
+    codex.install(script=SCRIPT)
+    doc = tomllib.loads(config.read_text(encoding="utf-8"))
+    assert doc["mcp_servers"]["pi-memory"] == {"command": SCRIPT, "args": ["mcp"], "env_vars": [
+        "PI_MEMORY_DIR", "PI_CODING_AGENT_DIR", "PI_MEMORY_STATE_DIR"]}
+    assert ("other" in doc["mcp_servers"]) == ("other" in servers)
+    once = config.read_text(encoding="utf-8")
+    codex.install(script=SCRIPT)
+    assert config.read_text(encoding="utf-8") == once
+    codex.uninstall()
+    assert config.read_text(encoding="utf-8") == original

@@ -221,8 +221,13 @@ def _add_table(parent, key: str, table) -> None:
     they would land before ours and none after; ours gets the same ending, so the next table keeps its blank
     line."""
     import tomlkit
-    from tomlkit.items import Table, Whitespace
+    from tomlkit.items import InlineTable, Table, Whitespace
 
+    if isinstance(parent, InlineTable):  # `mcp_servers = { other = {...} }`: a table cannot go in it, an inline one
+        inline = tomlkit.inline_table()  # can (raised "Inline tables cannot contain a table" after hooks.json
+        inline.update(table.unwrap())  # was written: a half install)
+        parent[key] = inline
+        return
     tables = [value for value in parent.values() if isinstance(value, Table)]
     parent[key] = table
     body = tables[-1].value.body if tables else []
