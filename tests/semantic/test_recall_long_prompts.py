@@ -102,3 +102,28 @@ def test_the_middle_of_a_long_paste_is_not_read(backend):
 def test_a_date_said_twice_is_that_day_only(prompt):
     # the second copy was left untaken, so vaguer patterns read "May 2023" and "2023" from it: the whole year
     assert [tuple(w) for w in date_windows(prompt, AS_OF)[0]] == [(date(2023, 5, 7), date(2023, 5, 9))]
+
+
+LOG = "\n".join(f"2026-11-{d % 28 + 1:02d}T10:00:00Z INFO worker {d} finished batch" for d in range(3000))
+
+
+@pytest.mark.parametrize(("prompt", "read"), [
+    (LOG + "\n\nWhat is the staging database host?", "What is the staging database host?"),  # a fresh tester's case
+    (LOG + "\nWhat is the staging database host?", "What is the staging database host?"),  # a line of its own
+    ("Which host does staging use?\n\n" + LOG, "Which host does staging use?"),  # asked first
+    ("Refactor this into a class, please\n\n" + "def f():\n    return 1\n\n" * 200 + "thanks",
+     "Refactor this into a class, please"),  # the last paragraph is too short to ask
+    ("Can you explain this?\n\n" + "step one of the build\n\n" * 100, "Can you explain this?"),  # "?" first
+])
+def test_a_long_prompt_is_read_by_the_paragraph_or_line_that_asks(prompt, read):
+    assert recall_text(prompt) == read
+
+
+def test_the_question_after_a_pasted_log_is_recalled(backend):
+    backend.add("The staging database host is pg-staging-01.internal", scope=ALICE)
+    backend.add("Bob reviews every database migration.", scope=ALICE)
+    question = "What is the staging database host?"
+    alone = [h.text for h in recall(backend, question, scope=ALICE)]
+    assert alone[:1] == ["The staging database host is pg-staging-01.internal"]
+    for prompt in (LOG + "\n\n" + question, question + "\n\n" + LOG):
+        assert [h.text for h in recall(backend, prompt, scope=ALICE)] == alone

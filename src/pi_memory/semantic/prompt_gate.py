@@ -54,17 +54,37 @@ def skip_reason(prompt: str | None) -> str | None:
 # characters of what it is given (``retrieval.search.MAX_QUERY_CHARS``: the same value, so every list of a
 # recall reads the same text, the question after a paste included), while every step that read the prompt whole
 # (date phrases, keyword terms, the script of the text) grew with it: a pasted 100 KB log took 0.4-0.5 s to
-# recall for, and before the date reader was made linear, 16-49 s. Head and tail: a paste usually comes with its
-# question before or after it.
+# recall for, and before the date reader was made linear, 16-49 s. A paste usually comes with its question before
+# or after it, as a paragraph or a line of its own (:func:`_asked`): that part alone is read, since 500 characters
+# of paste around it were enough to drown its words and its meaning (a fresh tester's log + "What is the staging
+# database host?" recalled nothing). Without one, the first and last 500 characters are.
 RECALL_CHARS = 1000
+_MIN_ASK_WORDS = 3
+_PARAGRAPHS = re.compile(r"\n[ \t]*\n")
+
+
+def _asked(prompt: str) -> str | None:
+    """The part of a long prompt that asks: of its first and last paragraph (else line), one of at least
+    ``_MIN_ASK_WORDS`` words that fits in :data:`RECALL_CHARS`, the one ending with "?" first, else the last,
+    else the first; ``None`` when neither fits."""
+    for pieces in (_PARAGRAPHS.split(prompt.strip()), prompt.strip().splitlines()):
+        if len(pieces) < 2:
+            continue
+        ends = [p.strip() for p in (pieces[-1], pieces[0])]
+        fit = [p for p in ends if len(p) <= RECALL_CHARS and len(_WORDS.findall(p)) >= _MIN_ASK_WORDS]
+        if fit:
+            return next((p for p in fit if p.endswith(("?", "？"))), fit[0])
+    return None
 
 
 def recall_text(prompt: str) -> str:
-    """``prompt`` as recall reads it: whole up to :data:`RECALL_CHARS` characters, else its first and last
-    ``RECALL_CHARS // 2`` characters joined by a line break, each cut at white space (never inside a word) when
-    there is some."""
+    """``prompt`` as recall reads it: whole up to :data:`RECALL_CHARS` characters; else the paragraph or line
+    that asks (:func:`_asked`); else its first and last ``RECALL_CHARS // 2`` characters joined by a line break,
+    each cut at white space (never inside a word) when there is some."""
     if len(prompt) <= RECALL_CHARS:
         return prompt
+    if (asked := _asked(prompt)) is not None:
+        return asked
     half = RECALL_CHARS // 2
     head, tail = prompt[:half], prompt[-half:]
     cut = max(head.rfind(c) for c in " \n\t")
