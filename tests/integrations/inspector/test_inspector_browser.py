@@ -99,7 +99,7 @@ def test_a_hostile_entry_is_refused_with_the_reason_shown(page, inspector, inspe
     refusal = page.locator("#store-memory .refused")
     refusal.wait_for()
     text = refusal.inner_text()
-    assert text.startswith("Refused (threat):") and "instructions" in text
+    assert text.startswith("Refused: Not saved: the memory text matches the threat pattern") and "instructions" in text
     assert "Ignore all previous" not in (inspector_data.data / "MEMORY.md").read_text(encoding="utf-8")
     shot(page, "stores-refused")
 

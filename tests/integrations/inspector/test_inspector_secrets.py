@@ -161,9 +161,9 @@ def test_a_secret_entry_is_edited_by_typing_it_again(site: Site) -> None:
     assert "Replaced the entry in MEMORY.md" in page
     assert site.entries() == [KEY_ENTRY, "DB login password is in 1Password (vault Ops)", *MEMORY[2:]]
     refused = site.post("/stores/memory/replace", {"key": entry_key(KEY_ENTRY), "text": ""})
-    assert "Refused (empty)" in refused and site.entries()[0] == KEY_ENTRY  # nothing written back silently
+    assert "Refused:</strong>" in refused and site.entries()[0] == KEY_ENTRY  # nothing written back silently
     again = site.post("/stores/memory/replace", {"key": entry_key(KEY_ENTRY), "text": f"CI key {AWS_ID}"})
-    assert "Refused (secret)" in again and site.entries()[0] == KEY_ENTRY
+    assert "Refused:</strong> Not saved: the memory text contains a credential" in again and site.entries()[0] == KEY_ENTRY
     assert_no_secret(again)
 
 
@@ -179,7 +179,7 @@ def test_every_entry_can_be_removed(site: Site, entry: str) -> None:
 def test_a_key_of_an_entry_gone_meanwhile_changes_nothing(site: Site) -> None:
     (site.data / "MEMORY.md").write_text("Uses uv\n", encoding="utf-8")  # an editor removed the rest
     page = site.post("/stores/memory/remove", {"key": entry_key(PASSWORD_ENTRY)})
-    assert ("Refused (not_found):</strong> That entry is no longer in MEMORY.md: it was changed or removed since "
+    assert ("Refused:</strong> That entry is no longer in MEMORY.md: it was changed or removed since "
             "this page was loaded. Nothing was changed; the entries below are the current ones.") in page
     assert site.entries() == ["Uses uv"]
 
