@@ -521,3 +521,19 @@ def test_codex_install_adds_its_server_to_an_inline_table(home, servers):
     assert config.read_text(encoding="utf-8") == once
     codex.uninstall()
     assert config.read_text(encoding="utf-8") == original
+
+
+@pytest.mark.parametrize("host", ["claude-code", "codex"])
+def test_a_settings_file_with_a_byte_order_mark_is_refused_in_words(home, host):
+    path = home / ".claude" / "settings.json" if host == "claude-code" else home / ".codex" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    original = "\ufeff" + ('{"model": "opus"}\n' if host == "claude-code" else 'model = "o3"\n')
+    path.write_text(original, encoding="utf-8")
+    with pytest.raises(InstallError) as refused:
+        if host == "claude-code":
+            claude_code.install("user", script=SCRIPT)
+        else:
+            codex.install(script=SCRIPT)
+    assert str(refused.value) == (f"{path} starts with a byte-order mark (BOM), which JSON and TOML do not allow; "
+                                  "save it as UTF-8 without a BOM, then run the command again. Nothing was changed.")
+    assert path.read_text(encoding="utf-8") == original

@@ -57,6 +57,8 @@ def _load_toml(path: Path):
         return tomlkit.document()
     except OSError as exc:
         raise common.InstallError(f"could not read {path}: {exc}") from exc
+    if text.startswith(common.BOM):
+        raise common.InstallError(common.bom_refusal(path))
     try:
         doc = tomlkit.parse(text)
     except Exception as exc:  # tomlkit raises its own ParseError subclasses

@@ -83,6 +83,15 @@ def is_ours(command: object, host: str) -> bool:
     return bool(match) and match.group(1) == host
 
 
+BOM = "\ufeff"
+
+
+def bom_refusal(path: Path) -> str:
+    """The refusal of a settings file that starts with a byte-order mark (valid neither as JSON nor as TOML)."""
+    return (f"{path} starts with a byte-order mark (BOM), which JSON and TOML do not allow; save it as UTF-8 without "
+            "a BOM, then run the command again. Nothing was changed.")
+
+
 def read_json_file(path: Path) -> dict:
     """The object in a JSON settings file (``{}`` when it does not exist or is empty)."""
     try:
@@ -91,6 +100,8 @@ def read_json_file(path: Path) -> dict:
         return {}
     except OSError as exc:
         raise InstallError(f"could not read {path}: {exc}") from exc
+    if text.startswith(BOM):
+        raise InstallError(bom_refusal(path))
     if not text.strip():
         return {}
     try:
