@@ -118,15 +118,19 @@ def untrust(path: Annotated[Path, typer.Argument(help="Project folder.")] = Path
     _set_trust(path, False, json_)
 
 
+def _trust_json(project: Path, trusted: bool, through: Path | None, changed: bool, count: int) -> None:
+    emit_json({"success": True, "project": str(project), "trusted": trusted or through is not None,
+               "changed": changed, "trustedCount": count,
+               **({"trustedThrough": str(through)} if through is not None and not trusted else {})})
+
+
 def _set_trust(path: Path, trusted: bool, json_: bool) -> None:
     project = path.resolve()
     listed = trusted_projects()
     through = next((t for t in listed if t in project.parents), None)  # a trusted folder above it
     if trusted == (project in listed):  # already as asked: nothing is written, exit 0 as every no-op command
         if json_ or state.json:
-            emit_json({"success": True, "project": str(project), "trusted": trusted or through is not None,
-                       "changed": False, "trustedCount": len(listed),
-                       **({"trustedThrough": str(through)} if through is not None and not trusted else {})})
+            _trust_json(project, trusted, through, False, len(listed))
         elif trusted:
             out.print(f"{project} was already trusted; nothing changed.", markup=False)
         elif through is not None:
@@ -141,9 +145,7 @@ def _set_trust(path: Path, trusted: bool, json_: bool) -> None:
     except SettingsError as exc:
         raise fail(str(exc), 2) from exc
     if json_ or state.json:
-        emit_json({"success": True, "project": str(project), "trusted": trusted or through is not None,
-                   "changed": True, "trustedCount": len(projects),
-                   **({"trustedThrough": str(through)} if through is not None and not trusted else {})})
+        _trust_json(project, trusted, through, True, len(projects))
     elif trusted:
         out.print(f"Trusted {project} ({len(projects)} trusted project(s)).", markup=False)
     elif through is not None:
