@@ -49,8 +49,8 @@ def skip_reason(prompt: str | None) -> str | None:
     return "the prompt is a short acknowledgement (ok, thanks, yes...) with nothing to look up"
 
 
-# The characters of a prompt that recall reads: its first and last halves of this when it is longer. The bundled
-# embedder reads 256 tokens (about 1,000-1,500 characters) and the session keyword search the first 1,000
+# The characters of a prompt that recall reads whole; of a longer one, at most this many (:func:`recall_text`).
+# The bundled embedder reads 256 tokens (about 1,000-1,500 characters) and the session keyword search the first 1,000
 # characters of what it is given (``retrieval.search.MAX_QUERY_CHARS``: the same value, so every list of a
 # recall reads the same text, the question after a paste included), while every step that read the prompt whole
 # (date phrases, keyword terms, the script of the text) grew with it: a pasted 100 KB log took 0.4-0.5 s to
