@@ -178,3 +178,23 @@ def test_undo_json_of_a_refusal_has_no_job_id(agent, project, monkeypatch):
     monkeypatch.chdir(project)
     code, text = cli("learning", "undo", "7", "--json")
     assert code == 1 and json.loads(text)["jobId"] is None
+
+
+def test_a_job_whose_undo_was_undone_is_in_effect_again_and_can_be_undone_again(agent, llm, brain, tmp_path):
+    # the log showed job 1 "undone" and `undo 1` was refused, though its writes were back in the store
+    write_settings(agent, llm_block(llm))
+    d = str(tmp_path / "u")
+    for entry in ("A-first entry", "B-second entry", "C-third entry"):
+        assert cli("add", "memory", entry, "--dir", d)[0] == 0
+    path = tmp_path / "u" / "MEMORY.md"
+    before = path.read_bytes()
+    brain.replies.append({"operations": [{"target": "memory", "action": "remove", "oldText": "B-second"}]})
+    assert cli("consolidate", "memory", "--dir", d)[0] == 0
+    assert cli("learning", "undo", "1", "--dir", d)[0] == 0
+    assert cli("learning", "undo", "2", "--dir", d)[0] == 0  # job 1's write is back
+    code, text = cli("learning", "log", "--json", "--dir", d)
+    first = next(j for j in json.loads(text)["jobs"] if j["id"] == 1)
+    assert first["undoneAt"] is None and first["detail"].endswith("(undone by job 2) (in effect again: job 3 undid job 2)")
+    code, text = cli("learning", "undo", "1", "--dir", d)
+    assert code == 0 and text.startswith("undo: ok (job 4): undid job 1 (consolidate): ")
+    assert path.read_bytes() == before

@@ -292,6 +292,14 @@ def mark_undone(conn: sqlite3.Connection, job_id: int, undo_job: int) -> None:
                      (now_iso(), f"(undone by job {undo_job})", job_id))
 
 
+def mark_in_effect(conn: sqlite3.Connection, job_id: int, undo_job: int, redo_job: int) -> None:
+    """Job ``job_id``'s writes are in effect again: ``redo_job`` undid ``undo_job``, the undo that took them back
+    (so the log does not show it undone, and it can be undone again)."""
+    with transaction(conn):
+        conn.execute("UPDATE learning_jobs SET undone_at = NULL, detail = coalesce(detail || ' ', '') || ? "
+                     "WHERE id = ?", (f"(in effect again: job {redo_job} undid job {undo_job})", job_id))
+
+
 def gate_state(conn: sqlite3.Connection, name: str) -> tuple[str | None, int]:
     row = conn.execute("SELECT last_run_at, last_message_id FROM learning_gate WHERE name = ?", (name,)).fetchone()
     return (row[0], int(row[1])) if row else (None, 0)

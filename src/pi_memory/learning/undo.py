@@ -11,11 +11,13 @@ removed entries back at the end of the store.
 Refused, with the reason and what to do, before anything is logged (so retrying adds no job): the job is unknown,
 was a dry run, was already undone, wrote to a store that is not here (another project's); an entry it wrote has
 changed since (the text it left is gone: undoing would drop or overwrite what someone else wrote); the store would
-go over its limit. The undo is itself a job in the log (kind ``undo``), so it can be undone.
+go over its limit. The undo is itself a job in the log (kind ``undo``), so it can be undone: the job it took back is
+then in effect again (``log.mark_in_effect``: not shown undone, and it can be undone again).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from pi_memory.curated.entries import joined_length
@@ -78,6 +80,9 @@ def undo_job(learner: Learner, job_id: int, dry_run: bool = False) -> JobReport:
     report = learner.run("undo", f"job {job_id}", work, dry_run=dry_run, needs_model=False)
     if report.outcome == "ok":
         jlog.mark_undone(learner.conn, job_id, report.job_id)
+        undid = re.fullmatch(r"job (\d+)", job.get("trigger") or "") if job["kind"] == "undo" else None
+        if undid is not None:  # an undo undone: the job it took back is in effect again
+            jlog.mark_in_effect(learner.conn, int(undid.group(1)), job_id, report.job_id)
         report.message = f"undid job {job_id} ({job['kind']}): {len(report.writes)} write(s) reversed"
     return report
 
