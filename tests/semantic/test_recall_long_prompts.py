@@ -119,6 +119,29 @@ def test_a_long_prompt_is_read_by_the_paragraph_or_line_that_asks(prompt, read):
     assert recall_text(prompt) == read
 
 
+TRACE = "Traceback (most recent call last):\n" + "  File \"app.py\", line 12, in main\n" * 60 + (
+    "ConnectionError: could not reach pg-staging-01 on port 5432")
+
+
+@pytest.mark.parametrize("prompt", [
+    "Fix this:\n" + TRACE,  # a tester's case: the trace's last line was read as if it asked
+    "Fix this:\n\n" + TRACE,
+    TRACE + "\nwhy?",
+    TRACE + "\n\nWhat failed?",
+    "Explain：\n" + TRACE,
+])
+def test_a_short_ask_about_a_paste_reads_the_paste_by_its_ends(prompt):
+    read = recall_text(prompt)
+    assert read.startswith(prompt[:9])
+    assert read.endswith(prompt[-20:])
+    assert "\n" in read and len(read) <= RECALL_CHARS + 1
+
+
+def test_a_short_word_without_an_ask_still_leaves_the_question_at_the_other_end():
+    prompt = "Which host does staging use?\n\n" + TRACE + "\n\nthanks"
+    assert recall_text(prompt) == "Which host does staging use?"
+
+
 def test_the_question_after_a_pasted_log_is_recalled(backend):
     backend.add("The staging database host is pg-staging-01.internal", scope=ALICE)
     backend.add("Bob reviews every database migration.", scope=ALICE)

@@ -57,20 +57,31 @@ def skip_reason(prompt: str | None) -> str | None:
 # recall for, and before the date reader was made linear, 16-49 s. A paste usually comes with its question before
 # or after it, as a paragraph or a line of its own (:func:`_asked`): that part alone is read, since 500 characters
 # of paste around it were enough to drown its words and its meaning (a fresh tester's log + "What is the staging
-# database host?" recalled nothing). Without one, the first and last 500 characters are.
+# database host?" recalled nothing). Without one, the first and last 500 characters are; so too when the ask is
+# a short pointer at the paste ("Fix this:" + a log), which names no subject of its own.
 RECALL_CHARS = 1000
 _MIN_ASK_WORDS = 3
 _PARAGRAPHS = re.compile(r"\n[ \t]*\n")
 
 
+def _points_at_paste(piece: str) -> bool:
+    """Whether ``piece`` (an end of a long prompt) is a short ask about the rest: under ``_MIN_ASK_WORDS`` words
+    ending with a colon or a question mark ("Fix this:", "why?")."""
+    return piece.endswith((":", "：", "?", "？")) and 0 < len(_WORDS.findall(piece)) < _MIN_ASK_WORDS
+
+
 def _asked(prompt: str) -> str | None:
     """The part of a long prompt that asks: of its first and last paragraph (else line), one of at least
     ``_MIN_ASK_WORDS`` words that fits in :data:`RECALL_CHARS`, the one ending with "?" first, else the last,
-    else the first; ``None`` when neither fits."""
+    else the first; ``None`` when neither fits, or when an end is a short ask about the rest ("Fix this:" before
+    a log, "why?" after it: :func:`_points_at_paste`), since then the paste is what the prompt is about and its
+    other end is one line of it (a log's last line), not a question."""
     for pieces in (_PARAGRAPHS.split(prompt.strip()), prompt.strip().splitlines()):
         if len(pieces) < 2:
             continue
         ends = [p.strip() for p in (pieces[-1], pieces[0])]
+        if any(_points_at_paste(p) for p in ends):
+            return None
         fit = [p for p in ends if len(p) <= RECALL_CHARS and len(_WORDS.findall(p)) >= _MIN_ASK_WORDS]
         if fit:
             return next((p for p in fit if p.endswith(("?", "？"))), fit[0])
