@@ -13,6 +13,9 @@ Usage:
   git worktree add /tmp/before <commit>
   .venv/bin/python benchmarks/recall_ab.py --db /tmp/rp-db before=/tmp/before/src after=src
   .venv/bin/python benchmarks/recall_ab.py --db /tmp/rp-db a=src 'b=src:PYTHONHASHSEED=1'
+A variant may read its own copy of the database (``RECALL_AB_DB=...`` among its settings): a tree whose schema
+migration changes the index (a new SQL index) against one that never opened it:
+  .venv/bin/python benchmarks/recall_ab.py --db /tmp/rp-db before=/tmp/before/src 'after=src:RECALL_AB_DB=/tmp/rp-db2'
 """
 
 from __future__ import annotations
@@ -90,7 +93,7 @@ def main() -> None:
     workers = []
     for spec in args.variants:
         name, src, env = parse_variant(spec)
-        env = {**os.environ, **env, "RECALL_AB_SRC": src, "RECALL_AB_DB": str(args.db), "RECALL_AB_BENCH": str(HERE)}
+        env = {**os.environ, "RECALL_AB_SRC": src, "RECALL_AB_DB": str(args.db), "RECALL_AB_BENCH": str(HERE), **env}
         workers.append((name, subprocess.Popen([sys.executable, "-c", WORKER], stdin=subprocess.PIPE,
                                                stdout=subprocess.PIPE, text=True, env=env)))
     try:

@@ -148,3 +148,21 @@ def test_neighbours_in_one_statement_equal_one_query_per_side(conn, window, unti
     wanted = [*ids, 99_999]
     got = turn_context.neighbours(conn, wanted, window=window, until=until)
     assert got == {m: _one_query_per_side(conn, m, window, until) for m in wanted}
+
+
+@pytest.mark.parametrize("until", [None, "2026-11-01T10:00:00.000Z"])
+def test_the_neighbour_seeks_read_the_partial_index_of_turns(conn, ids, until):
+    """Migration 011: each side's seek reads ``messages_turns`` (session, id and time of turns only), not the rows
+    in between (tool output); the index's condition and the seek's are one text (``conversation.TURN_SQL``), so editing
+    one without the other would show here."""
+    seen: list[str] = []
+    conn.set_trace_callback(seen.append)
+    try:
+        turn_context.neighbours(conn, [ids[2]], window=2, until=until)
+    finally:
+        conn.set_trace_callback(None)
+    statement = next(s for s in seen if "LIMIT 1 OFFSET" in s)
+    plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + statement)]
+    seeks = [p for p in plan if p.startswith("SEARCH n ")]
+    assert len(seeks) == 4
+    assert all(" INDEX messages_turns (session_id=? AND id" in p for p in seeks), plan

@@ -289,3 +289,25 @@ def test_an_index_from_before_the_refill_guard_is_searched_in_a_read_only_folder
     finally:
         conn.close()
     assert ro.state() == before
+
+
+def test_an_index_from_before_the_turns_index_is_recalled_from_in_a_read_only_folder(ro, tmp_path):
+    """Migration 011 only adds an index for speed: an index written before it is read in a folder that cannot be
+    written, its context windows seeking through ``messages_session`` as before."""
+    from pi_memory.retrieval import context as turn_context
+
+    seed(ro.folder, tmp_path / "sessions")
+    conn = open_index(ro.folder)
+    conn.execute("DROP INDEX messages_turns")
+    conn.execute("DELETE FROM schema_migrations WHERE name = '011_turns_index'")
+    ids = [r[0] for r in conn.execute("SELECT id FROM messages ORDER BY id")]
+    writable = turn_context.neighbours(conn, ids, 2)
+    conn, before = reopen_frozen(conn, ro)
+    try:
+        assert isinstance(conn, ReadOnlyConnection)
+        assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'messages_turns'").fetchone() == (0,)
+        assert turn_context.neighbours(conn, ids, 2) == writable
+        assert any(writable.values())
+    finally:
+        conn.close()
+    assert ro.state() == before

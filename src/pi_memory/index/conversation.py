@@ -17,6 +17,10 @@ WINDOW = 3  # rows on each side
 #: ones are acknowledgements and one-word answers ("ok, go ahead"). Recall's context windows and the turn
 #: vectors count only turns.
 MIN_TURN_CHARS = 24
+#: The SQL condition of a turn (unqualified column names). The partial index ``messages_turns`` (migration 011)
+#: has exactly this condition, so recall's neighbour seeks (:func:`pi_memory.retrieval.context.neighbours`) read
+#: that index alone instead of each row in between (tool output included) for its kind, role and length.
+TURN_SQL = f"kind = 'message' AND role IN ('user', 'assistant') AND length(text) >= {MIN_TURN_CHARS}"
 
 _COLUMNS = "m.id, m.role, m.kind, m.tool_name, m.timestamp, m.entry_id, m.line, m.text, s.session_key, s.source, f.path"
 _FROM = "FROM messages m JOIN sessions s ON s.id = m.session_id JOIN session_files f ON f.id = m.file_id"

@@ -35,6 +35,8 @@ Schema (``MIGRATIONS``, applied in order, each once, each in its own transaction
   work, which :func:`~pi_memory.index.open_index` then does in batches).
 * ``009_utc_timestamps``: message and session timestamps in one form, UTC with milliseconds (the readers write
   them so: :func:`pi_memory.index.readers.base.utc_ts`), since they are compared as text.
+* ``011_turns_index``: ``messages_turns``, a partial index of the session turns (``conversation.TURN_SQL``) on
+  ``(session_id, id, timestamp)``, for the neighbour seeks of recall's context windows.
 * ``meta``: key/value facts (``rebuilds``: how many times this file was rebuilt after corruption,
   ``recovered_from``: where the corrupt copy went).
 """
@@ -46,6 +48,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pi_memory.index import redaction
+from pi_memory.index.conversation import TURN_SQL
 from pi_memory.index.segments import REFILL_KEY
 from pi_memory.index.words import TOKENIZER, fts_form
 
@@ -289,4 +292,8 @@ MIGRATIONS: list[Migration] = [
     Migration("010_word_index_refill_guard",
               "DROP TRIGGER IF EXISTS messages_ad;\nDROP TRIGGER IF EXISTS messages_au;\n"
               + MESSAGES_DELETE_TRIGGER + ";\n" + _MESSAGES_UPDATE_TRIGGER + ";", readers_need=False),
+    # recall's context windows seek the nearest turns of a session: with only ``messages_session`` each row in
+    # between was read for its kind, role, length and time (tool output: whole pages of it)
+    Migration("011_turns_index", f"CREATE INDEX IF NOT EXISTS messages_turns ON messages(session_id, id, timestamp) "
+              f"WHERE {TURN_SQL};", readers_need=False),
 ]

@@ -23,7 +23,7 @@ Recall's evidence floor is read in context too (:func:`context_evidence`): a tur
 passes when a turn of its window has a vector at or above the floor.
 
 Neighbours are the nearest turns of the same session by position: rows of kind ``message`` from the user or the
-assistant with at least :data:`MIN_TURN_CHARS` characters (tool output, acknowledgements such as "ok, go
+assistant with at least :data:`~pi_memory.index.conversation.MIN_TURN_CHARS` characters (tool output, acknowledgements such as "ok, go
 ahead" and other rows in between are skipped), at most ``window`` on each side. The index keeps ``messages``
 rows in file order, so ``messages.id`` is the position.
 """
@@ -36,13 +36,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pi_memory.index.conversation import MIN_TURN_CHARS
+from pi_memory.index.conversation import TURN_SQL
 
 WINDOW = 2  # turns on each side that receive a share of a match and form its window (LoCoMo: 1 -> 0.669, 2 -> 0.692)
 WEIGHT = 0.5  # share of a match's score its nearest neighbour receives; 1/d of it at distance d
 _PIECE_CHARS = 2000  # characters of each turn that count in a window
 
-_TURN = f"kind = 'message' AND role IN ('user', 'assistant') AND length(text) >= {MIN_TURN_CHARS}"
+_TURN = TURN_SQL
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,8 @@ def neighbours(conn: sqlite3.Connection, message_ids: Sequence[int], window: int
                until: str | None = None) -> dict[int, list[int]]:
     """For each of ``message_ids``: the ids of the nearest ``window`` turns before it and after it in its session,
     nearest first on each side, before-side first (``[]`` for an id no longer in the index). One statement: per
-    id and side, ``window`` indexed seeks (``messages_session``, ``LIMIT 1 OFFSET k``), where a query per id and
+    id and side, ``window`` indexed seeks (the partial index of turns, ``messages_turns``, which also holds the
+    timestamp: no row in between is read; ``LIMIT 1 OFFSET k``), where a query per id and
     side cost more than the ranking they serve (2-3 ms a recall at 100k turns). ``until``: turns written after
     it are not neighbours."""
     if window <= 0 or not message_ids:
