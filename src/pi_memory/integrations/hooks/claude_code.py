@@ -61,7 +61,8 @@ def install(scope: str = "user", project: Path | None = None, script: str | None
     if script is None:
         script = PATH_SCRIPT if scope == "project" else common.console_script()
     settings_path, mcp_path = files(scope, project)
-    settings, servers_doc = common.read_json_file(settings_path), common.read_json_file(mcp_path)
+    settings = common.read_json_file(settings_path, ("hooks",))
+    servers_doc = common.read_json_file(mcp_path, ("mcpServers",))
     common.require_objects(settings, settings_path, "hooks")
     common.require_objects(servers_doc, mcp_path, "mcpServers", f"mcpServers.{common.MCP_NAME}")
     hooks = settings.get("hooks") if isinstance(settings.get("hooks"), dict) else {}
@@ -105,9 +106,10 @@ def uninstall(scope: str = "user", project: Path | None = None) -> list[common.C
     settings_path, mcp_path = files(scope, project)
     manifest_path = common.manifest_path(f"{HOST}-{scope}")
     manifest = state.read_json(manifest_path)
+    common.read_json_file(settings_path, ("hooks",))  # both refused (a duplicate key) before either is written
+    doc = common.read_json_file(mcp_path, ("mcpServers",))
     changes = [c for c in [common.uninstall_hooks_file(settings_path, HOST, manifest)] if c]
     if mcp_path.exists():
-        doc = common.read_json_file(mcp_path)
         servers = doc.get("mcpServers")
         if isinstance(servers, dict) and _is_our_server(servers.get(common.MCP_NAME)):
             del servers[common.MCP_NAME]

@@ -16,7 +16,12 @@ Codex reports for each of our hooks. Without a ``codex`` binary (``--codex-bin``
 written but not trusted, and the report says how to trust them.
 
 What install added beyond our own entries (the ``hooks`` feature switch, the trust keys) is remembered in the
-hook state (:mod:`.state`, ``installs/codex.json``) so uninstall removes exactly that.
+hook state (:mod:`.state`, ``installs/codex.json``) so uninstall removes exactly that. A table our removals leave
+empty goes only when the install made it: one the user wrote stays (``mcp_servers = {}``, or ``[features]`` when
+the config from before the install says it was there; :func:`_drop_emptied`).
+
+config.toml keeps its line endings: tomlkit keeps those of the lines it parsed, and the lines it adds are given
+the file's own (:func:`.newlines.like`).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from pathlib import Path
 
 from pi_memory.integrations.hooks import install as common
 from pi_memory.integrations.hooks import state
+from pi_memory.integrations.hooks.newlines import like
 from pi_memory.integrations.hooks.protocol import EVENTS, HOST_EVENTS
 
 HOST = "codex"
@@ -52,7 +58,7 @@ def _load_toml(path: Path):
     import tomlkit
 
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")  # not read_text: that turns CRLF into LF
     except FileNotFoundError:
         return tomlkit.document()
     except OSError as exc:
@@ -96,12 +102,13 @@ def _check_shape(doc, path: Path) -> None:
 def install(script: str | None = None, codex_bin: str | None = None, cwd: Path | None = None) -> dict:
     """Returns ``{"changes": [Change], "trusted": [key], "trustError": str | None}``."""
     import tomlkit
+    from tomlkit.items import InlineTable
 
     script = script or common.console_script()
     home = codex_home()
     config_path, hooks_path = home / "config.toml", home / "hooks.json"
     doc = _load_toml(config_path)
-    hooks_doc = common.read_json_file(hooks_path)
+    hooks_doc = common.read_json_file(hooks_path, ("hooks",))
     common.require_objects(hooks_doc, hooks_path, "hooks")
     manifest = state.read_json(_manifest_path())
 
@@ -163,8 +170,9 @@ def install(script: str | None = None, codex_bin: str | None = None, cwd: Path |
         if hooks_table is None:
             hooks_table = tomlkit.table(is_super_table=True)
             doc["hooks"] = hooks_table
-        if "state" not in hooks_table:
-            hooks_table["state"] = tomlkit.table(is_super_table=True)
+        if "state" not in hooks_table:  # `hooks = {}` of the user's holds only inline tables
+            inline = isinstance(hooks_table, InlineTable)
+            hooks_table["state"] = tomlkit.inline_table() if inline else tomlkit.table(is_super_table=True)
         if key in hooks_table["state"]:
             if hooks_table["state"][key].get("trusted_hash") != hook["currentHash"]:
                 hooks_table["state"][key]["trusted_hash"] = hook["currentHash"]
@@ -178,7 +186,7 @@ def install(script: str | None = None, codex_bin: str | None = None, cwd: Path |
     if trusted:
         details.append(f"trusted {len(trusted)} hook(s) in [hooks.state]")
     manifest["trusted"] = trusted
-    changes.append(common.write_file(config_path, tomlkit.dumps(doc), details))
+    changes.append(common.write_file(config_path, like(common.current_text(config_path), tomlkit.dumps(doc)), details))
     common.remember_original(manifest, changes[1], config_pristine)
     state.write_json(_manifest_path(), common.note_created(manifest, changes))
     return {"changes": changes, "trusted": trusted, "trustError": trust_error, "warnings": warnings}
@@ -188,30 +196,31 @@ def uninstall() -> dict:
     home = codex_home()
     config_path, hooks_path = home / "config.toml", home / "hooks.json"
     manifest = state.read_json(_manifest_path())
+    config = _load_toml(config_path) if config_path.exists() else None  # both refused before either is written
+    common.read_json_file(hooks_path, ("hooks",))
     changes = [c for c in [common.uninstall_hooks_file(hooks_path, HOST, manifest)] if c]
-    if config_path.exists():
+    if config is not None:
         import tomlkit
 
-        doc = _load_toml(config_path)
+        doc = config
+        original = common.original_of(config_path, manifest, lambda text: tomlkit.parse(text).unwrap())
+        before = original[1] if original is not None and isinstance(original[1], dict) else None
         details = []
         servers = doc.get("mcp_servers")
         if servers is not None and common.MCP_NAME in servers:
             del servers[common.MCP_NAME]
-            if not servers:
-                del doc["mcp_servers"]
+            _drop_emptied(doc, "mcp_servers", before)
             details.append(f"removed [mcp_servers.{common.MCP_NAME}]")
-        dropped = _drop_state_keys(doc, manifest.get("trusted", []))
+        dropped = _drop_state_keys(doc, manifest.get("trusted", []), before)
         if dropped:
             details.append(f"removed {dropped} trust entr{'y' if dropped == 1 else 'ies'}")
         features = doc.get("features")
         if manifest.get("addedHooksFeature") and features is not None and features.get("hooks") is True:
             del features["hooks"]
-            if not features:
-                del doc["features"]
+            _drop_emptied(doc, "features", before)
             details.append("removed [features] hooks")
-        original = common.original_of(config_path, manifest, lambda text: tomlkit.parse(text).unwrap())
-        changes.append(common.finish_uninstall(config_path, doc.unwrap(), tomlkit.dumps(doc), manifest, details,
-                                               original))
+        text = like(common.current_text(config_path), tomlkit.dumps(doc))
+        changes.append(common.finish_uninstall(config_path, doc.unwrap(), text, manifest, details, original))
     changes += common.remove_created_folders(manifest, [config_path, hooks_path])
     _manifest_path().unlink(missing_ok=True)  # nothing of this install is left to remember
     return {"changes": changes, "trusted": [], "trustError": None, "warnings": []}
@@ -221,7 +230,7 @@ def _add_table(parent, key: str, table) -> None:
     """Add ``table`` as ``parent[key]``. tomlkit puts it right after ``parent``'s last table, and the blank
     lines that table ended with (before the next table of the file, ``[profiles.fast]``) stay inside it, so
     they would land before ours and none after; ours gets the same ending, so the next table keeps its blank
-    line."""
+    line. Without such a table, the ending of ``parent``'s own header (a ``[mcp_servers]`` the user wrote)."""
     import tomlkit
     from tomlkit.items import InlineTable, Table, Whitespace
 
@@ -231,13 +240,31 @@ def _add_table(parent, key: str, table) -> None:
         parent[key] = inline
         return
     tables = [value for value in parent.values() if isinstance(value, Table)]
+    last = tables[-1] if tables else parent if isinstance(parent, Table) else None  # or `[mcp_servers]` itself
+    body = list(last.value.body) if last is not None else []
     parent[key] = table
-    body = tables[-1].value.body if tables else []
     if body and isinstance(body[-1][1], Whitespace) and "\n" in body[-1][1].as_string():
         table.add(tomlkit.ws(body[-1][1].as_string()))
 
 
-def _drop_state_keys(doc, keys: list[str]) -> int:
+def _drop_emptied(parent, key: str, before: dict | None) -> None:
+    """Remove ``parent[key]`` when it is a table left empty that the install made. ``before`` is the matching
+    part of the config from before the install (``{}`` when that config had no such part; ``None`` when the
+    manifest did not keep it): the table stays when it was there. Without ``before``, an inline table stays
+    (``mcp_servers = {}``: install writes one only inside an inline table of the user's)."""
+    from tomlkit.items import InlineTable
+
+    table = parent.get(key)
+    if table is None or table:
+        return
+    if key in before if before is not None else isinstance(table, InlineTable):
+        return
+    del parent[key]
+
+
+def _drop_state_keys(doc, keys: list[str], before: dict | None = None) -> int:
+    """Remove the trust entries ``keys`` from ``[hooks.state]``; the tables they leave empty go as
+    :func:`_drop_emptied` says (``before``: the whole config before the install, when known)."""
     hooks_table = doc.get("hooks")
     table = hooks_table.get("state") if hooks_table is not None else None
     if table is None:
@@ -247,10 +274,9 @@ def _drop_state_keys(doc, keys: list[str]) -> int:
         if key in table:
             del table[key]
             dropped += 1
-    if not table:
-        del hooks_table["state"]
-        if not hooks_table:
-            del doc["hooks"]
+    had_hooks = None if before is None else before.get("hooks") if isinstance(before.get("hooks"), dict) else {}
+    _drop_emptied(hooks_table, "state", had_hooks)
+    _drop_emptied(doc, "hooks", before)
     return dropped
 
 

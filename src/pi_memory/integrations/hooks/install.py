@@ -12,6 +12,11 @@ Rules every host installer follows:
 * a JSON file is written back in its own layout: only the values our entries change are written anew, in the
   file's style (indent unit, separators, escapes); every other byte stays, so a user's compact
   ``"allow": ["Bash(ls:*)"]`` in an indented file stays one line (:func:`dump_like`, :mod:`.json_edit`);
+* a file keeps its line endings: the user's lines keep theirs, the lines we add end as the file's mostly do
+  (CRLF in a CRLF file; JSON and TOML alike, :mod:`.newlines`);
+* a JSON key the user wrote twice (a reader keeps only the last) stays as it is when it is outside what we edit;
+  one inside it (``hooks``, ``mcpServers`` or anything under them) is refused, naming the key, before anything
+  is written (:func:`read_json_file`; why, in :mod:`.json_edit`);
 * the first install remembers (in the install's manifest) the backup of each file as it was before any entry of
   ours; uninstall writes those exact bytes back when what is left after removing our entries equals that
   content (the round trip is byte-exact), and otherwise removes only our entries, keeping the user's own keys,
@@ -92,10 +97,12 @@ def bom_refusal(path: Path) -> str:
             "a BOM, then run the command again. Nothing was changed.")
 
 
-def read_json_file(path: Path) -> dict:
-    """The object in a JSON settings file (``{}`` when it does not exist or is empty)."""
+def read_json_file(path: Path, edited: tuple[str, ...] = ()) -> dict:
+    """The object in a JSON settings file (``{}`` when it does not exist or is empty). A key written more than once
+    in ``edited`` (top-level keys whose values we change), in an object under one of them, or one of them
+    written twice, is refused (:func:`duplicate_refusal`)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         return {}
     except OSError as exc:
@@ -112,7 +119,22 @@ def read_json_file(path: Path) -> dict:
     if not isinstance(data, dict):
         raise InstallError(f"{path} holds {json_kind(data)}, not a JSON object; fix or move it, then run the command "
                            "again. Nothing was changed.")
+    if edited:
+        from pi_memory.integrations.hooks.json_edit import duplicate_keys
+
+        inside = duplicate_keys(text, edited)
+        if inside:
+            raise InstallError(duplicate_refusal(path, inside))
     return data
+
+
+def duplicate_refusal(path: Path, duplicates: list[tuple[str, int]]) -> str:
+    """The refusal of a JSON file with a key written more than once where the install edits it."""
+    listed = ", ".join(f'"{where}" ({times} times)' for where, times in duplicates)
+    return (f"{path} has a key written more than once in the part pi-memory edits: {listed}. A JSON reader (Claude "
+            "Code and Codex too) takes only the last one and ignores the others, so which one to change is not "
+            "clear. Keep one of each (move what the others hold into it), then run the command again. Nothing was "
+            "changed.")
 
 
 def json_kind(value: object) -> str:
@@ -174,13 +196,14 @@ def dump_like(data: dict, old: str | None) -> str:
     """``data`` as the JSON text ``old`` (the file's text before the edit) becomes: only the values that
     changed are written anew, in the file's layout; every other byte stays (:func:`.json_edit.edit`: a
     user's compact array in an indented file stays compact, a one-line file stays one line). A text that
-    cannot be edited in place (a duplicate key) is written whole in its style (:class:`.json_edit.Style`); a new
-    or empty file gets two-space indent and a final newline."""
+    cannot be edited in place is written whole in its style (:class:`.json_edit.Style`); a new or empty file gets
+    two-space indent and a final newline (CRLF when the empty file's whitespace has one)."""
     from pi_memory.integrations.hooks.json_edit import Style, edit
+    from pi_memory.integrations.hooks.newlines import like
 
     body = old.strip() if old else ""
     if not body:
-        return dump_json(data)
+        return like(old, dump_json(data))
     edited = edit(old, data)
     if edited is not None:
         return edited
@@ -273,7 +296,7 @@ def finish_uninstall(path: Path, data: dict, text: str, manifest: dict, details:
     content before the first install (``original``, :func:`original_of`), the exact bytes of then are written
     back. A file install created that holds nothing else is removed (no backup then: it held only what install
     wrote). Otherwise ``text`` is written, ending with the whitespace the file ended with."""
-    old = path.read_text(encoding="utf-8")
+    old = path.read_bytes().decode("utf-8")  # not read_text: that turns CRLF into LF
     if original is not None and original[1] == data:
         change = write_file(path, original[0].decode("utf-8"), details)
         if change.action == "updated":
@@ -292,7 +315,7 @@ def uninstall_hooks_file(path: Path, host: str, manifest: dict) -> Change | None
     not exist, or has no hook table."""
     if not path.exists():
         return None
-    data = read_json_file(path)
+    data = read_json_file(path, ("hooks",))
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return None
