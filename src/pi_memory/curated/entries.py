@@ -29,6 +29,7 @@ Drift (the file holds something the tool would mangle) is one of:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -69,6 +70,23 @@ def dedupe(entries: list[str]) -> list[str]:
             seen.add(entry)
             out.append(entry)
     return out
+
+
+def slot(work: list[str], place: Mapping | None) -> int:
+    """Where an entry goes into ``work`` (:class:`pi_memory.curated.operations.Place`): right after the entry
+    ``after``, else right before the entry ``before``, else at its ``index`` (first when nothing stood before it,
+    last when nothing stood after it); the end with no place."""
+    if not place or all(place.get(k) is None for k in ("after", "before", "index")):
+        return len(work)
+    after, before = place.get("after"), place.get("before")
+    if after is not None and after in work:
+        return work.index(after) + 1
+    if before is not None and before in work:
+        return work.index(before)
+    if after is None:
+        return 0
+    index = place.get("index")
+    return len(work) if before is None or index is None else min(int(index), len(work))
 
 
 def joined_length(entries: list[str]) -> int:

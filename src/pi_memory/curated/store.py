@@ -280,10 +280,10 @@ class MemoryStore:
               arrange: Callable[[list[str]], list[str] | None] | None = None) -> MemoryResult:
         """Apply ``operations`` in order, all or nothing; the budget is checked on the final state only.
 
-        In a batch an add of an entry that already exists is skipped; replace/remove need exactly one distinct
-        matching entry (an entry's whole text names it, even inside a longer one). Nothing is written unless every
-        step succeeds. ``arrange(entries before)`` (under the lock) may order the result: the same entries (a
-        learning undo puts entries back in place).
+        In a batch an add of an entry that already exists is skipped, one with a ``place`` goes there (a learning
+        undo puts an entry back where it stood); replace/remove need exactly one distinct matching entry (an entry's
+        whole text names it, even inside a longer one). Nothing is written unless every step succeeds.
+        ``arrange(entries before)`` (a file store's, under the lock) may order the result: the same entries.
         """
         if target not in self.files:
             return self._invalid_target(target)
@@ -351,7 +351,7 @@ class MemoryStore:
                 raise _Refusal(
                     self._result(target, False, code, error=where + safety.refusal_message(finding), findings=[finding.id])
                 )
-        return Operation(action=op.action, content=content or None, old_text=old or None)
+        return Operation(action=op.action, content=content or None, old_text=old or None, place=op.place)
 
     def _apply_locked(self, target: str, ops: list[Operation], single: bool, arrange=None) -> MemoryResult:
         path = self.path(target)
@@ -399,7 +399,7 @@ class MemoryStore:
             if op.content in work:
                 notes.append(msg.already_saved(name))
                 return
-            work.append(op.content)
+            work.insert(fmt.slot(work, op.place and op.place.model_dump()), op.content)
             return
         hits = [i for i, e in enumerate(work) if self._matches(name, e, op.old_text)]
         hits = [i for i in hits if work[i] == op.old_text] or hits  # a whole entry, given, is that entry

@@ -32,6 +32,7 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
+from pi_memory.curated.entries import slot
 from pi_memory.curated.store import MemoryStore, Operation
 from pi_memory.learning import log as jlog
 from pi_memory.learning.settings import LearningSettings
@@ -52,6 +53,13 @@ class PlannedOp(BaseModel):
     old_text: str | None = Field(None, alias="oldText", description="replace/remove: a unique piece of the entry")
 
     model_config = {"populate_by_name": True}
+
+
+class PlacedOp(PlannedOp):
+    """An add that goes to a place (:class:`pi_memory.curated.operations.Place`): a learning undo puts an entry
+    back where it stood. Not part of any schema a model is shown."""
+
+    place: dict | None = None
 
 
 class JobStop(Exception):
@@ -269,7 +277,8 @@ class Learner:
             self.store.read(target)
             misses: list = []
             planned = plan_writes(self.store, target, group, misses)
-            batch = [Operation(action=o.action, content=o.content, old_text=o.old_text) for o in group]
+            batch = [Operation(action=o.action, content=o.content, old_text=o.old_text,
+                               place=getattr(o, "place", None)) for o in group]
             if dry:  # the store's own checks of a batch (content, threat and secret scans), nothing written
                 if (refusal := self.store.check(target, batch)) is not None:
                     return writes, results, "refused", "dry run: would be refused: " + store_refusal(
@@ -292,7 +301,8 @@ def plan_writes(store: MemoryStore, target: str, ops: list[PlannedOp],
                 unmatched: list[tuple[PlannedOp, int]] | None = None) -> list[jlog.Write]:
     """The before/after pairs ``ops`` make on the store's current entries (the store's own rules: a duplicate add
     is skipped, a replace onto an existing entry merges). Invalid steps are left for the store to refuse; each is
-    put in ``unmatched`` with the number of entries its ``oldText`` is in. A remove keeps where the entry stood."""
+    put in ``unmatched`` with the number of entries its ``oldText`` is in. A remove keeps where the entry stood; an
+    add with a place (:class:`PlacedOp`) goes there."""
     name = store.name(target)
     work = store.entries(target)
     out: list[jlog.Write] = []
@@ -301,7 +311,7 @@ def plan_writes(store: MemoryStore, target: str, ops: list[PlannedOp],
         old = (op.old_text or "").strip()
         if op.action == "add":
             if content and content not in work:
-                work.append(content)
+                work.insert(slot(work, getattr(op, "place", None)), content)
                 out.append(jlog.Write(target, name, "add", None, content))
             continue
         hits = [i for i, e in enumerate(work) if old and MemoryStore._matches(name, e, old)]

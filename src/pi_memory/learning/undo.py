@@ -3,10 +3,12 @@ back where it stood.
 
 Where: a replaced entry gets its old text in its place; an entry the job removed (or merged into another) comes
 back after the entry that stood before it, else before the entry that stood after it, else at its old index
-(the log keeps all three: ``learning_writes.place``). When nothing else changed the store since the job, the file
-is as it was before the job, byte for byte; when other entries changed meanwhile, each entry still lands next to
-a neighbour it had. A job logged before places were kept (pi-memory before ``learning_003_write_place``) gets its
-removed entries back at the end of the store.
+(the log keeps all three: ``learning_writes.place``). The store places it (an add with a ``place``, decided under
+its lock), so a team server's project store gets it where it stood as a local file does; a team server too old to
+place an entry adds it at the end, and the undo's message says so. When nothing else changed the store since the
+job, the file is as it was before the job, byte for byte; when other entries changed meanwhile, each entry still
+lands next to a neighbour it had. A job logged before places were kept (pi-memory before
+``learning_003_write_place``) gets its removed entries back at the end of the store.
 
 Refused, with the reason and what to do, before anything is logged (so retrying adds no job): the job is unknown,
 was a dry run, was already undone, wrote to a store that is not here (another project's); an entry it wrote has
@@ -20,9 +22,9 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from pi_memory.curated.entries import joined_length
+from pi_memory.curated.entries import joined_length, slot
 from pi_memory.learning import log as jlog
-from pi_memory.learning.runner import JobContext, JobReport, JobStop, Learner, PlannedOp
+from pi_memory.learning.runner import JobContext, JobReport, JobStop, Learner, PlacedOp, PlannedOp
 
 
 class _Changed(Exception):
@@ -74,7 +76,6 @@ def undo_job(learner: Learner, job_id: int, dry_run: bool = False) -> JobReport:
                 ops += reverse(store.read(target).entries or [], group)[1]
             except _Changed as changed:  # changed in the moment since the check above
                 raise JobStop("refused", _changed(job_id, group[0].store, target, changed)) from None
-            ctx.arrange[target] = lambda before, group=group: _arranged(before, group)
         return ops
 
     report = learner.run("undo", f"job {job_id}", work, dry_run=dry_run, needs_model=False)
@@ -83,14 +84,17 @@ def undo_job(learner: Learner, job_id: int, dry_run: bool = False) -> JobReport:
         undid = re.fullmatch(r"job (\d+)", job.get("trigger") or "") if job["kind"] == "undo" else None
         if undid is not None:  # an undo undone: the job it took back is in effect again
             jlog.mark_in_effect(learner.conn, int(undid.group(1)), job_id, report.job_id)
-        report.message = f"undid job {job_id} ({job['kind']}): {len(report.writes)} write(s) reversed"
+        notices = [r["notice"] for r in report.store_results if r.get("notice")]  # a server that cannot place
+        report.message = "; ".join([f"undid job {job_id} ({job['kind']}): {len(report.writes)} write(s) reversed",
+                                    *notices])
     return report
 
 
 def reverse(entries: list[str], writes: list[jlog.Write]) -> tuple[list[str], list[PlannedOp]]:
     """``entries`` with ``writes`` (one store's, in the order made) reversed, newest first, and the store
     operations that do it (the store's own rules: a replace onto an entry that is there merges, an add of an
-    entry that is there is skipped). Raises :class:`_Changed` when a text a write left is gone."""
+    entry that is there is skipped, an add with a place goes there). Raises :class:`_Changed` when a text a write
+    left is gone."""
     work, ops = list(entries), []
     for w in reversed(writes):
         if w.action in ("add", "replace"):
@@ -106,8 +110,8 @@ def reverse(entries: list[str], writes: list[jlog.Write]) -> tuple[list[str], li
                 work[i] = w.before
             ops.append(PlannedOp(target=w.target, action="replace", old_text=w.after, content=w.before))
         elif w.before not in work:
-            work.insert(_slot(work, w.place), w.before)
-            ops.append(PlannedOp(target=w.target, action="add", content=w.before))
+            work.insert(slot(work, w.place), w.before)
+            ops.append(PlacedOp(target=w.target, action="add", content=w.before, place=w.place))
     return work, ops
 
 
@@ -116,29 +120,6 @@ def _need(work: list[str], text: str) -> None:
         raise _Changed(text)
     if sum(text in e for e in work) > 1:  # the store finds an entry by a piece of it: this one must be unique
         raise _Changed(text, shared=True)
-
-
-def _slot(work: list[str], place: dict | None) -> int:
-    """Where a removed entry goes back: after its old predecessor, else before its old successor, else its old
-    index (first or last as it was); the end for a write logged without a place."""
-    if not place:
-        return len(work)
-    after, before = place.get("after"), place.get("before")
-    if after is not None and after in work:
-        return work.index(after) + 1
-    if before is not None and before in work:
-        return work.index(before)
-    if after is None:
-        return 0
-    return len(work) if before is None else min(int(place.get("index", len(work))), len(work))
-
-
-def _arranged(before: list[str], writes: list[jlog.Write]) -> list[str] | None:
-    """The order of the store after the undo, from its entries as read under the lock."""
-    try:
-        return reverse(before, writes)[0]
-    except _Changed:
-        return None
 
 
 def _changed(job_id: int, store: str, target: str, changed: _Changed) -> str:
