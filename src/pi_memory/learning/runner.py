@@ -36,7 +36,7 @@ from pi_memory.curated.entries import slot
 from pi_memory.curated.store import MemoryStore, Operation
 from pi_memory.learning import log as jlog
 from pi_memory.learning.settings import LearningSettings
-from pi_memory.learning.wording import store_refusal, unusable_reply
+from pi_memory.learning.wording import duplicates, store_refusal, unusable_reply
 from pi_memory.llm import ChatModel, LLMError, LLMTimeoutError, MalformedReplyError
 
 log = logging.getLogger(__name__)
@@ -119,7 +119,7 @@ class JobContext:
         self.session_ids: list[str] = []
         self.entry_ids: list[str] = []
         self.note: str | None = None  # a job's own summary (e.g. "nothing to save")
-        self.arrange: dict[str, Callable] = {}  # target -> the order of its entries after the batch (undo)
+        self.arrange: dict[str, Callable] = {}  # target -> the layout its file gets after the batch (undo's copies)
 
     @property
     def settings(self) -> LearningSettings:
@@ -265,7 +265,7 @@ class Learner:
     def apply(self, ops: list[PlannedOp], dry: bool, arrange: dict[str, Callable] | None = None,
               ) -> tuple[list[jlog.Write], list[dict], str, str]:
         """Apply ``ops`` (one batch per target, in first-seen order) or, ``dry``, only compute their writes.
-        ``arrange[target]``: the order of the entries after the batch (:meth:`MemoryStore.apply`)."""
+        ``arrange[target]``: the layout of the entries after the batch (:meth:`MemoryStore.apply`)."""
         writes: list[jlog.Write] = []
         results: list[dict] = []
         by_target: dict[str, list[PlannedOp]] = {}
@@ -289,12 +289,16 @@ class Learner:
             results.append(result.to_dict())
             if not result.success:
                 return writes, results, "refused", store_refusal(self.store, target, result, planned, misses)
-            writes += planned
+            # the copies of exact duplicates the write merged come first: they went as the store was read
+            writes += [jlog.Write(target, self.store.name(target), "dedupe", c.text, None, c.place())
+                       for c in result.merged_copies] + planned
             if self.on_write is not None:
                 self.on_write(target, [w.after for w in planned if w.after])
         if dry:
             return writes, results, "dry_run", f"dry run: {len(writes)} write(s) not made"
-        return writes, results, "ok", f"{len(writes)} write(s)"
+        merged = sum(w.action == "dedupe" for w in writes)
+        return writes, results, "ok", f"{len(writes) - merged} write(s)" + (
+            f", {duplicates(merged)} merged" if merged else "")
 
 
 def plan_writes(store: MemoryStore, target: str, ops: list[PlannedOp],
