@@ -221,3 +221,115 @@ def test_a_limit_lowered_below_a_long_entry_is_over_budget_not_drift(pg_url):
     shrunk = lowered.run([Operation(action="replace", old_text="# Notes", content="Notes: one, two")])
     assert shrunk.success and lowered.entries("project") == ["Notes: one, two"]
     pool.close()
+
+
+def test_an_add_with_a_place_goes_there_and_the_answer_says_the_server_placed_it(team):
+    name = project()
+    assert write(team, name, [{"action": "add", "content": e} for e in ("a-one", "c-three")]).status_code == 200
+    r = write(team, name, [{"action": "add", "content": "b-two", "place": {"after": "a-one", "before": "c-three",
+                                                                          "index": 1}},
+                           {"action": "add", "content": "z-first", "place": {"before": "gone", "index": 0}}])
+    assert (r.status_code, r.json()["placed"]) == (200, 2)
+    assert read(team, name)["entries"] == ["z-first", "a-one", "b-two", "c-three"]
+    bad = write(team, name, [{"action": "add", "content": "x", "place": {"index": -1}}])
+    assert bad.status_code == 400 and read(team, name)["version"] == 2
+
+
+ABCD = ["a-one", "b-two", "c-three", "d-four"]
+
+
+def _team_learner(team, tmp_path, monkeypatch, name):
+    """A learner whose ``project`` target is the team server's store ``name`` (``teamProjectStore``)."""
+    import json
+
+    from pi_memory.runtime import open_memory
+
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps({"pi-memory": {"teamProjectStore": {
+        "url": team["urls"][0], "project": name}}}))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
+    monkeypatch.setenv("PI_MEMORY_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("PI_MEMORY_SERVER_TOKEN", team["tokens"]["alice"])
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    return open_memory(repo).learner()
+
+
+def _removes(learner, *texts: str) -> int:
+    from pi_memory.learning import PlannedOp
+
+    report = learner.run("review", "test", lambda ctx: [PlannedOp(target="project", action="remove", old_text=t)
+                                                        for t in texts], needs_model=False)
+    assert report.outcome == "ok", report.message
+    return report.job_id
+
+
+@pytest.mark.parametrize(("removed", "since", "expected"), [
+    (["b-two", "c-three"], None, ABCD),  # two in a row (they came back at the end: a-one, d-four, c-three, b-two)
+    (["a-one"], None, ABCD),  # the first
+    (["d-four"], None, ABCD),  # the last
+    (["a-one", "c-three"], None, ABCD),
+    (["c-three"], {"action": "add", "content": "e-new"}, [*ABCD, "e-new"]),  # a teammate's add since
+    (["b-two"], {"action": "remove", "oldText": "a-one"}, ["b-two", "c-three", "d-four"]),  # its predecessor gone
+])
+def test_undo_puts_a_team_store_entry_back_where_it_stood(team, tmp_path, monkeypatch, removed, since, expected):
+    from pi_memory.learning import undo_job
+
+    name = project()
+    assert write(team, name, [{"action": "add", "content": e} for e in ABCD]).status_code == 200
+    learner = _team_learner(team, tmp_path, monkeypatch, name)
+    job = _removes(learner, *removed)
+    assert read(team, name)["entries"] == [e for e in ABCD if e not in removed]
+    if since is not None:
+        assert write(team, name, [since], who="bob").status_code == 200
+    undo = undo_job(learner, job)
+    assert (undo.outcome, undo.message) == ("ok", f"undid job {job} (review): {len(removed)} write(s) reversed")
+    assert read(team, name)["entries"] == expected
+    assert undo_job(learner, undo.job_id).outcome == "ok"  # the undo undone: the job's removals again
+    assert read(team, name)["entries"] == [e for e in expected if e not in removed]
+
+
+class _OlderServer:
+    """The team server as one from before places answers: an add's place is read as nothing (an unknown field)
+    and the answer has no ``placed``."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.HTTPTransport()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        import json
+
+        if request.method == "POST":
+            body = json.loads(request.content)
+            for op in body["operations"]:
+                op.pop("place", None)
+            request = httpx.Request("POST", request.url, json=body,
+                                    headers={"Authorization": request.headers["Authorization"]})
+        response = self.inner.handle_request(request)
+        response.read()
+        data = response.json()
+        data.pop("placed", None)
+        return httpx.Response(response.status_code, json=data)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_a_server_that_cannot_place_an_entry_gets_it_at_the_end_and_the_undo_says_so(team, tmp_path, monkeypatch):
+    from pi_memory.curated.team_client import TeamProjectClient
+    from pi_memory.learning import undo_job
+
+    name = project()
+    assert write(team, name, [{"action": "add", "content": e} for e in ABCD]).status_code == 200
+    learner = _team_learner(team, tmp_path, monkeypatch, name)
+    job = _removes(learner, "b-two", "c-three")
+    learner.store.team_project = TeamProjectClient(team["urls"][0], name, team["tokens"]["alice"],
+                                                   transport=_OlderServer())
+    undo = undo_job(learner, job)
+    assert undo.outcome == "ok"
+    assert undo.message == (
+        f"undid job {job} (review): 2 write(s) reversed; 2 entries were added at the end of the team project store "
+        f"'{name}' on {team['urls'][0]}, not where they belong: that server cannot place an entry (it runs an older "
+        "pi-memory; upgrading it fixes this). Move them by hand if the order matters.")
+    assert read(team, name)["entries"] == ["a-one", "d-four", "c-three", "b-two"]

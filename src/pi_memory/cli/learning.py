@@ -74,6 +74,9 @@ def _print_write(w: dict, prefix: str = "") -> None:
         out.print(f"  {prefix}add to {w['store']}: {after}", markup=False)
     elif w["action"] == "remove":
         out.print(f"  {prefix}remove from {w['store']}: {before}", markup=False)
+    elif w["action"] == "dedupe":  # a hand-made file held this text twice: the write kept one copy
+        out.print(f"  {prefix}merge an exact duplicate in {w['store']} (the first copy is kept): {before}",
+                  markup=False)
     else:
         out.print(f"  {prefix}replace in {w['store']}: {before}\n    -> {after}", markup=False)
 

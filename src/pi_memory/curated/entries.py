@@ -29,6 +29,8 @@ Drift (the file holds something the tool would mangle) is one of:
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -69,6 +71,62 @@ def dedupe(entries: list[str]) -> list[str]:
             seen.add(entry)
             out.append(entry)
     return out
+
+
+@dataclass(frozen=True)
+class Copy:
+    """An exact duplicate :func:`dedupe` drops: its text, its index among the file's entries and the entries
+    around it there (``before``: ``None`` at the end), so a learning undo can put it back."""
+
+    text: str
+    index: int
+    after: str
+    before: str | None
+
+    def place(self) -> dict:
+        return {"index": self.index, "after": self.after, "before": self.before}
+
+
+def copies(entries: list[str]) -> tuple[Copy, ...]:
+    """The exact duplicates in ``entries`` (every copy after the first of a text), in order."""
+    seen: set[str] = set()
+    out = []
+    for i, entry in enumerate(entries):
+        if entry in seen:
+            out.append(Copy(entry, i, entries[i - 1], entries[i + 1] if i + 1 < len(entries) else None))
+        seen.add(entry)
+    return tuple(out)
+
+
+def merged_copies(found: tuple[Copy, ...], layout: list[str]) -> list[Copy]:
+    """Which of the copies ``found`` in a file a write of ``layout`` merges: each, unless ``layout`` holds that
+    text more than once again (a learning undo giving copies back), for as many copies as it holds."""
+    kept = Counter(layout)
+    kept.subtract(set(layout))
+    out = []
+    for copy in found:
+        if kept[copy.text] > 0:
+            kept[copy.text] -= 1
+        else:
+            out.append(copy)
+    return out
+
+
+def slot(work: list[str], place: Mapping | None) -> int:
+    """Where an entry goes into ``work`` (:class:`pi_memory.curated.operations.Place`): right after the entry
+    ``after``, else right before the entry ``before``, else at its ``index`` (first when nothing stood before it,
+    last when nothing stood after it); the end with no place."""
+    if not place or all(place.get(k) is None for k in ("after", "before", "index")):
+        return len(work)
+    after, before = place.get("after"), place.get("before")
+    if after is not None and after in work:
+        return work.index(after) + 1
+    if before is not None and before in work:
+        return work.index(before)
+    if after is None:
+        return 0
+    index = place.get("index")
+    return len(work) if before is None or index is None else min(int(index), len(work))
 
 
 def joined_length(entries: list[str]) -> int:
@@ -118,13 +176,15 @@ def printable(text: str) -> str:
 
 @dataclass(frozen=True)
 class Analysis:
-    """A store file read from disk: its entries (deduplicated) and whether it has drifted."""
+    """A store file read from disk: its entries (deduplicated: a write merges exact duplicates, and says so) and
+    whether it has drifted."""
 
     entries: list[str]
     drift: str | None = None  # not_utf8 | round_trip | plain_markdown | unreadable
     detail: str = ""
     text: str = ""
     encoding: str | None = None  # not_utf8: the likely encoding, as iconv names it (guess_encoding)
+    copies: tuple[Copy, ...] = ()  # the exact duplicates the file holds, which ``entries`` leaves out
 
 
 _HIGH_RUN = re.compile(rb"[\x80-\xff]+")
@@ -209,7 +269,7 @@ def analyse(raw: bytes | OSError | None, limit: int) -> Analysis:
             detail=f"one entry is {len(oversized[0]):,} chars, over the store limit of {limit:,}",
             text=text,
         )
-    return Analysis(entries=dedupe(entries), text=text)
+    return Analysis(entries=dedupe(entries), text=text, copies=copies(entries))
 
 
 def split_plain_markdown(text: str) -> list[str]:

@@ -144,6 +144,22 @@ def merged_duplicate(name: str) -> str:
     return f"The new text was already a separate entry in {name}, so the two were merged into one."
 
 
+def with_merged(message: str, name: str, n: int) -> str:
+    """``message`` of a write that also merged ``n`` exact duplicate entries the file held (``n`` 0: as it is)."""
+    if not n:
+        return message
+    what = "1 exact duplicate entry" if n == 1 else f"{n} exact duplicate entries"
+    note = f" Also merged {what} in {name} (the same text as an earlier entry; no text was lost)."
+    return message[: -len(DONE)] + note + DONE if message.endswith(DONE) else message + note
+
+
+def not_placed(name: str, n: int) -> str:
+    """A team server that put ``n`` added entries at the end of ``name``, not at the place the client gave."""
+    what, where, them = ("1 entry was", "it belongs", "it") if n == 1 else (f"{n} entries were", "they belong", "them")
+    return (f"{what} added at the end of {name}, not where {where}: that server cannot place an entry (it runs an "
+            f"older pi-memory; upgrading it fixes this). Move {them} by hand if the order matters.")
+
+
 def no_match(name: str, old_text: str) -> str:
     """``old_text`` is quoted with its credentials redacted (it may be a whole entry, secret and all)."""
     return (

@@ -64,10 +64,23 @@ class MemoryResult(BaseModel):
     evicted_entries: list[str] | None = Field(default=None, description="fifo-evict: entries dropped to make room")
     findings: list[str] | None = None
     drift_backup: str | None = None
+    duplicates_merged: int | None = Field(default=None, description="exact duplicate entries the write merged")
     notice: str | None = None
     truncated: bool | None = None
     total: int | None = Field(default=None, description="item count of the list that was truncated")
     _to_person: list[tuple[str, str]] = PrivateAttr(default_factory=list)  # this result's own (model, person) texts
+    _merged: list = PrivateAttr(default_factory=list)  # the copies themselves (entries.Copy): the learning log's
+
+    @property
+    def merged_copies(self) -> list:
+        """The exact duplicates this write merged (:class:`pi_memory.curated.entries.Copy`, where each stood)."""
+        return self._merged
+
+    def keep_merged(self, copies: list) -> MemoryResult:
+        """This result of a write that merged ``copies`` (``duplicates_merged`` says how many)."""
+        self._merged = list(copies)
+        self.duplicates_merged = len(copies) or None
+        return self
 
     def say_to_person(self, model_text: str, person_text: str) -> None:
         """A person reads ``person_text`` where the message or error says ``model_text`` (a part one host added:

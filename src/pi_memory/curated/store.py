@@ -280,10 +280,11 @@ class MemoryStore:
               arrange: Callable[[list[str]], list[str] | None] | None = None) -> MemoryResult:
         """Apply ``operations`` in order, all or nothing; the budget is checked on the final state only.
 
-        In a batch an add of an entry that already exists is skipped; replace/remove need exactly one distinct
-        matching entry (an entry's whole text names it, even inside a longer one). Nothing is written unless every
-        step succeeds. ``arrange(entries before)`` (under the lock) may order the result: the same entries (a
-        learning undo puts entries back in place).
+        In a batch an add of an entry that already exists is skipped, one with a ``place`` goes there; replace/remove
+        need exactly one distinct matching entry (an entry's whole text names it, even inside a longer one). Nothing is
+        written unless every step succeeds; a write merges the exact duplicates a file held (``duplicates_merged``).
+        ``arrange(entries after)`` (a file store's, under the lock) may give the layout to write: the same entries,
+        reordered or with exact copies (a learning undo gives back the duplicates a job's write merged).
         """
         if target not in self.files:
             return self._invalid_target(target)
@@ -351,7 +352,7 @@ class MemoryStore:
                 raise _Refusal(
                     self._result(target, False, code, error=where + safety.refusal_message(finding), findings=[finding.id])
                 )
-        return Operation(action=op.action, content=content or None, old_text=old or None)
+        return Operation(action=op.action, content=content or None, old_text=old or None, place=op.place)
 
     def _apply_locked(self, target: str, ops: list[Operation], single: bool, arrange=None) -> MemoryResult:
         path = self.path(target)
@@ -377,21 +378,23 @@ class MemoryStore:
         for i, op in enumerate(ops):
             where = "" if single else f"Operation {i + 1} ({op.action}): "
             self._step(target, work, op, where, notes, single)
-        work = order if arrange and (order := arrange(list(before))) and sorted(order) == sorted(work) else work
+        layout = order if arrange and (order := arrange(list(work))) and sorted(fmt.dedupe(order)) == sorted(work) else work
+        work = fmt.dedupe(layout)  # a learning undo's layout may hold copies: the store reads them as one
         cur, limit = fmt.joined_length(work), self.limits[target]
         if cur > limit and fmt.joined_length(work) > fmt.joined_length(before) and (
                 self.enforce_limits or any(op.content and len(op.content) > limit for op in ops)):
             raise _Refusal(self._over_limit(target, before, ops, cur, single))
-        if work != before:
-            self._publish(target, work)
+        merged = fmt.merged_copies(analysis.copies, layout) if work != before or layout != work else []
+        if work != before or layout != work:
+            self._publish(target, layout)
             if self._seen[target] is not None:
                 self._seen[target].update(work)
             self._notify(target, work)
         self._live[target] = work
         self._drift[target] = None
-        message = msg.success(ops, self.names[target], notes, single)
+        message = msg.with_merged(msg.success(ops, self.names[target], notes, single), self.names[target], len(merged))
         code = "duplicate" if single and work == before else "ok"
-        return self._result(target, True, code, message=message, done=True)
+        return self._result(target, True, code, message=message, done=True).keep_merged(merged)
 
     def _step(self, target: str, work: list[str], op: Operation, where: str, notes: list[str], single: bool) -> None:
         name = self.names[target]
@@ -399,7 +402,7 @@ class MemoryStore:
             if op.content in work:
                 notes.append(msg.already_saved(name))
                 return
-            work.append(op.content)
+            work.insert(fmt.slot(work, op.place and op.place.model_dump()), op.content)
             return
         hits = [i for i, e in enumerate(work) if self._matches(name, e, op.old_text)]
         hits = [i for i in hits if work[i] == op.old_text] or hits  # a whole entry, given, is that entry
@@ -438,10 +441,8 @@ class MemoryStore:
 
     # --------------------------------------------------------------- results
     def _result(self, target: str, success: bool, code: str, **fields) -> MemoryResult:
-        live = self._live[target]
-        return MemoryResult(
-            success=success, code=code, target=target, entry_count=len(live), usage=self.usage(target), **fields
-        )
+        return MemoryResult(success=success, code=code, target=target, entry_count=len(self._live[target]),
+                            usage=self.usage(target), **fields)
 
     def _current(self, target: str, code: str, error: str, work: list[str] | None = None) -> MemoryResult:
         shown = work if work is not None else self._live[target]

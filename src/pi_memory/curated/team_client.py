@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pi_memory.curated import entries as fmt
+from pi_memory.curated import messages as msg
 from pi_memory.curated.results import MemoryResult
 
 if TYPE_CHECKING:  # httpx (~100 ms to import) loads only when a team project store is configured
@@ -76,10 +77,20 @@ class TeamProjectClient:
                   k in {f.alias for f in MemoryResult.model_fields.values()}}
         if body.get("code") == "version_conflict":  # only sent with expectedVersion, which this client does not
             fields["code"] = "changed_on_disk"
-        return MemoryResult.model_validate({**fields, "target": TARGET}), entries
+        result = MemoryResult.model_validate({**fields, "target": TARGET})
+        # A server older than places reads an add's place as nothing (unknown fields are ignored) and appends it:
+        # the closest it can do. The result says so; its ``placed`` count is missing then.
+        asked = sum(op.get("place") is not None for op in ops)
+        if result.success and asked > _count(body.get("placed")):
+            result.notice = msg.not_placed(f"the {self.name}", asked - _count(body.get("placed")))
+        return result, entries
 
     def close(self) -> None:
         self._http.close()
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def from_settings(settings: Any) -> TeamProjectClient | None:

@@ -8,7 +8,8 @@ Tables (own named migrations, applied by :func:`open_log` like the semantic laye
   budget | invalid_output | error | refused | undone), ``detail``, ``day`` (UTC ``YYYY-MM-DD`` of the start),
   ``reserved_tokens`` (held against the day's budget while the job runs), ``undone_at``.
 * ``learning_writes``: each write of a job as a before/after pair (``before`` NULL for an add, ``after`` NULL
-  for a remove), ``target`` and the store file; the old text of a removed or merged entry stays here. ``place``
+  for a remove and for a ``dedupe``: a copy of an exact duplicate the job's write merged), ``target`` and the store
+  file; the old text of a removed or merged entry stays here. ``place``
   (``learning_003_write_place``): where a removed entry stood, JSON ``{"index", "after", "before"}`` (the index and
   the texts of the entries around it), so an undo puts it back there.
 * ``learning_gate``: named gate state (the dream gate: ``last_run_at``, ``last_message_id``).
@@ -134,10 +135,10 @@ class Write:
 
     target: str
     store: str
-    action: str  # add | replace | remove
+    action: str  # add | replace | remove | dedupe (a copy of an exact duplicate the write merged)
     before: str | None
     after: str | None
-    # a remove: where the entry stood ({"index", "after", "before"}: :func:`record_places`); not in to_dict
+    # a remove or dedupe: where the entry stood ({"index", "after", "before"}: :func:`record_places`); not in to_dict
     place: dict | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict:

@@ -32,10 +32,11 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
+from pi_memory.curated.entries import slot
 from pi_memory.curated.store import MemoryStore, Operation
 from pi_memory.learning import log as jlog
 from pi_memory.learning.settings import LearningSettings
-from pi_memory.learning.wording import store_refusal, unusable_reply
+from pi_memory.learning.wording import duplicates, store_refusal, unusable_reply
 from pi_memory.llm import ChatModel, LLMError, LLMTimeoutError, MalformedReplyError
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,13 @@ class PlannedOp(BaseModel):
     old_text: str | None = Field(None, alias="oldText", description="replace/remove: a unique piece of the entry")
 
     model_config = {"populate_by_name": True}
+
+
+class PlacedOp(PlannedOp):
+    """An add that goes to a place (:class:`pi_memory.curated.operations.Place`): a learning undo puts an entry
+    back where it stood. Not part of any schema a model is shown."""
+
+    place: dict | None = None
 
 
 class JobStop(Exception):
@@ -111,7 +119,7 @@ class JobContext:
         self.session_ids: list[str] = []
         self.entry_ids: list[str] = []
         self.note: str | None = None  # a job's own summary (e.g. "nothing to save")
-        self.arrange: dict[str, Callable] = {}  # target -> the order of its entries after the batch (undo)
+        self.arrange: dict[str, Callable] = {}  # target -> the layout its file gets after the batch (undo's copies)
 
     @property
     def settings(self) -> LearningSettings:
@@ -257,7 +265,7 @@ class Learner:
     def apply(self, ops: list[PlannedOp], dry: bool, arrange: dict[str, Callable] | None = None,
               ) -> tuple[list[jlog.Write], list[dict], str, str]:
         """Apply ``ops`` (one batch per target, in first-seen order) or, ``dry``, only compute their writes.
-        ``arrange[target]``: the order of the entries after the batch (:meth:`MemoryStore.apply`)."""
+        ``arrange[target]``: the layout of the entries after the batch (:meth:`MemoryStore.apply`)."""
         writes: list[jlog.Write] = []
         results: list[dict] = []
         by_target: dict[str, list[PlannedOp]] = {}
@@ -269,7 +277,8 @@ class Learner:
             self.store.read(target)
             misses: list = []
             planned = plan_writes(self.store, target, group, misses)
-            batch = [Operation(action=o.action, content=o.content, old_text=o.old_text) for o in group]
+            batch = [Operation(action=o.action, content=o.content, old_text=o.old_text,
+                               place=getattr(o, "place", None)) for o in group]
             if dry:  # the store's own checks of a batch (content, threat and secret scans), nothing written
                 if (refusal := self.store.check(target, batch)) is not None:
                     return writes, results, "refused", "dry run: would be refused: " + store_refusal(
@@ -280,19 +289,24 @@ class Learner:
             results.append(result.to_dict())
             if not result.success:
                 return writes, results, "refused", store_refusal(self.store, target, result, planned, misses)
-            writes += planned
+            # the copies of exact duplicates the write merged come first: they went as the store was read
+            writes += [jlog.Write(target, self.store.name(target), "dedupe", c.text, None, c.place())
+                       for c in result.merged_copies] + planned
             if self.on_write is not None:
                 self.on_write(target, [w.after for w in planned if w.after])
         if dry:
             return writes, results, "dry_run", f"dry run: {len(writes)} write(s) not made"
-        return writes, results, "ok", f"{len(writes)} write(s)"
+        merged = sum(w.action == "dedupe" for w in writes)
+        return writes, results, "ok", f"{len(writes) - merged} write(s)" + (
+            f", {duplicates(merged)} merged" if merged else "")
 
 
 def plan_writes(store: MemoryStore, target: str, ops: list[PlannedOp],
                 unmatched: list[tuple[PlannedOp, int]] | None = None) -> list[jlog.Write]:
     """The before/after pairs ``ops`` make on the store's current entries (the store's own rules: a duplicate add
     is skipped, a replace onto an existing entry merges). Invalid steps are left for the store to refuse; each is
-    put in ``unmatched`` with the number of entries its ``oldText`` is in. A remove keeps where the entry stood."""
+    put in ``unmatched`` with the number of entries its ``oldText`` is in. A remove keeps where the entry stood; an
+    add with a place (:class:`PlacedOp`) goes there."""
     name = store.name(target)
     work = store.entries(target)
     out: list[jlog.Write] = []
@@ -301,7 +315,7 @@ def plan_writes(store: MemoryStore, target: str, ops: list[PlannedOp],
         old = (op.old_text or "").strip()
         if op.action == "add":
             if content and content not in work:
-                work.append(content)
+                work.insert(slot(work, getattr(op, "place", None)), content)
                 out.append(jlog.Write(target, name, "add", None, content))
             continue
         hits = [i for i, e in enumerate(work) if old and MemoryStore._matches(name, e, old)]

@@ -129,9 +129,10 @@ class SessionLearning:
         from pi_memory.learning.review import refine_correction, save_correction
 
         saved = self._keep(save_correction(learner, found, session_id=self.session_id))
-        if saved.outcome == "ok" and saved.writes and self.model_named and session_file:
+        added = next((w.after for w in saved.writes if w.action == "add"), None)  # not a merged copy's write
+        if saved.outcome == "ok" and added and self.model_named and session_file:
             _, turns, _ = _read(session_file)
-            self._keep(refine_correction(learner, saved.writes[0].after, turns, session_id=self.session_id))
+            self._keep(refine_correction(learner, added, turns, session_id=self.session_id))
 
     def _review(self, session_file: str, kind: str, trigger: str) -> None:
         try:

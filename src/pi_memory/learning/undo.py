@@ -3,10 +3,18 @@ back where it stood.
 
 Where: a replaced entry gets its old text in its place; an entry the job removed (or merged into another) comes
 back after the entry that stood before it, else before the entry that stood after it, else at its old index
-(the log keeps all three: ``learning_writes.place``). When nothing else changed the store since the job, the file
-is as it was before the job, byte for byte; when other entries changed meanwhile, each entry still lands next to
-a neighbour it had. A job logged before places were kept (pi-memory before ``learning_003_write_place``) gets its
-removed entries back at the end of the store.
+(the log keeps all three: ``learning_writes.place``). The store places it (an add with a ``place``, decided under
+its lock), so a team server's project store gets it where it stood as a local file does; a team server too old to
+place an entry adds it at the end, and the undo's message says so. When nothing else changed the store since the
+job, the file is as it was before the job, byte for byte; when other entries changed meanwhile, each entry still
+lands next to a neighbour it had. A job logged before places were kept (pi-memory before
+``learning_003_write_place``) gets its removed entries back at the end of the store.
+
+Exact duplicates: a hand-made file holding an entry twice has the copies merged by the job's write (the store
+says so); each copy merged is logged (action ``dedupe``, with where it stood) and the undo gives it back, last, in
+the order the copies stood: at its old index when the entry before it is there again (so the file is as it was,
+copies included), else next to an old neighbour. A copy whose entry is gone since is not given back (a lone copy
+would bring back what someone removed), and the undo's message says so.
 
 Refused, with the reason and what to do, before anything is logged (so retrying adds no job): the job is unknown,
 was a dry run, was already undone, wrote to a store that is not here (another project's); an entry it wrote has
@@ -20,9 +28,11 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from pi_memory.curated.entries import joined_length
+from pi_memory.curated.entries import dedupe, joined_length, slot
 from pi_memory.learning import log as jlog
-from pi_memory.learning.runner import JobContext, JobReport, JobStop, Learner, PlannedOp
+from pi_memory.learning.runner import JobContext, JobReport, JobStop, Learner, PlacedOp, PlannedOp
+from pi_memory.learning.wording import duplicates
+from pi_memory.safety import redact
 
 
 class _Changed(Exception):
@@ -58,7 +68,7 @@ def undo_job(learner: Learner, job_id: int, dry_run: bool = False) -> JobReport:
             after, _ = reverse(current, group)
         except _Changed as changed:
             return _refused(_changed(job_id, group[0].store, target, changed))
-        size, limit = joined_length(after), store.limit(target)
+        size, limit = joined_length(dedupe(after)), store.limit(target)  # a file's copies are read as one
         if store.enforce_limits and size > limit and size > joined_length(current):
             from pi_memory.curated.store import LIMIT_SETTINGS
 
@@ -67,6 +77,8 @@ def undo_job(learner: Learner, job_id: int, dry_run: bool = False) -> JobReport:
                             f"remove {target} TEXT`, or `pi-memory consolidate {target}`), or raise "
                             f"{LIMIT_SETTINGS[target]} in settings, then run `pi-memory learning undo {job_id}` again")
 
+    given: dict[str, int] = {}  # target -> copies of exact duplicates given back (arranged under the lock)
+
     def work(ctx: JobContext) -> list[PlannedOp]:
         ops: list[PlannedOp] = []
         for target, group in groups.items():
@@ -74,7 +86,8 @@ def undo_job(learner: Learner, job_id: int, dry_run: bool = False) -> JobReport:
                 ops += reverse(store.read(target).entries or [], group)[1]
             except _Changed as changed:  # changed in the moment since the check above
                 raise JobStop("refused", _changed(job_id, group[0].store, target, changed)) from None
-            ctx.arrange[target] = lambda before, group=group: _arranged(before, group)
+            if copies := [w for w in group if w.action == "dedupe"]:
+                ctx.arrange[target] = lambda entries, t=target, c=copies: _arrange(entries, c, given, t)
         return ops
 
     report = learner.run("undo", f"job {job_id}", work, dry_run=dry_run, needs_model=False)
@@ -83,14 +96,33 @@ def undo_job(learner: Learner, job_id: int, dry_run: bool = False) -> JobReport:
         undid = re.fullmatch(r"job (\d+)", job.get("trigger") or "") if job["kind"] == "undo" else None
         if undid is not None:  # an undo undone: the job it took back is in effect again
             jlog.mark_in_effect(learner.conn, int(undid.group(1)), job_id, report.job_id)
-        report.message = f"undid job {job_id} ({job['kind']}): {len(report.writes)} write(s) reversed"
+        report.message = _said(job_id, job["kind"], report, sum(w.action == "dedupe" for w in writes),
+                               sum(given.values()))
     return report
 
 
+def _said(job_id: int, kind: str, report: JobReport, copies: int, given: int) -> str:
+    """What an undo did, for a person: the writes reversed, the copies of exact duplicates given back (or not),
+    any it merged itself, and a store's notice (a team server that could not place an entry)."""
+    merged = sum(w.action == "dedupe" for w in report.writes)  # copies hand-added since, merged by this write
+    text = f"undid job {job_id} ({kind}): {len(report.writes) - merged} write(s) reversed"
+    if given:
+        text += f", {duplicates(given)} given back"
+    if copies > given:
+        gone = "the entry it repeated is" if copies - given == 1 else "the entries they repeated are"
+        text += f", {duplicates(copies - given)} not given back ({gone} no longer there)"
+    if merged:
+        text += f", {duplicates(merged)} merged"
+    notices = [r["notice"] for r in report.store_results if r.get("notice")]
+    return "; ".join([text, *notices])
+
+
 def reverse(entries: list[str], writes: list[jlog.Write]) -> tuple[list[str], list[PlannedOp]]:
-    """``entries`` with ``writes`` (one store's, in the order made) reversed, newest first, and the store
-    operations that do it (the store's own rules: a replace onto an entry that is there merges, an add of an
-    entry that is there is skipped). Raises :class:`_Changed` when a text a write left is gone."""
+    """``entries`` with ``writes`` (one store's, in the order made) reversed, newest first, the copies of exact
+    duplicates the job merged given back last, and the store operations that do it (the store's own rules: a
+    replace onto an entry that is there merges, an add of an entry that is there is skipped, an add with a place
+    goes there; copies are no operation: :func:`_arrange`). Raises :class:`_Changed` when a text a write left is
+    gone."""
     work, ops = list(entries), []
     for w in reversed(writes):
         if w.action in ("add", "replace"):
@@ -105,10 +137,10 @@ def reverse(entries: list[str], writes: list[jlog.Write]) -> tuple[list[str], li
             else:
                 work[i] = w.before
             ops.append(PlannedOp(target=w.target, action="replace", old_text=w.after, content=w.before))
-        elif w.before not in work:
-            work.insert(_slot(work, w.place), w.before)
-            ops.append(PlannedOp(target=w.target, action="add", content=w.before))
-    return work, ops
+        elif w.action == "remove" and w.before not in work:
+            work.insert(slot(work, w.place), w.before)
+            ops.append(PlacedOp(target=w.target, action="add", content=w.before, place=w.place))
+    return _with_copies(work, [w for w in writes if w.action == "dedupe"])[0], ops
 
 
 def _need(work: list[str], text: str) -> None:
@@ -118,27 +150,33 @@ def _need(work: list[str], text: str) -> None:
         raise _Changed(text, shared=True)
 
 
-def _slot(work: list[str], place: dict | None) -> int:
-    """Where a removed entry goes back: after its old predecessor, else before its old successor, else its old
-    index (first or last as it was); the end for a write logged without a place."""
-    if not place:
-        return len(work)
-    after, before = place.get("after"), place.get("before")
-    if after is not None and after in work:
-        return work.index(after) + 1
-    if before is not None and before in work:
-        return work.index(before)
-    if after is None:
-        return 0
-    return len(work) if before is None else min(int(place.get("index", len(work))), len(work))
+def _same(entry: str, logged: str | None) -> bool:
+    """Whether ``entry`` is the one the log keeps as ``logged`` (redacted when it holds a credential)."""
+    return logged is not None and (entry == logged or redact(entry) == logged)
 
 
-def _arranged(before: list[str], writes: list[jlog.Write]) -> list[str] | None:
-    """The order of the store after the undo, from its entries as read under the lock."""
-    try:
-        return reverse(before, writes)[0]
-    except _Changed:
-        return None
+def _with_copies(entries: list[str], copies: list[jlog.Write]) -> tuple[list[str], int]:
+    """``entries`` with the copies of exact duplicates a job's write merged given back in the order they stood,
+    and how many: at the old index when the entry before it there is the same again, else next to an old
+    neighbour. A copy is of the entry in the store (a credential it holds is not taken from the log); one whose
+    entry is gone is not given back."""
+    layout, given = list(entries), 0
+    for w in sorted(copies, key=lambda w: int((w.place or {}).get("index") or 0)):
+        twin = w.before if w.before in layout else next((e for e in layout if _same(e, w.before)), None)
+        if twin is None:
+            continue
+        place = w.place or {}
+        i = place.get("index")
+        exact = isinstance(i, int) and 0 < i <= len(layout) and _same(layout[i - 1], place.get("after"))
+        layout.insert(i if exact else slot(layout, place), twin)
+        given += 1
+    return layout, given
+
+
+def _arrange(entries: list[str], copies: list[jlog.Write], given: dict[str, int], target: str) -> list[str]:
+    """The layout the store writes (under its lock, after the batch): ``entries`` with the copies given back."""
+    layout, given[target] = _with_copies(entries, copies)
+    return layout
 
 
 def _changed(job_id: int, store: str, target: str, changed: _Changed) -> str:

@@ -97,3 +97,8 @@ def store_refusal(store, target: str, result, planned: list, misses: list) -> st
         what = ("a credential" if result.code == "secret" else "text matching a threat pattern")
         return f"the model's answer would have put {what} ({result.findings[0]}) in {name}, so nothing was written"
     return f"{name}: {for_person(result.error)}"
+
+
+def duplicates(n: int) -> str:
+    """``n`` exact duplicate entries, in words (a job's message: the copies its write merged, an undo gave back)."""
+    return "1 exact duplicate entry" if n == 1 else f"{n} exact duplicate entries"

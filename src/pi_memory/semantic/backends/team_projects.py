@@ -24,9 +24,11 @@ repository may edit its files. Per-user tokens still matter: the audit log names
 REST (under the server's bearer-token auth):
 
 * ``GET /projects/{project}/entries`` → ``{project, target, entries, entryCount, usage, limit, version}``
-* ``POST /projects/{project}/entries`` ``{operations: [{action: add|replace|remove, content?, oldText?}],
-  expectedVersion?}`` → the curated store's result (``success``, ``code``, ``message`` / ``error``,
-  ``entryCount``, ``usage``, ``currentEntries`` …) plus ``project``, ``version`` and, when applied, ``entries``
+* ``POST /projects/{project}/entries`` ``{operations: [{action: add|replace|remove, content?, oldText?, place?}],
+  expectedVersion?}`` (``place`` of an add: ``{after?, before?, index?}``, where it goes; a learning undo puts an
+  entry back where it stood) → the curated store's result (``success``, ``code``, ``message`` / ``error``,
+  ``entryCount``, ``usage``, ``currentEntries`` …) plus ``project``, ``version``, ``placed`` (the operations whose
+  place it read: a server older than places ignores them and sends no ``placed``) and, when applied, ``entries``
   (the store as the write left it, for the client's mirror); 200 when applied, 422 when
   the store's rules refused it (``code`` says which: ``threat``, ``secret``, ``over_limit``, ``no_match`` …),
   409 on a version mismatch.
@@ -181,8 +183,9 @@ class ProjectRoutes:
                                  "code": "version_conflict", "project": store.project, "version": conflict.version,
                                  "currentEntries": conflict.entries}, status_code=409)
         extra = {"entries": store.entries(TARGET)} if result.success else {}  # the client's store mirrors them
-        return JSONResponse({**result.to_dict(), "project": store.project, "version": store.version, **extra},
-                            status_code=200 if result.success else 422)
+        placed = sum(op.place is not None for op in body.operations)  # a client learns this server places adds
+        return JSONResponse({**result.to_dict(), "project": store.project, "version": store.version,
+                             "placed": placed, **extra}, status_code=200 if result.success else 422)
 
 
 __all__ = ["ProjectRoutes", "TeamProjectStore", "VersionConflict", "check_project"]
