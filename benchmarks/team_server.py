@@ -263,6 +263,7 @@ def http_rows(name: str, n: int, backend, info: dict, texts: list[str], queries:
 
 def run_sizes(args, admin_url: str, embedder, say) -> list[dict]:
     from pi_memory.index import open_index
+    from pi_memory.semantic.backends.pg_connect import COPY_TIMEOUTS
     from pi_memory.semantic.backends.postgres import PostgresBackend, open_pool
     from pi_memory.semantic.embedded import EmbeddedBackend
 
@@ -290,7 +291,7 @@ def run_sizes(args, admin_url: str, embedder, say) -> list[dict]:
             url = fresh_database(admin_url, f"bench_{n}")
             info = fill_postgres(url, scope, texts, vecs, embedder.model_name, (args.m, args.ef_construction),
                                  args.maintenance_work_mem)
-            pool = open_pool(url, max_size=20)
+            pool = open_pool(url, max_size=20, timeouts=COPY_TIMEOUTS)  # exact recall scans may take long
             backend = PostgresBackend(pool, embedder, ef_search=args.ef_search, hnsw_build=(args.m, args.ef_construction))
             qv = query_vectors(kind, queries, args.recall_queries, embedder)
             sweep = sorted({args.ef_search, *[int(e) for e in args.recall_ef.split(",") if e]})
@@ -309,6 +310,7 @@ def run_sizes(args, admin_url: str, embedder, say) -> list[dict]:
 
 def run_tune(args, admin_url: str, embedder, say) -> list[dict]:
     from pi_memory.semantic.backends import pg_schema
+    from pi_memory.semantic.backends.pg_connect import COPY_TIMEOUTS
     from pi_memory.semantic.backends.postgres import PostgresBackend, open_pool
 
     rows = []
@@ -322,7 +324,7 @@ def run_tune(args, admin_url: str, embedder, say) -> list[dict]:
             model = f"bench-{kind}"
             builds = [tuple(int(x) for x in b.split(":")) for b in args.builds.split(",")]
             for m, efc in builds:
-                with open_pool(url, max_size=2) as pool:
+                with open_pool(url, max_size=2, timeouts=COPY_TIMEOUTS) as pool:  # index builds take long
                     with pool.connection() as conn:
                         conn.execute(f"DROP INDEX IF EXISTS {pg_schema.vector_index_name(model, DIM)}")
                     if (m, efc) == builds[0]:

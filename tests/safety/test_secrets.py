@@ -38,6 +38,8 @@ CASES = [
     ("anthropic_api_key", f"ANTHROPIC_API_KEY={ANTHROPIC}", ANTHROPIC),
     ("github_token", f"token {GITHUB}.", GITHUB),
     ("github_token", "github_pat_FAKE0000000000000000000000_example", "github_pat_FAKE0000000000000000000000_example"),
+    ("pi_memory_token", "team token pim_0123456789ab_FAKEFAKEFAKEFAKEFAKEFAKEFAKEFAKEFAKEFAKE123 for ci",
+     "pim_0123456789ab_FAKEFAKEFAKEFAKEFAKEFAKEFAKEFAKEFAKEFAKE123"),
     ("aws_access_key_id", f"id={AWS_ID}", AWS_ID),
     ("aws_access_key_id", "ASIAFAKEEXAMPLE00000", "ASIAFAKEEXAMPLE00000"),
     ("aws_secret_access_key", f"aws_secret_access_key = {AWS_SECRET}", AWS_SECRET),

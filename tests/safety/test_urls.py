@@ -27,9 +27,31 @@ from pi_memory.semantic.backends.rest_client import RestBackend
     ("alice:NoScheme99zz@127.0.0.1:9/v1", "alice:***@127.0.0.1:9/v1"),
     ("token123@127.0.0.1:9/v1", "***@127.0.0.1:9/v1"),
     ("127.0.0.1:9/v1", "127.0.0.1:9/v1"),
+    # a tester's cases: PostgreSQL addresses in libpq's key=value form, and secrets in a query string
+    ("host=db.internal port=5432 password=SuperSecretPw dbname=mem", "host=db.internal port=5432 password=*** dbname=mem"),
+    ("host=h password='Super Secret \\' Pw' user=app", "host=h password=*** user=app"),
+    (" host = h  password = SuperSecretPw  sslpassword=KeyPw99 ", " host = h  password = ***  sslpassword=***"),
+    ("host=h password SuperSecretPw dbname=mem", "host=h ***"),  # unreadable from the typo on: hidden
+    ("password='never closed SuperSecretPw", "password= ***"),
+    ("dbname=postgresql://app:SuperSecretPw@h/mem user=x", "dbname=postgresql://app:***@h/mem user=x"),
+    ("host=h dbname=mem user=app", "host=h dbname=mem user=app"),
+    ("postgresql://app@h/mem?password=SuperSecretPw&sslmode=require", "postgresql://***@h/mem?password=***&sslmode=require"),
+    ("postgresql://h/mem?PGPASSWORD=SuperSecretPw&sslpassword=KeyPw99", "postgresql://h/mem?PGPASSWORD=***&sslpassword=***"),
 ])
 def test_an_address_is_shown_without_its_credentials(url, shown):
     assert redact_url(url) == shown
+
+
+@pytest.mark.parametrize(("text", "url", "shown"), [
+    ('missing "=" after "SuperSecretPw" in connection info string', "host=h password SuperSecretPw",
+     'missing "=" after "***" in connection info string'),
+    ("auth failed for p@ss and p%40ss", "postgresql://u:p%40ss@h/db", "auth failed for *** and ***"),
+    ("connection refused", "host=h password=SuperSecretPw", "connection refused"),
+])
+def test_an_error_text_quoting_the_address_loses_what_the_address_hides(text, url, shown):
+    from pi_memory.safety.urls import hide_url_secrets
+
+    assert hide_url_secrets(text, url) == shown
 
 
 def test_a_chat_models_description_and_errors_never_show_the_password_of_its_address():

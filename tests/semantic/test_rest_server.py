@@ -185,7 +185,11 @@ def test_list_get_update_delete_history_shapes(client):
     assert old["status"] == "superseded" and old["superseded_by"] == put["id"]
     again = client.put(f"/memories/{first['id']}", json={"text": "CI runs on Jenkins", "user_id": "alice"},
                        headers=AUTH)
-    assert again.status_code == 404  # only active memories can be updated
+    assert again.status_code == 409  # only active memories can be updated; this one was superseded
+    assert (again.json()["memory_status"], again.json()["superseded_by"]) == ("superseded", put["id"])
+    assert again.json()["error"] == (f"memory {first['id']!r} was changed meanwhile: it is now superseded by "
+                                     f"{put['id']!r}, so this update was not applied. Read the memory again and "
+                                     f"update its newest version (update {put['id']!r} instead).")
 
     active = client.get("/memories", params={"user_id": "alice"}, headers=AUTH).json()["results"]
     assert [i["id"] for i in active] == [put["id"]]

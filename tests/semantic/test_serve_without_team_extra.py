@@ -19,7 +19,8 @@ from pi_memory.cli.app import app
 URL = "postgresql://team@127.0.0.1:9/team"
 STORE = ("pi_memory.semantic.backends.postgres", "pi_memory.semantic.backends.team_auth",
          "pi_memory.semantic.backends.team_server", "pi_memory.semantic.backends.pg_schema",
-         "pi_memory.semantic.backends.team_projects")
+         "pi_memory.semantic.backends.team_projects", "pi_memory.semantic.backends.pg_connect",
+         "pi_memory.semantic.backends.team_import")
 PREFIX = f"not installed in the environment pi-memory runs from ({sys.prefix}): pip install 'pi-memory[team]'"
 BOTH = f"error: the team store (PostgreSQL) needs the 'psycopg' and 'psycopg-pool' packages of the optional " \
        f"'team' extra, {PREFIX}"

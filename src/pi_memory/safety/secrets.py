@@ -186,6 +186,7 @@ PATTERNS: tuple[_SecretPattern, ...] = (
         r"(?:gh[pousr]_(?<![A-Za-z0-9_]gh._)[A-Za-z0-9]{30,}"
         r"|github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{22,})",
         "gh", "github_pat_"),
+    _sp("pi_memory_token", r"pim_(?<![\w-]pim_)[0-9a-f]{12}_[A-Za-z0-9_-]{40,}", "pim_"),  # serve token create
     _sp("aws_access_key_id", r"A[KS]IA(?<![A-Za-z0-9]A[KS]IA)[A-Z0-9]{16}(?![A-Za-z0-9])", "akia", "asia"),
     _sp("aws_secret_access_key",
         r"aws_?secret_?access_?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",

@@ -1,12 +1,14 @@
 """URLs as they may be shown: a server address from the settings (a model server's ``baseUrl``, the team
 server, a PostgreSQL URL) can carry credentials in its user part (``http://user:secret@host/v1``,
-``https://<token>@host``). Every message, status line and log that names such an address shows it through
-:func:`redact_url`; the request itself still uses the address as written."""
+``https://<token>@host``), in its query string (``?password=…``), or, for PostgreSQL, be written in libpq's
+``key=value`` form (``host=db password=secret dbname=mem``). Every message, status line and log that names
+such an address shows it through :func:`redact_url` (and an error text that may quote it through
+:func:`hide_url_secrets`); the request itself still uses the address as written."""
 
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 HIDDEN = "***"
 
@@ -29,11 +31,38 @@ def _user_part(userinfo: str) -> str:
     return f"{user}:{HIDDEN}" if colon else HIDDEN
 
 
+# libpq's key=value connection string: ``keyword = value``, the value bare (backslash escapes) or in single
+# quotes (``'a b'``, with ``\'`` and ``\\`` inside)
+_CONNINFO_START = re.compile(r"\s*[A-Za-z_][A-Za-z0-9_]*\s*=")
+_CONNINFO_PAIR = re.compile(r"(\s*)([A-Za-z_][A-Za-z0-9_]*)(\s*=\s*)('(?:[^'\\]|\\.)*'|(?:[^\s'\\]|\\.)*)")
+
+
+def _conninfo(text: str) -> str:
+    """A libpq ``key=value`` string with the value of every keyword named like a secret (``password``,
+    ``sslpassword``...) replaced by ``***``. From the first stretch that cannot be read as ``key=value`` on, the
+    rest is hidden too: a mistyped ``password SuperSecret`` would otherwise be shown."""
+    out, pos = [], 0
+    while pos < len(text):
+        m = _CONNINFO_PAIR.match(text, pos)
+        if m is None or m.end() == pos:
+            if text[pos:].strip():
+                out.append(("" if not out else " ") + HIDDEN)
+            break
+        space, name, eq, value = m.groups()
+        shown = HIDDEN if value and _SECRET_PARAM.search(name) else redact_url(value) if "@" in value else value
+        out.append(f"{space}{name}{eq}{shown}")
+        pos = m.end()
+    return "".join(out)
+
+
 def redact_url(url: str) -> str:
     """``url`` with its password replaced by ``***`` (``user:***@host``), or, when it has a user part but no
     password, that user part (it may be a token: ``https://ghp_…@github.com``): ``***@host``; the values of
-    query parameters named like a secret (``?api_key=***``) too. An address written without its scheme
-    (``bob:pw@host/v1``) is read the same way. Anything else is returned as it is."""
+    query parameters named like a secret (``?api_key=***``, ``?password=***``) too. An address written without
+    its scheme (``bob:pw@host/v1``) is read the same way, and a libpq ``key=value`` string (``host=db
+    password=*** dbname=mem``) hides the values of its secret keywords. Anything else is returned as it is."""
+    if _CONNINFO_START.match(url):
+        return _conninfo(url)
     if "://" not in url:
         head, at, tail = url.partition("@")
         return f"{_user_part(head)}@{tail}" if at and "/" not in head else url
@@ -51,3 +80,16 @@ def redact_url(url: str) -> str:
     if parts.query:
         parts = parts._replace(query=_query(parts.query))
     return urlunsplit(parts)
+
+
+_FRAGMENT = re.compile(r"[^\s='\"@:/?&]{3,}")
+
+
+def hide_url_secrets(text: str, url: str) -> str:
+    """``text`` (an error message of a driver, say) without any piece of ``url`` that :func:`redact_url` hides:
+    a message may quote the address, or a part of it, as it was written."""
+    hidden = {f for f in _FRAGMENT.findall(url) if f not in set(_FRAGMENT.findall(redact_url(url)))}
+    hidden |= {unquote(f) for f in hidden}
+    for fragment in sorted(hidden, key=len, reverse=True):
+        text = text.replace(fragment, HIDDEN)
+    return text

@@ -21,7 +21,7 @@ from pi_memory._lazy import lazy_exports
 # Every name loads its module on first use: `import pi_memory.semantic.prompt_gate` (the prompt hook) must not
 # pull in pydantic (the models) and the index, embedder and model layers (the service).
 __getattr__, __dir__ = lazy_exports(__name__, {
-    ".backend": "BackendError MemoryNotFoundError SemanticBackend",
+    ".backend": "BackendError MemoryChangedError MemoryNotFoundError SemanticBackend",
     ".models": "CaptureReport HistoryEvent MemoryEvent Scope SemanticHit SemanticMemory",
     ".service": "open_semantic SemanticService RecallOutcome RECALL_MARKER_KEY",
 })
@@ -31,6 +31,7 @@ __all__ = [
     "BackendError",
     "CaptureReport",
     "HistoryEvent",
+    "MemoryChangedError",
     "MemoryEvent",
     "MemoryNotFoundError",
     "RecallOutcome",

@@ -58,6 +58,20 @@ class MemoryNotFoundError(BackendError, KeyError):
         return str(self.args[0]) if self.args else "memory not found"
 
 
+class MemoryChangedError(MemoryNotFoundError):
+    """``update`` named a memory of the caller's scope that is no longer active: superseded (``superseded_by``
+    names its newer version) or deleted, perhaps by another writer while this update ran. Callers that only
+    know :class:`MemoryNotFoundError` read it as that; the REST server answers 409."""
+
+    def __init__(self, memory_id: str, status: str, superseded_by: str | None = None) -> None:
+        self.memory_id, self.status, self.superseded_by = str(memory_id), status, superseded_by
+        now = (f"superseded by {superseded_by!r}" if status == "superseded" and superseded_by else
+               "superseded" if status == "superseded" else "deleted")
+        newest = f" (update {superseded_by!r} instead)" if superseded_by else ""
+        super().__init__(f"memory {self.memory_id!r} was changed meanwhile: it is now {now}, so this update was "
+                         f"not applied. Read the memory again and update its newest version{newest}.")
+
+
 @runtime_checkable
 class SemanticBackend(Protocol):
     """Storage and search of semantic memories; see the module docstring for the rules all methods follow."""

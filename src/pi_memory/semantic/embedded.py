@@ -36,7 +36,7 @@ from pi_memory.index import segments
 from pi_memory.index.db import migrate, transaction
 from pi_memory.index.semantic_schema import SCOPE_SQL, SEMANTIC_MIGRATIONS, WORDS_TABLE, salvage_semantic
 from pi_memory.retrieval.fusion import RRF_K
-from pi_memory.semantic.backend import MemoryNotFoundError, count_query
+from pi_memory.semantic.backend import MemoryChangedError, MemoryNotFoundError, count_query
 from pi_memory.semantic.embedded_reembed import REEMBED_BATCH, EmbeddedReembed, ReembedReport
 from pi_memory.semantic.embedded_search import EmbeddedSearch
 from pi_memory.semantic.models import (
@@ -366,8 +366,10 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
         observed_at = check_observed_at(observed_at)
         digest = text_hash(cleaned)
         old = self.get(memory_id, scope=scope)
-        if old is None or old.status != "active":
+        if old is None:
             raise MemoryNotFoundError(f"No active memory {memory_id!r} in scope {scope.key}.")
+        if old.status != "active":
+            raise MemoryChangedError(memory_id, old.status, old.superseded_by)
         if digest == old.hash:
             return old
         vecs = self._embed([cleaned])
@@ -379,8 +381,9 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
                              metadata=old.metadata, hash=digest)
         with self._lock, transaction(self.conn):
             current = self._fetch([old.id], scope).get(old.id)
-            if current is None or current.status != "active":
-                raise MemoryNotFoundError(f"Memory {memory_id!r} was changed by another writer; retry.")
+            if current is None or current.status != "active":  # another writer superseded or deleted it
+                raise MemoryChangedError(memory_id, current.status if current else "deleted",
+                                         current.superseded_by if current else None)
             target = self._by_hash(scope, digest)
             if target is None:
                 self._insert(new, vector)

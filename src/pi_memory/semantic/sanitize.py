@@ -53,6 +53,75 @@ def clean_reason(reason: str | None) -> str | None:
 
 
 
+NUL = "\x00"
+
+
+def nul_place(value: Any, where: str = "") -> str | None:
+    """Where ``value`` (a string, or dicts and lists of them, keys included) holds a NUL character (U+0000):
+    ``where`` extended to the key or index (``metadata.note``, ``messages[0].content``), else ``None``."""
+    if isinstance(value, str):
+        return where or "the text" if NUL in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            inner = f"{where}.{key}" if where else str(key)
+            if isinstance(key, str) and NUL in key:
+                return f"the key {key!r} of {where}" if where else f"the key {key!r}"
+            found = nul_place(item, inner)
+            if found:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            found = nul_place(item, f"{where}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def check_no_nul(value: Any, what: str) -> Any:
+    """``value`` unchanged; ``ValueError`` when it holds a NUL character (U+0000) anywhere (:func:`nul_place`).
+
+    Decision: the team store refuses such text rather than dropping the character. PostgreSQL cannot keep a
+    NUL in text or JSON, and a NUL in a fact is a sign of binary data or a broken encoder, which the sender
+    should see and fix rather than have a changed text stored in its name."""
+    place = nul_place(value, what)
+    if place:
+        shown = place.replace(NUL, "\\u0000")
+        raise ValueError(f"{shown} holds a NUL character (U+0000), which a memory cannot keep; remove it and send "
+                         "the text again.")
+    return value
+
+
+def id_problem(name: str, value: str, *, max_chars: int = 256, example: str = "alice",
+               spaces: bool = False) -> str | None:
+    """Why ``value`` may not be the id ``name`` (a user id, ``agent_id``, ``run_id``), in words, or ``None``.
+
+    Ids are stored as written (never redacted) and shown in every result, ``token list``, the audit log and
+    exports, so they must be plain names: not too long, no spaces (unless ``spaces``: a scope's ids may hold
+    a plain space, as settings' ``userId`` may), no control characters (a terminal escape
+    would act on the screen of whoever lists them), no invisible or direction-changing characters (U+202E
+    RIGHT-TO-LEFT OVERRIDE shows ``alice\u202eecila`` as another name), and nothing the secret detector of
+    :mod:`pi_memory.safety` reads as a credential."""
+    import unicodedata
+
+    if len(value) > max_chars:
+        return f"{name} is {len(value):,} characters long; use at most {max_chars} (e.g. {example})."
+    for i, ch in enumerate(value, 1):
+        category = unicodedata.category(ch)
+        if (ch.isspace() and not (spaces and ch == " ")) or category in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+            what = ("a space" if ch == " " else "a white-space character" if ch.isspace() else
+                    "a control character" if category == "Cc" else "an invisible formatting character")
+            label = unicodedata.name(ch, "") or {"\x1b": "ESC", "\x7f": "DEL"}.get(ch, "")
+            shown = f"U+{ord(ch):04X}" + (f" {label}" if label else "")
+            return (f"{name} holds {what} ({shown}) at character {i}; an id is one plain word that reads the "
+                    f"same everywhere it is shown. Type it without that character (e.g. {example}).")
+    findings = safety.scan_secrets(value)
+    if findings:
+        return (f"{name} looks like a credential ({findings[0].id}); ids are stored as written and shown in "
+                f"results, the audit log and exports. Pick a plain name for {name} (e.g. {example}) and keep "
+                "secrets out of ids.")
+    return None
+
+
 def check_observed_at(value: str | datetime | None) -> str | None:
     """``value`` as ``YYYY-MM-DDTHH:MM:SS.mmm`` plus its offset (``None`` stays ``None``: the caller uses now).
 

@@ -3,7 +3,9 @@
 Same contract as the embedded store (:mod:`pi_memory.semantic.backend`): every statement carries the scope
 filter, per-id calls look the id up *with* it (another scope's id is "not found"), nothing is erased (delete
 marks, update supersedes, history kept), text is cleaned by the same :func:`~pi_memory.semantic.embedded.clean_text`
-(credentials redacted, threat scanner) before it is stored.
+(credentials redacted, threat scanner) before it is stored. A NUL character (U+0000), which PostgreSQL cannot
+keep, is a ``ValueError`` in text, metadata, source or a reason (the REST server's 400); an id holding one is
+simply not found. Connections, their time bounds and the pool: :mod:`.pg_connect`.
 
 Search is the embedded store's hybrid: a keyword list (PostgreSQL full-text search, ``simple`` configuration,
 any of the query's terms, ranked by ``ts_rank_cd``) and a vector list (pgvector cosine distance over the
@@ -14,15 +16,15 @@ same reciprocal rank fusion (:func:`pi_memory.retrieval.fusion.rrf_fuse`). ``exa
 
 Concurrency: no state lives in the process but a connection pool; the unique index on the active hash of a
 scope makes two concurrent adds of one fact store it once (the loser reads the winner's row); an update
-locks the old row (``FOR UPDATE``) so two updates of one memory cannot both supersede it. Every query is
+locks the old row (``FOR UPDATE``) so two updates of one memory cannot both supersede it (the loser gets a
+:class:`~pi_memory.semantic.backend.MemoryChangedError`, the REST server's 409). Every query is
 parameterised.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -30,9 +32,9 @@ from psycopg import errors, sql
 from psycopg.types.json import Jsonb
 
 from pi_memory.retrieval.fusion import RRF_K, rrf_fuse
-from pi_memory.safety.urls import redact_url
-from pi_memory.semantic.backend import BackendError, MemoryNotFoundError, count_query
+from pi_memory.semantic.backend import MemoryChangedError, MemoryNotFoundError, count_query
 from pi_memory.semantic.backends import pg_schema
+from pi_memory.semantic.backends.pg_connect import connection, open_pool, unbounded
 from pi_memory.semantic.embedded import IDENTITY_KEYS, clean_text
 from pi_memory.semantic.models import (
     HistoryEvent,
@@ -44,7 +46,13 @@ from pi_memory.semantic.models import (
     now_iso,
     text_hash,
 )
-from pi_memory.semantic.sanitize import check_observed_at, clean_metadata, clean_reason, clean_source
+from pi_memory.semantic.sanitize import (
+    check_no_nul,
+    check_observed_at,
+    clean_metadata,
+    clean_reason,
+    clean_source,
+)
 from pi_memory.semantic.terms import keyword_terms
 
 log = logging.getLogger(__name__)
@@ -66,40 +74,6 @@ def _row(r: Sequence[Any]) -> SemanticMemory:
 
 def _vector_literal(vec: np.ndarray) -> str:
     return "[" + ",".join(f"{float(x):.7g}" for x in np.asarray(vec, dtype=np.float32).reshape(-1)) + "]"
-
-
-def open_pool(database_url: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 10.0):
-    """A psycopg connection pool on ``database_url``, migrated. Raises :class:`BackendError` saying what to
-    check when the server cannot be reached or pgvector is missing."""
-    from psycopg_pool import ConnectionPool
-
-    pool = ConnectionPool(database_url, min_size=min_size, max_size=max_size, timeout=timeout, open=False,
-                          kwargs={"autocommit": True}, check=ConnectionPool.check_connection)
-    try:
-        pool.open(wait=True, timeout=timeout)
-        with pool.connection() as conn:
-            pg_schema.migrate(conn)
-    except Exception as exc:
-        pool.close()
-        raise BackendError(f"cannot use the PostgreSQL database at {redact_url(database_url)}: "
-                           f"{str(exc).strip() or type(exc).__name__}. Check that the server runs, that the URL's "
-                           "user may create tables, and that the pgvector extension is installed.") from exc
-    return pool
-
-
-@contextmanager
-def connection(pool: Any) -> Iterator[Any]:
-    """A pooled connection; a database that is down, restarting or unreachable (psycopg's ``OperationalError``,
-    the pool's timeout) becomes a :class:`BackendError` (the server's 503) saying so, instead of a crash."""
-    from psycopg_pool import PoolTimeout
-
-    try:
-        with pool.connection() as conn:
-            yield conn
-    except (errors.OperationalError, PoolTimeout) as exc:
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise BackendError(f"the team database did not answer ({detail}); retry the request in a moment (a "
-                           "repeated add is stored once). If this goes on, check the PostgreSQL server.") from exc
 
 
 class PostgresBackend:
@@ -139,8 +113,9 @@ class PostgresBackend:
         return connection(self.pool)
 
     def _ensure_index(self, conn) -> None:
-        if not self._indexed:
-            pg_schema.ensure_vector_index(conn, self.model, self.dim, *self.hnsw_build)
+        if not self._indexed:  # building it over a large table may rightly take longer than a statement may
+            with conn.transaction(), unbounded(conn):
+                pg_schema.ensure_vector_index(conn, self.model, self.dim, *self.hnsw_build)
             self._indexed = True
 
     # --- embedding --------------------------------------------------------------------------------------
@@ -194,7 +169,9 @@ class PostgresBackend:
 
     def add(self, text: str, *, scope: Scope, source: dict[str, Any] | None = None,
             metadata: dict[str, Any] | None = None, observed_at: str | None = None) -> SemanticMemory:
-        cleaned = clean_text(text)
+        cleaned = check_no_nul(clean_text(text), "the memory text")
+        check_no_nul(metadata, "metadata")
+        check_no_nul(source, "source")
         observed_at = check_observed_at(observed_at)
         digest = text_hash(cleaned)
         with self._conn() as conn:
@@ -219,6 +196,9 @@ class PostgresBackend:
         return mem
 
     def delete(self, memory_id: str, *, scope: Scope, reason: str | None = None) -> bool:
+        check_no_nul(reason, "the reason")
+        if "\x00" in str(memory_id):
+            return False  # no stored id holds one
         with self._conn() as conn, conn.transaction():
             row = conn.execute(f"SELECT text FROM semantic_memories WHERE id = %s AND {SCOPE} AND status = 'active' "
                                "FOR UPDATE", (str(memory_id), *scope.columns())).fetchone()
@@ -231,11 +211,14 @@ class PostgresBackend:
         return True
 
     def update(self, memory_id: str, text: str, *, scope: Scope, reason: str | None = None) -> SemanticMemory:
-        cleaned = clean_text(text)
+        cleaned = check_no_nul(clean_text(text), "the memory text")
+        check_no_nul(reason, "the reason")
         digest = text_hash(cleaned)
         old = self.get(memory_id, scope=scope)
-        if old is None or old.status != "active":
+        if old is None:
             raise MemoryNotFoundError(f"No active memory {memory_id!r} in scope {scope.key}.")
+        if old.status != "active":
+            raise MemoryChangedError(memory_id, old.status, old.superseded_by)
         if digest == old.hash:
             return old
         vecs = self._embed([cleaned])
@@ -244,10 +227,10 @@ class PostgresBackend:
                              agent_id=scope.agent_id, created_at=now, updated_at=now, observed_at=now,
                              source=old.source, metadata=old.metadata, hash=digest)
         with self._conn() as conn, conn.transaction():
-            locked = conn.execute(f"SELECT status FROM semantic_memories WHERE id = %s AND {SCOPE} FOR UPDATE",
-                                  (old.id, *scope.columns())).fetchone()
-            if locked is None or locked[0] != "active":
-                raise MemoryNotFoundError(f"Memory {memory_id!r} was changed by another writer; retry.")
+            locked = conn.execute(f"SELECT status, superseded_by FROM semantic_memories WHERE id = %s AND {SCOPE} "
+                                  "FOR UPDATE", (old.id, *scope.columns())).fetchone()
+            if locked is None or locked[0] != "active":  # another writer superseded or deleted it meanwhile
+                raise MemoryChangedError(memory_id, locked[0] if locked else "deleted", locked[1] if locked else None)
             target = self._by_hash(conn, scope, digest)
             conn.execute(f"UPDATE semantic_memories SET status = 'superseded', superseded_by = %s, superseded_at = %s, "
                          f"updated_at = %s WHERE id = %s AND {SCOPE}",
@@ -264,11 +247,12 @@ class PostgresBackend:
         return self.get_many([str(memory_id)], scope=scope).get(str(memory_id))
 
     def get_many(self, memory_ids: Sequence[str], *, scope: Scope) -> dict[str, SemanticMemory]:
-        if not memory_ids:
+        ids = [i for i in map(str, memory_ids) if "\x00" not in i]  # no stored id holds a NUL character
+        if not ids:
             return {}
         with self._conn() as conn:
             rows = conn.execute(f"SELECT {_COLS} FROM semantic_memories WHERE id = ANY(%s) AND {SCOPE}",
-                                (list(map(str, memory_ids)), *scope.columns())).fetchall()
+                                (ids, *scope.columns())).fetchall()
         return {r[0]: _row(r) for r in rows}
 
     def get_all(self, *, scope: Scope, limit: int = 100, include_superseded: bool = False) -> list[SemanticMemory]:
@@ -285,6 +269,8 @@ class PostgresBackend:
             return int(conn.execute(query, args).fetchone()[0])
 
     def history(self, memory_id: str, *, scope: Scope) -> list[HistoryEvent]:
+        if "\x00" in str(memory_id):
+            return []
         with self._conn() as conn:
             rows = conn.execute(
                 f"""WITH RECURSIVE chain(id) AS (

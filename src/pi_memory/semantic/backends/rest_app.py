@@ -21,7 +21,7 @@ from starlette.types import Scope as AsgiScope
 from pi_memory.semantic.backend import BackendError, MemoryNotFoundError
 from pi_memory.semantic.backends.rest_client import TOKEN_ENV
 from pi_memory.semantic.backends.rest_handlers import BackendFactory, CaptureFn, RestService
-from pi_memory.semantic.backends.rest_requests import ApiError
+from pi_memory.semantic.backends.rest_requests import ApiError, address_problem
 
 log = logging.getLogger("pi_memory.semantic.backends.rest_server")
 
@@ -36,10 +36,12 @@ class _Auth:
     itself. The request's :class:`~pi_memory.semantic.backends.team_auth.Principal` goes to
     ``request.state.principal`` for the handlers' per-user checks."""
 
-    def __init__(self, app: ASGIApp, token: str | None, resolve: Callable[[bytes], Any] | None = None) -> None:
+    def __init__(self, app: ASGIApp, token: str | None, resolve: Callable[[bytes], Any] | None = None,
+                 revoked: Callable[[bytes], Any] | None = None) -> None:
         self.app = app
         self.token = token.encode() if token else None
         self.resolve = resolve
+        self.revoked = revoked  # team_auth.TokenStore.revoked: the record of a revoked token, to say so
 
     def _principal(self, presented: bytes) -> Any:
         if self.resolve is not None:
@@ -52,6 +54,10 @@ class _Auth:
 
     async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
         if (self.token is None and self.resolve is None) or scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+            problem = scope["type"] == "http" and address_problem(scope["path"], scope.get("query_string", b""))
+            if problem:
+                await JSONResponse({"error": problem}, status_code=400)(scope, receive, send)
+                return
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v for k, v in scope.get("headers", [])}
@@ -66,20 +72,39 @@ class _Auth:
             try:
                 principal = await run_in_threadpool(self._principal, presented)
             except Exception as exc:  # the token table is unreachable: say so instead of "wrong token"
-                response = JSONResponse({"error": f"cannot check the token now: {exc}. Try again shortly."},
-                                        status_code=503)
+                said = str(exc) if isinstance(exc, BackendError) else f"{exc}. Try again shortly."
+                response = JSONResponse({"error": f"cannot check the token now: {said}"}, status_code=503)
                 await response(scope, receive, send)
                 return
         if principal is None:
-            why = "missing" if not presented else "wrong"
-            response = JSONResponse(
-                {"error": f"unauthorised: the bearer token is {why}. Send 'Authorization: Bearer <token>' with "
-                          f"the token the server printed at start (or its --token / ${TOKEN_ENV})."},
-                status_code=401, headers={"WWW-Authenticate": 'Bearer realm="pi-memory"'})
+            response = JSONResponse({"error": await self._refusal(presented)}, status_code=401,
+                                    headers={"WWW-Authenticate": 'Bearer realm="pi-memory"'})
             await response(scope, receive, send)
             return
         scope.setdefault("state", {})["principal"] = principal
+        problem = address_problem(scope.get("path", ""), scope.get("query_string", b""))
+        if problem:
+            await JSONResponse({"error": problem}, status_code=400)(scope, receive, send)
+            return
         await self.app(scope, receive, send)
+
+    async def _refusal(self, presented: bytes) -> str:
+        """The 401's text: the token is missing, revoked (its id and when: a revoked token is no secret to its
+        holder), or no token of this server."""
+        record = None
+        if presented and self.revoked is not None:
+            try:
+                record = await run_in_threadpool(self.revoked, presented)
+            except Exception:  # noqa: BLE001 - the plain answer below still holds
+                record = None
+        if record is not None:
+            return (f"unauthorised: this bearer token (id {record.id}, user {record.user_id!r}) was revoked at "
+                    f"{record.revoked_at}. Ask the server's admin for a new one (`pi-memory serve token create "
+                    f"--user {record.user_id}`) and put it in the client's settings.")
+        where = ("a token from `pi-memory serve token create`, or the team's shared --token" if self.resolve else
+                 f"the token the server printed at start (or its --token / ${TOKEN_ENV})")
+        why = "missing" if not presented else "wrong: it is no token this server knows"
+        return f"unauthorised: the bearer token is {why}. Send 'Authorization: Bearer <token>' with {where}."
 
 
 async def _api_error(request: Request, exc: Exception) -> Response:
@@ -138,7 +163,8 @@ def create_app(backend_factory: BackendFactory, token: str | None, *, capture: C
     handlers: dict[Any, Any] = {ApiError: _api_error, HTTPException: _http_error,
                                 MemoryNotFoundError: _plain(404), ValueError: _plain(400), BackendError: _plain(503),
                                 Exception: _crash}
-    auth = Middleware(_Auth, token=token, resolve=tokens.resolve if tokens is not None else None)
+    auth = Middleware(_Auth, token=token, resolve=tokens.resolve if tokens is not None else None,
+                      revoked=tokens.revoked if tokens is not None else None)
     app = Starlette(routes=routes, middleware=[auth], exception_handlers=handlers)
     app.state.service = service
     return app

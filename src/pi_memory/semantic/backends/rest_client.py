@@ -34,7 +34,7 @@ import httpx
 
 from pi_memory import safety
 from pi_memory.safety.urls import redact_url
-from pi_memory.semantic.backend import BackendError, MemoryNotFoundError
+from pi_memory.semantic.backend import BackendError, MemoryChangedError, MemoryNotFoundError
 from pi_memory.semantic.backends.rest_wire import (  # noqa: F401  (re-exported: the wire format's old home)
     IDENTITY_KEYS,
     PROJECT_MARK,
@@ -91,6 +91,14 @@ def _results(data: Any) -> list[dict[str, Any]]:
     """The result list of a Mem0 answer: ``{"results": [...]}`` (v1.1+) or a bare list (older servers)."""
     items = data.get("results") if isinstance(data, dict) else data
     return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+
+
+def _json_object(response: httpx.Response) -> dict[str, Any]:
+    try:
+        data = response.json()
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def _error_text(response: httpx.Response) -> str:
@@ -177,6 +185,10 @@ class RestBackend:
         response = self._send(method, path, params=params, json=json)
         if response.status_code == 404 and missing_ok:
             return None
+        if response.status_code == 409 and missing_ok:  # our server: the memory was superseded or deleted meanwhile
+            data = _json_object(response)
+            if data.get("memory_status") in ("superseded", "deleted") and data.get("id"):
+                raise MemoryChangedError(str(data["id"]), str(data["memory_status"]), data.get("superseded_by") or None)
         if response.status_code in (401, 403):
             detail = _error_text(response)
             raise ServerRefusedError(f"the memory server at {self.shown_url} refused the request "

@@ -12,10 +12,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from pi_memory.semantic.backend import MemoryNotFoundError, SemanticBackend
+from pi_memory.semantic.backend import MemoryChangedError, MemoryNotFoundError, SemanticBackend
 from pi_memory.semantic.backends.rest_requests import (
     ApiError,
     bool_param,
+    check_new_scope,
     clean_metadata,
     int_param,
     messages_of,
@@ -133,7 +134,7 @@ class RestService:
 
     async def add(self, request: Request) -> Response:
         body = await read_body(request, AddBody)
-        scope = self.scope(request, body.user_id, body.agent_id, body.run_id)
+        scope = check_new_scope(self.scope(request, body.user_id, body.agent_id, body.run_id))
         if body.memory_type:
             raise ApiError(400, f"memory_type {body.memory_type!r} is not supported by this server; leave it out")
         messages = messages_of(body)
@@ -220,11 +221,18 @@ class RestService:
         body = await read_body(request, UpdateBody)
         scope = self.authorise(request, update_scope(body, request.query_params))
         text = body.text if body.text is not None else body.data
+        if body.metadata is not None:  # refused rather than ignored: the caller would believe it applied
+            raise ApiError(400, "an update changes a memory's text only: its metadata stays as it was stored. "
+                                "Nothing was changed; send the update without \"metadata\", or store the fact "
+                                "again with the new metadata (POST /memories) and delete this one.")
         if text is None or not text.strip():
             raise ApiError(400, "text is required: send {\"text\": \"the corrected fact\"}")
         try:
             new = await self.write(request, lambda b: b.update(memory_id, text, scope=scope,
                                                                  reason=clean_reason(body.reason)))
+        except MemoryChangedError as exc:  # superseded or deleted, perhaps by a concurrent request
+            raise ApiError(409, str(exc), id=exc.memory_id, memory_status=exc.status,
+                           superseded_by=exc.superseded_by) from exc
         except MemoryNotFoundError as exc:
             raise not_found(memory_id, active=True) from exc
         await self.audit(request, "update", scope, new.id, previous=memory_id)

@@ -49,11 +49,29 @@ async def read_body(request: Request, model: type[BaseModel]) -> Any:
     if not raw.strip():
         raise ApiError(400, "the request needs a JSON body")
     try:  # lone surrogates ("\ud83d" escapes, which pydantic's parser refuses) become U+FFFD
-        return model.model_validate(safety.replace_unencodable(json.loads(raw)))
+        data = json.loads(raw)
+        place = sanitize.nul_place(data)
+    except (ValueError, RecursionError) as exc:
+        raise ApiError(400, f"invalid request body: it is not JSON ({exc}); send one JSON object") from exc
+    if place:
+        raise ApiError(400, f"invalid request body: {place} holds a NUL character (\\u0000), which the server "
+                            "cannot store. Nothing was stored; remove the character and send the request again.")
+    try:
+        return model.model_validate(safety.replace_unencodable(data))
     except (ValueError, RecursionError) as exc:
         if not isinstance(exc, ValidationError):
             raise ApiError(400, f"invalid request body: it is not JSON ({exc}); send one JSON object") from exc
         raise ApiError(400, "invalid request body: " + "; ".join(pretty_errors(exc))) from exc
+
+
+def address_problem(path: str, query_string: bytes) -> str | None:
+    """Why a request's address cannot be served (a NUL character, ``%00``, in its path or query string), or
+    ``None``. No memory id, scope id or reason can hold one, and PostgreSQL would fail on it."""
+    if "\x00" in path or b"%00" in query_string or b"\x00" in query_string:
+        where = "path" if "\x00" in path else "query string"
+        return (f"the request's {where} holds a NUL character (%00), which no memory id, user_id, agent_id, "
+                "run_id or reason can contain; remove it and send the request again.")
+    return None
 
 
 def scope_of(user_id: str | None, agent_id: str | None, run_id: str | None) -> Scope:
@@ -61,6 +79,19 @@ def scope_of(user_id: str | None, agent_id: str | None, run_id: str | None) -> S
         return scope_from_wire(user_id, agent_id, run_id)
     except ValueError as exc:
         raise ApiError(400, str(exc)) from exc
+
+
+def check_new_scope(scope: Scope) -> Scope:
+    """``scope`` for an add; 400 when one of its ids is not a plain name: one that looks like a credential, or
+    holds invisible or direction-changing characters (:func:`~pi_memory.semantic.sanitize.id_problem`). Only
+    adds are refused: what was stored under such an id before can still be read, updated and deleted (so it
+    can be cleaned up)."""
+    for name, value, example in (("user_id", scope.user_id, "'alice'"), ("agent_id", scope.agent_id, "'ci-runner'"),
+                                 ("run_id", scope.project_id, "'release-2026'")):
+        problem = sanitize.id_problem(name, value, example=example, spaces=True) if value else None
+        if problem:
+            raise ApiError(400, f"{problem} Nothing was stored.")
+    return scope
 
 
 def update_scope(body: UpdateBody, query: Any) -> Scope:

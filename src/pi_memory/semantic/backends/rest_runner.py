@@ -70,6 +70,38 @@ def check_bind(host: str, token: str, generated: bool) -> None:
                          f"{MIN_NETWORK_TOKEN_CHARS} (e.g. `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)")
 
 
+def check_tls(certfile: str, keyfile: str) -> None:
+    """Refuse, before anything starts, a certificate and key that HTTPS could not use (uvicorn would end in a
+    traceback): a missing or unreadable file, a file that is no PEM certificate or key, a key locked by a
+    passphrase (the server could not ask for it), a key that does not belong to the certificate."""
+    import ssl
+
+    texts = {}
+    for option, path, what, mark in (("--tls-cert", certfile, "certificate", "-----BEGIN CERTIFICATE-----"),
+                                     ("--tls-key", keyfile, "private key", "PRIVATE KEY-----")):
+        if not Path(path).is_file():
+            raise ServeError(f"{option} {path} is not a file; name the PEM file of the server's {what}.")
+        try:
+            texts[option] = Path(path).read_text(encoding="ascii", errors="replace")
+        except OSError as exc:
+            raise ServeError(f"cannot read {option} {path}: {exc.strerror or exc}. Check its permissions.") from None
+        if mark not in texts[option]:
+            raise ServeError(f"{option} {path} holds no PEM {what} (a block starting with "
+                             f"{'-----BEGIN CERTIFICATE-----' if what == 'certificate' else '-----BEGIN PRIVATE KEY-----'}); "
+                             f"name the {what} file in PEM form. A pair for a test: `openssl req -x509 -newkey "
+                             "rsa:2048 -nodes -keyout key.pem -out cert.pem -subj /CN=localhost`.")
+    if "ENCRYPTED" in texts["--tls-key"]:
+        raise ServeError(f"--tls-key {keyfile} is locked by a passphrase, which the server cannot ask for; give it a "
+                         "copy without one (`openssl pkey -in KEY -out key-open.pem`), readable by you only.")
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(certfile, keyfile, password=lambda: b"")
+    except ssl.SSLError as exc:
+        why = ("the key does not belong to the certificate" if "KEY_VALUES_MISMATCH" in str(exc) else
+               f"OpenSSL cannot load them: {exc.reason or exc}")
+        raise ServeError(f"cannot serve HTTPS with --tls-cert {certfile} and --tls-key {keyfile}: {why}. Give the "
+                         "certificate and its own private key, both PEM.") from None
+
+
 def _given_token(token: str | None) -> str | None:
     """The shared token the caller chose (``token`` or ``$PI_MEMORY_SERVER_TOKEN``), checked; ``None`` if none."""
     if token is None and os.environ.get(TOKEN_ENV) is None:
@@ -227,6 +259,8 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None 
     bound, or the memory cannot be opened."""
     import uvicorn
 
+    if tls is not None:
+        check_tls(*tls)
     team = None
     if database_url:
         from pi_memory.semantic.backends.team_server import open_team

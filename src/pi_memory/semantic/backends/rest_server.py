@@ -38,6 +38,21 @@ memory's -- the body alone naming another user, say -- is looked up in that scop
 ``GET`` and ``DELETE`` would; a 400 that said "this memory belongs to another scope" would tell any token
 holder which ids exist where.
 
+What a request may not carry (decided on a tester's report of 500s and credentials echoed back):
+
+* a NUL character (U+0000) anywhere: in a JSON body (text, metadata keys and values, reason, query...) or in
+  the address (``/memories/%00``, ``?reason=%00``) is a 400 naming where it is. It is refused, not dropped: a
+  NUL in a fact means binary data or a broken encoder, which the sender should see; PostgreSQL cannot keep one.
+* on an add, a ``user_id`` / ``agent_id`` / ``run_id`` that the secret detector reads as a credential, or that
+  holds an invisible or direction-changing character: ids are stored as written and shown in every result, the
+  audit log and exports. Reading, updating and deleting under such an id stay possible (to clean up).
+* ``metadata`` on a ``PUT``: an update replaces the text only, so the field is a 400 rather than silently
+  ignored.
+
+A ``PUT`` on a memory of the scope that is no longer active (superseded or deleted, by a concurrent ``PUT`` for
+instance) is a 409 ``{"error", "id", "memory_status", "superseded_by"}`` that says to update the newest version;
+an id unknown in the scope stays a 404.
+
 Trust model (say it plainly): the bearer token is one shared team token. Any holder can act as any
 ``user_id`` (and agent, project) just by naming it: scope checks stop id probing and changes *across* scopes,
 they are not per-user authorisation. Hand the token only to those who may see every memory on the server; run

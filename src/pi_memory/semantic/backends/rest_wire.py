@@ -142,6 +142,7 @@ class UpdateBody(_ScopedBody):
     text: str | None = None
     data: str | None = None  # Mem0 v1's name for text
     reason: str | None = None
+    metadata: Any = None  # refused when given: an update keeps the stored metadata (rest_handlers.update)
 
 
 class SearchBody(_ScopedBody):

@@ -28,6 +28,7 @@ from psycopg.types.json import Jsonb
 
 from pi_memory.semantic.backends.postgres import connection
 from pi_memory.semantic.models import now_iso
+from pi_memory.semantic.sanitize import id_problem
 
 PREFIX = "pim_"
 SHARED = "shared"
@@ -76,8 +77,11 @@ class TokenStore:
     def create(self, user_id: str, *, admin: bool = False, label: str | None = None) -> tuple[TokenRecord, str]:
         """A new token for ``user_id``: its record and the token (shown once, never stored)."""
         user_id = (user_id or "").strip()
-        if not user_id or len(user_id) > 200 or any(c.isspace() or ord(c) < 32 for c in user_id):
-            raise ValueError("a token needs a user id: a non-empty name without spaces, e.g. --user alice")
+        if not user_id:
+            raise ValueError("a token needs a user id: name the user it acts for, e.g. --user alice")
+        problem = id_problem("the user id", user_id, max_chars=200, example="--user alice")
+        if problem:
+            raise ValueError(problem + " No token was created.")
         token_id = secrets.token_hex(6)
         token = f"{PREFIX}{token_id}_{secrets.token_urlsafe(32)}"
         record = TokenRecord(token_id, user_id, admin, label, now_iso(), None)
@@ -115,6 +119,19 @@ class TokenStore:
             row = conn.execute("SELECT id, user_id, admin FROM api_tokens WHERE token_hash = %s AND revoked_at IS NULL",
                                (_hash(token),)).fetchone()
         return Principal(row[1], bool(row[2]), row[0]) if row else None
+
+    def revoked(self, presented: bytes) -> TokenRecord | None:
+        """The record of a presented token that was revoked (so the refusal can say so), else ``None``."""
+        try:
+            token = presented.decode("ascii")
+        except UnicodeDecodeError:
+            return None
+        if not token.startswith(PREFIX) or len(token) > 200:
+            return None
+        with connection(self.pool) as conn:
+            row = conn.execute("SELECT id, user_id, admin, label, created_at, revoked_at FROM api_tokens WHERE "
+                               "token_hash = %s AND revoked_at IS NOT NULL", (_hash(token),)).fetchone()
+        return TokenRecord(*row) if row else None
 
     def has_tokens(self) -> bool:
         with connection(self.pool) as conn:
