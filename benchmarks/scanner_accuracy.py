@@ -189,6 +189,14 @@ def adversarial(scan) -> dict:
         "braille": "\u2801\u2800" * 500_000,
         "VS run": "a" + "\ufe01" * 999_999,
         "combining marks": "i\u0301g\u0301n\u0301o\u0301r\u0301e\u0301 " * 70_000,
+        # escaped text is read decoded (three levels at most), XML, CLI flags, prompt-like headers
+        "backslashes": "\\" * 1_000_000,
+        '\\"password\\": \\"': '\\"password\\": \\"' * 62_000,
+        "<password>": "<password>x" * 90_000,
+        "--api-token": "--api-token abc " * 62_000,
+        "mongo -p": "mongo -p " * 110_000,
+        "SYSTEM: always": "SYSTEM: always " * 66_000,
+        "## a [1/": "\n## a [1/2 " * 90_000,
     }
     times = {}
     for name, text in inputs.items():

@@ -116,6 +116,16 @@ CASES = [
     ("age_secret_key", f"key {AGE_KEY}", AGE_KEY),
     ("putty_private_key", "Private-Lines: 1\nAAAAIFAKEexampleFAKEexampleFAKEexample0000\n",
      "AAAAIFAKEexampleFAKEexampleFAKEexample0000"),
+    # XML configs, CLI flags and vendor tokens (more in test_secrets_formats.py)
+    ("xml_secret", "<password>FAKEpass99x</password>", "FAKEpass99x"),
+    ("cli_token", "mycli --api-token FAKEa1b2c3d4e5f6g7h8i9", "FAKEa1b2c3d4e5f6g7h8i9"),
+    ("pypi_token", "token pypi-AgEIcHlwaS5vcmcFAKEexample0000FAKEexample0000FAKEexample0000FAKEexample00",
+     "pypi-AgEIcHlwaS5vcmcFAKEexample0000FAKEexample0000FAKEexample0000FAKEexample00"),
+    ("dockerhub_token", "hub dckr_pat_FAKEexample0000aaaaBBBBcccc", "dckr_pat_FAKEexample0000aaaaBBBBcccc"),
+    ("shopify_token", "shop shpat_0123456789abcdef0123456789abcdef", "shpat_0123456789abcdef0123456789abcdef"),
+    ("google_oauth_secret", "GOCSPX-FAKEexample0000aaaaBBBBcccc", "GOCSPX-FAKEexample0000aaaaBBBBcccc"),
+    ("discord_bot_token", "bot MTEyMjMzNDQ1NTY2Nzc4ODk5.GFakeX.FAKEexample0000aaaaBBBBccccDDDD",
+     "MTEyMjMzNDQ1NTY2Nzc4ODk5.GFakeX.FAKEexample0000aaaaBBBBccccDDDD"),
 ]
 
 

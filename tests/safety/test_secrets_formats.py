@@ -84,3 +84,100 @@ def test_new_formats_redacted_exactly(text, expected):
 def test_ordinary_text_is_not_a_secret(text):
     assert scan_secrets(text) == []
     assert redact(text) == text
+
+
+# ---- formats a tester found coming back from redact() unchanged (XML configs, CLI flags, vendor tokens) ----
+PYPI = ("pypi-AgEIcHlwaS5vcmcCJDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMAACKlszLCJmYWtlIl0AAAYgFAKE"
+        "exampleFAKEexample0000aaaaBBBBccccDDDDeeeeFFFFgggg0000hhhhIIIIjjjj1111kkkk")
+DOCKER_PAT = "dckr_pat_Zq7Lm2Xp9Vt4Rk8Wn3Bc6Hy1Jd5"
+SHOPIFY = "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"
+GOOGLE_SECRET = "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"
+GITLAB_RUNNER = "glrt-Zq7Lm2Xp9Vt4Rk8Wn3Bc6Hy"
+DISCORD = "MTEyMjMzNDQ1NTY2Nzc4ODk5.GFakeX.Zq7Lm2Xp9Vt4Rk8Wn3Bc6Hy1Jd5Fg0TsEaQm"  # base64 of 112233445566778899
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # Maven settings.xml and other XML configs
+    ("<password>hunter2-very-secret-pw</password>", "<password>[REDACTED:xml_secret]</password>"),
+    ("<server>\n  <id>nexus</id>\n  <username>deploy</username>\n  <password>hunter2-very-secret-pw</password>\n"
+     "</server>",
+     "<server>\n  <id>nexus</id>\n  <username>deploy</username>\n  <password>[REDACTED:xml_secret]</password>\n"
+     "</server>"),
+    ("<password>{COQLCE6DU6GtcS5P=}</password>", "<password>[REDACTED:xml_secret]</password>"),  # mvn -ep output
+    ("<secret>hunter2-very-secret-pw</secret>", "<secret>[REDACTED:xml_secret]</secret>"),
+    ("<token>q8Zr2LmN4vB7xK1pT9wE3yU6</token>", "<token>[REDACTED:xml_secret]</token>"),
+    ("<apiKey>q8Zr2LmN4vB7xK1pT9wE3yU6</apiKey>", "<apiKey>[REDACTED:xml_secret]</apiKey>"),
+    ("<keystorePassword> S3cret-Store!9 </keystorePassword>", "<keystorePassword> [REDACTED:xml_secret] </keystorePassword>"),
+    ('<add key="PaymentApiKey" value="q8Zr2LmN4vB7xK1pT9wE3yU6" />',
+     '<add key="PaymentApiKey" value="[REDACTED:xml_secret]" />'),
+    ("<property name='db.password' value='hunter2-very'/>", "<property name='db.password' value='[REDACTED:xml_secret]'/>"),
+    # tokens and passwords given to a command
+    ("mycli --api-token q8Zr2LmN4vB7xK1pT9wE3yU6", "mycli --api-token [REDACTED:cli_token]"),
+    ("deploy --token=q8Zr2LmN4vB7xK1pT9wE3yU6 --env prod", "deploy --token=[REDACTED:cli_token] --env prod"),
+    ('gh-release --github-token "q8Zr2LmN4vB7xK1pT9wE3yU6"', 'gh-release --github-token "[REDACTED:cli_token]"'),
+    ("terraform apply -var client -client-secret q8Zr2LmN4vB7xK1pT9wE3yU6",
+     "terraform apply -var client -client-secret [REDACTED:cli_token]"),
+    ("setup --secret q8Zr2LmN4vB7xK1pT9wE3yU6", "setup --secret [REDACTED:cli_token]"),
+    ("createdb --admin-password Hq7wV2xM9pL4 app", "createdb --admin-password [REDACTED:cli_password] app"),
+    ("twine upload -u deploy -p Xq8Zr2LmN4vB7 dist/*", "twine upload -u deploy -p [REDACTED:cli_password] dist/*"),
+    ("mongosh -u admin -p Hq7wV2xM9pL4 --authenticationDatabase admin",
+     "mongosh -u admin -p [REDACTED:cli_password] --authenticationDatabase admin"),
+    # vendor tokens
+    (f"twine upload -u __token__ -p {PYPI} dist/*", "twine upload -u __token__ -p [REDACTED:pypi_token] dist/*"),
+    (f"password = {PYPI}", "password = [REDACTED:pypi_token]"),
+    (f"echo {DOCKER_PAT} | docker login -u bob --password-stdin",
+     "echo [REDACTED:dockerhub_token] | docker login -u bob --password-stdin"),
+    (f"SHOPIFY_ACCESS_TOKEN={SHOPIFY}", "SHOPIFY_ACCESS_TOKEN=[REDACTED:shopify_token]"),
+    ("app secret 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 here", "app secret [REDACTED:shopify_token] here"),
+    (f'"client_secret": "{GOOGLE_SECRET}"', '"client_secret": "[REDACTED:google_oauth_secret]"'),
+    (f"gitlab-runner register --token {GITLAB_RUNNER}", "gitlab-runner register --token [REDACTED:gitlab_token]"),
+    ("runner token glrt-t1_Zq7Lm2Xp9Vt4Rk8Wn3Bc6Hy1Jd5Fg0Ts.01abc2def for staging",
+     "runner token [REDACTED:gitlab_token] for staging"),
+    ("deploy token gldt-Zq7Lm2Xp9Vt4Rk8Wn3Bc6H", "deploy token [REDACTED:gitlab_token]"),
+    ("SIE-glpat-Zq7Lm2Xp9Vt4Rk8Wn3Bc6H", "SIE-[REDACTED:gitlab_token]"),  # an instance prefix before it
+    (f"DISCORD_BOT_TOKEN={DISCORD}", "DISCORD_BOT_TOKEN=[REDACTED:discord_bot_token]"),
+    (f'client.run("{DISCORD}")', 'client.run("[REDACTED:discord_bot_token]")'),
+])
+def test_reported_formats_are_redacted_exactly(text, expected):
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    # XML that names credentials without holding one
+    "<password>${env.DEPLOY_PASSWORD}</password>",
+    "<password></password>",
+    "<password>changeme</password>",
+    "<tokenType>Bearer</tokenType>",
+    "<secret>my-tls</secret>",
+    "<secretName>db-creds</secretName>",
+    "<privateKey>${user.home}/.ssh/id_rsa</privateKey>",
+    "<passwordMinLength>12</passwordMinLength>",
+    "<maxTokens>4096</maxTokens>",
+    "<tokenizer>bert-base-uncased-v2-large</tokenizer>",
+    '<add key="ApiKeyHeader" value="X-Api-Key" />',
+    '<input type="password" value="">',
+    # flags without a literal secret
+    "gh auth login --with-token < token.txt",
+    "mycli --token $GITHUB_TOKEN",
+    "mycli --api-token \"$(cat ~/.config/token)\"",
+    "kubectl create secret generic db --from-literal=user=app",
+    "deploy --token-file /run/secrets/token",
+    "helm install --set secret.name=db-creds-2024",
+    "vault kv get -field=token secret/ci",
+    "mongodump -p 27017 --db shop",
+    "twine upload -p secret dist/*",
+    "psql -h db -p 5432 -U app",
+    # vendor prefixes in prose, placeholders and look-alikes
+    "pypi- tokens start with pypi-AgEIcHlwaS5vcmc",
+    "dckr_pat_ is the Docker Hub token prefix",
+    "shpat_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "GOCSPX- marks a Google OAuth client secret",
+    "glrt-runner-for-the-staging-cluster",
+    "the runner token starts with glrt-",
+    "see release v1.2.3.tar.gz and MTEyMjMz.abcdef.ghijk",
+    "MTEyMjMzNDQ1NTY2Nzc4ODk5.abcdef.ghijklmnopqrstuvwxyzabcdefgh",
+    "NotAToken1234567890abcde.GFakeX.Zq7Lm2Xp9Vt4Rk8Wn3Bc6Hy1Jd5Fg0TsEa",
+])
+def test_reported_formats_have_near_misses_that_stay(text):
+    assert scan_secrets(text) == []
+    assert redact(text) == text

@@ -126,16 +126,20 @@ def _password_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
     return (start, end)
 
 
+def assignment_like(value: str) -> bool:
+    """What ``api_key = <value>`` takes as a secret: 16+ characters with letters and digits, entropy >= 3
+    bits/char, not a URL or a code reference."""
+    if len(value) < 16 or value.lower().startswith(("http", "www.", "os.", "process.")):
+        return False
+    has_letter = any(c.isalpha() for c in value)
+    has_digit = any(c.isdigit() for c in value)
+    return has_letter and has_digit and _entropy(value) >= 3.0
+
+
 def _assignment_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
     start, end = m.span("v")
     value = text[start:end].rstrip(".")
-    if len(value) < 16 or value.lower().startswith(("http", "www.", "os.", "process.")):
-        return None
-    has_letter = any(c.isalpha() for c in value)
-    has_digit = any(c.isdigit() for c in value)
-    if not (has_letter and has_digit) or _entropy(value) < 3.0:
-        return None
-    return (start, start + len(value))
+    return (start, start + len(value)) if assignment_like(value) else None
 
 
 # One more line of a key body after the header's line: base64 alone on its line (the last one may be short,
@@ -268,14 +272,18 @@ _MYSQL = re.compile(r"(?<![\w-])(?:sshpass|mysql(?:dump|admin|import|sh)?|mariad
 _REGISTRY_LOGIN = re.compile(r"(?<![\w-])(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry"
                              r"|crane[ \t]+auth)(?:[ \t]+-{1,2}[\w-]+(?:[ \t=]+(?!login\b)[^\s-][^\s]*)?)*[ \t]+login\b",
                              re.IGNORECASE)  # global options may come first: "docker --config /tmp/c login"
+# Tools whose "-p" is a password (in mongosh, mongodump, ... "--port" is the port; in twine, "-p" is
+# "--password"): the value counts when it looks like a credential, as after a registry login.
+_P_TOOLS = re.compile(r"(?<![\w-])(?:twine[ \t]+upload|mongo(?:sh|dump|restore|export|import|stat|top|files)?)\b",
+                      re.IGNORECASE)
 _REDIS = re.compile(r"(?<![\w-])redis-cli\b")
 _CURL = re.compile(r"(?<![\w-])curl\b")
 _VALUE_4 = _first_group_value(4)
 
 
 def _cli_password(m: re.Match[str], text: str) -> tuple[int, int] | None:
-    """``-p``/``-a``/``-u`` values count only after sshpass/mysql/a registry login, redis-cli and curl
-    respectively."""
+    """``-p``/``-a``/``-u`` values count only after sshpass/mysql/a registry login/twine upload/mongosh and its
+    tools, redis-cli and curl respectively."""
     if m.group("p"):
         names, tool = (("sshpass",), _SSHPASS) if m.group("sp") else (("sshpass", "mysql", "mariadb"), _MYSQL)
     elif m.group("a"):
@@ -291,9 +299,11 @@ def _cli_password(m: re.Match[str], text: str) -> tuple[int, int] | None:
     command = text[start : m.start()]
     if any(n in command for n in names) and tool.search(text, start, m.start()):
         return span
-    if m.group("p") and "login" in command.lower() and _REGISTRY_LOGIN.search(text, start, m.start()):
+    low = command.lower()
+    if m.group("p") and (("login" in low and _REGISTRY_LOGIN.search(text, start, m.start()))
+                         or (("twine" in low or "mongo" in low) and _P_TOOLS.search(text, start, m.start()))):
         value = text[span[0]:span[1]].strip("\"'")
-        if value.startswith(("=", "$")) or (value.isalpha() and value.islower() and len(value) < 8):
+        if value.startswith(("=", "$")) or value.isdigit() or (value.isalpha() and value.islower() and len(value) < 8):
             return None  # "-p=$(aws ecr get-login-password)" is no literal; "the -p flag leaks" is prose
         return span
     return None

@@ -32,7 +32,13 @@ webhook_url              Slack ``https://hooks.slack.com/services/…``, Discord
 stripe_key               ``sk_live_/rk_live_/sk_test_/rk_test_`` + 16+ chars (publishable ``pk_`` keys are not secret)
 huggingface_token        ``hf_`` + 30+ letters/digits
 npm_token                ``npm_`` + 30+ letters/digits
-gitlab_token             ``glpat-`` + 20+ chars
+gitlab_token             ``glpat-`` + 20+ chars; ``glrt-`` (runner), ``gldt-``, ``glptt-``, ``glft-``, ``glimt-``,
+                         ``glagent-``, ``glsoat-``, ``glcbt-``, ``gloas-``, ``glffct-``, ``glrtr-`` + 20+ chars with a
+                         digit or both cases; the routable ``.xx…`` suffix and an instance prefix (``SIE-glpat-``)
+pypi_token               ``pypi-AgE…`` + 50+ base64url chars (a PyPI / TestPyPI API token, a macaroon)
+dockerhub_token          Docker Hub ``dckr_pat_`` / ``dckr_oat_`` + 24+ chars
+shopify_token            Shopify ``shpat_/shpss_/shpca_/shppa_`` + 32 hex
+google_oauth_secret      Google OAuth client secret ``GOCSPX-`` + 24-40 chars
 vault_token              HashiCorp Vault ``hvs.``/``hvb.``/``hvr.`` + 24+ chars; the older ``s.`` + 24 letters and
                          digits only with "vault"/"token" within 60 chars
 telegram_bot_token       ``<6-12 digit bot id>:<30-40 chars>``, the secret part starting ``AA`` or with "telegram"/"bot"
@@ -41,6 +47,8 @@ sendgrid_key             ``SG.<16-32 chars>.<16-64 chars>``
 digitalocean_token       ``dop_v1_/doo_v1_/dor_v1_`` + 64 hex
 twilio_key               ``SK`` + 32 hex (an API key SID), alone as a word
 jwt                      three base64url segments, the first starting ``eyJ``
+discord_bot_token        Discord bot token: ``<base64url of the bot id>.<6>.<27-38>``, the first part decoding to
+                         17-20 digits (``_secret_formats``)
 azure_key                ``AccountKey=…``, ``SharedAccessKey=…``, ``SharedAccessSignature=…``, a SAS ``sig=…``
 url_credentials          ``scheme://user:password@host`` (the password part)
 netrc_password           a ``.netrc`` entry's ``password`` value (``machine <host> login <user> password <pw>``,
@@ -50,7 +58,13 @@ basic_auth               ``Basic <base64>`` that decodes to ``user:password``
 docker_auth              Docker ``config.json`` ``"auth": "<base64 of user:password>"``
 bearer_token             ``Bearer <20+ token chars>`` (not a CONSTANT_NAME placeholder, entropy ≥ 3 bits/char)
 cli_password             ``sshpass -p pw``, ``mysql -pPW``, ``redis-cli -a pw``, ``curl -u user:pw``,
-                         ``--password pw``, ``docker/podman/… login -p pw``
+                         ``--password pw``, ``--db-password pw``, ``docker/podman/… login -p pw``,
+                         ``twine upload -p pw``, ``mongosh/mongodump/… -p pw``
+cli_token                ``--token X``, ``--api-token X``, ``--github-token=X``, ``-client-secret X``, … with a value an
+                         assignment takes (16+ chars, letters and digits, entropy ≥ 3)
+xml_secret               an XML element ``<password>``/``<dbPassword>``/``<secret>``/``<token>``/``<apiKey>``/… up
+                         to its closing tag, or ``<add key="ApiKey" value="…"/>`` / ``<property name="password"
+                         value="…"/>`` (rules in ``_secret_formats``)
 password_in_prose        ``password: x``, ``Password for Test WebUI: x``, ``pw = "x"``, ``the password is x``,
                          ``password is: x``, ``pass=x``, ``passphrase x`` (6+ chars; not "forgot my password",
                          "password policy", "password: required")
@@ -68,6 +82,10 @@ payment_card             13-19 digits with a card network's prefix passing the L
 Only values count: an environment variable *name* (``OPENAI_API_KEY``) is where a secret lives, not a secret.
 When two patterns cover the same text, the earlier row of the table wins (so ``OPENAI_API_KEY=sk-proj-…``
 reports ``openai_api_key``, not ``secret_assignment``).
+
+Escaped text is read as decoded too (``_escapes``): a tool call is stored as compact JSON, so a config file it
+writes holds ``{\\"password\\": \\"x\\"}`` or ``password: x\\n``; each level of JSON-style escapes (at most three) is
+decoded, scanned near its escapes, and what it finds is mapped back to the text, whose escapes stay.
 
 Matching runs on the folded text of ``_text.fold`` (NFKC, ignorable characters removed), so a key typed
 in full-width characters or split by a soft hyphen / zero-width space is still found; spans are mapped
@@ -107,7 +125,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ._escapes import merge_spans, view_spans, views
 from ._keywords import keyword_hits
+from ._secret_formats import (
+    CLI_TOKEN_KEYWORDS,
+    CLI_TOKEN_PATTERN,
+    DISCORD_HINT,
+    DISCORD_PATTERN,
+    XML_ATTRIBUTE_PATTERN,
+    XML_ELEMENT_PATTERN,
+    XML_KEYWORDS,
+    cli_token,
+    discord_token,
+    random_body,
+    xml_attribute,
+    xml_element,
+)
 from ._secret_phrases import (
     NETRC_PATTERN,
     PHRASE_KEYWORDS,
@@ -201,7 +234,14 @@ PATTERNS: tuple[_SecretPattern, ...] = (
     _sp("stripe_key", r"[sr]k_(?<![\w-][sr]k_)(?:live|test)_[A-Za-z0-9]{16,}", "_live_", "_test_"),
     _sp("huggingface_token", r"hf_(?<![\w-]hf_)[A-Za-z0-9]{30,}(?![A-Za-z0-9])", "hf_"),
     _sp("npm_token", r"npm_(?<![\w-]npm_)[A-Za-z0-9]{30,}(?![A-Za-z0-9])", "npm_"),
-    _sp("gitlab_token", r"glpat-(?<![\w-]glpat-)[A-Za-z0-9_-]{20,}", "glpat-"),
+    _sp("gitlab_token", r"glpat-(?<![A-Za-z0-9_]glpat-)[A-Za-z0-9_-]{20,}(?:\.[0-9a-z]{2,12}){0,2}(?![\w-])", "glpat-"),
+    _sp("gitlab_token",  # the other prefixes GitLab gives its tokens (runner, deploy, trigger, feed, OAuth app, ...)
+        r"gl(?<![A-Za-z0-9_]gl)(?:rtr?|dt|ptt|ft|imt|agent|soat|cbt|oas|ffct)-[A-Za-z0-9_-]{20,}"
+        r"(?:\.[0-9a-z]{2,12}){0,2}(?![\w-])", "gl", validate=random_body),
+    _sp("pypi_token", r"pypi-(?<![\w-]pypi-)AgE[A-Za-z0-9_-]{50,}", "pypi-"),
+    _sp("dockerhub_token", r"dckr_(?<![\w-]dckr_)(?:pat|oat)_[A-Za-z0-9_-]{24,}(?![\w-])", "dckr_"),
+    _sp("shopify_token", r"shp(?<![\w-]shp)(?:at|ss|ca|pa)_[a-fA-F0-9]{32}(?![A-Za-z0-9])", "shp"),
+    _sp("google_oauth_secret", r"GOCSPX-(?<![\w-]GOCSPX-)[A-Za-z0-9_-]{24,40}(?![\w-])", "gocspx-"),
     _sp("vault_token", r"hv[sbr]\.(?<![\w.-]hv[sbr]\.)[A-Za-z0-9_-]{24,}(?![\w-])", "hvs.", "hvb.", "hvr."),
     _sp("vault_token", r"s\.(?<![\w.-]s\.)[A-Za-z0-9]{24}(?![\w-])", "vault", "token",
         validate=_vault_legacy),
@@ -211,6 +251,7 @@ PATTERNS: tuple[_SecretPattern, ...] = (
     _sp("digitalocean_token", r"do[opr]_v1_(?<![\w-]do[opr]_v1_)[a-f0-9]{64}(?![A-Za-z0-9])", "_v1_"),
     _sp("twilio_key", r"SK(?<![A-Za-z0-9]SK)[0-9a-fA-F]{32}(?![A-Za-z0-9])", "sk"),
     _sp("jwt", r"eyJ(?<![\w-]eyJ)[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", "eyj"),
+    _sp("discord_bot_token", DISCORD_PATTERN, ".", validate=discord_token),
     _sp("azure_key",  # every branch starts with a literal, so the engine can skip between candidates
         r"AccountKey(?<![\w-]AccountKey)[ \t]*=[ \t]*(?P<v1>[A-Za-z0-9+/=]{20,200})"
         r"|SharedAccessKey(?<![\w-]SharedAccessKey)[ \t]*=[ \t]*(?P<v2>[A-Za-z0-9+/=]{20,200})"
@@ -236,9 +277,12 @@ PATTERNS: tuple[_SecretPattern, ...] = (
         rf"-(?:(?<![^ \t]-)(?P<p>p)(?P<sp>[ \t]*){_qv(1)}"
         rf"|(?<![^ \t]-)(?P<a>a)[ \t]+{_qv(3)}"
         r"|(?<![^ \t]-)(?P<u>u|-user)[ \t=]*[\"']?[^\s:\"']{1,100}:(?P<v5>[^\s\"'|;&@]{1,200})"
-        rf"|(?<![\w-]-)-(?:password|passwd)[ \t]+(?!-){_qv(6)})",
+        rf"|(?<![\w-]-)-(?:[A-Za-z0-9]{{1,20}}-){{0,3}}(?:password|passwd|passphrase)[ \t]+(?!-){_qv(6)})",
         "sshpass", "mysql", "mariadb", "redis-cli", "curl", "--pass", "docker", "podman", "nerdctl", "buildah",
-        "skopeo", "oras", "helm", "crane", validate=_cli_password),
+        "skopeo", "oras", "helm", "crane", "pass", "twine", "mongo", validate=_cli_password),
+    _sp("cli_token", CLI_TOKEN_PATTERN, *CLI_TOKEN_KEYWORDS, validate=cli_token),
+    _sp("xml_secret", XML_ELEMENT_PATTERN, *XML_KEYWORDS, flags=_I, validate=xml_element),
+    _sp("xml_secret", XML_ATTRIBUTE_PATTERN, *XML_KEYWORDS, flags=_I, validate=xml_attribute),
     _sp("password_in_prose",
         r"(?P<key>password|passwd|passphrase|passcode|pwd|pw|pass)(?![A-Za-z0-9])"
         r"(?:[ \t]+(?:for|of|on|at|to)[ \t]+[^:=\n\"]{1,40}?)?[\"']?"
@@ -312,6 +356,8 @@ def _folded_matches(text: str, anchored: bool = True) -> list[tuple[int, int, in
             continue
         if anchored and pat.id == "pgpass_password" and not _PGPASS_HINT.search(text):
             continue
+        if anchored and pat.id == "discord_bot_token" and not DISCORD_HINT.search(text):
+            continue
         back = _ANCHOR_BACK.get(pat.id) if anchored and len(lowered) == len(text) else None  # places kept
         found = pat.regex.finditer(text) if back is None else _anchored(pat, text, lowered, back)
         for m in found:
@@ -325,7 +371,7 @@ def _folded_matches(text: str, anchored: bool = True) -> list[tuple[int, int, in
     return taken
 
 
-def _matches(text: str) -> list[tuple[int, int, int, str]]:
+def _plain_matches(text: str) -> list[tuple[int, int, int, str]]:
     """Like ``_folded_matches`` on the folded text, with spans mapped back to ``text`` (non-overlapping)."""
     norm = fold(text)
     out: list[tuple[int, int, int, str]] = []
@@ -335,6 +381,20 @@ def _matches(text: str) -> list[tuple[int, int, int, str]]:
             continue
         out.append((raw_start, raw_end, prio, ident))
     return out
+
+
+def _matches(text: str) -> list[tuple[int, int, int, str]]:
+    """Every accepted secret span of ``text`` (raw offsets, sorted, non-overlapping): the spans of the text
+    itself and of each decoded view of its escapes (:mod:`._escapes`), the deepest view first."""
+    plain = _plain_matches(text)
+    levels = views(text) if "\\" in text else []
+    if not levels:
+        return plain
+    taken: list[tuple[int, int, int, str]] = []
+    for decoded, chain in reversed(levels):
+        merge_spans(taken, view_spans(decoded, chain, _plain_matches), text)
+    merge_spans(taken, plain, text)
+    return taken
 
 
 class SecretSpan(NamedTuple):
