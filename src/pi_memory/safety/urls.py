@@ -5,6 +5,7 @@ server, a PostgreSQL URL) can carry credentials in its user part (``http://user:
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from urllib.parse import urlsplit, urlunsplit
 
@@ -51,3 +52,25 @@ def redact_url(url: str) -> str:
     if parts.query:
         parts = parts._replace(query=_query(parts.query))
     return urlunsplit(parts)
+
+
+def is_loopback_host(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (``127.0.0.0/8``, ``::1``, written with or without brackets)."""
+    host = host.strip().strip("[]").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def plain_http_beyond_loopback(url: str) -> bool:
+    """True when ``url`` is plain ``http://`` to a host that is not this machine: what is sent there (a bearer
+    token) can be read by anyone on the network between."""
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname or ""
+    except ValueError:
+        return False
+    return parts.scheme.lower() == "http" and not is_loopback_host(host)
