@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -20,6 +21,7 @@ import pi_memory
 from pi_memory.curated.snapshot import RULE, snapshot_is_safe
 
 ENTRIES = {"entries": ["Deploys go out on Tuesdays"], "version": 1}
+CEILING = 4.0
 
 
 class TeamSocket:
@@ -76,8 +78,12 @@ def setup(tmp_path, url: str | None, timeout: float = 10) -> dict[str, str]:
     (agent / "settings.json").write_text(json.dumps({"pi-memory": block}), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PI_MEMORY_")}
     source = os.path.dirname(os.path.dirname(pi_memory.__file__))  # this checkout, whatever the cwd
-    env.update(PYTHONPATH=os.pathsep.join(filter(None, [source, env.get("PYTHONPATH")])),HOME=str(tmp_path / "home"), PI_MEMORY_DIR=str(data), PI_MEMORY_STATE_DIR=str(tmp_path / "state"),
-               PI_CODING_AGENT_DIR=str(agent), PI_MEMORY_SERVER_TOKEN="team-token")
+    # the hook's ceiling as set for tests on a loaded machine (the team server gets the same shares of it: 0.3 to
+    # answer, nothing past 0.75); on 2 busy cores a cold process alone can take most of the default 2 s
+    env.update(PYTHONPATH=os.pathsep.join(filter(None, [source, env.get("PYTHONPATH")])),
+               PI_MEMORY_HOOK_CEILING_S=str(CEILING), HOME=str(tmp_path / "home"), PI_MEMORY_DIR=str(data),
+               PI_MEMORY_STATE_DIR=str(tmp_path / "state"), PI_CODING_AGENT_DIR=str(agent),
+               PI_MEMORY_SERVER_TOKEN="team-token")
     return env
 
 
@@ -109,15 +115,17 @@ def test_a_hung_team_server_costs_the_session_start_its_project_part_only(tmp_pa
                     start_payload(tmp_path / "local", "s1"))
     env = setup(tmp_path, team.url)
     context, took = hook(env, tmp_path / "proj", host, "session-start", start_payload(tmp_path, "s2"))
-    assert took < 2.0 + 1.0  # the ceiling, and the process's exit
+    assert took < CEILING + 2.0  # the ceiling, and the process's start and exit
+    assert len(team.held) == 1  # asked once: once it did not answer, the snapshot's second read asks nothing
     snapshot_end = "\n</memory-snapshot>"
     assert context == local.replace(snapshot_end, "\n\n" + unavailable(team.url) + snapshot_end, 1)
     for part in ("Builds run with make", "Prefers short answers", "Never push to main", "<memory-blocks>"):
         assert part in context
     assert snapshot_is_safe(context[: context.index(snapshot_end) + len(snapshot_end)])
     log = (tmp_path / "state" / "hooks.log").read_text(encoding="utf-8")
-    assert (f"session-start: the project part is missing: the team project store 'acme' on {team.url} did not "
-            "answer within ") in log
+    waited = re.search(f"session-start: the project part is missing: the team project store 'acme' on "
+                       f"{re.escape(team.url)} did not answer within ([0-9.]+) s, so its entries could not be read", log)
+    assert waited and float(waited.group(1)) <= 0.3 * CEILING  # its share of the ceiling at most
 
 
 def test_the_next_session_gets_the_project_part_once_the_server_answers(tmp_path, team):
@@ -138,8 +146,9 @@ def test_the_prompt_hook_answers_with_a_hung_team_server(tmp_path, team):
     local, _ = hook(setup(tmp_path / "local", None), tmp_path / "local" / "proj", "claude-code", "prompt",
                     payload(tmp_path / "local"))
     context, took = hook(setup(tmp_path, team.url), tmp_path / "proj", "claude-code", "prompt", payload(tmp_path))
-    assert took < 2.0 + 1.0
+    assert took < CEILING + 2.0
     assert context == local and "1. Never push to main" in context
+    assert team.held == []  # recall reads the index: the prompt hook does not ask the team server
 
 
 def test_snapshot_waits_once_and_says_why_the_project_part_is_missing(tmp_path, team):
@@ -149,7 +158,7 @@ def test_snapshot_waits_once_and_says_why_the_project_part_is_missing(tmp_path, 
                           cwd=tmp_path / "proj", timeout=60)
     took = time.monotonic() - started
     assert done.returncode == 0
-    assert 3 <= took < 5.5  # one wait of 3 s, not one per read of the stores
+    assert took >= 3 and len(team.held) == 1  # one wait of 3 s, not one per read of the stores
     assert done.stderr == (f"The project part is left out of this snapshot: the team project store 'acme' on "
                            f"{team.url} did not answer within 3 s, so its entries could not be read. The server may "
                            "be down or overloaded: retry later (teamProjectStore.timeoutSeconds sets how long "
