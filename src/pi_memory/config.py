@@ -39,6 +39,8 @@ Prompt keys (what a session's system prompt gets, :mod:`pi_memory.prompt`):
   "PI_MEMORY_SERVER_TOKEN", "timeoutSeconds": 10}``: the project store is the team server's shared store of that
   name (``pi-memory serve --database-url``), not a local file; the token comes from the environment variable
   ``tokenEnv`` names (default ``$PI_MEMORY_SERVER_TOKEN``). Usually set in the project's ``.pi/settings.json``.
+  The token is never sent over plain ``http://`` to another machine (only to ``https://`` or loopback) unless
+  ``"insecureHttp": true`` says the network or a tunnel protects it.
 * ``failureInjectionEnabled`` (true), ``failureInjectionMaxAgeDays`` (7), ``failureInjectionMaxEntries`` (5):
   recent lessons in the snapshot (snapshot mode only).
 
@@ -102,6 +104,8 @@ class TeamProjectStoreSettings(BaseModel):
     project: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$", description="the team's name for it")
     token_env: str = Field(default="PI_MEMORY_SERVER_TOKEN", alias="tokenEnv", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     timeout_seconds: float = Field(default=10.0, alias="timeoutSeconds", gt=0, le=120)
+    insecure_http: bool = Field(default=False, alias="insecureHttp", description="send the token over plain "
+                                "http:// to another machine all the same (a trusted network or tunnel)")
 
 
 class PiMemorySettings(BaseModel):
@@ -286,8 +290,19 @@ def _team_project_store(block: TeamProjectStoreSettings | None, warnings: list[s
         warnings.append(f"{SETTINGS_KEY}.teamProjectStore: ${block.token_env} is not set, so the team server at "
                         f"{block.url} will refuse the requests; set it to your token (`pi-memory serve token "
                         "create` on the server makes one).")
-    return {"url": block.url.rstrip("/"), "project": block.project, "token": token or None,
+    team = {"url": block.url.rstrip("/"), "project": block.project, "token": token or None,
             "timeout": block.timeout_seconds}
+    if block.insecure_http:
+        team["insecureHttp"] = True
+        return team
+    from pi_memory.safety.urls import plain_http_beyond_loopback, redact_url  # the scanners load with safety
+
+    if token and plain_http_beyond_loopback(block.url):
+        warnings.append(f"{SETTINGS_KEY}.teamProjectStore: {redact_url(block.url)} is plain http:// to another "
+                        "machine, so pi-memory will not send your team token there (anyone on the network between "
+                        "could read it) and the project store is unavailable; use the server's https:// address, "
+                        "or set \"insecureHttp\": true when a trusted network or tunnel protects the traffic.")
+    return team
 
 
 def load_settings(cwd: Path | None = None, override_dir: Path | None = None) -> Settings:

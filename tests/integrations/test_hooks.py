@@ -51,7 +51,7 @@ def test_the_cache_is_used_only_while_its_inputs_are_unchanged(env, monkeypatch)
     (env / "data" / "MEMORY.md").write_text("cached fact\n", encoding="utf-8")
     built = context_of(start(env, "s1"))
     calls = []
-    monkeypatch.setattr(handlers, "session_context", lambda cwd: calls.append(cwd) or {"memory": "rebuilt",
+    monkeypatch.setattr(handlers, "session_context", lambda cwd, *_: calls.append(cwd) or {"memory": "rebuilt",
                                                                                         "run": ""})
     assert context_of(start(env, "s2")) == built and calls == []  # unchanged: served from the cache
     (env / "data" / "USER.md").write_text("User is called Ada\n", encoding="utf-8")

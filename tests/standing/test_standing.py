@@ -155,3 +155,25 @@ def test_a_rule_with_nothing_readable_is_refused(store, text):
                             "Retype the rule, or check the encoding of what was sent.")
     assert store.rules() == []
     assert store.add("never \ufffd push").success and store.rules() == ["never \ufffd push"]
+
+
+@pytest.mark.parametrize("text", ["ctl\x1b[31m", "NUL\x00 here", "bell\x07", "c1\x9bcsi", "del\x7f",
+                                  "\x1b[8mhidden\x1b[0m rule"])
+def test_a_rule_with_control_characters_is_refused(store, text):
+    """The curated stores' check: an escape code or a NUL in STANDING.md would reach every session's prompt."""
+    result = store.add(text)
+    assert (result.success, result.code) == (False, "invalid_content")
+    assert result.error == ("The rule holds control characters (terminal escape codes or similar), which can hide "
+                            "or change text on a screen showing it. Nothing was pinned. Remove them and pin plain "
+                            "text.")
+    assert not store.path.exists()
+
+
+def test_pin_add_on_the_command_line_refuses_an_escape_code(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "pi_memory", "--dir", str(tmp_path), "pin", "add", "ctl\x1b[31m"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert "Nothing was pinned" in done.stderr and not (tmp_path / "STANDING.md").exists()

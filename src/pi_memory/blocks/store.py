@@ -19,7 +19,9 @@ after the frontmatter, surrounding blank lines stripped). Other frontmatter keys
 Writes (:meth:`BlockStore.update`, the ``updateMemory`` tool) only change existing blocks: ``old_text`` given
 replaces its one occurrence, left out appends ``new_text`` on a new line. Where the seed cut the value at the
 limit without saying so, a write that would pass it is refused with the usage and what to do (a value already
-over the limit, hand-edited, may still shrink). Every new text goes through the threat and secret scanners;
+over the limit, hand-edited, may still shrink). Every new text goes through the threat and secret scanners, and
+one holding a control character (``ESC``, ``NUL``: the curated stores' check,
+:func:`pi_memory.curated.entries.holds_control`) is refused;
 the write takes the curated stores' lock, re-reads the file under it and publishes it atomically with the
 frontmatter text untouched. :meth:`BlockStore.create` (people: CLI, pi command) adds a block.
 
@@ -39,7 +41,7 @@ from pathlib import Path
 
 from pi_memory import safety
 from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S
-from pi_memory.curated.entries import printable, usage
+from pi_memory.curated.entries import holds_control, printable, usage
 from pi_memory.curated.files import StoreLockedError, atomic_write_text, locked, try_read_bytes
 from pi_memory.curated.results import preview
 from pi_memory.storage import write_failure
@@ -341,7 +343,12 @@ class BlockStore:
                                f"{len(description):,} characters, over the maximum of {MAX_DESCRIPTION}: it goes "
                                "into every prompt. Nothing was created; say in a sentence what the block is for, "
                                "and put the details in the block's text.")
-        for text in (description, value):
+        value = (value or "").replace("\r\n", "\n")
+        for what, text in (("description", description), ("initial text", value)):
+            if holds_control(text):
+                return BlockResult(False, "invalid_content", key, error=f"The {what} holds control characters "
+                                   "(terminal escape codes or similar), which can hide or change text on a screen "
+                                   "showing it. Nothing was created. Remove them and use plain text.")
             finding = safety.check_write(text) if text else None
             if finding is not None:
                 return BlockResult(False, "secret" if finding.category == "secret" else "threat", key,
@@ -390,6 +397,10 @@ class BlockStore:
             return BlockResult(False, "empty", key, block=block, error="newText is empty, so there is nothing to "
                                "append. Nothing was changed. To delete text, pass it as oldText with an empty "
                                "newText.")
+        if holds_control(new_text):
+            return BlockResult(False, "invalid_content", key, block=block, error="newText holds control characters "
+                               "(terminal escape codes or similar), which can hide text from a person reading the "
+                               "block. Nothing was changed. Remove them and send plain text.")
         finding = safety.check_write(new_text) if new_text.strip() else None
         if finding is not None:
             return BlockResult(False, "secret" if finding.category == "secret" else "threat", key, block=block,

@@ -332,8 +332,14 @@ def remove(target: Target, old: str, dir: DirOpt = None, json_: JsonOpt = False)
 
 @app.command()
 def snapshot(dir: DirOpt = None, json_: JsonOpt = False) -> None:
-    """Print the system-prompt snapshot a new session would get."""
-    text = build_snapshot(open_store(dir))
+    """Print the system-prompt snapshot a new session would get.
+
+    A team project store (teamProjectStore) that cannot be read is left out, and standard error says why."""
+    store = open_store(dir)
+    text = build_snapshot(store, reload=False)  # open_store has just read every store
+    drift = store.drift("project") if store.team_project is not None else None
+    if drift is not None and drift.drift == "unreadable":
+        err.print(f"The project part is left out of this snapshot: {drift.detail}", markup=False)
     if json_ or state.json:
         emit_json({"snapshot": text})
         return

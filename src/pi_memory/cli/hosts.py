@@ -159,13 +159,28 @@ def uninstall_codex(json_: JsonOpt = False) -> None:
 
 
 def serve_mcp_http(dir_: Path | None, host: str, port: int, token: str | None, index_interval: float,
-                   as_json: bool) -> None:
-    """``pi-memory mcp --http``: events as JSON lines (``--json``) or sentences on standard error."""
+                   as_json: bool, token_file: Path | None = None,
+                   tls: tuple[Path | None, Path | None] = (None, None), insecure_http: bool = False) -> None:
+    """``pi-memory mcp --http``: events as JSON lines (``--json``) or sentences on standard error. ``token_file``:
+    the token's file (``--token-file``); ``tls``: ``(--tls-cert, --tls-key)``, both or neither."""
     import sys
 
     from pi_memory.cli.app import emit_json_line, open_mem
-    from pi_memory.integrations.mcp_http import serve_http
+    from pi_memory.integrations.mcp_http import check_tls, resolve_token, serve_http, token_from_file
     from pi_memory.semantic.backends.rest_runner import ServeError
+
+    if token is not None and token_file is not None:
+        raise fail("Give the MCP token once: --token or --token-file, not both.", 2)
+    if (tls[0] is None) != (tls[1] is None):
+        raise fail("HTTPS needs both --tls-cert and --tls-key.", 2)
+    pair = (str(tls[0]), str(tls[1])) if tls[0] is not None and tls[1] is not None else None
+    try:
+        if token_file is not None:
+            token = token_from_file(token_file)
+        resolve_token(token, host)  # refuse an unsafe start before the data folder is opened
+        check_tls(host, pair, insecure_http)
+    except ServeError as exc:
+        raise fail(str(exc), 2) from exc
 
     def say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
@@ -181,7 +196,8 @@ def serve_mcp_http(dir_: Path | None, host: str, port: int, token: str | None, i
 
     memory = open_mem(dir_)
     try:
-        serve_http(memory, host, port, token, index_interval, report=report, say=say)
+        serve_http(memory, host, port, token, index_interval, report=report, say=say, tls=pair,
+                   insecure_http=insecure_http)
     except ServeError as exc:
         raise fail(str(exc), 2) from exc
 

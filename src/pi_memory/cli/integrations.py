@@ -29,10 +29,20 @@ def mcp(dir: DirOpt = None, index_interval: IntervalOpt = INDEX_EVERY_S, json_: 
         host: Annotated[str, typer.Option("--host", help="With --http: the address to listen on.")] = "127.0.0.1",
         port: Annotated[int, typer.Option("--port", min=0, max=65535, help="With --http: the port (0: any free "
                                           "one).")] = 8766,
-        token: Annotated[str | None, typer.Option("--token", envvar="PI_MEMORY_MCP_TOKEN", show_envvar=False,
-                                                  help="With --http: the bearer token clients send "
-                                                  "($PI_MEMORY_MCP_TOKEN; generated and printed when unset; "
-                                                  "required beyond loopback).")] = None) -> None:
+        token: Annotated[str | None, typer.Option(
+            "--token", help="With --http: the bearer token clients send (required beyond loopback; generated and "
+            "printed when no token is given). Other users of this machine can read a command line (ps), so prefer "
+            "--token-file or $PI_MEMORY_MCP_TOKEN.")] = None,
+        token_file: Annotated[Path | None, typer.Option(
+            "--token-file", help="With --http: read the bearer token from this file, which holds only the token "
+            "(keep it readable by you only).")] = None,
+        tls_cert: Annotated[Path | None, typer.Option("--tls-cert", help="With --http: certificate file (PEM) for "
+                                                      "HTTPS.")] = None,
+        tls_key: Annotated[Path | None, typer.Option("--tls-key", help="With --http: private key file (PEM) for "
+                                                     "HTTPS.")] = None,
+        insecure_http: Annotated[bool, typer.Option("--insecure-http", help="With --http: allow plain HTTP "
+                                                    "beyond loopback (only behind a proxy that adds TLS).")] = False,
+        ) -> None:
     """Serve the memory tools over MCP on stdio (for Claude Code, Codex, Cursor, any MCP client).
 
     In the background the server indexes new pi / Claude Code / Codex transcripts at start and every --index-interval seconds, and embeds their turns when semantic recall includes sessions; tool calls never wait for it, and resource memory://status shows its progress and errors.
@@ -41,7 +51,8 @@ def mcp(dir: DirOpt = None, index_interval: IntervalOpt = INDEX_EVERY_S, json_: 
     if http:
         from pi_memory.cli.hosts import serve_mcp_http
 
-        serve_mcp_http(dir, host, port, token, index_interval, json_ or state.json)
+        serve_mcp_http(dir, host, port, token, index_interval, json_ or state.json, token_file=token_file,
+                       tls=(tls_cert, tls_key), insecure_http=insecure_http)
         return
     from pi_memory.integrations.mcp_server import serve_stdio, stderr_reporter
 

@@ -8,6 +8,9 @@ new input from the user. A store far over budget (a
 hand-edited file) is rendered head and tail around a marker so one file cannot eat the context window; the cap
 is ``max(2 × limit, 4000)`` chars, 70 % head and 20 % tail (the proportions Hermes uses).
 
+A team project store (``teamProjectStore``) the server did not give is one line saying so
+(:func:`pi_memory.curated.team_answers.unavailable`), so the model knows that part is missing, not empty.
+
 The snapshot is frozen: writes during a session show in tool results at once and in the prompt from the next
 session (or after a compaction) on, which keeps the provider's prompt cache valid. Hosts persist the text
 (pi: a ``custom`` session entry) and check a persisted copy with :func:`snapshot_is_safe` before reusing it.
@@ -21,6 +24,7 @@ from collections.abc import Callable
 
 from pi_memory import safety
 from pi_memory.curated import entries as fmt
+from pi_memory.curated import team_answers
 from pi_memory.curated.sanitise import is_our_marker, sanitise_entry
 from pi_memory.curated.store import MemoryStore
 
@@ -145,6 +149,10 @@ def build_snapshot(store: MemoryStore, reload: bool = True, failures: list[str] 
         if target not in store.targets:
             continue
         live, name = store.entries(target), store.name(target)
+        if target == "project" and store.team_project is not None and _unreachable(store):
+            header = f"{HEADERS[target].format(name=fmt.printable(store.project_name or ''))} [not available]"
+            blocks.append(f"{RULE}\n{header}\n{RULE}\n{team_answers.unavailable(name)}")
+            continue
         stored = fmt.joined_length(live)  # the usage figure is the store's, whichever lessons are shown
         older = 0
         if target == "failure" and failures is not None:
@@ -155,6 +163,12 @@ def build_snapshot(store: MemoryStore, reload: bool = True, failures: list[str] 
     if not blocks:
         return ""
     return f"{OPEN_TAG}\n{PREAMBLE}\n\n" + "\n\n".join(blocks) + f"\n{CLOSE_TAG}"
+
+
+def _unreachable(store: MemoryStore) -> bool:
+    """Whether the last read of ``store``'s team project store failed (the server was down or slow)."""
+    drift = store.drift("project")
+    return drift is not None and drift.drift == "unreadable"
 
 
 def snapshot_is_safe(text: str) -> bool:

@@ -5,16 +5,29 @@
 curated store's own rules under a database row lock (scanner, character limit, all or nothing), so the client
 sends the operations as they are and turns the answer back into a :class:`~pi_memory.curated.MemoryResult`.
 A server that cannot be reached is an ``io_error`` result saying so: nothing is written locally instead (a
-team's store must not fork into private copies).
+team's store must not fork into private copies). The server's answers are read by :mod:`.team_answers`: no text
+of the server reaches a model unchecked. ``deadline`` (a :func:`time.monotonic` value) bounds the waiting of a
+caller with a time limit of its own (a host's session-start hook); a token is never sent over plain HTTP to
+another machine unless the settings say ``insecureHttp``.
 """
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from pi_memory.curated import entries as fmt
 from pi_memory.curated import messages as msg
 from pi_memory.curated.results import MemoryResult
+from pi_memory.curated.team_answers import (
+    entry_list,
+    no_answer,
+    not_asked,
+    plain_http_refusal,
+    result_fields,
+    server_words,
+)
+from pi_memory.safety.urls import redact_url
 
 if TYPE_CHECKING:  # httpx (~100 ms to import) loads only when a team project store is configured
     import httpx
@@ -23,48 +36,78 @@ TARGET = "project"
 
 
 class TeamProjectError(RuntimeError):
-    """The team server could not be reached or answered something unexpected; the message says which."""
+    """The team server could not be reached or answered something unexpected; the message says which.
+    ``waited``: the seconds it was given, when it did not answer in time."""
+
+    def __init__(self, message: str, waited: float | None = None) -> None:
+        super().__init__(message)
+        self.waited = waited
 
 
 class TeamProjectClient:
-    """``url``: the team server; ``project``: the team's name of the store; ``token``: a bearer token of it."""
+    """``url``: the team server; ``project``: the team's name of the store; ``token``: a bearer token of it;
+    ``insecure_http``: send the token over plain HTTP to another machine all the same (the setting says so)."""
 
     def __init__(self, url: str, project: str, token: str | None, timeout: float = 10.0,
-                 transport: httpx.BaseTransport | None = None) -> None:
+                 transport: httpx.BaseTransport | None = None, insecure_http: bool = False) -> None:
         import httpx
 
-        self.url, self.project = url.rstrip("/"), project
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.url, self.project, self.timeout = url.rstrip("/"), project, timeout
+        self.refusal = plain_http_refusal(self.url, token, insecure_http)  # set: no request is sent
+        self.deadline: float | None = None  # time.monotonic() after which nothing is asked (see the docstring)
+        self._late: TeamProjectError | None = None  # the last request that was not answered in time
+        headers = {"Authorization": f"Bearer {token}"} if token and not self.refusal else {}
         self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout, transport=transport)
         self.version: int | None = None
 
     @property
     def name(self) -> str:
-        return f"team project store {self.project!r} on {self.url}"
+        return f"team project store {self.project!r} on {redact_url(self.url)}"
+
+    def wait_until(self, deadline: float) -> None:
+        """Ask nothing after ``deadline`` (:func:`time.monotonic`) and wait for no answer beyond it."""
+        self.deadline = deadline
 
     def _call(self, method: str, **kw: Any) -> dict[str, Any]:
         import httpx
 
+        if self.refusal:
+            raise TeamProjectError(self.refusal)
+        wait = self.timeout
+        if self.deadline is not None:
+            wait = min(wait, self.deadline - time.monotonic())
+            if wait <= 0.01:  # the earlier request's timeout says it best
+                raise self._late or TeamProjectError(not_asked(self.name), waited=0.0)
         try:
-            r = self._http.request(method, f"/projects/{self.project}/entries", **kw)
+            r = self._http.request(method, f"/projects/{self.project}/entries", timeout=wait, **kw)
+        except httpx.TimeoutException as exc:
+            self._late = TeamProjectError(no_answer(self.name, round(wait, 2), method), waited=wait)
+            raise self._late from exc
         except httpx.HTTPError as exc:
-            raise TeamProjectError(f"the {self.name} cannot be reached ({type(exc).__name__}: {exc}); nothing was "
+            why = server_words(str(exc)) or "no detail"  # a protocol error can quote the server's bytes
+            raise TeamProjectError(f"the {self.name} cannot be reached ({type(exc).__name__}: {why}); nothing was "
                                    "changed. Check that the server runs and teamProjectStore.url.") from exc
         try:
             body = r.json()
         except ValueError:
             body = {}
         if r.status_code in (200, 409, 422) and isinstance(body, dict):
-            if "version" in body:
-                self.version = int(body["version"])
+            version = body.get("version")
+            if isinstance(version, int) and not isinstance(version, bool):
+                self.version = version
             return {**body, "_status": r.status_code}
-        why = body.get("error") if isinstance(body, dict) else None
+        said = server_words(body.get("error") if isinstance(body, dict) else None) or server_words(r.text)
+        said = f': "{said}"' if said else ""
         hint = " Check the token in $PI_MEMORY_SERVER_TOKEN (teamProjectStore.tokenEnv)." if r.status_code == 401 else ""
-        raise TeamProjectError(f"the {self.name} answered {r.status_code}: {why or r.text[:200]}.{hint}")
+        raise TeamProjectError(f"the {self.name} answered HTTP {r.status_code}{said}.{hint}")
 
     def entries(self) -> list[str]:
         """The store's entries now (raises :class:`TeamProjectError`)."""
-        return list(self._call("GET").get("entries") or [])
+        entries = entry_list(self._call("GET").get("entries") or [])
+        if entries is None:
+            raise TeamProjectError(f"the {self.name} sent entries pi-memory cannot read (not a list of texts); "
+                                   "nothing was changed. Tell the user: the server may be a different program.")
+        return entries
 
     def apply(self, operations: list[Any]) -> tuple[MemoryResult, list[str] | None]:
         """Send ``operations`` (:class:`~pi_memory.curated.Operation`) as one all-or-nothing batch: the server's
@@ -72,9 +115,8 @@ class TeamProjectClient:
         ops = [op.model_dump(by_alias=True, exclude_none=True) for op in operations]
         body = self._call("POST", json={"operations": ops})
         body.pop("_status", None)
-        entries = body.pop("entries", None)
-        fields = {k: v for k, v in body.items() if k in MemoryResult.model_fields or
-                  k in {f.alias for f in MemoryResult.model_fields.values()}}
+        entries = entry_list(body.pop("entries", None))
+        fields = result_fields(body, operations, self.name)  # our words, the server's checked (team_answers)
         if body.get("code") == "version_conflict":  # only sent with expectedVersion, which this client does not
             fields["code"] = "changed_on_disk"
         result = MemoryResult.model_validate({**fields, "target": TARGET})
@@ -98,7 +140,8 @@ def from_settings(settings: Any) -> TeamProjectClient | None:
     team = getattr(settings, "team_project_store", None)
     if not team:
         return None
-    return TeamProjectClient(team["url"], team["project"], team.get("token"), team.get("timeout", 10.0))
+    return TeamProjectClient(team["url"], team["project"], team.get("token"), team.get("timeout", 10.0),
+                             insecure_http=bool(team.get("insecureHttp")))
 
 
 def load(store: Any) -> fmt.Analysis:

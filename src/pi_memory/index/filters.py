@@ -98,6 +98,32 @@ def project_ids(conn: sqlite3.Connection, project: str | Path) -> list[str]:
     return [r[0] for r in rows if r[0]] or [text]
 
 
+SHOWN_PROJECTS = 10  # projects an unknown-project note names (the ones with the newest sessions)
+
+
+def unknown_project(conn: sqlite3.Connection, project: str | Path) -> str | None:
+    """Why a session search of ``project`` found nothing when no indexed session belongs to it (a name or path
+    that is not a project here: ``../../etc``), naming the projects that have sessions; ``None`` when some do.
+    Names and folders come from transcripts: shown quoted (escaped, redacted, cut), and left out when they read
+    like an instruction."""
+    from pi_memory import safety
+
+    ids = project_ids(conn, project)
+    if conn.execute(f"SELECT 1 FROM sessions WHERE project_id IN ({','.join('?' * len(ids))}) LIMIT 1",
+                    ids).fetchone():
+        return None
+    rows = conn.execute("SELECT project_name, project_root FROM sessions WHERE project_id IS NOT NULL "
+                        "GROUP BY project_id ORDER BY max(started_at) DESC").fetchall()
+    shown = [f"{safety.quoted_name(name or '?')} in {safety.quoted_name(root, 120)}" if root else
+             safety.quoted_name(name or "?") for name, root in rows if not safety.scan_threats(f"{name} {root}")]
+    head = f"No indexed session belongs to the project {safety.quoted_name(str(project))}, so nothing matched. "
+    if not shown:
+        return head + "Leave project out to search every session, or give 'current' for this project."
+    more = f" and {len(shown) - SHOWN_PROJECTS:,} more" if len(shown) > SHOWN_PROJECTS else ""
+    return (head + f"Projects with indexed sessions: {'; '.join(shown[:SHOWN_PROJECTS])}{more}. Give one of "
+            "these names or folders, 'current' for this project, or leave project out to search every session.")
+
+
 def choice(value: str | None, allowed: Sequence[str], name: str) -> str | None:
     if value is None or value == "":
         return None

@@ -28,6 +28,7 @@ from pi_memory.index.filters import (
     choice,
     parse_time,
     project_ids,
+    unknown_project,
 )
 from pi_memory.index.query import QueryPlan, describe, plan_query
 from pi_memory.index.read_only import read_only
@@ -197,16 +198,20 @@ def session_search(
     result = SearchResult(
         kind="session", query=query or "", strategy=ranked.strategy, expression=describe(ranked.plan),
         count=len(hits), results=hits,
-        note=_cap_note(ranked) if hits else _session_empty_note(conn, ranked.plan, since, until, as_of),
+        note=_cap_note(ranked) if hits else _session_empty_note(conn, ranked.plan, since, until, as_of, project),
     )
     return cap_output(result)
 
 
-def _session_empty_note(conn: sqlite3.Connection, plan: QueryPlan, since: Any, until: Any, as_of: Any) -> str:
-    """Why a session search found nothing when the terms are not the reason: no session indexed, or a time
-    window no message can be in (the filters were read already, so they parse)."""
+def _session_empty_note(conn: sqlite3.Connection, plan: QueryPlan, since: Any, until: Any, as_of: Any,
+                        project: Any = None) -> str:
+    """Why a session search found nothing when the terms are not the reason: no session indexed, a project no
+    session belongs to (:func:`~pi_memory.index.filters.unknown_project`), or a time window no message can be in
+    (the filters were read already, so they parse)."""
     if conn.execute("SELECT NOT EXISTS(SELECT 1 FROM messages)").fetchone()[0]:
         return "No session is indexed yet, so there is nothing to search (pi-memory index-sessions indexes them)."
+    if project is not None and str(project).strip() and (unknown := unknown_project(conn, project)):
+        return unknown
     lo, hi, moment = parse_time(since), parse_time(until, upper=True), _as_of(as_of)
     if lo and hi and lo > hi:
         return f"The since time ({lo}) is after the until time ({hi}), so no message can match. Swap them."

@@ -7,6 +7,7 @@ such an address shows it through :func:`redact_url` (and an error text that may 
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -93,3 +94,25 @@ def hide_url_secrets(text: str, url: str) -> str:
     for fragment in sorted(hidden, key=len, reverse=True):
         text = text.replace(fragment, HIDDEN)
     return text
+
+
+def is_loopback_host(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (``127.0.0.0/8``, ``::1``, written with or without brackets)."""
+    host = host.strip().strip("[]").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def plain_http_beyond_loopback(url: str) -> bool:
+    """True when ``url`` is plain ``http://`` to a host that is not this machine: what is sent there (a bearer
+    token) can be read by anyone on the network between."""
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname or ""
+    except ValueError:
+        return False
+    return parts.scheme.lower() == "http" and not is_loopback_host(host)

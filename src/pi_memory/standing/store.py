@@ -9,7 +9,8 @@ Writing (:class:`StandingStore`): only the user writes this file, through ``pi-m
 prompt assembly only reads the file. Every write takes the same cross-process lock as the curated stores,
 re-reads the file under it and publishes atomically. Edits keep the user's comments and blank lines: ``add``
 appends one line, ``remove N`` drops the line of rule N, ``clear`` drops every rule line and keeps comments.
-Every new rule goes through the threat and secret scanners; a duplicate (case-insensitive, after the same
+Every new rule goes through the threat and secret scanners, and one holding a control character (``ESC``, ``NUL``:
+the curated stores' check, :func:`pi_memory.curated.entries.holds_control`) is refused; a duplicate (case-insensitive, after the same
 normalisation) is refused, and so is a rule that would take the file over either cap.
 """
 
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from pi_memory import safety
 from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S
+from pi_memory.curated.entries import holds_control
 from pi_memory.curated.files import StoreLockedError, atomic_write_text, locked, try_read_bytes
 
 FILE_NAME = "STANDING.md"
@@ -146,6 +148,10 @@ class StandingStore:
         if safety.is_unreadable(rule):  # only undecodable bytes / lone surrogates, replaced at the edge
             return self._refuse("invalid_content", f"The rule has no readable text: {safety.UNREADABLE}. Nothing "
                                 "was pinned. Retype the rule, or check the encoding of what was sent.")
+        if holds_control(rule):
+            return self._refuse("invalid_content", "The rule holds control characters (terminal escape codes or "
+                                "similar), which can hide or change text on a screen showing it. Nothing was "
+                                "pinned. Remove them and pin plain text.")
         finding = safety.check_write(rule)
         if finding is not None:
             code = "secret" if finding.category == "secret" else "threat"

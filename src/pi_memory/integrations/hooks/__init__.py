@@ -27,6 +27,12 @@ CEILING_S = 2.0  # $PI_MEMORY_HOOK_CEILING_S overrides it (seconds), e.g. for te
 # embedding model, which takes seconds on a busy machine. Past it, recall answers by keyword only (the same
 # evidence floor) instead of nothing; the rest of the ceiling is for the keyword lists and the answer.
 VECTOR_SHARE = 0.6
+# A team project server (``teamProjectStore``) gets this share of the ceiling to answer the session start (0.6 s
+# of 2 s, from when it is asked), and never past TEAM_LATEST of the ceiling (1.5 s of 2 s, from the hook's start):
+# one that has not answered by then leaves the project part out, and the local stores, blocks and standing
+# instructions still arrive in time.
+TEAM_SHARE = 0.3
+TEAM_LATEST = 0.75
 USAGE = ("usage: pi-memory hook HOST EVENT  (reads the host's hook JSON on standard input)\n"
          f"  HOST: {', '.join(protocol.HOSTS)}\n  EVENT: {', '.join(protocol.EVENTS)}\n")
 
@@ -34,7 +40,9 @@ USAGE = ("usage: pi-memory hook HOST EVENT  (reads the host's hook JSON on stand
 def run_hook(host: str, event: str, raw: str, ceiling: float = CEILING_S) -> str:
     """The answer text for one hook call (never raises; the empty answer on any failure)."""
     result: dict = {}
-    vector_deadline = time.monotonic() + VECTOR_SHARE * ceiling
+    started = time.monotonic()
+    vector_deadline = started + VECTOR_SHARE * ceiling
+    team = {"team_deadline": started + TEAM_LATEST * ceiling, "team_wait": TEAM_SHARE * ceiling}
 
     def work() -> None:
         try:
@@ -47,7 +55,8 @@ def run_hook(host: str, event: str, raw: str, ceiling: float = CEILING_S) -> str
                 raise ValueError(f"the hook input must be a JSON object, not {type(payload).__name__}")
             from pi_memory.integrations.hooks.handlers import handle
 
-            result["answer"] = protocol.answer(event, handle(host, event, payload, vector_deadline=vector_deadline))
+            result["answer"] = protocol.answer(event, handle(host, event, payload, vector_deadline=vector_deadline,
+                                                             **team))
         except BaseException as exc:  # noqa: BLE001 - the host must get an answer whatever happened
             result["error"] = f"{type(exc).__name__}: {exc}"
 
@@ -98,4 +107,4 @@ def main_and_exit(argv: list[str] | None = None) -> None:
     os._exit(code)
 
 
-__all__ = ["CEILING_S", "VECTOR_SHARE", "main", "main_and_exit", "run_hook"]
+__all__ = ["CEILING_S", "TEAM_LATEST", "TEAM_SHARE", "VECTOR_SHARE", "main", "main_and_exit", "run_hook"]

@@ -43,18 +43,27 @@ def _cwd(payload: dict) -> str:
     return os.path.realpath(cwd)
 
 
-def session_context(cwd: str) -> dict:
+def session_context(cwd: str, team_deadline: float | None = None, team_wait: float | None = None) -> dict:
     """What a new host session starts with, ``{"memory": the frozen part, "run": the per-run parts}``, built
     by :mod:`pi_memory.prompt` (the one call site): the memory part (the curated snapshot, or the memory policy
     in policy mode) and the run parts (memory blocks, standing instructions). Creates the default blocks when
-    none exist, as a session start does. Cached with the files it was read from (:mod:`.state`)."""
+    none exist, as a session start does. Cached with the files it was read from (:mod:`.state`).
+
+    A team project store (``teamProjectStore``) gets ``team_wait`` seconds to answer, and never past
+    ``team_deadline`` (:func:`time.monotonic`): a server that does not answer by then costs the session its
+    project part only (the snapshot says it could not be reached), never the rest. Its entries live on the server, which no file fingerprint sees, so
+    such a context is not cached."""
     from pi_memory.prompt import memory_part, run_parts
     from pi_memory.runtime import open_memory
     from pi_memory.settings_files import settings_files
     from pi_memory.standing import StandingStore
 
-    memory = open_memory(Path(cwd))
+    memory = open_memory(Path(cwd), load=False)
+    team = memory.store.team_project
     try:
+        if team is not None and team_deadline is not None:
+            team.wait_until(min(team_deadline, time.monotonic() + (team_wait or team.timeout)))
+        memory.store.load_from_disk()
         blocks = memory.blocks()
         try:
             blocks.ensure_defaults()
@@ -68,7 +77,10 @@ def session_context(cwd: str) -> dict:
         before = state.fingerprint(deps)
         value = {"memory": memory_part(memory).text,
                  "run": "\n\n".join(p.text for p in run_parts(memory, preview=False) if p.text)}
-        state.store_context(cwd, CACHE_VERSION, deps, before, value)
+        if team is None:
+            state.store_context(cwd, CACHE_VERSION, deps, before, value)
+        elif (drift := memory.store.drift("project")) is not None:
+            state.log(f"session-start: the project part is missing: {drift.detail}")
         return value
     finally:
         memory.close()
@@ -84,13 +96,15 @@ def _join(*texts: str | None) -> str:
     return "\n\n".join(t for t in texts if t)
 
 
-def on_session_start(host: str, payload: dict) -> str | None:
-    """The frozen memory part (kept per host session: a resume gets the same bytes) and the run parts."""
+def on_session_start(host: str, payload: dict, team_deadline: float | None = None,
+                     team_wait: float | None = None) -> str | None:
+    """The frozen memory part (kept per host session: a resume gets the same bytes) and the run parts;
+    ``team_deadline``, ``team_wait``: see :func:`session_context`."""
     sid = _text(payload.get("session_id"))
     source = _text(payload.get("source"))
     cwd = _cwd(payload)
     saved = state.read_json(state.session_file(host, sid)) if sid else {}
-    value = state.cached_context(cwd, CACHE_VERSION) or session_context(cwd)
+    value = state.cached_context(cwd, CACHE_VERSION) or session_context(cwd, team_deadline, team_wait)
     frozen = saved.get("context")
     if isinstance(frozen, str) and source not in ("compact", "clear"):
         state.log(f"{host} session-start ({source or 'no source'}): session {sid}: the frozen context again "
@@ -131,7 +145,11 @@ def on_prompt(host: str, payload: dict, vector_deadline: float | None = None) ->
     _log_to_hook_log("pi_memory.semantic")
     _log_to_hook_log("pi_memory.retrieval")  # the engine's warnings ("vectors skipped") too
     _log_to_hook_log("pi_memory.index")  # a data folder opened for reading only, and what that skips
-    session = AgentSession(cwd, sid or None, host=host)  # the host decides recall's default sources
+    from pi_memory.runtime import open_memory
+
+    # the host decides recall's default sources; recall reads the index, so no curated store is read (a team
+    # project server that does not answer must not cost the prompt its recall)
+    session = AgentSession(cwd, sid or None, memory=open_memory(Path(cwd), load=False, host=host))
     run = _changed_run(host, sid, _text(cached.get("run")), saved) if cached is not None else (
         _changed_run_parts(host, sid, session, saved))
     outcome = session.recall(prompt, {RECALL_MARKER_KEY: saved.get("recallMarker")}, vector_deadline)
@@ -212,10 +230,12 @@ def _log_to_hook_log(name: str) -> None:
         logger.addHandler(HookLog(logging.WARNING))
 
 
-def handle(host: str, event: str, payload: dict, vector_deadline: float | None = None) -> str | None:
-    """The context to answer with (``None``: the empty answer)."""
+def handle(host: str, event: str, payload: dict, vector_deadline: float | None = None,
+           team_deadline: float | None = None, team_wait: float | None = None) -> str | None:
+    """The context to answer with (``None``: the empty answer). ``team_deadline``, ``team_wait``: the session
+    start's time for a team project server (:func:`session_context`)."""
     if event == "session-start":
-        return on_session_start(host, payload)
+        return on_session_start(host, payload, team_deadline, team_wait)
     if event == "prompt":
         return on_prompt(host, payload, vector_deadline)
     on_transcript(host, event, payload)
