@@ -5,7 +5,6 @@ for tests and demos."""
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import os
 import secrets
 import signal
@@ -19,6 +18,7 @@ from typing import Any
 
 from starlette.types import ASGIApp
 
+from pi_memory.safety.urls import is_loopback_host as is_loopback
 from pi_memory.semantic.backend import SemanticBackend
 from pi_memory.semantic.backends.rest_app import create_app
 from pi_memory.semantic.backends.rest_client import TOKEN_ENV
@@ -32,16 +32,6 @@ MIN_NETWORK_TOKEN_CHARS = 16  # about 96 bits from token_urlsafe's alphabet: not
 
 class ServeError(RuntimeError):
     """The server cannot start as asked (unsafe bind, bad token); the message says what to change."""
-
-
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and loopback addresses (``127.0.0.0/8``, ``::1``)."""
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def resolve_token(token: str | None) -> tuple[str, bool]:
