@@ -109,11 +109,8 @@ class TokenStore:
         """The principal of a presented bearer token, or ``None`` (unknown, revoked or malformed)."""
         if self.shared is not None and hmac.compare_digest(presented, self.shared):
             return Principal(None, True, SHARED)
-        try:
-            token = presented.decode("ascii")
-        except UnicodeDecodeError:
-            return None
-        if not token.startswith(PREFIX) or len(token) > 200:
+        token = _ours(presented)
+        if token is None:
             return None
         with connection(self.pool) as conn:
             row = conn.execute("SELECT id, user_id, admin FROM api_tokens WHERE token_hash = %s AND revoked_at IS NULL",
@@ -122,11 +119,8 @@ class TokenStore:
 
     def revoked(self, presented: bytes) -> TokenRecord | None:
         """The record of a presented token that was revoked (so the refusal can say so), else ``None``."""
-        try:
-            token = presented.decode("ascii")
-        except UnicodeDecodeError:
-            return None
-        if not token.startswith(PREFIX) or len(token) > 200:
+        token = _ours(presented)
+        if token is None:
             return None
         with connection(self.pool) as conn:
             row = conn.execute("SELECT id, user_id, admin, label, created_at, revoked_at FROM api_tokens WHERE "
@@ -184,3 +178,12 @@ class TokenStore:
 
 
 __all__ = ["Principal", "TokenRecord", "TokenStore"]
+
+
+def _ours(presented: bytes) -> str | None:
+    """``presented`` as one of our tokens (ASCII, our prefix, at most 200 characters), else ``None``."""
+    try:
+        token = presented.decode("ascii")
+    except UnicodeDecodeError:
+        return None
+    return token if token.startswith(PREFIX) and len(token) <= 200 else None
