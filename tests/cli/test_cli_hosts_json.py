@@ -73,6 +73,38 @@ def test_serve_prints_one_json_line_when_listening_and_one_when_stopped(env, tmp
     assert TOKEN not in stdout + stderr
 
 
+def test_serve_reads_its_token_from_a_file_kept_off_the_command_line(env, tmp_path):
+    token_file = tmp_path / "token"
+    token_file.write_text(f"  {TOKEN}\n")
+    proc, listening = start_serve(env, "--token-file", str(token_file), "--dir", str(tmp_path / "data"))
+    try:
+        assert listening["token"] == "given"
+        url = f"{listening['url']}/memories?user_id=a"
+        assert httpx.get(url, timeout=5, headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+        assert httpx.get(url, timeout=5, headers={"Authorization": "Bearer wrong-token-0123456789"}).status_code == 401
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and TOKEN not in stdout + stderr
+
+
+@pytest.mark.parametrize(("content", "both", "error"), [
+    (None, False, "cannot read the server token from {path} (No such file or directory); give a file that holds "
+                  "only the token, or set $PI_MEMORY_SERVER_TOKEN instead"),
+    (" \n", False, "the token file {path} is empty; write the token in it, or set $PI_MEMORY_SERVER_TOKEN instead"),
+    (TOKEN, True, "Give the server token once: --token or --token-file, not both."),
+])
+def test_serve_refuses_a_token_file_it_cannot_use(env, tmp_path, content, both, error):
+    path = tmp_path / "token"
+    if content is not None:
+        path.write_text(content)
+    extra = ("--token", TOKEN) if both else ()
+    r = subprocess.run(cli("--json", "serve", "--port", "0", "--token-file", str(path), *extra, "--dir",
+                           str(tmp_path / "data")), env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and json.loads(r.stdout) == {"success": False, "exitCode": 2,
+                                                          "error": error.format(path=path)}
+
+
 def test_serve_json_never_shows_a_generated_token(env, tmp_path):
     proc, listening = start_serve(env, "--dir", str(tmp_path / "data"))
     try:

@@ -38,7 +38,13 @@ EfSearchOpt = Annotated[
 TokenOpt = Annotated[
     str | None,
     typer.Option("--token", help="Bearer token clients must send (default: $PI_MEMORY_SERVER_TOKEN, else a new "
-                                 "random one printed at start).", show_default=False),
+                                 "random one printed at start). Other users of this machine can read a command "
+                                 "line (ps), so prefer --token-file or $PI_MEMORY_SERVER_TOKEN.", show_default=False),
+]
+TokenFileOpt = Annotated[
+    Path | None,
+    typer.Option("--token-file", help="Read the bearer token from this file, which holds only the token (keep it "
+                                      "readable by you only).", show_default=False),
 ]
 
 
@@ -63,6 +69,7 @@ def serve(
     host: HostOpt = "127.0.0.1",
     port: PortOpt = 8765,
     token: TokenOpt = None,
+    token_file: TokenFileOpt = None,
     database_url: DatabaseOpt = None,
     ef_search: EfSearchOpt = None,
     tls_cert: Annotated[Path | None, typer.Option("--tls-cert", help="Certificate file (PEM) for HTTPS.")] = None,
@@ -102,6 +109,16 @@ def serve(
                        f"{os.environ[EF_SEARCH_ENV]!r}.", 2) from None
     if (tls_cert is None) != (tls_key is None):
         raise fail("HTTPS needs both --tls-cert and --tls-key.", 2)
+    if token is not None and token_file is not None:
+        raise fail("Give the server token once: --token or --token-file, not both.", 2)
+    if token_file is not None:
+        from pi_memory.integrations.mcp_http import token_from_file
+        from pi_memory.semantic.backends.rest_client import TOKEN_ENV
+
+        try:
+            token = token_from_file(token_file, "server token", TOKEN_ENV)
+        except ServeError as exc:
+            raise fail(str(exc), 2) from exc
     try:
         semantic = load_semantic_settings()
     except SemanticSettingsError as exc:

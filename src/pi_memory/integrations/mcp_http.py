@@ -64,17 +64,18 @@ def resolve_token(token: str | None, host: str) -> tuple[str, bool]:
     return chosen, False
 
 
-def token_from_file(path: Path | str) -> str:
-    """The token ``path`` holds (``--token-file``: the whole file, blanks around it dropped, as ``pi-memory ui
-    --token-file`` reads it); raises :class:`ServeError` when the file cannot be read or holds nothing."""
+def token_from_file(path: Path | str, what: str = "MCP token", env: str = TOKEN_ENV) -> str:
+    """The token ``path`` holds (``--token-file`` of ``mcp --http`` and ``serve``: the whole file, blanks around
+    it dropped, as ``pi-memory ui --token-file`` reads it); raises :class:`ServeError` when the file cannot be
+    read or holds nothing. ``what`` and ``env``: the token's name and variable, for the refusal."""
     try:
         token = Path(path).expanduser().read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
-        raise ServeError(f"cannot read the MCP token from {path} ({reason}); give a file that holds only the "
-                         f"token, or set ${TOKEN_ENV} instead") from exc
+        raise ServeError(f"cannot read the {what} from {path} ({reason}); give a file that holds only the "
+                         f"token, or set ${env} instead") from exc
     if not token:
-        raise ServeError(f"the token file {path} is empty; write the token in it, or set ${TOKEN_ENV} instead")
+        raise ServeError(f"the token file {path} is empty; write the token in it, or set ${env} instead")
     return token
 
 
