@@ -86,7 +86,7 @@ def test_unexpected_error_under_json_is_still_json(tmp_path, monkeypatch, capsys
 
     cli_app = sys.modules["pi_memory.cli.app"]  # the package's `app` attribute is the typer app
 
-    def broken(store):
+    def broken(store, **_options):
         raise RuntimeError("snapshot exploded")
 
     monkeypatch.setattr(cli_app, "build_snapshot", broken)
