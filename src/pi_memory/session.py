@@ -187,7 +187,7 @@ class AgentSession:
             return
 
         def run() -> None:
-            from pi_memory.index.db import check_integrity
+            from pi_memory.index.integrity import check_integrity
 
             report = check_integrity(self.memory.settings.data_dir)
             self.integrity = report.to_dict()

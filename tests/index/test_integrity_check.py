@@ -8,7 +8,8 @@ import time
 import pytest
 
 from pi_memory.index import open_index
-from pi_memory.index.db import check_integrity, index_path
+from pi_memory.index.db import index_path
+from pi_memory.index.integrity import check_integrity
 from pi_memory.runtime import open_memory
 from pi_memory.session import AgentSession
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from pi_memory.index import last_repair, open_index, transaction
-from pi_memory.index.db import check_integrity
 from pi_memory.index.file_guard import leftovers, write_problem
+from pi_memory.index.integrity import check_integrity
 
 
 def mode(path: Path) -> int:
