@@ -30,3 +30,16 @@ def home(tmp_path, monkeypatch):
     (proj / ".git").mkdir(parents=True)
     (proj / "sub").mkdir()
     return tmp_path
+
+
+@pytest.fixture
+def install_home(tmp_path, monkeypatch):
+    """For the host installs: a temporary HOME (returned, made) and hook state folder, no CLAUDE_CONFIG_DIR /
+    CODEX_HOME, and no codex binary on PATH (so Codex trust is not recorded)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PI_MEMORY_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    (tmp_path / "home").mkdir()
+    return tmp_path / "home"

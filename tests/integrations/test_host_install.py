@@ -25,14 +25,8 @@ command = "other"   # a comment inside a table
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("PI_MEMORY_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    monkeypatch.delenv("CODEX_HOME", raising=False)
-    monkeypatch.setenv("PATH", "/nonexistent")  # no codex binary: trust cannot be recorded here
-    (tmp_path / "home").mkdir()
-    return tmp_path / "home"
+def home(install_home):
+    return install_home
 
 
 def commands(settings: dict) -> dict[str, list[str]]:

@@ -20,14 +20,8 @@ BARE_LF = re.compile(r"(?<!\r)\n")
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("PI_MEMORY_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    monkeypatch.delenv("CODEX_HOME", raising=False)
-    monkeypatch.setenv("PATH", "/nonexistent")  # no codex binary: trust is not recorded here
-    (tmp_path / "home").mkdir()
-    return tmp_path / "home"
+def home(install_home):
+    return install_home
 
 
 def hooks_block(indent: str = "  ") -> str:
