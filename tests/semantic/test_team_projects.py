@@ -153,21 +153,12 @@ def test_writes_are_audited_and_names_and_tokens_checked(team):
 def test_a_client_store_points_its_project_target_at_the_team_server(team, tmp_path, monkeypatch):
     """The client path: ``teamProjectStore`` in the settings (token from ``$PI_MEMORY_SERVER_TOKEN``) makes the
     curated store's ``project`` target the server's shared store; the other targets stay local files."""
-    import json
 
     from pi_memory.config import load_settings
     from pi_memory.curated import MemoryStore
 
     name = project()
-    agent = tmp_path / "agent"
-    agent.mkdir()
-    (agent / "settings.json").write_text(json.dumps({"pi-memory": {"teamProjectStore": {
-        "url": team["urls"][0], "project": name}}}))
-    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
-    monkeypatch.setenv("PI_MEMORY_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("PI_MEMORY_SERVER_TOKEN", team["tokens"]["alice"])
-    repo = tmp_path / "repo"
-    (repo / ".git").mkdir(parents=True)
+    repo = _team_repo(team, tmp_path, monkeypatch, name)
     settings = load_settings(repo)
     assert settings.team_project_store == {"url": team["urls"][0], "project": name,
                                            "token": team["tokens"]["alice"], "timeout": 10.0}
@@ -238,11 +229,10 @@ def test_an_add_with_a_place_goes_there_and_the_answer_says_the_server_placed_it
 ABCD = ["a-one", "b-two", "c-three", "d-four"]
 
 
-def _team_learner(team, tmp_path, monkeypatch, name):
-    """A learner whose ``project`` target is the team server's store ``name`` (``teamProjectStore``)."""
+def _team_repo(team, tmp_path, monkeypatch, name):
+    """A repository (returned) whose settings make its ``project`` target the team server's store ``name``
+    (``teamProjectStore``), as alice."""
     import json
-
-    from pi_memory.runtime import open_memory
 
     agent = tmp_path / "agent"
     agent.mkdir()
@@ -253,7 +243,14 @@ def _team_learner(team, tmp_path, monkeypatch, name):
     monkeypatch.setenv("PI_MEMORY_SERVER_TOKEN", team["tokens"]["alice"])
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
-    return open_memory(repo).learner()
+    return repo
+
+
+def _team_learner(team, tmp_path, monkeypatch, name):
+    """A learner whose ``project`` target is the team server's store ``name`` (``teamProjectStore``)."""
+    from pi_memory.runtime import open_memory
+
+    return open_memory(_team_repo(team, tmp_path, monkeypatch, name)).learner()
 
 
 def _removes(learner, *texts: str) -> int:
