@@ -94,7 +94,8 @@ def main() -> None:
     for spec in args.variants:
         name, src, env = parse_variant(spec)
         env = {**os.environ, "RECALL_AB_SRC": src, "RECALL_AB_DB": str(args.db), "RECALL_AB_BENCH": str(HERE), **env}
-        workers.append((name, subprocess.Popen([sys.executable, "-c", WORKER], stdin=subprocess.PIPE,
+        python = env.pop("RECALL_AB_PYTHON", sys.executable)  # another interpreter (its own venv) for this variant
+        workers.append((name, subprocess.Popen([python, "-c", WORKER], stdin=subprocess.PIPE,
                                                stdout=subprocess.PIPE, text=True, env=env)))
     try:
         for name, proc in workers:
