@@ -51,6 +51,12 @@ backend = EmbeddedBackend(open_index(os.environ["RECALL_AB_DB"]), emb)
 both = ("semantic", "sessions")
 for q in queries[1:4]:  # loads the matrices
     recall(backend, q, scope=scope, include=both, conn=backend.conn)
+if os.environ.get("RECALL_AB_GC_FREEZE"):  # what a long-lived host may do once its stores are loaded
+    import gc
+    gc.freeze()
+if os.environ.get("RECALL_AB_GC_THRESHOLD"):  # e.g. 50000/20/100
+    import gc
+    gc.set_threshold(*map(int, os.environ["RECALL_AB_GC_THRESHOLD"].split("/")))
 print("ready", flush=True)
 for line in sys.stdin:
     q = queries[int(line)]

@@ -23,7 +23,7 @@ import typer
 
 from pi_memory import safety
 from pi_memory.cli.app import app, build_command, fail, state
-from pi_memory.cli.notices import HeldNotices
+from pi_memory.cli.notices import HeldNotices, delay_for
 
 try:  # typer 0.2x ships its own copy of click; its usage errors derive from TyperException
     from typer import TyperException as _ClickError
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> None:
 
     Click reports bad arguments as text itself; here they become JSON when ``--json`` is among the arguments."""
     args = sys.argv[1:] if argv is None else list(argv)
-    _log_to_stderr()
+    _log_to_stderr(args)
     args = [a if os.path.lexists(a) else safety.replace_unencodable(a) for a in args]  # argv bytes not UTF-8
     try:
         code = build_command()(args=args, prog_name="pi-memory", standalone_mode=False)
@@ -75,7 +75,7 @@ class _OneLine(logging.Formatter):
         return f"{record.levelname.lower()}: {text}"
 
 
-def _log_to_stderr() -> None:
+def _log_to_stderr(args: list[str]) -> None:
     """Warnings and errors of the library as one line each on standard error; ``$PI_MEMORY_DEBUG`` set: every
     record from debug level up, tracebacks included. Left alone when the process already configured logging."""
     root = logging.getLogger()
@@ -87,7 +87,7 @@ def _log_to_stderr() -> None:
         root.setLevel(logging.DEBUG)
     else:
         handler.setFormatter(_OneLine())
-        state.notices = HeldNotices(handler)
+        state.notices = HeldNotices(handler, delay_for(args))
         handler.addFilter(state.notices)  # before _once: a held record is seen once, when it is printed
         handler.addFilter(_once())
         root.setLevel(logging.WARNING)

@@ -5,7 +5,9 @@ still answer, that writes are skipped, what to do (:func:`pi_memory.index.read_o
 write command is then refused, and its refusal says the same thing: printed both, the person read the cause and
 the fix twice in a row. So the CLI holds that one warning back: a refusal drops it (:meth:`HeldNotices.drop`);
 otherwise it is printed when the command ends, or after ``DELAY_S`` for a command that keeps running (``ui``,
-``serve``, ``mcp``), whichever comes first.
+``serve``, ``mcp``: :data:`KEEPS_RUNNING`), whichever comes first. Other commands hold it until they end, however
+long they take: with a timer for every command, a write refused after a slow start (the embedder loading on a busy
+machine) printed both.
 """
 
 from __future__ import annotations
@@ -14,13 +16,22 @@ import logging
 import threading
 
 DELAY_S = 0.5
+KEEPS_RUNNING = frozenset({"ui", "serve", "mcp"})  # commands whose held notice is printed after DELAY_S
 MARK = "read_only_notice"  # the ``extra`` key the index sets on the warning
 
 
-class HeldNotices(logging.Filter):
-    """A filter for the CLI's stderr handler: passes every record but the read-only notice, which it holds."""
+def delay_for(args: list[str]) -> float | None:
+    """How long the notice is held for the command line ``args``: ``DELAY_S`` for a command that keeps running
+    (its first word that is not an option is in :data:`KEEPS_RUNNING`), else ``None`` (until the command ends)."""
+    command = next((a for a in args if not a.startswith("-")), "")
+    return DELAY_S if command in KEEPS_RUNNING else None
 
-    def __init__(self, handler: logging.Handler, delay: float = DELAY_S) -> None:
+
+class HeldNotices(logging.Filter):
+    """A filter for the CLI's stderr handler: passes every record but the read-only notice, which it holds
+    (``delay``: seconds before it is printed anyway; ``None``: until :meth:`release` or :meth:`drop`)."""
+
+    def __init__(self, handler: logging.Handler, delay: float | None = DELAY_S) -> None:
         super().__init__()
         self.handler = handler
         self.delay = delay
@@ -36,7 +47,7 @@ class HeldNotices(logging.Filter):
             if self.settled:
                 return True
             self.held.append(record)
-            if self._timer is None:
+            if self._timer is None and self.delay is not None:
                 self._timer = threading.Timer(self.delay, self.release)
                 self._timer.daemon = True
                 self._timer.start()
