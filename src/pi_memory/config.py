@@ -39,7 +39,8 @@ Prompt keys (what a session's system prompt gets, :mod:`pi_memory.prompt`):
   "PI_MEMORY_SERVER_TOKEN", "timeoutSeconds": 10}``: the project store is the team server's shared store of that
   name (``pi-memory serve --database-url``), not a local file; the token comes from the environment variable
   ``tokenEnv`` names (default ``$PI_MEMORY_SERVER_TOKEN``). Usually set in the project's ``.pi/settings.json``.
-  The token is never sent over plain ``http://`` to another machine (only to ``https://`` or loopback) unless
+  ``timeoutSeconds`` bounds each request as a whole; a host's start waits less
+  (:data:`pi_memory.curated.team_client.START_WAIT_S`, the hooks' share of their ceiling). The token is never sent over plain ``http://`` to another machine (only to ``https://`` or loopback) unless
   ``"insecureHttp": true`` says the network or a tunnel protects it.
 * ``failureInjectionEnabled`` (true), ``failureInjectionMaxAgeDays`` (7), ``failureInjectionMaxEntries`` (5):
   recent lessons in the snapshot (snapshot mode only).

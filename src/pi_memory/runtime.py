@@ -364,7 +364,7 @@ def open_semantic_or_none(memory: Memory, background_reembed: bool = True):
 
 
 def open_memory(cwd: Path | str | None = None, override_dir: Path | None = None, mirror: bool = True,
-                load: bool = True, host: str | None = None) -> Memory:
+                load: bool = True, host: str | None = None, team_wait: float | None = None) -> Memory:
     """Settings for ``cwd`` (default: the process's), the curated store for its project, lazily the index.
 
     ``host``: the host this process serves (``"claude-code"``, ``"codex"``; ``None`` for pi, the CLI and the
@@ -372,7 +372,10 @@ def open_memory(cwd: Path | str | None = None, override_dir: Path | None = None,
     (:data:`pi_memory.semantic.config.HOST_RECALL_SOURCES`).
 
     ``load=False`` reads no store (the curated files stay unread until a host loads them): for a host that only
-    describes its tools and prompt before the first memory operation (``lazyInitialization``).
+    describes its tools and prompt before the first memory operation (``lazyInitialization``). ``team_wait``:
+    the seconds a team project store (``teamProjectStore``) gets to answer that read, instead of its
+    ``timeoutSeconds`` (a host's start: :data:`pi_memory.curated.team_client.START_WAIT_S`); later requests get
+    ``timeoutSeconds``.
 
     Raises :class:`pi_memory.config.SettingsError` for unreadable or invalid settings.
     """
@@ -387,7 +390,10 @@ def open_memory(cwd: Path | str | None = None, override_dir: Path | None = None,
         memory.store.write_check = memory.write_problem
     _open_learning(memory, where)
     if load:
-        memory.store.load_from_disk()
+        from pi_memory.curated.team_client import bounded
+
+        with bounded(memory.store, team_wait):
+            memory.store.load_from_disk()
     return memory
 
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pi_memory import timing
+from pi_memory.curated.team_client import START_WAIT_S
 from pi_memory.index.db import now_iso
 from pi_memory.runtime import Memory, open_memory
 
@@ -136,13 +137,15 @@ class AgentSession:
 
     ``memory``: the assembled system to use (a host that resolved ``--dir`` itself passes it); default
     :func:`pi_memory.runtime.open_memory` for ``cwd`` and ``host`` (``"claude-code"`` / ``"codex"`` from their
-    hooks: recall's default sources depend on it)."""
+    hooks: recall's default sources depend on it), whose first read of a team project store is a start's
+    (:data:`pi_memory.curated.team_client.START_WAIT_S`, not its ``timeoutSeconds``)."""
 
     def __init__(self, cwd: Path | str | None = None, session_id: str | None = None, memory: Memory | None = None,
                  host: str | None = None):
         self.cwd = Path(cwd) if cwd else Path.cwd()
         self.session_id = session_id
-        self.memory: Memory = memory if memory is not None else open_memory(self.cwd, host=host)
+        self.memory: Memory = memory if memory is not None else open_memory(self.cwd, host=host,
+                                                                              team_wait=START_WAIT_S)
         # The session never checks the index at open: start() runs the check on a thread of its own.
         self.memory.index_check = False
         self.integrity: dict | None = None  # the background integrity check's report (quickCheckOnOpen)

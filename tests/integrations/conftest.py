@@ -1,8 +1,16 @@
-"""Shared fixtures of the host-integration tests."""
+"""Shared fixtures of the host-integration tests (and ``team_socket``, a team server on 127.0.0.1 that hangs,
+answers or dribbles: ``tests/team_sockets.py``)."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: team_sockets
+
+from team_sockets import team_socket  # noqa: E402,F401
 
 
 @pytest.fixture

@@ -198,10 +198,11 @@ def _warn(resolved: Settings) -> None:
         log.warning("%s", warning)
 
 
-def open_mem(dir_: Path | None = None) -> Memory:
-    """The assembled system for this command (curated stores mirrored into the index on write)."""
+def open_mem(dir_: Path | None = None, load: bool = True) -> Memory:
+    """The assembled system for this command (curated stores mirrored into the index on write); ``load=False``:
+    no store read yet (``mcp`` reads them as its server starts)."""
     try:
-        memory = open_memory(override_dir=dir_ or state.dir)
+        memory = open_memory(override_dir=dir_ or state.dir, load=load)
     except SettingsError as exc:
         raise fail(str(exc), 2) from exc
     state.data_dir = memory.settings.data_dir

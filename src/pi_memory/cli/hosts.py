@@ -194,7 +194,7 @@ def serve_mcp_http(dir_: Path | None, host: str, port: int, token: str | None, i
         else:
             say("pi-memory mcp: stopped")
 
-    memory = open_mem(dir_)
+    memory = open_mem(dir_, load=False)  # the server's start reads the stores (a team server gets a start's wait)
     try:
         serve_http(memory, host, port, token, index_interval, report=report, say=say, tls=pair,
                    insecure_http=insecure_http)

@@ -57,7 +57,7 @@ def mcp(dir: DirOpt = None, index_interval: IntervalOpt = INDEX_EVERY_S, json_: 
     from pi_memory.integrations.mcp_server import serve_stdio, stderr_reporter
 
     state.stdout_is_protocol = True  # from here on, even an error's JSON goes to standard error
-    memory = open_mem(dir)
+    memory = open_mem(dir, load=False)  # the server's start reads the stores (a team server gets a start's wait)
     read_only = require_readable(memory.settings.data_dir)
     report = stderr_reporter(json_ or state.json)
     if read_only is not None:  # served for reading only: the start line says so, and what to do

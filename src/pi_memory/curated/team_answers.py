@@ -145,8 +145,13 @@ def _refusal(code: str, name: str, operations: list[Any], findings: list[str], u
             f"changed.{msg._NO_RETRY_END}")
 
 
-def no_answer(name: str, seconds: float, method: str) -> str:
-    """The error of a request the team server did not answer within ``seconds``."""
+def no_answer(name: str, seconds: float, method: str, start: bool = False) -> str:
+    """The error of a request the team server did not answer (or not to its end) within ``seconds``; ``start``:
+    those seconds were a start's share (:func:`.team_client.bounded`), not teamProjectStore.timeoutSeconds."""
+    if method == "GET" and start:
+        return (f"the {name} did not answer within {seconds:g} s, so its entries could not be read. The server "
+                "may be down or overloaded. A start waits only this long for it; memory_read with target "
+                "'project' asks again with the full teamProjectStore.timeoutSeconds.")
     if method == "GET":
         return (f"the {name} did not answer within {seconds:g} s, so its entries could not be read. The server "
                 "may be down or overloaded: retry later (teamProjectStore.timeoutSeconds sets how long pi-memory "

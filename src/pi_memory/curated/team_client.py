@@ -6,14 +6,25 @@ curated store's own rules under a database row lock (scanner, character limit, a
 sends the operations as they are and turns the answer back into a :class:`~pi_memory.curated.MemoryResult`.
 A server that cannot be reached is an ``io_error`` result saying so: nothing is written locally instead (a
 team's store must not fork into private copies). The server's answers are read by :mod:`.team_answers`: no text
-of the server reaches a model unchecked. ``deadline`` (a :func:`time.monotonic` value) bounds the waiting of a
-caller with a time limit of its own (a host's session-start hook); a token is never sent over plain HTTP to
-another machine unless the settings say ``insecureHttp``.
+of the server reaches a model unchecked; a token is never sent over plain HTTP to another machine unless the
+settings say ``insecureHttp``.
+
+Time: every request has a wall-clock deadline over all of it (connecting, sending, the headers and the whole
+body), ``timeoutSeconds`` by default. httpx bounds each read and write only, so a server sending a byte a
+second would hold a request for ever; a :class:`_Cutoff` shuts the request's socket when its time is up, and
+the request ends with :func:`~.team_answers.no_answer` as one that got no answer. :func:`bounded` shortens that
+time for a host's start (the Claude Code / Codex session-start hook; a pi session's and the MCP server's start
+and the pi bridge's frozen snapshot, :data:`START_WAIT_S`): a server that does not answer within it costs the
+start the project part only, and the requests after the block get ``timeoutSeconds`` again.
 """
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from pi_memory.curated import entries as fmt
@@ -33,6 +44,13 @@ if TYPE_CHECKING:  # httpx (~100 ms to import) loads only when a team project st
     import httpx
 
 TARGET = "project"
+# What a pi session's start and the MCP server's start (and the pi bridge's frozen snapshot, built at the first
+# prompt and after a compaction) give a team server to answer, instead of timeoutSeconds (10 s by default): a
+# team server's answer takes well under a second when it is up (a row read; a new TLS connection across a
+# continent is 3 round trips, about 0.5 s), and 2 s is a pause a person notices but accepts at a start. The
+# Claude Code / Codex hooks give it less (``hooks.TEAM_SHARE`` of their 2 s ceiling), since their whole answer
+# must fit in that ceiling; the pi bridge's requests get 10 s from the extension, which a 10 s wait would miss.
+START_WAIT_S = 2.0
 
 
 class TeamProjectError(RuntimeError):
@@ -54,39 +72,44 @@ class TeamProjectClient:
 
         self.url, self.project, self.timeout = url.rstrip("/"), project, timeout
         self.refusal = plain_http_refusal(self.url, token, insecure_http)  # set: no request is sent
-        self.deadline: float | None = None  # time.monotonic() after which nothing is asked (see the docstring)
+        self.deadline: float | None = None  # time.monotonic() after which nothing is asked (:func:`bounded`)
         self._late: TeamProjectError | None = None  # the last request that was not answered in time
         headers = {"Authorization": f"Bearer {token}"} if token and not self.refusal else {}
-        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout, transport=transport)
+        # No kept-alive connections: each request's socket is new, so its _Cutoff can reach it (a reused one
+        # reports no connect). A team store gets a request or two per session start and per memory change.
+        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout, transport=transport,
+                                  limits=httpx.Limits(max_keepalive_connections=0))
         self.version: int | None = None
 
     @property
     def name(self) -> str:
         return f"team project store {self.project!r} on {redact_url(self.url)}"
 
-    def wait_until(self, deadline: float) -> None:
-        """Ask nothing after ``deadline`` (:func:`time.monotonic`) and wait for no answer beyond it."""
-        self.deadline = deadline
-
     def _call(self, method: str, **kw: Any) -> dict[str, Any]:
         import httpx
 
         if self.refusal:
             raise TeamProjectError(self.refusal)
-        wait = self.timeout
-        if self.deadline is not None:
-            wait = min(wait, self.deadline - time.monotonic())
-            if wait <= 0.01:  # the earlier request's timeout says it best
-                raise self._late or TeamProjectError(not_asked(self.name), waited=0.0)
+        wait = self.timeout if self.deadline is None else min(self.timeout, self.deadline - time.monotonic())
+        if wait <= 0.01:  # the earlier request's timeout says it best
+            raise self._late or TeamProjectError(not_asked(self.name), waited=0.0)
+        cutoff = _Cutoff(wait)
         try:
-            r = self._http.request(method, f"/projects/{self.project}/entries", timeout=wait, **kw)
-        except httpx.TimeoutException as exc:
-            self._late = TeamProjectError(no_answer(self.name, round(wait, 2), method), waited=wait)
-            raise self._late from exc
-        except httpx.HTTPError as exc:
+            with self._http.stream(method, f"/projects/{self.project}/entries", timeout=wait,
+                                   extensions={"trace": cutoff.trace}, **kw) as r:
+                r.read()  # the whole body, within the same time (the cutoff ends a server that dribbles it)
+        except Exception as exc:
+            if cutoff.fired or isinstance(exc, httpx.TimeoutException):  # whatever a cut socket raised
+                shortened = wait < self.timeout  # a start's time (bounded), not timeoutSeconds
+                self._late = TeamProjectError(no_answer(self.name, round(wait, 2), method, shortened), waited=wait)
+                raise self._late from exc
+            if not isinstance(exc, httpx.HTTPError):
+                raise
             why = server_words(str(exc)) or "no detail"  # a protocol error can quote the server's bytes
             raise TeamProjectError(f"the {self.name} cannot be reached ({type(exc).__name__}: {why}); nothing was "
                                    "changed. Check that the server runs and teamProjectStore.url.") from exc
+        finally:
+            cutoff.cancel()
         try:
             body = r.json()
         except ValueError:
@@ -129,6 +152,71 @@ class TeamProjectClient:
 
     def close(self) -> None:
         self._http.close()
+
+
+class _Cutoff:
+    """The wall-clock bound of one request: ``seconds`` after it starts, the sockets it opened are shut in
+    both directions, which ends a read or write that is waiting (httpx raises a read or protocol error then;
+    :attr:`fired` says it was this). The sockets come from httpcore's ``trace`` extension (the connection's TCP
+    stream and, for https, its TLS stream); connecting itself is bounded by httpx's connect timeout, which is
+    never more than ``seconds``."""
+
+    def __init__(self, seconds: float) -> None:
+        self.fired = False
+        self._socks: list[Any] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(max(seconds, 0.0), self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def trace(self, event: str, info: dict[str, Any]) -> None:
+        if not event.endswith(("connect_tcp.complete", "connect_unix_socket.complete", "start_tls.complete")):
+            return
+        stream = info.get("return_value")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if sock is None:
+            return
+        with self._lock:
+            self._socks.append(sock)
+            late = self.fired
+        if late:  # connected just as the time ran out
+            _shut(sock)
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            socks = list(self._socks)
+        for sock in socks:
+            _shut(sock)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+def _shut(sock: Any) -> None:
+    with contextlib.suppress(OSError, ValueError):  # closed already, or the TCP socket a TLS one took over
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+@contextlib.contextmanager
+def bounded(store: Any, seconds: float | None, latest: float | None = None) -> Iterator[None]:
+    """Within the block, ``store``'s team project store (none: nothing to do) gets ``seconds`` from now to
+    answer, and nothing past ``latest`` (a :func:`time.monotonic` value): a request still running then is cut
+    off (:func:`~.team_answers.no_answer`), one asked later is not sent (the earlier one's error again, or
+    :func:`~.team_answers.not_asked`). So a start that reads the store twice (the stores, then the snapshot)
+    waits once. After the block every request gets ``timeoutSeconds`` again. ``seconds`` and ``latest`` both
+    ``None``: no bound."""
+    team = getattr(store, "team_project", None)
+    ends = [t for t in (latest, None if seconds is None else time.monotonic() + seconds) if t is not None]
+    if team is None or not ends:
+        yield
+        return
+    before = team.deadline, team._late
+    team.deadline, team._late = min(ends), None
+    try:
+        yield
+    finally:
+        team.deadline, team._late = before
 
 
 def _count(value: Any) -> int:
@@ -174,4 +262,4 @@ def apply(store: Any, operations: list[Any], key: str) -> MemoryResult:
     return result
 
 
-__all__ = ["TeamProjectClient", "TeamProjectError", "apply", "from_settings", "load"]
+__all__ = ["START_WAIT_S", "TeamProjectClient", "TeamProjectError", "apply", "bounded", "from_settings", "load"]

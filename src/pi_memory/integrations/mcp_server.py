@@ -39,6 +39,7 @@ from pydantic import ConfigDict, Field
 
 from pi_memory import __version__
 from pi_memory.curated import MemoryStore, build_snapshot
+from pi_memory.curated.team_client import START_WAIT_S, bounded
 from pi_memory.integrations.mcp_stdio import run_stdio
 from pi_memory.runtime import Memory
 from pi_memory.session import INDEX_EVERY_S, AgentSession
@@ -58,12 +59,15 @@ INSTRUCTIONS = (
 def build_server(memory: Memory | MemoryStore, session: AgentSession | None = None) -> MCPServer:
     """An ``MCPServer`` serving every tool of ``memory`` (a bare ``MemoryStore`` serves the curated tools).
     With ``session`` (whose ``memory`` this is) it also serves ``memory://status``. Starting and stopping the
-    session's worker is the caller's job (:func:`serve_stdio` does it)."""
+    session's worker is the caller's job (:func:`serve_stdio` does it). Reads the stores first; a team project
+    store gets :data:`~pi_memory.curated.team_client.START_WAIT_S` to answer that read (the CLI opens
+    ``memory`` without reading it), and the tool calls after it ``timeoutSeconds``."""
     if isinstance(memory, MemoryStore):
         store, specs_list = memory, create_memory_tools(memory)
     else:
         store, specs_list = memory.store, memory.tools()
-    store.load_from_disk()
+    with bounded(store, START_WAIT_S):  # the server's start: a team project store gets a start's wait
+        store.load_from_disk()
     server = MCPServer("pi-memory", instructions=INSTRUCTIONS, version=__version__)
     last_call = [0.0]
 

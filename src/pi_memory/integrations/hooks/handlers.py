@@ -53,6 +53,7 @@ def session_context(cwd: str, team_deadline: float | None = None, team_wait: flo
     ``team_deadline`` (:func:`time.monotonic`): a server that does not answer by then costs the session its
     project part only (the snapshot says it could not be reached), never the rest. Its entries live on the server, which no file fingerprint sees, so
     such a context is not cached."""
+    from pi_memory.curated.team_client import bounded
     from pi_memory.prompt import memory_part, run_parts
     from pi_memory.runtime import open_memory
     from pi_memory.settings_files import settings_files
@@ -61,22 +62,21 @@ def session_context(cwd: str, team_deadline: float | None = None, team_wait: flo
     memory = open_memory(Path(cwd), load=False)
     team = memory.store.team_project
     try:
-        if team is not None and team_deadline is not None:
-            team.wait_until(min(team_deadline, time.monotonic() + (team_wait or team.timeout)))
-        memory.store.load_from_disk()
-        blocks = memory.blocks()
-        try:
-            blocks.ensure_defaults()
-        except Exception as exc:  # noqa: BLE001 - a read-only data root must not stop the session start
-            state.log(f"default memory blocks not created: {exc}")
-        folders = [folder for _, folder in blocks.folders()]
-        deps = [*(str(p) for p in settings_files(Path(cwd))),
-                *(str(p) for p in memory.store.files.values()), *(str(f) for f in folders),
-                *(str(p) for f in folders if f.is_dir() for p in sorted(f.glob("*.md"))),
-                str(StandingStore.in_data_dir(memory.settings.data_dir).path), *(str(_PKG / c) for c in _CODE)]
-        before = state.fingerprint(deps)
-        value = {"memory": memory_part(memory).text,
-                 "run": "\n\n".join(p.text for p in run_parts(memory, preview=False) if p.text)}
+        with bounded(memory.store, team_wait, team_deadline):  # both reads of the store: one wait at most
+            memory.store.load_from_disk()
+            blocks = memory.blocks()
+            try:
+                blocks.ensure_defaults()
+            except Exception as exc:  # noqa: BLE001 - a read-only data root must not stop the session start
+                state.log(f"default memory blocks not created: {exc}")
+            folders = [folder for _, folder in blocks.folders()]
+            deps = [*(str(p) for p in settings_files(Path(cwd))),
+                    *(str(p) for p in memory.store.files.values()), *(str(f) for f in folders),
+                    *(str(p) for f in folders if f.is_dir() for p in sorted(f.glob("*.md"))),
+                    str(StandingStore.in_data_dir(memory.settings.data_dir).path), *(str(_PKG / c) for c in _CODE)]
+            before = state.fingerprint(deps)
+            value = {"memory": memory_part(memory).text,
+                     "run": "\n\n".join(p.text for p in run_parts(memory, preview=False) if p.text)}
         if team is None:
             state.store_context(cwd, CACHE_VERSION, deps, before, value)
         elif (drift := memory.store.drift("project")) is not None:

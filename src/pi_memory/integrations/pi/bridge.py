@@ -22,7 +22,9 @@ Methods:
     memory operation (``Bridge._ensure_open``; docs/architecture.md, "Lazy start").
 ``snapshot {}``
     ``{text}``: the frozen ``memory`` part built now (:mod:`pi_memory.prompt`: the curated snapshot in snapshot
-    mode, the memory policy in policy mode; ``""`` when there is nothing to inject).
+    mode, the memory policy in policy mode; ``""`` when there is nothing to inject). A team project store gets
+    :data:`pi_memory.curated.team_client.START_WAIT_S` to answer for it (as for ``hello``'s read of the stores);
+    one that does not is a "[not available]" project part.
 ``validate_snapshot {text}``
     ``{ok}``: whether a persisted ``memory`` part may be reused as is.
 ``run_context {}``
@@ -258,9 +260,13 @@ class Bridge(LearningMethods):
         return self.session.memory
 
     def snapshot(self, **_: Any) -> dict[str, Any]:
+        from pi_memory.curated.team_client import START_WAIT_S, bounded
         from pi_memory.prompt import memory_part
 
-        return {"text": memory_part(self._prompt_memory()).text, "status": self.status()}
+        memory = self._prompt_memory()
+        with bounded(memory.store, START_WAIT_S):  # frozen for the session: a team server gets a start's wait
+            text = memory_part(memory).text
+        return {"text": text, "status": self.status()}
 
     def validate_snapshot(self, text: Any = None, **_: Any) -> dict[str, Any]:
         from pi_memory.prompt import frozen_is_reusable

@@ -1,0 +1,134 @@
+"""A team project server that accepts connections and never answers (``team_socket``, a real socket on
+127.0.0.1) costs a pi session's start and the MCP server's start :data:`START_WAIT_S`, not the store's
+``timeoutSeconds``: the pi bridge's ``hello`` and its frozen snapshot, and ``pi-memory mcp`` until it reports
+that it started. The snapshot has the local stores and says the project part could not be reached; the tool
+calls after the start wait the full ``timeoutSeconds`` for the team store."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from pi_memory.curated.team_client import START_WAIT_S
+from pi_memory.integrations.pi.bridge import Bridge
+from team_sockets import team_env, unavailable
+
+TIMEOUT = 5.0  # the store's timeoutSeconds: well above START_WAIT_S, so the two cannot be mistaken
+MARGIN = 1.0  # the cut-off is a timer: thread start-up and a loaded machine's scheduling
+SLACK = 0.5  # the server sees a connection a little after the client opened it (its accept thread)
+
+
+def read_error(url: str, seconds: float) -> str:
+    return (f"the team project store 'acme' on {url} did not answer within {seconds:g} s, so its entries could not "
+            "be read. The server may be down or overloaded: retry later (teamProjectStore.timeoutSeconds sets how "
+            "long pi-memory waits).")
+
+
+def write_error(url: str, seconds: float) -> str:
+    return (f"the team project store 'acme' on {url} did not answer within {seconds:g} s, so it is unknown whether "
+            "the change was applied. Read the project store again (memory_read, or `pi-memory read project`) before "
+            "you retry; if the server keeps not answering, tell the user.")
+
+
+def in_this_process(monkeypatch, env: dict[str, str]) -> None:
+    for name in [k for k in os.environ if k.startswith("PI_MEMORY_")]:
+        monkeypatch.delenv(name)
+    for name in ("HOME", "PI_MEMORY_DIR", "PI_MEMORY_STATE_DIR", "PI_CODING_AGENT_DIR", "PI_MEMORY_SERVER_TOKEN"):
+        monkeypatch.setenv(name, env[name])
+    monkeypatch.setenv("PI_MEMORY_CATCH_UP", "0")  # no background indexing beside the timed start
+
+
+def start_bridge(tmp_path) -> tuple[Bridge, float, str, float]:
+    """A pi bridge started for ``tmp_path/proj``: ``(bridge, seconds hello took, frozen snapshot, seconds the
+    snapshot took)``."""
+    bridge = Bridge()
+    started = time.monotonic()
+    bridge.hello(cwd=str(tmp_path / "proj"), sessionId="s1")
+    hello = time.monotonic() - started
+    started = time.monotonic()
+    text = bridge.snapshot()["text"]
+    return bridge, hello, text, time.monotonic() - started
+
+
+def test_a_pi_session_starts_within_the_start_wait_and_tool_calls_get_the_timeout(tmp_path, monkeypatch,
+                                                                                  team_socket):
+    in_this_process(monkeypatch, team_env(tmp_path / "local", None))
+    local, local_hello, local_text, _ = start_bridge(tmp_path / "local")
+    local.shutdown()
+    in_this_process(monkeypatch, team_env(tmp_path, team_socket.url, TIMEOUT))
+    bridge, hello, text, snapshot = start_bridge(tmp_path)
+    try:
+        assert START_WAIT_S - 0.05 <= hello < local_hello + START_WAIT_S + MARGIN  # not timeoutSeconds
+        assert START_WAIT_S - 0.05 <= snapshot < START_WAIT_S + MARGIN  # the frozen snapshot asks again, as briefly
+        assert len(team_socket.spans) == 2  # hello's read of the stores, then the snapshot's
+        for i in range(2):
+            held = team_socket.held_for(i)
+            assert held is not None and START_WAIT_S - SLACK <= held < START_WAIT_S + MARGIN
+        end = "\n</memory-snapshot>"
+        assert text == local_text.replace(end, "\n\n" + unavailable(team_socket.url) + end, 1)
+        assert "Builds run with make" in text and "Prefers short answers" in text  # the local stores are there
+        started = time.monotonic()
+        reply = bridge.call_tool(name="memory_add", arguments={"target": "project", "content": "Tag releases"})
+        took = time.monotonic() - started
+        assert TIMEOUT - 0.05 <= took < TIMEOUT + MARGIN
+        assert reply["isError"] is True and reply["result"]["error"] == write_error(team_socket.url, TIMEOUT)
+    finally:
+        bridge.shutdown()
+
+
+def send(proc: subprocess.Popen, message: dict) -> dict | None:
+    proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+    proc.stdin.flush()
+    return json.loads(proc.stdout.readline()) if "id" in message else None
+
+
+def test_the_mcp_server_starts_within_the_start_wait_and_tool_calls_get_the_timeout(tmp_path, team_socket):
+    env = team_env(tmp_path, team_socket.url, TIMEOUT)
+    proc = subprocess.Popen([sys.executable, "-m", "pi_memory", "--json", "mcp", "--index-interval", "0"], env=env,
+                            cwd=tmp_path / "proj", text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        line = proc.stderr.readline()
+        while line and not line.startswith("{"):
+            line = proc.stderr.readline()
+        assert json.loads(line)["event"] == "started"
+        # the start asked once (the CLI opens the stores without reading them; the server's start reads them)
+        # and gave up after START_WAIT_S, not timeoutSeconds
+        assert len(team_socket.spans) == 1
+        held = team_socket.held_for(0)
+        assert held is not None and START_WAIT_S - SLACK <= held < START_WAIT_S + MARGIN
+        send(proc, {"id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}})
+        send(proc, {"method": "notifications/initialized"})
+        reply = send(proc, {"id": 2, "method": "tools/call", "params": {"name": "memory_read",
+                                                                         "arguments": {"target": "project"}}})
+        assert reply["result"]["isError"] is True
+        assert reply["result"]["structuredContent"]["error"] == read_error(team_socket.url, TIMEOUT)
+        assert len(team_socket.spans) == 2
+        held = team_socket.held_for(1)
+        assert held is not None and TIMEOUT - SLACK <= held < TIMEOUT + MARGIN
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            for stream in (proc.stdin, proc.stdout, proc.stderr):
+                stream.close()
+
+
+def test_a_pi_session_start_is_bounded_against_a_dribbling_server_too(tmp_path, monkeypatch, team_socket):
+    team_socket.mode = "dribble"  # a byte a second in the headers: httpx's read timeout alone never ends it
+    in_this_process(monkeypatch, team_env(tmp_path, team_socket.url, TIMEOUT))
+    bridge, hello, text, snapshot = start_bridge(tmp_path)
+    try:
+        assert START_WAIT_S - 0.05 <= snapshot < START_WAIT_S + MARGIN
+        assert unavailable(team_socket.url) in text and "Builds run with make" in text
+        held = team_socket.held_for(0)
+        assert held is not None and START_WAIT_S - SLACK <= held < START_WAIT_S + MARGIN + 2 * team_socket.every
+    finally:
+        bridge.shutdown()
