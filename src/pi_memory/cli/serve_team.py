@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from pi_memory.cli.app import JsonOpt, emit_json, fail, out, state
+from pi_memory.cli.app import JsonOpt, emit_json, err, fail, out, state
 from pi_memory.cli.serve import DATABASE_URL_ENV, DatabaseOpt, require_team_packages, serve_app
 
 token_app = typer.Typer(help="Per-user bearer tokens of the team store (shown once at creation, stored hashed).",
@@ -25,16 +25,25 @@ def _url(database_url: str | None) -> str:
     return url
 
 
-def _pool(database_url: str | None, *, copy: bool = False):
+def _say_cleaned(report) -> None:
+    """Stored ids that held a credential were rewritten as the store opened: said on standard error (standard
+    output may be an export)."""
+    for line in report.lines():
+        err.print(line, markup=False)
+
+
+def _pool(database_url: str | None, *, copy: bool = False, on_clean=_say_cleaned):
     """The team store's pool; first of all, what to install when the ``team`` extra is missing. Each command
     calls this (or :func:`_backend`) before it imports a module of the store. ``copy``: ``serve import`` /
-    ``export``, whose statements may rightly run long (no statement bound; connecting is still bounded)."""
+    ``export``, whose statements may rightly run long (no statement bound; connecting is still bounded).
+    ``on_clean``: the report when opening rewrote stored ids that held a credential (``pg_clean``)."""
     require_team_packages()
     from pi_memory.semantic.backend import BackendError
     from pi_memory.semantic.backends.pg_connect import COPY_TIMEOUTS, SERVER_TIMEOUTS, open_pool
 
     try:
-        return open_pool(_url(database_url), max_size=2, timeouts=COPY_TIMEOUTS if copy else SERVER_TIMEOUTS)
+        return open_pool(_url(database_url), max_size=2, timeouts=COPY_TIMEOUTS if copy else SERVER_TIMEOUTS,
+                         on_clean=on_clean)
     except BackendError as exc:
         raise fail(str(exc), 1) from exc
 
@@ -49,8 +58,12 @@ def _backend(database_url: str | None, *, copy: bool = False):
 
 @serve_app.command()
 def migrate(database_url: DatabaseOpt = None, json_: JsonOpt = False) -> None:
-    """Create or update the team store's tables (also done by `serve` at start); prints the steps applied."""
-    pool = _pool(database_url)
+    """Create or update the team store's tables (also done by `serve` at start); prints the steps applied.
+
+    Like every start, it also rewrites stored ids (user, agent, run, project store) that hold a credential to a
+    placeholder such as redacted-github_token-kcpfmbnaodlg, and says what they became (never the credential)."""
+    reports = []
+    pool = _pool(database_url, on_clean=lambda report: (reports.append(report), _say_cleaned(report)))
     from pi_memory.semantic.backends import pg_schema
 
     try:
@@ -59,7 +72,7 @@ def migrate(database_url: DatabaseOpt = None, json_: JsonOpt = False) -> None:
     finally:
         pool.close()
     if json_ or state.json:
-        emit_json({"applied": now, "migrations": all_})
+        emit_json({"applied": now, "migrations": all_, "idsCleaned": reports[0].to_dict() if reports else None})
         return
     out.print(f"applied now: {', '.join(now) or 'nothing (up to date)'}; the database has {len(all_)} migrations.",
               markup=False)

@@ -22,7 +22,8 @@ one block (building an HNSW index, a migration).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import logging
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,8 +32,9 @@ from psycopg import errors
 
 from pi_memory.safety.urls import hide_url_secrets, redact_url
 from pi_memory.semantic.backend import BackendError
-from pi_memory.semantic.backends import pg_schema
+from pi_memory.semantic.backends import pg_clean, pg_schema
 
+log = logging.getLogger(__name__)
 CLIENT_GRACE = 1.0  # the client's bound is the server's statement_timeout plus this: a live server answers first
 _WAIT_TIMEOUT: Any = getattr(errors, "_WaitTimeout", None)  # psycopg >= 3.3: a bounded wait ran out
 
@@ -124,18 +126,30 @@ def _connect_kwargs(database_url: str, timeouts: Timeouts) -> dict[str, Any]:
     return kwargs
 
 
-def open_pool(database_url: str, *, min_size: int = 1, max_size: int = 8, timeouts: Timeouts = SERVER_TIMEOUTS):
+def _log_cleaned(report: pg_clean.CleanReport) -> None:
+    for line in report.lines():
+        log.warning("%s", line)
+
+
+def open_pool(database_url: str, *, min_size: int = 1, max_size: int = 8, timeouts: Timeouts = SERVER_TIMEOUTS,
+              on_clean: Callable[[pg_clean.CleanReport], None] | None = None):
     """A psycopg connection pool on ``database_url``, migrated, every wait bounded by ``timeouts``. Raises
     :class:`BackendError` saying what to check (the address shown without its password) when the server
-    cannot be reached or pgvector is missing."""
+    cannot be reached or pgvector is missing.
+
+    After the migrations, stored ids that hold a credential are rewritten (:func:`.pg_clean.clean_stored_ids`);
+    when it rewrote anything, ``on_clean`` gets its report (default: its lines are logged as warnings)."""
     from psycopg_pool import ConnectionPool
 
     kwargs = _connect_kwargs(database_url, timeouts)
     try:  # one connection first: its error is the real one ("password authentication failed"...), at once
         with psycopg.connect(database_url, **kwargs) as conn:
             pg_schema.migrate(conn)
+            cleaned = pg_clean.clean_stored_ids(conn)
     except Exception as exc:
         raise _problem(database_url, exc) from exc
+    if cleaned.total:
+        (on_clean or _log_cleaned)(cleaned)
 
     def configure(conn: BoundedConnection) -> None:
         if timeouts.statement is not None:

@@ -15,6 +15,8 @@ absent part, as in the embedded store):
 * ``audit_log``: every write with the token's user.
 * ``project_stores``: the shared project stores a team edits together (:mod:`.team_projects`): one row per
   (project, target) with its curated entries (a JSON list of strings) and a version bumped by every write.
+* ``pi_memory_keys``: the database's own random keys, by name; ``id-redaction`` keys the placeholders that
+  replace credentials found in stored ids (:mod:`.pg_clean`). Never exported.
 
 Migrations run under a transaction-level advisory lock, so several ``serve`` processes starting at once
 apply each step exactly once.
@@ -77,8 +79,13 @@ MIGRATIONS: list[tuple[str, str]] = [
             PRIMARY KEY (project_id, target)
         );
     """),
+    ("pg_004_keys", """
+        CREATE TABLE pi_memory_keys (
+            name TEXT PRIMARY KEY, value TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+        );
+    """),
 ]
-_LOCK_KEY = 0x70694D656D  # "piMem": the advisory lock serialising migrations across processes
+LOCK_KEY = 0x70694D656D  # "piMem": the advisory lock serialising migrations across processes
 
 
 def migrate(conn: Connection) -> list[str]:
@@ -86,7 +93,7 @@ def migrate(conn: Connection) -> list[str]:
     names applied now."""
     applied_now: list[str] = []
     with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
         conn.execute("CREATE TABLE IF NOT EXISTS pi_memory_migrations (name TEXT PRIMARY KEY, applied_at "
                      "TIMESTAMPTZ NOT NULL DEFAULT now())")
         done = {r[0] for r in conn.execute("SELECT name FROM pi_memory_migrations")}
@@ -119,7 +126,7 @@ def ensure_vector_index(conn: Connection, model: str, dim: int, m: int = HNSW_BU
     the planner can match it (a bound parameter could not). ``m`` / ``ef_construction`` apply when the index
     is created; an existing index keeps the values it was built with (drop it to rebuild with others)."""
     with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
         conn.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON semantic_vectors USING hnsw "
                              "((embedding::vector({})) vector_cosine_ops) WITH (m = {}, ef_construction = {}) "
                              "WHERE model = {} AND dim = {}").format(

@@ -69,13 +69,18 @@ class RestService:
     def _audited_by_backend(self) -> bool:
         return self._tokens is not None and getattr(self.backend(), "on_history", None) is not None
 
-    def scope(self, request: Request, user_id: str | None, agent_id: str | None, run_id: str | None) -> Scope:
+    def scope(self, request: Request, user_id: str | None, agent_id: str | None, run_id: str | None, *,
+              new: bool = False) -> Scope:
         """The scope a request names, checked against its token: a user's token acts only for that user (a
-        request naming no user_id acts for the token's user); an admin or the shared token for anyone."""
+        request naming no user_id acts for the token's user); an admin or the shared token for anyone.
+        ``new`` (an add): its ids must be plain names (:func:`check_new_scope`), checked first, so a client whose
+        configured id is a credential is told that, not that its token belongs to someone else (a start may
+        have rewritten the token's user id: :mod:`.pg_clean`)."""
         principal = getattr(request.state, "principal", None)
         if principal is not None and not principal.admin and not (user_id or "").strip():
             user_id = principal.user_id
-        return self.authorise(request, scope_of(user_id, agent_id, run_id))
+        scope = scope_of(user_id, agent_id, run_id)
+        return self.authorise(request, check_new_scope(scope) if new else scope)
 
     @staticmethod
     def authorise(request: Request, scope: Scope) -> Scope:
@@ -134,7 +139,7 @@ class RestService:
 
     async def add(self, request: Request) -> Response:
         body = await read_body(request, AddBody)
-        scope = check_new_scope(self.scope(request, body.user_id, body.agent_id, body.run_id))
+        scope = self.scope(request, body.user_id, body.agent_id, body.run_id, new=True)
         if body.memory_type:
             raise ApiError(400, f"memory_type {body.memory_type!r} is not supported by this server; leave it out")
         messages = messages_of(body)

@@ -84,8 +84,8 @@ def scope_of(user_id: str | None, agent_id: str | None, run_id: str | None) -> S
 def check_new_scope(scope: Scope) -> Scope:
     """``scope`` for an add; 400 when one of its ids is not a plain name: one that looks like a credential, or
     holds invisible or direction-changing characters (:func:`~pi_memory.semantic.sanitize.id_problem`). Only
-    adds are refused: what was stored under such an id before can still be read, updated and deleted (so it
-    can be cleaned up)."""
+    adds are refused: what was stored under such an id before can still be read, updated and deleted (the
+    team store rewrites such stored ids at its start instead: :mod:`.pg_clean`)."""
     for name, value, example in (("user_id", scope.user_id, "'alice'"), ("agent_id", scope.agent_id, "'ci-runner'"),
                                  ("run_id", scope.project_id, "'release-2026'")):
         problem = sanitize.id_problem(name, value, example=example, spaces=True) if value else None

@@ -252,11 +252,16 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None 
     if tls is not None:
         check_tls(*tls)
     team = None
+    say = announce or (lambda line: print(line, file=sys.stderr, flush=True))
     if database_url:
         from pi_memory.semantic.backends.team_server import open_team
 
+        def cleaned(report: Any) -> None:  # stored ids that held a credential, rewritten at this start
+            for line in report.lines():
+                say(line)
+
         team = open_team(database_url, embedder, shared_token=_given_token(token), ef_search=ef_search,
-                         project_char_limit=project_char_limit)
+                         project_char_limit=project_char_limit, on_clean=cleaned)
         token, generated = (None, False) if team.per_user else resolve_token(token)
         if not team.per_user:  # per-user tokens: a token is required on every bind anyway
             check_bind(host, token, generated)
@@ -281,7 +286,6 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None 
             raise ServeError(f"cannot open the semantic memory in {data_dir}: {exc}") from exc
     app = create_app(lambda: backend, token, capture=capture, tokens=team.tokens if team else None,
                      projects=team.projects if team else None)
-    say = announce or (lambda line: print(line, file=sys.stderr, flush=True))
     report = report or say_event(say)
     sock = bind_socket(host, port)
     shown = f"[{host.strip('[]')}]" if ":" in host else host

@@ -45,7 +45,8 @@ What a request may not carry (decided on a tester's report of 500s and credentia
   NUL in a fact means binary data or a broken encoder, which the sender should see; PostgreSQL cannot keep one.
 * on an add, a ``user_id`` / ``agent_id`` / ``run_id`` that the secret detector reads as a credential, or that
   holds an invisible or direction-changing character: ids are stored as written and shown in every result, the
-  audit log and exports. Reading, updating and deleting under such an id stay possible (to clean up).
+  audit log and exports. Reading, updating and deleting under such an id stay possible; the team store rewrites
+  such ids stored before this check at every start (:mod:`.pg_clean`), so there they name nothing any more.
 * ``metadata`` on a ``PUT``: an update replaces the text only, so the field is a 400 rather than silently
   ignored.
 

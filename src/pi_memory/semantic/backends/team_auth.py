@@ -26,6 +26,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
+from pi_memory import safety
 from pi_memory.semantic.backends.postgres import connection
 from pi_memory.semantic.models import now_iso
 from pi_memory.semantic.sanitize import id_problem
@@ -82,6 +83,7 @@ class TokenStore:
         problem = id_problem("the user id", user_id, max_chars=200, example="--user alice")
         if problem:
             raise ValueError(problem + " No token was created.")
+        label = safety.redact(label) if label else label  # shown by `token list`: no credential in it
         token_id = secrets.token_hex(6)
         token = f"{PREFIX}{token_id}_{secrets.token_urlsafe(32)}"
         record = TokenRecord(token_id, user_id, admin, label, now_iso(), None)

@@ -48,6 +48,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from pi_memory import safety
 from pi_memory.curated import MemoryStore, Operation
 from pi_memory.curated import entries as fmt
 from pi_memory.curated.retry_guard import RetryGuard
@@ -74,9 +75,16 @@ class VersionConflict(Exception):
 
 
 def check_project(name: str) -> str:
+    """``name`` when it may name a project store, else a 400: not a plain name, or one the secret scanner reads
+    as a credential (a store stored under such a name before is renamed at the server's start: :mod:`.pg_clean`)."""
     if not PROJECT_NAME.match(name or ""):
         raise ApiError(400, f"project {name!r} is not a valid project name: use 1-128 letters, digits, '.', '_', "
                             "'~' or '-', starting with a letter or digit (e.g. acme-api)")
+    findings = safety.scan_secrets(name)
+    if findings:
+        raise ApiError(400, f"the project name looks like a credential ({findings[0].id}); names are stored as "
+                            "written and shown in the audit log. Name the project store with a plain name (e.g. "
+                            "acme-api) and keep secrets out of names.")
     return name
 
 

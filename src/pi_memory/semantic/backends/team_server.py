@@ -42,10 +42,12 @@ class Team:
 
 
 def open_team(database_url: str, embedder: dict[str, Any] | None = None, *, shared_token: str | None = None,
-              max_connections: int = 8, ef_search: int | None = None, project_char_limit: int | None = None) -> Team:
+              max_connections: int = 8, ef_search: int | None = None, project_char_limit: int | None = None,
+              on_clean: Any = None) -> Team:
     """The team store on ``database_url``; ``ef_search``: ``hnsw.ef_search`` per vector query (default
     :data:`~.postgres.EF_SEARCH`); ``project_char_limit``: the shared project stores' limit (default the curated
-    project store's)."""
+    project store's); ``on_clean``: gets the report when stored ids holding a credential were rewritten at
+    this start (:func:`~.pg_clean.clean_stored_ids`)."""
     from pi_memory.config import DEFAULT_MEMORY_CHAR_LIMIT
     from pi_memory.embed import get_embedder
     from pi_memory.semantic.backends.postgres import EF_SEARCH
@@ -53,7 +55,7 @@ def open_team(database_url: str, embedder: dict[str, Any] | None = None, *, shar
     from pi_memory.semantic.backends.team_projects import ProjectRoutes
 
     try:
-        pool = open_pool(database_url, max_size=max_connections)
+        pool = open_pool(database_url, max_size=max_connections, on_clean=on_clean)
     except BackendError as exc:
         raise ServeError(str(exc)) from exc
     tokens = TokenStore(pool, shared_token=shared_token)
