@@ -53,7 +53,8 @@ def paused(server):
     pids = _processes(server.data)
     try:
         for pid in pids:
-            os.kill(pid, signal.SIGSTOP)
+            with contextlib.suppress(ProcessLookupError):  # a short-lived child (a backend) may have ended since
+                os.kill(pid, signal.SIGSTOP)
         yield
     finally:
         for pid in pids:
