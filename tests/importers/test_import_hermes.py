@@ -152,3 +152,23 @@ def test_custom_memory_dir_from_the_peers_config_and_the_legacy_folder(machine) 
     report = machine["cli"]("import", "pi-hermes-memory")
     assert report["source"] == str(legacy)
     assert [i["what"] for i in report["items"]] == ["From before v0.7.10"]
+
+
+def test_the_dry_run_says_the_import_would_merge_our_exact_duplicates_as_the_import_then_does(hermes) -> None:
+    data = hermes["data"]
+    data.mkdir(parents=True)
+    ours = "Deploys go out on Tuesdays\n§\nUse UTC in logs\n§\nDeploys go out on Tuesdays\n"  # a hand-made copy
+    (data / "MEMORY.md").write_text(ours, encoding="utf-8")
+    note = "exact duplicate entry in MEMORY.md (the same text as an earlier entry; no text {} lost)."
+    dry = hermes["cli"]("import", "pi-hermes-memory")
+    assert dry["duplicatesMerged"] == 1
+    assert dry["notes"][0] == "Would also merge 1 " + note.format("would be")
+    assert (data / "MEMORY.md").read_text(encoding="utf-8") == ours
+    from pi_memory.cli.app import app
+
+    run = hermes["runner"].invoke(app, ["import", "pi-hermes-memory"])  # a person's words
+    assert "Would also merge 1 " + note.format("would be") in run.stdout.splitlines()
+    applied = hermes["cli"]("import", "pi-hermes-memory", "--apply")
+    assert applied["duplicatesMerged"] == 1
+    assert applied["notes"][0] == "Also merged 1 " + note.format("was")
+    assert (data / "MEMORY.md").read_text(encoding="utf-8").count("Deploys go out on Tuesdays") == 1

@@ -139,3 +139,23 @@ def test_a_refused_credential_is_never_printed(home, apply):
     assert [r["status"] for r in rows] == [("refused" if apply else "would be refused")] * 3 + [
         "duplicate" if apply else "would add"]
     assert rows[3]["text"] == "Tests run with pytest"
+
+
+def test_the_dry_run_says_a_hand_made_store_s_duplicates_would_be_merged_as_apply_then_does(home):
+    """USER.md holds an entry twice (edited by hand): the first import into it merges the copy; the dry run says
+    so beforehand, in the same words and the same JSON field."""
+    write_claude(home)
+    data = home / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    (data / "USER.md").write_text("Prefers tabs\n§\nWorks in UTC\n§\nPrefers tabs\n", encoding="utf-8")
+    words = "exact duplicate entry in USER.md (the same text as an earlier entry; no text {} lost)."
+    dry = json.loads(run(home, "import", "claude-code-memory", "--json"))
+    assert dry["duplicatesMerged"] == 1
+    assert [(r["target"], r.get("duplicatesMerged"), r["message"]) for r in dry["preview"]][1] == (
+        "user", 1, "Would also merge 1 " + words.format("would be"))
+    assert "Would also merge 1 " + words.format("would be") in run(home, "import", "claude-code-memory").splitlines()
+    assert (data / "USER.md").read_text(encoding="utf-8").count("Prefers tabs") == 2  # nothing written
+    applied = run(home, "import", "claude-code-memory", "--apply")
+    assert "Also merged 1 " + words.format("was") in applied.splitlines()
+    assert (data / "USER.md").read_text(encoding="utf-8") == (
+        "Prefers tabs\n§\nWorks in UTC\n§\nWho the user is: The user is a data scientist new to React.\n")

@@ -218,7 +218,7 @@ def _import(source: str, where: str, planned: list, project: Path, apply: bool, 
             skipped: list | None = None) -> None:
     """Show (dry run) or write (``--apply``) ``planned``; ``where``: the folders and files read, for people."""
     from pi_memory.config import SettingsError
-    from pi_memory.curated.messages import for_person
+    from pi_memory.curated.messages import for_person, merged_note
     from pi_memory.integrations.hooks.imports import apply as write_entries
     from pi_memory.integrations.hooks.imports import preview
     from pi_memory.runtime import open_memory
@@ -242,10 +242,11 @@ def _import(source: str, where: str, planned: list, project: Path, apply: bool, 
                 rows = preview(memory.store, planned, standing)
         finally:
             memory.close()
+    merged = [(r["target"], r["duplicatesMerged"]) for r in (results or rows or []) if r.get("duplicatesMerged")]
     if state.json:
         emit_json({"success": True, "source": source, "folder": where, "dryRun": not apply,
                    "entries": [p.to_dict() for p in planned], "preview": rows, "results": results,
-                   "skipped": skipped})
+                   "skipped": skipped, "duplicatesMerged": sum(n for _, n in merged)})
         return
     for note in skipped:
         out.print(f"skipped: {note['source']} ({note['reason']})", markup=False)
@@ -256,6 +257,8 @@ def _import(source: str, where: str, planned: list, project: Path, apply: bool, 
         why = f" ({for_person(row['message'])})" if row.get("status") in ("refused", "would be refused") and row.get(
             "message") else ""
         out.print(f"{row['status']}: {row['target']}: {row['text']}{why}", markup=False)
+    for target, n in merged:  # a hand-made store's exact duplicates, merged by the first add to it
+        out.print(merged_note(memory.store.name(target), n, dry_run=not apply), markup=False)
     if results is None:
         counts = {s: sum(1 for r in rows if r["status"] == s) for s in ("would add", "already there",
                                                                         "would be refused")}

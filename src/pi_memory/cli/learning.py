@@ -3,7 +3,8 @@
 
 Exit codes, as the rest of the CLI: 0 the job ran (also "nothing to save", a dry run, a closed dream gate); 1 it
 was refused or failed (budget, invalid output, no model, locked, undo refused); 2 usage error. ``--json`` prints
-the job report (``{"success", "jobId", "kind", "outcome", "message", "dryRun", "writes", ...}``).
+the job report (``{"success", "jobId", "kind", "outcome", "message", "dryRun", "writes", "duplicatesMerged",
+...}``: ``duplicatesMerged`` counts the copies of exact duplicates the writes merged, or a dry run would).
 """
 
 from __future__ import annotations

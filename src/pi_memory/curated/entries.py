@@ -39,7 +39,7 @@ from pi_memory import safety
 DELIMITER = "\n§\n"
 SECTION_SIGN = "§"
 
-_DELIMITER_LINE = re.compile(r"^§$", re.MULTILINE)
+DELIMITER_LINE = re.compile(r"^§$", re.MULTILINE)  # a line that is exactly a delimiter
 _MD_STRUCTURE = re.compile(r"^\s*(#{1,6}\s|[-*+]\s|\d+[.)]\s)", re.MULTILINE)
 
 
@@ -54,7 +54,7 @@ def parse(text: str) -> list[str]:
     delimiter, or two in a row, never produce an empty entry. For a well-formed file this equals splitting on
     ``DELIMITER``.
     """
-    return [piece.strip() for piece in _DELIMITER_LINE.split(normalise_newlines(text)) if piece.strip()]
+    return [piece.strip() for piece in DELIMITER_LINE.split(normalise_newlines(text)) if piece.strip()]
 
 
 def serialise(entries: list[str]) -> str:

@@ -144,12 +144,19 @@ def merged_duplicate(name: str) -> str:
     return f"The new text was already a separate entry in {name}, so the two were merged into one."
 
 
+def merged_note(name: str, n: int, dry_run: bool = False) -> str:
+    """What a write that merged ``n`` exact duplicate entries of ``name`` says of them (a dry run: would merge)."""
+    what = "1 exact duplicate entry" if n == 1 else f"{n} exact duplicate entries"
+    if dry_run:
+        return f"Would also merge {what} in {name} (the same text as an earlier entry; no text would be lost)."
+    return f"Also merged {what} in {name} (the same text as an earlier entry; no text was lost)."
+
+
 def with_merged(message: str, name: str, n: int) -> str:
     """``message`` of a write that also merged ``n`` exact duplicate entries the file held (``n`` 0: as it is)."""
     if not n:
         return message
-    what = "1 exact duplicate entry" if n == 1 else f"{n} exact duplicate entries"
-    note = f" Also merged {what} in {name} (the same text as an earlier entry; no text was lost)."
+    note = " " + merged_note(name, n)
     return message[: -len(DONE)] + note + DONE if message.endswith(DONE) else message + note
 
 

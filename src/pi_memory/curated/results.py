@@ -70,6 +70,7 @@ class MemoryResult(BaseModel):
     total: int | None = Field(default=None, description="item count of the list that was truncated")
     _to_person: list[tuple[str, str]] = PrivateAttr(default_factory=list)  # this result's own (model, person) texts
     _merged: list = PrivateAttr(default_factory=list)  # the copies themselves (entries.Copy): the learning log's
+    _published: object = PrivateAttr(default=None)  # layout.Published of a file store's write: the learning log's
 
     @property
     def merged_copies(self) -> list:
@@ -80,6 +81,15 @@ class MemoryResult(BaseModel):
         """This result of a write that merged ``copies`` (``duplicates_merged`` says how many)."""
         self._merged = list(copies)
         self.duplicates_merged = len(copies) or None
+        return self
+
+    @property
+    def published(self):
+        """What a file store's write replaced and wrote (:class:`pi_memory.curated.layout.Published`), else ``None``."""
+        return self._published
+
+    def keep_published(self, published) -> MemoryResult:
+        self._published = published
         return self
 
     def say_to_person(self, model_text: str, person_text: str) -> None:

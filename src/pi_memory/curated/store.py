@@ -4,7 +4,11 @@ Every mutation runs the same way: validate and scan the new content (before any 
 cross-process lock, re-read the file from disk, refuse if it has drifted (backup first), apply the change to the
 fresh entries, check the budget, publish atomically, release. Live lists (what ``entries()`` returns) are
 refreshed from what was written. Nothing is cached across mutations, so two processes never overwrite each
-other's acknowledged writes.
+other's acknowledged writes. The rules of one batch over the entries (what an operation may hold, what it matches,
+merges or skips) are :mod:`.edits`; this class is the transaction around them.
+
+A file store's write says what bytes it replaced and published (:class:`.layout.Published`: the file's own layout,
+when it was not the store's format); a learning undo can ask for those bytes back (``apply(..., restore=)``).
 
 Per-turn loop guard (:mod:`.retry_guard`): a host calls :meth:`MemoryStore.begin_turn` when an agent run starts
 (one user prompt). After ``max_failures_per_turn`` (3) failures of the same call in that run, that call returns
@@ -18,11 +22,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from pi_memory import safety
 from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S, DEFAULT_MEMORY_CHAR_LIMIT, DEFAULT_USER_CHAR_LIMIT
+from pi_memory.curated import edits, team_client
 from pi_memory.curated import entries as fmt
 from pi_memory.curated import messages as msg
-from pi_memory.curated import team_client
+from pi_memory.curated.edits import Refused
 from pi_memory.curated.entries import FAILURE_CATEGORIES, FailureCategory, failure_entry  # noqa: F401
 from pi_memory.curated.files import (
     StoreLockedError,
@@ -32,8 +36,9 @@ from pi_memory.curated.files import (
     read_bytes,
     try_read_bytes,
 )
+from pi_memory.curated.layout import Published, Restore, sha256
 from pi_memory.curated.operations import Operation
-from pi_memory.curated.results import MemoryResult, preview
+from pi_memory.curated.results import MemoryResult
 from pi_memory.curated.retry_guard import RetryGuard, call_key, invalid_key
 from pi_memory.curated.sanitise import sanitise_entry
 
@@ -45,12 +50,6 @@ LIMIT_SETTINGS = {"memory": "memoryCharLimit", "user": "userCharLimit", "project
 Target = Literal["memory", "user", "project", "failure"]
 
 log = logging.getLogger(__name__)
-
-
-class _Refusal(Exception):
-    def __init__(self, result: MemoryResult, counts: bool = True):
-        self.result = result
-        self.counts = counts  # whether it counts toward the per-turn retry limit
 
 
 class MemoryStore:
@@ -67,6 +66,8 @@ class MemoryStore:
     mirrors the stores through it; an exception there is logged, never fails the write). All public methods return a
     :class:`MemoryResult`; only programming errors raise.
     """
+
+    keeps_bytes = True  # a file store: its writes report the bytes they replaced (a subclass keeping rows: False)
 
     def __init__(
         self,
@@ -119,6 +120,7 @@ class MemoryStore:
         self.enforce_limits = enforce_limits
         self._live: dict[str, list[str]] = {t: [] for t in self.files}
         self._drift: dict[str, fmt.Analysis | None] = {t: None for t in self.files}
+        self._copies: dict[str, tuple[fmt.Copy, ...]] = {t: () for t in self.files}
         self._guard = RetryGuard(self.files, max_failures_per_turn)
         # Every entry text this store has read or written: replace/remove refuse once on an entry that changed
         # on disk since (an external append merged into it would otherwise vanish with the whole-entry swap).
@@ -174,6 +176,11 @@ class MemoryStore:
         """Live entries as last read or written by this store (raw, unsanitised)."""
         return list(self._live[target])
 
+    def copies(self, target: str) -> tuple[fmt.Copy, ...]:
+        """The exact duplicates the file held at the last read or write (:func:`.entries.copies`): the next write
+        that changes the store merges them (what a dry run predicts)."""
+        return self._copies.get(target, ())
+
     def drift(self, target: str) -> fmt.Analysis | None:
         """The drift analysis from the last load, or ``None`` when the file was clean."""
         return self._drift[target]
@@ -203,9 +210,10 @@ class MemoryStore:
         """The store's bytes for a read (an ``OSError`` returned, never raised)."""
         return try_read_bytes(self.path(target))
 
-    def _publish(self, target: str, entries: list[str]) -> None:
-        """Write the new entries (under the lock)."""
-        atomic_write_text(self.path(target), fmt.serialise(entries))
+    def _publish(self, target: str, entries: list[str], text: str | None = None) -> None:
+        """Write the new entries (under the lock); ``text``: the exact text to write for them (a learning undo's
+        restored bytes: only ever passed when ``keeps_bytes``)."""
+        atomic_write_text(self.path(target), fmt.serialise(entries) if text is None else text)
 
     def _load(self, target: str) -> fmt.Analysis:
         if target == "project" and self.team_project is not None:
@@ -213,6 +221,7 @@ class MemoryStore:
         analysis = fmt.analyse(self._read_unlocked(target), self.limits[target])
         self._live[target] = analysis.entries
         self._drift[target] = analysis if analysis.drift else None
+        self._copies[target] = analysis.copies
         self._seen[target] = (self._seen[target] or set()) | set(analysis.entries)
         return analysis
 
@@ -277,7 +286,8 @@ class MemoryStore:
         return self.apply(target, [Operation(action="remove", old_text=old_text)], single=True)
 
     def apply(self, target: str, operations: list[Operation], single: bool = False,
-              arrange: Callable[[list[str]], list[str] | None] | None = None) -> MemoryResult:
+              arrange: Callable[[list[str]], list[str] | None] | None = None,
+              restore: Restore | None = None) -> MemoryResult:
         """Apply ``operations`` in order, all or nothing; the budget is checked on the final state only.
 
         In a batch an add of an entry that already exists is skipped, one with a ``place`` goes there; replace/remove
@@ -285,6 +295,9 @@ class MemoryStore:
         written unless every step succeeds; a write merges the exact duplicates a file held (``duplicates_merged``).
         ``arrange(entries after)`` (a file store's, under the lock) may give the layout to write: the same entries,
         reordered or with exact copies (a learning undo gives back the duplicates a job's write merged).
+        ``restore`` (a learning undo's): the bytes the file had before the job, written instead of the store's format
+        when the file holds exactly what the job left and the entries after the batch are the ones it held then;
+        the result's ``published`` says whether they were (:class:`.layout.Published`).
         """
         if target not in self.files:
             return self._invalid_target(target)
@@ -299,12 +312,13 @@ class MemoryStore:
         if target == "project" and self.team_project is not None:
             return team_client.apply(self, operations, key)
         try:
-            prepared = [self._prepare(target, op, i, single) for i, op in enumerate(operations)]
+            name = self.names[target]
+            prepared = [edits.prepare(op, name, edits.where(i, op, single)) for i, op in enumerate(operations)]
             with self._locked(target):
-                return self._apply_locked(target, prepared, single, arrange)
-        except _Refusal as refusal:
+                return self._apply_locked(target, prepared, single, arrange, restore)
+        except Refused as refusal:
             self._guard.note(target, key, refusal.counts)
-            return refusal.result
+            return self._refused(target, refusal)
         except StoreLockedError as exc:
             self._guard.note(target, key)
             return self._result(target, False, "locked", error=str(exc))
@@ -317,9 +331,9 @@ class MemoryStore:
         not the entries they match), or ``None``: what a dry run says without writing."""
         try:
             for i, op in enumerate(operations):
-                self._prepare(target, op, i, False)
-        except _Refusal as refusal:
-            return refusal.result
+                edits.prepare(op, self.names[target], edits.where(i, op, False))
+        except Refused as refusal:
+            return self._refused(target, refusal)
         return None
 
     def write_refused(self, target: str) -> MemoryResult | None:
@@ -329,33 +343,9 @@ class MemoryStore:
             return None
         return self._result(target, False, **msg.write_refused(self.names[target], problem))
 
-    def _prepare(self, target: str, op: Operation, index: int, single: bool) -> Operation:
-        """Normalise and validate one operation before taking the lock (scanning is the slow part)."""
-        where = "" if single else f"Operation {index + 1} ({op.action}): "
-        content = fmt.normalise_newlines(op.content or "").strip()
-        old = fmt.normalise_newlines(op.old_text or "").strip()
-        if op.action in ("replace", "remove") and not old:
-            raise _Refusal(self._current(target, "empty", where + msg.EMPTY_OLD_TEXT))
-        if op.action in ("add", "replace"):
-            problem = fmt.content_problem(content)
-            if problem == "empty":
-                raise _Refusal(self._current(target, "empty", where + msg.empty_content(op.action)))
-            if problem == "delimiter":
-                raise _Refusal(self._result(target, False, "delimiter", error=where + msg.delimiter(self.names[target])))
-            if problem == "control":
-                raise _Refusal(self._result(target, False, "invalid_content", error=where + msg.CONTROL_CHARS))
-            if problem == "unreadable":
-                raise _Refusal(self._result(target, False, "invalid_content", error=where + msg.UNREADABLE))
-            finding = safety.check_write(content)
-            if finding is not None:
-                code = "secret" if finding.category == "secret" else "threat"
-                raise _Refusal(
-                    self._result(target, False, code, error=where + safety.refusal_message(finding), findings=[finding.id])
-                )
-        return Operation(action=op.action, content=content or None, old_text=old or None, place=op.place)
-
-    def _apply_locked(self, target: str, ops: list[Operation], single: bool, arrange=None) -> MemoryResult:
-        path = self.path(target)
+    def _apply_locked(self, target: str, ops: list[Operation], single: bool, arrange=None,
+                      restore: Restore | None = None) -> MemoryResult:
+        name, path = self.names[target], self.path(target)
         raw = self._read_locked(target)
         analysis = fmt.analyse(raw, self.limits[target])
         if analysis.drift:
@@ -365,93 +355,63 @@ class MemoryStore:
                 bak = str(backup(path, raw or b""))
             except OSError as exc:
                 bak = f"(no backup: {exc}; the file is unchanged on disk)"
-            raise _Refusal(
-                self._result(
-                    target, False, "drift",
-                    error=msg.drift_error(self.names[target], target, analysis, bak, self.path(target)),
-                    drift_backup=bak,
-                )
-            )
+            raise Refused("drift", msg.drift_error(name, target, analysis, bak, path), drift_backup=bak)
         before = analysis.entries
         work = list(before)
         notes: list[str] = []
         for i, op in enumerate(ops):
-            where = "" if single else f"Operation {i + 1} ({op.action}): "
-            self._step(target, work, op, where, notes, single)
+            edits.step(work, op, name, self._seen[target], notes, edits.where(i, op, single))
         layout = order if arrange and (order := arrange(list(work))) and sorted(fmt.dedupe(order)) == sorted(work) else work
         work = fmt.dedupe(layout)  # a learning undo's layout may hold copies: the store reads them as one
         cur, limit = fmt.joined_length(work), self.limits[target]
         if cur > limit and fmt.joined_length(work) > fmt.joined_length(before) and (
                 self.enforce_limits or any(op.content and len(op.content) > limit for op in ops)):
-            raise _Refusal(self._over_limit(target, before, ops, cur, single))
-        merged = fmt.merged_copies(analysis.copies, layout) if work != before or layout != work else []
-        if work != before or layout != work:
-            self._publish(target, layout)
+            raise Refused("over_limit", msg.over_limit(name, limit, fmt.joined_length(before), cur,
+                                                       ops[0] if single else None, LIMIT_SETTINGS[target]),
+                          current_entries=[self._show(target, e, True) for e in before])
+        changed = work != before or layout != work
+        merged = fmt.merged_copies(analysis.copies, layout) if changed else []
+        published = None
+        if changed:
+            published = self._write(target, raw, layout, restore)
             if self._seen[target] is not None:
                 self._seen[target].update(work)
             self._notify(target, work)
         self._live[target] = work
         self._drift[target] = None
-        message = msg.with_merged(msg.success(ops, self.names[target], notes, single), self.names[target], len(merged))
+        self._copies[target] = fmt.copies(layout) if changed else analysis.copies
+        message = msg.with_merged(msg.success(ops, name, notes, single), name, len(merged))
         code = "duplicate" if single and work == before else "ok"
-        return self._result(target, True, code, message=message, done=True).keep_merged(merged)
+        result = self._result(target, True, code, message=message, done=True)
+        return result.keep_merged(merged).keep_published(published)
 
-    def _step(self, target: str, work: list[str], op: Operation, where: str, notes: list[str], single: bool) -> None:
-        name = self.names[target]
-        if op.action == "add":
-            if op.content in work:
-                notes.append(msg.already_saved(name))
-                return
-            work.insert(fmt.slot(work, op.place and op.place.model_dump()), op.content)
-            return
-        hits = [i for i, e in enumerate(work) if self._matches(name, e, op.old_text)]
-        hits = [i for i in hits if work[i] == op.old_text] or hits  # a whole entry, given, is that entry
-        if not hits:
-            raise _Refusal(self._current(target, "no_match", where + msg.no_match(name, op.old_text), work))
-        if len({work[i] for i in hits}) > 1:
-            result = self._result(target, False, "ambiguous", error=where + msg.ambiguous(name, op.old_text, len(hits)))
-            result.matches = [self._preview(target, work[i]) for i in hits]
-            raise _Refusal(result)
-        i = hits[0]
-        seen = self._seen[target]
-        if seen is not None and work[i] not in seen:
-            seen.add(work[i])
-            result = self._result(target, False, "changed_on_disk", error=where + msg.changed_on_disk(name))
-            result.current_entries = [self._show(target, work[i], True)]
-            raise _Refusal(result, counts=False)
-        if op.action == "remove":
-            del work[i]
-        elif op.content in work and work.index(op.content) != i:
-            del work[i]
-            notes.append(msg.merged_duplicate(name))
-        else:
-            work[i] = op.content
-
-    def _preview(self, target: str, entry: str) -> str:
-        """80-char preview of what a model may see; a blocked entry keeps its distinguishing ``Ref``."""
-        shown = self._show(target, entry, True)
-        if shown.startswith("[BLOCKED: ") and " Ref " in shown:
-            return preview(shown, 40) + " " + shown[shown.rfind("Ref ") :]
-        return preview(shown)
-
-    @staticmethod
-    def _matches(name: str, entry: str, old_text: str) -> bool:
-        """Plain, case-sensitive substring match on the raw entry or on what a model was shown for it."""
-        return old_text in entry or old_text in sanitise_entry(name, entry)
+    def _write(self, target: str, raw: bytes | None, layout: list[str], restore: Restore | None) -> Published | None:
+        """Publish ``layout`` (under the lock) in the store's format, or as the bytes ``restore`` asks back when it
+        may (:meth:`.layout.Restore.attempt`); what a file store replaced and wrote (``None``: not a file store)."""
+        if not self.keeps_bytes:
+            self._publish(target, layout)
+            return None
+        text, outcome = fmt.serialise(layout), None
+        if restore is not None:
+            outcome, data = restore.attempt(raw, layout)
+            text = data.decode("utf-8") if data is not None else text
+        self._publish(target, layout, text)
+        return Published(raw, sha256(text.encode("utf-8")), outcome)
 
     # --------------------------------------------------------------- results
     def _result(self, target: str, success: bool, code: str, **fields) -> MemoryResult:
         return MemoryResult(success=success, code=code, target=target, entry_count=len(self._live[target]),
                             usage=self.usage(target), **fields)
 
-    def _current(self, target: str, code: str, error: str, work: list[str] | None = None) -> MemoryResult:
-        shown = work if work is not None else self._live[target]
-        return self._result(target, False, code, error=error, current_entries=[self._show(target, e, True) for e in shown])
+    def _current(self, target: str, code: str, error: str) -> MemoryResult:
+        """A refusal listing the live entries (as a model is shown them)."""
+        shown = [self._show(target, e, True) for e in self._live[target]]
+        return self._result(target, False, code, error=error, current_entries=shown)
 
-    def _over_limit(self, target: str, before: list[str], ops: list[Operation], new_total: int, single: bool) -> MemoryResult:
-        error = msg.over_limit(self.names[target], self.limits[target], fmt.joined_length(before), new_total,
-                               ops[0] if single else None, LIMIT_SETTINGS[target])
-        return self._current(target, "over_limit", error, before)
+    def _refused(self, target: str, refusal: Refused) -> MemoryResult:
+        if refusal.live:
+            return self._current(target, refusal.code, refusal.error)
+        return self._result(target, False, refusal.code, error=refusal.error, **refusal.fields)
 
     def _notify(self, target: str, entries: list[str]) -> None:
         if self.on_change is None:

@@ -3,13 +3,16 @@
 Shared by the importers: :func:`import_entries` plans first (duplicates, scanner refusals, what fits the
 store's budget, in order) and, when applying, writes entry by entry through :class:`MemoryStore` (lock,
 re-read, atomic write, mirrored into the index), so a dry run and an import decide alike. Entries that do
-not fit go to the index's extended store (searchable by ``memory_search``) instead of being dropped.
+not fit go to the index's extended store (searchable by ``memory_search``) instead of being dropped. A hand-made
+store holding exact duplicates has them merged by the first add (the store's rule); the report says so, and a dry
+run says it would (``ImportReport.duplicates_merged`` and a note).
 """
 
 from __future__ import annotations
 
 from pi_memory import safety
 from pi_memory.curated import entries as fmt
+from pi_memory.curated.messages import merged_note
 from pi_memory.importers.report import ImportReport
 from pi_memory.index import list_memories
 from pi_memory.index.db import index_path
@@ -50,6 +53,7 @@ def import_entries(report: ImportReport, memory, store, target: str, texts: list
     conn = index_or_none(memory, apply)
     extended = existing_rows(conn, scope, project, target)
     limit = store.limit(target)
+    copies, merged, added = len(store.copies(target)), 0, False  # copies: what the first add would merge
     for raw, created in texts:
         text = raw.strip()
         why = refusal(text)
@@ -64,11 +68,13 @@ def import_entries(report: ImportReport, memory, store, target: str, texts: list
             if apply:
                 store.begin_turn()  # an import is not an agent run: the retry guard must not stop it
                 result = store.add(target, text)
+                merged += result.duplicates_merged or 0
                 action = "add" if result.success else "extended" if result.code == "over_limit" else "skip"
                 if action == "skip":
                     report.add(kind, text, "skip", result.error)
                     continue
             if action == "add":
+                added = True
                 current.append(text)
                 report.add(kind, text, "add", to=store.name(target))
                 continue
@@ -81,3 +87,7 @@ def import_entries(report: ImportReport, memory, store, target: str, texts: list
                          failure_reason=meta.failure_reason if meta else None, created=created)
         extended.add(text)
         report.add(kind, text, "extended", to="extended store")
+    if merged or (added and copies and not apply):
+        n = merged or copies
+        report.duplicates_merged += n
+        report.notes.append(merged_note(store.name(target), n, dry_run=not apply))

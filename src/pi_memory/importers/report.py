@@ -39,6 +39,7 @@ class ImportReport:
     applied: bool
     items: list[ImportItem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    duplicates_merged: int = 0  # copies of exact duplicates in our stores that the import merged (dry run: would)
 
     def add(self, kind: str, what: str, action: str, reason: str | None = None, to: str | None = None) -> None:
         self.items.append(ImportItem(kind, preview(" ".join(what.split()), 100), action, reason, to))
@@ -51,7 +52,8 @@ class ImportReport:
 
     def to_dict(self) -> dict:
         return {"success": True, "source": self.source, "applied": self.applied, "counts": self.counts(),
-                "items": [i.to_dict() for i in self.items], "notes": self.notes}
+                "items": [i.to_dict() for i in self.items], "notes": self.notes,
+                "duplicatesMerged": self.duplicates_merged}
 
     def lines(self) -> list[str]:
         """The report for a person: a line per kind with its counts, then every clash and skip with its

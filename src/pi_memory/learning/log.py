@@ -12,6 +12,10 @@ Tables (own named migrations, applied by :func:`open_log` like the semantic laye
   file; the old text of a removed or merged entry stays here. ``place``
   (``learning_003_write_place``): where a removed entry stood, JSON ``{"index", "after", "before"}`` (the index and
   the texts of the entries around it), so an undo puts it back there.
+* ``learning_layouts`` (``learning_004_file_layout``): for a job's first write to a store file that was not in the
+  store's format (CRLF, a BOM, blank lines, copies of exact duplicates), that file's layout
+  (:class:`pi_memory.curated.layout.Layout`: the text between the entries and their line breaks, no entry text)
+  and the SHA-256 of the bytes the write left, so the job's undo can give back the file's exact bytes.
 * ``learning_gate``: named gate state (the dream gate: ``last_run_at``, ``last_message_id``).
 
 The day's budget is shared by every process on the data root: a job reserves its estimate in a
@@ -35,6 +39,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from pi_memory.curated.entries import printable
+from pi_memory.curated.layout import Layout, Published, Restore
 from pi_memory.index.db import Migration, migrate, now_iso, transaction
 from pi_memory.safety import redact
 
@@ -117,6 +122,15 @@ LEARNING_MIGRATIONS = [
     Migration("learning_002_clean", "", run=_clean_rows, readers_need=False),  # readers clean what they show
     # Only undo reads it (a read-only index written by an older version is listed as it is).
     Migration("learning_003_write_place", "ALTER TABLE learning_writes ADD COLUMN place TEXT;", readers_need=False),
+    Migration("learning_004_file_layout", """
+        CREATE TABLE learning_layouts (
+            job_id INTEGER NOT NULL REFERENCES learning_jobs(id) ON DELETE CASCADE,
+            target TEXT NOT NULL,
+            layout TEXT NOT NULL,
+            left_sha256 TEXT NOT NULL,
+            PRIMARY KEY (job_id, target)
+        );
+        """, readers_need=False),  # only undo reads it
 ]
 
 
@@ -327,6 +341,23 @@ def write_places(conn: sqlite3.Connection, job_id: int) -> list[dict | None]:
     """``place`` of each write of ``job_id`` in order (``None`` where none was kept: a job logged before it was)."""
     rows = conn.execute("SELECT place FROM learning_writes WHERE job_id = ? ORDER BY seq", (job_id,)).fetchall()
     return [json.loads(r[0]) if r[0] else None for r in rows]
+
+
+def record_layouts(conn: sqlite3.Connection, job_id: int, published: dict[str, Published]) -> None:
+    """Keep, for each store file a job wrote, the layout of the bytes its write replaced and the SHA-256 of the
+    bytes it left (``learning_layouts``; nothing for a file that was in the store's format)."""
+    rows = [(job_id, t, p.before.to_json(), p.digest) for t, p in published.items() if p.before is not None]
+    if rows:
+        with transaction(conn):
+            conn.executemany("INSERT OR IGNORE INTO learning_layouts(job_id, target, layout, left_sha256) "
+                             "VALUES (?,?,?,?)", rows)
+
+
+def file_layout(conn: sqlite3.Connection, job_id: int, target: str) -> Restore | None:
+    """What the undo of ``job_id`` asks the store of ``target`` to give back (``None``: nothing was kept)."""
+    row = conn.execute("SELECT layout, left_sha256 FROM learning_layouts WHERE job_id = ? AND target = ?",
+                       (job_id, target)).fetchone()
+    return Restore(Layout.from_json(row[0]), row[1]) if row else None
 
 
 def daily_refusal(used: int, tokens: int, daily_budget: int) -> str:

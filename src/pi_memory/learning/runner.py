@@ -4,7 +4,11 @@ A job is a function ``work(ctx) -> list[PlannedOp]``: it reads what it needs, as
 :meth:`JobContext.ask` (JSON validated by a pydantic schema) and returns the store operations it wants. The
 runner then applies them through the curated store API (:meth:`MemoryStore.apply`: one all-or-nothing batch per
 target, the threat and secret scanners, the lock, the drift guard) or, in a dry run, only reports them. Every
-job leaves a row in the learning log with its writes as before/after pairs (:mod:`.log`).
+job leaves a row in the learning log with its writes as before/after pairs (:mod:`.log`), and for a store file it
+wrote that was not in the store's format, that file's layout (so its undo gives back the exact bytes).
+
+A dry run reports what the real run would: its writes, and the copies of exact duplicates a hand-made store holds,
+which the real write merges (``dedupe`` writes, "N exact duplicate entries would be merged", ``duplicatesMerged``).
 
 Guards, in the order they apply:
 
@@ -32,7 +36,9 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
+from pi_memory.curated.edits import matches
 from pi_memory.curated.entries import slot
+from pi_memory.curated.layout import Published, Restore
 from pi_memory.curated.store import MemoryStore, Operation
 from pi_memory.learning import log as jlog
 from pi_memory.learning.settings import LearningSettings
@@ -87,6 +93,12 @@ class JobReport:
     cost_usd: float | None = None
     duration_ms: float = 0.0
     store_results: list[dict] = field(default_factory=list)
+    published: dict[str, Published] = field(default_factory=dict)  # target -> what its file store's write did
+
+    @property
+    def duplicates_merged(self) -> int:
+        """Copies of exact duplicates the job's writes merged (a dry run: would merge)."""
+        return sum(w.action == "dedupe" for w in self.writes)
 
     @property
     def ok(self) -> bool:
@@ -95,6 +107,7 @@ class JobReport:
     def to_dict(self) -> dict:
         return {"success": self.ok, "jobId": self.job_id, "kind": self.kind, "outcome": self.outcome,
                 "message": self.message, "dryRun": self.dry_run, "writes": [w.to_dict() for w in self.writes],
+                "duplicatesMerged": self.duplicates_merged,
                 "inputTokens": self.input_tokens, "outputTokens": self.output_tokens, "calls": self.calls,
                 "costUsd": self.cost_usd, "durationMs": round(self.duration_ms, 1)}
 
@@ -120,6 +133,8 @@ class JobContext:
         self.entry_ids: list[str] = []
         self.note: str | None = None  # a job's own summary (e.g. "nothing to save")
         self.arrange: dict[str, Callable] = {}  # target -> the layout its file gets after the batch (undo's copies)
+        self.restore: dict[str, Restore] = {}  # target -> the bytes its file gets back when it may (an undo's)
+        self.published: dict[str, Published] = {}  # target -> what its file store's write replaced and wrote
 
     @property
     def settings(self) -> LearningSettings:
@@ -240,7 +255,7 @@ class Learner:
         results: list[dict] = []
         try:
             ops = work(ctx)
-            writes, results, outcome, message = self.apply(ops, dry, ctx.arrange)
+            writes, results, outcome, message = self.apply(ops, dry, ctx)
             note = jlog.clean_note(ctx.note)  # a model's words: one line, redacted, escaped, capped
             if not ops:
                 outcome, message = "nothing", note or "nothing to save"
@@ -259,13 +274,17 @@ class Learner:
         jlog.finish_job(self.conn, job_id, outcome=outcome, detail=message, duration_ms=duration, writes=writes,
                         session_ids=ctx.session_ids, entry_ids=ctx.entry_ids)
         jlog.record_places(self.conn, job_id, writes)
+        jlog.record_layouts(self.conn, job_id, ctx.published)
         return JobReport(kind, outcome, message, job_id, writes, dry, ctx.input_tokens, ctx.output_tokens, ctx.calls,
-                         ctx.cost_usd, duration, results)
+                         ctx.cost_usd, duration, results, dict(ctx.published))
 
-    def apply(self, ops: list[PlannedOp], dry: bool, arrange: dict[str, Callable] | None = None,
+    def apply(self, ops: list[PlannedOp], dry: bool, ctx: JobContext | None = None,
               ) -> tuple[list[jlog.Write], list[dict], str, str]:
-        """Apply ``ops`` (one batch per target, in first-seen order) or, ``dry``, only compute their writes.
-        ``arrange[target]``: the layout of the entries after the batch (:meth:`MemoryStore.apply`)."""
+        """Apply ``ops`` (one batch per target, in first-seen order) or, ``dry``, only compute their writes (and
+        the copies of exact duplicates the write would merge). From ``ctx``: ``arrange[target]``, the layout of the
+        entries after the batch, and ``restore[target]``, the bytes to give back (:meth:`MemoryStore.apply`); what
+        each file store's write did goes to ``ctx.published``."""
+        arrange, restore = (ctx.arrange, ctx.restore) if ctx is not None else ({}, {})
         writes: list[jlog.Write] = []
         results: list[dict] = []
         by_target: dict[str, list[PlannedOp]] = {}
@@ -283,10 +302,14 @@ class Learner:
                 if (refusal := self.store.check(target, batch)) is not None:
                     return writes, results, "refused", "dry run: would be refused: " + store_refusal(
                         self.store, target, refusal, planned, misses)
+                if any(w.before != w.after for w in planned):  # a write that changes the store merges its copies
+                    writes += _copies(self.store, target)
                 writes += planned
                 continue
-            result = self.store.apply(target, batch, arrange=(arrange or {}).get(target))
+            result = self.store.apply(target, batch, arrange=arrange.get(target), restore=restore.get(target))
             results.append(result.to_dict())
+            if ctx is not None and result.published is not None:
+                ctx.published[target] = result.published
             if not result.success:
                 return writes, results, "refused", store_refusal(self.store, target, result, planned, misses)
             # the copies of exact duplicates the write merged come first: they went as the store was read
@@ -294,11 +317,17 @@ class Learner:
                        for c in result.merged_copies] + planned
             if self.on_write is not None:
                 self.on_write(target, [w.after for w in planned if w.after])
-        if dry:
-            return writes, results, "dry_run", f"dry run: {len(writes)} write(s) not made"
         merged = sum(w.action == "dedupe" for w in writes)
+        if dry:
+            return writes, results, "dry_run", f"dry run: {len(writes) - merged} write(s) not made" + (
+                f", {duplicates(merged)} would be merged" if merged else "")
         return writes, results, "ok", f"{len(writes) - merged} write(s)" + (
             f", {duplicates(merged)} merged" if merged else "")
+
+
+def _copies(store: MemoryStore, target: str) -> list[jlog.Write]:
+    """The ``dedupe`` writes of the copies of exact duplicates the store's file holds (as a real write logs them)."""
+    return [jlog.Write(target, store.name(target), "dedupe", c.text, None, c.place()) for c in store.copies(target)]
 
 
 def plan_writes(store: MemoryStore, target: str, ops: list[PlannedOp],
@@ -318,7 +347,7 @@ def plan_writes(store: MemoryStore, target: str, ops: list[PlannedOp],
                 work.insert(slot(work, getattr(op, "place", None)), content)
                 out.append(jlog.Write(target, name, "add", None, content))
             continue
-        hits = [i for i, e in enumerate(work) if old and MemoryStore._matches(name, e, old)]
+        hits = [i for i, e in enumerate(work) if old and matches(name, e, old)]
         if len({work[i] for i in hits}) != 1:
             if unmatched is not None:
                 unmatched.append((op, len({work[i] for i in hits})))

@@ -7,7 +7,15 @@ back after the entry that stood before it, else before the entry that stood afte
 its lock), so a team server's project store gets it where it stood as a local file does; a team server too old to
 place an entry adds it at the end, and the undo's message says so. When nothing else changed the store since the
 job, the file is as it was before the job, byte for byte; when other entries changed meanwhile, each entry still
-lands next to a neighbour it had. A job logged before places were kept (pi-memory before
+lands next to a neighbour it had.
+
+Byte for byte also for a file the store did not write: a hand-made MEMORY.md or USER.md with CRLF line endings, a
+byte-order mark, blank lines or spaces between entries is normalised by the job's write. The job logs that file's
+layout (:class:`pi_memory.curated.layout.Layout`: no entry text) and the SHA-256 of what its write left; the undo
+asks the store to write the old bytes back (:class:`~pi_memory.curated.layout.Restore`), which it does under its lock
+when the file still holds exactly what the job left and the entries come back as they were. When the file changed
+since (or an entry comes back otherwise, say redacted), the undo is made as before, in the store's format, and its
+message says the file's own layout was not given back. A job logged before places were kept (pi-memory before
 ``learning_003_write_place``) gets its removed entries back at the end of the store.
 
 Exact duplicates: a hand-made file holding an entry twice has the copies merged by the job's write (the store
@@ -88,6 +96,8 @@ def undo_job(learner: Learner, job_id: int, dry_run: bool = False) -> JobReport:
                 raise JobStop("refused", _changed(job_id, group[0].store, target, changed)) from None
             if copies := [w for w in group if w.action == "dedupe"]:
                 ctx.arrange[target] = lambda entries, t=target, c=copies: _arrange(entries, c, given, t)
+            if (kept := jlog.file_layout(learner.conn, job_id, target)) is not None:
+                ctx.restore[target] = kept
         return ops
 
     report = learner.run("undo", f"job {job_id}", work, dry_run=dry_run, needs_model=False)
@@ -97,13 +107,14 @@ def undo_job(learner: Learner, job_id: int, dry_run: bool = False) -> JobReport:
         if undid is not None:  # an undo undone: the job it took back is in effect again
             jlog.mark_in_effect(learner.conn, int(undid.group(1)), job_id, report.job_id)
         report.message = _said(job_id, job["kind"], report, sum(w.action == "dedupe" for w in writes),
-                               sum(given.values()))
+                               sum(given.values()), {t: store.name(t) for t in groups})
     return report
 
 
-def _said(job_id: int, kind: str, report: JobReport, copies: int, given: int) -> str:
+def _said(job_id: int, kind: str, report: JobReport, copies: int, given: int, names: dict[str, str]) -> str:
     """What an undo did, for a person: the writes reversed, the copies of exact duplicates given back (or not),
-    any it merged itself, and a store's notice (a team server that could not place an entry)."""
+    any it merged itself, a file whose own layout was not given back, and a store's notice (a team server that
+    could not place an entry). ``names``: target -> store name."""
     merged = sum(w.action == "dedupe" for w in report.writes)  # copies hand-added since, merged by this write
     text = f"undid job {job_id} ({kind}): {len(report.writes) - merged} write(s) reversed"
     if given:
@@ -114,7 +125,17 @@ def _said(job_id: int, kind: str, report: JobReport, copies: int, given: int) ->
     if merged:
         text += f", {duplicates(merged)} merged"
     notices = [r["notice"] for r in report.store_results if r.get("notice")]
-    return "; ".join([text, *notices])
+    layouts = [_layout_kept(names[t], p.restored) for t, p in report.published.items()
+               if p.restored in ("changed", "entries")]
+    return "; ".join([text, *layouts, *notices])
+
+
+def _layout_kept(name: str, why: str) -> str:
+    """An undo that could not give a hand-made file its own bytes back (:meth:`Restore.attempt`'s ``why``)."""
+    reason = ("it changed after the job" if why == "changed" else
+              "its entries do not come back exactly as they were (an entry holding a credential comes back redacted)")
+    return (f"{name} keeps the store's format: its own line endings, byte-order mark and blank lines were not "
+            f"given back because {reason}")
 
 
 def reverse(entries: list[str], writes: list[jlog.Write]) -> tuple[list[str], list[PlannedOp]]:

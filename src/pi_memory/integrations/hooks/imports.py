@@ -188,11 +188,14 @@ def _standing_rules(standing) -> set[str]:
 def preview(store, planned: list[Planned], standing=None) -> list[dict]:
     """The dry run of :func:`apply`, writing nothing: one row per entry, ``status``: ``would add`` | ``already
     there`` | ``would be refused`` (with the scanner's reason in ``message``). A store limit (characters, the
-    20 standing rules) can still refuse an entry at ``--apply``."""
+    20 standing rules) can still refuse an entry at ``--apply``. The first entry added to a hand-made store holding
+    exact duplicates merges them: its row says so (``duplicatesMerged``, and the words in ``message``)."""
     from pi_memory import safety
+    from pi_memory.curated.messages import merged_note
 
     rules = _standing_rules(standing)
     rows = []
+    copies = {t: len(store.copies(t)) for t in store.targets}  # merged by the first add to each store
     for item in planned:
         finding = safety.check_write(item.text)
         if finding is not None:
@@ -204,6 +207,8 @@ def preview(store, planned: list[Planned], standing=None) -> list[dict]:
             rows.append({**item.to_dict(), "status": "already there", "message": ""})
         else:
             rows.append({**item.to_dict(), "status": "would add", "message": ""})
+            if n := copies.pop(item.target, 0):
+                rows[-1].update(message=merged_note(store.name(item.target), n, dry_run=True), duplicatesMerged=n)
     return rows
 
 
@@ -229,4 +234,6 @@ def apply(store, planned: list[Planned], standing=None) -> list[dict]:
         status = "refused" if not outcome.success else ("added" if after > before else "duplicate")
         results.append({**item.to_dict(), "status": status,
                         "message": outcome.error or outcome.message or ""})
+        if outcome.duplicates_merged:
+            results[-1]["duplicatesMerged"] = outcome.duplicates_merged
     return results

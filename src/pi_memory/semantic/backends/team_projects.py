@@ -94,6 +94,8 @@ class TeamProjectStore(MemoryStore):
     ``principal`` (:class:`~.team_auth.Principal`) and ``tokens`` (:class:`~.team_auth.TokenStore`): who
     writes, for the audit row; ``expected_version``: refuse unless the row is at that version."""
 
+    keeps_bytes = False  # the row keeps entries, not a file's bytes: no layout to report or give back
+
     def __init__(self, pool: Any, project: str, char_limit: int, *, tokens: Any = None, principal: Any = None,
                  expected_version: int | None = None) -> None:
         super().__init__(Path("/nonexistent-team-store"), project_char_limit=char_limit)
@@ -136,7 +138,7 @@ class TeamProjectStore(MemoryStore):
             entries, self.version = self._row(conn, lock=False)
         return _as_text(entries)
 
-    def _publish(self, target: str, entries: list[str]) -> None:
+    def _publish(self, target: str, entries: list[str], text: str | None = None) -> None:
         self.version = self._conn.execute(
             "UPDATE project_stores SET entries = %s, version = version + 1, updated_at = %s, updated_by = %s "
             "WHERE project_id = %s AND target = %s RETURNING version",

@@ -1,0 +1,104 @@
+"""What one batch does to a store's entries, apart from the file: each operation checked before the lock, then
+applied to the entries read under it. :class:`pi_memory.curated.store.MemoryStore` holds the transaction around
+these rules (lock, re-read, drift guard, budget, publish) and turns a :class:`Refused` into its result.
+
+* :func:`prepare`, before the lock (scanning is the slow part): newlines normalised, the texts stripped, the content
+  rules (:func:`.entries.content_problem`), the threat and secret scans (:func:`pi_memory.safety.check_write`).
+* :func:`step`, under the lock, on the entries just read: an add of an entry that is there is skipped (and noted),
+  one with a ``place`` goes there (:func:`.entries.slot`); a replace or remove needs exactly one distinct matching
+  entry (:func:`matches`; an entry's whole text names that entry even inside a longer one), is refused once on an
+  entry that changed on disk since the store saw it, and a replace onto another entry's text merges the two.
+"""
+
+from __future__ import annotations
+
+from pi_memory import safety
+from pi_memory.curated import entries as fmt
+from pi_memory.curated import messages as msg
+from pi_memory.curated.operations import Operation
+from pi_memory.curated.results import preview
+from pi_memory.curated.sanitise import sanitise_entry
+
+
+class Refused(Exception):
+    """The store refuses the batch: the result's ``code``, ``error`` and other ``fields`` (``current_entries``,
+    ``matches``, ``findings``, ``drift_backup``); ``live``: list the store's live entries as ``current_entries``;
+    ``counts``: whether it counts toward the per-turn retry limit."""
+
+    def __init__(self, code: str, error: str, *, live: bool = False, counts: bool = True, **fields):
+        super().__init__(error)
+        self.code, self.error, self.live, self.counts, self.fields = code, error, live, counts, fields
+
+
+def where(index: int, op: Operation, single: bool) -> str:
+    """How an error names the operation: nothing for a single call, ``Operation N (action): `` in a batch."""
+    return "" if single else f"Operation {index + 1} ({op.action}): "
+
+
+def prepare(op: Operation, name: str, at: str = "") -> Operation:
+    """``op`` normalised and checked on its own (not against the entries); raises :class:`Refused`. ``name``: the
+    store's file name; ``at``: :func:`where`."""
+    content = fmt.normalise_newlines(op.content or "").strip()
+    old = fmt.normalise_newlines(op.old_text or "").strip()
+    if op.action in ("replace", "remove") and not old:
+        raise Refused("empty", at + msg.EMPTY_OLD_TEXT, live=True)
+    if op.action in ("add", "replace"):
+        problem = fmt.content_problem(content)
+        if problem == "empty":
+            raise Refused("empty", at + msg.empty_content(op.action), live=True)
+        if problem == "delimiter":
+            raise Refused("delimiter", at + msg.delimiter(name))
+        if problem == "control":
+            raise Refused("invalid_content", at + msg.CONTROL_CHARS)
+        if problem == "unreadable":
+            raise Refused("invalid_content", at + msg.UNREADABLE)
+        finding = safety.check_write(content)
+        if finding is not None:
+            code = "secret" if finding.category == "secret" else "threat"
+            raise Refused(code, at + safety.refusal_message(finding), findings=[finding.id])
+    return Operation(action=op.action, content=content or None, old_text=old or None, place=op.place)
+
+
+def step(work: list[str], op: Operation, name: str, seen: set[str] | None, notes: list[str], at: str = "") -> None:
+    """Apply one prepared ``op`` to ``work`` in place; raises :class:`Refused`. ``seen``: every entry text the store
+    has read or written (``None``: it never read the file, so nothing is refused as changed on disk; a refused
+    entry is added, so a retry goes through); ``notes``: what a success message adds."""
+    if op.action == "add":
+        if op.content in work:
+            notes.append(msg.already_saved(name))
+            return
+        work.insert(fmt.slot(work, op.place and op.place.model_dump()), op.content)
+        return
+    hits = [i for i, e in enumerate(work) if matches(name, e, op.old_text)]
+    hits = [i for i in hits if work[i] == op.old_text] or hits  # a whole entry, given, is that entry
+    if not hits:
+        raise Refused("no_match", at + msg.no_match(name, op.old_text),
+                      current_entries=[sanitise_entry(name, e) for e in work])
+    if len({work[i] for i in hits}) > 1:
+        raise Refused("ambiguous", at + msg.ambiguous(name, op.old_text, len(hits)),
+                      matches=[preview_entry(name, work[i]) for i in hits])
+    i = hits[0]
+    if seen is not None and work[i] not in seen:
+        seen.add(work[i])
+        raise Refused("changed_on_disk", at + msg.changed_on_disk(name), counts=False,
+                      current_entries=[sanitise_entry(name, work[i])])
+    if op.action == "remove":
+        del work[i]
+    elif op.content in work and work.index(op.content) != i:
+        del work[i]
+        notes.append(msg.merged_duplicate(name))
+    else:
+        work[i] = op.content
+
+
+def matches(name: str, entry: str, old_text: str) -> bool:
+    """Plain, case-sensitive substring match on the raw entry or on what a model was shown for it."""
+    return old_text in entry or old_text in sanitise_entry(name, entry)
+
+
+def preview_entry(name: str, entry: str) -> str:
+    """80-char preview of what a model may see; a blocked entry keeps its distinguishing ``Ref``."""
+    shown = sanitise_entry(name, entry)
+    if shown.startswith("[BLOCKED: ") and " Ref " in shown:
+        return preview(shown, 40) + " " + shown[shown.rfind("Ref ") :]
+    return preview(shown)
