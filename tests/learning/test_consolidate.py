@@ -243,3 +243,44 @@ def test_a_consolidation_past_the_wait_still_makes_the_add_as_the_refusal_says(a
     handler.running["memory"].join(10)
     assert memory.store.read("memory").entries == ["Uses uv (never pip)", FILL[2], NEW]
     assert memory.store.add("memory", NEW).success  # the retry the model was told is safe
+
+
+PNPM = ["The project uses pnpm as its package manager", "Node version is 20",
+        "The project package manager is pnpm, never npm"]
+PNPM_MERGE = [
+    {"target": "memory", "action": "replace", "oldText": "uses pnpm",
+     "content": "Package manager: pnpm (never npm); Node version is 20"},
+    {"target": "memory", "action": "remove", "oldText": "Node version is 20"},
+    {"target": "memory", "action": "remove", "oldText": "never npm"}]
+
+
+@pytest.mark.parametrize("order", [(0, 1, 2), (1, 2, 0), (2, 0, 1)])
+def test_a_merge_as_the_prompt_asks_is_applied_whatever_the_order_of_its_operations(agent, llm, brain, project, order):
+    """A tester's case: the merged text holds the pieces that name the entries to remove, and matched against the
+    store as the earlier operations left it each such piece was in two entries, so every good merge was refused."""
+    write_settings(agent, llm_block(llm))
+    memory = open_memory(project)
+    for entry in PNPM:
+        assert memory.store.add("memory", entry).success
+    brain.replies.append({"operations": [PNPM_MERGE[i] for i in order]})
+    report = consolidate(memory.learner(), "memory")
+    assert report.outcome == "ok", report.message
+    assert [w.action for w in report.writes] == [PNPM_MERGE[i]["action"] for i in order]
+    assert memory.store.path("memory").read_text() == "Package manager: pnpm (never npm); Node version is 20\n"
+    undo_job(memory.learner(), report.job_id)
+    assert memory.store.read("memory").entries == PNPM
+
+
+def test_two_operations_on_one_entry_are_said_as_such(agent, llm, brain, project):
+    write_settings(agent, llm_block(llm))
+    memory = open_memory(project)
+    for entry in PNPM:
+        assert memory.store.add("memory", entry).success
+    brain.replies.append({"operations": [PNPM_MERGE[0], {"target": "memory", "action": "remove",
+                                                         "oldText": "uses pnpm as its"}]})
+    report = consolidate(memory.learner(), "memory")
+    assert (report.outcome, report.message) == (
+        "invalid_output", "the model's answer could not be applied: it names the entry to remove by 'uses pnpm as "
+        "its', an entry of MEMORY.md that its operation 1 already changed (each entry may be replaced or removed "
+        "once), so nothing was written")
+    assert memory.store.read("memory").entries == PNPM

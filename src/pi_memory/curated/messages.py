@@ -175,6 +175,12 @@ def no_match(name: str, old_text: str) -> str:
     )
 
 
+def changed_in_batch(entry_preview: str, step: int) -> str:
+    """A batch's step names an entry that step ``step`` of the same batch already replaced or removed."""
+    return (f"the entry it names ({entry_preview!r}) was already changed by operation {step} of this batch. Give "
+            "each entry at most one replace or remove; nothing was changed.")
+
+
 def ambiguous(name: str, old_text: str, count: int) -> str:
     """``old_text`` is quoted with its credentials redacted, as in :func:`no_match`."""
     return (

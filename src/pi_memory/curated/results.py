@@ -38,6 +38,7 @@ Code = Literal[
     "not_a_file",
     "changed_on_disk",
     "invalid_content",
+    "conflict",  # two steps of one batch change the same entry (:meth:`pi_memory.curated.edits.Batch.find`)
 ]
 
 

@@ -357,10 +357,11 @@ class MemoryStore:
                 bak = f"(no backup: {exc}; the file is unchanged on disk)"
             raise Refused("drift", msg.drift_error(name, target, analysis, bak, path), drift_backup=bak)
         before = analysis.entries
-        work = list(before)
+        batch = edits.Batch.of(before)
         notes: list[str] = []
         for i, op in enumerate(ops):
-            edits.step(work, op, name, self._seen[target], notes, edits.where(i, op, single))
+            edits.step(batch, op, i + 1, name, self._seen[target], notes, edits.where(i, op, single))
+        work = batch.work
         layout = order if arrange and (order := arrange(list(work))) and sorted(fmt.dedupe(order)) == sorted(work) else work
         work = fmt.dedupe(layout)  # a learning undo's layout may hold copies: the store reads them as one
         cur, limit = fmt.joined_length(work), self.limits[target]

@@ -134,8 +134,9 @@ def _refusal(code: str, name: str, operations: list[Any], findings: list[str], u
         return (f"Someone changed the {name} since this session last read it (a teammate or another session), so "
                 "this change could lose their text. Nothing was changed. Its current text is in currentEntries: "
                 "include anything worth keeping and retry.")
-    if code in ("empty", "delimiter", "invalid_content", "invalid_arguments"):
+    if code in ("empty", "delimiter", "invalid_content", "invalid_arguments", "conflict"):
         why = {"empty": "a text or oldText is empty", "delimiter": "a line holds only '§', the entry separator",
+               "conflict": "two operations of the batch replace or remove the same entry",
                "invalid_content": "the text holds control characters or nothing readable",
                "invalid_arguments": "the operation is not valid"}[code]
         return f"The {name} refused the change: {why}. Nothing was changed.{batch} Fix that and retry."

@@ -36,7 +36,7 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
-from pi_memory.curated.edits import matches
+from pi_memory.curated.edits import Batch
 from pi_memory.curated.entries import slot
 from pi_memory.curated.layout import Published, Restore
 from pi_memory.curated.store import MemoryStore, Operation
@@ -331,35 +331,40 @@ def _copies(store: MemoryStore, target: str) -> list[jlog.Write]:
 
 
 def plan_writes(store: MemoryStore, target: str, ops: list[PlannedOp],
-                unmatched: list[tuple[PlannedOp, int]] | None = None) -> list[jlog.Write]:
-    """The before/after pairs ``ops`` make on the store's current entries (the store's own rules: a duplicate add
-    is skipped, a replace onto an existing entry merges). Invalid steps are left for the store to refuse; each is
-    put in ``unmatched`` with the number of entries its ``oldText`` is in. A remove keeps where the entry stood; an
-    add with a place (:class:`PlacedOp`) goes there."""
+                unmatched: list[tuple[PlannedOp, int, int]] | None = None) -> list[jlog.Write]:
+    """The before/after pairs ``ops`` make on the store's current entries (the store's own rules, :mod:`pi_memory.
+    curated.edits`: each ``oldText`` names an entry as the model saw it, a duplicate add is skipped, a replace onto
+    an existing entry merges). Invalid steps are left for the store to refuse; each is put in ``unmatched`` as
+    ``(op, entries its oldText is in, the earlier step that changed that entry or 0)``. A remove keeps where the
+    entry stood; an add with a place (:class:`PlacedOp`) goes there."""
     name = store.name(target)
-    work = store.entries(target)
+    batch = Batch.of(store.entries(target))
+    work = batch.work
     out: list[jlog.Write] = []
-    for op in ops:
+    for number, op in enumerate(ops, 1):
         content = (op.content or "").replace("\r\n", "\n").strip()
         old = (op.old_text or "").strip()
         if op.action == "add":
             if content and content not in work:
-                work.insert(slot(work, getattr(op, "place", None)), content)
+                batch.insert(slot(work, getattr(op, "place", None)), content)
                 out.append(jlog.Write(target, name, "add", None, content))
             continue
-        hits = [i for i, e in enumerate(work) if old and matches(name, e, old)]
-        if len({work[i] for i in hits}) != 1:
+        kind, found = batch.find(name, old) if old else ("none", [])
+        if kind != "ok":
             if unmatched is not None:
-                unmatched.append((op, len({work[i] for i in hits})))
+                if kind == "conflict":
+                    unmatched.append((op, 1, batch.changed[found]))
+                else:
+                    unmatched.append((op, len(set(found)), 0))
             continue
-        i = hits[0]
+        i = found
         before = work[i]
         if op.action == "remove" or (content in work and work.index(content) != i):
             place = {"index": i, "after": work[i - 1] if i else None, "before": work[i + 1] if i + 1 < len(work)
                      else None}
-            del work[i]
+            batch.remove(i, number)
             out.append(jlog.Write(target, name, "remove", before, None, place))
         else:
-            work[i] = content
+            batch.replace(i, content, number)
             out.append(jlog.Write(target, name, "replace", before, content))
     return out

@@ -64,11 +64,16 @@ def _field_problem(error: dict) -> str:
 
 
 def unmatched(name: str, misses: list) -> str:
-    """The model's operations whose ``oldText`` is in no entry, or in several, of ``name`` (``(op, count)``)."""
-    op, count = misses[0]
+    """The model's operations whose ``oldText`` is in no entry, or in several, of ``name``, or names an entry an
+    earlier operation changed (``(op, count, earlier step)``: :func:`pi_memory.learning.runner.plan_writes`)."""
+    op, count, earlier = misses[0]
     if not (op.old_text or "").strip():
         return (f"the model's answer could not be applied: it does not say which entry of {name} to {op.action}, "
                 "so nothing was written")
+    if earlier:
+        return (f"the model's answer could not be applied: it names the entry to {op.action} by "
+                f"{preview(op.old_text or '')!r}, an entry of {name} that its operation {earlier} already changed "
+                "(each entry may be replaced or removed once), so nothing was written")
     where = "no entry" if count == 0 else f"{count} entries"
     return (f"the model's answer could not be applied: it names the entry to {op.action} by "
             f"{preview(op.old_text or '')!r}, which is in {where} of {name} (it must be in exactly one), so nothing "
@@ -80,7 +85,7 @@ def store_refusal(store, target: str, result, planned: list, misses: list) -> st
     from pi_memory.curated.store import LIMIT_SETTINGS
 
     name = store.name(target)
-    if result.code in ("no_match", "ambiguous") and misses:
+    if result.code in ("no_match", "ambiguous", "conflict") and misses:
         return unmatched(name, misses)
     if result.code == "over_limit":
         after = store.entries(target)
