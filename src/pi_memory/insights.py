@@ -70,7 +70,8 @@ def status_data(memory: Memory) -> dict[str, Any]:
     ``readOnlyReason``; ``indexProblem`` ``{code, message}`` when the index cannot be used at all: not a file,
     unreadable, not a pi-memory index), settings sources, warnings, prompt mode, each store's usage and health;
     ``messagesNotSearchable``: past messages a rebuilt session word index has still to take back, else ``None``
-    (:mod:`pi_memory.index.segments`)."""
+    (:mod:`pi_memory.index.segments`); ``skippedBlocks`` (only when there are any): block files that are links
+    leading out of their folder, not read (:meth:`pi_memory.blocks.BlockStore.skipped`)."""
     from pi_memory.index import last_repair
     from pi_memory.index.file_guard import index_problem, write_problem
     from pi_memory.index.segments import messages_left
@@ -85,6 +86,9 @@ def status_data(memory: Memory) -> dict[str, Any]:
             "messagesNotSearchable": messages_left(s.data_dir) if unusable is None else None}
     if unusable is not None:
         data["indexProblem"] = {"code": unusable.kind, "message": unusable.message}
+    skipped = memory.blocks().skipped()  # links out of a blocks folder: a person must know they are not read
+    if skipped:
+        data["skippedBlocks"] = [s.to_dict() for s in skipped]
     return data
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pi_memory.blocks import Block
+from pi_memory.blocks import Block, Skipped
 from pi_memory.curated.entries import printable
 from pi_memory.curated.messages import for_person
 from pi_memory.index import describe_repair
@@ -47,10 +47,14 @@ def pin_lines(result: PinResult, enabled: bool = True) -> list[str]:
     return lines
 
 
-def block_lines(blocks: list[Block], preview: int = 120, withheld: list[Path] | tuple = ()) -> list[str]:
+def block_lines(blocks: list[Block], preview: int = 120, withheld: list[Path] | tuple = (),
+                skipped: list[Skipped] | tuple = ()) -> list[str]:
     """Every block with a usage bar, its description and a preview; ``withheld``: the block files of an
-    untrusted project (``BlockStore.withheld``), named with what makes them count."""
-    lines = withheld_lines(withheld)
+    untrusted project (``BlockStore.withheld``), named with what makes them count; ``skipped``: block files
+    that are links leading out of their folder (``BlockStore.skipped``), each with a warning."""
+    lines = [*withheld_lines(withheld), *(f"warning: {printable(s.message)}" for s in skipped)]
+    if skipped:
+        lines.append("")
     if not blocks:
         return [*lines, "No memory blocks yet; they are created at the next session start (user, agent), or "
                 "with pi-memory blocks create KEY."]
@@ -118,6 +122,7 @@ def status_lines(status: dict[str, Any]) -> list[str]:
                      "searchable yet: they come back over the next indexing passes (`pi-memory index-sessions` "
                      "brings them all back now).")
     lines += [f"warning: {w}" for w in status.get("warnings", [])]
+    lines += [f"warning: {printable(s['message'])}" for s in status.get("skippedBlocks", [])]
     return lines
 
 

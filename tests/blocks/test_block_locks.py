@@ -59,18 +59,19 @@ def test_a_held_lock_still_keeps_a_second_writer_out(store, tmp_path):
 
 
 def test_a_block_reached_through_a_symlink_shares_the_lock_of_its_target(tmp_path):
+    """A link that stays inside the blocks folder (one leaving it is skipped: test_block_links.py)."""
     from pi_memory.curated.files import lock_file
 
-    real = tmp_path / "shared" / "team.md"
-    real.parent.mkdir()
+    real = tmp_path / "data" / "blocks" / "shared" / "team.md"
+    real.parent.mkdir(parents=True)
     real.write_text("---\ndescription: Team\n---\n\nAna.\n")
-    (tmp_path / "data" / "blocks").mkdir(parents=True)
     (tmp_path / "data" / "blocks" / "team.md").symlink_to(real)
     store = BlockStore(tmp_path / "data" / "blocks")
     assert lock_file(tmp_path / "data" / "blocks" / "team.md", store.lock_dir) == lock_file(real, store.lock_dir)
     assert store.update("team", "Bo.").success
     assert real.read_text() == "---\ndescription: Team\n---\n\nAna.\nBo.\n"
-    assert files_under(tmp_path / "shared") == ["team.md"]
+    assert (tmp_path / "data" / "blocks" / "team.md").is_symlink()
+    assert files_under(real.parent) == ["team.md"]
 
 
 def test_the_cli_leaves_only_the_block_in_git_status(tmp_path):

@@ -6,6 +6,8 @@ Public API::
     store = BlockStore.from_settings(settings, project_root, project_trusted)  # the caller decides the trust
     store.blocks() -> list[Block]            # in effect (a project block hides a global one with its key)
     store.withheld() -> list[Path]           # an untrusted project's block files, which are not read
+    store.skipped() -> list[Skipped]         # block files (or a project folder) that are links leading out of
+                                             # their folder: never read or written; .message for a person
     store.update("user", "Prefers tabs", old_text=None) -> BlockResult   # the updateMemory tool
     store.create("decisions", "Architecture decisions", limit=4000, scope="project")
     store.ensure_defaults()                  # 'user' and 'agent' when no block exists
@@ -15,21 +17,16 @@ Public API::
     shown_description(block)                 # the description a prompt holds (cut at MAX_DESCRIPTION, 200)
 """
 
+from pi_memory.blocks.block import DEFAULT_LIMIT, MAX_LIMIT, Block, parse_block
+from pi_memory.blocks.paths import Skipped
+from pi_memory.blocks.shown import MAX_DESCRIPTION, prompt_value, shown_description, shown_value
 from pi_memory.blocks.store import (
-    DEFAULT_LIMIT,
     DEFAULTS,
     GLOBAL_FOLDER,
-    MAX_DESCRIPTION,
-    MAX_LIMIT,
     PROJECT_FOLDER,
-    Block,
     BlockResult,
     BlockStore,
-    parse_block,
-    prompt_value,
-    shown_description,
-    shown_value,
 )
 
 __all__ = ["DEFAULTS", "DEFAULT_LIMIT", "GLOBAL_FOLDER", "MAX_DESCRIPTION", "MAX_LIMIT", "PROJECT_FOLDER", "Block", "BlockResult", "BlockStore",
-           "parse_block", "prompt_value", "shown_description", "shown_value"]
+           "Skipped", "parse_block", "prompt_value", "shown_description", "shown_value"]

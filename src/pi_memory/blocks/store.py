@@ -21,9 +21,16 @@ replaces its one occurrence, left out appends ``new_text`` on a new line. Where 
 limit without saying so, a write that would pass it is refused with the usage and what to do (a value already
 over the limit, hand-edited, may still shrink). Every new text goes through the threat and secret scanners, and
 one holding a control character (``ESC``, ``NUL``: the curated stores' check,
-:func:`pi_memory.curated.entries.holds_control`) is refused;
-the write takes the curated stores' lock, re-reads the file under it and publishes it atomically with the
-frontmatter text untouched. :meth:`BlockStore.create` (people: CLI, pi command) adds a block.
+:func:`pi_memory.curated.entries.holds_control`) is refused; so is a write whose *resulting* value holds a
+threat or credential the value did not hold before (:func:`introduced`: a token or an injection put together
+from pieces, each clean on its own). The write takes the curated stores' lock, re-reads the file under it and
+publishes it atomically with the frontmatter text untouched. :meth:`BlockStore.create` (people: CLI, pi command)
+adds a block.
+
+Which files count (:mod:`pi_memory.blocks.paths`): keys are ASCII (letters, digits, ``-``, ``_``); a block file
+that is a link leading out of its folder, or a project folder leading out of the project, is skipped
+(:meth:`BlockStore.skipped`, for a person) and never written through; links that stay inside the folder are
+followed. A new key equal to an existing one apart from case is refused (one file on macOS and Windows).
 
 Lock files live in ``<data root>/locks/`` (``lock_dir``; :func:`pi_memory.curated.files.lock_file`: the
 block's name and a hash of its real path), never beside a block: a project block is a file of the user's
@@ -34,64 +41,34 @@ block has one lock whatever folder it is in. Every process writing blocks of one
 
 from __future__ import annotations
 
-import functools
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pi_memory import safety
+from pi_memory.blocks.block import DEFAULT_LIMIT, MAX_LIMIT, Block, join_file, parse_block, split_file
+from pi_memory.blocks.paths import (
+    Skipped,
+    case_twin,
+    file_escape,
+    folder_escape,
+    key_error,
+    md_names,
+    valid_key,
+)
+from pi_memory.blocks.shown import MAX_DESCRIPTION, shown_value
 from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S
-from pi_memory.curated.entries import holds_control, printable, usage
+from pi_memory.curated.entries import holds_control
 from pi_memory.curated.files import StoreLockedError, atomic_write_text, locked, try_read_bytes
 from pi_memory.curated.results import preview
 from pi_memory.storage import write_failure
 
-DEFAULT_LIMIT = 2000
-MAX_LIMIT = 100_000
-MAX_DESCRIPTION = 200  # characters of a description (it goes into every prompt, like the block's text)
 PROJECT_FOLDER = Path(".pi") / "memory-blocks"
 GLOBAL_FOLDER = "blocks"
 LOCK_FOLDER = "locks"  # in the data root: the blocks' lock files
-KEY_RULE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 DEFAULTS = {
     "user": "Facts about the user: name, role, preferences, how they like to work",
     "agent": "Your own role and context in this work: what you are helping with, conventions you follow",
 }
-_FENCE = "---"
-
-
-@dataclass
-class Block:
-    key: str
-    scope: str  # "project" | "global"
-    path: Path
-    description: str = ""
-    limit: int = DEFAULT_LIMIT
-    value: str = ""
-    problems: list[str] = field(default_factory=list)  # frontmatter problems found on load
-    shadowed: bool = False  # a project block with the same key hides this global one
-    default: bool = False  # a default block no file holds yet: a session start creates it (default_preview)
-
-    @property
-    def chars(self) -> int:
-        return len(self.value)
-
-    @property
-    def usage(self) -> str:
-        return usage(self.chars, self.limit)
-
-    def to_dict(self, with_value: bool = True) -> dict:
-        data = {"key": self.key, "scope": self.scope, "file": str(self.path), "description": self.description,
-                "limit": self.limit, "chars": self.chars, "usage": self.usage}
-        if with_value:
-            data["value"] = self.value
-        if self.problems:
-            data["problems"] = list(self.problems)
-        if self.shadowed:
-            data["shadowed"] = True
-        if self.default:
-            data["default"] = True
-        return data
 
 
 @dataclass
@@ -120,106 +97,20 @@ class BlockResult:
         return data
 
 
-def shown_value(block: Block) -> str:
-    """What a model may see of a block: a blocked marker for a hostile value, else the value with secrets
-    redacted and control characters (ESC, NUL, other C0/C1 but tab and newline) shown as ``\\xNN`` escapes,
-    as ``pi-memory read`` shows them, so a hand-edited escape sequence cannot hide text. Scans are cached by
-    text: a block unchanged since the last run costs a dictionary lookup."""
-    return _shown(block.key, str(block.path), block.value)
-
-
-def prompt_value(block: Block) -> str:
-    """:func:`shown_value` counted against the block's limit: a hand-edited value over it is cut there, with
-    a note saying how much is left out (the file's own ``limit`` is capped at :data:`MAX_LIMIT` on read)."""
-    shown = shown_value(block)
-    if block.chars <= block.limit or shown.startswith("[BLOCKED: "):
-        return shown
-    return (f"{shown[:block.limit]}\n[... {block.chars - block.limit:,} more characters not shown: the block is "
-            f"over its limit of {block.limit:,}; shorten it (oldText + newText) or ask the user to.]")
-
-
-def shown_description(block: Block) -> str:
-    """What a prompt holds of a block's description: ``""`` for none, a withheld note for a hostile one, else
-    redacted with control characters escaped, cut at :data:`MAX_DESCRIPTION` characters with ``…`` (a
-    hand-written file's description has no other bound)."""
-    return _description(block.description) if block.description else ""
-
-
-@functools.lru_cache(maxsize=256)
-def _description(text: str) -> str:
-    if safety.scan_threats(text):
-        return "[description withheld: it matched a threat pattern; the user can fix it in the file]"
-    shown = text if len(text) <= MAX_DESCRIPTION else text[:MAX_DESCRIPTION] + "…"
-    return printable(safety.redact(shown))
-
-
-@functools.lru_cache(maxsize=256)
-def _shown(key: str, path: str, value: str) -> str:
-    threats = safety.scan_threats(value)
-    if threats:
-        ids = list(dict.fromkeys(f.id for f in threats))
-        return (f"[BLOCKED: memory block {key!r} contains threat pattern(s): {', '.join(ids)}. It was kept out "
-                f"of the prompt; the user can fix it in {path}.]")
-    return printable(safety.redact(value))
-
-
-def split_file(text: str) -> tuple[str | None, str]:
-    """``(frontmatter text or None, body)`` of a block file (python-frontmatter's YAML handler, imported only
-    for a file that starts with a ``---`` line: the host hooks read blocks on a tight time budget)."""
-    text = text.lstrip("\ufeff")
-    if text.startswith(_FENCE):
-        import frontmatter
-
-        handler = frontmatter.YAMLHandler()
-        if handler.detect(text):
-            try:
-                fm, body = handler.split(text)
-                return fm, body
-            except ValueError:
-                pass
-    return None, text
-
-
-def join_file(fm: str | None, value: str) -> str:
-    head = f"---\n{fm.strip(chr(10))}\n---\n\n" if fm is not None else ""
-    return head + (value + "\n" if value else "")
-
-
-def parse_block(key: str, scope: str, path: Path, text: str) -> Block:
-    fm, body = split_file(text)
-    block = Block(key, scope, path, value=body.strip("\r\n").replace("\r\n", "\n"))
-    if fm is None:
-        return block
-    meta = _frontmatter(fm)
-    if isinstance(meta, str):
-        block.problems.append(f"frontmatter is not valid YAML ({meta}); defaults used")
-        return block
-    if not isinstance(meta, dict):
-        block.problems.append("frontmatter is not a mapping; defaults used")
-        return block
-    description = meta.get("description")
-    if description is not None:
-        block.description = " ".join(str(description).split())
-    limit = meta.get("limit")
-    if limit is not None:
-        if isinstance(limit, int) and not isinstance(limit, bool) and 0 < limit <= MAX_LIMIT:
-            block.limit = limit
-        else:
-            block.problems.append(f"limit {limit!r} is not a whole number from 1 to {MAX_LIMIT:,}; "
-                                  f"{DEFAULT_LIMIT:,} used")
-    return block
-
-
-@functools.lru_cache(maxsize=256)
-def _frontmatter(fm: str) -> object:
-    """The parsed frontmatter (cached by its text: a block is read every run), or the parser's first error
-    line as a string. libyaml's safe loader when present."""
-    import yaml
-
-    try:
-        return yaml.load(fm, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}  # noqa: S506 - safe
-    except yaml.YAMLError as exc:
-        return str(exc).splitlines()[0]
+def introduced(before: str, after: str) -> safety.Finding | None:
+    """The first threat or credential of ``after`` (a block's value after a write) that ``before`` did not
+    hold: a threat id it had no hit of, a credential value it did not contain. Text a person put there by hand
+    does not block every later write (it is blocked or redacted in the prompt already); a credential or
+    instruction put together from pieces written one at a time is caught."""
+    old_threats = {f.id for f in safety.scan_threats(before)}
+    for finding in safety.scan_threats(after):
+        if finding.id not in old_threats:
+            return finding
+    old_secrets = {(s.id, before[s.start:s.end]) for s in safety.secret_spans(before)}
+    for s in safety.secret_spans(after):
+        if (s.id, after[s.start:s.end]) not in old_secrets:
+            return safety.Finding(s.id, "secret", (s.start, s.end))
+    return None
 
 
 class BlockStore:
@@ -256,16 +147,36 @@ class BlockStore:
         """The block files of an untrusted project's folder, which are not read (names only, for a person)."""
         if self.project_trusted or self.project_dir is None or not self.project_dir.is_dir():
             return []
-        return [p for p in sorted(self.project_dir.glob("*.md")) if KEY_RULE.match(p.stem) and p.is_file()]
+        return [p for p in sorted(self.project_dir.glob("*.md")) if valid_key(p.stem) and p.is_file()]
 
     def all_blocks(self) -> list[Block]:
-        """Every block file, project first, keys sorted; a global block hidden by a project one is marked."""
+        """Every block file, project first, keys sorted; a global block hidden by a project one is marked. A file
+        (or project folder) that is a link leading out of its folder is left out (:meth:`skipped`)."""
+        return self._scan()[0]
+
+    def skipped(self) -> list[Skipped]:
+        """The block files, and project folder, not read because a link leads out of their folder (for a
+        person: ``blocks list``, ``status``; :mod:`pi_memory.blocks.paths`)."""
+        return self._scan()[1]
+
+    def _scan(self) -> tuple[list[Block], list[Skipped]]:
         found: list[Block] = []
+        skipped: list[Skipped] = []
         keys: set[str] = set()
         for scope, folder in self.folders():
-            for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+            if not folder.is_dir():
+                continue
+            if (away := folder_escape(scope, folder, self.project_root)) is not None:
+                skipped.append(away)
+                continue
+            for path in sorted(folder.glob("*.md")):
                 key = path.stem
-                if not KEY_RULE.match(key) or not path.is_file():
+                if not valid_key(key):
+                    continue
+                if path.is_symlink() and (away := file_escape(scope, path, folder)) is not None:
+                    skipped.append(away)
+                    continue
+                if not path.is_file():
                     continue
                 raw = try_read_bytes(path)
                 if raw is None or isinstance(raw, OSError):
@@ -274,7 +185,18 @@ class BlockStore:
                 block.shadowed = key in keys
                 keys.add(key)
                 found.append(block)
-        return found
+        for block in found:
+            if (twin := case_twin(block.key, [b.key for b in found if b.scope == block.scope])) is not None:
+                block.problems.append(f"its key differs from block {twin!r} only by case: on macOS and Windows "
+                                      "the two are one file; rename one of them")
+        return found, skipped
+
+    def _escape(self, scope: str, path: Path) -> Skipped | None:
+        """Why ``path``, a block file of ``scope``, must not be read or written (a link out of its folder, or a
+        project folder out of the project), else ``None``."""
+        folder = self.project_dir if scope == "project" else self.global_dir
+        assert folder is not None
+        return folder_escape(scope, folder, self.project_root) or file_escape(scope, path, folder)
 
     def blocks(self) -> list[Block]:
         """The blocks in effect (no hidden globals)."""
@@ -312,10 +234,10 @@ class BlockStore:
     # ----------------------------------------------------------------- write
     def create(self, key: str, description: str = "", limit: int = DEFAULT_LIMIT, scope: str = "global",
                value: str = "") -> BlockResult:
-        if not KEY_RULE.match(key or ""):
-            shown = safety.redact(key or "")  # an error message never repeats a credential
-            return BlockResult(False, "invalid_key", shown, error=f"{safety.quoted_name(key or '')} is not a usable block key: use 1-64 "
-                               "letters, digits, '-' or '_', starting with a letter or digit (it is the file name).")
+        if not valid_key(key):
+            key = key if isinstance(key, str) else ""
+            shown = safety.redact(key)  # an error message never repeats a credential
+            return BlockResult(False, "invalid_key", shown, error=key_error(safety.quoted_name(key)))
         secrets = safety.scan_secrets(key)  # a key is a file name and is shown in every prompt: no credential
         if secrets:
             found = secrets[0].id
@@ -359,14 +281,16 @@ class BlockStore:
         import yaml
 
         folder = self.project_dir if scope == "project" else self.global_dir
+        assert folder is not None
         path = folder / f"{key}.md"
+        if (refused := self._clash(key, scope, path)) is not None:
+            return refused
         fm = yaml.safe_dump({"description": description, "limit": limit}, sort_keys=False,
                             allow_unicode=True, width=10_000)
         try:
             with locked(path, self.lock_timeout, self.lock_dir):
-                if path.exists():
-                    return BlockResult(False, "exists", key, error=f"A block {key!r} already exists at {path}; "
-                                       "nothing was changed. Edit that file, or pick another key.")
+                if (refused := self._clash(key, scope, path)) is not None:  # again under the lock
+                    return refused
                 atomic_write_text(path, join_file(fm, value.strip()))
         except StoreLockedError as exc:
             return BlockResult(False, "locked", key, error=str(exc))
@@ -379,17 +303,42 @@ class BlockStore:
         block = parse_block(key, scope, path, join_file(fm, value.strip()))
         return BlockResult(True, "ok", key, message=f"Created block {key!r} in {path}.", block=block)
 
+    def _clash(self, key: str, scope: str, path: Path) -> BlockResult | None:
+        """Why ``key`` cannot be created at ``path``: a file or link of that name is there (a dangling link
+        would send the write to its target), the project folder leads out of the project, or a block's key
+        differs only by case (one file on macOS and Windows; in the other scope, two blocks where one meant to
+        hide the other)."""
+        folder = path.parent
+        if (away := folder_escape(scope, folder, self.project_root)) is not None:
+            return BlockResult(False, "link_outside", key, error=f"Not created: {away.message}")
+        if path.is_symlink() and (away := file_escape(scope, path, folder)) is not None:
+            return BlockResult(False, "link_outside", key, error=f"Not created: {path} is a link to {away.target}, "
+                               f"outside the blocks folder {away.inside}, and no block is written through such a "
+                               "link. Delete the link first, or pick another key.")
+        if path.is_symlink() or path.exists():
+            return BlockResult(False, "exists", key, error=f"A block {key!r} already exists at {path}; nothing "
+                               "was changed. Edit that file, or pick another key.")
+        here = [k for k in md_names(folder) if valid_key(k)]
+        if (twin := case_twin(key, here)) is not None:
+            return BlockResult(False, "exists", key, error=f"Not created: block {twin!r} already exists in "
+                               f"{folder}, and {key!r} differs from it only by case: on macOS and Windows the "
+                               f"two are one file. Use {twin!r}, or pick a key that differs in more than case.")
+        other = [b.key for b in self.all_blocks() if b.scope != scope]
+        if (twin := case_twin(key, other)) is not None:
+            which = "global" if scope == "project" else "project"
+            hint = (f"To have the project block take the global one's place, create it as {twin!r}; otherwise "
+                    "pick" if scope == "project" else "Pick")
+            return BlockResult(False, "exists", key, error=f"Not created: there is a {which} block {twin!r}, and "
+                               f"{key!r} differs from it only by case, so both would show in every prompt under "
+                               f"nearly the same name. {hint} a key that differs in more than case.")
+        return None
+
     def update(self, key: str, new_text: str, old_text: str | None = None) -> BlockResult:
         """Replace the one occurrence of ``old_text`` with ``new_text``, or append ``new_text`` when
         ``old_text`` is ``None`` (the ``updateMemory`` tool)."""
         block = self.get(key) if isinstance(key, str) else None
         if block is None:
-            available = [b.key for b in self.blocks()]
-            shown = safety.redact(str(key))
-            return BlockResult(False, "unknown_block", shown, available=available,
-                               error=f"There is no memory block {shown!r}. Nothing was changed. Use one of the "
-                               f"existing blocks ({', '.join(available) or 'none yet'}); you cannot create "
-                               "blocks, the user can.")
+            return self._unknown(key)
         new_text = (new_text or "").replace("\r\n", "\n")
         if old_text == "":  # an empty oldText is the same as leaving it out
             old_text = None
@@ -418,7 +367,27 @@ class BlockStore:
                                f"({type(exc).__name__}: {exc}). Nothing was changed. Check that the file is "
                                "writable, then retry.")
 
+    def _unknown(self, key: object) -> BlockResult:
+        """The refusal for a key no block in effect has: a file whose link leads out of its folder is named as
+        such (without where it leads: this goes to the model), a key differing only by case gets the right
+        spelling."""
+        available = [b.key for b in self.blocks()]
+        shown = safety.redact(str(key))
+        if any(s.key == key for s in self.skipped()):
+            return BlockResult(False, "link_outside", shown, available=available, error=(
+                f"Memory block {shown!r} is not available: its file is a link to a file outside the blocks "
+                "folder, so it is neither read nor written. Nothing was changed. Tell the user; `pi-memory blocks "
+                "list` shows them what to fix."))
+        twin = case_twin(str(key), available) if isinstance(key, str) else None
+        spelled = f" Block keys are case-sensitive: did you mean {twin!r}?" if twin else ""
+        return BlockResult(False, "unknown_block", shown, available=available,
+                           error=f"There is no memory block {shown!r}. Nothing was changed.{spelled} Use one of "
+                           f"the existing blocks ({', '.join(available) or 'none yet'}); you cannot create "
+                           "blocks, the user can.")
+
     def _update_locked(self, block: Block, new_text: str, old_text: str | None) -> BlockResult:
+        if self._escape(block.scope, block.path) is not None:  # made a link since it was read
+            return self._unknown(block.key)
         raw = try_read_bytes(block.path)
         if raw is None or isinstance(raw, OSError):
             raise raw if isinstance(raw, OSError) else FileNotFoundError(block.path)
@@ -447,6 +416,12 @@ class BlockStore:
                     "Nothing was changed. Retry with a longer piece of text that appears only once."))
             new_value = value.replace(old_text, new_text, 1).strip("\n")
             verb = "Updated"
+        if (finding := introduced(value, new_value)) is not None:
+            return BlockResult(False, "secret" if finding.category == "secret" else "threat", block.key,
+                               block=fresh, error=safety.refusal_message(finding, "memory block") + (
+                                   " The check covers the block's whole text after the change, not only "
+                                   "newText: pieces that together make a credential or an instruction are "
+                                   "refused too."))
         if len(new_value) > fresh.limit and len(new_value) > len(value):
             return BlockResult(False, "over_limit", block.key, block=fresh, error=(
                 f"{name} would hold {len(new_value):,} of its {fresh.limit:,} chars (now {fresh.usage}). Nothing "

@@ -25,15 +25,18 @@ app.add_typer(blocks_app, name="blocks")
 @blocks_app.command("list")
 def blocks_list(dir: DirOpt = None, json_: JsonOpt = False) -> None:
     """Every block with its usage and a preview (project blocks first; an untrusted project's are named, not
-    read). With no block file yet, the default blocks a session start creates (user, agent), marked as such:
+    read; a block file that is a link leading out of its folder is named with a warning, not read). With no
+    block file yet, the default blocks a session start creates (user, agent), marked as such:
     the blocks `preview-context` shows."""
     store = open_mem(dir).blocks()
-    blocks, withheld = store.listed(), store.withheld()
+    blocks, withheld, skipped = store.listed(), store.withheld(), store.skipped()
     if json_ or state.json:
         extra = {"untrustedProjectBlocks": [str(p) for p in withheld]} if withheld else {}
+        if skipped:
+            extra["skippedBlocks"] = [s.to_dict() for s in skipped]
         emit_json({"blocks": [b.to_dict() for b in blocks], **extra})
         return
-    for line in block_lines(blocks, withheld=withheld):
+    for line in block_lines(blocks, withheld=withheld, skipped=skipped):
         out.print(line, markup=False)
 
 
@@ -42,6 +45,8 @@ def blocks_show(key: str, dir: DirOpt = None, json_: JsonOpt = False) -> None:
     """One block's description, usage and full text."""
     store = open_mem(dir).blocks()
     block = next((b for b in store.default_preview() if b.key == key), None)
+    if block is None and (away := next((s for s in store.skipped() if s.key == key), None)) is not None:
+        raise fail(printable(away.message), 1, refusal="link_outside")
     if block is None:
         known = ", ".join(b.key for b in store.default_preview()) or "none"
         raise fail(f"There is no memory block {safety.redact(key)!r} (blocks: {known}). See `pi-memory blocks list`.", 1)

@@ -144,6 +144,10 @@ def run_parts(memory: Memory, preview: bool = True) -> list[Part]:
     note = f"{len(blocks)} block(s)"
     if blocks and all(b.default for b in blocks):
         note = f"{len(blocks)} default block(s) ({', '.join(b.key for b in blocks)}), no file yet: the next session start creates them"
+    skipped = store.skipped() if preview else []
+    if skipped:
+        note += (f"; {len(skipped)} block file(s) not read: a link leading out of its blocks folder (see "
+                 "pi-memory blocks list)")
     parts = [Part("blocks", "system", "run", blocks_text(blocks), note)]
     if memory.settings.standing_enabled:
         rules = StandingStore.in_data_dir(memory.settings.data_dir).rules()

@@ -29,6 +29,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import re
 import unicodedata
@@ -66,11 +67,23 @@ class SkillFormatError(ValueError):
 
 def slugify(name: str) -> str:
     """The folder name of a skill: lowercase ASCII letters and digits, every other run of characters one ``-``,
-    no leading or trailing ``-``, at most 64 characters (the Agent Skills name rules). Accents are folded
-    (``Café`` -> ``cafe``); a name with no letter or digit left gives ``""``."""
-    folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii").lower()
-    slug = re.sub(r"[^a-z0-9]+", "-", folded).strip("-")
-    return slug[:MAX_SLUG].rstrip("-")
+    no leading or trailing ``-``, at most 64 characters (the Agent Skills name rules, which pi checks: no other
+    script). Case and accents are folded (``Café`` -> ``cafe``, ``Straße`` -> ``strasse``).
+
+    Letters that have no ASCII form (``部署预发布``, ``Развертывание``, ``Øl``) cannot go into it: a name that has
+    any gets ``-`` and 8 hex digits of a SHA-256 of its words appended to what is left (``skill`` when nothing
+    is), e.g. ``skill-4c1a9e02``; the store keeps the name as given as ``display_name``, and finds the skill by
+    it. The same name in any case or Unicode normal form gives the same slug; two names differing only in such
+    letters give two. ``""`` only for a name with no letter or digit at all."""
+    words = re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", name).casefold())
+    if not words:
+        return ""
+    folded = unicodedata.normalize("NFKD", "-".join(words))
+    kept = re.sub(r"[^a-z0-9]+", "-", folded.encode("ascii", "ignore").decode("ascii")).strip("-")
+    if not any(ch.isalnum() and not ch.isascii() for ch in folded):
+        return kept[:MAX_SLUG].rstrip("-")
+    digest = hashlib.sha256(" ".join(words).encode("utf-8")).hexdigest()[:8]
+    return f"{kept[:MAX_SLUG - 9].rstrip('-') or 'skill'}-{digest}"
 
 
 def today() -> str:

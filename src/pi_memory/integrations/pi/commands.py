@@ -62,8 +62,8 @@ def _memory(memory, args: str, _data: dict) -> dict[str, Any]:
     if args.split()[:1] == ["status"]:
         return _status(memory, "", _data)
     blocks = memory.blocks()
-    lines = ["Memory blocks", *reports.block_lines(blocks.listed(), withheld=blocks.withheld()), "", "Stores",
-             *reports.store_lines(insights.store_usage(memory))]
+    listed = reports.block_lines(blocks.listed(), withheld=blocks.withheld(), skipped=blocks.skipped())
+    lines = ["Memory blocks", *listed, "", "Stores", *reports.store_lines(insights.store_usage(memory))]
     return _reply(lines)
 
 
