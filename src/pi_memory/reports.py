@@ -14,7 +14,8 @@ from pi_memory.blocks import Block, Skipped
 from pi_memory.curated.entries import printable
 from pi_memory.curated.messages import for_person
 from pi_memory.index import describe_repair
-from pi_memory.standing import MAX_CHARS, MAX_RULES, PinResult
+from pi_memory.shown_text import shown
+from pi_memory.standing import LISTED_RULES, MAX_CHARS, MAX_RULES, PinResult, given
 
 BAR_WIDTH = 20
 
@@ -31,15 +32,35 @@ def one_line(text: str, width: int = 120) -> str:
 
 
 def pin_lines(result: PinResult, enabled: bool = True) -> list[str]:
-    """A pin command's outcome and the rules after it."""
-    lines = [result.message] if result.success and result.message else []
+    """A pin command's outcome and, when it went through, the rules after it: the first
+    :data:`~pi_memory.standing.LISTED_RULES` (the agent is given no more), each redacted and escaped, with what
+    the agent gets of it when that is not the rule as shown (withheld, credential redacted:
+    :func:`pi_memory.standing.given`, the prompt's own check), and how many more the file holds. A refusal is
+    its one line: the rules did not change (``pin list`` shows them)."""
     if not result.success:
-        lines.append(f"refused: {result.error}")
-    if result.rules:
-        lines.append(f"Standing instructions ({len(result.rules)}/{MAX_RULES} rules, "
+        return [f"refused: {shown(result.error or '', MAX_CHARS)}"]
+    lines = [shown(result.message, MAX_CHARS)] if result.message else []
+    rules = result.rules
+    if rules:
+        lines.append(f"Standing instructions ({len(rules):,}/{MAX_RULES} rules, "
                      f"{result.chars:,}/{MAX_CHARS:,} chars):")
-        lines += [f"  {i}. {printable(rule)}" for i, rule in enumerate(result.rules, 1)]
-    elif result.success:
+        found = {n: (threats, secrets) for n, threats, secrets in given(rules)}
+        for i, rule in enumerate(rules[:LISTED_RULES], 1):
+            lines.append(f"  {i}. {shown(rule, MAX_CHARS)}")
+            threats, secrets = found.get(i, ((), ()))
+            if threats:
+                lines.append(f"     withheld from the agent: it matches the threat pattern(s) {', '.join(threats)} "
+                             "(it reads like an instruction to override the agent's safeguards, hide text or send "
+                             f"data away); rephrase it in {result.path.name}, or pin remove {i}")
+            if secrets:
+                lines.append(f"     credential redacted ({', '.join(secrets)})"
+                             + ("" if threats else ": the agent gets the rule as shown here")
+                             + "; write where the secret lives instead")
+        if len(rules) > LISTED_RULES:
+            lines.append(f"  … and {len(rules) - LISTED_RULES:,} more rule(s) in {result.path}, not listed: the "
+                         f"agent is given at most {MAX_RULES} rules, so none of these reach it. Remove them from "
+                         "the file.")
+    else:
         lines.append(f"No standing instructions pinned ({MAX_RULES} rules / {MAX_CHARS:,} chars available).")
     lines += [f"warning: {p}" for p in result.problems]
     if not enabled:

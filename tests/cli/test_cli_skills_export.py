@@ -74,12 +74,13 @@ def test_the_testers_skill_is_refused_and_nothing_reaches_the_host(env, target: 
         "skill_id": "global:handmade", "destination": str(home / HOST_FOLDERS[target] / "handmade"),
         "action": "refused", "reason": refusal(path, "global:handmade", f"its description {THREATS}; its body holds "
                                                "a credential (password_in_prose)", f"{SECRET_HINT}; {THREAT_HINT}",
-                                               host)}
+                                               host), "code": "flagged"}
     assert items["global:deploy-staging"]["action"] == "copied"
     assert sorted(os.listdir(home / HOST_FOLDERS[target])) == ["deploy-staging"]
     text = run("skills", "export", "--to", target).stdout
     assert "global:handmade: not exported: its description matches" in text
-    assert "1 not exported: fix each as said above, then run this command again." in text
+    assert ("1 not exported: a credential, or text that reads like an instruction to the model; fix each as said "
+            "above, then run this command again.") in text
 
 
 @pytest.mark.parametrize(("folder", "text", "found", "hint"), [
@@ -118,7 +119,7 @@ def test_an_earlier_copy_is_withdrawn_once_the_skill_holds_a_secret(env) -> None
     assert item == {"skill_id": "global:deploy-staging", "destination": str(copy), "action": "withdrawn",
                     "reason": refusal(path, "global:deploy-staging", "its body holds a credential "
                                       "(aws_secret_access_key)", SECRET_HINT, "Codex",
-                                      "its earlier export was removed: ")}
+                                      "its earlier export was removed: "), "code": "flagged"}
     assert not copy.exists() and path.is_file()
 
 

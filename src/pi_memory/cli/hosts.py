@@ -7,6 +7,7 @@ here documents it in ``--help`` and serves ``python -m pi_memory.cli``-style cal
 from __future__ import annotations
 
 import enum
+import errno
 from pathlib import Path
 from typing import Annotated
 
@@ -75,8 +76,38 @@ def _run(host: str, action: str, call, json_: bool):
         state.json = True
     try:
         return call()
-    except (InstallError, OSError) as exc:
+    except InstallError as exc:
         raise fail(f"Could not {action} pi-memory for {host}: {exc}", 2) from exc
+    except OSError as exc:  # a file it must write: a refusal (1), as for a data folder that cannot be written
+        raise fail(write_refusal(host, action, exc), 1, problem=WRITE_KINDS.get(exc.errno or 0, "unusable"),
+                   path=exc.filename) from exc
+
+
+WRITE_KINDS = {errno.EROFS: "read_only", errno.EACCES: "permission", errno.EPERM: "permission",
+               errno.ENOSPC: "disk_full", errno.EDQUOT: "disk_full"}
+_WRITE_TODO = {
+    "read_only": "it is on a read-only file system. Remount that file system read-write",
+    "permission": "you have no permission to write there. Give your user write access (for example `chmod u+w "
+                  "{existing}`)",
+    "disk_full": "its disk is full. Free some space on it",
+}
+
+
+def write_refusal(host: str, action: str, exc: OSError) -> str:
+    """What a person reads when ``install`` / ``uninstall`` could not write one of the host's files (``exc``):
+    which path, why, what to do. Files written before it are kept; running the command again finishes the job."""
+    path = Path(exc.filename) if exc.filename else None
+    kind = WRITE_KINDS.get(exc.errno or 0)
+    done = "installed for" if action == "install" else "removed from"
+    where = f"{path}" if path is not None else "one of its files"
+    if kind is None:
+        why = f"{exc.strerror or exc}. Check that path"
+    else:
+        existing = path
+        while existing is not None and not existing.exists() and existing != existing.parent:
+            existing = existing.parent
+        why = _WRITE_TODO[kind].format(existing=existing)
+    return f"pi-memory could not write {where}, so it is not {done} {host}: {why}, then run this command again."
 
 
 @install_app.command("claude-code")

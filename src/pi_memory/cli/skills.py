@@ -5,7 +5,9 @@ Commands: ``list [--scope global|project]``, ``view ID``, ``delete ID``, ``move 
 Each takes ``--dir``, ``--project PATH`` (whose project skills: default the current folder) and ``--json``; a
 refusal in JSON carries the store's reason code as ``refusal`` (``not_found``, ``ambiguous``, ``exists``...).
 Exit codes: 0 done; 1 refused (unknown or ambiguous id, destination taken); 2 usage error. ``export`` exits 0
-and says per skill what was copied, skipped (a skill of yours in the way) or not exported (and why).
+and says per skill what was copied, skipped or not exported, each with its reason, then counts them by reason.
+``list`` shows what the inspector shows (:func:`pi_memory.shown_text.shown_value`): credentials redacted,
+control characters escaped, a description past the 1,024 characters a host reads cut.
 """
 
 from __future__ import annotations
@@ -59,9 +61,12 @@ def _finish(result: dict) -> None:
 @skills_app.command("list")
 def list_(scope: ScopeOpt = None, dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """List saved skills: id, version, last update and description."""
+    from pi_memory.shown_text import shown_value
+    from pi_memory.skills.document import MAX_DESCRIPTION
+
     _check_scope(scope)
     store = _store(dir, project)
-    skills = [s.summary() for s in store.skills(scope)]
+    skills = [shown_value(s.summary(), MAX_DESCRIPTION) for s in store.skills(scope)]
     if state.json:
         emit_json({"success": True, "count": len(skills), "skills": skills,
                    "folders": {k: str(v) for k, v in store.roots.items()}})
@@ -144,7 +149,8 @@ def export(to: Annotated[str, typer.Option("--to", help="'claude-code' or 'codex
     <repo>/.agents/skills) read them. Each copy is scanned first: a skill holding a credential or text that reads
     like an instruction to the model is not exported (and an earlier export of it is removed). A skill of yours
     already there is never touched. Run it again after editing a SKILL.md by hand."""
-    from pi_memory.skills.export import TARGETS, export_skills
+    from pi_memory.shown_text import shown
+    from pi_memory.skills.export import REFUSAL_CODES, SKIP_CODES, TARGETS, export_skills
 
     if to not in TARGETS:
         raise fail(f"--to must be one of {', '.join(TARGETS)}, not {to!r}.", 2)
@@ -153,17 +159,28 @@ def export(to: Annotated[str, typer.Option("--to", help="'claude-code' or 'codex
     skipped = [i for i in items if i.action == "skipped"]
     refused = [i for i in items if i.action in ("refused", "withdrawn")]
     if state.json:
+        reasons = [i.code for i in [*skipped, *refused]]
         emit_json({"success": True, "dryRun": dry_run, "target": to, "items": [i.to_dict() for i in items],
-                   "skipped": len(skipped), "refused": len(refused)})
+                   "skipped": len(skipped), "refused": len(refused),
+                   "byReason": {code: reasons.count(code) for code in dict.fromkeys(reasons)}})
         return
     if not items:
         out.print("No skills to export.")
-    for item in items:
-        out.print(escape(_export_line(item, dry_run)))
-    if skipped:
-        out.print(f"{len(skipped)} skipped; rename or remove your own skill there to export ours.")
-    if refused:
-        out.print(f"{len(refused)} not exported: fix each as said above, then run this command again.")
+    for item in items:  # a reason may quote a hand-edited file (an unreadable one's YAML error)
+        out.print(escape(shown(_export_line(item, dry_run))))
+    for code, why in SKIP_CODES.items():
+        if n := sum(i.code == code for i in skipped):
+            out.print(escape(f"{n} skipped: {why}; {SKIP_TODO[code]}"))
+    for code, why in REFUSAL_CODES.items():
+        if n := sum(i.code == code for i in refused):
+            out.print(escape(f"{n} not exported: {why}; fix each as said above, then run this command again."))
+
+
+SKIP_TODO = {  # what a person does about a skipped skill, by its code (skills.export.SKIP_CODES)
+    "unreadable": "fix each SKILL.md as said above (or delete the skill), then run this command again.",
+    "yours": "rename or remove your own skill there to export ours.",
+    "other_data_folder": "export from that data folder, or remove its copy, to export this one.",
+}
 
 
 def _export_line(item, dry_run: bool) -> str:

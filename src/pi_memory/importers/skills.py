@@ -1,8 +1,10 @@
 """Bring ``SKILL.md`` folders (or the peer's older flat ``skills/<name>.md`` files) into a :class:`SkillStore`.
 
 A skill is taken as it is (its frontmatter and supporting files), after the same threat and secret scan as a
-new skill. The same slug with the same name, description and body is "already there"; with other content it
-is a clash and ours is kept (nothing is overwritten, whichever is newer: the report gives both dates).
+new skill, and only when a host could load it as it is: a body within the body limit, a name and a description
+that are plain text (:func:`pi_memory.skills.checks.frontmatter_problems`, which ``skills export`` applies too).
+The same slug with the same name, description and body is "already there"; with other content it is a clash
+and ours is kept (nothing is overwritten, whichever is newer: the report gives both dates).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from pathlib import Path
 
 from pi_memory.importers.curated import refusal
 from pi_memory.importers.report import ImportReport
-from pi_memory.skills import SKILL_FILE, SkillFormatError, SkillStore, parse, slugify
+from pi_memory.skills import SKILL_FILE, SkillFormatError, SkillStore, checks, parse, slugify
 from pi_memory.skills.document import body_problem
 
 
@@ -41,7 +43,9 @@ def import_skills(report: ImportReport, store: SkillStore, scope: str, folder: P
         if not slug:
             report.add(kind, doc.name, "skip", "its name has no letter or digit to make a folder name from")
             continue
-        why = refusal(text) or body_problem(doc.body)  # a skill past the body limit is not imported either
+        form = checks.frontmatter_problems(text)  # what a host could not load (skills export refuses it too)
+        why = (refusal(text) or body_problem(doc.body)
+               or (form and f"{checks.summary(form)}: {checks.fix_hint(form)}"))
         if why:
             report.add(kind, f"{scope}:{slug}", "skip", why)
             continue

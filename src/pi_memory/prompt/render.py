@@ -16,7 +16,7 @@ import functools
 from pi_memory import safety
 from pi_memory.blocks import Block, prompt_value, shown_description
 from pi_memory.curated.snapshot import neutralise_fence
-from pi_memory.standing import MAX_CHARS, MAX_RULES, fitting
+from pi_memory.standing import MAX_CHARS, MAX_RULES, fitting, rule_findings
 
 POLICY_FULL = """<memory-policy>
 You have a durable memory from earlier sessions that is NOT shown here; look things up when they could matter.
@@ -59,9 +59,9 @@ def policy_text(style: str, custom: str | None = None) -> str:
 
 @functools.lru_cache(maxsize=256)  # rules rarely change between runs; the scan is the costly part
 def _rule_shown(number: int, rule: str) -> str:
-    threats = safety.scan_threats(rule)
+    threats, _ = rule_findings(rule)  # the check `pi-memory pin list` reports too
     if threats:
-        ids = ", ".join(dict.fromkeys(f.id for f in threats))
+        ids = ", ".join(threats)
         return f"[rule {number} withheld: it matched threat pattern(s) {ids}; the user can fix it in STANDING.md]"
     return neutralise_fence(safety.redact(rule), "standing-instructions")
 

@@ -1,5 +1,14 @@
-"""What the threat and secret scanners find in a skill, part by part: the one check behind pi's skill list
-(:meth:`pi_memory.skills.SkillStore.discoverable`), ``pi-memory skills export`` and the inspector's flags.
+"""What the threat and secret scanners find in a skill, part by part, and what a host could not load as it is:
+the one check behind pi's skill list (:meth:`pi_memory.skills.SkillStore.discoverable`), ``pi-memory skills
+export`` and the inspector's flags.
+
+Before any scan, :func:`form_problems` checks what ``pi-memory import`` checks too (:func:`frontmatter_problems`
+is the same function there): a body within the body limit (:data:`~pi_memory.skills.document.MAX_BODY`), a
+``name`` and a ``description`` that are plain text in the frontmatter (not a YAML list, mapping, number, date or
+yes/no), a description within :data:`~pi_memory.skills.document.MAX_DESCRIPTION`, a frontmatter that ends within
+:data:`FRONTMATTER_BYTES`. A part past its limit is not scanned (a hand-edited 10 MB body took the scanners
+15 seconds on every page and every session start): the skill is refused for its size, not for what its text
+holds.
 
 A skill is written through the store only after every field was scanned, but a ``SKILL.md`` edited by hand (or
 made by another program) reaches no scanner on its way in. Whatever hands a skill's text on (to pi's prompt, to
@@ -11,12 +20,17 @@ file shows (another frontmatter key, text across the frontmatter's end).
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import yaml
+
 from pi_memory import safety
+from pi_memory.skills.document import MAX_BODY, MAX_DESCRIPTION
 
 if TYPE_CHECKING:
     from pi_memory.skills.store import Skill
@@ -36,6 +50,8 @@ CODE_SUFFIXES = frozenset({
     ".lua", ".r", ".swift", ".scala", ".sql", ".mk"})
 MAX_FILE_BYTES = 1_000_000
 MAX_FILES = 200
+FRONTMATTER_BYTES = 65_536  # of a SKILL.md read for its frontmatter: a name and a 1,024-character description fit
+_BOUNDARY = re.compile(r"^-{3,}\s*$", re.MULTILINE)  # python-frontmatter's own delimiter
 _SKIPPED = (".lock", ".pi-memory-export")
 
 
@@ -48,6 +64,8 @@ class SkillProblem:
     threats: tuple[str, ...] = ()
     secrets: tuple[str, ...] = ()
     unscanned: str = ""  # why the part could not be scanned (a file too large, too many files)
+    invalid: str = ""  # what a host could not load in the part as it is (too long, not text)
+    fix: str = ""  # what to do about ``invalid``
 
     @property
     def where(self) -> str:
@@ -68,6 +86,8 @@ class SkillProblem:
                         f"({', '.join(self.secrets)})")
         if self.unscanned:
             said.append(self.unscanned)
+        if self.invalid:
+            said.append(self.invalid)
         return f"{where} {' and '.join(said)}"
 
 
@@ -77,15 +97,98 @@ def _scan(part: str, text: str) -> SkillProblem | None:
     return SkillProblem(part, threats, secrets) if threats or secrets else None
 
 
+def _kind(value: object) -> str:
+    """What a YAML value is, for a person: ``a list``, ``a mapping``, ``a number``..."""
+    if isinstance(value, bool):
+        return "true/false (YAML reads yes, no, on and off so)"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, _dt.date):
+        return "a date"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return "empty" if value is None else f"a {type(value).__name__}"
+
+
+def frontmatter_problems(text: str) -> list[SkillProblem]:
+    """What a host could not load in the frontmatter at the start of ``text`` (a ``SKILL.md``, or at least its
+    first :data:`FRONTMATTER_BYTES`; only those are read): one that does not end there, a ``name`` or ``description`` that is not text,
+    a description past :data:`~pi_memory.skills.document.MAX_DESCRIPTION` characters. Text that has no
+    frontmatter at all gives nothing here (it cannot be read as a skill: the parser says so)."""
+    head = text[:FRONTMATTER_BYTES].encode("utf-8", "surrogatepass")[:FRONTMATTER_BYTES]  # one bound, read or given
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    if not text.startswith("---"):
+        return []
+    parts = _BOUNDARY.split(text, 2)
+    if len(parts) < 3:
+        return [SkillProblem("file", invalid=f"has a frontmatter that does not end within its first "
+                                             f"{FRONTMATTER_BYTES:,} bytes",
+                             fix="keep the frontmatter to a name, a one-line description and a few short keys")]
+    try:
+        meta = yaml.safe_load(parts[1])
+    except yaml.YAMLError:
+        return []  # the parser refuses it (an unreadable skill)
+    if not isinstance(meta, dict):
+        return []
+    out = []
+    for key in ("name", "description"):
+        if not isinstance(meta.get(key), str):
+            out.append(SkillProblem(key, invalid=f"is {_kind(meta.get(key))} in the frontmatter, not text",
+                                    fix=f"write the {key} as one line of plain text (in quotes if YAML would read "
+                                        f"it otherwise, e.g. {key}: 'yes')"))
+    description = meta.get("description")
+    if isinstance(description, str) and len(" ".join(description.split())) > MAX_DESCRIPTION:
+        n = len(" ".join(description.split()))
+        out.append(SkillProblem("description", invalid=f"has {n:,} characters, past the {MAX_DESCRIPTION:,} a "
+                                                       "host reads", fix=f"shorten the description to at most "
+                                                                         f"{MAX_DESCRIPTION:,} characters"))
+    return out
+
+
+def _head(path: Path) -> str | None:
+    """The first :data:`FRONTMATTER_BYTES` of ``path`` as text (``None`` when it cannot be read)."""
+    try:
+        with path.open("rb") as f:
+            return f.read(FRONTMATTER_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def form_problems(skill: Skill) -> list[SkillProblem]:
+    """What a host could not load of ``skill`` as it is (see the module docstring); empty for an unreadable one."""
+    if skill.doc is None:
+        return []
+    head = _head(skill.path)
+    out = frontmatter_problems(head) if head is not None else []
+    if len(skill.doc.body) > MAX_BODY:
+        out.append(SkillProblem("body", invalid=f"has {len(skill.doc.body):,} characters, past the {MAX_BODY:,}-"
+                                                "character limit of a skill body (it was not scanned)",
+                                fix=f"cut the body to at most {MAX_BODY:,} characters (keep the steps that matter, "
+                                    "or split it into two skills)"))
+    return out
+
+
+_ORDER = {part: n for n, part in enumerate(PARTS)}
+
+
 def problems(skill: Skill) -> list[SkillProblem]:
-    """Every part of ``skill`` the scanners find something in (empty: clean, or unreadable: an unreadable file
-    hands nothing on). The whole file is scanned too, and reported as ``file`` only when no part was."""
+    """Every part of ``skill`` a host could not load (:func:`form_problems`) or the scanners find something in
+    (empty: clean, or unreadable: an unreadable file hands nothing on). A part past its limit is not scanned;
+    the whole file is scanned too, and reported as ``file`` only when no part gave a problem."""
     if skill.doc is None:
         return []
     doc = skill.doc
-    folder = _scan("folder", skill.slug) if skill.slug != doc.name else None
-    found = [p for p in (folder, _scan("name", doc.name), _scan("description", doc.description),
-                         _scan("body", doc.body)) if p is not None]
+    form = form_problems(skill)
+    unscanned = {p.part for p in form}
+    if "file" in unscanned:  # a frontmatter past the bound: its name and description are not scanned either
+        unscanned |= {"name", "description"}
+    texts = {"folder": skill.slug if skill.slug != doc.name else None, "name": doc.name,
+             "description": doc.description, "body": doc.body}
+    found = [p for part, text in texts.items() if text is not None and part not in unscanned
+             and (p := _scan(part, text)) is not None]
+    found = sorted(form + found, key=lambda p: _ORDER[p.part])
     if not found:
         try:
             whole = skill.path.read_text(encoding="utf-8", errors="replace")
@@ -146,7 +249,7 @@ def summary(found: list[SkillProblem]) -> str:
 def fix_hint(found: list[SkillProblem]) -> str:
     """What a person does about ``found``: rename a folder named like an instruction, replace a secret with
     where it lives, rephrase or remove text that reads like an instruction."""
-    steps = []
+    steps = list(dict.fromkeys(p.fix for p in found if p.fix))
     if any(p.part == "folder" and p.threats for p in found):
         steps.append("rename the skill's folder to its name")
     if any(p.unscanned for p in found):

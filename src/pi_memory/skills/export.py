@@ -12,12 +12,13 @@ Global skills go to the personal folder, the current project's skills to the rep
 An export is a **copy, scanned when it is made**, never a link. Both hosts put a skill's description into their
 own prompt and its body into the conversation, and nothing of ours stands between their folders and the model.
 A link to our folder would make every later hand edit of ``SKILL.md`` live at once, unscanned; a copy holds
-what passed :func:`pi_memory.skills.checks.problems` (the check behind pi's own list) when it was made. A skill
-that does not pass is not exported (``refused``), and an earlier export of it is removed (``withdrawn``), each
-with the reason and what to do. Edits the agent makes through the store (``skill_manage``: scanned before they
-are written) reach the copies at once (:func:`refresh`, the store's ``after_change`` set by the runtime); a hand
-edit reaches them at the next export, which scans it. Links an older version made are replaced by copies at the
-next export.
+what passed :func:`pi_memory.skills.checks.problems` (the check behind pi's own list) when it was made: what a
+host could not load as it is (a body past the body limit, a name or description that is not plain text: what
+``pi-memory import`` refuses too), then the scanners. A skill that does not pass is not exported (``refused``),
+and an earlier export of it is removed (``withdrawn``), each with the reason and what to do. Edits the agent
+makes through the store (``skill_manage``: scanned before they are written) reach the copies at once
+(:func:`refresh`, the store's ``after_change`` set by the runtime); a hand edit reaches them at the next export,
+which scans it. Links an older version made are replaced by copies at the next export.
 
 Each copy holds a ``.pi-memory-export`` file (:mod:`.marker`) naming its skill and its source folder. Nothing of
 the user's is ever overwritten: a destination that exists and is not our copy (or an older link of ours) is
@@ -51,15 +52,36 @@ class ExportItem:
     fresh copy), ``unchanged`` (our copy is already the skill as it is), ``skipped`` (``reason`` says why),
     ``refused`` (the skill trips the threat or secret scanner: ``reason`` says where and what to do),
     ``withdrawn`` (refused, and our earlier export of it removed), ``removed`` (our export of a skill moved or
-    deleted since) or, in a dry run, the action it would take."""
+    deleted since) or, in a dry run, the action it would take. ``code``, for a skipped or refused skill, is the
+    kind of reason (:data:`SKIP_CODES`, :data:`REFUSAL_CODES`), so a summary can count them."""
 
     skill_id: str
     destination: str
     action: str
     reason: str | None = None
+    code: str | None = None
 
     def to_dict(self) -> dict:
         return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+SKIP_CODES = {  # why a skill was skipped: its SKILL.md cannot be read, or the destination is not ours
+    "unreadable": "its SKILL.md cannot be read",
+    "yours": "a skill of yours is already there",
+    "other_data_folder": "another pi-memory data folder exported it there",
+}
+REFUSAL_CODES = {  # why a skill was refused: the first kind its problems show (:func:`refusal_code`)
+    "malformed": "a host could not load it as it is (too long, or a name or description that is not plain text)",
+    "unscannable": "files that cannot be scanned",
+    "flagged": "a credential, or text that reads like an instruction to the model",
+}
+
+
+def refusal_code(found: list[checks.SkillProblem]) -> str:
+    """The kind of reason ``found`` gives (a key of :data:`REFUSAL_CODES`)."""
+    if any(p.invalid for p in found):
+        return "malformed"
+    return "unscannable" if any(p.unscanned for p in found) else "flagged"
 
 
 def destinations(target: str, home: Path, project_root: Path | None) -> dict[str, Path]:
@@ -179,21 +201,22 @@ def refusal(skill: Skill, found: list[checks.SkillProblem], target: str, withdra
 
 def _export_one(skill: Skill, dest: Path, roots: list[Path], target: str, dry_run: bool) -> ExportItem:
     if skill.doc is None:
-        return ExportItem(skill.id, str(dest), "skipped", f"unreadable: {skill.error}")
+        return ExportItem(skill.id, str(dest), "skipped", f"unreadable: {skill.error}", "unreadable")
     present = dest.exists() or dest.is_symlink()
     ours = _ours(dest, skill.id, roots) if present else None
     if present and ours is None:
         found = marker.read(dest)
         if found is not None and found.skill_id == skill.id:
             return ExportItem(skill.id, str(dest), "skipped", f"another pi-memory data folder exported it there "
-                              f"(from {found.source}); it was left untouched")
-        return ExportItem(skill.id, str(dest), "skipped", "a skill of yours is already there; it was left untouched")
+                              f"(from {found.source}); it was left untouched", "other_data_folder")
+        return ExportItem(skill.id, str(dest), "skipped", "a skill of yours is already there; it was left untouched",
+                          "yours")
     problems = checks.problems(skill)
     if problems:
         if ours and not dry_run:
             _remove(dest)
         return ExportItem(skill.id, str(dest), "withdrawn" if ours else "refused",
-                          refusal(skill, problems, target, bool(ours), dry_run))
+                          refusal(skill, problems, target, bool(ours), dry_run), refusal_code(problems))
     if ours == "copy" and _same(skill.folder, dest):
         return ExportItem(skill.id, str(dest), "unchanged")
     if not dry_run:

@@ -6,6 +6,7 @@ Public API::
     store.add("never run find / or other root-wide searches") -> PinResult
     store.list() / store.remove(2) / store.clear()
     parse_rules(text) -> list[str];  fitting(rules) -> how many fit the caps
+    rule_findings(rule) -> (threat ids, credential ids);  given(rules) -> those of the rules the agent gets
 
 Only the user writes the file (CLI ``pi-memory pin``, pi's ``/memory-pin``, an editor); the prompt assembly
 (:mod:`pi_memory.prompt`) only reads it.
@@ -13,15 +14,18 @@ Only the user writes the file (CLI ``pi-memory pin``, pi's ``/memory-pin``, an e
 
 from pi_memory.standing.store import (
     FILE_NAME,
+    LISTED_RULES,
     MAX_CHARS,
     MAX_RULES,
     PinResult,
     StandingStore,
     fitting,
+    given,
     joined_chars,
     normalise_rule,
     parse_rules,
+    rule_findings,
 )
 
-__all__ = ["FILE_NAME", "MAX_CHARS", "MAX_RULES", "PinResult", "StandingStore", "fitting", "joined_chars",
-           "normalise_rule", "parse_rules"]
+__all__ = ["FILE_NAME", "LISTED_RULES", "MAX_CHARS", "MAX_RULES", "PinResult", "StandingStore", "fitting", "given",
+           "joined_chars", "normalise_rule", "parse_rules", "rule_findings"]

@@ -12,10 +12,17 @@ appends one line, ``remove N`` drops the line of rule N, ``clear`` drops every r
 Every new rule goes through the threat and secret scanners, and one holding a control character (``ESC``, ``NUL``:
 the curated stores' check, :func:`pi_memory.curated.entries.holds_control`) is refused; a duplicate (case-insensitive, after the same
 normalisation) is refused, and so is a rule that would take the file over either cap.
+
+Showing (:meth:`PinResult.to_dict`, :func:`pi_memory.reports.pin_lines`): a file edited by hand can hold
+anything, so a listing shows the first :data:`LISTED_RULES` rules (the agent is given no more) and how many more
+there are, each redacted and with control characters escaped (:mod:`pi_memory.shown_text`), and says of each
+rule the agent is given what it gets: :func:`rule_findings`, the check the prompt makes (a rule matching a
+threat pattern is withheld, a credential is redacted).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,21 +31,24 @@ from pi_memory import safety
 from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S
 from pi_memory.curated.entries import holds_control
 from pi_memory.curated.files import StoreLockedError, atomic_write_text, locked, try_read_bytes
+from pi_memory.shown_text import shown
 
 FILE_NAME = "STANDING.md"
 MAX_RULES = 20
 MAX_CHARS = 2000
+LISTED_RULES = MAX_RULES  # rules a listing shows: the agent never gets more
 _BULLET = re.compile(r"^(?:[-*+•]\s+|\d{1,3}[.)]\s+)")
-_SPACE = re.compile(r"\s+")
+_BULLET_START = "-*+•"
 
 
 def normalise_rule(line: str) -> str:
     """The rule a line holds (``""`` for a blank or comment line)."""
     text = line.strip()
-    if not text or text.startswith("#"):
+    if not text or text[0] == "#":
         return ""
-    text = _BULLET.sub("", text, count=1)
-    return _SPACE.sub(" ", text).strip()
+    if text[0] in _BULLET_START or text[0].isdigit():  # the regular expression only where it can match
+        text = _BULLET.sub("", text, count=1)
+    return " ".join(text.split())  # runs of whitespace (str.isspace, as \s) collapse to one space
 
 
 def parse_rules(text: str) -> list[str]:
@@ -60,6 +70,27 @@ def joined_chars(rules: list[str]) -> int:
     return len("\n".join(rules))
 
 
+@functools.lru_cache(maxsize=256)  # rules rarely change between runs; the scan is the costly part
+def rule_findings(rule: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(threat pattern ids, credential ids)`` the scanners find in ``rule``: what the prompt does with it
+    (:func:`pi_memory.prompt.standing_text`: a rule with a threat is withheld, credentials are redacted) and
+    what a listing says about it."""
+    threats = tuple(dict.fromkeys(f.id for f in safety.scan_threats(rule)))
+    secrets = tuple(dict.fromkeys(f.id for f in safety.scan_secrets(rule)))
+    return threats, secrets
+
+
+def given(rules: list[str]) -> list[tuple[int, tuple[str, ...], tuple[str, ...]]]:
+    """``(number, threat ids, credential ids)`` of each rule the agent is given (:func:`fitting`) that the
+    scanners find something in."""
+    out = []
+    for number, rule in enumerate(rules[:fitting(rules)], 1):
+        threats, secrets = rule_findings(rule)
+        if threats or secrets:
+            out.append((number, threats, secrets))
+    return out
+
+
 @dataclass
 class PinResult:
     """The outcome of a pin command: ``rules`` after it, and for a refusal ``code`` + ``error``."""
@@ -77,12 +108,24 @@ class PinResult:
         return joined_chars(self.rules)
 
     def to_dict(self) -> dict:
-        data = {"success": self.success, "code": self.code, "file": str(self.path), "rules": list(self.rules),
-                "count": len(self.rules), "chars": self.chars, "maxRules": MAX_RULES, "maxChars": MAX_CHARS}
+        """The result as data: ``rules`` the first :data:`LISTED_RULES` (shown as a person is: redacted, escaped,
+        at most :data:`MAX_CHARS` characters each), ``count`` all of them, ``more`` (when there are) how many are
+        not listed, ``withheld`` / ``redacted`` the numbers of the rules the agent gets as a withheld note or
+        with a credential redacted; a refusal carries no rules (``count`` still says how many there are)."""
+        listed = self.rules[:LISTED_RULES] if self.success else []
+        data = {"success": self.success, "code": self.code, "file": str(self.path),
+                "rules": [shown(r, MAX_CHARS) for r in listed], "count": len(self.rules), "chars": self.chars,
+                "maxRules": MAX_RULES, "maxChars": MAX_CHARS}
+        if len(listed) < len(self.rules) and self.success:
+            data["more"] = len(self.rules) - len(listed)
+        if self.success:
+            found = given(self.rules)
+            data["withheld"] = [n for n, threats, _ in found if threats]
+            data["redacted"] = [n for n, _, secrets in found if secrets]
         if self.message:
-            data["message"] = self.message
+            data["message"] = shown(self.message, MAX_CHARS)
         if self.error:
-            data["error"] = self.error
+            data["error"] = shown(self.error, MAX_CHARS)
         if self.problems:
             data["problems"] = list(self.problems)
         return data
@@ -136,7 +179,7 @@ class StandingStore:
         shown = fitting(rules)
         if shown == len(rules):
             return []
-        return [f"{len(rules) - shown} rule(s) after rule {shown} are over the cap of {MAX_RULES} rules / "
+        return [f"{len(rules) - shown:,} rule(s) after rule {shown} are over the cap of {MAX_RULES} rules / "
                 f"{MAX_CHARS:,} characters and are not shown to the agent; remove some (pin remove N) or "
                 "shorten them."]
 

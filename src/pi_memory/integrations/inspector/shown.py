@@ -7,6 +7,14 @@ The files hold what they hold (a hand edit may have put a key or a password ther
 it would leak from (a screen share, a screenshot, the browser's memory), as search, recall and the snapshot
 already redact. An entry holding a credential gets an empty edit box: its shown text is redacted, and writing
 that back would silently replace the secret with ``[REDACTED:...]``; the person types the entry again.
+
+Every text goes through :mod:`pi_memory.shown_text`, as the CLI's listings do: control characters escaped
+(``\\xNN``: a ``NUL`` or an escape sequence never reaches the page raw), and a long text cut for display with a
+note giving its size. Only what is shown is redacted and scanned for the notes, so a page answers at once
+whatever a hand edit made of a file (a 10 MB skill body took 14 s per load, and its view sent 10 MB): a skill's
+body past the body limit is shown up to it (the limit :func:`pi_memory.skills.checks.form_problems` refuses it
+for), a block's value up to the larger of its limit and :data:`SHOWN_CHARS`, at most :data:`SHOWN_ENTRIES`
+entries of a store, :data:`SHOWN_RULES` standing rules (the agent never gets more).
 """
 
 from __future__ import annotations
@@ -15,11 +23,24 @@ import hashlib
 from typing import Any
 
 from pi_memory import safety
+from pi_memory.shown_text import cut_note, raw_prefix, shown, shown_value
 from pi_memory.skills import checks
+from pi_memory.skills.document import MAX_BODY, MAX_DESCRIPTION
+from pi_memory.standing import MAX_RULES
+
+SHOWN_CHARS = MAX_BODY  # characters of one text shown (and scanned for its notes): a skill body's limit
+SHOWN_ENTRIES = 200  # entries of one curated store shown (a hand-made file can hold 100,000)
+SHOWN_RULES = MAX_RULES  # standing rules shown: the agent is given at most these
 
 SECRET_NOTE = "holds a credential ({ids}): remove it or replace it with where the secret lives"
 THREAT_NOTE = "reads like an instruction to the model ({ids})"
 SKILL_THREAT = "; pi leaves the skill out and `pi-memory skills export` refuses it"
+RULE_THREAT = "; the agent is not given this rule (it gets a note that a rule was withheld)"
+BLANK_SECRET = ("This entry holds a credential, so its text is not put in this box: type the entry again without "
+                "the secret (say where the secret lives instead), or remove it.")
+BLANK_CONTROL = ("This entry holds control characters (shown as \\xNN), so its text is not put in this box: type the "
+                 "entry again without them, or remove it.")
+BLANK_LONG = "This entry is too long to edit here ({chars:,} characters): edit {file}, or remove it."
 
 
 def entry_key(text: str) -> str:
@@ -31,38 +52,76 @@ def _ids(findings) -> str:
     return ", ".join(dict.fromkeys(f.id for f in findings))
 
 
-def notes(text: str, prefix: str = "") -> list[str]:
+def notes(text: str, prefix: str = "", threat: str = "") -> list[str]:
     """What the scanners find in ``text``, for a person: ``holds a credential (...): ...``, ``reads like an
-    instruction to the model (...)`` (each after ``prefix``, e.g. ``"its description "``)."""
+    instruction to the model (...)`` (each after ``prefix``, e.g. ``"its description "``; ``threat`` after the
+    latter: what follows from it)."""
     out = []
     if secrets := safety.scan_secrets(text):
         out.append(prefix + SECRET_NOTE.format(ids=_ids(secrets)))
     if threats := safety.scan_threats(text):
-        out.append(prefix + THREAT_NOTE.format(ids=_ids(threats)))
+        out.append(prefix + THREAT_NOTE.format(ids=_ids(threats)) + threat)
     return [n[0].upper() + n[1:] for n in out]
 
 
-def entry(text: str) -> dict[str, Any]:
-    """One curated entry for a page: ``text`` (redacted), ``key``, ``secret`` (the edit box stays empty) and
-    ``notes``."""
-    shown = safety.redact(text)
-    return {"text": shown, "key": entry_key(text), "secret": shown != text, "notes": notes(text)}
+def entry(text: str, file: str = "") -> dict[str, Any]:
+    """One curated entry for a page: ``text`` (:func:`~pi_memory.shown_text.shown`, cut at :data:`SHOWN_CHARS`),
+    ``key``, ``secret`` (it holds a credential), ``blank`` (why the edit box stays empty: writing the shown text
+    back would change the entry) and ``notes`` (of the shown part)."""
+    part = raw_prefix(text, SHOWN_CHARS)
+    redacted = safety.redact(part)
+    text_shown = shown(text, SHOWN_CHARS)
+    blank = None
+    if len(part) < len(text):
+        blank = BLANK_LONG.format(chars=len(text), file=file or "the file")
+    elif redacted != part:
+        blank = BLANK_SECRET
+    elif text_shown != text:
+        blank = BLANK_CONTROL
+    return {"text": text_shown, "key": entry_key(text), "secret": redacted != part, "blank": blank,
+            "notes": notes(part)}
+
+
+def entries(texts: list[str], file: str) -> tuple[list[dict[str, Any]], str | None]:
+    """The first :data:`SHOWN_ENTRIES` of a store's entries for a page (:func:`entry`), and a note when there
+    are more."""
+    more = len(texts) - SHOWN_ENTRIES
+    note = (f"Only the first {SHOWN_ENTRIES} of its {len(texts):,} entries are shown here; the whole store is in "
+            f"{file}." if more > 0 else None)
+    return [entry(t, file) for t in texts[:SHOWN_ENTRIES]], note
+
+
+def _cut_text(text: str, limit: int, what: str, where: str) -> tuple[str, str, str | None]:
+    """``(raw part shown, shown text, note)`` for ``text`` cut at ``limit`` characters."""
+    part = raw_prefix(text, limit)
+    note = cut_note(len(text), len(part), what, where) if len(part) < len(text) else None
+    return part, shown(part), note
 
 
 def block(b) -> dict[str, Any]:
-    """A memory block (:class:`pi_memory.blocks.store.Block`) for a page, value and description redacted."""
+    """A memory block (:class:`pi_memory.blocks.store.Block`) for a page: value and description shown (cut, with
+    a note, past the larger of its limit and :data:`SHOWN_CHARS`), notes of the shown part."""
+    value, shown_value_text, cut = _cut_text(b.value, max(b.limit, SHOWN_CHARS), "its value", str(b.path))
+    description, shown_description, cut_description = _cut_text(b.description, MAX_DESCRIPTION,
+                                                                 "its description", str(b.path))
     return {"key": b.key, "scope": b.scope, "usage": b.usage, "chars": b.chars, "limit": b.limit,
-            "shadowed": b.shadowed, "description": safety.redact(b.description), "value": safety.redact(b.value),
-            "problems": [safety.redact(p) for p in b.problems],
-            "notes": notes(b.value) + notes(b.description, "its description ")}
+            "shadowed": b.shadowed, "description": shown_description, "value": shown_value_text,
+            "problems": [shown(p, SHOWN_CHARS) for p in b.problems],
+            "cut": [n for n in (cut, cut_description) if n],
+            "notes": notes(value) + notes(description, "its description ")}
 
 
 def pins(result) -> dict[str, Any]:
-    """Standing instructions (a :class:`pi_memory.standing.PinResult`) for a page: each rule redacted with its
-    notes; the refusal, message and problems redacted."""
-    return {"rules": [{"text": safety.redact(r), "notes": notes(r)} for r in result.rules], "chars": result.chars,
-            "error": safety.redact(result.error or ""), "message": safety.redact(result.message or ""),
-            "problems": [safety.redact(p) for p in result.problems]}
+    """Standing instructions (a :class:`pi_memory.standing.PinResult`) for a page: the first
+    :data:`SHOWN_RULES` rules shown with their notes (a rule that reads like an instruction to the model is
+    withheld from the agent: the prompt's own check), ``more``: how many are left out; the refusal, message and
+    problems shown as every text."""
+    rules = result.rules[:SHOWN_RULES]
+    return {"rules": [{"text": shown(r, SHOWN_CHARS), "notes": notes(raw_prefix(r, SHOWN_CHARS), threat=RULE_THREAT)}
+                      for r in rules],
+            "count": len(result.rules), "more": len(result.rules) - len(rules), "chars": result.chars,
+            "error": shown(result.error or "", SHOWN_CHARS), "message": shown(result.message or "", SHOWN_CHARS),
+            "problems": [shown(p, SHOWN_CHARS) for p in result.problems]}
 
 
 def result(outcome) -> Any:
@@ -75,10 +134,13 @@ def result(outcome) -> Any:
 
 
 def skill_notes(skill) -> list[str]:
-    """What the scanners find in a skill (:func:`pi_memory.skills.checks.problems`), part by part."""
+    """What a host could not load of a skill and what the scanners find in it
+    (:func:`pi_memory.skills.checks.problems`, which scans no part past its limit), part by part."""
     out = []
     for p in checks.problems(skill):
         part = p.where + " "
+        if p.invalid or p.unscanned:
+            out.append(part + " and ".join(x for x in (p.invalid, p.unscanned) if x) + SKILL_THREAT)
         if p.secrets:
             out.append(part + SECRET_NOTE.format(ids=", ".join(p.secrets)))
         if p.threats:
@@ -87,13 +149,20 @@ def skill_notes(skill) -> list[str]:
 
 
 def skill(s) -> dict[str, Any]:
-    """A skill (:class:`pi_memory.skills.Skill`) for the list: its summary redacted, with its notes."""
-    return {**safety.redact_value(s.summary()), "notes": skill_notes(s)}
+    """A skill (:class:`pi_memory.skills.Skill`) for the list: its summary as the CLI's ``skills list`` shows it
+    (:func:`pi_memory.shown_text.shown_value`), with its notes."""
+    return {**shown_value(s.summary(), MAX_DESCRIPTION), "notes": skill_notes(s)}
 
 
 def skill_view(store, skill_id: str) -> dict[str, Any]:
-    """``store.view(skill_id)`` for a page: every text redacted, the skill's notes added."""
-    viewed = safety.redact_value(store.view(skill_id))
+    """One skill for a page, as ``store.view(skill_id)`` gives it but with its body cut at :data:`SHOWN_CHARS`
+    (``note`` says so, with its size), every text shown as in the list, and the skill's notes."""
     found = store.find(skill_id)
-    viewed["notes"] = [] if isinstance(found, dict) else skill_notes(found)
-    return viewed
+    if isinstance(found, dict):
+        return shown_value(found, SHOWN_CHARS)
+    if found.doc is None:
+        return {"success": False, "error": shown(found.error or "unreadable", SHOWN_CHARS),
+                "skill": shown_value(found.summary(), MAX_DESCRIPTION)}
+    _, content, note = _cut_text(found.doc.body, SHOWN_CHARS, "the body", str(found.path))
+    return {"success": True, "skill": shown_value(found.summary(), MAX_DESCRIPTION), "content": content,
+            "note": note, "notes": skill_notes(found)}

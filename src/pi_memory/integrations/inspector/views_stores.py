@@ -1,8 +1,9 @@
 """Stores view: the curated stores, memory blocks and standing instructions, each with its usage bar; add, edit
 and remove entries through :class:`pi_memory.curated.MemoryStore` and pins through
 :class:`pi_memory.standing.StandingStore`, refusals shown as the CLI shows them (``MemoryResult.for_person``).
-Every text is shown redacted with the scanners' notes (:mod:`.shown`); the edit and remove forms name an entry
-by its key (a hash of its text), which this handler looks up among the store's current entries."""
+Every text is shown redacted, escaped and cut to a bound with the scanners' notes (:mod:`.shown`); the edit and
+remove forms name an entry by its key (a hash of its text), which this handler looks up among the store's current
+entries (those past the first :data:`.shown.SHOWN_ENTRIES` too)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from pi_memory import safety
+from pi_memory import shown_text
 from pi_memory.curated.store import FAILURE_CATEGORIES
 from pi_memory.insights import store_usage
 from pi_memory.integrations.inspector import shown
@@ -24,8 +25,8 @@ def routes(memory, renderer) -> list[Route]:
     def stores() -> dict:
         out = store_usage(memory, with_entries=True)
         for info in out.values():
-            info["entries"] = [shown.entry(e) for e in info["entries"]]
-            info["notice"] = safety.redact(info["notice"]) if info["notice"] else None
+            info["entries"], info["cut"] = shown.entries(info["entries"], info["file"])
+            info["notice"] = shown_text.shown(info["notice"], shown.SHOWN_CHARS) if info["notice"] else None
         return out
 
     def card(target: str, result=None) -> Response:
