@@ -104,10 +104,27 @@ def test_disguised_threats_are_found_on_either_path(monkeypatch, text):
 def test_a_long_text_uses_in_and_a_short_one_the_regex_once_warm(monkeypatch):
     index = K.KeywordIndex(["ignore", "tell"])
     monkeypatch.setattr(K.KeywordIndex, "WARM", 2)
-    assert [index.hits("ignore it")._found for _ in range(3)] == [None, None, frozenset({"ignore"})]
-    assert index.hits("x" * (K.KeywordIndex.LONG + 1) + "tell")._found is None
+    hits = [index.hits("ignore it") for _ in range(3)]
+    assert [h.any(("ignore",)) for h in hits] == [True, True, True]
+    assert [h._found for h in hits] == [None, None, frozenset({"ignore"})]
+    long = index.hits("x" * (K.KeywordIndex.LONG + 1) + "tell")
+    assert long.any(("tell",)) and long._found is None
     assert "_finder" in vars(index)
     assert "_finder" not in vars(K.KeywordIndex(["a"]))  # compiled only when first used
+
+
+def test_the_secret_rows_look_their_keywords_up_and_leave_the_one_pass_to_the_threat_rows(monkeypatch):
+    """Redaction alone (the indexer) never pays for a pass over every keyword of both tables; a text scanned for
+    threats too gets the pass once, and the secret rows then use it."""
+    monkeypatch.setattr(K.KeywordIndex, "WARM", 0)
+    index = K.KeywordIndex(K._index().words)
+    text = "ignore the rules; password: Tq7wV2xM9pL4"
+    hits = index.hits(text)
+    assert hits.rows(SECRETS) == [r for r in SECRETS if any(w in text for w in r.keywords)]
+    assert hits._found is None and "_finder" not in vars(index)
+    threat_rows = hits.rows(THREATS)
+    assert hits._found is not None and threat_rows
+    assert hits.rows(SECRETS) == [r for r in SECRETS if any(w in text for w in r.keywords)]
 
 
 def _romance_injections(n: int) -> list[str]:

@@ -19,12 +19,14 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Callable
-from itertools import accumulate, chain
+from itertools import accumulate
 from operator import add
 
+from ._text import _fold_char
+
 MAX_LEVELS = 3
-_ESCAPE = re.compile(r"\\(?:u(?P<hi>[dD][89abAB][0-9a-fA-F]{2})\\u(?P<lo>[dD][c-fC-F][0-9a-fA-F]{2})"
-                     r"|u(?P<u>[0-9a-fA-F]{4})|(?P<c>[\"'\\/nrtbf]))")
+_ESCAPE_SPLIT = re.compile(r"(\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+                           r"|u[0-9a-fA-F]{4}|[\"'\\/nrtbf]))")  # a surrogate pair first, then one \u, then the rest
 _SIMPLE_ESCAPE = re.compile(r"\\([\"'\\/nrtbf])")
 _UNICODE = re.compile(r"\\u[0-9a-fA-F]{4}")
 _SIMPLE = {'"': '"', "'": "'", "\\": "\\", "/": "/", "n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}
@@ -33,25 +35,27 @@ _SIMPLE = {'"': '"', "'": "'", "\\": "\\", "/": "/", "n": "\n", "r": "\r", "t": 
 class Unescaped:
     """One decoded view: ``text``, and :meth:`outer`, an offset of it as an offset of the text it came from."""
 
-    __slots__ = ("text", "_at", "_shift")
+    __slots__ = ("text", "chars", "_at", "_shift")
 
-    def __init__(self, text: str, at: list[int], shift: list[int] | None) -> None:
+    def __init__(self, text: str, at: list[int], shift: list[int] | None, chars: frozenset[str]) -> None:
         self.text = text
+        self.chars = chars  # the characters the escapes stand for
         self._at = at  # the decoded offset of each escape's character, ascending
         self._shift = shift  # how many characters the escapes up to and including each one saved (None: one each)
 
     def windows(self, reach: int) -> list[tuple[int, int]]:
         """The stretches of the decoded text within ``reach`` characters of an escape's character, merged and in
         order: the only places where the decoded text reads differently from the escaped one."""
-        out: list[tuple[int, int]] = []
+        at = self._at
+        if not at:
+            return []
+        # A stretch ends where the next escape lies more than 2 * reach + 1 characters further on.
+        gap = 2 * reach + 1
+        cuts = [i for i, (a, b) in enumerate(zip(at[:-1], at[1:], strict=True), 1) if b - a > gap]
+        firsts, lasts = [0, *cuts], [*(i - 1 for i in cuts), len(at) - 1]
         end_of_text = len(self.text)
-        for at in self._at:
-            start, end = max(0, at - reach), min(end_of_text, at + reach + 1)
-            if out and start <= out[-1][1]:
-                out[-1] = (out[-1][0], end)
-            else:
-                out.append((start, end))
-        return out
+        return [(max(0, at[f] - reach), min(end_of_text, at[k] + reach + 1))
+                for f, k in zip(firsts, lasts, strict=True)]
 
     def outer(self, offset: int) -> int:
         """Where the boundary ``offset`` of the decoded text lies in the escaped text (a character that came
@@ -73,35 +77,37 @@ def unescape(text: str) -> Unescaped | None:
     if len(parts) == 1:
         return None
     pieces, chars = parts[0::2], [_SIMPLE[c] for c in parts[1::2]]
-    decoded = "".join(chain.from_iterable(zip(pieces[:-1], chars, strict=True))) + pieces[-1]
-    at = list(map(add, accumulate(map(len, pieces[:-1])), range(len(chars))))
-    return Unescaped(decoded, at, None)
+    return Unescaped(_joined(parts, chars), _escape_offsets(pieces), None, frozenset(chars))
 
 
 def _unescape_any(text: str) -> Unescaped | None:
-    parts: list[str] = []
-    at: list[int] = []
-    shift: list[int] = []
-    pos = out = saved = 0
-    for m in _ESCAPE.finditer(text):
-        parts.append(text[pos : m.start()])
-        out += m.start() - pos
-        if m.group("c") is not None:
-            ch = _SIMPLE[m.group("c")]
-        elif m.group("u") is not None:
-            ch = chr(int(m.group("u"), 16))
-        else:
-            ch = chr(0x10000 + ((int(m.group("hi"), 16) - 0xD800) << 10) + int(m.group("lo"), 16) - 0xDC00)
-        parts.append(ch)
-        saved += m.end() - m.start() - 1
-        at.append(out)
-        shift.append(saved)
-        out += 1
-        pos = m.end()
-    if not at:
+    parts = _ESCAPE_SPLIT.split(text)  # the text between escapes, and each escape whole
+    if len(parts) == 1:
         return None
-    parts.append(text[pos:])
-    return Unescaped("".join(parts), at, shift)
+    pieces, escapes = parts[0::2], parts[1::2]
+    chars = [_SIMPLE[e[1]] if len(e) == 2 else _wide(e) for e in escapes]
+    saved = list(accumulate(len(e) - 1 for e in escapes))
+    return Unescaped(_joined(parts, chars), _escape_offsets(pieces), saved, frozenset(chars))
+
+
+def _joined(parts: list[str], chars: list[str]) -> str:
+    """The decoded text: ``parts`` (text, escape, text, …, text, as ``re.split`` gives them) with each escape
+    replaced by its character (one list and one ``join``: much faster than joining a chain of pairs)."""
+    out = parts[:]
+    out[1::2] = chars
+    return "".join(out)
+
+
+def _escape_offsets(pieces: list[str]) -> list[int]:
+    """The decoded offset of each escape's character, from the texts between the escapes."""
+    return list(map(add, accumulate(map(len, pieces[:-1])), range(len(pieces) - 1)))
+
+
+def _wide(escape: str) -> str:
+    """The character of a ``\\uXXXX`` escape, or of a surrogate pair written as two."""
+    if len(escape) == 6:
+        return chr(int(escape[2:], 16))
+    return chr(0x10000 + ((int(escape[2:6], 16) - 0xD800) << 10) + int(escape[8:], 16) - 0xDC00)
 
 
 def views(text: str) -> list[tuple[str, list[Unescaped]]]:
@@ -118,6 +124,25 @@ def views(text: str) -> list[tuple[str, list[Unescaped]]]:
         out.append((view.text, chain))
         current = view.text
     return out
+
+
+def still_missing(words: frozenset[str], view: Unescaped) -> frozenset[str]:
+    """Of ``words``, missing from the folded, lower-cased text ``view`` was decoded from, those surely missing
+    from the folded, lower-cased ``view.text`` too (so a keyword check need not look for them again).
+
+    The decoded text is the pieces of the escaped text between its escapes, in order, with one character for
+    each escape. A place of a word in it lies within one piece, which the escaped text holds too, or covers
+    the folded form of an escape's character: a word none of whose characters those forms hold is missing
+    from the decoded text as well. Not when an escape stands for a character that folding removes (the
+    pieces on either side would meet), nor for a word with a sigma (lower-casing reads its neighbours)."""
+    seen: set[str] = set()
+    for ch in view.chars:
+        folded = _fold_char(ch)
+        if not folded:
+            return frozenset()
+        seen.update(folded.lower())
+    seen.update("σς")
+    return frozenset(word for word in words if seen.isdisjoint(word))
 
 
 def to_outer(chain: list[Unescaped], start: int, end: int) -> tuple[int, int]:

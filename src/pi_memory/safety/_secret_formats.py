@@ -51,6 +51,10 @@ XML_ELEMENT_PATTERN = (rf"<(?P<tag>{_NAME})(?:[ \t][^<>]{{0,200}})?>[ \t\r\n]*(?
 XML_ATTRIBUTE_PATTERN = (rf"(?P<qn>[\"'])(?P<tag>{_NAME})(?P=qn)[ \t]+value[ \t]*=[ \t]*(?P<qv>[\"'])"
                          r"(?P<v>[^\"'<>\s]{1,300})(?P=qv)")
 XML_KEYWORDS = ("pass", "secret", "token", "key")
+# What every match holds (the row is skipped on a text without it): an element's closing tag, whose name is the
+# opening one's; the quote, blanks and ``value=`` between an attribute's name and its value.
+XML_ELEMENT_HINT = rf"</{_NAME}[ \t]*>"
+XML_ATTRIBUTE_HINT = r"[\"'][ \t]+value[ \t]*=[ \t]*[\"']"
 _PASSWORD_TAG = re.compile(rf"(?:{_PASSWORD_NAME})$", re.IGNORECASE)
 _ENCRYPTED = re.compile(r"\{[A-Za-z0-9+/]{16,}={0,2}\}")
 _NAME_ATTRIBUTE = re.compile(r"(?<![\w-])(?:key|name)[ \t]*=[ \t]*\Z", re.IGNORECASE)
@@ -112,7 +116,7 @@ def random_body(m: re.Match[str], text: str) -> tuple[int, int] | None:
 
 
 DISCORD_PATTERN = r"[MNO](?<![\w.-][MNO])[A-Za-z0-9_-]{22,26}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![\w.-])"
-DISCORD_HINT = re.compile(r"\.[A-Za-z0-9_-]{6}\.")
+DISCORD_HINT = r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}"  # the second and third parts: every match holds them
 
 
 def discord_token(m: re.Match[str], text: str) -> tuple[int, int] | None:

@@ -318,6 +318,8 @@ def _url_password(m: re.Match[str], text: str) -> tuple[int, int] | None:
     return _VALUE_4(m, text)
 
 
+# The row's keywords, and its ``near=(80, 40)`` in ``secrets``: a value is only looked for within 80 characters
+# of one of these words (change the three together).
 _AWS_CONTEXT = re.compile(r"aws|secret|amazon", re.IGNORECASE)
 
 

@@ -355,6 +355,7 @@ class Folded:
 
     __slots__ = ("text", "_raw", "_table", "_cum")
     _BLOCK = 1024
+    _SCAN = 256
 
     def __init__(self, raw: str) -> None:
         self._raw = raw
@@ -363,11 +364,17 @@ class Folded:
         if raw.isascii():
             self.text = raw
             return
-        table = {ord(ch): out for ch in set(raw) if (out := _fold_char(ch)) != ch}
+        # ASCII characters never fold: only the pieces of _SCAN characters that hold another are looked at
+        # (a slice knows at once whether it is ASCII), when most of the text is ASCII.
+        mostly_ascii = len(raw.encode("utf-8", "surrogatepass")) - len(raw) < len(raw) // 64
+        pieces = [raw[i : i + self._SCAN] for i in range(0, len(raw), self._SCAN)] if mostly_ascii else [raw]
+        wide = [piece for piece in pieces if not piece.isascii()]
+        table = {ord(ch): out for ch in set().union(*wide) if (out := _fold_char(ch)) != ch}
         if not table:
             self.text = raw
-        elif len(raw.encode("utf-8", "surrogatepass")) - len(raw) < len(raw) // 64:  # mostly ASCII: fold the rest
-            self.text = _NON_ASCII_RUN.sub(lambda m: m.group().translate(table), raw)
+        elif mostly_ascii:  # fold the rest
+            fold_run = lambda m: m.group().translate(table)  # noqa: E731
+            self.text = "".join(p if p.isascii() else _NON_ASCII_RUN.sub(fold_run, p) for p in pieces)
         else:
             self.text = raw.translate(table)
         if any(len(v) != 1 for v in table.values()):

@@ -123,16 +123,19 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, NamedTuple
 
-from ._escapes import merge_spans, view_spans, views
+from ._escapes import merge_spans, still_missing, view_spans, views
 from ._keywords import keyword_hits
 from ._secret_formats import (
     CLI_TOKEN_KEYWORDS,
     CLI_TOKEN_PATTERN,
     DISCORD_HINT,
     DISCORD_PATTERN,
+    XML_ATTRIBUTE_HINT,
     XML_ATTRIBUTE_PATTERN,
+    XML_ELEMENT_HINT,
     XML_ELEMENT_PATTERN,
     XML_KEYWORDS,
     cli_token,
@@ -150,6 +153,7 @@ from ._secret_phrases import (
     phrase_value,
     putty_private_key,
 )
+from ._secret_search import matches as search_row
 from ._secret_values import (
     _assignment_value,
     _aws_prose,
@@ -179,6 +183,9 @@ class _SecretPattern:
     validate: Callable[[re.Match[str], str], tuple[int, int] | None] | None = None
     flags: int = 0
     requires: tuple[str, ...] = ()  # none of the secret rows has a second keyword list
+    hint: str | None = None  # a regex every match holds (``_secret_search``)
+    anchor: int | None = None  # every match holds a keyword at most this many characters after its start
+    near: tuple[int, int] | None = None  # (reach, width): see ``_secret_search.near``
 
     @functools.cached_property
     def regex(self) -> re.Pattern[str]:
@@ -186,9 +193,14 @@ class _SecretPattern:
         :class:`pi_memory.safety._threat_base.ThreatPattern`."""
         return re.compile(self.pattern, self.flags)
 
+    @functools.cached_property
+    def hint_regex(self) -> re.Pattern[str] | None:
+        return re.compile(self.hint, self.flags) if self.hint is not None else None
 
-def _sp(id_: str, pattern: str, *keywords: str, flags: int = 0, group: str | int = 0, validate=None):
-    return _SecretPattern(id_, pattern, keywords, group, validate, flags)
+
+def _sp(id_: str, pattern: str, *keywords: str, flags: int = 0, group: str | int = 0, validate=None,
+        hint: str | None = None, anchor: int | None = None, near: tuple[int, int] | None = None):
+    return _SecretPattern(id_, pattern, keywords, group, validate, flags, (), hint, anchor, near)
 
 
 _I = re.IGNORECASE
@@ -223,14 +235,14 @@ PATTERNS: tuple[_SecretPattern, ...] = (
     _sp("aws_access_key_id", r"A[KS]IA(?<![A-Za-z0-9]A[KS]IA)[A-Z0-9]{16}(?![A-Za-z0-9])", "akia", "asia"),
     _sp("aws_secret_access_key",
         r"aws_?secret_?access_?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
-        "secret", flags=_I, group=1),
+        "secret", flags=_I, group=1, anchor=4),
     _sp("google_api_key", r"AIza(?<![\w-]AIza)[0-9A-Za-z_-]{35}(?![\w-])", "aiza"),
     _sp("slack_token", r"x(?<![\w-]x)(?:ox[abprs]|app)-[A-Za-z0-9-]{10,}", "xox", "xapp-"),
     _sp("webhook_url",
         r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,300}"
         r"|https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{5,30}/[\w-]{20,200}"
         r"|https://[\w-]{1,63}\.webhook\.office\.com/webhookb2/[^\s\"'<>]{20,500}",
-        "hooks.slack.com", "discord", "webhook.office.com", flags=_I),
+        "hooks.slack.com", "discord", "webhook.office.com", flags=_I, anchor=72),  # 8 + 63 + 1 before the last
     _sp("stripe_key", r"[sr]k_(?<![\w-][sr]k_)(?:live|test)_[A-Za-z0-9]{16,}", "_live_", "_test_"),
     _sp("huggingface_token", r"hf_(?<![\w-]hf_)[A-Za-z0-9]{30,}(?![A-Za-z0-9])", "hf_"),
     _sp("npm_token", r"npm_(?<![\w-]npm_)[A-Za-z0-9]{30,}(?![A-Za-z0-9])", "npm_"),
@@ -246,12 +258,12 @@ PATTERNS: tuple[_SecretPattern, ...] = (
     _sp("vault_token", r"s\.(?<![\w.-]s\.)[A-Za-z0-9]{24}(?![\w-])", "vault", "token",
         validate=_vault_legacy),
     _sp("telegram_bot_token", r"[b\d](?<![\w:.-][b\d])(?:(?<=b)ot\d{6,12}|(?<=\d)\d{5,11}):(?P<v>[A-Za-z0-9_-]{30,40})(?![\w-])",
-        ":aa", "telegram", "bot", validate=_telegram_token),
+        ":aa", "telegram", "bot", validate=_telegram_token, hint=r":(?<=\d:)[A-Za-z0-9_-]{30}"),
     _sp("sendgrid_key", r"SG\.(?<![\w.-]SG\.)[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}(?![\w-])", "sg."),
     _sp("digitalocean_token", r"do[opr]_v1_(?<![\w-]do[opr]_v1_)[a-f0-9]{64}(?![A-Za-z0-9])", "_v1_"),
-    _sp("twilio_key", r"SK(?<![A-Za-z0-9]SK)[0-9a-fA-F]{32}(?![A-Za-z0-9])", "sk"),
+    _sp("twilio_key", r"SK(?<![A-Za-z0-9]SK)[0-9a-fA-F]{32}(?![A-Za-z0-9])", "sk", anchor=0),
     _sp("jwt", r"eyJ(?<![\w-]eyJ)[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", "eyj"),
-    _sp("discord_bot_token", DISCORD_PATTERN, ".", validate=discord_token),
+    _sp("discord_bot_token", DISCORD_PATTERN, ".", validate=discord_token, hint=DISCORD_HINT),
     _sp("azure_key",  # every branch starts with a literal, so the engine can skip between candidates
         r"AccountKey(?<![\w-]AccountKey)[ \t]*=[ \t]*(?P<v1>[A-Za-z0-9+/=]{20,200})"
         r"|SharedAccessKey(?<![\w-]SharedAccessKey)[ \t]*=[ \t]*(?P<v2>[A-Za-z0-9+/=]{20,200})"
@@ -260,18 +272,18 @@ PATTERNS: tuple[_SecretPattern, ...] = (
         "accountkey", "sharedaccess", "sig=", validate=_first_group_value(20)),
     _sp("url_credentials",  # anchored on "://"; the validator checks the scheme before it
         r"://[^\s:/@?#\[\]\"'<>]{0,100}:(?P<v1>[^\s/@?#\"'<>]{1,200})@(?=[\w\[])",
-        "://", validate=_url_password),
-    _sp("netrc_password", NETRC_PATTERN, "machine", "default", validate=netrc_password),
+        "://", validate=_url_password, anchor=0),
+    _sp("netrc_password", NETRC_PATTERN, "machine", "default", validate=netrc_password, anchor=0),
     _sp("pgpass_password",  # host:port:database:user:password, each of the first four may be "*"
         r"(?<![^\s\"'`])(?P<host>[A-Za-z0-9._-]{1,253}|\*):(?:\d{1,5}|\*):(?:[^\s:\\\"'`]|\\.){1,100}"
         r":(?:[^\s:\\\"'`]|\\.){1,100}:(?P<v>(?:[^\s:\\\"'`]|\\.){1,200})(?![^\s\"'`])",
-        ":", validate=_pgpass_line),
+        ":", validate=_pgpass_line, hint=r":(?:\d{1,5}|\*):[^\s:]"),  # a port (or "*") between colons
     _sp("basic_auth", r"Basic(?<![\w-]Basic)[ \t]+(?P<v>[A-Za-z0-9+/]{8,}={0,2})(?![\w+/=-])", "basic",
-        flags=_I, validate=_basic_credentials),
+        flags=_I, validate=_basic_credentials, anchor=0),
     _sp("docker_auth", r"\"auth\"[ \t]*:[ \t]*\"(?P<v>[A-Za-z0-9+/]{8,}={0,2})\"", '"auth"',
         validate=_basic_credentials),
     _sp("bearer_token", r"\bBearer[ \t]+([A-Za-z0-9._~+/=-]{20,})", "bearer",
-        flags=_I, group=1, validate=_bearer_value),
+        flags=_I, group=1, validate=_bearer_value, anchor=0),
     # Anchored on the flag; the validator looks back for the tool in the same command.
     _sp("cli_password",
         rf"-(?:(?<![^ \t]-)(?P<p>p)(?P<sp>[ \t]*){_qv(1)}"
@@ -281,85 +293,47 @@ PATTERNS: tuple[_SecretPattern, ...] = (
         "sshpass", "mysql", "mariadb", "redis-cli", "curl", "--pass", "docker", "podman", "nerdctl", "buildah",
         "skopeo", "oras", "helm", "crane", "pass", "twine", "mongo", validate=_cli_password),
     _sp("cli_token", CLI_TOKEN_PATTERN, *CLI_TOKEN_KEYWORDS, validate=cli_token),
-    _sp("xml_secret", XML_ELEMENT_PATTERN, *XML_KEYWORDS, flags=_I, validate=xml_element),
-    _sp("xml_secret", XML_ATTRIBUTE_PATTERN, *XML_KEYWORDS, flags=_I, validate=xml_attribute),
+    _sp("xml_secret", XML_ELEMENT_PATTERN, *XML_KEYWORDS, flags=_I, validate=xml_element, hint=XML_ELEMENT_HINT),
+    _sp("xml_secret", XML_ATTRIBUTE_PATTERN, *XML_KEYWORDS, flags=_I, validate=xml_attribute,
+        hint=XML_ATTRIBUTE_HINT),
     _sp("password_in_prose",
         r"(?P<key>password|passwd|passphrase|passcode|pwd|pw|pass)(?![A-Za-z0-9])"
         r"(?:[ \t]+(?:for|of|on|at|to)[ \t]+[^:=\n\"]{1,40}?)?[\"']?"
         r"(?:(?P<sep>[ \t]*[:=][ \t]*)|[ \t]+(?:is|was)[ \t]*:[ \t]*|[ \t]+(?P<is>is|was)[ \t]+"
         r"|(?<=passphrase)(?P<bare>[ \t]+))"
         r"(?:(?P<qc>[\"'`])(?P<q>[^\"'`\n]{6,200}?)(?P=qc)|(?P<v>[^\s\"'`,;]{6,200}))",
-        "pass", "pw", flags=_I, validate=_password_value),
+        "pass", "pw", flags=_I, validate=_password_value, anchor=0),
     _sp("secret_assignment",
         r"(?<![A-Za-z0-9])(?:api[_-]?key|apikey|secret(?:[_-]?key)?"
         r"|client[_-]?secret|access[_-]?key|private[_-]?key|signing[_-]?key|(?:access|auth|api|bearer|refresh"
         r"|session|bot|id)?[_-]?token)(?:[_.-][A-Za-z0-9]{1,24}){0,2}"
         r"(?:[\"']?[ \t]*[:=][ \t]*[\"']?|[ \t]+(?:is|was)[ \t]*:?[ \t]*[\"'`]?)"
         r"(?P<v>[A-Za-z0-9_\-+/=.~]{16,400})",
-        "key", "secret", "token", flags=_I, validate=_assignment_value),
+        "key", "secret", "token", flags=_I, validate=_assignment_value, anchor=12),  # "refresh_token"
     _sp("aws_secret_access_key", r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
-        "aws", "secret", "amazon", validate=_aws_prose),
+        "aws", "secret", "amazon", validate=_aws_prose, near=(80, 40)),  # the check: a word within 80
     _sp("payment_card",  # groups of 4 (Amex 4-6-5) with one space or dash, or one run of 13-19 digits
         r"\d(?<![\w.-]\d)(?:\d{3}(?:([ -])\d{4}){2,3}(?:\1\d{1,3})?|\d{3}([ -])\d{6}\2\d{5}|\d{12,18})(?![\w-]|\.\d)",
-        *"0123456789", validate=_card_number),
+        *"0123456789", validate=_card_number, hint=r"\d\d\d\d[ -]?\d\d\d\d"),  # 8 digits, one gap at most
     # last: it only adds what the rows above leave (their ids stay as they were)
-    _sp("password_phrase", PHRASE_PATTERN, *PHRASE_KEYWORDS, flags=_I, validate=phrase_value),
+    _sp("password_phrase", PHRASE_PATTERN, *PHRASE_KEYWORDS, flags=_I, validate=phrase_value, anchor=0),
 )
 _PRIORITY = {id(pat): prio for prio, pat in enumerate(PATTERNS)}  # earlier rows win an overlap
 
-# Patterns whose every match holds one of its keywords at most this many characters after the match's start
-# (``refresh_token``: "token" 8 characters in). For them the regex runs only near the keywords' places, found
-# with ``str.find``, instead of being tried at every position of the text: the same matches, in the same
-# order (``_anchored``), 5-10x faster on text that is full of "key" and "token" but holds no secret.
-_ANCHOR_BACK = {"secret_assignment": 12, "bearer_token": 0, "password_in_prose": 0, "url_credentials": 0,
-                "twilio_key": 0, "password_phrase": 0}
-_MATCH_REACH = 1200  # longer than any match of those patterns (a value is at most 500 characters)
-_CARD_HINT = re.compile(r"\d{4}[ -]?\d{4}")  # every card number match holds 8 digits, at most one gap
-_PGPASS_HINT = re.compile(r":(?:\d{1,5}|\*):[^\s:]")  # every .pgpass line has a port (or "*") between colons
 
-
-def _keyword_places(lowered: str, keywords: tuple[str, ...]) -> list[int]:
-    places: list[int] = []
-    for kw in keywords:
-        i = lowered.find(kw)
-        while i >= 0:
-            places.append(i)
-            i = lowered.find(kw, i + 1)
-    places.sort()
-    return places
-
-
-def _anchored(pat: _SecretPattern, text: str, lowered: str, back: int):
-    """``pat.regex.finditer(text)`` for a pattern whose matches start at most ``back`` characters before one
-    of its keywords: the regex is tried only at those starts, in order, so the leftmost match comes first."""
-    pos = tried = 0
-    for place in _keyword_places(lowered, pat.keywords):
-        start = max(pos, tried, place - back)
-        while start <= place:
-            m = pat.regex.match(text, start)
-            if m is None:
-                start += 1
-                continue
-            yield m
-            pos = start = max(m.end(), start + 1)
-        tried = max(tried, place + 1)
-
-
-def _folded_matches(text: str, anchored: bool = True) -> list[tuple[int, int, int, str]]:
+def _folded_matches(text: str, anchored: bool = True, lacking: frozenset[str] = frozenset()
+                    ) -> list[tuple[int, int, int, str]]:
     """All accepted (start, end, priority, id) value spans in ``text``, overlaps resolved by table order.
-    ``anchored=False`` tries every pattern at every position (what the anchoring must equal; for tests)."""
-    lowered = text.lower()
+    ``anchored=False`` runs every row's regex over the whole text, without its hint, anchor or reach (what
+    ``_secret_search`` must equal; for tests). ``lacking``: keywords known not to be in the text."""
+    hits = keyword_hits(text)
+    if lacking and anchored:
+        hits.lacks(lacking)
+    lowered = hits.lowered  # text.lower(), as the keywords were looked for in it
     taken: list[tuple[int, int, int, str]] = []  # kept sorted and non-overlapping
-    for pat in keyword_hits(text).rows(PATTERNS):
+    for pat in hits.rows(PATTERNS):
         prio = _PRIORITY[id(pat)]
-        if anchored and pat.id == "payment_card" and not _CARD_HINT.search(text):
-            continue
-        if anchored and pat.id == "pgpass_password" and not _PGPASS_HINT.search(text):
-            continue
-        if anchored and pat.id == "discord_bot_token" and not DISCORD_HINT.search(text):
-            continue
-        back = _ANCHOR_BACK.get(pat.id) if anchored and len(lowered) == len(text) else None  # places kept
-        found = pat.regex.finditer(text) if back is None else _anchored(pat, text, lowered, back)
+        found = search_row(pat, text, lowered) if anchored else pat.regex.finditer(text)
         for m in found:
             span = pat.validate(m, text) if pat.validate else m.span(pat.group)
             if span is None or span[0] == span[1]:
@@ -371,11 +345,11 @@ def _folded_matches(text: str, anchored: bool = True) -> list[tuple[int, int, in
     return taken
 
 
-def _plain_matches(text: str) -> list[tuple[int, int, int, str]]:
+def _plain_matches(text: str, lacking: frozenset[str] = frozenset()) -> list[tuple[int, int, int, str]]:
     """Like ``_folded_matches`` on the folded text, with spans mapped back to ``text`` (non-overlapping)."""
     norm = fold(text)
     out: list[tuple[int, int, int, str]] = []
-    for start, end, prio, ident in _folded_matches(norm.text):
+    for start, end, prio, ident in _folded_matches(norm.text, lacking=lacking):
         raw_start, raw_end = norm.raw_span(start, end)
         if out and raw_start < out[-1][1]:
             continue
@@ -390,9 +364,16 @@ def _matches(text: str) -> list[tuple[int, int, int, str]]:
     levels = views(text) if "\\" in text else []
     if not levels:
         return plain
+    # The keywords the text lacks that each level surely lacks too (``still_missing``): the keyword check of
+    # each decoded stretch does not look for them again.
+    lacking = keyword_hits(fold(text).text).lacking()
+    scans = []
+    for _decoded, chain in levels:
+        lacking = still_missing(lacking, chain[-1])
+        scans.append(partial(_plain_matches, lacking=lacking))
     taken: list[tuple[int, int, int, str]] = []
-    for decoded, chain in reversed(levels):
-        merge_spans(taken, view_spans(decoded, chain, _plain_matches), text)
+    for (decoded, chain), scan in zip(reversed(levels), reversed(scans), strict=True):
+        merge_spans(taken, view_spans(decoded, chain, scan), text)
     merge_spans(taken, plain, text)
     return taken
 
