@@ -46,7 +46,8 @@ def test_review_dry_run_then_real_then_log_and_undo(agent, llm, brain, project, 
     code, again = cli("learning", "undo", str(real["jobId"]), "--json")
     assert code == 1 and "already undone" in again["message"]
     code, missing = cli("review", str(project / "nope.jsonl"), "--json")
-    assert code == 2 and "is not a file" in missing["error"]
+    assert code == 2 and missing["error"] == (f"{project / 'nope.jsonl'} does not exist; pass the path of a session "
+                                              "transcript (.jsonl) of pi, Claude Code or Codex.")
 
 
 def test_consolidate_and_dream_without_a_model_are_off(agent, project, monkeypatch):

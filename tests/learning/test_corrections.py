@@ -13,8 +13,6 @@ RULES = CorrectionRules.from_lists()
 
 @pytest.mark.parametrize(("text", "directive"), [
     ("no, use yarn instead", "Use yarn instead"),
-    ("wrong, the file is in src/", "The file is in src/"),
-    ("no! delete that file", "Delete that file"),
     ("NO, USE PNPM NOT NPM", "USE PNPM NOT NPM"),
     ("Actually, run the tests with -x", "Run the tests with -x"),
     ("I told you to use pnpm", "I told you to use pnpm"),

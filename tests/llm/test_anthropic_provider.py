@@ -29,19 +29,19 @@ def make(server, **kw) -> AnthropicChatModel:
 
 
 def test_plain_completion(server) -> None:
-    server.script({"text": "Hello from Claude", "input_tokens": 2_000_000, "output_tokens": 100_000})
+    server.script({"text": "Hello from Claude", "input_tokens": 1_000, "output_tokens": 60})
     model = make(server, price=Price(1.0, 5.0))
     c = model.complete("hi", system="be brief", max_tokens=64)
     assert c.text == "Hello from Claude" and c.model == "claude-test" and c.stop_reason == "end_turn"
-    assert (c.usage.input_tokens, c.usage.output_tokens) == (2_000_000, 100_000)
-    assert c.usage.cost_usd == pytest.approx(2.0 + 0.5)
+    assert (c.usage.input_tokens, c.usage.output_tokens) == (1_000, 60)
+    assert c.usage.cost_usd == pytest.approx(0.001 + 0.0003)
     req = server.requests[0]
     assert req.path == "/v1/messages"
     assert req.headers["authorization"] == "Bearer sk-ant-local" and "anthropic-version" in req.headers
     assert req.body["system"] == "be brief" and req.body["max_tokens"] == 64
     assert req.body["messages"] == [{"role": "user", "content": "hi"}]
     assert "temperature" not in req.body and "tools" not in req.body
-    assert model.usage_totals.calls == 1 and model.usage_totals.cost_usd == pytest.approx(2.5)
+    assert model.usage_totals.calls == 1 and model.usage_totals.cost_usd == pytest.approx(0.0013)
 
 
 def test_temperature_only_when_supported(server) -> None:

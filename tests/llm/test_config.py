@@ -65,7 +65,7 @@ def test_direct_openai_compatible_settings(agent: Path, project: Path, server) -
     assert isinstance(model, OpenAICompatibleChatModel)
     assert status.startswith("capture on: openai-compatible model 'qwen2.5:7b' at " + server.base_url)
     assert (model.timeout_s, model.max_retries, model.json_retries, model.json_mode) == (5, 0, 1, "json_schema")
-    c = model.complete("hi", max_tokens=5)
+    c = model.complete("hi", max_tokens=16)
     assert c.usage.cost_usd == pytest.approx((11 * 1 + 7 * 2) / 1e6)
     assert server.requests[0].headers["authorization"] == "Bearer sk-literal"
     assert "sk-literal" not in status and "sk-literal" not in repr(model)
@@ -87,7 +87,7 @@ def test_pi_default_model_from_models_json_with_env_var_key(agent: Path, project
     assert "sk-from-env" not in repr(spec)
     model, status = resolve(project)
     assert "pi's default model local/small-model" in status
-    c = model.complete("hi", max_tokens=5)
+    c = model.complete("hi", max_tokens=16)
     assert c.usage.cost_usd == pytest.approx((11 * 3 + 7 * 15) / 1e6)
     headers = server.requests[0].headers
     assert headers["authorization"] == "Bearer sk-from-env" and headers["x-org"] == "sk-from-env-org"
@@ -140,7 +140,7 @@ def test_anthropic_provider_from_pi(agent: Path, project: Path, server) -> None:
     model, status = resolve(project)
     assert isinstance(model, AnthropicChatModel) and model.send_temperature
     assert status.startswith(f"capture on: anthropic model 'claude-small' at {server.root_url}")
-    c = model.complete("hi", max_tokens=5)
+    c = model.complete("hi", max_tokens=16)
     assert c.text == "ok" and c.usage.cost_usd == pytest.approx((11 + 35) / 1e6)
     assert server.requests[0].path == "/v1/messages"
     assert server.requests[0].headers["authorization"] == "Bearer ant-key"

@@ -39,7 +39,7 @@ def make(server, **kw) -> OpenAICompatibleChatModel:
 def test_plain_completion_counts_usage_and_cost(server) -> None:
     server.script({"text": "hello there", "input_tokens": 1000, "output_tokens": 500})
     model = make(server, price=Price(input_per_mtok=2.0, output_per_mtok=10.0), api_key="sk-local")
-    c = model.complete("hi", system="be brief", max_tokens=50)
+    c = model.complete("hi", system="be brief", max_tokens=512)
     assert c.text == "hello there" and c.model == "test-model" and c.stop_reason == "stop"
     assert (c.usage.input_tokens, c.usage.output_tokens) == (1000, 500)
     assert c.usage.cost_usd == pytest.approx((1000 * 2 + 500 * 10) / 1e6)
@@ -48,9 +48,9 @@ def test_plain_completion_counts_usage_and_cost(server) -> None:
     assert req.path == "/v1/chat/completions"
     assert req.headers["authorization"] == "Bearer sk-local"
     assert req.body["messages"] == [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
-    assert req.body["max_tokens"] == 50 and req.body["temperature"] == 0
+    assert req.body["max_tokens"] == 512 and req.body["temperature"] == 0
     assert "response_format" not in req.body
-    model.complete([{"role": "user", "content": "again"}], max_tokens=5)
+    model.complete([{"role": "user", "content": "again"}], max_tokens=16)
     t = model.usage_totals
     assert (t.calls, t.input_tokens, t.output_tokens, t.failed_calls) == (2, 1011, 507, 0)
     assert t.cost_usd == pytest.approx(0.007 + (11 * 2 + 7 * 10) / 1e6)
@@ -139,7 +139,7 @@ def test_truncated_reply_says_raise_max_tokens(server) -> None:
 def test_server_error_then_success_is_retried(server, no_sleep) -> None:
     server.script({"status": 500, "error": "model crashed"}, {"status": 503}, {"text": "fine"})
     model = make(server, sleep=no_sleep.append)
-    c = model.complete("hi", max_tokens=5)
+    c = model.complete("hi", max_tokens=16)
     assert c.text == "fine" and len(server.requests) == 3
     assert len(no_sleep) == 2 and 0.3 <= no_sleep[0] <= 0.7 and no_sleep[1] > no_sleep[0]
     assert model.usage_totals == UsageTotals(calls=1, input_tokens=11, output_tokens=7)

@@ -22,6 +22,8 @@ from pi_memory.curated.entries import printable
 learning_app = typer.Typer(help="The learning log: what background jobs wrote, and undo.", no_args_is_help=True)
 app.add_typer(learning_app, name="learning")
 DryOpt = Annotated[bool, typer.Option("--dry-run", help="Run the model and report the writes, without writing.")]
+UndoDryOpt = Annotated[bool, typer.Option("--dry-run", help="Report the writes the undo would make, without "
+                                          "writing (no model is involved).")]
 QUIET_OUTCOMES = ("ok", "nothing", "dry_run", "closed")
 
 
@@ -126,12 +128,16 @@ def log_cmd(limit: Annotated[int, typer.Option(
         out.print(f"Today: {spent_today(learner.conn):,} tokens spent.", markup=False)
         return
     b = budget
-    out.print(f"Today: {b['spentToday']:,} of {b['dailyTokenBudget']:,} tokens (resets {b['resetsAt']}); "
+    from pi_memory.learning.log import held_words
+
+    held = (f", {b['spentToday'] - b['reservedToday']:,} spent and {held_words(b['reservedToday'], b['reservingJobs'])}"
+            if b["reservedToday"] else "")
+    out.print(f"Today: {b['spentToday']:,} of {b['dailyTokenBudget']:,} tokens{held} (resets {b['resetsAt']}); "
               f"per job at most {b['jobTokenBudget']:,}.", markup=False)
 
 
 @learning_app.command("undo")
-def undo_cmd(job_id: int, dir: DirOpt = None, json_: JsonOpt = False, dry_run: DryOpt = False) -> None:
+def undo_cmd(job_id: int, dir: DirOpt = None, json_: JsonOpt = False, dry_run: UndoDryOpt = False) -> None:
     """Revert one job's writes (refused when its entries have changed since)."""
     from pi_memory.learning import undo_job
 
@@ -175,8 +181,17 @@ def detect_cmd(text: str, dir: DirOpt = None, json_: JsonOpt = False) -> None:
                   f"{safety.redact(found.entry or '')}", markup=False)
     elif det.correction:
         out.print(f"correction (rule {det.rule}); saves to FAILURES.md{cleaned}: {found.entry}", markup=False)
+    elif det.rule in UNUSABLE:
+        out.print(f"not saved: {UNUSABLE[det.rule]}", markup=False)
     else:
         out.print("not a correction" + (f" (suppressed by {det.rule})" if det.rule else ""), markup=False)
+
+
+UNUSABLE = {  # a correction the rules found but do not save (corrections.unusable), in words
+    "vague": "it reads as a correction, but names nothing a later session could act on without this conversation",
+    "credential": "it reads as a correction, but what it teaches is mostly a credential (redacted), which is no "
+                  "lesson",
+}
 
 
 @app.command("review")
@@ -184,14 +199,61 @@ def review_cmd(session_file: Path, dir: DirOpt = None, json_: JsonOpt = False, d
     """Run one background review over a session file now (pi, Claude Code or Codex JSONL)."""
     from pi_memory.learning import read_turns, review_session
 
-    if not session_file.is_file():
-        raise fail(f"{session_file} is not a file; pass the path of a session transcript (.jsonl).", 2)
+    if (problem := _transcript_problem(session_file)) is not None:
+        raise fail(f"{session_file} {problem}; pass the path of a session transcript (.jsonl) of pi, Claude Code "
+                   "or Codex.", 2)
     _, learner = _learner(dir, "review")
     try:
         sid, turns, _ = read_turns(session_file)
     except (OSError, ValueError) as exc:
-        raise fail(f"Cannot read {session_file} as a session transcript: {exc}", 2) from exc
+        raise fail(f"Cannot read {session_file} as a session transcript: {_read_problem(exc, session_file)}.",
+                   2) from exc
     _finish(review_session(learner, turns, trigger="manual", session_id=sid, dry_run=dry_run or None), json_)
+
+
+def _transcript_problem(path: Path) -> str | None:
+    """What keeps ``path`` from being a transcript before it is read (``None``: a file with something in it)."""
+    if not path.exists():
+        return "does not exist" + (" (a broken link)" if path.is_symlink() else "")
+    if path.is_dir():
+        return "is a folder, not a file"
+    if not path.is_file():
+        return "is not a regular file"
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(65_536)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if not head.strip():
+        return "is empty" if not head else "holds only blank lines, no session records"
+    return None
+
+
+def _read_problem(exc: Exception, path: Path) -> str:
+    """A reader's refusal of ``path`` in words about the file (the format's name, not the reader's)."""
+    from pi_memory.index.readers import UnknownSessionFormat
+
+    if isinstance(exc, UnknownSessionFormat):
+        if not _has_json_record(path):
+            return "none of its lines is a JSON record, so it is no JSONL transcript"
+        return ("its records are JSON, but not of a session format pi-memory reads (pi, Claude Code, Codex), and its "
+                "folder does not say which agent wrote it")
+    return str(exc)
+
+
+def _has_json_record(path: Path, limit: int = 1 << 20) -> bool:
+    """Whether a line in the first ``limit`` bytes of ``path`` is a JSON object."""
+    import json
+
+    with path.open("rb") as fh:
+        head = fh.read(limit)
+    for line in head.splitlines():
+        try:
+            if isinstance(json.loads(line), dict):
+                return True
+        except ValueError:
+            continue
+    return False
 
 
 @app.command("consolidate")

@@ -12,7 +12,7 @@ Public API::
     SessionLearning(...)                                          # the per-session triggers (session.py)
 
 Modules: ``settings`` (keys and defaults), ``log`` (tables, budget accounting), ``runner`` (the job runner),
-``undo``, ``corrections`` (rules), ``prompts`` (what models see), ``review`` (review, flush, correction save and
+``undo``, ``corrections`` (rules; their word lists in ``correction_words``), ``prompts`` (what models see), ``review`` (review, flush, correction save and
 refinement), ``consolidate`` (overflow strategies), ``dream``, ``triggers`` (per-session counters).
 """
 

@@ -1,22 +1,36 @@
 """Correction capture: rules that spot a user correcting the agent, and the rule-based save.
 
-Rules (case-insensitive; each list replaceable in settings, an empty list meaning none):
+Precision comes first: what a rule saves lands in FAILURES.md, which every later session reads, so a lesson must
+be a standing one and make sense without the conversation around it. Rules (case-insensitive, curly apostrophes
+read as straight ones; fenced code and ``>`` quoted lines are not read; each list replaceable in settings, an
+empty list meaning none):
 
-* negative patterns first, and they win: "no worries", "no problem", "no thanks", "no need" at the start;
-  "actually" then looks great / perfect / good / correct / right within 10 characters; "stop" then there /
-  here / for now within 5 characters;
-* strong patterns always trigger: "don't do that", "not like that", a message starting with "I said" or "I told
-  you", "we already discussed", starting with "please don't", starting with "that's not what I";
-* weak patterns: a message starting with "no", "wrong", "actually" or "stop" followed by punctuation or a space;
-  they trigger only when the rest holds a whole directive word (use, don't, run, install, the, that...).
+* negative patterns first, and they win: chit-chat ("no worries", "no problem", "no thanks", "no, that's
+  fine"), praise after "actually" ("actually looks great"), "stop there" / "stop for now", "never mind", "just
+  kidding", leaving the choice to the agent ("as you see fit", "up to you", "whatever you think"), and what only
+  the conversation explains ("the second approach", "you suggested", "the other one", "option 2", "as before");
+* strong patterns: "I said" / "I told you" at the start, "we already discussed", "that's not what I" at the start;
+* standing corrections (in code; their verbs are the directive words): a sentence that starts with "don't",
+  "do not", "never" or "always" and a directive verb ("Never use sudo in scripts"), "stop" and a verb's -ing form
+  ("stop using npm"), "from now on" / "going forward" / "in future" and a directive verb, or a directive verb and
+  an alternative it rejects ("use pnpm, not npm", "use X instead of Y", "rather than");
+* weak patterns: a message starting with "no", "nope", "wrong", "actually" or "stop" followed by punctuation or
+  a space, or with "wrong <a few words>," ("wrong file, use src/app.py"); they trigger only when what follows
+  starts with a directive verb (optionally after "please", "just", "don't", "never", "always", "you should", "we
+  always"...), and not for a one-off ("run the tests again", "for now", "this time").
 
-The saved entry is a ``failure`` entry of category ``correction``: the directive (the message with its leading
-"no" / "wrong" / "actually" / "stop" and punctuation removed, credentials replaced by ``[REDACTED:<kind>]``),
-reason "User corrected the agent" (in project NAME). :func:`capture` is the one decision: what the capture of a
-session saves and what ``pi-memory learning detect`` previews. Every host saves the same entry for the same
-message, whether it hands over the message as typed (pi) or with its credentials already redacted (the Claude
-Code and Codex hooks keep the prompt that way). An invalid regex in settings is reported once
-(:attr:`CorrectionRules.problems`) and skipped.
+A sentence that is a question is no correction. A lesson must name something: "don't do that", "not like that",
+"delete that file" name nothing a later session could act on (vague, not saved), and a lesson that is mostly a
+credential ("my api key is ...", "use the token ..." with nothing else) is not saved either: a redacted secret
+teaches nothing.
+
+The saved entry is a ``failure`` entry of category ``correction``: the lesson (from the sentence the rule found to
+the end of its line, at most 400 characters, without a leading "no," / "wrong," / "actually" / "stop," or a
+trailing "thanks", first letter up, credentials replaced by ``[REDACTED:<kind>]``), reason "User corrected the
+agent" (in project NAME). :func:`capture` is the one decision: what the capture of a session saves and what
+``pi-memory learning detect`` previews. Every host saves the same entry for the same message, whether it hands
+over the message as typed (pi) or with its credentials already redacted (the Claude Code and Codex hooks keep the
+prompt that way). An invalid regex in settings is reported once (:attr:`CorrectionRules.problems`) and skipped.
 """
 
 from __future__ import annotations
@@ -24,33 +38,72 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from pi_memory.learning.correction_words import (
+    CONTEXT_NEGATIVE,
+    CREDENTIAL_WORDS,
+    DEFAULT_DIRECTIVES,
+    FUNCTION_WORDS,
+    ONE_OFF,
+)
+
 DEFAULT_NEGATIVE = (
-    r"^\s*no\s+(worries|problem|thanks|need)\b",
-    r"\bactually\b.{0,10}\b(looks?\s+(great|perfect|good)|perfect|good|correct|right)\b",
+    r"^\s*no+\s+(worries|problem|prob|thanks|thank\s+you|need|rush|pressure|biggie)\b",
+    r"^\s*(no+|nope|nah)\W+(that'?s|it'?s|this\s+is|that\s+is|it\s+is|all|looks?)\s+(fine|ok|okay|good|great|perfect|"
+    r"correct|right|alright|enough)\b",
+    r"\bactually\b.{0,10}\b(looks?\s+(great|perfect|good|fine)|perfect|good|correct|right|fine|great|works?)\b",
     r"\bstop\b.{0,5}\b(there|here|for\s+now)\b",
+    r"\bnever\s*mind\b|\bnvm\b|\b(just\s+)?kidding\b",
+    r"\b(as\s+you\s+see\s+fit|up\s+to\s+you|your\s+(call|choice)|whatever\s+you\s+(think|prefer|want|like|choose)|"
+    r"(either|any)\s+(way|one|option)\s+(is|works)|i\s+don'?t\s+mind|doesn'?t\s+matter|feel\s+free)\b",
+    *CONTEXT_NEGATIVE,
 )
 DEFAULT_STRONG = (
-    r"\bdon'?t\s+do\s+that\b",
-    r"\bnot\s+like\s+that\b",
     r"^\s*i\s+(said|told\s+you)\b",
     r"\bwe\s+already\s+discussed\b",
-    r"^\s*please\s+don'?t\b",
     r"^\s*that'?s\s+not\s+what\s+i\b",
 )
-DEFAULT_WEAK = (r"^\s*(no|wrong|actually|stop)[\s,.!:;-]",)
-DEFAULT_DIRECTIVES = (
-    "use", "don't", "dont", "do", "try", "make", "run", "install", "add", "remove", "delete", "change", "fix", "put",
-    "set", "write", "go", "stop", "start", "the", "that", "this", "it",
+DEFAULT_WEAK = (
+    r"^\s*(no|wrong|actually|stop)[\s,.!:;-]",
+    r"^\s*(nope|no{2,})[\s,.!:;-]",
+    r"^\s*(wrong|not\s+the\s+right)\s+[\w./-]+(\s+[\w./-]+){0,2}\s*[,:;!-]",
 )
-_LEAD = re.compile(r"^\s*(?:(?:no|nope|wrong|actually|stop)\b[\s,.!:;-]*)+", re.IGNORECASE)
 REASON = "User corrected the agent"
+
+_LEAD = re.compile(r"^\s*(?:(?:no+|nope|nah|wrong|stop)(?:\s*[,.!:;-]+|\s+(?=(?:no+|nope)\b))\s*"
+                   r"|actually\b[\s,.!:;-]*|(?:and|but|also|so|oh|ok|okay|hey|btw)\s*,?\s+)+", re.IGNORECASE)
+_LEAD_ONLY = re.compile(r"^\s*(?:no+|nope|wrong|actually|stop)\W*$", re.IGNORECASE)
+_THANKS = re.compile(r"[\s,;:-]*\b(?:thanks|thank\s+you|thx|ty|please|pls)\b[\s.!]*$", re.IGNORECASE)
+_FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+_QUOTED = re.compile(r"^\s*>.*$", re.MULTILINE)
+_SENTENCE_END = re.compile(r"[.!?;](?=\s|$)|\n")  # "src/app.py" and "os.path" end no sentence
+_LESSON_END = re.compile(r"[.!?](?=\s|$)")  # a lesson runs on over ";" ("never commit to main; open a PR")
+_START = r"(?:^|(?<=[.!?;]\s)|(?<=\n))\s*(?:(?:no+|nope|wrong|actually|and|but|also|so|ok|okay|hey|oh|btw)\b\W*)*"
+_IN_SENTENCE = r"(?:[^.!?;\n]|[.!?;](?!\s|$))"
+_WORD = re.compile(r"[\w][\w'-]*")
+_REDACTED = re.compile(r"\[REDACTED:[^\]]*\]")
+_STANDING = re.compile(
+    _START + r"(?P<marker>(?:please\s+)?(?:(?:don'?t|do\s+not|never)(?:\s+ever)?|always|stop|from\s+now\s+on,?|"
+    r"going\s+forward,?|in\s+(?:the\s+)?future,?)\s+|(?=prefer\s|avoid\s))(?P<verb>[a-z]+)", re.IGNORECASE)
+_REJECTS = re.compile(_START + r"(?:please\s+)?(?P<verb>[a-z]+)\b" + _IN_SENTENCE
+                      + r"*?(?:,\s*not\b|\binstead\s+of\b|\brather\s+than\b)", re.IGNORECASE)
+_AFTER_LEAD = re.compile(
+    r"^\W*(?:(?:no+|nope)\W+)*(?:(?:please|just|then)\s+)*"
+    r"(?:(?:you|we)\s+(?:should|must|need\s+to|have\s+to|always|never|only)\s+|we\s+)?"
+    r"(?:(?:don'?t|do\s+not|never|always)\s+)?(?P<verb>[a-z]+)\b", re.IGNORECASE)
+_STATES_SECRET = re.compile(r"\b(?:" + "|".join(sorted(CREDENTIAL_WORDS)) + r")\b\W{0,3}(?:is|was|=|:)\s*\[REDACTED:",
+                            re.IGNORECASE)
+_DEICTIC_OBJECT = re.compile(r"\b(?P<verb>[a-z]+)\s+(?:it|this|them|those|these|that(?=\s*(?:[,.;:!?]|$|again|"
+                             r"instead|anymore|please|then|now|too|here|there|in|on|to|for|with)))\b", re.IGNORECASE)
+_DEICTIC_NOUN = re.compile(r"\b(?:that|this|these|those|its?|same|other)\s+[\w'-]+", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class Detection:
     correction: bool
     directive: str | None = None
-    rule: str | None = None  # "strong:<pattern>" | "weak:<pattern>+<word>" | "negative:<pattern>" | None
+    # "strong:<pattern>" | "standing:<marker>+<verb>" | "weak:<pattern>+<word>" | "negative:<pattern>" |
+    # "vague" (names nothing to act on) | "credential" (mostly a secret) | None
+    rule: str | None = None
 
     def to_dict(self) -> dict:
         return {"correction": self.correction, "directive": self.directive, "rule": self.rule}
@@ -79,24 +132,57 @@ class CorrectionRules:
         return rules
 
     def detect(self, text: str) -> Detection:
-        text = (text or "").strip()
+        text = readable(text)
         if not text:
             return Detection(False)
         for p in self.negative:
             if p.search(text):
                 return Detection(False, None, f"negative:{p.pattern}")
+        found = self._find(text)
+        if found is None:
+            return Detection(False)
+        start, rule, extent = found
+        lesson = directive(text[start:], extent)
+        if (why := unusable(lesson, self.directives)) is not None:
+            return Detection(False, None, why)
+        return Detection(True, lesson, rule)
+
+    def _find(self, text: str) -> tuple[int, str, str] | None:
+        """The first place a rule finds a correction: where its lesson starts, the rule, and how far the lesson
+        goes (``"sentence"``, ``"line"``, or ``"line+lead"``: the line with its "wrong X," kept)."""
+        found: list[tuple[int, int, str, str]] = []  # (start, rule order, rule, extent)
         for p in self.strong:
-            if p.search(text):
-                return Detection(True, directive(text), f"strong:{p.pattern}")
+            if (m := p.search(text)) and not _question(text, m.start()):
+                found.append((_sentence_start(text, m.start()), 0, f"strong:{p.pattern}", "line"))
+        for m in _STANDING.finditer(text):
+            marker = " ".join(m.group("marker").lower().split()).rstrip(",")
+            verb = m.group("verb").lower()
+            verb = _base(verb, self.directives) if marker == "stop" else verb
+            if verb in self.directives and not _question(text, m.start("marker")):
+                found.append((m.start("marker"), 1, f"standing:{marker}+{verb}" if marker else f"standing:{verb}",
+                              "sentence"))
+                break
+        for m in _REJECTS.finditer(text):
+            if m.group("verb").lower() in self.directives and not _question(text, m.start("verb")):
+                found.append((m.start("verb"), 1, f"standing:rejects+{m.group('verb').lower()}", "sentence"))
+                break
         for p in self.weak:
             m = p.search(text)
-            if not m:
+            if not m or _question(text, m.end()):
                 continue
-            rest = text[m.end():].lower()
-            hit = next((w for w in re.findall(r"[a-z']+", rest) if w in self.directives), None)
-            if hit:
-                return Detection(True, directive(text), f"weak:{p.pattern}+{hit}")
-        return Detection(False)
+            rest = text[m.end():]
+            after = _AFTER_LEAD.match(rest)
+            verb = after.group("verb").lower() if after else None
+            line = rest.split("\n", 1)[0].lower()
+            if verb in self.directives and not any(re.search(o, line) for o in ONE_OFF):
+                lead_only = bool(_LEAD_ONLY.match(m.group(0)))
+                found.append((m.end() if lead_only else m.start(), 2, f"weak:{p.pattern}+{verb}",
+                              "line" if lead_only else "line+lead"))
+                break
+        if not found:
+            return None
+        start, _, rule, extent = min(found)
+        return start, rule, extent
 
 
 @dataclass(frozen=True)
@@ -133,8 +219,66 @@ def correction_entry(directive: str, project: str | None) -> tuple[str, tuple[st
     return failure_entry(safety.redact(directive) if redacted else directive, "correction", reason), redacted
 
 
-def directive(text: str) -> str:
-    """The message without its leading "no" / "wrong" / "actually" / "stop" (and punctuation), first letter up."""
-    rest = _LEAD.sub("", text.strip()).strip() or text.strip()
+def readable(text: str | None) -> str:
+    """The part of a message the rules read: curly apostrophes straight, no fenced code, no ``>`` quoted lines."""
+    text = (text or "").replace("\u2019", "'").replace("\u2018", "'")
+    return _QUOTED.sub("", _FENCE.sub("", text)).strip()
+
+
+def directive(text: str, extent: str = "line") -> str:
+    """The lesson in ``text`` (which starts where a rule found it): to the end of its line (``extent`` "line"),
+    or of its sentence ("sentence"), without a leading "no," / "wrong," / "actually" / "stop," (kept for
+    "line+lead": "Wrong file, use ...") or a trailing "thanks", at most 400 characters, first letter up."""
+    line = text.strip().split("\n", 1)[0]
+    if extent == "sentence" and (end := _LESSON_END.search(line)) is not None:
+        line = line[:end.start()]
+    rest = (line if extent == "line+lead" else _LEAD.sub("", line)).strip() or line.strip()
+    rest = _THANKS.sub("", rest).strip() or rest
+    if rest.endswith(".") and not rest.endswith(("..", "etc.", "e.g.", "i.e.")):
+        rest = rest[:-1]  # the closing period off, as the other entries end
     rest = re.sub(r"\s+", " ", rest)[:400]
     return rest[:1].upper() + rest[1:]
+
+
+def unusable(lesson: str, directives: frozenset[str]) -> str | None:
+    """Why ``lesson`` is no lesson a later session can use (``"vague"``, ``"credential"``), or ``None``."""
+    from pi_memory.safety import redact
+
+    shown = redact(lesson)
+    if _REDACTED.search(shown):
+        rest = _REDACTED.sub(" ", shown)
+        if _STATES_SECRET.search(shown) or not _content(rest, directives | CREDENTIAL_WORDS):
+            return "credential"
+    if not _content(lesson, directives):
+        return "vague"
+    m = _DEICTIC_OBJECT.search(lesson)
+    if m and m.group("verb").lower() in directives:
+        return "vague"
+    return None
+
+
+def _content(text: str, skip: frozenset[str]) -> list[str]:
+    """The words of ``text`` that name something: not function words, directive verbs, nor nouns after "that"."""
+    text = _DEICTIC_NOUN.sub(" ", text)
+    return [w for w in _WORD.findall(text.lower()) if w not in FUNCTION_WORDS and w not in skip]
+
+
+def _base(word: str, directives: frozenset[str]) -> str:
+    """``using`` -> ``use``, ``running`` -> ``run``, ``adding`` -> ``add`` (a directive verb), else ``word``."""
+    if not word.endswith("ing"):
+        return word
+    stem = word[:-3]
+    for candidate in (stem, stem + "e", stem[:-1]):
+        if candidate in directives:
+            return candidate
+    return word
+
+
+def _sentence_start(text: str, pos: int) -> int:
+    return max((m.end() for m in _SENTENCE_END.finditer(text, 0, pos)), default=0)
+
+
+def _question(text: str, pos: int) -> bool:
+    """Whether the sentence holding ``pos`` ends with a question mark."""
+    end = _SENTENCE_END.search(text, pos)
+    return end is not None and end.group() == "?"

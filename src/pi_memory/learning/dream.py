@@ -14,7 +14,9 @@ durable facts into the stores, in the seed's four phases (orient, gather, consol
 * One call: the prompt holds the current stores (orient) and the recent sessions; the model gathers durable
   facts, preferences, corrections and lessons, returns operations that consolidate them, and prunes entries the
   sessions show to be superseded. The gate moves forward after every dream that reached the model (ok, nothing,
-  refused), not after a budget refusal or an error, so those are retried at the next start.
+  refused), not after a budget refusal or an error, so those are retried at the next start. A dream that found no
+  new message to read (``--force`` with nothing indexed since) makes no call and leaves the hours alone: it only
+  marks the messages it looked past as seen.
 """
 
 from __future__ import annotations
@@ -60,8 +62,10 @@ def gate_check(learner: Learner, model_named: bool, project_only: bool = False) 
                            f"{d.min_hours_since_last_run:g})"), newest
     turns = _user_turns_since(learner, last_id, project_only)
     if turns < d.min_turns_since_last_run:
+        hint = ("; a dream reads only indexed sessions: `pi-memory index-sessions` indexes the agents' transcripts "
+                "(`pi-memory index-sessions PATH` for ones kept elsewhere)" if turns == 0 else "")
         return False, (f"{turns} user turn(s) indexed since the last dream (dreaming.minTurnsSinceLastRun = "
-                       f"{d.min_turns_since_last_run})"), newest
+                       f"{d.min_turns_since_last_run}){hint}"), newest
     return True, f"{turns} user turn(s) since the last dream", newest
 
 
@@ -130,7 +134,7 @@ def dream(learner: Learner, data_dir: Path, *, model_named: bool, force: bool = 
         if not is_open and not (force and model_named):
             return JobReport("dream", "closed", f"not dreaming: {why}")
         name = gate_name(learner.project if project_only else None)
-        _, last_id = jlog.gate_state(learner.conn, name)
+        last_at, last_id = jlog.gate_state(learner.conn, name)
 
         def work(ctx: JobContext) -> list[PlannedOp]:
             stores, entry_ids = stores_block(learner.store)
@@ -150,7 +154,9 @@ def dream(learner: Learner, data_dir: Path, *, model_named: bool, force: bool = 
         report = learner.run("dream", trigger + (" (forced)" if force and not is_open else ""), work,
                              dry_run=dry_run, model_kind="dream")
         if report.outcome in ("ok", "nothing", "refused") and not report.dry_run:
-            jlog.set_gate(learner.conn, name, now_iso(), newest)
+            # Only a dream that reached the model restarts the clock; one that found nothing to read (no call)
+            # marks the messages seen, so the next dream still waits for new turns but not for the hours.
+            jlog.set_gate(learner.conn, name, now_iso() if report.calls else last_at, newest)
         return report
     finally:
         lock.release()

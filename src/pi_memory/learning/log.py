@@ -193,6 +193,13 @@ def spent_today(conn: sqlite3.Connection, day: str | None = None) -> int:
     return int(row[0])
 
 
+def held_today(conn: sqlite3.Connection, day: str | None = None) -> tuple[int, int]:
+    """``(tokens, jobs)`` the day's running jobs hold for their next call (part of :func:`spent_today`)."""
+    row = conn.execute("SELECT coalesce(sum(reserved_tokens), 0), count(*) FROM learning_jobs WHERE day = ? AND "
+                       "reserved_tokens > 0", (day or utc_day(),)).fetchone()
+    return int(row[0]), int(row[1])
+
+
 def tokens_per_day(conn: sqlite3.Connection, days: int = 14, now: datetime | None = None) -> list[dict]:
     """Tokens the jobs of each of the last ``days`` UTC days spent (held tokens of running jobs included), oldest
     first, days without a job as 0: ``[{"day": "YYYY-MM-DD", "tokens": n, "jobs": n}]``."""
@@ -226,7 +233,8 @@ def reserve(conn: sqlite3.Connection, job_id: int, tokens: int, daily_budget: in
         day = conn.execute("SELECT day FROM learning_jobs WHERE id = ?", (job_id,)).fetchone()[0]
         used = spent_today(conn, day)
         if used + tokens > daily_budget:
-            raise BudgetExceeded("daily", daily_refusal(used, tokens, daily_budget))
+            held, holders = held_today(conn, day)
+            raise BudgetExceeded("daily", daily_refusal(used, tokens, daily_budget, held, holders))
         conn.execute("UPDATE learning_jobs SET reserved_tokens = reserved_tokens + ? WHERE id = ?", (tokens, job_id))
 
 
@@ -360,10 +368,23 @@ def file_layout(conn: sqlite3.Connection, job_id: int, target: str) -> Restore |
     return Restore(Layout.from_json(row[0]), row[1]) if row else None
 
 
-def daily_refusal(used: int, tokens: int, daily_budget: int) -> str:
-    """Why a call does not fit the day's budget, for a person: what is left (or that it is used up) and what to do."""
-    state = (f"is used up ({used:,} tokens spent today)" if used >= daily_budget else
-             f"has {daily_budget - used:,} tokens left today ({used:,} spent), too few for the next call (about "
-             f"{tokens:,})")
+def held_words(held: int, holders: int) -> str:
+    """``2,090 reserved by a running job``: what running jobs hold of the day's budget (``""`` for none)."""
+    if not held:
+        return ""
+    return f"{held:,} reserved by " + ("a running job" if holders <= 1 else f"{holders} running jobs")
+
+
+def daily_refusal(used: int, tokens: int, daily_budget: int, held: int = 0, holders: int = 0) -> str:
+    """Why a call does not fit the day's budget, for a person: what is left (or that it is used up) and what to do.
+    ``used``: the day's tokens, ``held`` of them reserved by ``holders`` running jobs (:func:`held_today`), said
+    apart from what was spent."""
+    spent, reserved = used - held, (f", {held_words(held, holders)}" if held else "")
+    if used < daily_budget:
+        state = (f"has {daily_budget - used:,} tokens left today ({spent:,} spent{reserved}), too few for the next "
+                 f"call (about {tokens:,})")
+    else:
+        state = f"is used up{' for now' if held else ''} ({spent:,} tokens spent today{reserved})"
+    wait = "; a running job gives back what it reserved and did not use when it ends" if held else ""
     return (f"the daily learning budget (learning.dailyTokenBudget = {daily_budget:,} tokens) {state}; it resets at "
-            f"{next_reset()} (UTC midnight), or raise learning.dailyTokenBudget to run jobs before then")
+            f"{next_reset()} (UTC midnight), or raise learning.dailyTokenBudget to run jobs before then{wait}")

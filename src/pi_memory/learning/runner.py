@@ -17,7 +17,11 @@ Guards, in the order they apply:
   left of ``learning.dailyTokenBudget`` today (every process on the data root); otherwise ``budget``. A call
   then counts the provider's reported usage, but never less than the runner's own count of what it sent and
   received (prompt characters / 4 in, reply characters / 4 out): a reply without usage, with ``null``,
-  negative or fractional counts, or with too small ones counts that much, never 0 and never less;
+  negative or fractional counts, or with too small ones counts that much, never 0 and never less. Nor more
+  than the call can have cost: input at most one token per byte sent (:func:`pi_memory.llm.base.believable_usage`),
+  output at most the call's ``max_tokens`` (a reply longer than that, from a server that ignored it, too), and
+  the job's calls together at most ``learning.jobTokenBudget``. A figure not believed is said in the job's
+  message and log (``token count: ...``), so one bad reply never uses up the day;
 * at most ``learning.maxCallsPerJob`` (3) model calls per job: a reply that does not validate is sent back with
   the problem, and after the last call the job ends ``invalid_output`` with nothing written;
 * ``learning.jobTimeoutSeconds`` (120) for the whole job, checked before each call;
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,7 +48,7 @@ from pi_memory.curated.store import MemoryStore, Operation
 from pi_memory.learning import log as jlog
 from pi_memory.learning.settings import LearningSettings
 from pi_memory.learning.wording import duplicates, store_refusal, unusable_reply
-from pi_memory.llm import ChatModel, LLMError, LLMTimeoutError, MalformedReplyError
+from pi_memory.llm import ChatModel, LLMError, LLMTimeoutError, MalformedReplyError, Usage
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
@@ -120,8 +125,9 @@ def estimate_tokens(*texts: str) -> int:
 class JobContext:
     """Handed to a job's ``work``: the model calls (budgeted, capped) and the provenance it records."""
 
-    def __init__(self, learner: Learner, job_id: int, model: ChatModel | None, deadline: float):
+    def __init__(self, learner: Learner, job_id: int, model: ChatModel | None, deadline: float, kind: str = ""):
         self.learner = learner
+        self.kind = kind
         self.job_id = job_id
         self.model = model
         self.deadline = deadline
@@ -135,6 +141,7 @@ class JobContext:
         self.arrange: dict[str, Callable] = {}  # target -> the layout its file gets after the batch (undo's copies)
         self.restore: dict[str, Restore] = {}  # target -> the bytes its file gets back when it may (an undo's)
         self.published: dict[str, Published] = {}  # target -> what its file store's write replaced and wrote
+        self.doubts: list[str] = []  # token figures not believed (a server's, a reply past max_tokens), in words
 
     @property
     def settings(self) -> LearningSettings:
@@ -163,7 +170,7 @@ class JobContext:
             if spent + estimate > jobs.job_token_budget:
                 raise JobStop("budget", f"the job budget (learning.jobTokenBudget = {jobs.job_token_budget:,} tokens) "
                               f"would be exceeded: {spent:,} spent, the next call needs about {estimate:,}; it "
-                              "applies to each job (raise it, or lower reviewRecentMessages)")
+                              f"applies to each job ({job_budget_advice(self.kind)})")
             self.learner.reserve(self.job_id, estimate)
             sent = estimate_tokens(system, *(m["content"] for m in convo))
             used: tuple[int, int, float | None] = (0, 0, None)
@@ -172,13 +179,20 @@ class JobContext:
                                                              retries=0)
                 u = completion.usage
                 # Never less than what was measurably sent and received: a provider reporting no usage, or too
-                # little, must not let a budget be crossed (the llm layer reads an invalid count as 0).
-                used = (max(u.input_tokens, sent), max(u.output_tokens, estimate_tokens(completion.text)), u.cost_usd)
+                # little, must not let a budget be crossed (the llm layer reads an invalid count as 0, and keeps
+                # one the request cannot have cost at what it can).
+                self.doubts += completion.doubts
+                used = (max(u.input_tokens, sent), max(u.output_tokens, self._reply_tokens(len(completion.text),
+                                                                                           max_tokens)), u.cost_usd)
                 return value
             except MalformedReplyError as exc:
-                # The provider's count of a rejected reply is not passed on: count it as estimated.
+                # A rejected reply was billed too: counted as a used one is (its text is kept cut at 2,000
+                # characters, its length whole).
                 problem, last = exc.last_error, exc.last_text
-                used = (sent, estimate_tokens(exc.last_text), None)
+                u = exc.usage or Usage()
+                self.doubts += exc.doubts
+                used = (max(u.input_tokens, sent), max(u.output_tokens, self._reply_tokens(exc.reply_chars, max_tokens)),
+                        u.cost_usd)
                 convo += [{"role": "assistant", "content": exc.last_text or "(empty)"},
                           {"role": "user", "content": f"Your previous reply could not be used: {problem}. Reply "
                                                       "again with only one JSON object that validates."}]
@@ -190,12 +204,54 @@ class JobContext:
                 self.calls += 1
                 self._settle(estimate, *used)
 
+    def _reply_tokens(self, chars: int, max_tokens: int) -> int:
+        """The runner's own count of a reply of ``chars`` characters, at most the ``max_tokens`` the call asked
+        for. A reply a little over by the estimate is the estimate's error; one over twice is a server that ignored
+        max_tokens, and said."""
+        tokens = math.ceil(chars / 4)
+        if tokens <= max_tokens:
+            return tokens
+        if tokens > 2 * max_tokens:
+            self.doubts.append(f"the reply was {chars:,} characters (about {tokens:,} tokens), far more than the "
+                               f"{max_tokens:,} tokens the request allowed: the server ignored max_tokens; counted "
+                               f"{max_tokens:,}")
+        return max_tokens
+
     def _settle(self, reserved: int, inp: int, out: int, cost: float | None) -> None:
+        budget = self.settings.jobs.job_token_budget
+        room = max(0, budget - self.input_tokens - self.output_tokens)
+        if inp + out > room:  # a job never counts past its budget, whatever one call is said to have cost
+            self.doubts.append(f"the call was counted {inp + out:,} tokens, more than the {room:,} left of the job's "
+                               f"budget (learning.jobTokenBudget = {budget:,}); counted {room:,}")
+            out = min(out, room)
+            inp = room - out
         self.input_tokens += inp
         self.output_tokens += out
         if cost is not None:
             self.cost_usd = (self.cost_usd or 0.0) + cost
         self.learner.settle(self.job_id, reserved, inp, out, cost)
+
+
+def doubts_said(doubts: list[str]) -> str:
+    """The token figures a job did not believe, each kind once (its first call's words) with how many more calls
+    had it, so a job of three such calls says it in one sentence, not three."""
+    kinds: dict[str, list[str]] = {}
+    for said in doubts:
+        kinds.setdefault(re.sub(r"\d[\d,]*", "#", said), []).append(said)
+    return "; ".join(said[0] + (f" (likewise on {len(said) - 1} more call(s))" if len(said) > 1 else "")
+                     for said in kinds.values())
+
+
+def job_budget_advice(kind: str) -> str:
+    """What makes a job of ``kind`` fit ``learning.jobTokenBudget``, for a person."""
+    if kind in ("review", "flush"):
+        return "raise it, or lower reviewRecentMessages so a review reads fewer messages"
+    if kind == "consolidate":
+        return ("raise it: a consolidation sends the whole store, so a store this large needs a larger job budget; "
+                "or shorten the store by hand with `pi-memory remove`")
+    if kind == "dream":
+        return "raise it, or lower dreaming.maxSessions so a dream reads fewer sessions"
+    return "raise it"
 
 
 ModelFactory = Callable[[str], tuple[ChatModel | None, str]]
@@ -231,11 +287,17 @@ class Learner:
     def settle(self, job_id: int, reserved: int, inp: int, out: int, cost: float | None) -> None:
         jlog.settle(self.conn, job_id, reserved, inp, out, cost)
 
+    def budget_left(self) -> int:
+        """Tokens left of today's budget (what running jobs hold counted as spent)."""
+        return max(0, self.settings.jobs.daily_token_budget - jlog.spent_today(self.conn))
+
     def budget_status(self) -> dict:
         spent = jlog.spent_today(self.conn)
+        held, holders = jlog.held_today(self.conn)
         jobs = self.settings.jobs
         return {"jobTokenBudget": jobs.job_token_budget, "dailyTokenBudget": jobs.daily_token_budget,
-                "spentToday": spent, "leftToday": max(0, jobs.daily_token_budget - spent),
+                "spentToday": spent, "reservedToday": held, "reservingJobs": holders,
+                "leftToday": max(0, jobs.daily_token_budget - spent),
                 "resetsAt": jlog.next_reset(), "lastRefusal": self.last_refusal}
 
     # -------------------------------------------------------------- run
@@ -249,7 +311,7 @@ class Learner:
         started = time.perf_counter()
         job_id = jlog.start_job(self.conn, kind, trigger, project=self.project, dry_run=dry,
                                 model=model.model if model is not None else None)
-        ctx = JobContext(self, job_id, model, self.clock() + self.settings.jobs.job_timeout_seconds)
+        ctx = JobContext(self, job_id, model, self.clock() + self.settings.jobs.job_timeout_seconds, kind)
         self.store.begin_turn()
         writes: list[jlog.Write] = []
         results: list[dict] = []
@@ -268,6 +330,8 @@ class Learner:
         except Exception as exc:  # a job bug must not take the session down; it is logged with the reason
             log.exception("learning job %s failed", kind)
             outcome, message = "error", f"{type(exc).__name__}: {exc}"
+        if ctx.doubts:  # a count not believed is said where the job's tokens are shown
+            message = f"{message}; token count: {doubts_said(ctx.doubts)}"
         duration = (time.perf_counter() - started) * 1000
         # What is logged and shown never carries a credential or a raw control character, whoever wrote it.
         message, writes = jlog.clean(message), [w.redacted() for w in writes]
@@ -301,7 +365,7 @@ class Learner:
             if dry:  # the store's own checks of a batch (content, threat and secret scans), nothing written
                 if (refusal := self.store.check(target, batch)) is not None:
                     return writes, results, "refused", "dry run: would be refused: " + store_refusal(
-                        self.store, target, refusal, planned, misses)
+                        self.store, target, refusal, planned, misses, self.budget_left())
                 if any(w.before != w.after for w in planned):  # a write that changes the store merges its copies
                     writes += _copies(self.store, target)
                 writes += planned
@@ -311,7 +375,8 @@ class Learner:
             if ctx is not None and result.published is not None:
                 ctx.published[target] = result.published
             if not result.success:
-                return writes, results, "refused", store_refusal(self.store, target, result, planned, misses)
+                return writes, results, "refused", store_refusal(self.store, target, result, planned, misses,
+                                                                 self.budget_left())
             # the copies of exact duplicates the write merged come first: they went as the store was read
             writes += [jlog.Write(target, self.store.name(target), "dedupe", c.text, None, c.place())
                        for c in result.merged_copies] + planned

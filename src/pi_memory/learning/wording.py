@@ -8,11 +8,14 @@ these are what the job's report and log say about it.
 from __future__ import annotations
 
 import json
+import math
 
 from pi_memory.curated.entries import joined_length
 from pi_memory.curated.messages import for_person
 from pi_memory.curated.results import preview
 
+# A consolidation's system prompt, its estimate's allowance and its reply cap (consolidate.py), besides the store
+CONSOLIDATION_TOKENS = 2_300
 _KINDS = {"string": "text", "list": "a list", "dict": "an object", "model": "an object", "int": "a whole number",
           "bool": "true or false", "float": "a number"}
 
@@ -80,8 +83,15 @@ def unmatched(name: str, misses: list) -> str:
             "was written")
 
 
-def store_refusal(store, target: str, result, planned: list, misses: list) -> str:
-    """Why the store refused a job's batch on ``target``: ``planned`` writes, ``misses`` of :func:`unmatched`."""
+def consolidation_tokens(store_chars: int) -> int:
+    """About what a consolidation of a store of ``store_chars`` characters reserves of the day's budget."""
+    return math.ceil(store_chars / 4) + CONSOLIDATION_TOKENS
+
+
+def store_refusal(store, target: str, result, planned: list, misses: list, budget_left: int | None = None) -> str:
+    """Why the store refused a job's batch on ``target``: ``planned`` writes, ``misses`` of :func:`unmatched`.
+    ``budget_left``: tokens left of the day's learning budget (``None``: not known); when a consolidation does not
+    fit them, a full store's refusal does not send a person to ``pi-memory consolidate``."""
     from pi_memory.curated.store import LIMIT_SETTINGS
 
     name = store.name(target)
@@ -95,9 +105,17 @@ def store_refusal(store, target: str, result, planned: list, misses: list) -> st
             elif w.before in after:
                 after[after.index(w.before)] = w.after
         size = joined_length([e for e in after if e is not None])
-        return (f"{name} would hold {size:,} of its {store.limit(target):,} characters after this job's writes, so "
-                f"nothing was written. Make room first (`pi-memory consolidate {target}`, or `pi-memory remove "
-                f"{target} TEXT`), or raise {LIMIT_SETTINGS[target]} in settings")
+        full = (f"{name} would hold {size:,} of its {store.limit(target):,} characters after this job's writes, so "
+                "nothing was written.")
+        need = consolidation_tokens(joined_length(store.entries(target)))
+        if budget_left is not None and budget_left < need:
+            from pi_memory.learning.log import next_reset
+
+            return (f"{full} Make room by hand (`pi-memory remove {target} TEXT`), or raise {LIMIT_SETTINGS[target]} "
+                    f"in settings; `pi-memory consolidate {target}` needs about {need:,} tokens of the daily learning "
+                    f"budget, which has {budget_left:,} left until it resets at {next_reset()}")
+        return (f"{full} Make room first (`pi-memory consolidate {target}`, or `pi-memory remove {target} TEXT`), "
+                f"or raise {LIMIT_SETTINGS[target]} in settings")
     if result.code in ("secret", "threat") and result.findings:
         what = ("a credential" if result.code == "secret" else "text matching a threat pattern")
         return f"the model's answer would have put {what} ({result.findings[0]}) in {name}, so nothing was written"

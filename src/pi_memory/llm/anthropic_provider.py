@@ -88,6 +88,9 @@ class AnthropicChatModel(SdkChatModel):
         )
         return f"{system}\n\n{instruction}" if system else instruction
 
+    def _output_cap(self, max_tokens: int) -> int:
+        return max_tokens + (self.thinking_budget or 0)  # _send asks for the thinking budget on top
+
     def _send(
         self,
         messages: list[dict[str, str]],

@@ -5,8 +5,11 @@ Shapes and units
 * ``messages``: a string (one user message) or a list of ``{"role": "user" | "assistant", "content": str}``.
   The system prompt goes in ``system=``, never in the list (Anthropic has no system role in messages).
 * :class:`Usage`: ``input_tokens`` / ``output_tokens`` as reported by the server (0 when it reports none, or
-  a count that is not a whole number of at least 0: :func:`reported_tokens`); ``cost_usd`` in US dollars,
-  ``None`` when no price is known for the model.
+  a count that is not a whole number of at least 0: :func:`reported_tokens`), but never more than the request
+  can have cost: input at most one token per UTF-8 byte of the prompt sent plus a template allowance
+  (:func:`prompt_token_bound`), output at most the ``max_tokens`` the request sent (:func:`believable_usage`; the
+  completion's ``doubts`` say which figure was not believed); ``cost_usd`` in US dollars, ``None`` when no price
+  is known for the model.
 * :class:`Completion`: ``text``, ``usage``, ``model`` (as the server named it), ``latency_ms`` (wall time,
   milliseconds, retries and backoff included), ``stop_reason`` (provider's own word: ``stop`` / ``length`` /
   ``end_turn`` / ``max_tokens`` / ``tool_use``...), ``attempts`` (requests that produced a reply).
@@ -54,6 +57,8 @@ BACKOFF_MAX_S = 8.0
 RETRY_AFTER_MAX_S = 30.0
 PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key, but the SDKs insist on one
 MAX_REPORTED_TOKENS = 1_000_000_000  # a larger count in one reply is no count; kept at this (an over-count)
+PROMPT_OVERHEAD_TOKENS = 1_000  # a chat template's tokens around the messages, a provider's tool-use preamble
+PER_MESSAGE_TOKENS = 8  # the role markers of one message
 
 
 def reported_tokens(value: Any) -> int:
@@ -67,6 +72,39 @@ def reported_tokens(value: Any) -> int:
     if not isinstance(value, int) or value < 0:
         return 0
     return min(value, MAX_REPORTED_TOKENS)
+
+
+def prompt_token_bound(messages: Sequence[dict[str, str]], system: str | None,
+                       json_schema: type[BaseModel] | None = None) -> int:
+    """The most input tokens a request can be billed: one per UTF-8 byte of its system prompt, messages and JSON
+    schema (no tokenizer makes a token of less than a byte), :data:`PER_MESSAGE_TOKENS` a message and
+    :data:`PROMPT_OVERHEAD_TOKENS` for the template or a tool-use preamble the provider adds."""
+    sent = len((system or "").encode("utf-8")) + sum(len(str(m.get("content", "")).encode("utf-8")) for m in messages)
+    if json_schema is not None:
+        sent += len(json.dumps(json_schema.model_json_schema(), separators=(",", ":")).encode("utf-8"))
+    return sent + PER_MESSAGE_TOKENS * (len(messages) + 1) + PROMPT_OVERHEAD_TOKENS
+
+
+def tokens_said(count: int) -> str:
+    """A reported count in words: ``1,234``, or ``1,000,000,000 or more`` at :data:`MAX_REPORTED_TOKENS`."""
+    return f"{count:,}" + (" or more" if count >= MAX_REPORTED_TOKENS else "")
+
+
+def believable_usage(input_tokens: int, output_tokens: int, *, prompt_bound: int, output_cap: int,
+                     ) -> tuple[int, int, tuple[str, ...]]:
+    """A server's counts of one call, each kept at what the request can have cost: input at most
+    ``prompt_bound`` (:func:`prompt_token_bound`), output at most ``output_cap`` (the ``max_tokens`` it sent).
+    Returns the counts and, for each figure not believed, a sentence saying so (for a log and a person)."""
+    doubts: list[str] = []
+    if input_tokens > prompt_bound:
+        doubts.append(f"the server reported {tokens_said(input_tokens)} input tokens, more than the prompt sent can "
+                      f"be (at most {prompt_bound:,}); not believed, counted {prompt_bound:,}")
+        input_tokens = prompt_bound
+    if output_tokens > output_cap:
+        doubts.append(f"the server reported {tokens_said(output_tokens)} output tokens, more than the {output_cap:,} "
+                      f"the request allowed (max_tokens); not believed, counted {output_cap:,}")
+        output_tokens = output_cap
+    return input_tokens, output_tokens, tuple(doubts)
 
 
 @dataclass(frozen=True)
@@ -124,6 +162,7 @@ class Completion:
     latency_ms: float
     stop_reason: str | None = None
     attempts: int = 1
+    doubts: tuple[str, ...] = ()  # the server's figures not believed (:func:`believable_usage`), in words
 
 
 @dataclass(frozen=True)
@@ -328,9 +367,9 @@ class ChatModel(ABC):
         msgs = normalize_messages(messages)
         start = time.perf_counter()
         raw = self._request(msgs, system=system, max_tokens=max_tokens, temperature=temperature, json_schema=None)
-        usage = self._usage(raw)
+        usage, doubts = self._usage(raw, prompt_token_bound(msgs, system), self._output_cap(max_tokens))
         self._count(usage, malformed=False)
-        return Completion(raw.text, usage, raw.model, _ms_since(start), raw.stop_reason, 1)
+        return Completion(raw.text, usage, raw.model, _ms_since(start), raw.stop_reason, 1, doubts)
 
     def complete_json(
         self,
@@ -356,12 +395,14 @@ class ChatModel(ABC):
         convo = list(msgs)
         problem = ""
         raw: RawReply | None = None
+        doubts: tuple[str, ...] = ()
         for attempt in range(1, budget + 2):
             raw = self._request(
                 convo, system=json_system, max_tokens=max_tokens, temperature=temperature, json_schema=schema
             )
-            usage = self._usage(raw)
-            total = total + usage
+            usage, doubted = self._usage(raw, prompt_token_bound(convo, json_system, schema),
+                                         self._output_cap(max_tokens))
+            total, doubts = total + usage, doubts + doubted
             try:
                 value = parse_json_reply(raw.text, schema)
             except ValueError as exc:
@@ -373,7 +414,7 @@ class ChatModel(ABC):
                          {"role": "user", "content": _feedback(problem)}]
                 continue
             self._count(usage, malformed=False)
-            completion = Completion(raw.text, total, raw.model, _ms_since(start), raw.stop_reason, attempt)
+            completion = Completion(raw.text, total, raw.model, _ms_since(start), raw.stop_reason, attempt, doubts)
             return value, completion
         attempts = budget + 1
         last_text = raw.text if raw is not None else ""
@@ -385,6 +426,8 @@ class ChatModel(ABC):
             attempts=attempts,
             last_error=problem,
             last_text=last_text,
+            usage=total,
+            doubts=doubts,
         )
 
     # --- internals -------------------------------------------------------------------------------------
@@ -409,9 +452,15 @@ class ChatModel(ABC):
                 self._sleep(delay)
                 attempt += 1
 
-    def _usage(self, raw: RawReply) -> Usage:
-        cost = self.price.cost_usd(raw.input_tokens, raw.output_tokens) if self.price else None
-        return Usage(raw.input_tokens, raw.output_tokens, cost)
+    def _output_cap(self, max_tokens: int) -> int:
+        """The output tokens a request of ``max_tokens`` lets the server bill (a thinking budget adds to it)."""
+        return max_tokens
+
+    def _usage(self, raw: RawReply, prompt_bound: int, output_cap: int) -> tuple[Usage, tuple[str, ...]]:
+        inp, out, doubts = believable_usage(raw.input_tokens, raw.output_tokens, prompt_bound=prompt_bound,
+                                            output_cap=output_cap)
+        cost = self.price.cost_usd(inp, out) if self.price else None
+        return Usage(inp, out, cost), doubts
 
     def _count(self, usage: Usage, *, malformed: bool) -> None:
         with self._counter.lock:

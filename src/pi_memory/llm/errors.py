@@ -67,14 +67,20 @@ class MalformedReplyError(LLMError):
     """The model never produced a reply that parses and validates, after ``attempts`` tries.
 
     ``last_error`` is the parse / validation problem of the final try and ``last_text`` the raw reply text
-    (truncated to 2,000 characters), so a caller can log exactly what the model said.
+    (truncated to 2,000 characters), so a caller can log exactly what the model said; ``reply_chars`` is its whole
+    length. ``usage`` (a :class:`pi_memory.llm.base.Usage`, ``None`` when not known) and ``doubts`` cover every
+    attempt, as a completion's do: the replies were billed though none was used.
     """
 
-    def __init__(self, message: str, *, attempts: int, last_error: str, last_text: str):
+    def __init__(self, message: str, *, attempts: int, last_error: str, last_text: str, usage: object = None,
+                 doubts: tuple[str, ...] = ()):
         super().__init__(message)
         self.attempts = attempts
         self.last_error = last_error
         self.last_text = last_text[:2000]
+        self.reply_chars = len(last_text)
+        self.usage = usage
+        self.doubts = doubts
 
 
 SETTINGS_HINT = 'change the "pi-memory" → "llm" settings (or the pi models.json provider they point at)'
