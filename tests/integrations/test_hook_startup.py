@@ -23,10 +23,16 @@ sys.stdout.write("\\n" + json.dumps(heavy) + "\\n")
 """
 
 
+def roomy() -> dict[str, str]:
+    """The environment with a hook ceiling no loaded machine reaches: these tests are about what a process
+    imports, and a recall cut off at the 2 s ceiling answered nothing (flaky while other jobs ran)."""
+    return {**os.environ, "PI_MEMORY_HOOK_CEILING_S": "30"}
+
+
 def probe(host: str, event: str, payload: dict) -> tuple[str, list[str]]:
     """``(the hook's answer, the heavy modules the process imported)`` of one cold process."""
     done = subprocess.run([sys.executable, "-c", PROBE, host, event, json.dumps(payload), json.dumps(HEAVY)],
-                          capture_output=True, text=True, env=os.environ, timeout=60)
+                          capture_output=True, text=True, env=roomy(), timeout=60)
     assert done.returncode == 0, done.stderr
     answer, heavy = done.stdout.rstrip("\n").rsplit("\n", 1)
     return answer.strip(), json.loads(heavy)
@@ -107,7 +113,7 @@ def test_a_real_question_loads_neither_the_learning_jobs_nor_httpx(env):
     code = PROBE.replace("json.loads(sys.argv[4])", repr(list(JOBS)))
     payload = {"session_id": "s1", "cwd": str(env / "proj"), "prompt": "which port does the staging database use?"}
     done = subprocess.run([sys.executable, "-c", code, "claude-code", "prompt", json.dumps(payload), "[]"],
-                          capture_output=True, text=True, env=os.environ, timeout=60)
+                          capture_output=True, text=True, env=roomy(), timeout=60)
     assert done.returncode == 0, done.stderr
     answer, loaded = done.stdout.rstrip("\n").rsplit("\n", 1)
     assert "6543" in context_of(answer.strip()) and json.loads(loaded) == []
