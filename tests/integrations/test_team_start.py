@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 
-from pi_memory.curated.team_client import START_WAIT_S
+from pi_memory.curated.team_client import START_WAIT_S, TOOL_WAIT_S
 from pi_memory.integrations.pi.bridge import Bridge
 from team_sockets import team_env, unavailable
 
@@ -75,6 +75,26 @@ def test_a_pi_session_starts_within_the_start_wait_and_tool_calls_get_the_timeou
         took = time.monotonic() - started
         assert TIMEOUT - 0.05 <= took < TIMEOUT + MARGIN
         assert reply["isError"] is True and reply["result"]["error"] == write_error(team_socket.url, TIMEOUT)
+    finally:
+        bridge.shutdown()
+
+
+def test_a_pi_tool_call_waits_less_than_the_extension_gives_a_request(tmp_path, monkeypatch, team_socket):
+    """With the default timeoutSeconds (10 s) a hung team server held a pi tool call past the 10 s the extension
+    gives each request, and pi marked the bridge dead: the session lost its memory. A tool call's team requests
+    now end at TOOL_WAIT_S, with words that say so."""
+    in_this_process(monkeypatch, team_env(tmp_path, team_socket.url, 10))
+    bridge, _hello, _text, _snapshot = start_bridge(tmp_path)
+    try:
+        started = time.monotonic()
+        reply = bridge.call_tool(name="memory_read", arguments={"target": "project"})
+        took = time.monotonic() - started
+        assert TOOL_WAIT_S - 0.05 <= took < TOOL_WAIT_S + MARGIN < 10
+        assert reply["isError"] is True
+        assert reply["result"]["error"] == (
+            f"the team project store 'acme' on {team_socket.url} did not answer within {TOOL_WAIT_S:g} s, so its "
+            "entries could not be read. The server may be down or overloaded. A tool call in pi waits at most this "
+            "long, so that pi does not give up on pi-memory; retry later.")
     finally:
         bridge.shutdown()
 

@@ -146,13 +146,18 @@ def _refusal(code: str, name: str, operations: list[Any], findings: list[str], u
             f"changed.{msg._NO_RETRY_END}")
 
 
-def no_answer(name: str, seconds: float, method: str, start: bool = False) -> str:
-    """The error of a request the team server did not answer (or not to its end) within ``seconds``; ``start``:
-    those seconds were a start's share (:func:`.team_client.bounded`), not teamProjectStore.timeoutSeconds."""
-    if method == "GET" and start:
+def no_answer(name: str, seconds: float, method: str, bound: str | None = None) -> str:
+    """The error of a request the team server did not answer (or not to its end) within ``seconds``; ``bound``:
+    those seconds were a start's share (``"start"``) or a pi tool call's (``"tool"``, :func:`.team_client.bounded`),
+    not teamProjectStore.timeoutSeconds."""
+    if method == "GET" and bound == "start":
         return (f"the {name} did not answer within {seconds:g} s, so its entries could not be read. The server "
                 "may be down or overloaded. A start waits only this long for it; memory_read with target "
                 "'project' asks again with the full teamProjectStore.timeoutSeconds.")
+    if method == "GET" and bound == "tool":
+        return (f"the {name} did not answer within {seconds:g} s, so its entries could not be read. The server "
+                "may be down or overloaded. A tool call in pi waits at most this long, so that pi does not give "
+                "up on pi-memory; retry later.")
     if method == "GET":
         return (f"the {name} did not answer within {seconds:g} s, so its entries could not be read. The server "
                 "may be down or overloaded: retry later (teamProjectStore.timeoutSeconds sets how long pi-memory "
@@ -162,9 +167,10 @@ def no_answer(name: str, seconds: float, method: str, start: bool = False) -> st
             "server keeps not answering, tell the user.")
 
 
-def not_asked(name: str) -> str:
+def not_asked(name: str, bound: str = "start") -> str:
     """The error of a request left out because the caller's time for the team server had run out."""
-    return f"the {name} was not asked: the time this session start allows for the team server had run out."
+    what = "this tool call" if bound == "tool" else "this session start"
+    return f"the {name} was not asked: the time {what} allows for the team server had run out."
 
 
 def unavailable(name: str) -> str:

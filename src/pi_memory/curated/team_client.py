@@ -51,6 +51,10 @@ TARGET = "project"
 # Claude Code / Codex hooks give it less (``hooks.TEAM_SHARE`` of their 2 s ceiling), since their whole answer
 # must fit in that ceiling; the pi bridge's requests get 10 s from the extension, which a 10 s wait would miss.
 START_WAIT_S = 2.0
+# What a team request made by a pi tool call gets at most: the pi extension gives the bridge 10 s a request
+# (``RPC_TIMEOUT_MS``) and marks it dead past that, so a hung team server waited the default timeoutSeconds (10 s)
+# and cost the session its memory; at 8 s the tool answers "did not answer" instead.
+TOOL_WAIT_S = 8.0
 
 
 class TeamProjectError(RuntimeError):
@@ -73,6 +77,7 @@ class TeamProjectClient:
         self.url, self.project, self.timeout = url.rstrip("/"), project, timeout
         self.refusal = plain_http_refusal(self.url, token, insecure_http)  # set: no request is sent
         self.deadline: float | None = None  # time.monotonic() after which nothing is asked (:func:`bounded`)
+        self.bound_for = "start"  # what set that deadline: "start" or "tool" (the words of a cut-off request)
         self._late: TeamProjectError | None = None  # the last request that was not answered in time
         headers = {"Authorization": f"Bearer {token}"} if token and not self.refusal else {}
         # No kept-alive connections: each request's socket is new, so its _Cutoff can reach it (a reused one
@@ -92,7 +97,7 @@ class TeamProjectClient:
             raise TeamProjectError(self.refusal)
         wait = self.timeout if self.deadline is None else min(self.timeout, self.deadline - time.monotonic())
         if wait <= 0.01:  # the earlier request's timeout says it best
-            raise self._late or TeamProjectError(not_asked(self.name), waited=0.0)
+            raise self._late or TeamProjectError(not_asked(self.name, self.bound_for), waited=0.0)
         cutoff = _Cutoff(wait)
         try:
             with self._http.stream(method, f"/projects/{self.project}/entries", timeout=wait,
@@ -100,8 +105,8 @@ class TeamProjectClient:
                 r.read()  # the whole body, within the same time (the cutoff ends a server that dribbles it)
         except Exception as exc:
             if cutoff.fired or isinstance(exc, httpx.TimeoutException):  # whatever a cut socket raised
-                shortened = wait < self.timeout  # a start's time (bounded), not timeoutSeconds
-                self._late = TeamProjectError(no_answer(self.name, round(wait, 2), method, shortened), waited=wait)
+                bound = self.bound_for if wait < self.timeout else None  # a start's or a tool call's time (bounded)
+                self._late = TeamProjectError(no_answer(self.name, round(wait, 2), method, bound), waited=wait)
                 raise self._late from exc
             if not isinstance(exc, httpx.HTTPError):
                 raise
@@ -199,7 +204,8 @@ def _shut(sock: Any) -> None:
 
 
 @contextlib.contextmanager
-def bounded(store: Any, seconds: float | None, latest: float | None = None) -> Iterator[None]:
+def bounded(store: Any, seconds: float | None, latest: float | None = None, bound_for: str = "start",
+            ) -> Iterator[None]:
     """Within the block, ``store``'s team project store (none: nothing to do) gets ``seconds`` from now to
     answer, and nothing past ``latest`` (a :func:`time.monotonic` value): a request still running then is cut
     off (:func:`~.team_answers.no_answer`), one asked later is not sent (the earlier one's error again, or
@@ -211,12 +217,12 @@ def bounded(store: Any, seconds: float | None, latest: float | None = None) -> I
     if team is None or not ends:
         yield
         return
-    before = team.deadline, team._late
-    team.deadline, team._late = min(ends), None
+    before = team.deadline, team._late, team.bound_for
+    team.deadline, team._late, team.bound_for = min(ends), None, bound_for
     try:
         yield
     finally:
-        team.deadline, team._late = before
+        team.deadline, team._late, team.bound_for = before
 
 
 def _count(value: Any) -> int:
@@ -262,4 +268,4 @@ def apply(store: Any, operations: list[Any], key: str) -> MemoryResult:
     return result
 
 
-__all__ = ["START_WAIT_S", "TeamProjectClient", "TeamProjectError", "apply", "bounded", "from_settings", "load"]
+__all__ = ["START_WAIT_S", "TOOL_WAIT_S", "TeamProjectClient", "TeamProjectError", "apply", "bounded", "from_settings", "load"]

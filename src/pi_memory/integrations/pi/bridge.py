@@ -321,8 +321,11 @@ class Bridge(LearningMethods):
             arguments = {}
         if not isinstance(arguments, dict):
             raise BridgeError("call_tool 'arguments' must be an object")
+        from pi_memory.curated.team_client import TOOL_WAIT_S, bounded
+
         try:
-            outcome = tool.call(arguments)
+            with bounded(self.store, TOOL_WAIT_S, bound_for="tool"):  # under the extension's 10 s a request
+                outcome = tool.call(arguments)
         except Exception as exc:  # a library bug must not kill the session's memory
             log.error("tool %s crashed:\n%s", name, traceback.format_exc())
             text = f"pi-memory internal error in {name}: {type(exc).__name__}: {exc}. Nothing was changed by this call."
