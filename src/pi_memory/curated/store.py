@@ -4,7 +4,7 @@ Every mutation runs the same way: validate and scan the new content (before any 
 cross-process lock, re-read the file from disk, refuse if it has drifted (backup first), apply the change to the
 fresh entries, check the budget, publish atomically, release. Live lists (what ``entries()`` returns) are
 refreshed from what was written. Nothing is cached across mutations, so two processes never overwrite each
-other's acknowledged writes.
+other's acknowledged writes (a read that finds the bytes it read last time reuses their parse).
 
 Per-turn loop guard (:mod:`.retry_guard`): a host calls :meth:`MemoryStore.begin_turn` when an agent run starts
 (one user prompt). After ``max_failures_per_turn`` (3) failures of the same call in that run, that call returns
@@ -124,6 +124,7 @@ class MemoryStore:
         # on disk since (an external append merged into it would otherwise vanish with the whole-entry swap).
         # Stores never loaded have no view to protect, so the check starts with the first load or read.
         self._seen: dict[str, set[str] | None] = {t: None for t in self.files}
+        self._parsed = fmt.LastParse()  # a read of the bytes read last time is not parsed again
 
     @classmethod
     def from_settings(cls, settings, cwd: Path | str | None = None, **kwargs) -> MemoryStore:
@@ -210,10 +211,11 @@ class MemoryStore:
     def _load(self, target: str) -> fmt.Analysis:
         if target == "project" and self.team_project is not None:
             return team_client.load(self)
-        analysis = fmt.analyse(self._read_unlocked(target), self.limits[target])
+        analysis, new = self._parsed.analyse(target, self._read_unlocked(target), self.limits[target])
         self._live[target] = analysis.entries
         self._drift[target] = analysis if analysis.drift else None
-        self._seen[target] = (self._seen[target] or set()) | set(analysis.entries)
+        if new:  # the same bytes again: their entries are in _seen already
+            self._seen[target] = (self._seen[target] or set()) | set(analysis.entries)
         return analysis
 
     def acknowledge(self, target: str, entries: list[str]) -> None:
