@@ -65,13 +65,16 @@ def _withheld(name: str, entries: list[str]) -> int:
     return sum(1 for e in entries if is_our_marker(sanitise_entry(name, e)))
 
 
-def status_data(memory: Memory) -> dict[str, Any]:
+def status_data(memory: Memory, check: bool = False) -> dict[str, Any]:
     """``pi-memory status``: data root, whether it can be written now (``readOnly``, and why:
     ``readOnlyReason``; ``indexProblem`` ``{code, message}`` when the index cannot be used at all: not a file,
     unreadable, not a pi-memory index), settings sources, warnings, prompt mode, each store's usage and health;
     ``messagesNotSearchable``: past messages a rebuilt session word index has still to take back, else ``None``
     (:mod:`pi_memory.index.segments`); ``skippedBlocks`` (only when there are any): block files that are links
-    leading out of their folder, not read (:meth:`pi_memory.blocks.BlockStore.skipped`)."""
+    leading out of their folder, not read (:meth:`pi_memory.blocks.BlockStore.skipped`); ``indexCheck``: with
+    ``check``, what the page-by-page check of the index found (:meth:`pi_memory.index.integrity.IntegrityReport.
+    to_dict`), else ``None``. Without ``check`` nothing here reads the index page by page, so the time it takes
+    does not grow with the index."""
     from pi_memory.index import last_repair
     from pi_memory.index.file_guard import index_problem, write_problem
     from pi_memory.index.segments import messages_left
@@ -83,7 +86,11 @@ def status_data(memory: Memory) -> dict[str, Any]:
             "readOnlyReason": problem.notice if problem is not None else None, "settings": list(s.sources),
             "warnings": list(s.warnings), "promptMode": s.prompt_mode, "stores": store_usage(memory),
             "indexRepair": last_repair(s.data_dir) if unusable is None else None,
-            "messagesNotSearchable": messages_left(s.data_dir) if unusable is None else None}
+            "messagesNotSearchable": messages_left(s.data_dir) if unusable is None else None, "indexCheck": None}
+    if check and unusable is None:
+        from pi_memory.index.integrity import check_integrity
+
+        data["indexCheck"] = check_integrity(s.data_dir).to_dict()
     if unusable is not None:
         data["indexProblem"] = {"code": unusable.kind, "message": unusable.message}
     skipped = memory.blocks().skipped()  # links out of a blocks folder: a person must know they are not read

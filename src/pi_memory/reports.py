@@ -142,9 +142,26 @@ def status_lines(status: dict[str, Any]) -> list[str]:
         lines.append(f"search index: {status['messagesNotSearchable']:,} older messages of past sessions are not "
                      "searchable yet: they come back over the next indexing passes (`pi-memory index-sessions` "
                      "brings them all back now).")
+    if status.get("indexCheck"):
+        lines.append(index_check_line(status["indexCheck"]))
     lines += [f"warning: {w}" for w in status.get("warnings", [])]
     lines += [f"warning: {printable(s['message'])}" for s in status.get("skippedBlocks", [])]
     return lines
+
+
+def index_check_line(check: dict[str, Any]) -> str:
+    """``pi-memory status --check``: what the page-by-page check of the index found
+    (:meth:`pi_memory.index.integrity.IntegrityReport.to_dict`)."""
+    if not check["ran"]:
+        return f"index check: not run ({check['detail']})"
+    read = f"{check['sizeBytes'] / 1_048_576:,.1f} MB read in {check['seconds']:.2f} s"
+    if check["ok"]:
+        return f"index check: ok ({read})"
+    found = [x.strip() for x in check["detail"].split("\n") if x.strip() and not x.startswith("*** in database")]
+    more = f" and {len(found) - 1} more finding{'s' if len(found) > 2 else ''}" if len(found) > 1 else ""
+    return (f"index check: DAMAGED ({found[0] if found else check['detail']}{more}; {read}). `pi-memory reindex` "
+            "sets the damaged file aside, copies back what it still holds (semantic memories first) and rebuilds "
+            "the rest from the Markdown stores and session files.")
 
 
 def context_lines(ctx: Any, full: bool = True) -> list[str]:

@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
     _log_to_stderr(args)
     args = [a if os.path.lexists(a) else safety.replace_unencodable(a) for a in args]  # argv bytes not UTF-8
     try:
-        code = build_command()(args=args, prog_name="pi-memory", standalone_mode=False)
+        code = build_command(args)(args=args, prog_name="pi-memory", standalone_mode=False)
     except typer.Abort:
         print("Aborted.", file=sys.stderr)
         sys.exit(1)

@@ -97,16 +97,58 @@ def _root(
     set_progress(redaction_bar())  # an index opened by this command that needs migration 008 shows a bar
 
 
-def build_command():
+def build_command(args: list[str] | None = None):
     """The click command of the whole app (what ``app()`` runs), with the help tidied for a person: no type
     label on flags (``--json`` takes no value, ``<bool>`` suggested one) and each paragraph of a docstring
     joined into one line (source line breaks showed up as breaks in mid-sentence), lists kept as lists.
-    Every command is tidied, including those other modules register later."""
+    Every command is tidied, including those other modules register later.
+
+    ``args`` (the command line about to run): only the command it names is built, its group's other commands
+    left out (building all of them cost every run 60-90 ms, ten times what `status` itself does); a command line
+    that names none (``--help``, a typo) gets the whole app, so help and suggestions list every command."""
     import typer.main
 
-    command = typer.main.get_command(app)
+    command = typer.main.get_command(_named(app, list(args or []), root=True))
     _tidy(command)
     return command
+
+
+_ROOT_VALUE_OPTIONS = {"--dir"}  # options of the root callback that take a value (the others are flags)
+
+
+def _named(typer_app: typer.Typer, args: list[str], root: bool = False) -> typer.Typer:
+    """A copy of ``typer_app`` holding only the command or group the first word of ``args`` names (a group:
+    only its own named command, the same way), or ``typer_app`` itself when ``args`` names none of them."""
+    import copy
+
+    import typer.main
+
+    words = iter(args)
+    word = None
+    for arg in words:
+        if not arg.startswith("-"):
+            word = arg
+            break
+        if not root or arg in ("--help", "-h"):
+            return typer_app  # help, or a group's own option: the whole group
+        if arg in _ROOT_VALUE_OPTIONS:
+            next(words, None)  # --dir PATH (--dir=PATH is one word)
+    if word is None:
+        return typer_app
+    rest = list(words)
+    for info in typer_app.registered_commands:
+        if (info.name or typer.main.get_command_name(info.callback.__name__)) == word:
+            only = copy.copy(typer_app)
+            only.registered_commands, only.registered_groups = [info], []
+            return only
+    for group in typer_app.registered_groups:
+        if typer.main.solve_typer_info_defaults(group).name == word:
+            sub = copy.copy(group)
+            sub.typer_instance = _named(group.typer_instance, rest)
+            only = copy.copy(typer_app)
+            only.registered_commands, only.registered_groups = [], [sub]
+            return only
+    return typer_app
 
 
 def _reflow(text: str) -> str:
@@ -348,12 +390,20 @@ def snapshot(dir: DirOpt = None, json_: JsonOpt = False) -> None:
 
 
 @app.command()
-def status(dir: DirOpt = None, json_: JsonOpt = False) -> None:
-    """Data root, settings sources, and each store's usage and health."""
+def status(
+    check: Annotated[bool, typer.Option("--check", help="Also check the search index page by page (SQLite's "
+                                        "quick_check: it reads the whole file, so it takes longer the larger the "
+                                        "index is). Reports only; nothing is repaired.")] = False,
+    dir: DirOpt = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Data root, settings sources, and each store's usage and health.
+
+    The index is not read page by page unless --check asks for it."""
     from pi_memory.insights import status_data
     from pi_memory.reports import status_lines
 
-    data = status_data(open_mem(dir))
+    data = status_data(open_mem(dir), check=check)
     if json_ or state.json:
         emit_json(data)
         return

@@ -36,7 +36,10 @@ ProjectOpt = Annotated[Path | None, typer.Option("--project", help="A folder of 
                                                  "(default: the current folder).")]
 
 
-def _service(dir_: Path | None, project: Path | None, *, model: bool = False, host: str | None = None) -> Any:
+def _service(dir_: Path | None, project: Path | None, *, model: bool = False, host: str | None = None,
+             index_check: bool | None = None) -> Any:
+    """The semantic service of ``project``'s scope. ``index_check``: as :func:`pi_memory.index.open_index`'s
+    ``check`` (``None``: ``PRAGMA quick_check`` of an index up to 32 MiB, which reads every page)."""
     from pi_memory.embed import EmbeddingError
     from pi_memory.semantic.backend import BackendError
     from pi_memory.semantic.config import SemanticSettingsError, load_semantic_settings
@@ -52,12 +55,15 @@ def _service(dir_: Path | None, project: Path | None, *, model: bool = False, ho
     try:
         sem = load_semantic_settings(cwd)
         kwargs: dict[str, Any] = {} if model else {"model": None}
-        from pi_memory.skills import SkillStore
-        from pi_memory.skills.export import recalled_for
+
+        def skills() -> Any:  # imported when a recall ranks skills, not by every command
+            from pi_memory.skills import SkillStore
+            from pi_memory.skills.export import recalled_for
+
+            return recalled_for(SkillStore.from_settings(resolved, cwd=cwd), host, Path.home())
 
         return open_semantic(sem, cwd, data_dir=resolved.data_dir, background_reembed=False, warm=False, host=host,
-                             skills=lambda: recalled_for(SkillStore.from_settings(resolved, cwd=cwd), host,
-                                                         Path.home()), **kwargs)
+                             index_check=index_check, skills=skills, **kwargs)
     except (SemanticSettingsError, EmbeddingError, BackendError, ValueError) as exc:
         raise fail(str(exc), 2) from exc
 
@@ -89,8 +95,8 @@ def _backend_errors(command: Callable[..., None]) -> Callable[..., None]:
             if not state.json or storage_problem(exc, state.data_dir) is not None:
                 raise  # a storage problem is reported by pi_memory.cli.main, as for every command
             log.debug("semantic %s failed", command.__name__, exc_info=exc)
-            hint = (" The index database may be damaged: run `pi-memory semantic status`, and `pi-memory semantic "
-                    "reembed` to rebuild vectors." if isinstance(exc, sqlite3.Error) else "")
+            hint = (" The index database may be damaged: `pi-memory status --check` checks it, and `pi-memory "
+                    "semantic reembed` rebuilds vectors." if isinstance(exc, sqlite3.Error) else "")
             raise fail(f"unexpected error ({type(exc).__name__}): {exc}.{hint} Nothing was changed by this "
                        "command unless it says so; run it again without --json to see the traceback and report "
                        "it if it persists.", 1, errorType=type(exc).__name__) from exc
@@ -124,8 +130,10 @@ def _line(mem: Any, score: float | None = None) -> None:
 @_backend_errors
 def status(dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """Backend, scope, mode, memory counts, embedder and capture state, and what capture and recall did in
-    every process (kept in the index: turns read and skipped, model calls, refusals, the latest error)."""
-    service = _service(dir, project, model=True)
+    every process (kept in the index: turns read and skipped, model calls, refusals, the latest error).
+
+    The index is not read page by page here (that grows with its size): `pi-memory status --check` checks it."""
+    service = _service(dir, project, model=True, index_check=False)
     if not _json(service.status_info(), json_):
         out.print(service.status(), markup=False)
 

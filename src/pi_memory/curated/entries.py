@@ -40,6 +40,7 @@ DELIMITER = "\n§\n"
 SECTION_SIGN = "§"
 
 DELIMITER_LINE = re.compile(r"^§$", re.MULTILINE)  # a line that is exactly a delimiter
+_DELIMITER_LINE = re.compile(r"\n§(?=\n)")  # the same, in a text given a \n at each end (parse: faster)
 _MD_STRUCTURE = re.compile(r"^\s*(#{1,6}\s|[-*+]\s|\d+[.)]\s)", re.MULTILINE)
 
 
@@ -54,7 +55,8 @@ def parse(text: str) -> list[str]:
     delimiter, or two in a row, never produce an empty entry. For a well-formed file this equals splitting on
     ``DELIMITER``.
     """
-    return [piece.strip() for piece in DELIMITER_LINE.split(normalise_newlines(text)) if piece.strip()]
+    # "\n§" is a literal the regex engine looks for at C speed: twice as fast on 16 MB as ^§$ (a line-by-line scan)
+    return [entry for entry in map(str.strip, _DELIMITER_LINE.split(f"\n{normalise_newlines(text)}\n")) if entry]
 
 
 def serialise(entries: list[str]) -> str:
@@ -249,7 +251,8 @@ def analyse(raw: bytes | OSError | None, limit: int) -> Analysis:
     if text.startswith("\ufeff"):
         text = text[1:]
     entries = parse(text)
-    hidden = next((e for e in entries if any(line.strip() == SECTION_SIGN for line in e.split("\n"))), None)
+    hidden = next((e for e in entries if SECTION_SIGN in e and any(line.strip() == SECTION_SIGN
+                                                                   for line in e.split("\n"))), None)
     if hidden is not None:
         norm = normalise_newlines(text)
         line_no = norm[: norm.find(hidden)].count("\n") + 1 + next(
@@ -270,6 +273,27 @@ def analyse(raw: bytes | OSError | None, limit: int) -> Analysis:
             text=text,
         )
     return Analysis(entries=dedupe(entries), text=text, copies=copies(entries))
+
+
+class LastParse:
+    """The last :func:`analyse` of each store file: reading the same bytes again (``pi-memory status`` reads
+    every store right after the open has) reuses it instead of parsing the file twice (0.3 s a parse of 16 MB)."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, tuple[bytes, int, Analysis]] = {}
+
+    def analyse(self, key: str, raw: bytes | OSError | None, limit: int) -> tuple[Analysis, bool]:
+        """``(analysis, new)``: ``new`` is ``False`` when ``raw`` and ``limit`` are those of the last call for
+        ``key`` and its analysis is returned again."""
+        last = self._last.get(key)
+        if last is not None and last[1] == limit and last[0] == raw:
+            return last[2], False
+        analysis = analyse(raw, limit)
+        if isinstance(raw, bytes):
+            self._last[key] = (raw, limit, analysis)
+        else:
+            self._last.pop(key, None)
+        return analysis, True
 
 
 def split_plain_markdown(text: str) -> list[str]:

@@ -4,8 +4,9 @@ Every mutation runs the same way: validate and scan the new content (before any 
 cross-process lock, re-read the file from disk, refuse if it has drifted (backup first), apply the change to the
 fresh entries, check the budget, publish atomically, release. Live lists (what ``entries()`` returns) are
 refreshed from what was written. Nothing is cached across mutations, so two processes never overwrite each
-other's acknowledged writes. The rules of one batch over the entries (what an operation may hold, what it matches,
-merges or skips) are :mod:`.edits`; this class is the transaction around them.
+other's acknowledged writes (a read that finds the bytes it read last time reuses their parse). The rules of one
+batch over the entries (what an operation may hold, what it matches, merges or skips) are :mod:`.edits`; this
+class is the transaction around them.
 
 A file store's write says what bytes it replaced and published (:class:`.layout.Published`: the file's own layout,
 when it was not the store's format); a learning undo can ask for those bytes back (``apply(..., restore=)``).
@@ -126,6 +127,7 @@ class MemoryStore:
         # on disk since (an external append merged into it would otherwise vanish with the whole-entry swap).
         # Stores never loaded have no view to protect, so the check starts with the first load or read.
         self._seen: dict[str, set[str] | None] = {t: None for t in self.files}
+        self._parsed = fmt.LastParse()  # a read of the bytes read last time is not parsed again
 
     @classmethod
     def from_settings(cls, settings, cwd: Path | str | None = None, **kwargs) -> MemoryStore:
@@ -218,11 +220,12 @@ class MemoryStore:
     def _load(self, target: str) -> fmt.Analysis:
         if target == "project" and self.team_project is not None:
             return team_client.load(self)
-        analysis = fmt.analyse(self._read_unlocked(target), self.limits[target])
+        analysis, new = self._parsed.analyse(target, self._read_unlocked(target), self.limits[target])
         self._live[target] = analysis.entries
         self._drift[target] = analysis if analysis.drift else None
         self._copies[target] = analysis.copies
-        self._seen[target] = (self._seen[target] or set()) | set(analysis.entries)
+        if new:  # the same bytes again: their entries are in _seen already
+            self._seen[target] = (self._seen[target] or set()) | set(analysis.entries)
         return analysis
 
     def acknowledge(self, target: str, entries: list[str]) -> None:
