@@ -4,7 +4,9 @@ test session and stopped at its end. Imported by the conftest files that need it
 
 from __future__ import annotations
 
+import contextlib
 import os
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -38,3 +40,19 @@ def pg_server():
 @pytest.fixture(scope="session")
 def pg_url(pg_server) -> Iterator[str]:
     yield os.environ.get("PI_MEMORY_TEST_DATABASE_URL") or pg_server.url
+
+
+@contextlib.contextmanager
+def own_database(pg_url: str, prefix: str) -> Iterator[str]:
+    """The URL of a new database on ``pg_url``'s server, named ``prefix`` and a random suffix, dropped at the end
+    (a test or module that needs a schema of its own)."""
+    import psycopg
+
+    name = prefix + uuid.uuid4().hex[:8]
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    try:
+        yield pg_url.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

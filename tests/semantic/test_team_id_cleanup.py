@@ -11,7 +11,6 @@ import re
 import signal
 import subprocess
 import sys
-import uuid
 
 import httpx
 import psycopg
@@ -20,6 +19,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 from typer.testing import CliRunner
 
+from pg_fixture import own_database
 from pi_memory import safety
 from pi_memory.cli.app import app
 from pi_memory.semantic.backends import pg_schema
@@ -66,12 +66,8 @@ LINES = [
 @pytest.fixture
 def db(pg_url):
     """A database of the test's own on the shared server."""
-    name = "clean_" + uuid.uuid4().hex[:8]
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    yield pg_url.rsplit("/", 1)[0] + "/" + name
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    with own_database(pg_url, "clean_") as url:
+        yield url
 
 
 def memory(conn, mid: str, user: str, project: str, agent: str, text: str) -> None:

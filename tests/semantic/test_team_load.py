@@ -26,12 +26,13 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import psycopg
 import pytest
 from test_team_processes import Serve
+
+from pg_fixture import own_database
 
 CLIENTS, OPS = (int(x) for x in os.environ.get("PI_MEMORY_TEAM_LOAD", "16x500").lower().split("x"))
 USERS = ("alice", "bob", "carol", "dave")
@@ -39,12 +40,8 @@ USERS = ("alice", "bob", "carol", "dave")
 
 @pytest.fixture(scope="module")
 def load_db(pg_url):
-    name = "load_" + uuid.uuid4().hex[:8]
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    yield pg_url.rsplit("/", 1)[0] + "/" + name
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    with own_database(pg_url, "load_") as url:
+        yield url
 
 
 def _lines(paths: list[Path]) -> int:

@@ -15,20 +15,16 @@ import uuid
 from pathlib import Path
 
 import httpx
-import psycopg
 import pytest
+
+from pg_fixture import own_database
 
 
 @pytest.fixture(scope="module")
 def database(pg_url):
     """A database of this module's own on the shared server."""
-    name = "team_" + uuid.uuid4().hex[:8]
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    url = pg_url.rsplit("/", 1)[0] + "/" + name
-    yield url
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    with own_database(pg_url, "team_") as url:
+        yield url
 
 
 def cli(*args: str, home: Path) -> subprocess.CompletedProcess:
