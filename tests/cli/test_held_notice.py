@@ -34,6 +34,9 @@ def notice(text: str = "the folder is read-only") -> logging.LogRecord:
     (["ui", "--no-browser"], DELAY_S),
     (["--json", "serve", "--port", "0"], DELAY_S),
     (["mcp"], DELAY_S),
+    (["--dir", "/tmp/d", "mcp"], DELAY_S),
+    (["--dir", "/tmp/serve", "status"], None),
+    (["--dir"], None),
 ])
 def test_only_commands_that_keep_running_print_the_notice_after_a_delay(args, delay):
     assert delay_for(args) == delay

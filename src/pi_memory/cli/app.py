@@ -113,7 +113,7 @@ def build_command(args: list[str] | None = None):
     return command
 
 
-_ROOT_VALUE_OPTIONS = {"--dir"}  # options of the root callback that take a value (the others are flags)
+ROOT_VALUE_OPTIONS = frozenset({"--dir"})  # options of the root callback that take a value (the others are flags)
 
 
 def _named(typer_app: typer.Typer, args: list[str], root: bool = False) -> typer.Typer:
@@ -131,7 +131,7 @@ def _named(typer_app: typer.Typer, args: list[str], root: bool = False) -> typer
             break
         if not root or arg in ("--help", "-h"):
             return typer_app  # help, or a group's own option: the whole group
-        if arg in _ROOT_VALUE_OPTIONS:
+        if arg in ROOT_VALUE_OPTIONS:
             next(words, None)  # --dir PATH (--dir=PATH is one word)
     if word is None:
         return typer_app
