@@ -19,6 +19,7 @@ a terminal ``retry_limit`` result without touching the file; any other call is c
 from __future__ import annotations
 
 import logging
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -422,8 +423,13 @@ class MemoryStore:
             return
         try:
             self.on_change(target, list(entries))
-        except Exception:  # the Markdown write already succeeded; the index can be rebuilt from it
-            log.exception("on_change hook failed for %s; run `pi-memory sync-markdown` to resync", target)
+        except Exception as exc:  # the Markdown write already succeeded; the index can be rebuilt from it
+            busy = isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
+            why = ("another process held the search index" if busy else
+                   f"updating the search index failed: {type(exc).__name__}: {exc}")
+            log.warning("%s was saved, but %s, so memory_search may not find the change yet; `pi-memory "
+                        "sync-markdown` brings the index up to date.", self.names[target], why,
+                        exc_info=log.isEnabledFor(logging.DEBUG))
 
     def add_failure(self, content: str, category: str = "failure", reason: str | None = None) -> MemoryResult:
         """Add a lesson to the ``failure`` store (``category`` one of :data:`FAILURE_CATEGORIES`)."""
