@@ -20,17 +20,20 @@ from pi_memory.curated.snapshot import RULE
 
 ENTRIES = {"entries": ["Deploys go out on Tuesdays"], "version": 1}
 STATUS_LINE = b"HTTP/1.1 200 OK\r\n"  # a dribble after it: the headers never end
+FLOOD_BYTES = 64 * 1024 * 1024  # what "flood" sends, fast: far past any answer a client reads
 HEADERS = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n"  # the body never ends
 
 
 class TeamSocket:
     """``mode``: ``"hang"`` accepts and never answers (those connections are in ``held``); ``"answer"``
-    answers every request with :data:`ENTRIES`; ``"dribble"`` reads the request, sends ``head`` at once, then
+    answers every request with :data:`ENTRIES`; ``"flood"`` answers with :data:`FLOOD_BYTES` of body, as fast as
+    the client reads; ``"dribble"`` reads the request, sends ``head`` at once, then
     one byte every ``every`` seconds for as long as the client listens. ``spans``: per connection, ``[opened,
     given up]`` (:func:`time.monotonic`; ``None`` while the client keeps it). ``tls``: ``(certfile, keyfile)``."""
 
     def __init__(self, tls: tuple[str, str] | None = None) -> None:
         self.mode, self.head, self.every = "hang", STATUS_LINE, 1.0
+        self.flooded = 0  # body bytes "flood" got into the socket before the client went away
         self.held: list[socket.socket] = []
         self.spans: list[list[float | None]] = []
         self._lock = threading.Lock()
@@ -68,6 +71,14 @@ class TeamSocket:
                 body = json.dumps(ENTRIES).encode()
                 conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
                              + str(len(body)).encode() + b"\r\nconnection: close\r\n\r\n" + body)
+            elif mode == "flood":
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
+                             + str(FLOOD_BYTES).encode() + b"\r\n\r\n")
+                chunk = b" " * 65536
+                for _ in range(FLOOD_BYTES // len(chunk)):
+                    conn.sendall(chunk)
+                    self.flooded += len(chunk)
             else:
                 conn.recv(65536)
                 conn.sendall(self.head)

@@ -143,3 +143,22 @@ def test_bounded_does_nothing_for_a_local_project_store_or_without_a_bound(tmp_p
     store = store_on(tmp_path / "team", team_socket.url)
     with bounded(store, None):
         assert store.team_project.deadline is None
+
+
+def test_an_answer_longer_than_any_store_is_not_read_to_its_end(tmp_path, team_socket):
+    """A broken or hostile server sending 64 MB made the client hold it all in memory; it stops at 8 MB."""
+    from pi_memory.curated.team_client import MAX_ANSWER_BYTES
+
+    team_socket.mode = "flood"
+    client = TeamProjectClient(team_socket.url, "acme", "team-token", timeout=30)
+    got, took = entries_or_error(client)
+    assert got == (f"the team project store 'acme' on {team_socket.url} sent an answer of more than "
+                   f"{MAX_ANSWER_BYTES // (1024 * 1024)} MB, far more than a project store holds, so it was not read "
+                   "and its entries could not be read. The server may be a different program or a broken one: tell "
+                   "the user.")
+    assert team_socket.held_for(0, wait=10) is not None
+    assert team_socket.flooded < 32 * 1024 * 1024  # let go once past the cap (and the sockets' buffers), not at 64 MB
+    store = store_on(tmp_path, team_socket.url, timeout=30)
+    result = store.add("project", "Releases are tagged on main")
+    assert result.success is False and result.error.startswith(
+        f"the team project store 'acme' on {team_socket.url} sent an answer of more than 8 MB")

@@ -167,6 +167,15 @@ def no_answer(name: str, seconds: float, method: str, bound: str | None = None) 
             "server keeps not answering, tell the user.")
 
 
+def too_long(name: str, limit: int, method: str) -> str:
+    """The error of an answer longer than ``limit`` bytes, which was not read to its end."""
+    what = ("its entries could not be read" if method == "GET" else
+            "it is unknown whether the change was applied; read the project store again before you retry")
+    return (f"the {name} sent an answer of more than {limit // (1024 * 1024)} MB, far more than a project store "
+            f"holds, so it was not read and {what}. The server may be a different program or a broken one: tell the "
+            "user.")
+
+
 def not_asked(name: str, bound: str = "start") -> str:
     """The error of a request left out because the caller's time for the team server had run out."""
     what = "this tool call" if bound == "tool" else "this session start"

@@ -21,6 +21,7 @@ start the project part only, and the requests after the block get ``timeoutSecon
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import threading
 import time
@@ -37,6 +38,7 @@ from pi_memory.curated.team_answers import (
     plain_http_refusal,
     result_fields,
     server_words,
+    too_long,
 )
 from pi_memory.safety.urls import redact_url
 
@@ -55,6 +57,9 @@ START_WAIT_S = 2.0
 # (``RPC_TIMEOUT_MS``) and marks it dead past that, so a hung team server waited the default timeoutSeconds (10 s)
 # and cost the session its memory; at 8 s the tool answers "did not answer" instead.
 TOOL_WAIT_S = 8.0
+# The longest answer read from a team server: a store's entries and the lists a refusal carries are a few KB to a
+# few hundred KB; a server sending more is broken or hostile, and reading it whole would hold it all in memory.
+MAX_ANSWER_BYTES = 8 * 1024 * 1024
 
 
 class TeamProjectError(RuntimeError):
@@ -102,7 +107,13 @@ class TeamProjectClient:
         try:
             with self._http.stream(method, f"/projects/{self.project}/entries", timeout=wait,
                                    extensions={"trace": cutoff.trace}, **kw) as r:
-                r.read()  # the whole body, within the same time (the cutoff ends a server that dribbles it)
+                data = bytearray()  # the whole body, within the same time (the cutoff ends a server that dribbles it)
+                for chunk in r.iter_bytes():
+                    data += chunk
+                    if len(data) > MAX_ANSWER_BYTES:  # no store's answer is this long: a broken or hostile server
+                        raise TeamProjectError(too_long(self.name, MAX_ANSWER_BYTES, method))
+        except TeamProjectError:
+            raise
         except Exception as exc:
             if cutoff.fired or isinstance(exc, httpx.TimeoutException):  # whatever a cut socket raised
                 bound = self.bound_for if wait < self.timeout else None  # a start's or a tool call's time (bounded)
@@ -115,8 +126,9 @@ class TeamProjectClient:
                                    "changed. Check that the server runs and teamProjectStore.url.") from exc
         finally:
             cutoff.cancel()
+        text = data.decode("utf-8", errors="replace")
         try:
-            body = r.json()
+            body = json.loads(text)
         except ValueError:
             body = {}
         if r.status_code in (200, 409, 422) and isinstance(body, dict):
@@ -124,7 +136,7 @@ class TeamProjectClient:
             if isinstance(version, int) and not isinstance(version, bool):
                 self.version = version
             return {**body, "_status": r.status_code}
-        said = server_words(body.get("error") if isinstance(body, dict) else None) or server_words(r.text)
+        said = server_words(body.get("error") if isinstance(body, dict) else None) or server_words(text)
         said = f': "{said}"' if said else ""
         hint = " Check the token in $PI_MEMORY_SERVER_TOKEN (teamProjectStore.tokenEnv)." if r.status_code == 401 else ""
         raise TeamProjectError(f"the {self.name} answered HTTP {r.status_code}{said}.{hint}")
