@@ -111,3 +111,17 @@ def test_a_piece_matching_nothing_as_shown_or_after_the_steps_is_no_match(store)
     seed(store, "Tests run with pytest -q")
     r = store.apply("memory", [Operation(action="remove", old_text="tox")])
     assert not r.success and r.code == "no_match"
+
+
+def test_a_whole_entry_quoted_as_shown_with_its_credential_redacted_is_that_entry(tmp_path):
+    """A tester's case: the entry as the model was shown it ("token [REDACTED:github_token]") is also inside
+    another entry as shown, and was refused as ambiguous; the raw text of a whole entry was already that entry."""
+    data = tmp_path / "data"
+    data.mkdir()
+    token = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A"
+    (data / "MEMORY.md").write_text(f"token {token}\n§\nold token {token} was revoked\n", encoding="utf-8")
+    store = MemoryStore(data)
+    store.load_from_disk()
+    r = store.apply("memory", [Operation(action="remove", old_text="token [REDACTED:github_token]")])
+    assert r.success, r.error
+    assert (data / "MEMORY.md").read_text(encoding="utf-8") == f"old token {token} was revoked\n"

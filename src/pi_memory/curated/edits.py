@@ -88,7 +88,8 @@ class Batch:
         for pool, own in ((self.shown, True), (self.work, False)):
             idx = range(len(pool)) if own else [i for i, o in enumerate(self.origin) if o is None]
             hits = [i for i in idx if matches(name, pool[i], old_text)]
-            hits = [i for i in hits if pool[i] == old_text] or hits  # a whole entry, given, is that entry
+            hits = [i for i in hits if old_text in (pool[i], sanitise_entry(name, pool[i]))] or hits  # a whole
+            # entry, given as stored or as shown (redacted, blocked), is that entry
             if not hits:
                 continue
             if len({pool[i] for i in hits}) > 1:

@@ -313,11 +313,11 @@ class MemoryStore:
         if refused is not None:  # an empty batch, or a folder that cannot be written now
             self._guard.note(target, key)
             return refused
-        if target == "project" and self.team_project is not None:
-            return team_client.apply(self, operations, key)
         try:
             name = self.names[target]
             prepared = [edits.prepare(op, name, edits.where(i, op, single)) for i, op in enumerate(operations)]
+            if target == "project" and self.team_project is not None:  # checked here first: a credential or an
+                return team_client.apply(self, prepared, key)  # injection never leaves for the server
             with self._locked(target):
                 return self._apply_locked(target, prepared, single, arrange, restore)
         except Refused as refusal:
