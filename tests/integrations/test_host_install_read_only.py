@@ -45,3 +45,17 @@ def test_install_on_a_read_only_home_says_what_and_refuses(read_only_home: Path,
         "error": f"pi-memory could not write {read_only_home / folder}, so it is not installed for {host}: it is on "
                  "a read-only file system. Remount that file system read-write, then run this command again."})
     assert tree_state(read_only_home) == before
+
+
+def test_install_pi_on_a_read_only_agent_folder_says_the_same(read_only_home: Path, monkeypatch) -> None:
+    """A second tester: `install pi` printed "[Errno 1] Operation not permitted: ..." and exited 2, where the
+    other hosts give the sentence and 1."""
+    agent = read_only_home / ".pi" / "agent"
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
+    before = tree_state(read_only_home)
+    code, out, err = text_cli(["install", "pi"])
+    assert (code, out) == (1, "")
+    assert err.startswith(f"refused: pi-memory could not write {read_only_home / '.pi'}, so it is not installed for "
+                          "pi: it is on a read-only file system. Remount that file system read-write, then run this "
+                          "command again. (Or name another agent folder with --agent-dir.)")
+    assert tree_state(read_only_home) == before

@@ -83,9 +83,11 @@ def install_pi(
         raise fail(f"Not installed, nothing was changed: {exc}. Move that folder out of extensions/ (or delete it "
                    "if it is an old pi-memory extension you no longer need), then run `pi-memory install pi` again.",
                    1) from exc
-    except OSError as exc:
-        raise fail(f"Could not install the pi extension: {exc}. Check that pi's agent folder is writable, or "
-                   "name another with --agent-dir.", 2) from exc
+    except OSError as exc:  # a folder it must write: a refusal (1), worded as for the other hosts
+        from pi_memory.cli.hosts import WRITE_KINDS, write_refusal
+
+        raise fail(write_refusal("pi", "install", exc) + " (Or name another agent folder with --agent-dir.)", 1,
+                   problem=WRITE_KINDS.get(exc.errno or 0, "unusable"), path=exc.filename) from exc
     kept = str(change.kept) if change.kept else None
     if json_ or state.json:
         emit_json({"success": True, "installed": str(change.folder), "kept": kept})
