@@ -31,7 +31,8 @@ def test_a_forced_dream_with_nothing_to_read_leaves_the_gate_open(agent, llm, br
     assert cli("dream", "--json")[1]["message"] == f"not dreaming: {NO_TURNS}"
     code, data = cli("dream", "--force", "--json")
     assert (code, data["outcome"], data["calls"]) == (0, "nothing", 0)
-    assert data["message"] == "no new session messages since the last dream" and llm.chat_requests == []
+    assert data["message"] == ("no session messages to read yet (run `pi-memory index-sessions` to index past "
+                               "sessions)") and llm.chat_requests == []  # never dreamed: no "last dream" to name
     assert _gate(project) == (None, 0)  # no dream reached the model: no time is kept
     write_pi_session(agent / "sessions" / "p" / "s1.jsonl", project, CHAT, session_id="s1")
     brain.replies.append(DREAM)

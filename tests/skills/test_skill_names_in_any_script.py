@@ -71,3 +71,12 @@ def test_a_name_with_no_letter_or_digit_is_still_refused_for_that_reason(tool) -
                      "procedure_steps": ["a"]})
     assert out.result["error"] == ("The name '!!! ???' has no letter or digit to make a folder name from; give a "
                                    "short name such as 'deploy-staging'.")
+
+
+@pytest.mark.parametrize(("name", "slug"), [
+    ("İstanbul", "istanbul"),  # the folded dotted capital I left a combining dot that split the word: i-stanbul
+    ("de\u200bploy", "deploy"),  # a zero-width space split the word: de-ploy
+    ("re\u0301sume\u0301 tips", "resume-tips"),  # decomposed accents, as a macOS file name holds them
+])
+def test_invisible_characters_and_combining_marks_do_not_split_a_word(name, slug):
+    assert slugify(name) == slug

@@ -143,7 +143,8 @@ def dream(learner: Learner, data_dir: Path, *, model_named: bool, force: bool = 
             text, keys, message_ids = recent_sessions(learner, last_id, cap, project_only)
             ctx.read(keys, entry_ids + message_ids)
             if not text:
-                ctx.note = "no new session messages since the last dream"
+                ctx.note = ("no new session messages since the last dream" if last_at else
+                            "no session messages to read yet (run `pi-memory index-sessions` to index past sessions)")
                 return []
             prompt = f"# Current memory (orient)\n\n{stores}\n\n# Recent sessions (gather)\n\n{text}"
             if "project" in learner.store.targets:

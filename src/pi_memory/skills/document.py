@@ -75,13 +75,17 @@ def slugify(name: str) -> str:
     is), e.g. ``skill-4c1a9e02``; the store keeps the name as given as ``display_name``, and finds the skill by
     it. The same name in any case or Unicode normal form gives the same slug; two names differing only in such
     letters give two. ``""`` only for a name with no letter or digit at all."""
-    words = re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", name).casefold())
+    # invisible format characters (a zero-width space) and combining marks (the dot of a folded "İ") are no word
+    # breaks: "de\u200bploy" is "deploy", "İstanbul" is "istanbul" (they split words before)
+    base = "".join(ch for ch in unicodedata.normalize("NFKC", name).casefold() if unicodedata.category(ch) != "Cf")
+    folded = "".join(ch for ch in unicodedata.normalize("NFKD", base) if unicodedata.category(ch) != "Mn")
+    words = re.findall(r"[^\W_]+", folded)
     if not words:
         return ""
-    folded = unicodedata.normalize("NFKD", "-".join(words))
-    kept = re.sub(r"[^a-z0-9]+", "-", folded.encode("ascii", "ignore").decode("ascii")).strip("-")
+    kept = re.sub(r"[^a-z0-9]+", "-", "-".join(words).encode("ascii", "ignore").decode("ascii")).strip("-")
     if not any(ch.isalnum() and not ch.isascii() for ch in folded):
         return kept[:MAX_SLUG].rstrip("-")
+    words = re.findall(r"[^\W_]+", unicodedata.normalize("NFC", base))  # the hash keeps the marks: й is not и
     digest = hashlib.sha256(" ".join(words).encode("utf-8")).hexdigest()[:8]
     return f"{kept[:MAX_SLUG - 9].rstrip('-') or 'skill'}-{digest}"
 
