@@ -5,28 +5,18 @@ hand-edited file past it is shown cut, with a note, by the tool's view and ``pi-
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from pi_memory.cli.app import app
-from pi_memory.skills import SkillStore, render_body
+from pi_memory.skills import render_body
 from pi_memory.skills.document import MAX_BODY
-from pi_memory.tools.skills import create_skill_tools
 
 
 def refusal(n: int) -> str:
     return (f"The skill's body would have {n:,} characters; at most 20,000 are allowed (a view returns the whole "
             "body to the model). Nothing was saved. Keep the steps that matter and cut the rest, or split it into "
             "two skills.")
-
-
-@pytest.fixture
-def tool(tmp_path: Path):
-    store = SkillStore(tmp_path / "data", clock=lambda: "2026-04-26")
-    [spec] = create_skill_tools(store)
-    return spec, store
 
 
 def test_create_refuses_a_body_over_the_limit(tool) -> None:

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-from pathlib import Path
 
 import pytest
 
-from pi_memory.skills import SkillStore, slugify
-from pi_memory.tools.skills import create_skill_tools
+from pi_memory.skills import slugify
 
 
 @pytest.mark.parametrize(("name", "slug"), [
@@ -34,13 +32,6 @@ def test_names_with_letters_that_have_no_ascii_form(name: str, slug: str) -> Non
 def test_the_hash_is_of_the_names_words() -> None:
     assert slugify("部署预发布") == "skill-" + hashlib.sha256("部署预发布".encode()).hexdigest()[:8]
     assert slugify("  部署 -- 预发布 ") == "skill-" + hashlib.sha256("部署 预发布".encode()).hexdigest()[:8]
-
-
-@pytest.fixture
-def tool(tmp_path: Path):
-    store = SkillStore(tmp_path / "data", clock=lambda: "2026-04-26")
-    [spec] = create_skill_tools(store)
-    return spec, store
 
 
 def test_the_skill_tool_creates_views_and_patches_them(tool) -> None:
