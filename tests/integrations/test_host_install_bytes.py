@@ -291,3 +291,111 @@ def test_trust_goes_into_an_empty_hooks_table_of_the_users_and_leaves_it_as_it_w
     put(config, f"editor = 1{newline}" + read(config))
     codex.uninstall()
     assert read(config) == f"editor = 1{newline}" + original
+
+
+# A fresh tester's findings: installed, Claude Code's compact `"allow": ["Bash(ls:*)"]` became four lines, and the
+# blank line before Codex's `[profiles.fast]` went. Install now changes only what it adds.
+
+
+def our_hooks(script: str = SCRIPT) -> dict:
+    return {event: [{"hooks": [{"type": "command", "command": f"'{script}' hook claude-code {ours}" if " " in script
+                                else f"{script} hook claude-code {ours}", "timeout": 10}]}]
+            for event, ours in EVENTS.items()}
+
+
+def test_install_adds_its_hooks_and_keeps_a_compact_array_compact(home):
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(INDENTED, encoding="utf-8")
+    claude_code.install("user", script=SCRIPT)
+    hooks = json.dumps(our_hooks(), indent=2).replace("\n", "\n  ")
+    assert settings.read_text(encoding="utf-8") == INDENTED[:-3] + f',\n  "hooks": {hooks}\n}}\n'
+    settings.write_text(settings.read_text(encoding="utf-8").replace('"opus"', '"sonnet"'), encoding="utf-8")
+    claude_code.uninstall("user")  # changed meanwhile: no byte-exact restore, our hooks alone go
+    assert settings.read_text(encoding="utf-8") == INDENTED.replace('"opus"', '"sonnet"')
+
+
+def test_a_moved_script_changes_only_its_command_in_a_tab_indented_file(home):
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    user_group = '{"matcher": "", "hooks": [{"type": "command", "command": "/bin/true"}]}'
+    settings.write_text('{\n\t"hooks": {\n\t\t"Stop": [' + user_group + ']\n\t},\n\t"theme": "dark"\n}',
+                        encoding="utf-8")
+    claude_code.install("user", script="/old/venv/bin/pi-memory")
+    before = settings.read_text(encoding="utf-8")  # the one-line array stays one line, ours in its style
+    assert before.startswith('{\n\t"hooks": {\n\t\t"Stop": [' + user_group + ', {"hooks": [{"type": "command", '
+                             '"command": "/old/venv/bin/pi-memory hook claude-code stop", "timeout": 10}]}],\n'
+                             '\t\t"SessionStart": [\n\t\t\t{\n\t\t\t\t"hooks": [\n')
+    claude_code.install("user", script="/new/venv/bin/pi-memory")
+    assert settings.read_text(encoding="utf-8") == before.replace("/old/venv/", "/new/venv/")
+    claude_code.uninstall("user")
+    assert settings.read_text(encoding="utf-8") == ('{\n\t"hooks": {\n\t\t"Stop": [' + user_group +
+                                                    ']\n\t},\n\t"theme": "dark"\n}')
+
+
+TWO_PROFILES = ('model = "o3"\n\n[mcp_servers.other]\ncommand = "other"\n\n[profiles.fast]\nmodel = "gpt-4.1"\n\n'
+            '[profiles.deep]\nmodel = "o3"\n')
+
+
+def test_codex_install_keeps_the_blank_line_before_the_next_table(home):
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(TWO_PROFILES, encoding="utf-8")
+    codex.install(script=SCRIPT)
+    assert config.read_text(encoding="utf-8") == (
+        'model = "o3"\n\n[mcp_servers.other]\ncommand = "other"\n\n' + OUR_SERVER + '\n[profiles.fast]\n'
+        'model = "gpt-4.1"\n\n[profiles.deep]\nmodel = "o3"\n\n[features]\nhooks = true\n')
+    codex.uninstall()
+    assert config.read_text(encoding="utf-8") == TWO_PROFILES
+
+
+def test_codex_updates_its_own_server_table_in_place(home):
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('[mcp_servers.pi-memory]\ncommand = "/old/pi-memory"  # moved venv\nstartup_timeout_sec = 20'
+                      '\n\n[profiles.fast]\nmodel = "gpt-4.1"\n\n[features]\nhooks = true\n', encoding="utf-8")
+    codex.install(script=SCRIPT)
+    assert config.read_text(encoding="utf-8") == (
+        '[mcp_servers.pi-memory]\ncommand = "/opt/pi memory/bin/pi-memory"  # moved venv\nstartup_timeout_sec = 20'
+        '\nargs = ["mcp"]\nenv_vars = ["PI_MEMORY_DIR", "PI_CODING_AGENT_DIR", "PI_MEMORY_STATE_DIR"]\n\n'
+        '[profiles.fast]\nmodel = "gpt-4.1"\n\n[features]\nhooks = true\n')
+
+
+@pytest.mark.parametrize("servers", [
+    'mcp_servers = { other = { command = "x" } }\n',
+    'mcp_servers = { other = { command = "x", args = ["a"] }, more = { command = "y" } }\n',
+])
+def test_codex_install_adds_its_server_to_an_inline_table(home, servers):
+    # "Inline tables cannot contain a table": a traceback after hooks.json was written, a half install
+    import tomllib
+
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    original = 'model = "o3"\n' + servers
+    config.write_text(original, encoding="utf-8")
+    codex.install(script=SCRIPT)
+    doc = tomllib.loads(config.read_text(encoding="utf-8"))
+    assert doc["mcp_servers"]["pi-memory"] == {"command": SCRIPT, "args": ["mcp"], "env_vars": [
+        "PI_MEMORY_DIR", "PI_CODING_AGENT_DIR", "PI_MEMORY_STATE_DIR"]}
+    assert ("other" in doc["mcp_servers"]) == ("other" in servers)
+    once = config.read_text(encoding="utf-8")
+    codex.install(script=SCRIPT)
+    assert config.read_text(encoding="utf-8") == once
+    codex.uninstall()
+    assert config.read_text(encoding="utf-8") == original
+
+
+@pytest.mark.parametrize("host", ["claude-code", "codex"])
+def test_a_settings_file_with_a_byte_order_mark_is_refused_in_words(home, host):
+    path = home / ".claude" / "settings.json" if host == "claude-code" else home / ".codex" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    original = "\ufeff" + ('{"model": "opus"}\n' if host == "claude-code" else 'model = "o3"\n')
+    path.write_text(original, encoding="utf-8")
+    with pytest.raises(InstallError) as refused:
+        if host == "claude-code":
+            claude_code.install("user", script=SCRIPT)
+        else:
+            codex.install(script=SCRIPT)
+    assert str(refused.value) == (f"{path} starts with a byte-order mark (BOM), which JSON and TOML do not allow; "
+                                  "save it as UTF-8 without a BOM, then run the command again. Nothing was changed.")
+    assert path.read_text(encoding="utf-8") == original
