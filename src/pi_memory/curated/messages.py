@@ -262,6 +262,10 @@ _FOR_PERSON = (
     ("with memory_add", "with `pi-memory add`"),
     (_NO_RETRY, ""),
     (_NO_RETRY_END, ""),
+    # a team project server's answers (:mod:`.team_answers`): the person is the user; who can act runs the server
+    ("; if the server keeps not answering, tell the user.", "; if the server keeps not answering, tell whoever runs it."),
+    ("; tell the user if this repeats: the server", "; if this repeats, the server"),
+    (" or a broken one: tell the user.", " or a broken one: tell whoever runs it."),
 )
 
 
