@@ -22,7 +22,7 @@ import sys
 import typer
 
 from pi_memory import safety
-from pi_memory.cli.app import ROOT_VALUE_OPTIONS, app, build_command, fail, state
+from pi_memory.cli.app import app, build_command, fail, state
 from pi_memory.cli.notices import HeldNotices, delay_for
 
 try:  # typer 0.2x ships its own copy of click; its usage errors derive from TyperException
@@ -87,7 +87,7 @@ def _log_to_stderr(args: list[str]) -> None:
         root.setLevel(logging.DEBUG)
     else:
         handler.setFormatter(_OneLine())
-        state.notices = HeldNotices(handler, delay_for(args, ROOT_VALUE_OPTIONS))
+        state.notices = HeldNotices(handler, delay_for(args))
         handler.addFilter(state.notices)  # before _once: a held record is seen once, when it is printed
         handler.addFilter(_once())
         root.setLevel(logging.WARNING)

@@ -116,6 +116,21 @@ def build_command(args: list[str] | None = None):
 ROOT_VALUE_OPTIONS = frozenset({"--dir"})  # options of the root callback that take a value (the others are flags)
 
 
+def command_word(args: list[str]) -> tuple[str | None, list[str]]:
+    """``(the command a root command line names, the words after it)``: its first word that is neither an option
+    nor the value of one of :data:`ROOT_VALUE_OPTIONS`; ``(None, [])`` when ``--help`` / ``-h`` comes first or no
+    word does."""
+    words = iter(args)
+    for arg in words:
+        if not arg.startswith("-"):
+            return arg, list(words)
+        if arg in ("--help", "-h"):
+            break
+        if arg in ROOT_VALUE_OPTIONS:
+            next(words, None)  # --dir PATH (--dir=PATH is one word)
+    return None, []
+
+
 def _named(typer_app: typer.Typer, args: list[str], root: bool = False) -> typer.Typer:
     """A copy of ``typer_app`` holding only the command or group the first word of ``args`` names (a group:
     only its own named command, the same way), or ``typer_app`` itself when ``args`` names none of them."""
@@ -123,19 +138,12 @@ def _named(typer_app: typer.Typer, args: list[str], root: bool = False) -> typer
 
     import typer.main
 
-    words = iter(args)
-    word = None
-    for arg in words:
-        if not arg.startswith("-"):
-            word = arg
-            break
-        if not root or arg in ("--help", "-h"):
-            return typer_app  # help, or a group's own option: the whole group
-        if arg in ROOT_VALUE_OPTIONS:
-            next(words, None)  # --dir PATH (--dir=PATH is one word)
+    if root:
+        word, rest = command_word(args)
+    else:  # a group's own option first (its --help): the whole group
+        word, rest = (args[0], args[1:]) if args and not args[0].startswith("-") else (None, [])
     if word is None:
         return typer_app
-    rest = list(words)
     for info in typer_app.registered_commands:
         if (info.name or typer.main.get_command_name(info.callback.__name__)) == word:
             only = copy.copy(typer_app)

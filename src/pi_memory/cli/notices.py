@@ -20,17 +20,13 @@ KEEPS_RUNNING = frozenset({"ui", "serve", "mcp"})  # commands whose held notice 
 MARK = "read_only_notice"  # the ``extra`` key the index sets on the warning
 
 
-def delay_for(args: list[str], value_options: frozenset[str] = frozenset({"--dir"})) -> float | None:
+def delay_for(args: list[str]) -> float | None:
     """How long the notice is held for the command line ``args``: ``DELAY_S`` for a command that keeps running
-    (its first word that is neither an option nor the value of one of ``value_options``, the root's options that
-    take a value, is in :data:`KEEPS_RUNNING`), else ``None`` (until the command ends)."""
-    words = iter(args)
-    for word in words:
-        if word in value_options:
-            next(words, None)
-        elif not word.startswith("-"):
-            return DELAY_S if word in KEEPS_RUNNING else None
-    return None
+    (the command it names, :func:`pi_memory.cli.app.command_word`, is in :data:`KEEPS_RUNNING`), else ``None``
+    (until the command ends)."""
+    from pi_memory.cli.app import command_word
+
+    return DELAY_S if command_word(args)[0] in KEEPS_RUNNING else None
 
 
 class HeldNotices(logging.Filter):
