@@ -29,6 +29,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 REOPEN_CHECK_S = 5.0  # how often a host holding a read-only index asks whether its folder can be written again
+# How long mirroring a Markdown store into the index waits for another process's lock on it (an indexing pass,
+# a rebuild) before giving up: the Markdown file is already saved, and the next open of the index mirrors what
+# changed (:func:`pi_memory.index.mirror_watch.sync_changed`), so a write need not wait the connection's 10 s
+# (a `pi-memory add` on a locked index took 20 s: the open's mirror and the write's, 10 s each).
+MIRROR_WAIT_S = 2.0
 
 
 @dataclass
@@ -83,8 +88,11 @@ class Memory:
 
         if isinstance(conn, ReadOnlyConnection):
             return
+        from pi_memory.index import busy_wait
+
         try:
-            self.mirrored = sync_changed(conn, self.settings.data_dir)
+            with busy_wait(conn, MIRROR_WAIT_S):
+                self.mirrored = sync_changed(conn, self.settings.data_dir)
         except (OSError, sqlite3.Error) as exc:
             log.info("Markdown stores not mirrored now (%s); the next open or index pass tries again", exc)
 
@@ -151,11 +159,13 @@ class Memory:
 
     def mirror(self, target: str, entries: list[str]) -> None:
         """Mirror one curated store into the index (the store's ``on_change`` hook)."""
-        from pi_memory.index import sync_store
+        from pi_memory.index import busy_wait, sync_store
 
         scope = "project" if target == "project" else "global"
         project = self.store.project_id if target == "project" else None
-        sync_store(self.index(), scope, project, target, entries)
+        conn = self.index()
+        with busy_wait(conn, MIRROR_WAIT_S):
+            sync_store(conn, scope, project, target, entries)
 
     def semantic(self):
         """The semantic-memory service (:mod:`pi_memory.semantic`), or ``None`` when its settings are unusable

@@ -279,7 +279,8 @@ def test_a_failed_index_mirror_after_a_saved_write_is_one_warning_line(locked):
     assert "Saved to USER.md." in proc.stdout
     assert proc.stderr.splitlines() == [
         "warning: USER.md was saved, but another process held the search index, so memory_search may not find the "
-        "change yet; `pi-memory sync-markdown` brings the index up to date."]
+        "change until the next pi-memory command or session brings the index up to date (`pi-memory sync-markdown` "
+        "does it now)."]
 
 
 def test_mcp_serves_a_full_disk_for_reading(full_disk):

@@ -29,13 +29,15 @@ def saved_with(tmp_path, caplog, exc: Exception) -> list[str]:
 def test_a_locked_index_is_said_in_words(tmp_path, caplog):
     assert saved_with(tmp_path, caplog, sqlite3.OperationalError("database is locked")) == [
         "MEMORY.md was saved, but another process held the search index, so memory_search may not find the change "
-        "yet; `pi-memory sync-markdown` brings the index up to date."]
+        "until the next pi-memory command or session brings the index up to date (`pi-memory sync-markdown` does it "
+        "now)."]
 
 
 def test_another_failure_names_what_failed(tmp_path, caplog):
     assert saved_with(tmp_path, caplog, sqlite3.DatabaseError("file is not a database")) == [
         "MEMORY.md was saved, but updating the search index failed: DatabaseError: file is not a database, so "
-        "memory_search may not find the change yet; `pi-memory sync-markdown` brings the index up to date."]
+        "memory_search may not find the change until the next pi-memory command or session brings the index up to "
+        "date (`pi-memory sync-markdown` does it now)."]
 
 
 def test_no_traceback_unless_debugging(tmp_path, caplog):

@@ -427,8 +427,9 @@ class MemoryStore:
             busy = isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
             why = ("another process held the search index" if busy else
                    f"updating the search index failed: {type(exc).__name__}: {exc}")
-            log.warning("%s was saved, but %s, so memory_search may not find the change yet; `pi-memory "
-                        "sync-markdown` brings the index up to date.", self.names[target], why,
+            log.warning("%s was saved, but %s, so memory_search may not find the change until the next pi-memory "
+                        "command or session brings the index up to date (`pi-memory sync-markdown` does it now).",
+                        self.names[target], why,
                         exc_info=log.isEnabledFor(logging.DEBUG))
 
     def add_failure(self, content: str, category: str = "failure", reason: str | None = None) -> MemoryResult:

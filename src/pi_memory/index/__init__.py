@@ -22,7 +22,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     ".anchors": "AnchorResult anchor_search",
     ".conversation": "conversation_around find_message",
     ".filters": "SearchInputError parse_time",
-    ".db": "INDEX_FILE IndexUnavailableError index_path is_corruption migrate open_index transaction",
+    ".db": "INDEX_FILE IndexUnavailableError busy_wait index_path is_corruption migrate open_index transaction",
     ".indexer": "IndexStats clear_sessions index_paths prune reindex",
     ".mirror": "MirrorEntry MirrorInputError SyncStats add_extended list_memories remove_memory sync_markdown "
                "sync_store",

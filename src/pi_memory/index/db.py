@@ -121,6 +121,20 @@ def transaction(conn: sqlite3.Connection, immediate: bool = True) -> Iterator[sq
     conn.execute("COMMIT")
 
 
+@contextlib.contextmanager
+def busy_wait(conn: sqlite3.Connection, seconds: float) -> Iterator[sqlite3.Connection]:
+    """Inside the block, a statement on ``conn`` waits at most ``seconds`` for another process's lock on the
+    index (then raises ``database is locked``), instead of the connection's ``BUSY_TIMEOUT_S``; the wait is
+    given back after. For writes that may fail because a later pass repeats them (the Markdown mirror:
+    :meth:`pi_memory.runtime.Memory.mirror`), so a locked index does not hold a command for 10 s per write."""
+    before = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    conn.execute(f"PRAGMA busy_timeout = {max(0, int(seconds * 1000))}")
+    try:
+        yield conn
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(before)}")
+
+
 def applied_migrations(conn: sqlite3.Connection) -> list[str]:
     return [r[0] for r in conn.execute("SELECT name FROM schema_migrations ORDER BY rowid")]
 
