@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pi_memory.curated import entries as fmt
 from pi_memory.curated.files import try_read_bytes
-from pi_memory.standing import StandingStore
+from pi_memory.standing import LISTED_RULES, MAX_CHARS, StandingStore
 
 if TYPE_CHECKING:
     from pi_memory.runtime import Memory
@@ -109,16 +109,29 @@ def index_counts(conn) -> dict[str, int]:
 
 def collect(memory: Memory, top: int = 5) -> dict[str, Any]:
     """``insights``: every store's entries, the blocks, the standing rules, index and semantic counts, and the
-    entries ``memory_search`` recalled most."""
+    entries ``memory_search`` recalled most.
+
+    An overview, shown in pi's session too, of files a hand edit can fill: entries are redacted (``read``: raw),
+    blocks shown as ``blocks show`` shows them (:func:`pi_memory.blocks.person.for_person`: redacted, a block
+    past its limit cut), and ``standing`` holds the first :data:`~pi_memory.standing.LISTED_RULES` (20) rules
+    shown as ``pin list`` shows them: the agent is given no more, and a hand-made file can hold thousands.
+    ``standingInstructions`` says how many there are (``count``), how many are not listed (``more``) and the
+    file (``file``) that holds them all."""
+    from pi_memory.blocks.person import for_person
     from pi_memory.safety import redact
+    from pi_memory.shown_text import shown
 
     stores = store_usage(memory, with_entries=True)
-    for info in stores.values():  # an overview, shown in pi's session too: a credential written by hand is
-        info["entries"] = [redact(e) for e in info["entries"]]  # redacted (`read`: raw)
+    for info in stores.values():
+        info["entries"] = [redact(e) for e in info["entries"]]
+    standing = StandingStore.in_data_dir(memory.settings.data_dir)
+    rules = standing.rules()
     data: dict[str, Any] = {
         "stores": stores,
-        "blocks": [b.to_dict() for b in memory.blocks().blocks()],
-        "standing": StandingStore.in_data_dir(memory.settings.data_dir).rules(),
+        "blocks": [for_person(b) for b in memory.blocks().blocks()],
+        "standing": [shown(r, MAX_CHARS) for r in rules[:LISTED_RULES]],
+        "standingInstructions": {"count": len(rules), "more": max(0, len(rules) - LISTED_RULES),
+                                 "file": str(standing.path)},
         "index": None, "recalled": [], "semantic": None,
     }
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pi_memory.blocks import Block, Skipped
+from pi_memory.blocks import MAX_DESCRIPTION, Block, Skipped
 from pi_memory.curated.entries import printable
 from pi_memory.curated.messages import for_person
 from pi_memory.index import describe_repair
@@ -29,6 +29,13 @@ def usage_bar(chars: int, limit: int, width: int = BAR_WIDTH) -> str:
 def one_line(text: str, width: int = 120) -> str:
     flat = printable(" ".join(text.split()))
     return flat[:width] + "…" if len(flat) > width else flat
+
+
+def more_rules_line(more: int, path: Path | str) -> str:
+    """The line after the first :data:`~pi_memory.standing.LISTED_RULES` rules of a listing (``pin list``,
+    ``insights``) when ``STANDING.md`` holds ``more`` besides."""
+    return (f"  … and {more:,} more rule(s) in {path}, not listed: the agent is given at most {MAX_RULES} rules, "
+            "so none of these reach it. Remove them from the file.")
 
 
 def pin_lines(result: PinResult, enabled: bool = True) -> list[str]:
@@ -57,9 +64,7 @@ def pin_lines(result: PinResult, enabled: bool = True) -> list[str]:
                              + ("" if threats else ": the agent gets the rule as shown here")
                              + "; write where the secret lives instead")
         if len(rules) > LISTED_RULES:
-            lines.append(f"  … and {len(rules) - LISTED_RULES:,} more rule(s) in {result.path}, not listed: the "
-                         f"agent is given at most {MAX_RULES} rules, so none of these reach it. Remove them from "
-                         "the file.")
+            lines.append(more_rules_line(len(rules) - LISTED_RULES, result.path))
     else:
         lines.append(f"No standing instructions pinned ({MAX_RULES} rules / {MAX_CHARS:,} chars available).")
     lines += [f"warning: {p}" for p in result.problems]
@@ -85,8 +90,9 @@ def block_lines(blocks: list[Block], preview: int = 120, withheld: list[Path] | 
         pending = "  (default: no file yet; the next session start creates it)" if b.default else ""
         lines.append(f"{b.key} ({b.scope}) {usage_bar(b.chars, b.limit)} {b.usage}{over}{hidden}{pending}")
         if b.description:
-            lines.append(f"  {one_line(b.description)}")
-        lines.append(f"  {one_line(b.value, preview) or '(empty)'}")
+            lines.append(f"  {one_line(shown(b.description, MAX_DESCRIPTION))}")
+        # only a prefix is redacted and flattened: a hand-made 10 MB block took a second here
+        lines.append(f"  {one_line(shown(b.value, max(16 * preview, 2048)), preview) or '(empty)'}")
         lines += [f"  warning: {p}" for p in b.problems]
     return lines
 
@@ -195,8 +201,11 @@ def insights_lines(data: dict[str, Any]) -> list[str]:
     lines += [f"  {b['key']} ({b['scope']}) {b['usage']}: {one_line(b['value'], 160) or '(empty)'}"
               for b in data["blocks"]] or ["  (none)"]
     lines.append("")
-    lines.append(f"Standing instructions ({len(data['standing'])}/{MAX_RULES})")
+    standing = data["standingInstructions"]
+    lines.append(f"Standing instructions ({standing['count']:,}/{MAX_RULES})")
     lines += [f"  {i}. {one_line(r, 160)}" for i, r in enumerate(data["standing"], 1)] or ["  (none)"]
+    if standing.get("more"):
+        lines.append(more_rules_line(standing["more"], standing["file"]))
     lines.append("")
     idx = data.get("index") or {}
     if idx:

@@ -51,3 +51,12 @@ def cut_note(total: int, shown_chars: int, what: str, where: str = "") -> str:
     shown here; the whole text is in <where>.``"""
     return (f"Only the first {shown_chars:,} of {what}'s {total:,} characters are shown here"
             + (f"; the whole text is in {where}." if where else "."))
+
+
+def cut(text: str, limit: int, what: str, where: str = "") -> tuple[str, str, str | None]:
+    """``(raw part, part shown, note)`` of ``text`` cut at ``limit`` characters for a person: the raw part
+    (:func:`raw_prefix`, for scanning: nothing past it is scanned), it :func:`shown`, and the :func:`cut_note`
+    when something was left out (else ``None``)."""
+    part = raw_prefix(text, limit)
+    note = cut_note(len(text), len(part), what, where) if len(part) < len(text) else None
+    return part, shown(part), note

@@ -7,13 +7,16 @@ Public API::
     store.blocks() -> list[Block]            # in effect (a project block hides a global one with its key)
     store.withheld() -> list[Path]           # an untrusted project's block files, which are not read
     store.skipped() -> list[Skipped]         # block files (or a project folder) that are links leading out of
-                                             # their folder: never read or written; .message for a person
+                                             # their folder, or hard links: never read or written; .message
+                                             # for a person
     store.update("user", "Prefers tabs", old_text=None) -> BlockResult   # the updateMemory tool
     store.create("decisions", "Architecture decisions", limit=4000, scope="project")
     store.ensure_defaults()                  # 'user' and 'agent' when no block exists
     shown_value(block)                       # what a model may see (blocked marker / secrets redacted /
                                              # control characters escaped)
-    prompt_value(block)                      # shown_value cut at the block's limit (what a prompt holds)
+    prompt_value(block)                      # shown_value of the part within the block's limit (what a
+                                             # prompt holds; nothing past the limit is scanned)
+    person.for_person(block)                 # what a person is shown (blocks show/list, insights)
     shown_description(block)                 # the description a prompt holds (cut at MAX_DESCRIPTION, 200)
 """
 

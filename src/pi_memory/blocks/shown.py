@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from pi_memory import safety
 from pi_memory.curated.entries import printable
+from pi_memory.shown_text import raw_prefix
 
 if TYPE_CHECKING:
     from pi_memory.blocks.block import Block
@@ -24,13 +25,19 @@ def shown_value(block: Block) -> str:
 
 
 def prompt_value(block: Block) -> str:
-    """:func:`shown_value` counted against the block's limit: a hand-edited value over it is cut there, with
-    a note saying how much is left out (the file's own ``limit`` is capped at :data:`MAX_LIMIT` on read)."""
-    shown = shown_value(block)
-    if block.chars <= block.limit or shown.startswith("[BLOCKED: "):
+    """:func:`shown_value` counted against the block's limit: a hand-edited value over it (writes never pass
+    it) is cut there first, before a character of it is scanned, with a note saying how much is left out (the
+    file's own ``limit`` is capped at :data:`MAX_LIMIT` on read). Only the part a prompt holds is scanned: a
+    10 MB file costs what its first ``limit`` characters cost. The cut ends before a credential it would split
+    (:func:`pi_memory.shown_text.raw_prefix`), so redacting the part hides all of it."""
+    if block.chars <= block.limit:
+        return shown_value(block)
+    part = raw_prefix(block.value, block.limit)
+    shown = _shown(block.key, str(block.path), part)
+    if shown.startswith("[BLOCKED: "):
         return shown
-    return (f"{shown[:block.limit]}\n[... {block.chars - block.limit:,} more characters not shown: the block is "
-            f"over its limit of {block.limit:,}; shorten it (oldText + newText) or ask the user to.]")
+    return (f"{shown}\n[... {block.chars - len(part):,} more characters not shown: the block is over its limit "
+            f"of {block.limit:,}; shorten it (oldText + newText) or ask the user to.]")
 
 
 def shown_description(block: Block) -> str:

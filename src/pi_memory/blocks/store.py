@@ -28,9 +28,10 @@ publishes it atomically with the frontmatter text untouched. :meth:`BlockStore.c
 adds a block.
 
 Which files count (:mod:`pi_memory.blocks.paths`): keys are ASCII (letters, digits, ``-``, ``_``); a block file
-that is a link leading out of its folder, or a project folder leading out of the project, is skipped
-(:meth:`BlockStore.skipped`, for a person) and never written through; links that stay inside the folder are
-followed. A new key equal to an existing one apart from case is refused (one file on macOS and Windows).
+that is a link leading out of its folder, or a hard link, or a project folder leading out of the project, is
+skipped (:meth:`BlockStore.skipped`, for a person) and never written through; links that stay inside the folder
+are followed. A write reads the real path it checked without following a link and replaces it by a rename
+(:func:`pi_memory.blocks.paths.open_block`). A Windows device name (``con``, ``LPT1``) is refused as a new key. A new key equal to an existing one apart from case is refused (one file on macOS and Windows).
 
 Lock files live in ``<data root>/locks/`` (``lock_dir``; :func:`pi_memory.curated.files.lock_file`: the
 block's name and a hash of its real path), never beside a block: a project block is a file of the user's
@@ -47,15 +48,19 @@ from pathlib import Path
 from pi_memory import safety
 from pi_memory.blocks.block import DEFAULT_LIMIT, MAX_LIMIT, Block, join_file, parse_block, split_file
 from pi_memory.blocks.paths import (
+    LinkSwapped,
     Skipped,
     case_twin,
     file_escape,
     folder_escape,
     key_error,
     md_names,
+    open_block,
+    reserved_error,
+    reserved_key,
     valid_key,
 )
-from pi_memory.blocks.shown import MAX_DESCRIPTION, shown_value
+from pi_memory.blocks.shown import MAX_DESCRIPTION, prompt_value
 from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S
 from pi_memory.curated.entries import holds_control
 from pi_memory.curated.files import StoreLockedError, atomic_write_text, locked, try_read_bytes
@@ -91,7 +96,7 @@ class BlockResult:
             data["usage"] = self.block.usage
             data["chars"], data["limit"] = self.block.chars, self.block.limit
             if not self.success:  # what the model needs to retry: the block's current text
-                data["currentValue"] = shown_value(self.block) if sanitised else self.block.value
+                data["currentValue"] = prompt_value(self.block) if sanitised else self.block.value
         if self.available:
             data["availableBlocks"] = list(self.available)
         return data
@@ -173,7 +178,7 @@ class BlockStore:
                 key = path.stem
                 if not valid_key(key):
                     continue
-                if path.is_symlink() and (away := file_escape(scope, path, folder)) is not None:
+                if (away := file_escape(scope, path, folder)) is not None:  # a link out, or a hard link
                     skipped.append(away)
                     continue
                 if not path.is_file():
@@ -190,13 +195,6 @@ class BlockStore:
                 block.problems.append(f"its key differs from block {twin!r} only by case: on macOS and Windows "
                                       "the two are one file; rename one of them")
         return found, skipped
-
-    def _escape(self, scope: str, path: Path) -> Skipped | None:
-        """Why ``path``, a block file of ``scope``, must not be read or written (a link out of its folder, or a
-        project folder out of the project), else ``None``."""
-        folder = self.project_dir if scope == "project" else self.global_dir
-        assert folder is not None
-        return folder_escape(scope, folder, self.project_root) or file_escape(scope, path, folder)
 
     def blocks(self) -> list[Block]:
         """The blocks in effect (no hidden globals)."""
@@ -245,6 +243,8 @@ class BlockStore:
                                error=f"Not created: the block key is a credential ({found}), and a key is the "
                                "block's file name, shown in every session's prompt. Name the block for what it "
                                "holds (e.g. deploy-notes).")
+        if reserved_key(key):
+            return BlockResult(False, "reserved_key", key, error=reserved_error(key))
         if scope not in ("global", "project"):
             return BlockResult(False, "invalid_scope", key, error=f"Unknown scope {scope!r}; use global or project.")
         if scope == "project" and self.project_dir is None:
@@ -291,7 +291,7 @@ class BlockStore:
             with locked(path, self.lock_timeout, self.lock_dir):
                 if (refused := self._clash(key, scope, path)) is not None:  # again under the lock
                     return refused
-                atomic_write_text(path, join_file(fm, value.strip()))
+                atomic_write_text(path, join_file(fm, value.strip()), follow_links=False)  # a link put there: replaced
         except StoreLockedError as exc:
             return BlockResult(False, "locked", key, error=str(exc))
         except OSError as exc:
@@ -367,17 +367,19 @@ class BlockStore:
                                f"({type(exc).__name__}: {exc}). Nothing was changed. Check that the file is "
                                "writable, then retry.")
 
-    def _unknown(self, key: object) -> BlockResult:
+    def _unknown(self, key: object, link: bool = False) -> BlockResult:
         """The refusal for a key no block in effect has: a file whose link leads out of its folder is named as
         such (without where it leads: this goes to the model), a key differing only by case gets the right
         spelling."""
         available = [b.key for b in self.blocks()]
         shown = safety.redact(str(key))
-        if any(s.key == key for s in self.skipped()):
+        away = next((s for s in self.skipped() if s.key == key), None)
+        if link or away is not None:
+            what = ("a link to a file outside the blocks folder" if away is not None and not away.links else
+                    "a link, another name of a file that may lie outside the blocks folder")
             return BlockResult(False, "link_outside", shown, available=available, error=(
-                f"Memory block {shown!r} is not available: its file is a link to a file outside the blocks "
-                "folder, so it is neither read nor written. Nothing was changed. Tell the user; `pi-memory blocks "
-                "list` shows them what to fix."))
+                f"Memory block {shown!r} is not available: its file is {what}, so it is neither read nor written. "
+                "Nothing was changed. Tell the user; `pi-memory blocks list` shows them what to fix."))
         twin = case_twin(str(key), available) if isinstance(key, str) else None
         spelled = f" Block keys are case-sensitive: did you mean {twin!r}?" if twin else ""
         return BlockResult(False, "unknown_block", shown, available=available,
@@ -386,11 +388,16 @@ class BlockStore:
                            "blocks, the user can.")
 
     def _update_locked(self, block: Block, new_text: str, old_text: str | None) -> BlockResult:
-        if self._escape(block.scope, block.path) is not None:  # made a link since it was read
+        folder = self.project_dir if block.scope == "project" else self.global_dir
+        assert folder is not None
+        if folder_escape(block.scope, folder, self.project_root) is not None:  # made a link since it was read
             return self._unknown(block.key)
-        raw = try_read_bytes(block.path)
-        if raw is None or isinstance(raw, OSError):
-            raise raw if isinstance(raw, OSError) else FileNotFoundError(block.path)
+        try:  # the real path once, opened without following a link: one swapped in later is not written through
+            target, raw = open_block(block.path, folder)
+        except LinkSwapped:
+            return self._unknown(block.key, link=True)
+        if raw is None:
+            raise FileNotFoundError(block.path)
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -428,7 +435,7 @@ class BlockStore:
                 "was changed. Make room first: replace stale or wordy text with a shorter version (oldText + "
                 "newText), then retry with a shorter newText."))
         if new_value != value:
-            atomic_write_text(block.path, join_file(fm, new_value))
+            atomic_write_text(target, join_file(fm, new_value), follow_links=False)
         fresh.value = new_value
         return BlockResult(True, "ok", block.key, block=fresh,
                            message=f"{verb} {name} ({fresh.usage}). It shows in the prompt from the next run on; "

@@ -13,6 +13,7 @@ import typer
 
 from pi_memory import safety
 from pi_memory.blocks import DEFAULT_LIMIT
+from pi_memory.blocks.person import for_person
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, fail, open_mem, out, state
 from pi_memory.curated.entries import printable
 from pi_memory.reports import block_lines
@@ -42,7 +43,8 @@ def blocks_list(dir: DirOpt = None, json_: JsonOpt = False) -> None:
 
 @blocks_app.command("show")
 def blocks_show(key: str, dir: DirOpt = None, json_: JsonOpt = False) -> None:
-    """One block's description, usage and full text."""
+    """One block's description, usage and text (credentials redacted; a block far past its limit, edited by
+    hand, up to the larger of its limit and 20,000 characters, with a note)."""
     store = open_mem(dir).blocks()
     block = next((b for b in store.default_preview() if b.key == key), None)
     if block is None and (away := next((s for s in store.skipped() if s.key == key), None)) is not None:
@@ -50,15 +52,18 @@ def blocks_show(key: str, dir: DirOpt = None, json_: JsonOpt = False) -> None:
     if block is None:
         known = ", ".join(b.key for b in store.default_preview()) or "none"
         raise fail(f"There is no memory block {safety.redact(key)!r} (blocks: {known}). See `pi-memory blocks list`.", 1)
+    shown = for_person(block)  # redacted, escaped, a block past its limit cut with a note
     if json_ or state.json:
-        emit_json(block.to_dict())
+        emit_json(shown)
         return
     pending = " (default: no file yet; the next session start creates it)" if block.default else ""
     out.print(f"{block.key} ({block.scope}, {block.path}) {block.usage}{pending}", markup=False)
-    if block.description:
-        out.print(block.description, markup=False)
+    if shown["description"]:
+        out.print(shown["description"], markup=False)
     out.print("", markup=False)
-    out.print(printable(block.value) or "(empty)", markup=False)
+    out.print(shown["value"] or "(empty)", markup=False)
+    for note in shown.get("cut", []):
+        out.print(note, markup=False)
 
 
 class BlockScope(enum.StrEnum):

@@ -150,7 +150,7 @@ def export(to: Annotated[str, typer.Option("--to", help="'claude-code' or 'codex
     like an instruction to the model is not exported (and an earlier export of it is removed). A skill of yours
     already there is never touched. Run it again after editing a SKILL.md by hand."""
     from pi_memory.shown_text import shown
-    from pi_memory.skills.export import REFUSAL_CODES, SKIP_CODES, TARGETS, export_skills
+    from pi_memory.skills.export import LINK_SKIP, REFUSAL_CODES, SKIP_CODES, TARGETS, export_skills
 
     if to not in TARGETS:
         raise fail(f"--to must be one of {', '.join(TARGETS)}, not {to!r}.", 2)
@@ -158,11 +158,13 @@ def export(to: Annotated[str, typer.Option("--to", help="'claude-code' or 'codex
     items = export_skills(_store(dir, project), to, Path.home(), scope=scope, dry_run=dry_run)
     skipped = [i for i in items if i.action == "skipped"]
     refused = [i for i in items if i.action in ("refused", "withdrawn")]
+    links = sum(len(i.links) for i in items)  # files left out of the skills exported
     if state.json:
         reasons = [i.code for i in [*skipped, *refused]]
         emit_json({"success": True, "dryRun": dry_run, "target": to, "items": [i.to_dict() for i in items],
                    "skipped": len(skipped), "refused": len(refused),
-                   "byReason": {code: reasons.count(code) for code in dict.fromkeys(reasons)}})
+                   "byReason": {code: reasons.count(code) for code in dict.fromkeys(reasons)},
+                   "skippedFiles": links, "skippedFilesByReason": {"link": links} if links else {}})
         return
     if not items:
         out.print("No skills to export.")
@@ -174,12 +176,16 @@ def export(to: Annotated[str, typer.Option("--to", help="'claude-code' or 'codex
     for code, why in REFUSAL_CODES.items():
         if n := sum(i.code == code for i in refused):
             out.print(escape(f"{n} not exported: {why}; fix each as said above, then run this command again."))
+    if links:
+        out.print(escape(f"{links} file(s) skipped: {LINK_SKIP}; {SKIP_TODO['link']}"))
 
 
 SKIP_TODO = {  # what a person does about a skipped skill, by its code (skills.export.SKIP_CODES)
     "unreadable": "fix each SKILL.md as said above (or delete the skill), then run this command again.",
     "yours": "rename or remove your own skill there to export ours.",
     "other_data_folder": "export from that data folder, or remove its copy, to export this one.",
+    "link": "to have such a file go with its skill, put the file itself in the skill folder in place of the link, "
+            "then run this command again.",
 }
 
 
@@ -189,4 +195,5 @@ def _export_line(item, dry_run: bool) -> str:
     if item.action in ("refused", "withdrawn"):
         return f"{item.skill_id}: {item.reason}"
     verb = f"would be {item.action}" if dry_run and item.action not in ("skipped", "unchanged") else item.action
-    return f"{item.skill_id}: {verb} -> {item.destination}" + (f" ({item.reason})" if item.reason else "")
+    left = f"; {len(item.links)} link(s) left out: {', '.join(item.links)}" if item.links else ""
+    return f"{item.skill_id}: {verb} -> {item.destination}" + (f" ({item.reason})" if item.reason else "") + left

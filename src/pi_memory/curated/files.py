@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import os
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -95,9 +96,11 @@ def try_read_bytes(path: Path) -> bytes | OSError | None:
         return exc
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Publish ``text`` (UTF-8) at ``path`` atomically and durably."""
-    target = real_path(path)
+def atomic_write_text(path: Path, text: str, *, follow_links: bool = True) -> None:
+    """Publish ``text`` (UTF-8) at ``path`` atomically and durably. ``follow_links=False``: ``path`` is taken as
+    it is (the caller worked out and checked the real path): the rename replaces whatever is there, a link
+    swapped in since the check included, and never writes through it."""
+    target = real_path(path) if follow_links else path
     refuse_read_only_folder(target.parent)  # its temp file is a new file there
     make_private_folder(target.parent)
     refuse_read_only_file(target)  # no write bit for anyone: read-only on purpose (honoured even as root)
@@ -108,7 +111,10 @@ def atomic_write_text(path: Path, text: str) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         with contextlib.suppress(FileNotFoundError):
-            shutil.copymode(target, tmp)
+            if follow_links:
+                shutil.copymode(target, tmp)
+            elif stat.S_ISREG(mode := os.lstat(target).st_mode):  # a link's own mode is 0777: not copied
+                os.chmod(tmp, stat.S_IMODE(mode))
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

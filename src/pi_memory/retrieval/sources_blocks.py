@@ -26,6 +26,7 @@ from pi_memory.index.snippets import make_snippet
 from pi_memory.index.words import SQL_FTS_FORM, TOKENIZER, register
 from pi_memory.retrieval.bm25 import Corpus, Ranked
 from pi_memory.safety import redact
+from pi_memory.shown_text import raw_prefix
 
 BLOCKS = Corpus("blocks_fts", "blocks blk", "blk.id", "blk.text", "blk.time", words=True)
 
@@ -44,9 +45,15 @@ def _corpus(blocks: Sequence[Any]) -> sqlite3.Connection:
     return conn
 
 
+def _value(block: Any) -> str:
+    """What a model was told of a block's value: the part within its limit (a prompt holds no more,
+    :func:`pi_memory.blocks.prompt_value`); a 10 MB hand-made file is not indexed and redacted whole per search."""
+    return raw_prefix(block.value, block.limit)
+
+
 def _text(block: Any) -> str:
-    """What is searched of a block: its key, its description and its value."""
-    return "\n".join(x for x in (block.key, block.description, block.value) if x)
+    """What is searched of a block: its key, its description and its value (:func:`_value`)."""
+    return "\n".join(x for x in (block.key, block.description, _value(block)) if x)
 
 
 def block_hits(blocks: Iterable[Any], query: str | None, limit: int, snippet_chars: int) -> tuple[list[BlockHit],
@@ -67,11 +74,13 @@ def block_hits(blocks: Iterable[Any], query: str | None, limit: int, snippet_cha
     hits = []
     for rank, rid in enumerate(ranked.ids[:limit], 1):
         block = blocks[rid - 1]
-        snippet, _cut = make_snippet(block.value or block.description, ranked.terms, snippet_chars)
-        value = redact(block.value)  # as the index stores memories: credentials never leave a search
+        searched = _value(block)
+        snippet, _cut = make_snippet(searched or block.description, ranked.terms, snippet_chars)
+        value = redact(searched)  # as the index stores memories: credentials never leave a search
         hits.append(BlockHit(rank=rank, score=round(ranked.scores.get(rid, 0.0), 4), match=ranked.match[rid],
                              block=block.key, scope=block.scope, description=block.description,
-                             content=value[:MAX_MEMORY_CHARS], truncated=len(value) > MAX_MEMORY_CHARS,
+                             content=value[:MAX_MEMORY_CHARS],
+                             truncated=len(value) > MAX_MEMORY_CHARS or len(searched) < len(block.value),
                              snippet=snippet, file=str(block.path)))
     return hits, ranked
 

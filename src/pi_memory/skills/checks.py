@@ -211,6 +211,18 @@ def skill_files(folder: Path, skill_file: Path) -> list[Path]:
     return sorted(out)
 
 
+def skill_links(folder: Path) -> list[str]:
+    """The symbolic links inside ``folder`` (to files or folders, a linked folder not entered), as paths
+    relative to it, sorted: what :func:`skill_files` leaves out and an export does not copy."""
+    out = []
+    for root, dirs, files in os.walk(folder):
+        for name in [*dirs, *files]:
+            path = Path(root) / name
+            if path.is_symlink():
+                out.append(str(path.relative_to(folder)))
+    return sorted(out)
+
+
 def other_files(folder: Path, skill_file: Path) -> list[SkillProblem]:
     """What the scanners find in the files :func:`skill_files` lists (see ``CODE_SUFFIXES``)."""
     try:

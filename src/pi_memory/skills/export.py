@@ -53,16 +53,21 @@ class ExportItem:
     ``refused`` (the skill trips the threat or secret scanner: ``reason`` says where and what to do),
     ``withdrawn`` (refused, and our earlier export of it removed), ``removed`` (our export of a skill moved or
     deleted since) or, in a dry run, the action it would take. ``code``, for a skipped or refused skill, is the
-    kind of reason (:data:`SKIP_CODES`, :data:`REFUSAL_CODES`), so a summary can count them."""
+    kind of reason (:data:`SKIP_CODES`, :data:`REFUSAL_CODES`), so a summary can count them. ``links``: the
+    symbolic links inside the skill's folder (paths in it) that its copy leaves out (:data:`LINK_SKIP`)."""
 
     skill_id: str
     destination: str
     action: str
     reason: str | None = None
     code: str | None = None
+    links: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        data = {k: v for k, v in asdict(self).items() if v is not None and k != "links"}
+        if self.links:
+            data["skippedFiles"] = [{"file": name, "code": "link"} for name in self.links]
+        return data
 
 
 SKIP_CODES = {  # why a skill was skipped: its SKILL.md cannot be read, or the destination is not ours
@@ -70,6 +75,8 @@ SKIP_CODES = {  # why a skill was skipped: its SKILL.md cannot be read, or the d
     "yours": "a skill of yours is already there",
     "other_data_folder": "another pi-memory data folder exported it there",
 }
+# why a file of an exported skill was left out of its copy (ExportItem.links): a link's target was never scanned
+LINK_SKIP = "a symbolic link inside a skill folder is not copied (what it points to was not scanned)"
 REFUSAL_CODES = {  # why a skill was refused: the first kind its problems show (:func:`refusal_code`)
     "malformed": "a host could not load it as it is (too long, or a name or description that is not plain text)",
     "unscannable": "files that cannot be scanned",
@@ -217,12 +224,13 @@ def _export_one(skill: Skill, dest: Path, roots: list[Path], target: str, dry_ru
             _remove(dest)
         return ExportItem(skill.id, str(dest), "withdrawn" if ours else "refused",
                           refusal(skill, problems, target, bool(ours), dry_run), refusal_code(problems))
+    links = tuple(checks.skill_links(skill.folder))  # left out of the copy: said, never silently
     if ours == "copy" and _same(skill.folder, dest):
-        return ExportItem(skill.id, str(dest), "unchanged")
+        return ExportItem(skill.id, str(dest), "unchanged", links=links)
     if not dry_run:
         dest.parent.mkdir(parents=True, exist_ok=True)
         _copy(skill.folder, dest, skill.id)
-    return ExportItem(skill.id, str(dest), "updated" if ours else "copied")
+    return ExportItem(skill.id, str(dest), "updated" if ours else "copied", links=links)
 
 
 def export_skills(store: SkillStore, target: str, home: Path, scope: str | None = None,

@@ -13,7 +13,7 @@ Every text goes through :mod:`pi_memory.shown_text`, as the CLI's listings do: c
 note giving its size. Only what is shown is redacted and scanned for the notes, so a page answers at once
 whatever a hand edit made of a file (a 10 MB skill body took 14 s per load, and its view sent 10 MB): a skill's
 body past the body limit is shown up to it (the limit :func:`pi_memory.skills.checks.form_problems` refuses it
-for), a block's value up to the larger of its limit and :data:`SHOWN_CHARS`, at most :data:`SHOWN_ENTRIES`
+for), a block's value up to the larger of its limit and 20,000 characters (:func:`pi_memory.blocks.person.shown_limit`), at most :data:`SHOWN_ENTRIES`
 entries of a store, :data:`SHOWN_RULES` standing rules (the agent never gets more).
 """
 
@@ -23,7 +23,8 @@ import hashlib
 from typing import Any
 
 from pi_memory import safety
-from pi_memory.shown_text import cut_note, raw_prefix, shown, shown_value
+from pi_memory.blocks.person import shown_limit
+from pi_memory.shown_text import cut, raw_prefix, shown, shown_value
 from pi_memory.skills import checks
 from pi_memory.skills.document import MAX_BODY, MAX_DESCRIPTION
 from pi_memory.standing import MAX_RULES
@@ -91,23 +92,16 @@ def entries(texts: list[str], file: str) -> tuple[list[dict[str, Any]], str | No
     return [entry(t, file) for t in texts[:SHOWN_ENTRIES]], note
 
 
-def _cut_text(text: str, limit: int, what: str, where: str) -> tuple[str, str, str | None]:
-    """``(raw part shown, shown text, note)`` for ``text`` cut at ``limit`` characters."""
-    part = raw_prefix(text, limit)
-    note = cut_note(len(text), len(part), what, where) if len(part) < len(text) else None
-    return part, shown(part), note
-
-
 def block(b) -> dict[str, Any]:
     """A memory block (:class:`pi_memory.blocks.store.Block`) for a page: value and description shown (cut, with
     a note, past the larger of its limit and :data:`SHOWN_CHARS`), notes of the shown part."""
-    value, shown_value_text, cut = _cut_text(b.value, max(b.limit, SHOWN_CHARS), "its value", str(b.path))
-    description, shown_description, cut_description = _cut_text(b.description, MAX_DESCRIPTION,
+    value, shown_value_text, value_cut = cut(b.value, shown_limit(b), "its value", str(b.path))
+    description, shown_description, cut_description = cut(b.description, MAX_DESCRIPTION,
                                                                  "its description", str(b.path))
     return {"key": b.key, "scope": b.scope, "usage": b.usage, "chars": b.chars, "limit": b.limit,
             "shadowed": b.shadowed, "description": shown_description, "value": shown_value_text,
             "problems": [shown(p, SHOWN_CHARS) for p in b.problems],
-            "cut": [n for n in (cut, cut_description) if n],
+            "cut": [n for n in (value_cut, cut_description) if n],
             "notes": notes(value) + notes(description, "its description ")}
 
 
@@ -163,6 +157,6 @@ def skill_view(store, skill_id: str) -> dict[str, Any]:
     if found.doc is None:
         return {"success": False, "error": shown(found.error or "unreadable", SHOWN_CHARS),
                 "skill": shown_value(found.summary(), MAX_DESCRIPTION)}
-    _, content, note = _cut_text(found.doc.body, SHOWN_CHARS, "the body", str(found.path))
+    _, content, note = cut(found.doc.body, SHOWN_CHARS, "the body", str(found.path))
     return {"success": True, "skill": shown_value(found.summary(), MAX_DESCRIPTION), "content": content,
             "note": note, "notes": skill_notes(found)}
