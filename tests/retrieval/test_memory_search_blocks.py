@@ -73,6 +73,33 @@ def test_a_secret_in_a_block_never_leaves_the_search(conn, blocks):
     assert "billing deploy token [REDACTED:github_token]" in hit.content
 
 
+SECRETS = [TOKEN, "hunter2supersecret", "AKIAIOSFODNN7EXAMPLE", "sk-ant-api03-" + "x1Y2z3" * 8]
+
+
+@pytest.mark.parametrize("secret", SECRETS)
+def test_a_search_for_a_secret_in_a_block_finds_nothing(conn, blocks, secret):
+    """A hit for the exact value and none for a guess one character off told a model the secret (a tester found
+    the block by ``hunter2supersecret``): the block's word index holds its text redacted, as the index stores
+    memories."""
+    path = blocks.global_dir / "user.md"
+    line = f"password={secret}" if secret == "hunter2supersecret" else f"deploy key {secret}"
+    path.write_text(path.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
+    assert secret not in memory_search(conn, "billing", blocks=blocks.blocks()).results[0].content
+    assert found(memory_search(conn, secret, blocks=blocks.blocks())) == []
+    assert found(memory_search(conn, secret[:-1] + "Q", blocks=blocks.blocks())) == []
+    assert found(memory_search(conn, f'"{secret}"', blocks=blocks.blocks())) == []
+
+
+def test_a_secret_in_a_blocks_description_is_neither_found_nor_shown(conn, tmp_path):
+    store = BlockStore(tmp_path / "data" / "blocks")
+    store.ensure_defaults()
+    (store.global_dir / "ops.md").write_text(f"---\ndescription: deploy token {TOKEN}\nlimit: 2000\n---\n",
+                                             encoding="utf-8")
+    assert found(memory_search(conn, TOKEN, blocks=store.blocks())) == []
+    hits = memory_search(conn, "deploy token", blocks=store.blocks()).results
+    assert [h.block for h in hits] == ["ops"] and TOKEN not in hits[0].snippet
+
+
 def test_the_models_tool_finds_blocks_and_screens_a_hostile_one(tmp_path, monkeypatch):
     repo, data = tmp_path / "repo", tmp_path / "data"
     (repo / ".git").mkdir(parents=True)

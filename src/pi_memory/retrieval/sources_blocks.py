@@ -52,8 +52,10 @@ def _value(block: Any) -> str:
 
 
 def _text(block: Any) -> str:
-    """What is searched of a block: its key, its description and its value (:func:`_value`)."""
-    return "\n".join(x for x in (block.key, block.description, _value(block)) if x)
+    """What is searched of a block: its key, its description and its value (:func:`_value`), credentials redacted
+    as the index stores memories: a search for a token's value must not find the block holding it (a hit, or
+    none for a guess one character off, would tell a model the secret it is never shown)."""
+    return redact("\n".join(x for x in (block.key, block.description, _value(block)) if x))
 
 
 def block_hits(blocks: Iterable[Any], query: str | None, limit: int, snippet_chars: int) -> tuple[list[BlockHit],
@@ -75,8 +77,8 @@ def block_hits(blocks: Iterable[Any], query: str | None, limit: int, snippet_cha
     for rank, rid in enumerate(ranked.ids[:limit], 1):
         block = blocks[rid - 1]
         searched = _value(block)
-        snippet, _cut = make_snippet(searched or block.description, ranked.terms, snippet_chars)
         value = redact(searched)  # as the index stores memories: credentials never leave a search
+        snippet, _cut = make_snippet(value or redact(block.description), ranked.terms, snippet_chars)
         hits.append(BlockHit(rank=rank, score=round(ranked.scores.get(rid, 0.0), 4), match=ranked.match[rid],
                              block=block.key, scope=block.scope, description=block.description,
                              content=value[:MAX_MEMORY_CHARS],
