@@ -365,3 +365,46 @@ def test_a_data_folder_that_is_a_file_is_named_as_the_problem(tmp_path, inside):
                            "a file, not a folder). Nothing was changed. Point --dir, $PI_MEMORY_DIR or the dataDir "
                            "setting at a folder.")
     assert (tmp_path / "afile").read_text() == "not a folder\n"
+
+
+def _scans(monkeypatch) -> list[int]:
+    """The lengths of the texts the write check scanned."""
+    from pi_memory.curated import edits
+
+    seen: list[int] = []
+    real = edits.safety.check_write
+
+    def counting(text):
+        seen.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(edits.safety, "check_write", counting)
+    return seen
+
+
+@pytest.mark.parametrize(("action", "size"), [("add", 101), ("add", 10_000_000), ("replace", 101),
+                                              ("replace", 2_000_000)])
+def test_content_longer_than_the_whole_limit_is_refused_before_any_scan(store, monkeypatch, action, size):
+    """A tester's 10 MB memory_add took 16.5 s to be told it can never fit: the length comes before the scans."""
+    store.add("user", "short")
+    seen = _scans(monkeypatch)
+    content = "y" * size
+    r = store.add("user", content) if action == "add" else store.replace("user", "short", content)
+    assert (r.success, r.code, r.current_entries) == (False, "over_limit", ["short"])
+    assert r.error == (f"This entry is {size:,} chars, longer than USER.md's whole limit of 100, so it can never "
+                       "fit. Nothing was saved. Save a short summary of it instead (one fact per entry).")
+    assert seen == [] and disk(store, "user") == "short\n"
+
+
+def test_a_batch_names_the_operation_too_long_before_any_scan(store, monkeypatch):
+    seen = _scans(monkeypatch)
+    r = store.apply("user", [Operation(action="add", content="fine"), Operation(action="add", content="z" * 5000)])
+    assert (r.success, r.code) == (False, "over_limit")
+    assert r.error.startswith("Operation 2 (add): This entry is 5,000 chars, longer than USER.md's whole limit")
+    assert seen == [4] and not store.path("user").exists()
+
+
+def test_content_at_the_limit_is_still_scanned(store, monkeypatch):
+    seen = _scans(monkeypatch)
+    assert store.add("user", "k" * 100).success
+    assert seen == [100]

@@ -40,13 +40,17 @@ def where(index: int, op: Operation, single: bool) -> str:
     return "" if single else f"Operation {index + 1} ({op.action}): "
 
 
-def prepare(op: Operation, name: str, at: str = "") -> Operation:
+def prepare(op: Operation, name: str, at: str = "", limit: int | None = None) -> Operation:
     """``op`` normalised and checked on its own (not against the entries); raises :class:`Refused`. ``name``: the
-    store's file name; ``at``: :func:`where`."""
+    store's file name; ``at``: :func:`where`; ``limit``: the store's character limit, when known: content longer
+    than all of it can never fit and is refused before the scans (a 10 MB ``memory_add`` took 16.5 s to be told
+    so)."""
     content = fmt.normalise_newlines(op.content or "").strip()
     old = fmt.normalise_newlines(op.old_text or "").strip()
     if op.action in ("replace", "remove") and not old:
         raise Refused("empty", at + msg.EMPTY_OLD_TEXT, live=True)
+    if op.action in ("add", "replace") and limit is not None and len(content) > limit:
+        raise Refused("over_limit", at + msg.entry_too_long(name, len(content), limit), live=True)
     if op.action in ("add", "replace"):
         problem = fmt.content_problem(content)
         if problem == "empty":

@@ -315,9 +315,11 @@ class MemoryStore:
             return refused
         try:
             name = self.names[target]
-            prepared = [edits.prepare(op, name, edits.where(i, op, single)) for i, op in enumerate(operations)]
-            if target == "project" and self.team_project is not None:  # checked here first: a credential or an
-                return team_client.apply(self, prepared, key)  # injection never leaves for the server
+            team = target == "project" and self.team_project is not None
+            limit = None if team else self.limits[target]  # a team server keeps its own limits
+            prepared = [edits.prepare(op, name, edits.where(i, op, single), limit) for i, op in enumerate(operations)]
+            if team:  # checked here first: a credential or an injection never leaves for the server
+                return team_client.apply(self, prepared, key)
             with self._locked(target):
                 return self._apply_locked(target, prepared, single, arrange, restore)
         except Refused as refusal:
@@ -335,7 +337,7 @@ class MemoryStore:
         not the entries they match), or ``None``: what a dry run says without writing."""
         try:
             for i, op in enumerate(operations):
-                edits.prepare(op, self.names[target], edits.where(i, op, False))
+                edits.prepare(op, self.names[target], edits.where(i, op, False), self.limits[target])
         except Refused as refusal:
             return self._refused(target, refusal)
         return None
