@@ -159,3 +159,17 @@ def test_dedup_on_the_embedded_backend(backend, conn):
     report = dedup(backend, ALICE, apply=True)
     assert report.removed == 1 and backend.get(a.id, scope=ALICE).status == "deleted"
     assert [e.reason for e in backend.history(a.id, scope=ALICE)][-1] == f"duplicate of {b.id}"
+
+
+@pytest.mark.parametrize(("query", "echo"), [
+    ("pnpm", "pnpm"),
+    ("q" * 1000, "q" * 1000),
+    ("q" * 1001, "q" * 1000 + "… (1,001 characters)"),
+    ("pnpm " * 200_000, ("pnpm " * 200)[:1000] + "… (1,000,000 characters)"),
+    ("token ghp_abcdefghijklmnopqrstuvwxyz0123456789", "token [REDACTED:github_token]"),
+])
+def test_a_search_repeats_its_query_cut_and_redacted(service, query, echo):
+    """A 1 MB query came back whole in the answer (1 MB more in the model's context)."""
+    found = _tool(service).call({"action": "search", "query": query})
+    assert not found.is_error and found.result["query"] == echo
+    assert len(found.text) < 5000

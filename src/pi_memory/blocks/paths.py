@@ -37,7 +37,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-KEY_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # whole key: fullmatch (``match`` + ``$`` let "a\n" in)
+MAX_KEY_CHARS = 64
+KEY_RULE = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_-]{{0,{MAX_KEY_CHARS - 1}}}")  # whole key: fullmatch (``match`` + ``$``
+# let "a\n" in)
 WINDOWS_DEVICES = frozenset({"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)),
                              *(f"LPT{i}" for i in range(1, 10))})
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # absent on Windows: there the open is followed by a check

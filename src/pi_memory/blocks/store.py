@@ -48,6 +48,7 @@ from pathlib import Path
 from pi_memory import safety
 from pi_memory.blocks.block import DEFAULT_LIMIT, MAX_LIMIT, Block, join_file, parse_block, split_file
 from pi_memory.blocks.paths import (
+    MAX_KEY_CHARS,
     LinkSwapped,
     Skipped,
     case_twin,
@@ -372,7 +373,7 @@ class BlockStore:
         such (without where it leads: this goes to the model), a key differing only by case gets the right
         spelling."""
         available = [b.key for b in self.blocks()]
-        shown = safety.redact(str(key))
+        shown = _shown_key(key)
         away = next((s for s in self.skipped() if s.key == key), None)
         if link or away is not None:
             what = ("a link to a file outside the blocks folder" if away is not None and not away.links else
@@ -440,3 +441,12 @@ class BlockStore:
         return BlockResult(True, "ok", block.key, block=fresh,
                            message=f"{verb} {name} ({fresh.usage}). It shows in the prompt from the next run on; "
                            "this change is complete, do not repeat it.")
+
+
+def _shown_key(key: object) -> str:
+    """A key no block has, as a refusal names it: redacted, and cut past the longest key a block can have (a 1 MB
+    ``blockKey`` came back twice in the answer, 2 MB in the model's context)."""
+    text = str(key)
+    if len(text) <= MAX_KEY_CHARS:
+        return safety.redact(text)
+    return f"{safety.redact(text[:MAX_KEY_CHARS])}… ({len(text):,} characters)"

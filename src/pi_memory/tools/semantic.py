@@ -80,6 +80,16 @@ def _item(mem: SemanticMemory, score: float | None = None) -> dict[str, Any]:
     return out
 
 
+def _echo(query: str) -> str:
+    """The query as a result repeats it: redacted, and cut as ``memory_search`` cuts its own (a 1 MB query came back
+    whole, 1 MB more in the model's context)."""
+    from pi_memory.retrieval.search import MAX_QUERY_CHARS
+
+    if len(query) <= MAX_QUERY_CHARS:
+        return safety.redact(query)
+    return f"{safety.redact(query[:MAX_QUERY_CHARS])}… ({len(query):,} characters)"
+
+
 def handle(service: SemanticService, a: MemoryToolArgs) -> dict[str, Any]:
     """Run one validated call; the result dict has ``success`` and, on failure, ``error``."""
     from pi_memory.semantic.backend import BackendError
@@ -91,7 +101,7 @@ def handle(service: SemanticService, a: MemoryToolArgs) -> dict[str, Any]:
             # the model asked explicitly and sees the scores: the ranked list, without recall's floor (which
             # misses indirect matches, see SemanticService.search)
             hits = service.search(a.query or "", top_k=a.top_k, floor=False)
-            return {"success": True, "action": "search", "query": a.query, "count": len(hits),
+            return {"success": True, "action": "search", "query": _echo(a.query or ""), "count": len(hits),
                     "results": [_item(h.memory, h.score) for h in hits], "notice": NOTICE}
         if a.action == "get_all":
             mems = service.list(limit=MAX_LIST + 1)
