@@ -26,13 +26,15 @@ HEADERS = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length:
 
 class TeamSocket:
     """``mode``: ``"hang"`` accepts and never answers (those connections are in ``held``); ``"answer"``
-    answers every request with :data:`ENTRIES`; ``"flood"`` answers with :data:`FLOOD_BYTES` of body, as fast as
-    the client reads; ``"dribble"`` reads the request, sends ``head`` at once, then
-    one byte every ``every`` seconds for as long as the client listens. ``spans``: per connection, ``[opened,
+    answers every request with ``answer`` (:data:`ENTRIES` unless set) and HTTP status ``status`` (200);
+    ``"flood"`` answers with :data:`FLOOD_BYTES` of body, as fast as the client reads; ``"dribble"`` reads the
+    request, sends ``head`` at once, then one byte every ``every`` seconds for as long as the client listens. ``spans``: per connection, ``[opened,
     given up]`` (:func:`time.monotonic`; ``None`` while the client keeps it). ``tls``: ``(certfile, keyfile)``."""
 
     def __init__(self, tls: tuple[str, str] | None = None) -> None:
         self.mode, self.head, self.every = "hang", STATUS_LINE, 1.0
+        self.answer: dict = ENTRIES
+        self.status = 200
         self.flooded = 0  # body bytes "flood" got into the socket before the client went away
         self.held: list[socket.socket] = []
         self.spans: list[list[float | None]] = []
@@ -68,8 +70,8 @@ class TeamSocket:
                     pass
             elif mode == "answer":
                 conn.recv(65536)
-                body = json.dumps(ENTRIES).encode()
-                conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
+                body = json.dumps(self.answer).encode()
+                conn.sendall(f"HTTP/1.1 {self.status} X\r\ncontent-type: application/json\r\ncontent-length: ".encode()
                              + str(len(body)).encode() + b"\r\nconnection: close\r\n\r\n" + body)
             elif mode == "flood":
                 conn.recv(65536)
@@ -139,6 +141,10 @@ def unavailable(url: str, folder: str = "proj") -> str:
 
 @pytest.fixture
 def team_socket():
+    from pi_memory.curated.team_client import forget_down
+
+    forget_down()  # no server an earlier test found down (a port can come again) is skipped by a start here
     server = TeamSocket()
     yield server
     server.close()
+    forget_down()

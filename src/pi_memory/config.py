@@ -75,6 +75,7 @@ SETTINGS_KEY = "pi-memory"
 DEFAULT_MEMORY_CHAR_LIMIT = 2200
 DEFAULT_USER_CHAR_LIMIT = 1375
 DEFAULT_LOCK_TIMEOUT_S = 10.0
+MAX_CHAR_LIMIT = 1_000_000  # the largest character limit a store may be given (a team server's too)
 PROMPT_MODES = {"snapshot": "snapshot", "legacy-inject": "snapshot", "policy": "policy", "policy-only": "policy"}
 SEMANTIC_PRESETS = ("hybrid", "active", "passive")
 POLICY_STYLES = ("full", "compact", "custom", "none")
@@ -115,10 +116,10 @@ class PiMemorySettings(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
     data_dir: str | None = Field(default=None, alias="dataDir")
-    memory_char_limit: StrictInt | None = Field(default=None, alias="memoryCharLimit", gt=0, le=1_000_000)
-    user_char_limit: StrictInt | None = Field(default=None, alias="userCharLimit", gt=0, le=1_000_000)
-    project_char_limit: StrictInt | None = Field(default=None, alias="projectCharLimit", gt=0, le=1_000_000)
-    failure_char_limit: StrictInt | None = Field(default=None, alias="failureCharLimit", gt=0, le=1_000_000)
+    memory_char_limit: StrictInt | None = Field(default=None, alias="memoryCharLimit", gt=0, le=MAX_CHAR_LIMIT)
+    user_char_limit: StrictInt | None = Field(default=None, alias="userCharLimit", gt=0, le=MAX_CHAR_LIMIT)
+    project_char_limit: StrictInt | None = Field(default=None, alias="projectCharLimit", gt=0, le=MAX_CHAR_LIMIT)
+    failure_char_limit: StrictInt | None = Field(default=None, alias="failureCharLimit", gt=0, le=MAX_CHAR_LIMIT)
     session_retention_days: StrictInt | None = Field(default=None, alias="sessionRetentionDays", ge=0)
     lock_timeout_seconds: float | None = Field(default=None, alias="lockTimeoutSeconds", gt=0, le=600)
     memory_mode: Literal["snapshot", "policy", "legacy-inject", "policy-only", "hybrid", "active", "passive"] | None \

@@ -22,7 +22,9 @@ log = logging.getLogger(__name__)
 
 def store_usage(memory: Memory, with_entries: bool = False) -> dict[str, dict[str, Any]]:
     """Each curated store: file, name, entries, chars, limit, usage, drift, notice, withheld, and
-    ``notMirrored``: why the search index does not mirror the file (too large), else ``None``."""
+    ``notMirrored``: why the search index does not mirror the file (too large), else ``None``; a team project store
+    that could not be read has ``problem``: what happened, for a person (:mod:`pi_memory.curated.team_problems`).
+    Each store is read once."""
     store = memory.store
     out: dict[str, dict[str, Any]] = {}
     for target in store.targets:
@@ -34,6 +36,10 @@ def store_usage(memory: Memory, with_entries: bool = False) -> dict[str, dict[st
             "entryCount": result.entry_count or 0, "chars": fmt.joined_length(live), "limit": store.limit(target),
             "usage": result.usage, "drift": drift.drift if drift else None, "notice": result.notice,
         }
+        if target == "project" and store.team_project is not None and drift is not None:  # the server's failure,
+            from pi_memory.curated.team_problems import for_person_problem  # for a person: what to do
+
+            info["problem"] = for_person_problem(store.team_project.last_error, store.team_project.url, drift.detail)
         info["overBudget"] = info["chars"] > info["limit"]
         info["notMirrored"] = _not_mirrored(store.path(target), info["entryCount"])
         # a file too large to mirror is not scanned entry by entry here either (6-38 s for 16 MB): its line says

@@ -112,10 +112,12 @@ def store_lines(stores: dict[str, dict[str, Any]]) -> list[str]:
     """The curated stores' usage (``insights.store_usage``), one line each with a bar."""
     lines = []
     for info in stores.values():
-        health = f"  DRIFT: {info['drift']}" if info.get("drift") else ""
+        health = "  COULD NOT BE READ" if info.get("problem") else f"  DRIFT: {info['drift']}" if info.get("drift") else ""
         count = info["entryCount"]
         lines.append(f"{info['name']} {usage_bar(info['chars'], info['limit'])} {info['usage']}, "
                      f"{count} {'entry' if count == 1 else 'entries'}{health}")
+        if info.get("problem"):
+            lines.append(f"  {info['problem']}")
     return lines
 
 
@@ -131,11 +133,13 @@ def status_lines(status: dict[str, Any]) -> list[str]:
     for info in status["stores"].values():
         count = info["entryCount"] or 0
         withheld = info.get("withheld") or 0
-        health = (f"drift: {info['drift']}" if info.get("drift") else
+        health = ("could not be read" if info.get("problem") else f"drift: {info['drift']}" if info.get("drift") else
                   "OVER BUDGET" if info.get("overBudget") else
                   f"{withheld} {'entry' if withheld == 1 else 'entries'} withheld from the prompt (see "
                   "`pi-memory read`)" if withheld else "ok")
         lines.append(f"{info['name']}: {count} {'entry' if count == 1 else 'entries'}, {info['usage']} — {health}")
+        if info.get("problem"):
+            lines.append(f"  {info['problem']}")
         if info.get("notice"):
             lines.append(f"  {for_person(info['notice'])}")
         if info.get("notMirrored"):

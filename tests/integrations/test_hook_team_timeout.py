@@ -1,8 +1,9 @@
 """A team project server that accepts connections and never answers (a real socket on 127.0.0.1) costs a
 session its project part only: a real ``pi-memory hook`` process still answers within its 2 s ceiling with
 MEMORY.md, USER.md, the blocks and the standing instructions, and a line saying the team project memory could
-not be reached; the prompt hook still answers; ``pi-memory snapshot`` waits once and says on standard error
-that the server did not answer in time. A context without the project part is not kept for the next session."""
+not be reached; the prompt hook still answers; ``pi-memory snapshot`` waits a start's START_WAIT_S once and
+says on standard error that the server did not answer in time. A context without the project part is not kept
+for the next session."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import time
 import pytest
 
 from pi_memory.curated.snapshot import snapshot_is_safe
+from pi_memory.curated.team_client import START_WAIT_S
 from team_sockets import team_env, unavailable
 
 CEILING = 4.0
@@ -86,16 +88,22 @@ def test_the_prompt_hook_answers_with_a_hung_team_server(tmp_path, team_socket):
     assert team_socket.held == []  # recall reads the index: the prompt hook does not ask the team server
 
 
-def test_snapshot_waits_once_and_says_why_the_project_part_is_missing(tmp_path, team_socket):
-    env = setup(tmp_path, team_socket.url, timeout=3)
+@pytest.mark.parametrize("timeout", [5, 10])
+def test_snapshot_waits_a_starts_time_once_and_says_why_the_project_part_is_missing(tmp_path, team_socket, timeout):
+    """`pi-memory snapshot` shows what a new session would get: it waited the store's whole timeoutSeconds for a
+    hung server; now a start's START_WAIT_S, once, whatever timeoutSeconds says."""
+    env = setup(tmp_path, team_socket.url, timeout=timeout)
     started = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "pi_memory", "snapshot"], capture_output=True, text=True, env=env,
                           cwd=tmp_path / "proj", timeout=60)
     took = time.monotonic() - started
     assert done.returncode == 0
-    assert took >= 3 and len(team_socket.held) == 1  # one wait of 3 s, not one per read of the stores
-    assert done.stderr == (f"The project part is left out of this snapshot: the team project store 'acme' on "
-                           f"{team_socket.url} did not answer within 3 s, so its entries could not be read. The server may "
-                           "be down or overloaded: retry later (teamProjectStore.timeoutSeconds sets how long "
-                           "pi-memory waits).\n")
+    assert START_WAIT_S <= took < timeout and len(team_socket.held) == 1  # one start's wait, not timeoutSeconds
+    held = team_socket.held_for(0)
+    assert held is not None and START_WAIT_S - 0.5 <= held < START_WAIT_S + 1.0
+    assert done.stderr == (f"The project part is left out of this snapshot (the local stores are shown): the team "
+                           f"project store 'acme' on {team_socket.url} did not answer within 2 s, so its entries could "
+                           "not be read. The server may be down or overloaded. A session start waits only this long "
+                           "for it; `pi-memory read project` asks again with the full "
+                           "teamProjectStore.timeoutSeconds.\n")
     assert "Builds run with make" in done.stdout and unavailable(team_socket.url) in done.stdout

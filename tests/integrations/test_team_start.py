@@ -1,8 +1,10 @@
 """A team project server that accepts connections and never answers (``team_socket``, a real socket on
-127.0.0.1) costs a pi session's start and the MCP server's start :data:`START_WAIT_S`, not the store's
-``timeoutSeconds``: the pi bridge's ``hello`` and its frozen snapshot, and ``pi-memory mcp`` until it reports
-that it started. The snapshot has the local stores and says the project part could not be reached; the tool
-calls after the start wait the full ``timeoutSeconds`` for the team store."""
+127.0.0.1) costs a pi session's start and the MCP server's start :data:`START_WAIT_S` once, not the store's
+``timeoutSeconds``: the pi bridge's ``hello`` waits it, and its frozen snapshot (the first prompt's), asked less
+than :data:`DOWN_WINDOW_S` later, does not wait again (it cost another 2 s); ``pi-memory mcp`` waits it until it
+reports that it started, and its ``memory://snapshot`` then none. The snapshot has the local stores and says the
+project part could not be reached; the tool calls after the start still ask, and wait the full
+``timeoutSeconds`` for the team store."""
 
 from __future__ import annotations
 
@@ -12,13 +14,14 @@ import subprocess
 import sys
 import time
 
-from pi_memory.curated.team_client import START_WAIT_S, TOOL_WAIT_S
+from pi_memory.curated.team_client import DOWN_WINDOW_S, START_WAIT_S, TOOL_WAIT_S
 from pi_memory.integrations.pi.bridge import Bridge
 from team_sockets import team_env, unavailable
 
 TIMEOUT = 5.0  # the store's timeoutSeconds: well above START_WAIT_S, so the two cannot be mistaken
 MARGIN = 1.0  # the cut-off is a timer: thread start-up and a loaded machine's scheduling
 SLACK = 0.5  # the server sees a connection a little after the client opened it (its accept thread)
+AT_ONCE = 0.5  # a start that does not ask the server: building the snapshot from the local files only
 
 
 def read_error(url: str, seconds: float) -> str:
@@ -62,19 +65,19 @@ def test_a_pi_session_starts_within_the_start_wait_and_tool_calls_get_the_timeou
     bridge, hello, text, snapshot = start_bridge(tmp_path)
     try:
         assert START_WAIT_S - 0.05 <= hello < local_hello + START_WAIT_S + MARGIN  # not timeoutSeconds
-        assert START_WAIT_S - 0.05 <= snapshot < START_WAIT_S + MARGIN  # the frozen snapshot asks again, as briefly
-        assert len(team_socket.spans) == 2  # hello's read of the stores, then the snapshot's
-        for i in range(2):
-            held = team_socket.held_for(i)
-            assert held is not None and START_WAIT_S - SLACK <= held < START_WAIT_S + MARGIN
+        assert snapshot < AT_ONCE < START_WAIT_S  # the frozen snapshot, within DOWN_WINDOW_S: not asked again
+        assert len(team_socket.spans) == 1  # hello's read of the stores only
+        held = team_socket.held_for(0)
+        assert held is not None and START_WAIT_S - SLACK <= held < START_WAIT_S + MARGIN
         end = "\n</memory-snapshot>"
         assert text == local_text.replace(end, "\n\n" + unavailable(team_socket.url) + end, 1)
         assert "Builds run with make" in text and "Prefers short answers" in text  # the local stores are there
         started = time.monotonic()
         reply = bridge.call_tool(name="memory_add", arguments={"target": "project", "content": "Tag releases"})
         took = time.monotonic() - started
-        assert TIMEOUT - 0.05 <= took < TIMEOUT + MARGIN
+        assert TIMEOUT - 0.05 <= took < TIMEOUT + MARGIN  # a tool call asks, whatever the start found
         assert reply["isError"] is True and reply["result"]["error"] == write_error(team_socket.url, TIMEOUT)
+        assert len(team_socket.spans) == 2
     finally:
         bridge.shutdown()
 
@@ -123,6 +126,11 @@ def test_the_mcp_server_starts_within_the_start_wait_and_tool_calls_get_the_time
         send(proc, {"id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}})
         send(proc, {"method": "notifications/initialized"})
+        started = time.monotonic()  # the snapshot resource, less than DOWN_WINDOW_S after the start: not asked
+        snap = send(proc, {"id": 3, "method": "resources/read", "params": {"uri": "memory://snapshot"}})
+        assert time.monotonic() - started < AT_ONCE and len(team_socket.spans) == 1
+        text = snap["result"]["contents"][0]["text"]
+        assert unavailable(team_socket.url) in text and "Builds run with make" in text
         reply = send(proc, {"id": 2, "method": "tools/call", "params": {"name": "memory_read",
                                                                          "arguments": {"target": "project"}}})
         assert reply["result"]["isError"] is True
@@ -146,9 +154,59 @@ def test_a_pi_session_start_is_bounded_against_a_dribbling_server_too(tmp_path, 
     in_this_process(monkeypatch, team_env(tmp_path, team_socket.url, TIMEOUT))
     bridge, hello, text, snapshot = start_bridge(tmp_path)
     try:
-        assert START_WAIT_S - 0.05 <= snapshot < START_WAIT_S + MARGIN
+        assert START_WAIT_S - 0.05 <= hello < START_WAIT_S + MARGIN + 2.0  # hello's wait (and the bridge's start)
+        assert snapshot < AT_ONCE  # not asked again: the dribble cost the start one START_WAIT_S
         assert unavailable(team_socket.url) in text and "Builds run with make" in text
+        assert len(team_socket.spans) == 1
         held = team_socket.held_for(0)
         assert held is not None and START_WAIT_S - SLACK <= held < START_WAIT_S + MARGIN + 2 * team_socket.every
     finally:
         bridge.shutdown()
+
+
+def test_the_frozen_snapshot_asks_again_after_the_window(tmp_path, monkeypatch, team_socket):
+    """The window is short: a start past it asks the server again (and waits START_WAIT_S for it)."""
+    from pi_memory.curated import team_client
+
+    assert DOWN_WINDOW_S == 30.0
+    monkeypatch.setattr(team_client, "DOWN_WINDOW_S", 1.0)
+    in_this_process(monkeypatch, team_env(tmp_path, team_socket.url, TIMEOUT))
+    bridge, _hello, _text, snapshot = start_bridge(tmp_path)
+    try:
+        assert snapshot < AT_ONCE and len(team_socket.spans) == 1
+        time.sleep(1.0)
+        started = time.monotonic()
+        text = bridge.snapshot()["text"]  # after a compaction: built again
+        assert START_WAIT_S - 0.05 <= time.monotonic() - started < START_WAIT_S + MARGIN
+        assert len(team_socket.spans) == 2 and unavailable(team_socket.url) in text
+    finally:
+        bridge.shutdown()
+
+
+def test_the_mcp_snapshot_resource_waits_a_start_not_the_timeout(tmp_path, team_socket):
+    """``memory://snapshot`` read the stores with the whole timeoutSeconds: a hung server held it 10 s."""
+    import anyio
+    from mcp import Client
+
+    from pi_memory.curated import MemoryStore
+    from pi_memory.curated.team_client import TeamProjectClient, forget_down
+    from pi_memory.integrations.mcp_server import build_server
+
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "USER.md").write_text("Prefers short answers\n", encoding="utf-8")
+    store = MemoryStore(tmp_path / "data", project_root=tmp_path / "repo",
+                        team_project=TeamProjectClient(team_socket.url, "acme", "team-token", timeout=TIMEOUT))
+    server = build_server(store)  # its start: START_WAIT_S
+    forget_down()  # as if the window had passed
+
+    async def read() -> tuple[str, float]:
+        async with Client(server) as client:
+            started = time.monotonic()
+            result = await client.read_resource("memory://snapshot")
+            return result.contents[0].text, time.monotonic() - started
+
+    text, took = anyio.run(read)
+    assert START_WAIT_S - 0.05 <= took < START_WAIT_S + MARGIN  # not timeoutSeconds (5 s)
+    assert len(team_socket.spans) == 2
+    assert unavailable(team_socket.url, "repo") in text and "Prefers short answers" in text

@@ -343,7 +343,7 @@ def text_arg(text: str) -> str:
 @app.command()
 def read(target: Target, dir: DirOpt = None, json_: JsonOpt = False) -> None:
     """Show the entries of a store (raw, as on disk)."""
-    finish(open_store(dir).read(target.value), json_)
+    finish(open_mem(dir, load=False).store.read(target.value), json_)  # read once (a team store: one request)
 
 
 @app.command()
@@ -385,12 +385,17 @@ def remove(target: Target, old: str, dir: DirOpt = None, json_: JsonOpt = False)
 def snapshot(dir: DirOpt = None, json_: JsonOpt = False) -> None:
     """Print the system-prompt snapshot a new session would get.
 
-    A team project store (teamProjectStore) that cannot be read is left out, and standard error says why."""
-    store = open_store(dir)
-    text = build_snapshot(store, reload=False)  # open_store has just read every store
+    A team project store (teamProjectStore) gets a session start's wait (START_WAIT_S); one that cannot be read
+    in that time is left out, and standard error says why."""
+    from pi_memory.curated.team_client import START_WAIT_S, bounded
+
+    store = open_mem(dir, load=False).store
+    with bounded(store, START_WAIT_S):  # what a new session would get: its start's wait, asked once
+        text = build_snapshot(store)
     drift = store.drift("project") if store.team_project is not None else None
     if drift is not None and drift.drift == "unreadable":
-        err.print(f"The project part is left out of this snapshot: {drift.detail}", markup=False)
+        err.print("The project part is left out of this snapshot (the local stores are shown): "
+                  f"{for_person(drift.detail)}", markup=False)
     if json_ or state.json:
         emit_json({"snapshot": text})
         return
@@ -411,7 +416,7 @@ def status(
     from pi_memory.insights import status_data
     from pi_memory.reports import status_lines
 
-    data = status_data(open_mem(dir), check=check)
+    data = status_data(open_mem(dir, load=False), check=check)  # each store read once, there
     if json_ or state.json:
         emit_json(data)
         return

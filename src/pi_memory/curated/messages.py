@@ -266,6 +266,9 @@ _FOR_PERSON = (
     ("; if the server keeps not answering, tell the user.", "; if the server keeps not answering, tell whoever runs it."),
     ("; tell the user if this repeats: the server", "; if this repeats, the server"),
     (" or a broken one: tell the user.", " or a broken one: tell whoever runs it."),
+    ("memory_read with target 'project' asks again", "`pi-memory read project` asks again"),
+    ("A start waits only this long", "A session start waits only this long"),
+    ("and a start does not wait for it again", "and a session start does not wait for it again"),
 )
 
 

@@ -314,9 +314,8 @@ class MemoryStore:
             self._guard.note(target, key)
             return refused
         try:
-            name = self.names[target]
-            team = target == "project" and self.team_project is not None
-            limit = None if team else self.limits[target]  # a team server keeps its own limits
+            name, team = self.names[target], target == "project" and self.team_project is not None
+            limit = team_client.server_limit(self) if team else self.limits[target]  # too long: refused unscanned
             prepared = [edits.prepare(op, name, edits.where(i, op, single), limit) for i, op in enumerate(operations)]
             if team:  # checked here first: a credential or an injection never leaves for the server
                 return team_client.apply(self, prepared, key)
@@ -446,12 +445,14 @@ class MemoryStore:
 
     def refuse_invalid(self, target: str, error: str, arguments: dict | None = None) -> MemoryResult:
         """A tool call whose ``arguments`` failed validation (``error``): counted like a refused mutation of
-        that call, answered with the current entries so the model can correct itself."""
+        that call, answered with the current entries so the model can correct itself (a team project store's as
+        this store last read them: nothing is sent to its server)."""
         key = invalid_key(error, arguments)
         if repeats := self._guard.failures(target, key):
             return msg.retry_limit(target, self.names[target], repeats)
         self._guard.note(target, key)
-        self._load(target)
+        if target != "project" or self.team_project is None:  # a team store: its entries as last read, without
+            self._load(target)  # asking the server (an invalid call is answered at once, whatever the server does)
         return self._current(target, "invalid_arguments", error)
 
     def _invalid_target(self, target: str) -> MemoryResult:

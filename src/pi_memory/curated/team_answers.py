@@ -182,6 +182,15 @@ def not_asked(name: str, bound: str = "start") -> str:
     return f"the {name} was not asked: the time {what} allows for the team server had run out."
 
 
+def not_asked_again(name: str, waited: float | None, window: float) -> str:
+    """The error of a start's request left out because the team server was found down (``waited``: it did not
+    answer within that many seconds; ``None``: it could not be reached) less than ``window`` seconds ago."""
+    what = f"did not answer within {waited:g} s" if waited is not None else "could not be reached"
+    return (f"the {name} was not asked: it {what} less than {window:g} s ago, and a start does not wait for it "
+            "again that soon, so its entries could not be read. memory_read with target 'project' asks again with "
+            "the full teamProjectStore.timeoutSeconds.")
+
+
 def unavailable(name: str) -> str:
     """The line a session's memory snapshot has in place of a team project store that could not be read."""
     return (f"[The {name} could not be reached when this session started, so its entries are missing here. They "
@@ -200,5 +209,5 @@ def plain_http_refusal(url: str, token: str | None, allowed: bool) -> str | None
             "address, or set \"insecureHttp\": true there when a trusted network or tunnel protects the traffic.")
 
 
-__all__ = ["SERVER_WORDS_CHARS", "entry_list", "no_answer", "not_asked", "plain_http_refusal", "result_fields",
-           "server_words", "unavailable"]
+__all__ = ["SERVER_WORDS_CHARS", "entry_list", "no_answer", "not_asked", "not_asked_again", "plain_http_refusal",
+           "result_fields", "server_words", "unavailable"]

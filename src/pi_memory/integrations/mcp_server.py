@@ -3,7 +3,8 @@
 Run with ``pi-memory mcp`` (stdio). Tools carry annotations (read-only / destructive / idempotent) and
 structured output (the :class:`MemoryResult` schema); a refused write is ``isError: true`` with the same
 structured result, so a client sees both the reason and the current entries. Resource ``memory://snapshot``
-is the fenced snapshot a host would put in its system prompt; ``memory://status`` (when the server has a
+is the fenced snapshot a host would put in its system prompt (a team project store gets a start's
+:data:`~pi_memory.curated.team_client.START_WAIT_S` to answer for it); ``memory://status`` (when the server has a
 session) is JSON: ``{"dataDir", "semantic", "worker": AgentSession.status()}``.
 
 Background work (:func:`serve_stdio`): the server is one :class:`pi_memory.session.AgentSession`, so it runs
@@ -93,7 +94,8 @@ def build_server(memory: Memory | MemoryStore, session: AgentSession | None = No
         mime_type="text/plain",
     )
     def snapshot() -> str:
-        return build_snapshot(store)
+        with bounded(store, START_WAIT_S):  # what a host puts in a starting session: a start's wait at most
+            return build_snapshot(store)
 
     if session is not None:
 
