@@ -14,7 +14,9 @@ import subprocess
 import sys
 import time
 
-from pi_memory.curated.team_client import DOWN_WINDOW_S, START_WAIT_S, TOOL_WAIT_S
+import pytest
+
+from pi_memory.curated.team_client import DOWN_WINDOW_S, START_WAIT_S, TOOL_WAIT_S, forget_down
 from pi_memory.integrations.pi.bridge import Bridge
 from team_sockets import team_env, unavailable
 
@@ -98,6 +100,29 @@ def test_a_pi_tool_call_waits_less_than_the_extension_gives_a_request(tmp_path, 
             f"the team project store 'acme' on {team_socket.url} did not answer within {TOOL_WAIT_S:g} s, so its "
             "entries could not be read. The server may be down or overloaded. A tool call in pi waits at most this "
             "long, so that pi does not give up on pi-memory; retry later.")
+    finally:
+        bridge.shutdown()
+
+
+@pytest.mark.parametrize(("name", "args"), [("memory", "status"), ("status", ""), ("memory", "")])
+def test_a_pi_command_waits_less_than_the_extension_gives_a_request(tmp_path, monkeypatch, team_socket, name, args):
+    """`/memory status` against a hung team server waited the full timeoutSeconds (10 s by default: the extension's
+    own limit for a request, after which pi marks the bridge dead). A command and the status sent with its reply
+    now end at TOOL_WAIT_S together."""
+    in_this_process(monkeypatch, team_env(tmp_path, team_socket.url, 10))
+    bridge, _hello, _text, _snapshot = start_bridge(tmp_path)
+    try:
+        forget_down()  # as after DOWN_WINDOW_S: the command asks the server again
+        started = time.monotonic()
+        reply = bridge.command(name=name, args=args)
+        took = time.monotonic() - started
+        assert TOOL_WAIT_S - 0.05 <= took < TOOL_WAIT_S + MARGIN < 10
+        assert "Traceback" not in reply["text"] and reply["status"]["memoryEntries"] == 1
+        if (name, args) != ("memory", ""):  # status: the store's line says why, for a person
+            assert (f"  The team server at {team_socket.url} did not answer within {TOOL_WAIT_S:g} s (a pi command "
+                    "waits at most that long, so that pi does not give up on pi-memory). It may be down or "
+                    "overloaded: check that it runs and that this machine can reach it, then run `pi-memory status` "
+                    "again.") in reply["text"].splitlines()
     finally:
         bridge.shutdown()
 

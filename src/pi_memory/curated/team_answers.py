@@ -148,8 +148,8 @@ def _refusal(code: str, name: str, operations: list[Any], findings: list[str], u
 
 def no_answer(name: str, seconds: float, method: str, bound: str | None = None) -> str:
     """The error of a request the team server did not answer (or not to its end) within ``seconds``; ``bound``:
-    those seconds were a start's share (``"start"``) or a pi tool call's (``"tool"``, :func:`.team_client.bounded`),
-    not teamProjectStore.timeoutSeconds."""
+    those seconds were a start's share (``"start"``), a pi tool call's (``"tool"``) or a pi command's (``"command"``,
+    :func:`.team_client.bounded`), not teamProjectStore.timeoutSeconds."""
     if method == "GET" and bound == "start":
         return (f"the {name} did not answer within {seconds:g} s, so its entries could not be read. The server "
                 "may be down or overloaded. A start waits only this long for it; memory_read with target "
@@ -158,6 +158,10 @@ def no_answer(name: str, seconds: float, method: str, bound: str | None = None) 
         return (f"the {name} did not answer within {seconds:g} s, so its entries could not be read. The server "
                 "may be down or overloaded. A tool call in pi waits at most this long, so that pi does not give "
                 "up on pi-memory; retry later.")
+    if method == "GET" and bound == "command":
+        return (f"the {name} did not answer within {seconds:g} s, so its entries could not be read. The server "
+                "may be down or overloaded. A pi command waits at most this long, so that pi does not give up on "
+                "pi-memory; run it again later.")
     if method == "GET":
         return (f"the {name} did not answer within {seconds:g} s, so its entries could not be read. The server "
                 "may be down or overloaded: retry later (teamProjectStore.timeoutSeconds sets how long pi-memory "

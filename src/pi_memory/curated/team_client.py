@@ -89,12 +89,13 @@ class TeamProjectError(RuntimeError):
     says which. ``kind``: why, in one word (see :data:`_NO_SERVER` and the comment above it); ``waited``: the
     seconds it was given, when it did not answer in time; ``status``: the HTTP status of an error answer;
     ``connected``: whether a connection was made before the time ran out (``False``: the host name did not
-    resolve in time or the connection was not accepted)."""
+    resolve in time or the connection was not accepted); ``bound``: what gave it less than timeoutSeconds
+    (``"start"``, ``"tool"``, ``"command"``: :func:`bounded`), ``None`` when it had them all."""
 
     def __init__(self, message: str, waited: float | None = None, kind: str = "answer", status: int | None = None,
-                 connected: bool = True) -> None:
+                 connected: bool = True, bound: str | None = None) -> None:
         super().__init__(message)
-        self.waited, self.kind, self.status, self.connected = waited, kind, status, connected
+        self.waited, self.kind, self.status, self.connected, self.bound = waited, kind, status, connected, bound
 
 
 class TeamProjectClient:
@@ -157,7 +158,7 @@ class TeamProjectClient:
             if cutoff.fired or isinstance(exc, httpx.TimeoutException):  # whatever a cut socket raised
                 bound = self.bound_for if wait < self.timeout else None  # a start's or a tool call's time (bounded)
                 self._late = TeamProjectError(no_answer(self.name, round(wait, 2), method, bound), waited=round(wait, 2),
-                                              kind="timeout", connected=cutoff.connected)
+                                              kind="timeout", connected=cutoff.connected, bound=bound)
                 raise self._late from exc
             if not isinstance(exc, httpx.HTTPError):
                 raise

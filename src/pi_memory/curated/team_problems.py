@@ -16,6 +16,9 @@ from pi_memory.curated.messages import for_person
 from pi_memory.safety.urls import redact_url
 
 _AGAIN = "then run `pi-memory status` again"
+_BOUNDS = {"start": "a session's start waits at most that long for it", "tool": "a tool call in pi waits at most that "
+           "long, so that pi does not give up on pi-memory", "command": "a pi command waits at most that long, so that "
+           "pi does not give up on pi-memory"}  # less than teamProjectStore.timeoutSeconds (team_client.bounded)
 _HTTP = {
     401: ("it did not accept the token. Check the token in $PI_MEMORY_SERVER_TOKEN (or the variable "
           "teamProjectStore.tokenEnv names)"),
@@ -38,6 +41,9 @@ def for_person_problem(error: Any, url: str, fallback: str | None = None) -> str
             return (f"The team server at {shown} could not be connected to within {waited} s: its host name did "
                     "not resolve in time, or nothing accepted the connection. Check the host name in "
                     f"teamProjectStore.url and this machine's network, {_AGAIN}.")
+        if (why := _BOUNDS.get(getattr(error, "bound", None) or "")) is not None:
+            return (f"The team server at {shown} did not answer within {waited} s ({why}). It may be down or "
+                    f"overloaded: check that it runs and that this machine can reach it, {_AGAIN}.")
         return (f"The team server at {shown} did not answer within {waited} s (teamProjectStore.timeoutSeconds). "
                 "It may be down or overloaded: check that it runs and that this machine can reach it, "
                 f"{_AGAIN}. If it is only slow, raise teamProjectStore.timeoutSeconds.")

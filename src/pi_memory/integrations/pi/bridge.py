@@ -297,8 +297,11 @@ class Bridge(LearningMethods):
         else:
             self._ensure_open()
             session = self.session
-        reply = commands.run(session, name, args, data if isinstance(data, dict) else {})
-        reply["status"] = self._safe_status()
+        from pi_memory.curated.team_client import TOOL_WAIT_S, bounded
+
+        with bounded(self.store, TOOL_WAIT_S, bound_for="command"):  # one wait for the command and its status,
+            reply = commands.run(session, name, args, data if isinstance(data, dict) else {})  # under the
+            reply["status"] = self._safe_status()  # extension's 10 s a request: as a tool call's
         return reply
 
     def begin_turn(self, **_: Any) -> dict[str, Any]:
