@@ -109,7 +109,8 @@ class TeamProjectClient:
         self.url, self.project, self.timeout = url.rstrip("/"), project, timeout
         self.refusal = plain_http_refusal(self.url, token, insecure_http)  # set: no request is sent
         self.deadline: float | None = None  # time.monotonic() after which nothing is asked (:func:`bounded`)
-        self.bound_for = "start"  # what set that deadline: "start" or "tool" (the words of a cut-off request)
+        self.bound_for = "start"  # what set that deadline: "start", "tool" or "command" (the words of a cut-off
+        self.bound_seconds = 0.0  # request) and the seconds it gave in all (what a cut-off says it waited)
         self._late: TeamProjectError | None = None  # the last request that was not answered in time
         self.last_error: TeamProjectError | None = None  # why the last request failed (None: it was answered)
         headers = {"Authorization": f"Bearer {token}"} if token and not self.refusal else {}
@@ -157,7 +158,8 @@ class TeamProjectClient:
         except Exception as exc:
             if cutoff.fired or isinstance(exc, httpx.TimeoutException):  # whatever a cut socket raised
                 bound = self.bound_for if wait < self.timeout else None  # a start's or a tool call's time (bounded)
-                self._late = TeamProjectError(no_answer(self.name, round(wait, 2), method, bound), waited=round(wait, 2),
+                waited = round(self.bound_seconds if bound else wait, 2)  # a bound's whole wait, not what was left
+                self._late = TeamProjectError(no_answer(self.name, waited, method, bound), waited=waited,
                                               kind="timeout", connected=cutoff.connected, bound=bound)
                 raise self._late from exc
             if not isinstance(exc, httpx.HTTPError):
@@ -344,12 +346,13 @@ def bounded(store: Any, seconds: float | None, latest: float | None = None, boun
     if team is None or not ends:
         yield
         return
-    before = team.deadline, team._late, team.bound_for
+    before = team.deadline, team._late, team.bound_for, team.bound_seconds
     team.deadline, team._late, team.bound_for = min(ends), None, bound_for
+    team.bound_seconds = min(ends) - time.monotonic()
     try:
         yield
     finally:
-        team.deadline, team._late, team.bound_for = before
+        team.deadline, team._late, team.bound_for, team.bound_seconds = before
 
 
 def _count(value: Any) -> int:
