@@ -266,3 +266,14 @@ def test_a_session_saves_the_standing_correction_and_not_the_chit_chat(agent, pr
     assert session.memory.store.read("failure").entries == [
         "[correction] Never use sudo in scripts — Failed: User corrected the agent in project repo"]
     session.shutdown()
+
+
+@pytest.mark.parametrize("text", ["no no no " * 5000, "Nein. " * 5000, "no, " * 10000 + "use uv", "不对。" * 10000])
+def test_a_long_run_of_openers_is_decided_in_linear_time(text):
+    """"no no no ..." (45,000 characters) took minutes: each count of openers was tried again, each with a scan of
+    the sentence."""
+    import time
+
+    start = time.perf_counter()
+    RULES.detect(text)
+    assert time.perf_counter() - start < 5

@@ -89,8 +89,11 @@ _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _QUOTED = re.compile(r"^\s*>.*$", re.MULTILINE)
 _SENTENCE_END = re.compile(r"[.!?;](?=\s|$)|\n|[。！？；]")  # "src/app.py" and "os.path" end no sentence
 _LESSON_END = re.compile(r"[.!?](?=\s|$)|[。！？]")  # a lesson runs on over ";" ("never commit to main; open a PR")
-_START = (r"(?:^|(?<=[.!?;]\s)|(?<=\n)|(?<=[。！？；]))\s*"
-          rf"(?:(?:{_LEADS}|actually|and|but|also|so|ok|okay|hey|oh|btw)\b\W*)*")
+_SENTENCE = r"(?:^|(?<=[.!?;]\s)|(?<=\n)|(?<=[。！？；]))\s*"
+# within its sentence: "no. no. no. ..." is not read as one run of openers from each of its sentences
+_OPENER = (rf"(?:(?:no+|nope|wrong|{langs.LEAD_WORDS}|actually|and|but|also|so|ok|okay|hey|oh|btw)\b"
+           r"[^\w.!?;\n。！？；]*)")
+_START = _SENTENCE + _OPENER + "*"
 _IN_SENTENCE = r"(?:[^.!?;\n。！？；]|[.!?;](?!\s|$))"
 _WORD = re.compile(r"[\w][\w'-]*")
 _REDACTED = re.compile(r"\[REDACTED:[^\]]*\]")
@@ -101,7 +104,8 @@ _STANDING = re.compile(  # "from now on, always run ruff": a time marker, then "
     r"(?:(?:don'?t|do\s+not|never)(?:\s+ever)?|always|stop)\s+"
     rf"|(?:please\s+)?{_TIME},?\s+(?:please\s+)?{_YOU_SHOULD}?|(?=prefer\s|avoid\s))(?P<verb>[a-z]+)",
     re.IGNORECASE)
-_REJECTS = re.compile(_START + r"(?:please\s+)?(?P<verb>[^\W\d_]+)" + _IN_SENTENCE
+# possessive: a long run of openers ("no no no ...") is not tried again with fewer, each time scanning the sentence
+_REJECTS = re.compile(_SENTENCE + _OPENER + r"*+(?:please\s+)?(?P<verb>[^\W\d_]++)" + _IN_SENTENCE
                       + rf"*?(?:,\s*not\b|\binstead\s+of\b|\brather\s+than\b|{langs.REJECTS})", re.IGNORECASE)
 _AFTER_LEAD = re.compile(
     rf"^\W*(?:(?:{_LEADS})\W+)*(?:(?:please|just|then)\s+|{langs.FILLERS})*"
