@@ -15,7 +15,7 @@ from pi_memory.curated.entries import printable
 from pi_memory.curated.messages import for_person
 from pi_memory.index import describe_repair
 from pi_memory.shown_text import shown
-from pi_memory.standing import LISTED_RULES, MAX_CHARS, MAX_RULES, PinResult, given
+from pi_memory.standing import LISTED_RULES, MAX_CHARS, MAX_RULES, PinResult, duplicates, fitting, given
 
 BAR_WIDTH = 20
 
@@ -42,7 +42,8 @@ def pin_lines(result: PinResult, enabled: bool = True) -> list[str]:
     """A pin command's outcome and, when it went through, the rules after it: the first
     :data:`~pi_memory.standing.LISTED_RULES` (the agent is given no more), each redacted and escaped, with what
     the agent gets of it when that is not the rule as shown (withheld, credential redacted:
-    :func:`pi_memory.standing.given`, the prompt's own check), and how many more the file holds. A refusal is
+    :func:`pi_memory.standing.given`, the prompt's own check), whether it repeats an earlier rule
+    (:func:`pi_memory.standing.duplicates`), and how many more the file holds. A refusal is
     its one line: the rules did not change (``pin list`` shows them)."""
     if not result.success:
         return [f"refused: {shown(result.error or '', MAX_CHARS)}"]
@@ -52,6 +53,7 @@ def pin_lines(result: PinResult, enabled: bool = True) -> list[str]:
         lines.append(f"Standing instructions ({len(rules):,}/{MAX_RULES} rules, "
                      f"{result.chars:,}/{MAX_CHARS:,} chars):")
         found = {n: (threats, secrets) for n, threats, secrets in given(rules)}
+        repeats = duplicates(rules)
         for i, rule in enumerate(rules[:LISTED_RULES], 1):
             lines.append(f"  {i}. {shown(rule, MAX_CHARS)}")
             threats, secrets = found.get(i, ((), ()))
@@ -63,6 +65,9 @@ def pin_lines(result: PinResult, enabled: bool = True) -> list[str]:
                 lines.append(f"     credential redacted ({', '.join(secrets)})"
                              + ("" if threats else ": the agent gets the rule as shown here")
                              + "; write where the secret lives instead")
+            if i in repeats:  # the prompt gives every rule within the caps, a repeated one too
+                twice = " the agent is given it twice;" if i <= fitting(rules) else ""
+                lines.append(f"     duplicate of rule {repeats[i]} (the same text):{twice} pin remove {i}")
         if len(rules) > LISTED_RULES:
             lines.append(more_rules_line(len(rules) - LISTED_RULES, result.path))
     else:

@@ -340,6 +340,18 @@ class Memory:
         model.close()
         return None
 
+    def _learning_budget_left(self) -> int | None:
+        """Tokens left of today's learning budget (``None``: not known): whether an overflow can be consolidated."""
+        from pi_memory.learning import log as jlog
+
+        if self.learning is None:
+            return None
+        try:
+            spent = jlog.spent_today(jlog.open_log(self.index()))
+        except Exception:  # noqa: BLE001 - a hint for the refusal's wording only
+            return None
+        return max(0, self.learning.jobs.daily_token_budget - spent)
+
     def _overflow_learner(self):
         from pi_memory.index import open_index
 
@@ -426,4 +438,5 @@ def _open_learning(memory: Memory, cwd: Path) -> None:
         from pi_memory.learning.overflow import OverflowHandler
 
         memory.store.on_overflow = OverflowHandler(strategy, memory.learning.overflow_grace_ms,
-                                                   memory._overflow_learner, model_status=memory._no_model)
+                                                   memory._overflow_learner, model_status=memory._no_model,
+                                                   budget_left=memory._learning_budget_left)

@@ -99,3 +99,28 @@ def test_a_refused_pin_add_is_one_line_and_reprints_nothing(data: Path) -> None:
     (data / "STANDING.md").write_text("- never push to main\n", encoding="utf-8")
     assert pin(data, "add", "NEVER push to main").stderr.splitlines() == [
         "refused: That instruction is already pinned; nothing was changed."]
+
+
+@pytest.mark.parametrize(("lines", "repeats"), [
+    # the same rule again, as a hand edit writes it: another bullet, another case, other spacing
+    (["- Always run the tests", "* always  run the TESTS", "Use uv for Python"], {2: 1}),
+    (["1. Never push to main", "- Use uv", "- Never push to main", "+ never push to main"], {3: 1, 4: 1}),
+    (["- Use uv", "- Use uv for Python", "- Use uv."], {}),  # different rules, however alike
+])
+def test_a_rule_that_repeats_another_is_marked(data: Path, lines: list[str], repeats: dict[int, int]) -> None:
+    """A hand-written STANDING.md held the same rule twice; `pin list` showed both with nothing said, while
+    `pin add` refuses the same text as a duplicate."""
+    (data / "STANDING.md").write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    out = pin(data, "list").stdout.splitlines()
+    marks = [(out[i - 1].split(".", 1)[0].strip(), line) for i, line in enumerate(out) if line.startswith("     ")]
+    assert marks == [(str(n), f"     duplicate of rule {first} (the same text): the agent is given it twice; pin "
+                      f"remove {n}") for n, first in repeats.items()]
+    listed = json.loads(pin(data, "list", "--json").stdout)
+    assert listed["duplicates"] == [{"rule": n, "of": first} for n, first in repeats.items()]
+
+
+def test_a_repeat_past_the_caps_is_marked_without_saying_the_agent_gets_it(data: Path) -> None:
+    long = "x" * 1_990
+    (data / "STANDING.md").write_text(f"- Use uv\n- {long}\n- use UV\n", encoding="utf-8")
+    out = pin(data, "list").stdout.splitlines()
+    assert out[3:5] == ["  3. use UV", "     duplicate of rule 1 (the same text): pin remove 3"]

@@ -10,6 +10,7 @@ the job report (``{"success", "jobId", "kind", "outcome", "message", "dryRun", "
 from __future__ import annotations
 
 import enum
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -71,8 +72,9 @@ def _finish(report, as_json: bool) -> None:
 
 
 def _print_write(w: dict, prefix: str = "") -> None:
-    # Redacted by the log; a hand-edited entry may still hold control characters: shown as \xNN, never run.
-    before, after = printable(w["before"] or ""), printable(w["after"] or "")
+    # As Write.to_dict shows them: redacted, a hostile entry as its blocked marker (in a person's words here); a
+    # hand-edited entry may still hold control characters: shown as \xNN, never run.
+    before, after = (printable(_blocked_for_person(w[k] or "")) for k in ("before", "after"))
     if w["action"] == "add":
         out.print(f"  {prefix}add to {w['store']}: {after}", markup=False)
     elif w["action"] == "remove":
@@ -82,6 +84,15 @@ def _print_write(w: dict, prefix: str = "") -> None:
                   markup=False)
     else:
         out.print(f"  {prefix}replace in {w['store']}: {before}\n    -> {after}", markup=False)
+
+
+_MARKER = re.compile(r"^\[BLOCKED: .*?threat pattern\(s\): (?P<ids>[\w, ]+)\..* Ref (?P<ref>[0-9a-f]{8})\.\]$", re.DOTALL)
+
+
+def _blocked_for_person(text: str) -> str:
+    """A write's entry that a blocked marker stands for (its words are a model's), in a person's words."""
+    m = _MARKER.match(text)
+    return f"[blocked: an entry matching threat pattern(s) {m['ids']}, not shown; Ref {m['ref']}]" if m else text
 
 
 @learning_app.command("log")

@@ -137,6 +137,12 @@ def parse_failure_entry(text: str) -> MirrorEntry:
     return MirrorEntry(text, category=m.group("cat"), failure_reason=reason)
 
 
+def mirror_content(entry: str) -> str:
+    """The content the mirror keeps of a store entry (stripped, credentials redacted): what its row is found by
+    (a hit count, a last use)."""
+    return redact_text(entry.strip())
+
+
 def _normalise(entries: Sequence[str | MirrorEntry], target: str) -> list[MirrorEntry]:
     seen: set[str] = set()
     out = []
@@ -145,7 +151,7 @@ def _normalise(entries: Sequence[str | MirrorEntry], target: str) -> list[Mirror
             entry = parse_failure_entry(item) if target == "failure" else MirrorEntry(item)
         else:
             entry = item
-        content = redact_text(entry.content.strip())
+        content = mirror_content(entry.content)
         if content and content not in seen:
             seen.add(content)
             reason = redact_text(entry.failure_reason) if entry.failure_reason else entry.failure_reason

@@ -100,13 +100,19 @@ def _after(store: MemoryStore, target: str, ops: list[PlannedOp]) -> list[str]:
 
 
 def usage_signals(learner: Learner, target: str) -> dict[str, tuple[int, str | None]]:
-    """entry -> (hit count, last used) from the index's memories mirror; ``{}`` when it has none."""
+    """entry -> (hit count, last used) of the entries of ``target`` (this project's, for ``project``), from the
+    index's memories mirror; ``{}`` when it has none. The mirror keeps an entry with its credentials redacted
+    (:func:`pi_memory.index.mirror.mirror_content`), so an entry is looked up in that form, not as written."""
+    from pi_memory.index.mirror import mirror_content
+
+    store = learner.store
+    project = store.project_id if target == "project" else None
     try:
         rows = learner.conn.execute(
-            "SELECT content, hit_count, last_used FROM memories WHERE target = ? AND source = 'markdown'", (target,)
-        ).fetchall()
+            "SELECT content, hit_count, last_used FROM memories WHERE target = ? AND source = 'markdown' AND "
+            "ifnull(project, '') = ifnull(?, '')", (target, project)).fetchall()
     except Exception:  # noqa: BLE001 - signals are tie-breakers only
         return {}
-    return {r[0]: (int(r[1] or 0), r[2]) for r in rows}
-
-
+    found = {r[0]: (int(r[1] or 0), r[2]) for r in rows}
+    entries = store.entries(target) if target in store.targets else []
+    return {e: found[key] for e in entries if (key := mirror_content(e)) in found}

@@ -1,7 +1,10 @@
 """The word lists of the correction rules (:mod:`.corrections`): which verbs direct, which words name nothing,
-which phrases only the conversation explains. English only: a message in another language is not captured."""
+which phrases only the conversation explains. English here; German, Spanish, French, Russian and Chinese in
+:mod:`.correction_languages` (their verbs join the directive words below). Another language is not captured."""
 
 from __future__ import annotations
+
+from pi_memory.learning import correction_languages as _langs
 
 # Verbs a lesson directs with ("use pnpm", "never run ...", "stop adding ..."); ``correctionDirectiveWords``.
 DEFAULT_DIRECTIVES = (
@@ -14,6 +17,7 @@ DEFAULT_DIRECTIVES = (
     "sort", "split", "switch", "stick", "depend", "rely", "assume", "guess", "invent", "stage", "squash", "amend",
     "generate", "vendor", "lint", "type", "annotate", "declare", "define", "expose", "send", "share", "post",
     "publish", "release", "tag", "trust", "check",
+    *_langs.all_verbs(),
 )
 
 # Words that name nothing on their own: a lesson made only of these (and directive verbs) is vague.
@@ -29,7 +33,7 @@ said say says told tell telling asked ask meant mean wanted want wrote thought t
 again time times more less much many few lot lots bit kind sort well back first second last next better best
 thanks thank going ahead continue
 """
-FUNCTION_WORDS = frozenset(_FUNCTION.split())
+FUNCTION_WORDS = frozenset(_FUNCTION.split()) | _langs.FUNCTION_WORDS
 
 # Credential nouns: a lesson of nothing else besides a redacted value is a secret, not a lesson.
 CREDENTIAL_WORDS = frozenset({"key", "keys", "apikey", "token", "tokens", "password", "passwords", "passwd",
@@ -38,7 +42,7 @@ CREDENTIAL_WORDS = frozenset({"key", "keys", "apikey", "token", "tokens", "passw
 
 # After a weak lead ("no, ..."), these make the instruction a one-off, not a standing lesson.
 ONE_OFF = (r"\bagain\b", r"\b(?<!from )now\b", r"\bthis\s+time\b", r"\bfor\s+now\b", r"\bright\s+away\b",
-           r"\bfor\s+this\s+one\b")
+           r"\bfor\s+this\s+one\b", *_langs.ONE_OFF)
 
 # Default negative patterns: phrases only the conversation explains ("the second approach you suggested").
 CONTEXT_NEGATIVE = (
@@ -50,4 +54,5 @@ CONTEXT_NEGATIVE = (
     r"\b(as|like)\s+(before|earlier|above|i\s+said)\b",
     r"\bthe\s+above\b",
     r"\bgo\s+back\b",
+    *_langs.CONTEXT,
 )

@@ -12,10 +12,16 @@ empty list meaning none):
 * strong patterns: "I said" / "I told you" at the start, "we already discussed", "that's not what I" at the start;
 * standing corrections (in code; their verbs are the directive words): a sentence that starts with "don't",
   "do not", "never" or "always" and a directive verb ("Never use sudo in scripts"), "stop" and a verb's -ing form
-  ("stop using npm"), "from now on" / "going forward" / "in future" and a directive verb, or a directive verb and
-  an alternative it rejects ("use pnpm, not npm", "use X instead of Y", "rather than");
+  ("stop using npm"), "from now on" / "going forward" / "in future" and a directive verb or such a start ("from
+  now on, always run ruff"), "you should always ..." / "you must never ...", or a directive verb and an
+  alternative it rejects ("use pnpm, not npm", "use X instead of Y", "rather than");
+* the same in German, Spanish, French, Russian and Chinese (:mod:`.correction_languages`): their openers ("nein,",
+  "нет,", "不对，") as weak patterns, their verbs as directive words, their standing markers before or after the
+  verb ("nunca uses", "nimm immer", "n'utilise jamais", "никогда не используй", "以后都用") and their chit-chat as
+  negative patterns; a word after "no" that is a sentence's subject ("No, test is failing") is no verb;
 * weak patterns: a message starting with "no", "nope", "wrong", "actually" or "stop" followed by punctuation or
-  a space, or with "wrong <a few words>," ("wrong file, use src/app.py"); they trigger only when what follows
+  a space (a dash after it is no part of the lesson: "no - use uv" saves "Use uv"), or with "wrong <a few
+  words>," ("wrong file, use src/app.py"); they trigger only when what follows
   starts with a directive verb (optionally after "please", "just", "don't", "never", "always", "you should", "we
   always"...), and not for a one-off ("run the tests again", "for now", "this time").
 
@@ -38,6 +44,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from pi_memory.learning import correction_languages as langs
 from pi_memory.learning.correction_words import (
     CONTEXT_NEGATIVE,
     CREDENTIAL_WORDS,
@@ -56,6 +63,7 @@ DEFAULT_NEGATIVE = (
     r"\b(as\s+you\s+see\s+fit|up\s+to\s+you|your\s+(call|choice)|whatever\s+you\s+(think|prefer|want|like|choose)|"
     r"(either|any)\s+(way|one|option)\s+(is|works)|i\s+don'?t\s+mind|doesn'?t\s+matter|feel\s+free)\b",
     *CONTEXT_NEGATIVE,
+    *langs.NEGATIVE,
 )
 DEFAULT_STRONG = (
     r"^\s*i\s+(said|told\s+you)\b",
@@ -66,35 +74,61 @@ DEFAULT_WEAK = (
     r"^\s*(no|wrong|actually|stop)[\s,.!:;-]",
     r"^\s*(nope|no{2,})[\s,.!:;-]",
     r"^\s*(wrong|not\s+the\s+right)\s+[\w./-]+(\s+[\w./-]+){0,2}\s*[,:;!-]",
+    *langs.DEFAULT_WEAK,
 )
 REASON = "User corrected the agent"
 
-_LEAD = re.compile(r"^\s*(?:(?:no+|nope|nah|wrong|stop)(?:\s*[,.!:;-]+|\s+(?=(?:no+|nope)\b))\s*"
+_LEADS = r"no+|nope|nah|wrong|stop|" + langs.LEAD_WORDS
+_PUNCT = ",.!:;\\-\u2013\u2014，。！：；、"  # "no - use uv", "no — use uv", "不对，用 uv"
+_LEAD = re.compile(rf"^\s*(?:(?:{_LEADS})(?:\s*[{_PUNCT}]+|\s+(?=(?:no+|nope)\b))\s*|[{_PUNCT}]+\s*"
                    r"|actually\b[\s,.!:;-]*|(?:and|but|also|so|oh|ok|okay|hey|btw)\s*,?\s+)+", re.IGNORECASE)
-_LEAD_ONLY = re.compile(r"^\s*(?:no+|nope|wrong|actually|stop)\W*$", re.IGNORECASE)
-_THANKS = re.compile(r"[\s,;:-]*\b(?:thanks|thank\s+you|thx|ty|please|pls)\b[\s.!]*$", re.IGNORECASE)
+_LEAD_ONLY = re.compile(rf"^\s*(?:{_LEADS}|actually)\W*$", re.IGNORECASE)
+_THANKS = re.compile(rf"[\s,;:，-]*\b(?:thanks|thank\s+you|thx|ty|please|pls|{langs.THANKS})\b[\s.!。！]*$",
+                     re.IGNORECASE)
 _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _QUOTED = re.compile(r"^\s*>.*$", re.MULTILINE)
-_SENTENCE_END = re.compile(r"[.!?;](?=\s|$)|\n")  # "src/app.py" and "os.path" end no sentence
-_LESSON_END = re.compile(r"[.!?](?=\s|$)")  # a lesson runs on over ";" ("never commit to main; open a PR")
-_START = r"(?:^|(?<=[.!?;]\s)|(?<=\n))\s*(?:(?:no+|nope|wrong|actually|and|but|also|so|ok|okay|hey|oh|btw)\b\W*)*"
-_IN_SENTENCE = r"(?:[^.!?;\n]|[.!?;](?!\s|$))"
+_SENTENCE_END = re.compile(r"[.!?;](?=\s|$)|\n|[。！？；]")  # "src/app.py" and "os.path" end no sentence
+_LESSON_END = re.compile(r"[.!?](?=\s|$)|[。！？]")  # a lesson runs on over ";" ("never commit to main; open a PR")
+_SENTENCE = r"(?:^|(?<=[.!?;]\s)|(?<=\n)|(?<=[。！？；]))\s*"
+# within its sentence: "no. no. no. ..." is not read as one run of openers from each of its sentences
+_OPENER = (rf"(?:(?:no+|nope|wrong|{langs.LEAD_WORDS}|actually|and|but|also|so|ok|okay|hey|oh|btw)\b"
+           r"[^\w.!?;\n。！？；]*)")
+_START = _SENTENCE + _OPENER + "*"
+_IN_SENTENCE = r"(?:[^.!?;\n。！？；]|[.!?;](?!\s|$))"
 _WORD = re.compile(r"[\w][\w'-]*")
 _REDACTED = re.compile(r"\[REDACTED:[^\]]*\]")
-_STANDING = re.compile(
-    _START + r"(?P<marker>(?:please\s+)?(?:(?:don'?t|do\s+not|never)(?:\s+ever)?|always|stop|from\s+now\s+on,?|"
-    r"going\s+forward,?|in\s+(?:the\s+)?future,?)\s+|(?=prefer\s|avoid\s))(?P<verb>[a-z]+)", re.IGNORECASE)
-_REJECTS = re.compile(_START + r"(?:please\s+)?(?P<verb>[a-z]+)\b" + _IN_SENTENCE
-                      + r"*?(?:,\s*not\b|\binstead\s+of\b|\brather\s+than\b)", re.IGNORECASE)
+_TIME = r"(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future)"
+_YOU_SHOULD = r"(?:(?:you|we)\s+(?:should|must|need\s+to|have\s+to)\s+)"
+_STANDING = re.compile(  # "from now on, always run ruff": a time marker, then "always" / "never" or the verb
+    _START + rf"(?P<marker>(?:please\s+)?(?:{_TIME},?\s+(?:please\s+)?)?{_YOU_SHOULD}?"
+    r"(?:(?:don'?t|do\s+not|never)(?:\s+ever)?|always|stop)\s+"
+    rf"|(?:please\s+)?{_TIME},?\s+(?:please\s+)?{_YOU_SHOULD}?|(?=prefer\s|avoid\s))(?P<verb>[a-z]+)",
+    re.IGNORECASE)
+# possessive: a long run of openers ("no no no ...") is not tried again with fewer, each time scanning the sentence
+_REJECTS = re.compile(_SENTENCE + _OPENER + r"*+(?:please\s+)?(?P<verb>[^\W\d_]++)" + _IN_SENTENCE
+                      + rf"*?(?:,\s*not\b|\binstead\s+of\b|\brather\s+than\b|{langs.REJECTS})", re.IGNORECASE)
 _AFTER_LEAD = re.compile(
-    r"^\W*(?:(?:no+|nope)\W+)*(?:(?:please|just|then)\s+)*"
+    rf"^\W*(?:(?:{_LEADS})\W+)*(?:(?:please|just|then)\s+|{langs.FILLERS})*"
     r"(?:(?:you|we)\s+(?:should|must|need\s+to|have\s+to|always|never|only)\s+|we\s+)?"
-    r"(?:(?:don'?t|do\s+not|never|always)\s+)?(?P<verb>[a-z]+)\b", re.IGNORECASE)
+    r"(?:(?:don'?t|do\s+not|never|always)\s+)?(?P<verb>[^\W\d_]+)(?P<next>\s+[^\W\d_]+(?:n't)?)?", re.IGNORECASE)
+# "No, test is failing", "No, USA is the market": the word after "no" is the sentence's subject, not a verb
+_SUBJECT_NEXT = frozenset(["is", "are", "was", "were", "has", "have", "had", "does", "did", "will", "would", "isn't",
+                           "aren't", "wasn't", "doesn't", "didn't", "won't", "can", "can't", "could"])
+_SEP = rf"(?:\s+|(?<=[{langs.CJK}']))"  # between words: a space, none after a Chinese one or "n'"
+_FOREIGN_STANDING = tuple(
+    (lang, re.compile(
+        _START + rf"(?P<marker>(?:(?P<time>{lang.time})(?:[\s,，:：]+|(?<=[{langs.CJK}])))?{langs.FILLERS}*"
+        + (rf"(?:(?P<pre>{lang.before}){_SEP})?" if lang.before else "(?:(?P<pre>(?!)))?")
+        + r")(?P<verb>[^\W\d_]+)"
+        + (rf"(?:\s+(?P<post>{lang.after})\b)?" if lang.after else "(?:(?P<post>(?!)))?")
+        + r"(?(time)|(?(pre)|(?(post)|(?!))))", re.IGNORECASE))  # a marker at least: else try another split
+    for lang in langs.LANGUAGES)
 _STATES_SECRET = re.compile(r"\b(?:" + "|".join(sorted(CREDENTIAL_WORDS)) + r")\b\W{0,3}(?:is|was|=|:)\s*\[REDACTED:",
                             re.IGNORECASE)
 _DEICTIC_OBJECT = re.compile(r"\b(?P<verb>[a-z]+)\s+(?:it|this|them|those|these|that(?=\s*(?:[,.;:!?]|$|again|"
                              r"instead|anymore|please|then|now|too|here|there|in|on|to|for|with)))\b", re.IGNORECASE)
-_DEICTIC_NOUN = re.compile(r"\b(?:that|this|these|those|its?|same|other)\s+[\w'-]+", re.IGNORECASE)
+_DEICTIC_NOUN = re.compile(rf"\b(?:that|this|these|those|its?|same|other|{langs.DEICTIC})\s+[\w'-]+", re.IGNORECASE)
+_ELISION = re.compile(r"\b(?:[nldsjmtc]|qu)'(?=\w)", re.IGNORECASE)  # French "n'utilise", "l'autre"
 
 
 @dataclass(frozen=True)
@@ -155,16 +189,18 @@ class CorrectionRules:
             if (m := p.search(text)) and not _question(text, m.start()):
                 found.append((_sentence_start(text, m.start()), 0, f"strong:{p.pattern}", "line"))
         for m in _STANDING.finditer(text):
-            marker = " ".join(m.group("marker").lower().split()).rstrip(",")
+            marker = " ".join(m.group("marker").lower().replace(",", " ").split())
             verb = m.group("verb").lower()
-            verb = _base(verb, self.directives) if marker == "stop" else verb
+            verb = _base(verb, self.directives) if marker.endswith("stop") else verb
             if verb in self.directives and not _question(text, m.start("marker")):
                 found.append((m.start("marker"), 1, f"standing:{marker}+{verb}" if marker else f"standing:{verb}",
                               "sentence"))
                 break
+        found += self._foreign_standing(text)
         for m in _REJECTS.finditer(text):
-            if m.group("verb").lower() in self.directives and not _question(text, m.start("verb")):
-                found.append((m.start("verb"), 1, f"standing:rejects+{m.group('verb').lower()}", "sentence"))
+            if (verb := _verb(m.group("verb"), self.directives)) in self.directives and not _question(
+                    text, m.start("verb")):
+                found.append((m.start("verb"), 1, f"standing:rejects+{verb}", "sentence"))
                 break
         for p in self.weak:
             m = p.search(text)
@@ -172,7 +208,9 @@ class CorrectionRules:
                 continue
             rest = text[m.end():]
             after = _AFTER_LEAD.match(rest)
-            verb = after.group("verb").lower() if after else None
+            verb = _verb(after.group("verb"), self.directives) if after else None
+            if after and (after.group("next") or "").strip().lower() in _SUBJECT_NEXT:
+                verb = None  # "No, test is failing": a subject, not a verb
             line = rest.split("\n", 1)[0].lower()
             if verb in self.directives and not any(re.search(o, line) for o in ONE_OFF):
                 lead_only = bool(_LEAD_ONLY.match(m.group(0)))
@@ -183,6 +221,25 @@ class CorrectionRules:
             return None
         start, _, rule, extent = min(found)
         return start, rule, extent
+
+    def _foreign_standing(self, text: str) -> list[tuple[int, int, str, str]]:
+        """Standing corrections in the other languages (:mod:`.correction_languages`): a time marker ("ab
+        jetzt", "以后") or an always / never / don't marker before ("nunca", "никогда не", "不要") or after the
+        verb ("nimm immer", "n'utilise jamais"), and one of the language's directive verbs."""
+        for lang, pattern in _FOREIGN_STANDING:
+            for m in pattern.finditer(text):
+                pre, post = (m.group("pre") or "").lower(), (m.group("post") or "").lower()
+                verb = _verb(m.group("verb"), self.directives)
+                own = verb in lang.negated if pre == "no" else verb in lang.verbs or verb in lang.negated
+                if lang.needs_after and pre and re.fullmatch(lang.needs_after, pre) and not post:
+                    continue  # French "ne" without "pas" / "jamais"
+                if not (m.group("time") or pre or post) or not own or verb not in self.directives:
+                    continue
+                if _question(text, m.start("verb")):
+                    continue
+                said = " ".join(p for p in (m.group("time"), pre, post) if p).lower().replace(",", "")
+                return [(m.start("marker"), 1, f"standing:{lang.code}:{' '.join(said.split())}+{verb}", "sentence")]
+        return []
 
 
 @dataclass(frozen=True)
@@ -258,9 +315,17 @@ def unusable(lesson: str, directives: frozenset[str]) -> str | None:
 
 
 def _content(text: str, skip: frozenset[str]) -> list[str]:
-    """The words of ``text`` that name something: not function words, directive verbs, nor nouns after "that"."""
-    text = _DEICTIC_NOUN.sub(" ", text)
-    return [w for w in _WORD.findall(text.lower()) if w not in FUNCTION_WORDS and w not in skip]
+    """The words of ``text`` that name something: not function words, directive verbs, nor nouns after "that"
+    (a run of Chinese characters: what is left of it without those, :func:`.correction_languages.cjk_names_something`)."""
+    text = _ELISION.sub(" ", _DEICTIC_NOUN.sub(" ", text))
+    return [w for w in _WORD.findall(text.lower()) if w not in FUNCTION_WORDS and w not in skip
+            and (not langs.is_cjk(w) or langs.cjk_names_something(w, skip))]
+
+
+def _verb(word: str, directives: frozenset[str]) -> str:
+    """The verb a rule found, lower case; a run of Chinese characters gives the directive it starts with."""
+    word = word.lower()
+    return langs.cjk_verb(word, directives) if langs.is_cjk(word) else word
 
 
 def _base(word: str, directives: frozenset[str]) -> str:
@@ -281,4 +346,4 @@ def _sentence_start(text: str, pos: int) -> int:
 def _question(text: str, pos: int) -> bool:
     """Whether the sentence holding ``pos`` ends with a question mark."""
     end = _SENTENCE_END.search(text, pos)
-    return end is not None and end.group() == "?"
+    return end is not None and end.group() in ("?", "？")

@@ -41,7 +41,7 @@ from datetime import UTC, datetime, timedelta
 from pi_memory.curated.entries import printable
 from pi_memory.curated.layout import Layout, Published, Restore
 from pi_memory.index.db import Migration, migrate, now_iso, transaction
-from pi_memory.safety import redact
+from pi_memory.safety import blocked_marker, for_model, redact
 
 DETAIL_CAP = 1_000  # characters of a job's detail kept and shown
 NOTE_CAP = 300  # characters of a model's own note (one line)
@@ -156,8 +156,9 @@ class Write:
     place: dict | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict:
-        return {"target": self.target, "store": self.store, "action": self.action, "before": self.before,
-                "after": self.after}
+        """The write as data: its texts as anyone may be shown them (:func:`shown_entry`), never raw."""
+        return {"target": self.target, "store": self.store, "action": self.action,
+                "before": shown_entry(self.store, self.before), "after": shown_entry(self.store, self.after)}
 
     def redacted(self) -> Write:
         """This write with credentials in ``before`` / ``after`` and in its place's neighbours redacted (what the
@@ -166,6 +167,15 @@ class Write:
             k: redact(v) if isinstance(v, str) and v else v for k, v in self.place.items()}
         return Write(self.target, self.store, self.action, redact(self.before) if self.before else self.before,
                      redact(self.after) if self.after else self.after, place)
+
+
+def shown_entry(store: str, text: str | None) -> str | None:
+    """An entry a write names, as a report, the log's listing or a notification shows it: one that trips the
+    threat scanner as its blocked marker (with its Ref, :func:`pi_memory.safety.blocked_marker`), credentials
+    redacted. The log keeps the text itself (redacted), which an undo needs."""
+    if not text:
+        return text
+    return for_model(text, lambda ids: blocked_marker(store, ids))
 
 
 def open_log(conn: sqlite3.Connection) -> sqlite3.Connection:

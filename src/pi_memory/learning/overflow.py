@@ -12,7 +12,9 @@
   it then fits, so undoing that job (``pi-memory learning undo N``, which the result names) gives back the store
   as it was before the add. When the add does not fit with the job's writes, the consolidation is kept and the
   add is retried once. A new grace period starts after every automatic attempt, so a store that cannot be shrunk
-  never loops. An entry longer than the whole store is refused as it is (no consolidation can make it fit).
+  never loops. An entry longer than the whole store is refused as it is (no consolidation can make it fit), and
+  so is one while the day's learning budget has less left than a consolidation of the store needs: the refusal
+  then says so, when the budget resets and how to raise it, and to remove or replace an entry for now.
 
 The automatic job runs on a thread of its own with its own index connection and is waited for at most
 :data:`OVERFLOW_WAIT_S` seconds (under the pi extension's 10 s request timeout); when it takes longer the
@@ -46,7 +48,8 @@ class OverflowHandler:
 
     def __init__(self, strategy: str, grace_ms: int, learner_factory: Callable[[], Learner | None],
                  clock: Callable[[], float] = time.monotonic, wait_s: float = OVERFLOW_WAIT_S,
-                 model_status: Callable[[], str | None] = lambda: None):
+                 model_status: Callable[[], str | None] = lambda: None,
+                 budget_left: Callable[[], int | None] = lambda: None):
         self.strategy = strategy
         self.grace_s = grace_ms / 1000
         self.learner_factory = learner_factory
@@ -56,6 +59,7 @@ class OverflowHandler:
         self.running: dict[str, threading.Thread] = {}
         self.reports: list = []  # the last 20 JobReports
         self.model_status = model_status  # None when a model is named, else why there is none
+        self.budget_left = budget_left  # tokens left of today's learning budget (None: not known)
 
     def __call__(self, store: MemoryStore, target: str, content: str, refusal: MemoryResult) -> MemoryResult:
         if self.strategy == "fifo-evict":
@@ -69,6 +73,9 @@ class OverflowHandler:
         if off is not None:
             return _amend(refusal, f" Automatic consolidation is off ({off}); merge or remove entries yourself.",
                           f" Automatic consolidation is off ({off}).")
+        spent = self._budget_spent(store, target)
+        if spent is not None:
+            return _amend(refusal, *spent)
         now = self.clock()
         first = self.first_overflow.setdefault(target, now)
         if now - first < self.grace_s:
@@ -118,6 +125,26 @@ class OverflowHandler:
         if retry.success:
             retry.message = f"{retry.message} {name} was consolidated first ({report.message}; {undo})."
         return retry
+
+    def _budget_spent(self, store: MemoryStore, target: str) -> tuple[str, str] | None:
+        """When what is left of today's learning budget is too little to consolidate ``target``, what the model
+        and a person are told instead of "consolidate" (which would be refused): ``(model's, person's)``."""
+        from pi_memory.learning.log import next_reset
+        from pi_memory.learning.wording import consolidation_tokens
+
+        left = self.budget_left()
+        need = consolidation_tokens(joined_length(store.entries(target)))
+        if left is None or left >= need:
+            return None
+        name, reset = store.name(target), next_reset()
+        used = "is used up" if left == 0 else f"has {left:,} tokens left"
+        return (f" Automatic consolidation cannot run: today's learning budget {used} and consolidating {name} "
+                f"needs about {need:,} (it resets at {reset}); make room yourself as said above.",
+                f" `pi-memory consolidate {target}` would be refused too: today's learning budget {used}, and "
+                f"consolidating {name} needs about {need:,} tokens. The budget resets at {reset} (UTC midnight); "
+                "raise learning.dailyTokenBudget in settings to consolidate before then. For now, remove an entry "
+                f"(`pi-memory remove {target} TEXT`) or replace one with a shorter text (`pi-memory replace "
+                f"{target} OLD NEW`).")
 
     def _job(self, target: str, content: str, box: list) -> None:
         from pi_memory.learning.consolidate import consolidate, usage_signals

@@ -11,7 +11,8 @@ re-reads the file under it and publishes atomically. Edits keep the user's comme
 appends one line, ``remove N`` drops the line of rule N, ``clear`` drops every rule line and keeps comments.
 Every new rule goes through the threat and secret scanners, and one holding a control character (``ESC``, ``NUL``:
 the curated stores' check, :func:`pi_memory.curated.entries.holds_control`) is refused; a duplicate (case-insensitive, after the same
-normalisation) is refused, and so is a rule that would take the file over either cap.
+normalisation) is refused, and so is a rule that would take the file over either cap. A duplicate written by hand
+is marked in a listing (:func:`duplicates`).
 
 Showing (:meth:`PinResult.to_dict`, :func:`pi_memory.reports.pin_lines`): a file edited by hand can hold
 anything, so a listing shows the first :data:`LISTED_RULES` rules (the agent is given no more) and how many more
@@ -80,6 +81,18 @@ def rule_findings(rule: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return threats, secrets
 
 
+def duplicates(rules: list[str]) -> dict[int, int]:
+    """Of the listed rules (the first :data:`LISTED_RULES`), each that repeats an earlier one (the same text after
+    normalisation, case aside: what ``pin add`` refuses as a duplicate): its number -> the earlier rule's."""
+    first: dict[str, int] = {}
+    found: dict[int, int] = {}
+    for number, rule in enumerate(rules[:LISTED_RULES], 1):
+        found_at = first.setdefault(rule.casefold(), number)
+        if found_at != number:
+            found[number] = found_at
+    return found
+
+
 def given(rules: list[str]) -> list[tuple[int, tuple[str, ...], tuple[str, ...]]]:
     """``(number, threat ids, credential ids)`` of each rule the agent is given (:func:`fitting`) that the
     scanners find something in."""
@@ -111,7 +124,8 @@ class PinResult:
         """The result as data: ``rules`` the first :data:`LISTED_RULES` (shown as a person is: redacted, escaped,
         at most :data:`MAX_CHARS` characters each), ``count`` all of them, ``more`` (when there are) how many are
         not listed, ``withheld`` / ``redacted`` the numbers of the rules the agent gets as a withheld note or
-        with a credential redacted; a refusal carries no rules (``count`` still says how many there are)."""
+        with a credential redacted, ``duplicates`` each rule that repeats an earlier one (``{"rule", "of"}``:
+        :func:`duplicates`); a refusal carries no rules (``count`` still says how many there are)."""
         listed = self.rules[:LISTED_RULES] if self.success else []
         data = {"success": self.success, "code": self.code, "file": str(self.path),
                 "rules": [shown(r, MAX_CHARS) for r in listed], "count": len(self.rules), "chars": self.chars,
@@ -122,6 +136,7 @@ class PinResult:
             found = given(self.rules)
             data["withheld"] = [n for n, threats, _ in found if threats]
             data["redacted"] = [n for n, _, secrets in found if secrets]
+            data["duplicates"] = [{"rule": n, "of": first} for n, first in duplicates(self.rules).items()]
         if self.message:
             data["message"] = shown(self.message, MAX_CHARS)
         if self.error:
