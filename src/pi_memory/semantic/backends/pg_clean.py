@@ -35,8 +35,10 @@ Decisions
 * A memory whose text an active memory of its new scope already holds (an older server stored it again after
   a first clean-up) is marked superseded by that memory, with a history event saying why; a project store
   whose new name exists already is merged into it (its entries that the other lacks are appended).
-* Memory texts, metadata, sources and history texts are not read here: they are redacted when they are
-  stored. Audit rows hold no text: their ``detail`` is a memory id, a version and operation names.
+* Rows this cannot reach through the scopes, tokens and project stores (a history event or audit row whose
+  memory is gone, a memory id holding a credential) and texts stored before they were redacted (memory
+  texts, metadata, sources, history texts, project store entries) are read by :mod:`.pg_sweep`, in the same
+  transaction: only the rows written since the last start, all of them once when the scanner changed.
 * Everything runs in one transaction: when it fails, nothing was rewritten.
 
 A client still configured with an old id keeps getting the add's 400 ("looks like a credential") and must
@@ -56,6 +58,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from pi_memory import safety
+from pi_memory.semantic.backends import pg_sweep
 from pi_memory.semantic.backends.pg_schema import LOCK_KEY
 from pi_memory.semantic.models import Scope, now_iso
 
@@ -143,10 +146,13 @@ class CleanReport:
     ids: dict[str, IdChange] = field(default_factory=dict)
     labels: int = 0
     merged: int = 0
+    texts: Counter = field(default_factory=Counter)  # rows per table whose texts were redacted (pg_sweep)
+    same_text: int = 0  # memories superseded: their redacted text equals another active memory's of the scope
+    reembed: int = 0  # memories whose vectors were dropped with their text's credential, queued to embed again
 
     @property
     def total(self) -> int:
-        return sum(self.rows.values())
+        return sum(self.rows.values()) + sum(self.texts.values())
 
     def note(self, new: str, kinds: list[str], where: str | None, table: str, rows: int) -> None:
         change = self.ids.setdefault(new, IdChange(kinds))
@@ -158,9 +164,10 @@ class CleanReport:
         """Sentences for a person (never a credential): the rows rewritten and what each id became."""
         if not self.total:
             return []
+        rows = sum(self.rows.values())
         tables = ", ".join(_count(n, t) for t, n in self.rows.items() if n)
-        out = [f"Stored ids held credentials: rewrote {self.total} {'row' if self.total == 1 else 'rows'} "
-               f"({tables}); the credentials are no longer in the database."]
+        out = [f"Stored ids held credentials: rewrote {rows} {'row' if rows == 1 else 'rows'} "
+               f"({tables}); the credentials are no longer in the database."] if rows else []
         for new, change in sorted(self.ids.items()):
             rows = ", ".join(_count(n, t) for t, n in change.rows.items() if n)
             tokens = f"; {'its token' if len(change.tokens) == 1 else 'its tokens'} {', '.join(change.tokens)}" \
@@ -173,13 +180,22 @@ class CleanReport:
         if self.merged:
             out.append(f"  {self.merged} {'memory was' if self.merged == 1 else 'memories were'} already stored "
                        "under the new id, so the old copy is marked superseded by it.")
+        if self.texts:
+            texts = ", ".join(_count(n, t) for t, n in self.texts.items() if n)
+            again = (f"; {_count(self.reembed, 'semantic_memories')} will be embedded again from the redacted text "
+                     "when `serve` starts") if self.reembed else ""
+            out.append(f"Stored texts held credentials: redacted them in {texts}{again}.")
+        if self.same_text:
+            out.append(f"  {_count(self.same_text, 'semantic_memories')} then held the same text as another active "
+                       f"memory of its scope, so {'it is' if self.same_text == 1 else 'they are'} marked superseded by it.")
         if self.ids:
             out.append("Clients still configured with an old id are refused on their next add and must choose a "
                        "plain name; what they stored is kept under the new id shown above.")
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rows": dict(self.rows), "labels": self.labels, "merged": self.merged,
+        return {"rows": dict(self.rows), "labels": self.labels, "merged": self.merged, "texts": dict(self.texts),
+                "sameText": self.same_text, "reembed": self.reembed,
                 "ids": {new: {"kinds": c.kinds, "fields": sorted(c.fields), "rows": dict(c.rows), "tokens": c.tokens}
                         for new, c in sorted(self.ids.items())}}
 
@@ -204,9 +220,12 @@ def clean_stored_ids(conn: Any) -> CleanReport:
         ids = {v for t in triples for v in t} | {t[1] for t in tokens} | {v for s in stores for v in (s[0], s[2])}
         found = sorted(v for v in ids if v and safety.secret_spans(v))
         labels = {tid for tid, _user, label in tokens if label and safety.secret_spans(label)}
-        if not found and not labels:
+        swept = pg_sweep.sweep(conn)
+        pg_sweep.clean_store_entries(conn, report)
+        if not found and not labels and not swept.anything:
+            pg_sweep.save_marks(conn, swept)
             return report
-        ids_of = IdRewriter(id_key(conn) if found else b"")
+        ids_of = IdRewriter(id_key(conn) if found or swept.anything else b"")
         for value in found:
             ids_of.rewrite(value)
         scopes = _memories(conn, ids_of, [t for t in triples if any(ids_of.rewrite(v) != v for v in t)], report)
@@ -216,6 +235,9 @@ def clean_stored_ids(conn: Any) -> CleanReport:
                                              or (s[2] and ids_of.rewrite(s[2]) != s[2])], report))
         if found:
             _audit(conn, ids_of, found, scopes, report)
+        pg_sweep.rewrite_memory_ids(conn, ids_of, swept, report)
+        pg_sweep.clean_rows(conn, ids_of, swept, report)
+        pg_sweep.save_marks(conn, swept)
     return report
 
 
