@@ -24,13 +24,14 @@ from pi_memory import safety
 from pi_memory.cli.app import app
 from pi_memory.semantic.backends import pg_schema
 from pi_memory.semantic.backends.pg_clean import IdRewriter, clean_stored_ids, placeholder
+from pi_memory.semantic.backends.pg_sweep import SAME_TEXT
 from pi_memory.semantic.backends.postgres import PostgresBackend, open_pool
 from pi_memory.semantic.backends.rest_app import create_app
 from pi_memory.semantic.backends.rest_runner import ServerThread
 from pi_memory.semantic.backends.team_auth import TokenStore
 from pi_memory.semantic.backends.team_projects import ProjectRoutes
-from pi_memory.semantic.backends.team_server import export_rows
-from pi_memory.semantic.models import text_hash
+from pi_memory.semantic.backends.team_server import export_rows, open_team
+from pi_memory.semantic.models import Scope, text_hash
 
 AWS = "AKIAZ7Q2RSTUVWXY3456"
 GHP = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"
@@ -310,3 +311,103 @@ def test_a_new_tokens_label_is_stored_redacted(db):
         pool.close()
     assert record.label == "CI runner [REDACTED:github_token]"
     assert rows(db, "SELECT user_id, label FROM api_tokens") == [("dana", "CI runner [REDACTED:github_token]")]
+
+
+SLACK = "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+STRIPE = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+GITLAB = "glpat-AbCdEfGhIjKlMnOpQrSt"
+STRIPE_2 = "sk_live_9fD28GpKxiVCzqisS0ycq6cb"
+MORE = (SLACK, STRIPE, GITLAB)
+P_SLACK = "redacted-slack_token-nicbnbhkmdfm"
+P_GONE = "gone-redacted-gitlab_token-jhcapennonfh"
+P_IMP = "imp-redacted-gitlab_token-jhcapennonfh"
+PAYMENTS = "The payments key is [REDACTED:stripe_key]"
+GONE_LINES = [
+    "Stored ids held credentials: rewrote 19 rows (5 memories, 5 history events, 2 tokens, 1 project store, 6 audit "
+    "rows); the credentials are no longer in the database.",
+    LINES[1],
+    f"  memory id now '{P_GONE}' (it held a credential: gitlab_token; rewritten in 1 history event, 1 audit row)",
+    f"  memory id now '{P_IMP}' (it held a credential: gitlab_token; rewritten in 2 memories, 1 history event, 1 audit "
+    "row)",
+    *LINES[2:6],
+    f"  audit scope and user_id now '{P_SLACK}' (it held a credential: slack_token; rewritten in 1 history event, 1 "
+    "audit row)",
+    LINES[6],
+    "Stored texts held credentials: redacted them in 1 project store, 2 memories, 3 history events; 2 memories will "
+    "be embedded again from the redacted text when `serve` starts.",
+    "  1 memory then held the same text as another active memory of its scope, so it is marked superseded by it.",
+    LINES[7],
+]
+VEC = "[" + ",".join(["0.5"] * 4) + "]"
+
+
+def gone_and_unredacted(conn) -> None:
+    """Rows the scope check cannot reach: events and audit rows whose memory is gone, a memory whose id holds a
+    credential (``serve import`` kept ids), and texts an older server stored before it redacted them."""
+    conn.execute("INSERT INTO semantic_history(memory_id, user_id, project_id, agent_id, event, old_text, new_text, "
+                 "reason, at) VALUES (%s,%s,'','','DELETE',%s,NULL,%s,%s)",
+                 (f"gone-{GITLAB}", SLACK, f"The CI token is {STRIPE}", f"leaked {GITLAB}", AT))
+    audit(conn, "0c0c0c0c0c0c", SLACK, "delete", f"gone-{GITLAB}", SLACK, {})
+    memory(conn, f"imp-{GITLAB}", "alice", "", "", "Imported facts keep their ids")
+    conn.execute("UPDATE semantic_memories SET superseded_by = %s WHERE id = 'm-4'", (f"imp-{GITLAB}",))
+    audit(conn, "0b0b0b0b0b0b", "alice", "add", f"imp-{GITLAB}", "alice", {"memory": f"imp-{GITLAB}"})
+    memory(conn, "m-7", "alice", "", "", f"The payments key is {STRIPE}")
+    memory(conn, "m-8", "alice", "", "", f"The payments key is {STRIPE_2}")
+    conn.execute("UPDATE semantic_memories SET metadata = %s, source = %s WHERE id = 'm-7'",
+                 (Jsonb({"note": f"from {SLACK}"}), Jsonb({"kind": "chat", "ref": f"slack {SLACK}"})))
+    for mid in (f"imp-{GITLAB}", "m-7", "m-8"):
+        conn.execute("INSERT INTO semantic_vectors(memory_id, model, dim, embedding) VALUES (%s,'test',4,%s)",
+                     (mid, VEC))
+    conn.execute("INSERT INTO project_stores(project_id, entries, version, updated_at, updated_by) VALUES "
+                 "('acme', %s, 1, %s, 'alice')", (Jsonb(["Plain entry", f"Staging token {GITLAB}"]), AT))
+
+
+def test_rows_whose_memory_is_gone_ids_of_memories_and_old_texts_are_cleaned_too(db):
+    old_server(db)
+    with psycopg.connect(db, autocommit=True) as conn:
+        gone_and_unredacted(conn)
+    said = []
+    open_pool(db, max_size=1, on_clean=said.append).close()
+    assert [r.lines() for r in said] == [GONE_LINES]
+    assert holding(db, SECRETS + MORE + (STRIPE_2,)) == []
+    for table, texts in snapshot(db).items():  # nothing any credential format would find is left, in any column
+        assert [t for t in texts if safety.scan_secrets(t)] == [], table
+    assert rows(db, "SELECT id, status, superseded_by, text, hash, source, metadata FROM semantic_memories WHERE "
+                    "pk > 3 ORDER BY pk") == [
+        ("m-4", "active", P_IMP, "Alice likes short standups", text_hash("Alice likes short standups"), {}, {}),
+        (P_IMP, "active", None, "Imported facts keep their ids", text_hash("Imported facts keep their ids"), {}, {}),
+        ("m-7", "active", None, PAYMENTS, text_hash(PAYMENTS), {"kind": "chat", "ref": "slack [REDACTED:slack_token]"},
+         {"note": "from [REDACTED:slack_token]"}),
+        ("m-8", "superseded", "m-7", PAYMENTS, text_hash(PAYMENTS), {}, {})]
+    assert rows(db, "SELECT memory_id, user_id, event, old_text, new_text, related_id, reason FROM semantic_history "
+                    "WHERE id > 4 ORDER BY id") == [
+        (P_GONE, P_SLACK, "DELETE", "The CI token is [REDACTED:stripe_key]", None, None,
+         "leaked [REDACTED:gitlab_token]"),
+        (P_IMP, "alice", "ADD", None, "Imported facts keep their ids", None, None),
+        ("m-7", "alice", "ADD", None, PAYMENTS, None, None), ("m-8", "alice", "ADD", None, PAYMENTS, None, None),
+        ("m-8", "alice", "SUPERSEDE", PAYMENTS, PAYMENTS, "m-7", SAME_TEXT)]
+    assert rows(db, "SELECT token_id, user_id, memory_id, scope, detail FROM audit_log WHERE id > 5 ORDER BY id") == [
+        ("0c0c0c0c0c0c", P_SLACK, P_GONE, P_SLACK, {}), ("0b0b0b0b0b0b", "alice", P_IMP, "alice", {"memory": P_IMP})]
+    assert rows(db, "SELECT project_id, entries FROM project_stores WHERE project_id = 'acme'") == [
+        ("acme", ["Plain entry", "Staging token [REDACTED:gitlab_token]"])]
+    # the imported memory's vector moved with its id; those computed from a credential are gone, queued again
+    assert rows(db, "SELECT memory_id, model FROM semantic_vectors ORDER BY 1") == [(P_IMP, "test")]
+    assert rows(db, "SELECT memory_id FROM pi_memory_reembed ORDER BY 1") == [("m-7",), ("m-8",)]
+    before, said = snapshot(db), []
+    open_pool(db, max_size=1, on_clean=said.append).close()
+    assert (said, snapshot(db)) == ([], before)
+
+
+def test_serve_embeds_again_the_memories_whose_text_was_redacted(db, embedder):
+    old_server(db)
+    with psycopg.connect(db, autocommit=True) as conn:
+        gone_and_unredacted(conn)
+    team = open_team(db, on_clean=lambda report: None)
+    try:
+        assert rows(db, "SELECT memory_id, model, dim FROM semantic_vectors ORDER BY 1, 2") == [
+            (P_IMP, "test", 4), ("m-7", embedder.model_name, embedder.dim), ("m-8", embedder.model_name, embedder.dim)]
+        assert rows(db, "SELECT count(*) FROM pi_memory_reembed") == [(0,)]
+        hits = team.backend.search("payments key", scope=Scope(user_id="alice"), top_k=1)
+        assert [(h.memory.id, h.details.vector_rank) for h in hits] == [("m-7", 1)]
+    finally:
+        team.close()

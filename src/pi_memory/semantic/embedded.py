@@ -27,6 +27,7 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -61,27 +62,51 @@ IDENTITY_KEYS = frozenset({"user_id", "agent_id", "run_id", "project_id", "userI
 _COLS = ("id, text, user_id, project_id, agent_id, created_at, updated_at, observed_at, status, superseded_by, "
          "superseded_at, source, metadata, hash")
 
-def clean_text(text: str) -> str:
-    """What is stored: credentials redacted (:func:`pi_memory.safety.redact`), ends stripped. Raises
-    ``ValueError`` for empty, unreadable (only U+FFFD), over-long or hostile text (the threat scanner)."""
+@dataclass(frozen=True)
+class TextCheck:
+    """:func:`check_text`'s answer: ``text`` as it would be stored (credentials redacted, ends stripped);
+    ``refusal`` ``None`` when it may be stored, else ``"empty"``, ``"unreadable"``, ``"threat"`` or ``"long"``;
+    ``reason``: that refusal in a few words without the text's figures (a report counts rows by it);
+    ``message``: the sentence a caller is told."""
+
+    text: str
+    refusal: str | None = None
+    reason: str | None = None
+    message: str | None = None
+
+
+def check_text(text: str) -> TextCheck:
+    """The one reading of a memory text: redacted once, scanned once (:func:`clean_text` raises its message;
+    ``serve import`` counts its reason and keeps history texts that are only empty or unreadable)."""
     if not isinstance(text, str):
         raise ValueError("memory text must be a string")
     cleaned = safety.redact(safety.replace_unencodable(text)).strip()  # a lone surrogate from Python code: U+FFFD
     if not cleaned:
-        raise ValueError("memory text is empty")
+        return TextCheck(cleaned, "empty", "empty or unreadable text", "memory text is empty")
     if safety.is_unreadable(cleaned):  # the curated stores' rule (curated.entries.content_problem)
-        raise ValueError(f"Not saved: the memory text has no readable text: {safety.UNREADABLE}. Retype the fact, "
+        return TextCheck(cleaned, "unreadable", "empty or unreadable text",
+                         f"Not saved: the memory text has no readable text: {safety.UNREADABLE}. Retype the fact, "
                          "or check the encoding of what was sent.")
     threats = safety.scan_threats(cleaned)
     if threats:  # every path that stores text (tool, CLI, REST, capture) ends here
-        raise ValueError(
-            f"Not saved: the text matches the threat pattern {threats[0].id}. Semantic memories are recalled into "
-            "later conversations, so they must read as plain facts, not as instructions to a model."
-        )
+        return TextCheck(cleaned, "threat", f"matched the threat pattern {threats[0].id}",
+                         f"Not saved: the text matches the threat pattern {threats[0].id}. Semantic memories are "
+                         "recalled into later conversations, so they must read as plain facts, not as instructions "
+                         "to a model.")
     if len(cleaned) > MAX_TEXT_CHARS:
-        raise ValueError(f"memory text is {len(cleaned):,} characters; one memory holds at most "
+        return TextCheck(cleaned, "long", f"longer than {MAX_TEXT_CHARS:,} characters",
+                         f"memory text is {len(cleaned):,} characters; one memory holds at most "
                          f"{MAX_TEXT_CHARS:,}. Store one short fact per memory.")
-    return cleaned
+    return TextCheck(cleaned)
+
+
+def clean_text(text: str) -> str:
+    """What is stored: credentials redacted (:func:`pi_memory.safety.redact`), ends stripped. Raises
+    ``ValueError`` for empty, unreadable (only U+FFFD), over-long or hostile text (the threat scanner)."""
+    checked = check_text(text)
+    if checked.message:
+        raise ValueError(checked.message)
+    return checked.text
 
 
 def _clean_metadata(metadata: dict[str, Any] | None) -> dict[str, Any]:

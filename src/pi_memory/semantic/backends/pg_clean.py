@@ -35,8 +35,10 @@ Decisions
 * A memory whose text an active memory of its new scope already holds (an older server stored it again after
   a first clean-up) is marked superseded by that memory, with a history event saying why; a project store
   whose new name exists already is merged into it (its entries that the other lacks are appended).
-* Memory texts, metadata, sources and history texts are not read here: they are redacted when they are
-  stored. Audit rows hold no text: their ``detail`` is a memory id, a version and operation names.
+* Rows this cannot reach through the scopes, tokens and project stores (a history event or audit row whose
+  memory is gone, a memory id holding a credential) and texts stored before they were redacted (memory
+  texts, metadata, sources, history texts, project store entries) are read by :mod:`.pg_sweep`, in the same
+  transaction: only the rows written since the last start, all of them once when the scanner changed.
 * Everything runs in one transaction: when it fails, nothing was rewritten.
 
 A client still configured with an old id keeps getting the add's 400 ("looks like a credential") and must
@@ -45,143 +47,20 @@ pick a plain name; what it stored is kept under the new id, which the start-up l
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import secrets
-from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any
 
 from psycopg.types.json import Jsonb
 
 from pi_memory import safety
+from pi_memory.semantic.backends import pg_sweep
 from pi_memory.semantic.backends.pg_schema import LOCK_KEY
+from pi_memory.semantic.id_redaction import CleanReport, IdRewriter, placeholder
 from pi_memory.semantic.models import Scope, now_iso
 
 KEY_NAME = "id-redaction"
-PREFIX = "redacted-"
-MAX_ID_CHARS = 128  # a project store's name may hold 128; an id rewritten longer becomes the bare placeholder
-_LETTERS = "abcdefghijklmnop"
 _MERGED = "the same text is stored under the rewritten id (its credential-looking id was rewritten at start)"
-
-
-def placeholder(key: bytes, secret: str, kind: str) -> str:
-    """What ``secret`` (found by the scanner pattern ``kind``) becomes in an id under ``key``."""
-    digest = hmac.new(key, secret.encode("utf-8"), hashlib.sha256).digest()[:6]
-    return f"{PREFIX}{kind}-" + "".join(_LETTERS[b >> 4] + _LETTERS[b & 15] for b in digest)
-
-
-class IdRewriter:
-    """Ids with their credentials replaced by :func:`placeholder` (module docstring); remembers each result."""
-
-    def __init__(self, key: bytes) -> None:
-        self.key = key
-        self.kinds: dict[str, list[str]] = {}  # a rewritten id -> the scanner ids of what it held
-        self.secrets: set[str] = set()  # what was replaced: to find the rows that hold it elsewhere
-        self._done: dict[str, str] = {}
-
-    def rewrite(self, value: str) -> str:
-        """``value`` without its credentials (itself when it holds none)."""
-        if value in self._done:
-            return self._done[value]
-        spans = safety.secret_spans(value) if value else []
-        new = value
-        if spans:
-            parts, pos = [], 0
-            for span in spans:
-                parts += [value[pos:span.start], self._hide(value[span.start:span.end], span.id)]
-                pos = span.end
-            new = "".join(parts) + value[pos:]
-            if len(new) > MAX_ID_CHARS or safety.secret_spans(new):
-                new = self._hide(value, spans[0].id)
-            self.kinds[new] = sorted({s.id for s in spans})
-        self._done[value] = new
-        return new
-
-    def _hide(self, secret: str, kind: str) -> str:
-        self.secrets.add(secret)
-        return placeholder(self.key, secret, kind)
-
-    def rewrite_json(self, value: Any) -> Any:
-        """``value`` (a JSON value) with every string in it, keys too, rewritten."""
-        if isinstance(value, str):
-            return self.rewrite(value)
-        if isinstance(value, dict):
-            return {self.rewrite(k): self.rewrite_json(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self.rewrite_json(v) for v in value]
-        return value
-
-
-_NOUNS = {"semantic_memories": ("memory", "memories"), "semantic_history": ("history event", "history events"),
-          "api_tokens": ("token", "tokens"), "project_stores": ("project store", "project stores"),
-          "audit_log": ("audit row", "audit rows")}
-
-
-def _count(n: int, table: str) -> str:
-    one, many = _NOUNS[table]
-    return f"{n} {one if n == 1 else many}"
-
-
-@dataclass
-class IdChange:
-    """One rewritten id: what it held (``kinds``), where it was (``fields``), the rows per table."""
-
-    kinds: list[str]
-    fields: set[str] = field(default_factory=set)
-    rows: Counter = field(default_factory=Counter)
-    tokens: list[str] = field(default_factory=list)  # the ids of the tokens that act for it (`token list`)
-
-
-@dataclass
-class CleanReport:
-    """What :func:`clean_stored_ids` rewrote: ``rows`` per table, ``ids`` by their new value, ``labels``
-    (token labels redacted), ``merged`` (memories superseded by the same text under the new id)."""
-
-    rows: Counter = field(default_factory=Counter)
-    ids: dict[str, IdChange] = field(default_factory=dict)
-    labels: int = 0
-    merged: int = 0
-
-    @property
-    def total(self) -> int:
-        return sum(self.rows.values())
-
-    def note(self, new: str, kinds: list[str], where: str | None, table: str, rows: int) -> None:
-        change = self.ids.setdefault(new, IdChange(kinds))
-        if where:
-            change.fields.add(where)
-        change.rows[table] += rows
-
-    def lines(self) -> list[str]:
-        """Sentences for a person (never a credential): the rows rewritten and what each id became."""
-        if not self.total:
-            return []
-        tables = ", ".join(_count(n, t) for t, n in self.rows.items() if n)
-        out = [f"Stored ids held credentials: rewrote {self.total} {'row' if self.total == 1 else 'rows'} "
-               f"({tables}); the credentials are no longer in the database."]
-        for new, change in sorted(self.ids.items()):
-            rows = ", ".join(_count(n, t) for t, n in change.rows.items() if n)
-            tokens = f"; {'its token' if len(change.tokens) == 1 else 'its tokens'} {', '.join(change.tokens)}" \
-                if change.tokens else ""
-            out.append(f"  {' and '.join(sorted(change.fields))} now {new!r} (it held a credential: "
-                       f"{', '.join(change.kinds)}; rewritten in {rows}{tokens})")
-        if self.labels:
-            out.append(f"  {self.labels} token {'label' if self.labels == 1 else 'labels'} held a credential, "
-                       "now redacted.")
-        if self.merged:
-            out.append(f"  {self.merged} {'memory was' if self.merged == 1 else 'memories were'} already stored "
-                       "under the new id, so the old copy is marked superseded by it.")
-        if self.ids:
-            out.append("Clients still configured with an old id are refused on their next add and must choose a "
-                       "plain name; what they stored is kept under the new id shown above.")
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"rows": dict(self.rows), "labels": self.labels, "merged": self.merged,
-                "ids": {new: {"kinds": c.kinds, "fields": sorted(c.fields), "rows": dict(c.rows), "tokens": c.tokens}
-                        for new, c in sorted(self.ids.items())}}
 
 
 def id_key(conn: Any) -> bytes:
@@ -204,9 +83,12 @@ def clean_stored_ids(conn: Any) -> CleanReport:
         ids = {v for t in triples for v in t} | {t[1] for t in tokens} | {v for s in stores for v in (s[0], s[2])}
         found = sorted(v for v in ids if v and safety.secret_spans(v))
         labels = {tid for tid, _user, label in tokens if label and safety.secret_spans(label)}
-        if not found and not labels:
+        swept = pg_sweep.sweep(conn)
+        pg_sweep.clean_store_entries(conn, report)
+        if not found and not labels and not swept.anything:
+            pg_sweep.save_marks(conn, swept)
             return report
-        ids_of = IdRewriter(id_key(conn) if found else b"")
+        ids_of = IdRewriter(id_key(conn) if found or swept.anything else b"")
         for value in found:
             ids_of.rewrite(value)
         scopes = _memories(conn, ids_of, [t for t in triples if any(ids_of.rewrite(v) != v for v in t)], report)
@@ -216,6 +98,9 @@ def clean_stored_ids(conn: Any) -> CleanReport:
                                              or (s[2] and ids_of.rewrite(s[2]) != s[2])], report))
         if found:
             _audit(conn, ids_of, found, scopes, report)
+        pg_sweep.rewrite_memory_ids(conn, ids_of, swept, report)
+        pg_sweep.clean_rows(conn, ids_of, swept, report)
+        pg_sweep.save_marks(conn, swept)
     return report
 
 

@@ -17,6 +17,9 @@ absent part, as in the embedded store):
   (project, target) with its curated entries (a JSON list of strings) and a version bumped by every write.
 * ``pi_memory_keys``: the database's own random keys, by name; ``id-redaction`` keys the placeholders that
   replace credentials found in stored ids (:mod:`.pg_clean`). Never exported.
+* ``pi_memory_sweeps``: per table, the last row read for credentials at a start and the scanner's
+  fingerprint then; ``pi_memory_reembed``: memories whose vectors were dropped when their text was redacted,
+  to embed again (:mod:`.pg_sweep`).
 
 Migrations run under a transaction-level advisory lock, so several ``serve`` processes starting at once
 apply each step exactly once.
@@ -82,6 +85,15 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("pg_004_keys", """
         CREATE TABLE pi_memory_keys (
             name TEXT PRIMARY KEY, value TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+        );
+    """),
+    ("pg_005_sweeps", """
+        CREATE TABLE pi_memory_sweeps (
+            name TEXT PRIMARY KEY, scanner TEXT NOT NULL, last_key BIGINT NOT NULL,
+            at TIMESTAMPTZ NOT NULL DEFAULT now()
+        );
+        CREATE TABLE pi_memory_reembed (
+            memory_id TEXT PRIMARY KEY, queued_at TIMESTAMPTZ NOT NULL DEFAULT now()
         );
     """),
 ]

@@ -242,6 +242,25 @@ class PostgresBackend:
             self._history(conn, scope, old.id, "SUPERSEDE", old.text, target.text, target.id, reason, now)
         return target
 
+    def embed_queued(self, batch: int = 64) -> int:
+        """Embed the memories queued in ``pi_memory_reembed`` (their text was redacted at a start, their vectors
+        dropped: :mod:`.pg_sweep`); returns how many got a vector. When embedding fails they stay queued."""
+        with self._conn() as conn:
+            queued = conn.execute("SELECT q.memory_id, m.text FROM pi_memory_reembed q JOIN semantic_memories m ON "
+                                  "m.id = q.memory_id ORDER BY q.memory_id").fetchall()
+        done = 0
+        for start in range(0, len(queued), batch):
+            rows = queued[start:start + batch]
+            vecs = self._embed([text for _id, text in rows])
+            if vecs is None:
+                break
+            with self._conn() as conn, conn.transaction():
+                for (memory_id, _text), vec in zip(rows, vecs, strict=True):
+                    self._store_vector(conn, memory_id, vec)
+                conn.execute("DELETE FROM pi_memory_reembed WHERE memory_id = ANY(%s)", ([r[0] for r in rows],))
+            done += len(rows)
+        return done
+
     # --- reads ------------------------------------------------------------------------------------------
     def get(self, memory_id: str, *, scope: Scope) -> SemanticMemory | None:
         return self.get_many([str(memory_id)], scope=scope).get(str(memory_id))

@@ -99,16 +99,26 @@ def _given_token(token: str | None) -> str | None:
     return resolve_token(token)[0]
 
 
-def embedded_backend_factory(data_dir: Path | str, embedder: dict[str, Any] | None = None) -> BackendFactory:
+def embedded_backend_factory(data_dir: Path | str, embedder: dict[str, Any] | None = None, *,
+                             on_clean: Callable[[Any], None] | None = None) -> BackendFactory:
     """A factory for the default backend: the index database in ``data_dir``; ``embedder``: the settings'
-    ``embedder`` block (default: the bundled model)."""
+    ``embedder`` block (default: the bundled model). ``on_clean`` (``serve``): the store's credential-looking
+    ids are rewritten first (:func:`pi_memory.semantic.embedded_ids.clean_embedded_ids`) and it gets the report
+    when that rewrote anything."""
 
     def build() -> SemanticBackend:
         from pi_memory.embed import get_embedder
         from pi_memory.index.db import open_index
         from pi_memory.semantic.embedded import EmbeddedBackend
 
-        return EmbeddedBackend(open_index(Path(data_dir)), get_embedder(embedder))
+        conn = open_index(Path(data_dir))
+        if on_clean is not None:
+            from pi_memory.semantic.embedded_ids import clean_embedded_ids
+
+            report = clean_embedded_ids(conn)
+            if report.total:
+                on_clean(report)
+        return EmbeddedBackend(conn, get_embedder(embedder))
 
     return build
 
@@ -253,12 +263,13 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None 
         check_tls(*tls)
     team = None
     say = announce or (lambda line: print(line, file=sys.stderr, flush=True))
+
+    def cleaned(report: Any) -> None:  # stored ids that held a credential, rewritten at this start
+        for line in report.lines():
+            say(line)
+
     if database_url:
         from pi_memory.semantic.backends.team_server import open_team
-
-        def cleaned(report: Any) -> None:  # stored ids that held a credential, rewritten at this start
-            for line in report.lines():
-                say(line)
 
         team = open_team(database_url, embedder, shared_token=_given_token(token), ef_search=ef_search,
                          project_char_limit=project_char_limit, on_clean=cleaned)
@@ -281,7 +292,7 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None 
         data_dir = Path(data_dir).expanduser().resolve()
         where = str(data_dir)
         try:  # open now, so a broken index or embedder setting stops the start instead of every request
-            backend = embedded_backend_factory(data_dir, embedder)()
+            backend = embedded_backend_factory(data_dir, embedder, on_clean=cleaned)()
         except Exception as exc:
             raise ServeError(f"cannot open the semantic memory in {data_dir}: {exc}") from exc
     app = create_app(lambda: backend, token, capture=capture, tokens=team.tokens if team else None,

@@ -5,7 +5,7 @@ wrote (:func:`jsonl_rows`), each with its ids, status, history and vectors. What
 what an add would have stored, so every row passes the add's checks before it is copied (decisions made for
 the tester's report of credentials copied in verbatim):
 
-* the text goes through :func:`~pi_memory.semantic.embedded.clean_text`: credentials are redacted, and text
+* the text goes through :func:`~pi_memory.semantic.embedded.check_text` (what an add runs): credentials are redacted, and text
   that is empty, unreadable, longer than 4,000 characters or matched by the threat scanner is **refused**:
   that row is not copied, and the report counts it by reason (``copied N, refused M (reasons)``). The hash is
   computed again from the stored text;
@@ -39,7 +39,7 @@ from typing import Any
 
 from pi_memory import safety
 from pi_memory.semantic.backends.rest_wire import IDENTITY_KEYS as WIRE_IDENTITY_KEYS
-from pi_memory.semantic.embedded import IDENTITY_KEYS, MAX_TEXT_CHARS, clean_text
+from pi_memory.semantic.embedded import IDENTITY_KEYS, check_text
 from pi_memory.semantic.models import Scope, now_iso, parse_iso, text_hash
 from pi_memory.semantic.sanitize import (
     check_observed_at,
@@ -235,24 +235,13 @@ def _shape(where: str, row: Any) -> None:
             raise bad(f"vector {i + 1} is not an object with a model, a dimension 'dim' and 'dim' finite numbers")
 
 
-def _text_reason(text: str) -> str:
-    """Why :func:`clean_text` refused ``text``, as a report's reason (counted, so without the row's figures)."""
-    cleaned = safety.redact(safety.replace_unencodable(text)).strip()
-    threats = safety.scan_threats(cleaned) if cleaned else []
-    if threats:
-        return f"matched the threat pattern {threats[0].id}"
-    if len(cleaned) > MAX_TEXT_CHARS:
-        return f"longer than {MAX_TEXT_CHARS:,} characters"
-    return "empty or unreadable text"
-
-
 def _history_text(text: str | None) -> tuple[str | None, bool]:
-    """A history text as stored (redacted) and whether it may be stored at all (the add's checks)."""
+    """A history text as stored (redacted) and whether it may be stored at all: the add's checks, except that
+    an empty or unreadable text is kept (an event may have none)."""
     if text is None:
         return None, True
-    cleaned = safety.redact(safety.replace_unencodable(text)).strip()
-    ok = len(cleaned) <= MAX_TEXT_CHARS and not safety.scan_threats(cleaned)
-    return cleaned, ok
+    checked = check_text(text)
+    return checked.text, checked.refusal not in ("threat", "long")
 
 
 @dataclass
@@ -283,10 +272,10 @@ def _clean(row: dict[str, Any]) -> _Clean | str:
             return f"its {name} looks like a credential"
         if value and id_problem(name, value, spaces=True):
             return f"its {name} holds an invisible or direction-changing character"
-    try:
-        text = clean_text(row["text"])
-    except ValueError:
-        return _text_reason(row["text"])
+    checked = check_text(row["text"])
+    if checked.reason:
+        return checked.reason
+    text = checked.text
     try:
         observed = check_observed_at(row.get("observed_at"))
     except ValueError:

@@ -64,6 +64,7 @@ def open_team(database_url: str, embedder: dict[str, Any] | None = None, *, shar
     except ValueError as exc:
         pool.close()
         raise ServeError(str(exc)) from exc
+    backend.embed_queued()  # memories whose text was redacted as the store opened (pg_sweep): vectors again
     return Team(backend, tokens, tokens.has_tokens(), shown(database_url),
                 ProjectRoutes(pool, tokens, project_char_limit or DEFAULT_MEMORY_CHAR_LIMIT))
 
