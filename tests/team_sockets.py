@@ -148,3 +148,16 @@ def team_socket():
     yield server
     server.close()
     forget_down()
+
+
+def cli_in_this_process(monkeypatch, tmp_path: Path, url: str, timeout: float = 1.0) -> None:
+    """This process set up as a CLI run in ``tmp_path/proj`` whose project store is the team server at ``url``
+    (:func:`team_env`), for commands run in process (``read_only_folder.cli`` / ``text_cli``)."""
+    import os
+
+    env = team_env(tmp_path, url, timeout)
+    for name in [k for k in os.environ if k.startswith("PI_MEMORY_")]:
+        monkeypatch.delenv(name)
+    for name in ("HOME", "PI_MEMORY_DIR", "PI_MEMORY_STATE_DIR", "PI_CODING_AGENT_DIR", "PI_MEMORY_SERVER_TOKEN"):
+        monkeypatch.setenv(name, env[name])
+    monkeypatch.chdir(tmp_path / "proj")

@@ -386,7 +386,8 @@ def open_semantic_or_none(memory: Memory, background_reembed: bool = True):
 
 
 def open_memory(cwd: Path | str | None = None, override_dir: Path | None = None, mirror: bool = True,
-                load: bool = True, host: str | None = None, team_wait: float | None = None) -> Memory:
+                load: bool = True, host: str | None = None, team_wait: float | None = None,
+                one_shot: bool = False) -> Memory:
     """Settings for ``cwd`` (default: the process's), the curated store for its project, lazily the index.
 
     ``host``: the host this process serves (``"claude-code"``, ``"codex"``; ``None`` for pi, the CLI and the
@@ -397,7 +398,8 @@ def open_memory(cwd: Path | str | None = None, override_dir: Path | None = None,
     describes its tools and prompt before the first memory operation (``lazyInitialization``). ``team_wait``:
     the seconds a team project store (``teamProjectStore``) gets to answer that read, instead of its
     ``timeoutSeconds`` (a host's start: :data:`pi_memory.curated.team_client.START_WAIT_S`); later requests get
-    ``timeoutSeconds``.
+    ``timeoutSeconds``. ``one_shot``: a short command (the CLI's, not ``mcp`` / ``serve`` / ``ui``): a team server
+    found down is not asked again by it (:func:`pi_memory.curated.team_client.ask_once`).
 
     Raises :class:`pi_memory.config.SettingsError` for unreadable or invalid settings.
     """
@@ -411,6 +413,10 @@ def open_memory(cwd: Path | str | None = None, override_dir: Path | None = None,
         memory.store.on_change = memory.mirror
         memory.store.write_check = memory.write_problem
     _open_learning(memory, where)
+    if one_shot:
+        from pi_memory.curated.team_client import ask_once
+
+        ask_once(memory.store)
     if load:
         from pi_memory.curated.team_client import bounded
 

@@ -5,26 +5,15 @@ refused connection, an HTTP status) and what to do next. Real servers on 127.0.0
 
 from __future__ import annotations
 
-import os
 import socket
-from pathlib import Path
 
 import pytest
 
 from read_only_folder import cli, text_cli  # tests/, on sys.path by the conftest
-from team_sockets import team_env
+from team_sockets import cli_in_this_process as in_this_process
 
 MARGIN = 1.0
 AGAIN = "then run `pi-memory status` again"
-
-
-def in_this_process(monkeypatch, tmp_path: Path, url: str, timeout: float = 1.0) -> None:
-    env = team_env(tmp_path, url, timeout)
-    for name in [k for k in os.environ if k.startswith("PI_MEMORY_")]:
-        monkeypatch.delenv(name)
-    for name in ("HOME", "PI_MEMORY_DIR", "PI_MEMORY_STATE_DIR", "PI_CODING_AGENT_DIR", "PI_MEMORY_SERVER_TOKEN"):
-        monkeypatch.setenv(name, env[name])
-    monkeypatch.chdir(tmp_path / "proj")
 
 
 def project_lines(out: str, url: str) -> list[str]:

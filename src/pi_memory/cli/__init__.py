@@ -22,8 +22,8 @@ import sys
 import typer
 
 from pi_memory import safety
-from pi_memory.cli.app import app, build_command, fail, state
-from pi_memory.cli.notices import HeldNotices, delay_for
+from pi_memory.cli.app import app, build_command, command_word, fail, state
+from pi_memory.cli.notices import KEEPS_RUNNING, HeldNotices, delay_for
 
 try:  # typer 0.2x ships its own copy of click; its usage errors derive from TyperException
     from typer import TyperException as _ClickError
@@ -38,6 +38,7 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     _log_to_stderr(args)
     args = [a if os.path.lexists(a) else safety.replace_unencodable(a) for a in args]  # argv bytes not UTF-8
+    state.one_shot = command_word(args)[0] not in KEEPS_RUNNING  # ui / serve / mcp: a team server asked as a host
     try:
         code = build_command(args)(args=args, prog_name="pi-memory", standalone_mode=False)
     except typer.Abort:

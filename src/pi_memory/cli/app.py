@@ -49,6 +49,7 @@ class _State:
     data_dir: Path | None = None  # the resolved data root, once a command has resolved its settings
     stdout_is_protocol: bool = False  # `pi-memory mcp`: standard output carries MCP, so JSON goes to stderr
     notices: object = None  # the held read-only notice (pi_memory.cli.notices.HeldNotices), set by main()
+    one_shot: bool = True  # the command ends when its work is done (not ui / serve / mcp), set by main()
 
 
 state = _State()
@@ -252,7 +253,7 @@ def open_mem(dir_: Path | None = None, load: bool = True) -> Memory:
     """The assembled system for this command (curated stores mirrored into the index on write); ``load=False``:
     no store read yet (``mcp`` reads them as its server starts)."""
     try:
-        memory = open_memory(override_dir=dir_ or state.dir, load=load)
+        memory = open_memory(override_dir=dir_ or state.dir, load=load, one_shot=state.one_shot)
     except SettingsError as exc:
         raise fail(str(exc), 2) from exc
     state.data_dir = memory.settings.data_dir

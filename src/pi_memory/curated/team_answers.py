@@ -182,14 +182,18 @@ def too_long(name: str, limit: int, method: str) -> str:
 
 def not_asked(name: str, bound: str = "start") -> str:
     """The error of a request left out because the caller's time for the team server had run out."""
-    what = "this tool call" if bound == "tool" else "this session start"
+    what = {"tool": "this tool call", "command": "this pi command"}.get(bound, "this session start")
     return f"the {name} was not asked: the time {what} allows for the team server had run out."
 
 
-def not_asked_again(name: str, waited: float | None, window: float) -> str:
-    """The error of a start's request left out because the team server was found down (``waited``: it did not
-    answer within that many seconds; ``None``: it could not be reached) less than ``window`` seconds ago."""
+def not_asked_again(name: str, waited: float | None, window: float, by: str = "start") -> str:
+    """The error of a request left out because the team server was found down (``waited``: it did not answer
+    within that many seconds; ``None``: it could not be reached) less than ``window`` seconds ago, by a start
+    (``by`` ``"start"``) or earlier in the same one-shot command (``"command"``: the CLI, nothing was sent)."""
     what = f"did not answer within {waited:g} s" if waited is not None else "could not be reached"
+    if by == "command":
+        return (f"the {name} was not asked again: it {what} earlier in this command, so nothing was read or "
+                "changed there. Check that the server runs and can be reached, then run the command again.")
     return (f"the {name} was not asked: it {what} less than {window:g} s ago, and a start does not wait for it "
             "again that soon, so its entries could not be read. memory_read with target 'project' asks again with "
             "the full teamProjectStore.timeoutSeconds.")

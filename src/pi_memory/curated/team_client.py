@@ -111,6 +111,7 @@ class TeamProjectClient:
         self.deadline: float | None = None  # time.monotonic() after which nothing is asked (:func:`bounded`)
         self.bound_for = "start"  # what set that deadline: "start", "tool" or "command" (the words of a cut-off
         self.bound_seconds = 0.0  # request) and the seconds it gave in all (what a cut-off says it waited)
+        self.once = False  # a one-shot command (the CLI): a server found down is not asked again (:func:`ask_once`)
         self._late: TeamProjectError | None = None  # the last request that was not answered in time
         self.last_error: TeamProjectError | None = None  # why the last request failed (None: it was answered)
         headers = {"Authorization": f"Bearer {token}"} if token and not self.refusal else {}
@@ -147,9 +148,11 @@ class TeamProjectClient:
         wait = self.timeout if self.deadline is None else min(self.timeout, self.deadline - time.monotonic())
         if wait <= 0.01:  # the earlier request's timeout says it best
             raise self._late or TeamProjectError(not_asked(self.name, self.bound_for), waited=0.0, kind="not_asked")
-        if self.deadline is not None and self.bound_for == "start" and (down := recently_down(self.url)):
+        starting = self.deadline is not None and self.bound_for == "start"
+        if (starting or self.once) and (down := recently_down(self.url)):
             raise TeamProjectError(not_asked_again(self.name, down.waited if down.kind == "timeout" else None,
-                                                   DOWN_WINDOW_S), kind="not_asked")
+                                                   DOWN_WINDOW_S, "start" if starting else "command"),
+                                   kind="not_asked")
         cutoff = _Cutoff(wait)
         try:
             status, data = self._send(method, wait, cutoff, **kw)
@@ -307,6 +310,16 @@ def recently_down(url: str) -> TeamProjectError | None:
     return None if found is None else found[1]
 
 
+def ask_once(store: Any) -> None:
+    """``store``'s team project store (none: nothing to do) serves one short command (a CLI run): once a request
+    found the server down, the command's later requests are not sent (``pi-memory add project ...`` read the
+    store, then sent the write: a hung server cost it two waits of timeoutSeconds). A slow server that answers
+    still gets every request its full time."""
+    team = getattr(store, "team_project", None)
+    if team is not None:
+        team.once = True
+
+
 def forget_down() -> None:
     """Forget every server found down (a test's fresh start)."""
     with _down_lock:
@@ -408,5 +421,6 @@ def apply(store: Any, operations: list[Any], key: str) -> MemoryResult:
     return result
 
 
-__all__ = ["DOWN_WINDOW_S", "START_WAIT_S", "TOOL_WAIT_S", "TeamProjectClient", "TeamProjectError", "apply", "bounded",
+__all__ = ["DOWN_WINDOW_S", "START_WAIT_S", "TOOL_WAIT_S", "TeamProjectClient", "TeamProjectError", "apply", "ask_once",
+           "bounded",
            "forget_down", "from_settings", "load", "recently_down", "server_limit"]
