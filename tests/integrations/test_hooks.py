@@ -134,7 +134,7 @@ def test_the_console_script_answers_and_exits_zero(env, monkeypatch):
     assert "via the console script" in context_of(done.stdout)
     bad = subprocess.run([*script, "hook", "claude-code", "nonsense"], input="{}", capture_output=True, text=True,
                          timeout=30)
-    assert (bad.returncode, bad.stdout.strip()) == (2, "{}")
+    assert (bad.returncode, bad.stdout.strip()) == (0, "{}")  # exit 2 would block the host's prompt
     assert "unknown hook event 'nonsense'" in bad.stderr
 
 

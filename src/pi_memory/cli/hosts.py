@@ -34,9 +34,10 @@ CodexBinOpt = Annotated[str | None, typer.Option("--codex-bin", help="The codex 
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-def hook(host: Annotated[str, typer.Argument(help="claude-code or codex.")],
-         event: Annotated[str, typer.Argument(help="session-start, prompt, pre-compact, stop or session-end.")]
-         ) -> None:
+def hook(ctx: typer.Context,
+         host: Annotated[str | None, typer.Argument(help="claude-code or codex.")] = None,
+         event: Annotated[str | None, typer.Argument(help="session-start, prompt, pre-compact, stop or session-end.")]
+         = None) -> None:
     """Answer one Claude Code / Codex hook: reads the hook JSON on standard input, prints the answer.
 
     session-start prints the frozen memory snapshot, prompt the recall for the prompt, the others queue
@@ -45,7 +46,8 @@ def hook(host: Annotated[str, typer.Argument(help="claude-code or codex.")],
 
     # The console script answers hooks before this app is even imported (pi_memory.launch, which ends the process
     # with os._exit); this path (`python -m pi_memory.cli hook ...`, or the app called from Python) returns.
-    raise typer.Exit(hook_main([host, event]))
+    # a missing or extra argument is the hook's to answer ({} and exit 0), not a usage error (exit 2 blocks the host)
+    raise typer.Exit(hook_main([a for a in (host, event) if a is not None] + list(ctx.args)))
 
 
 def _report(host: str, action: str, changes: list, extra: dict | None = None) -> None:
@@ -70,12 +72,14 @@ def _report(host: str, action: str, changes: list, extra: dict | None = None) ->
 
 
 def _run(host: str, action: str, call, json_: bool):
-    from pi_memory.integrations.hooks.install import InstallError
+    from pi_memory.integrations.hooks.install import InstallError, InstallRefusal
 
     if json_:
         state.json = True
     try:
         return call()
+    except InstallRefusal as exc:  # a file or folder it must not edit: a refusal (1), nothing written
+        raise fail(str(exc), 1, problem=exc.problem, path=str(exc.path)) from exc
     except InstallError as exc:
         raise fail(f"Could not {action} pi-memory for {host}: {exc}", 2) from exc
     except OSError as exc:  # a file it must write: a refusal (1), as for a data folder that cannot be written

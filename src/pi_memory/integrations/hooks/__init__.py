@@ -4,9 +4,10 @@ The host runs the command for each event, writes its hook JSON on standard input
 standard output (:mod:`.protocol`). What each event does is in :mod:`.handlers`; installing the hooks into the
 hosts' settings is :mod:`.install`.
 
-Never breaking the host comes first: whatever goes wrong (bad input, a settings error, a crash, a handler that
-is still busy after :data:`CEILING_S` seconds), the hook prints the event's empty answer (``{}``), exits 0 and
-writes why to the hook log (:mod:`.state`). Start-up is kept short: the console script dispatches ``hook``
+Never breaking the host comes first: whatever goes wrong (bad input, an unknown host or event, a wrong number
+of arguments, a settings error, a crash, a handler that is still busy after :data:`CEILING_S` seconds), the hook
+prints the event's empty answer (``{}``), exits 0 (both hosts read exit 2 as "block this") and writes why to
+the hook log (:mod:`.state`). Start-up is kept short: the console script dispatches ``hook``
 before the typer app is imported (:mod:`pi_memory.launch`), and the handlers import what they need only.
 """
 
@@ -18,6 +19,7 @@ import re
 import sys
 import threading
 import time
+import zlib
 
 from pi_memory.integrations.hooks import protocol, state
 
@@ -40,6 +42,7 @@ USAGE = ("usage: pi-memory hook HOST EVENT  (reads the host's hook JSON on stand
 def run_hook(host: str, event: str, raw: str, ceiling: float = CEILING_S) -> str:
     """The answer text for one hook call (never raises; the empty answer on any failure)."""
     result: dict = {}
+    del state.WRITE_PROBLEMS[:]
     started = time.monotonic()
     vector_deadline = started + VECTOR_SHARE * ceiling
     team = {"team_deadline": started + TEAM_LATEST * ceiling, "team_wait": TEAM_SHARE * ceiling}
@@ -53,12 +56,14 @@ def run_hook(host: str, event: str, raw: str, ceiling: float = CEILING_S) -> str
                 payload = replace_unencodable(payload)
             if not isinstance(payload, dict):
                 raise ValueError(f"the hook input must be a JSON object, not {type(payload).__name__}")
+            result["payload"] = payload
             from pi_memory.integrations.hooks.handlers import handle
 
-            result["answer"] = protocol.answer(event, handle(host, event, payload, vector_deadline=vector_deadline,
-                                                             **team))
+            result["context"] = handle(host, event, payload, vector_deadline=vector_deadline, **team)
         except BaseException as exc:  # noqa: BLE001 - the host must get an answer whatever happened
             result["error"] = f"{type(exc).__name__}: {exc}"
+            if type(exc).__name__ == "SettingsError":  # pi-memory's settings are invalid: memory is off
+                result["settings"] = str(exc)
 
     thread = threading.Thread(target=work, name="pi-memory-hook", daemon=True)
     thread.start()
@@ -66,26 +71,62 @@ def run_hook(host: str, event: str, raw: str, ceiling: float = CEILING_S) -> str
     if thread.is_alive():
         state.log(f"{host} {event}: no answer after {ceiling:g} s; answered empty (the work was abandoned)")
         return protocol.EMPTY
+    message = _notices(host, event, result)
     if "error" in result:
         state.log(f"{host} {event}: answered empty after an error: {result['error']}")
-        return protocol.EMPTY
-    return result.get("answer", protocol.EMPTY)
+        return protocol.answer(event, None, message)
+    context = result.get("context")
+    if host == "claude-code" and context and len(context) > protocol.CLAUDE_CONTEXT_CAP:
+        state.log(f"{host} {event}: the context is {len(context)} characters; Claude Code keeps "
+                  f"{protocol.CLAUDE_CONTEXT_CAP} in the model's context and shows it the rest as a file")
+    return protocol.answer(event, context, message)
+
+
+def _notices(host: str, event: str, result: dict) -> str | None:
+    """What the user must be told (``systemMessage``): invalid pi-memory settings (memory is off), once per host
+    session; a state folder that cannot be written, at each session start. The second also goes to standard
+    error whatever the event (the hook log may be what cannot be written)."""
+    lines = []
+    if "settings" in result:
+        payload = result.get("payload") or {}
+        sid = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
+        digest = f"{zlib.crc32(result['settings'].encode('utf-8')):08x}"
+        saved = state.read_json(state.session_file(host, sid)) if sid and event == "prompt" else {}
+        if saved.get("settingsNotice") != digest:
+            lines.append(f"pi-memory is off in this session: {result['settings']} Fix that, then start a new "
+                         "session.")
+            if sid:
+                state.update_session(host, sid, settingsNotice=digest)
+    if state.WRITE_PROBLEMS:
+        folder = state.state_dir()
+        note = (f"pi-memory cannot write its state folder {folder} ({state.WRITE_PROBLEMS[0]}), so a resumed session "
+                "may not get the same snapshot and the hook log is not kept; memory itself works. Give your user "
+                f"write access to it (e.g. `sudo chown -R $USER {folder}`) or set $PI_MEMORY_STATE_DIR.")
+        sys.stderr.write(note + "\n")
+        if event == "session-start":
+            lines.append(note)
+    return "\n".join(lines) or None
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``pi-memory hook HOST EVENT``. Exits the process (``os._exit``) once the answer is
     written, so an abandoned handler thread cannot keep the host waiting."""
     args = sys.argv[1:] if argv is None else list(argv)
-    if not args or args[0] in ("-h", "--help") or len(args) != 2:
-        (sys.stdout if args[:1] in (["-h"], ["--help"]) else sys.stderr).write(USAGE)
-        return 0 if args[:1] in (["-h"], ["--help"]) else 2
+    if args[:1] in (["-h"], ["--help"]):
+        sys.stdout.write(USAGE)
+        return 0
     try:
+        if len(args) != 2:
+            raise protocol.UnknownEvent(f"expected HOST EVENT, got {len(args)} argument(s)")
         host, event = protocol.normalise_host(args[0]), protocol.normalise_event(args[1])
     except protocol.UnknownEvent as exc:
-        sys.stderr.write(f"pi-memory hook: {exc}\n")
-        state.log(f"hook {' '.join(args)}: {exc}")
+        # Exit 0 all the same: Claude Code and Codex take exit 2 as "block" (a prompt dropped), any other
+        # code as an error shown to the user; a hook entry we do not know must not cost the host anything.
+        sys.stderr.write(f"pi-memory hook: {exc}; answered {protocol.EMPTY}\n{USAGE}")
+        state.log(f"hook {' '.join(args)}: {exc}; answered {protocol.EMPTY}")
+        _drain_stdin()
         sys.stdout.write(protocol.EMPTY + "\n")
-        return 2
+        return 0
     try:
         raw = sys.stdin.read()
     except (OSError, ValueError) as exc:
@@ -98,6 +139,15 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout.write(run_hook(host, event, raw, ceiling) + "\n")
     sys.stdout.flush()
     return 0
+
+
+def _drain_stdin() -> None:
+    """Read what the host wrote on standard input (so its write never fails on a closed pipe); not a terminal's."""
+    try:
+        if not sys.stdin.isatty():
+            sys.stdin.read()
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def main_and_exit(argv: list[str] | None = None) -> None:

@@ -43,6 +43,11 @@ def files(scope: str, project: Path | None = None) -> tuple[Path, Path]:
     """``(settings file with the hooks, file with the MCP server)`` for ``scope``."""
     if scope == "project":
         root = (project or Path.cwd()).resolve()
+        if not root.is_dir():  # a typo in --project: no folder tree made for it
+            raise common.InstallRefusal(
+                f"the project folder {root} {'is not a folder' if root.exists() else 'does not exist'}; give --project "
+                "an existing project folder (or run the command inside it), then run this command again (nothing "
+                "was changed).", "no_project_folder", root)
         return root / ".claude" / "settings.json", root / ".mcp.json"
     if scope != "user":
         raise common.InstallError(f"unknown scope {scope!r}: use user or project")
@@ -53,6 +58,19 @@ def files(scope: str, project: Path | None = None) -> tuple[Path, Path]:
 
 def server_entry(script: str) -> dict:
     return {"type": "stdio", "command": script, "args": ["mcp"], "env": {}}
+
+
+SET_KEYS = ("type", "command", "args", "env")  # what install sets in a ``pi-memory`` entry of the user's
+
+
+def _merged_entry(existing: object, script: str) -> dict:
+    """Our server entry, keeping what an existing ``pi-memory`` entry holds beyond what runs: its ``env`` (a
+    ``PI_MEMORY_DIR`` of the user's) and any other key, in their order."""
+    if not isinstance(existing, dict):
+        return server_entry(script)
+    env = existing.get("env")
+    return {**existing, "type": "stdio", "command": script, "args": ["mcp"], "env": env if isinstance(env, dict)
+            else {}}
 
 
 def install(scope: str = "user", project: Path | None = None, script: str | None = None) -> list[common.Change]:
@@ -70,15 +88,22 @@ def install(scope: str = "user", project: Path | None = None, script: str | None
     events = {e: (EVENTS[e], TIMEOUTS[e]) for e in HOST_EVENTS[HOST]}
     settings["hooks"] = common.with_our_hooks(hooks, HOST, script, events)
     servers = servers_doc.get("mcpServers") if isinstance(servers_doc.get("mcpServers"), dict) else {}
-    servers_pristine = common.MCP_NAME not in servers
-    servers_doc["mcpServers"] = {**servers, common.MCP_NAME: server_entry(script)}
+    manifest_path = common.manifest_path(f"{HOST}-{scope}")
+    manifest = state.read_json(manifest_path)
+    existing = servers.get(common.MCP_NAME)
+    users = common.is_users_server(manifest, mcp_path, existing, _is_exactly_ours(existing))
+    server_detail = f"MCP server {common.MCP_NAME}: {script} mcp"
+    if users:
+        common.refuse_remote_server(mcp_path, existing)  # before anything is written
+        common.remember_user_server(manifest, mcp_path, existing, SET_KEYS)
+        server_detail += _kept_note(existing)
+    servers_pristine = common.MCP_NAME not in servers or users
+    servers_doc["mcpServers"] = {**servers, common.MCP_NAME: _merged_entry(existing, script)}
     changes = [
         common.write_json(settings_path, settings,
                           [f"hooks {', '.join(EVENTS[e] for e in HOST_EVENTS[HOST])} run {script} hook {HOST} …"]),
-        common.write_json(mcp_path, servers_doc, [f"MCP server {common.MCP_NAME}: {script} mcp"]),
+        common.write_json(mcp_path, servers_doc, [server_detail]),
     ]
-    manifest_path = common.manifest_path(f"{HOST}-{scope}")
-    manifest = state.read_json(manifest_path)
     common.remember_original(manifest, changes[0], settings_pristine)
     common.remember_original(manifest, changes[1], servers_pristine)
     state.write_json(manifest_path, common.note_created(manifest, changes))
@@ -112,15 +137,36 @@ def uninstall(scope: str = "user", project: Path | None = None) -> list[common.C
     if mcp_path.exists():
         servers = doc.get("mcpServers")
         if isinstance(servers, dict) and _is_our_server(servers.get(common.MCP_NAME)):
-            del servers[common.MCP_NAME]
             original = common.original_of(mcp_path, manifest, json.loads)
-            if not servers and not (original and isinstance(original[1], dict) and "mcpServers" in original[1]):
-                del doc["mcpServers"]  # install added the key: it goes with our server
+            saved = (manifest.get("userServers") or {}).get(str(mcp_path))
+            if common.restore_user_server(servers[common.MCP_NAME], saved):
+                done = f"your own MCP server {common.MCP_NAME} is back as it was before the install"
+            else:
+                del servers[common.MCP_NAME]
+                done = f"removed MCP server {common.MCP_NAME}"
+                if not servers and not (original and isinstance(original[1], dict) and "mcpServers" in original[1]):
+                    del doc["mcpServers"]  # install added the key: it goes with our server
             changes.append(common.finish_uninstall(mcp_path, doc, common.dump_like(doc, common.current_text(mcp_path)),
-                                                   manifest, [f"removed MCP server {common.MCP_NAME}"], original))
+                                                   manifest, [done], original))
     changes += common.remove_created_folders(manifest, [settings_path, mcp_path])
     common.forget(manifest_path, manifest, [settings_path, mcp_path])
     return changes
+
+
+def _is_exactly_ours(entry: object) -> bool:
+    """The entry exactly as an install writes it (for some path of the console script)."""
+    return (isinstance(entry, dict) and set(entry) == set(SET_KEYS) and entry.get("type") == "stdio"
+            and entry.get("env") == {} and _is_our_server(entry))
+
+
+def _kept_note(entry: object) -> str:
+    """What the detail line says about a user's own entry the install took over."""
+    env = entry.get("env") if isinstance(entry, dict) else None
+    names = ", ".join(env) if isinstance(env, dict) and env else ""
+    kept = f"; your entry's env ({names}) is kept" if names else "; the rest of your entry is kept"
+    hooks = (" (the hooks do not get it: set the same in the environment Claude Code starts with, or the "
+             "snapshot and recall read another memory)") if names else ""
+    return f"{kept}{hooks}, and uninstall puts your entry back"
 
 
 def _is_our_server(entry: object) -> bool:

@@ -26,6 +26,7 @@ the file's own (:func:`.newlines.like`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -57,14 +58,9 @@ def _manifest_path() -> Path:
 def _load_toml(path: Path):
     import tomlkit
 
-    try:
-        text = path.read_bytes().decode("utf-8")  # not read_text: that turns CRLF into LF
-    except FileNotFoundError:
+    text = common.read_settings_text(path)  # a link to nothing, not UTF-8, a BOM: refused
+    if text is None:
         return tomlkit.document()
-    except OSError as exc:
-        raise common.InstallError(f"could not read {path}: {exc}") from exc
-    if text.startswith(common.BOM):
-        raise common.InstallError(common.bom_refusal(path))
     try:
         doc = tomlkit.parse(text)
     except Exception as exc:  # tomlkit raises its own ParseError subclasses
@@ -111,6 +107,9 @@ def install(script: str | None = None, codex_bin: str | None = None, cwd: Path |
     hooks_doc = common.read_json_file(hooks_path, ("hooks",))
     common.require_objects(hooks_doc, hooks_path, "hooks")
     manifest = state.read_json(_manifest_path())
+    existing = (doc.get("mcp_servers") or {}).get(common.MCP_NAME)
+    if common.is_users_server(manifest, config_path, existing, _is_exactly_ours(existing)):
+        common.refuse_remote_server(config_path, existing)  # before hooks.json is written
 
     hooks = hooks_doc.get("hooks") if isinstance(hooks_doc.get("hooks"), dict) else {}
     hooks_pristine = common.without_our_hooks(hooks, HOST)[1] == 0
@@ -122,7 +121,15 @@ def install(script: str | None = None, codex_bin: str | None = None, cwd: Path |
 
     details, warnings = [], []
     servers = doc.get("mcp_servers")
-    config_pristine = servers is None or common.MCP_NAME not in servers
+    existing = servers.get(common.MCP_NAME) if servers is not None else None
+    users = common.is_users_server(manifest, config_path, existing, _is_exactly_ours(existing))
+    if users:  # the user's own entry (`uvx pi-memory mcp` with an env): taken over, put back by uninstall
+        common.refuse_remote_server(config_path, existing)
+        common.remember_user_server(manifest, config_path, existing, SET_KEYS)
+        kept = ", ".join(existing.get("env") or {}) if hasattr(existing.get("env"), "keys") else ""
+        details.append(f"your [mcp_servers.{common.MCP_NAME}] now runs {script} mcp; the rest of it is kept"
+                       + (f" (env: {kept})" if kept else "") + ", and uninstall puts it back as it was")
+    config_pristine = servers is None or common.MCP_NAME not in servers or users
     if servers is None:
         servers = tomlkit.table(is_super_table=True)
         doc["mcp_servers"] = servers
@@ -196,6 +203,7 @@ def uninstall() -> dict:
     home = codex_home()
     config_path, hooks_path = home / "config.toml", home / "hooks.json"
     manifest = state.read_json(_manifest_path())
+    common.refuse_dangling_link(config_path)
     config = _load_toml(config_path) if config_path.exists() else None  # both refused before either is written
     common.read_json_file(hooks_path, ("hooks",))
     changes = [c for c in [common.uninstall_hooks_file(hooks_path, HOST, manifest)] if c]
@@ -207,10 +215,14 @@ def uninstall() -> dict:
         before = original[1] if original is not None and isinstance(original[1], dict) else None
         details = []
         servers = doc.get("mcp_servers")
+        saved = (manifest.get("userServers") or {}).get(str(config_path))
         if servers is not None and common.MCP_NAME in servers:
-            del servers[common.MCP_NAME]
-            _drop_emptied(doc, "mcp_servers", before)
-            details.append(f"removed [mcp_servers.{common.MCP_NAME}]")
+            if common.restore_user_server(servers[common.MCP_NAME], saved):
+                details.append(f"your own [mcp_servers.{common.MCP_NAME}] is back as it was before the install")
+            else:
+                del servers[common.MCP_NAME]
+                _drop_emptied(doc, "mcp_servers", before)
+                details.append(f"removed [mcp_servers.{common.MCP_NAME}]")
         dropped = _drop_state_keys(doc, manifest.get("trusted", []), before)
         if dropped:
             details.append(f"removed {dropped} trust entr{'y' if dropped == 1 else 'ies'}")
@@ -224,6 +236,17 @@ def uninstall() -> dict:
     changes += common.remove_created_folders(manifest, [config_path, hooks_path])
     _manifest_path().unlink(missing_ok=True)  # nothing of this install is left to remember
     return {"changes": changes, "trusted": [], "trustError": None, "warnings": []}
+
+
+SET_KEYS = ("command", "args", "env_vars")  # what install sets in a [mcp_servers.pi-memory] of the user's
+
+
+def _is_exactly_ours(entry) -> bool:
+    """The entry exactly as an install writes it (for some path of the console script)."""
+    if entry is None or not hasattr(entry, "keys") or set(entry.keys()) != set(SET_KEYS):
+        return False
+    return (Path(str(entry.get("command", ""))).name == "pi-memory" and list(entry.get("args") or []) == ["mcp"]
+            and list(entry.get("env_vars") or []) == list(FORWARDED_ENV))
 
 
 def _add_table(parent, key: str, table) -> None:
@@ -289,6 +312,18 @@ def find_codex(codex_bin: str | None) -> str:
     return found
 
 
+def _kill_group(proc: subprocess.Popen) -> None:
+    """End ``proc`` and every process of its group (the app-server's own children too)."""
+    import signal
+
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        proc.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(5)
+
+
 def list_hooks(codex_bin: str | None, cwd: Path) -> list[dict]:
     """Codex's own view of the hooks for ``cwd`` (``hooks/list`` of ``codex app-server``): each with ``key``,
     ``command``, ``currentHash`` and ``trustStatus``."""
@@ -300,8 +335,9 @@ def list_hooks(codex_bin: str | None, cwd: Path) -> list[dict]:
         {"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {"cwds": [str(cwd)]}},
     ]
     try:
+        # its own session (process group): what it starts goes with it, also when it does not answer in time
         proc = subprocess.Popen([exe, "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,  # noqa: S603
-                                stderr=subprocess.DEVNULL, text=True, cwd=str(cwd))
+                                stderr=subprocess.DEVNULL, text=True, cwd=str(cwd), start_new_session=True)
     except OSError as exc:
         raise common.InstallError(f"could not run {exe} app-server to record the hooks' trust: {exc}") from exc
     try:
@@ -324,8 +360,7 @@ def list_hooks(codex_bin: str | None, cwd: Path) -> list[dict]:
         reader.start()
         reader.join(LIST_TIMEOUT_S)
     finally:
-        proc.kill()
-        proc.wait(5)
+        _kill_group(proc)
     if "result" not in answer:
         raise common.InstallError(f"{exe} app-server did not list the hooks "
                                   f"({answer.get('error') or 'no answer'}); trust them in Codex's /hooks")

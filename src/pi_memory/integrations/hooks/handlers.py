@@ -207,7 +207,11 @@ def spawn_background(job: dict) -> None:
     # the job (the turn's text) goes in a private file, never on the command line, where `ps` shows it to
     # every user of the machine; the job reads and deletes it
     job_file = state.state_dir() / "hooks" / "jobs" / f"{os.getpid()}-{time.time_ns()}.json"
-    state.write_json(job_file, job)
+    try:
+        state.write_json(job_file, job)
+    except OSError as exc:  # no job file, no job: the transcript is indexed by the next job or `pi-memory index`
+        state.note_unwritable(job_file, exc)
+        return
     with open(log_path, "a", encoding="utf-8") as log_fh:
         subprocess.Popen(  # noqa: S603 - our own interpreter and module
             [sys.executable, "-m", "pi_memory.integrations.hooks.background", "--job-file", str(job_file)],

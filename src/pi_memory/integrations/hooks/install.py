@@ -27,7 +27,16 @@ Rules every host installer follows:
   script had when they were written, so installing again replaces them (idempotent, also after the venv
   moved) and uninstalling removes exactly them; everything else in the file stays as it was;
 * our entries go after the user's own, so hosts that key state by position (Codex's hook trust) keep the
-  user's keys.
+  user's keys;
+* an MCP server entry named ``pi-memory`` that is the user's own (``uvx pi-memory mcp`` with an ``env`` of theirs)
+  is taken over, not replaced: install sets only its command and arguments (what runs) and keeps everything else
+  in it (``env``: a ``PI_MEMORY_DIR`` the user chose, timeouts); the first install remembers the values it
+  changed (:func:`remember_user_server`) and uninstall puts them back, so the entry is again the user's, byte
+  for byte when nothing else changed. A remote entry of the user's (a ``url``: an HTTP server) is refused
+  instead, since a local command in its place would silently point the host at another memory;
+* what cannot be edited safely is refused before anything is written (:class:`InstallRefusal`, exit 1 with
+  ``problem`` and ``path``): a file that is not UTF-8, a symbolic link to nothing (install would create its
+  target, wherever it points, and uninstall would remove the link), a project folder that does not exist.
 """
 
 from __future__ import annotations
@@ -50,6 +59,16 @@ _OURS = re.compile(r"(?:^|[/\\'\"\s])pi-memory['\"]?\s+hook\s+(claude-code|codex
 
 class InstallError(Exception):
     """An install or uninstall could not be done; the message says what to do."""
+
+
+class InstallRefusal(InstallError):
+    """A refusal (exit 1) about one path, before anything was written: ``problem`` names the kind for ``--json``
+    (``not_utf8``, ``dangling_link``, ``no_project_folder``, ``user_server``)."""
+
+    def __init__(self, message: str, problem: str, path: Path) -> None:
+        super().__init__(message)
+        self.problem = problem
+        self.path = path
 
 
 @dataclass
@@ -97,19 +116,44 @@ def bom_refusal(path: Path) -> str:
             "a BOM, then run the command again. Nothing was changed.")
 
 
+def refuse_dangling_link(path: Path) -> None:
+    """Refuse ``path`` when it, or a folder above it, is a symbolic link to something that does not exist."""
+    for link in (path, *path.parents):
+        if link.is_symlink() and not link.exists():
+            raise InstallRefusal(
+                f"{link} is a symbolic link to {os.readlink(link)}, which does not exist, so pi-memory would create "
+                "files wherever it points; create its target (an empty file will do) or remove the link, then run "
+                "this command again (nothing was changed).", "dangling_link", link)
+
+
+def read_settings_text(path: Path) -> str | None:
+    """The text of a host's settings file (``None``: it does not exist), with CRLF kept. Refused: a symbolic
+    link to nothing, bytes that are not UTF-8, a byte-order mark."""
+    refuse_dangling_link(path)
+    try:
+        raw = path.read_bytes()  # not read_text: that turns CRLF into LF
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InstallError(f"could not read {path}: {exc}") from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InstallRefusal(
+            f"{path} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}), so pi-memory cannot edit "
+            "it safely; save it as UTF-8 (or move it away), then run this command again (nothing was changed).",
+            "not_utf8", path) from exc
+    if text.startswith(BOM):
+        raise InstallError(bom_refusal(path))
+    return text
+
+
 def read_json_file(path: Path, edited: tuple[str, ...] = ()) -> dict:
     """The object in a JSON settings file (``{}`` when it does not exist or is empty). A key written more than once
     in ``edited`` (top-level keys whose values we change), in an object under one of them, or one of them
-    written twice, is refused (:func:`duplicate_refusal`)."""
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise InstallError(f"could not read {path}: {exc}") from exc
-    if text.startswith(BOM):
-        raise InstallError(bom_refusal(path))
-    if not text.strip():
+    written twice, is refused (:func:`duplicate_refusal`); so is what :func:`read_settings_text` refuses."""
+    text = read_settings_text(path)
+    if text is None or not text.strip():
         return {}
     try:
         data = json.loads(text)
@@ -235,6 +279,59 @@ def original_of(path: Path, manifest: dict, parse) -> tuple[bytes, object] | Non
         return None
 
 
+def is_users_server(manifest: dict, path: Path, entry: object, exactly_ours: bool) -> bool:
+    """Whether ``entry`` (the ``pi-memory`` server entry in ``path`` before this install) is the user's own: there
+    is one, no install of ours wrote into ``path`` before (the manifest knows neither the file nor an entry of
+    the user's in it), and it is not exactly what an install writes (``exactly_ours``: a manifest lost since)."""
+    known = {*(manifest.get("created") or []), *(manifest.get("originals") or {}), *(manifest.get("userServers") or {})}
+    return entry is not None and str(path) not in known and not exactly_ours
+
+
+def refuse_remote_server(path: Path, entry: object) -> None:
+    """Refuse a user's ``pi-memory`` entry that is a remote server (a ``url``): a local command in its place would
+    point the host at another memory without a word."""
+    url = entry.get("url") if hasattr(entry, "get") else None
+    if url is not None:
+        raise InstallRefusal(
+            f"{path} already has an MCP server named {MCP_NAME} of yours that talks to {url}, which install would "
+            "replace with the local server; rename yours (or remove it), then run this command again (nothing was "
+            "changed).", "user_server", path)
+
+
+def remember_user_server(manifest: dict, path: Path, entry, keys: tuple[str, ...]) -> None:
+    """Note the values the install is about to set (``keys``) as the user's entry ``entry`` in ``path`` had them
+    (a key it lacked: noted as absent), unless noted already, so uninstall can put them back."""
+    saved = manifest.setdefault("userServers", {})
+    if str(path) in saved:
+        return
+    values = {}
+    for key in keys:
+        if key in entry:
+            value = entry[key]
+            value = value.unwrap() if hasattr(value, "unwrap") else value  # a tomlkit item: its plain value
+            try:
+                json.dumps(value)
+            except (TypeError, ValueError):
+                value = str(value)
+            values[key] = value
+    saved[str(path)] = {"keys": list(keys), "values": values}
+
+
+def restore_user_server(entry, saved: object) -> bool:
+    """Put back in ``entry`` the values :func:`remember_user_server` noted (``saved``); ``False`` when there is no
+    usable note (the entry is then ours to remove)."""
+    if not isinstance(saved, dict) or not isinstance(saved.get("keys"), list) or not isinstance(
+            saved.get("values"), dict):
+        return False
+    for key in saved["keys"]:
+        if key in saved["values"]:
+            if entry.get(key) != saved["values"][key]:
+                entry[key] = saved["values"][key]
+        elif key in entry:
+            del entry[key]
+    return True
+
+
 def manifest_path(host: str) -> Path:
     """What an install of ``host`` added beyond its own entries (files it created, switches it set)."""
     return state.state_dir() / "installs" / f"{host}.json"
@@ -272,10 +369,11 @@ def forget(manifest_file: Path, manifest: dict, files: list[Path]) -> None:
     made = {str(f) for f in manifest.get("createdFolders", [])
             if isinstance(f, str) and any(Path(f) == p.parent or Path(f) in p.parents for p in files)}
     left = {
-        **{k: v for k, v in manifest.items() if k not in ("created", "createdFolders", "originals")},
+        **{k: v for k, v in manifest.items() if k not in ("created", "createdFolders", "originals", "userServers")},
         "created": [p for p in manifest.get("created", []) if p not in names],
         "createdFolders": [f for f in manifest.get("createdFolders", []) if f not in made],
         "originals": {k: v for k, v in (manifest.get("originals") or {}).items() if k not in names},
+        "userServers": {k: v for k, v in (manifest.get("userServers") or {}).items() if k not in names},
     }
     left = {k: v for k, v in left.items() if v}
     if left:

@@ -28,6 +28,10 @@ HOST_EVENTS = {  # what each host fires (Codex has no SessionEnd: its Stop ends 
 _BY_HOST_NAME = {v.lower(): k for k, v in EVENTS.items()}
 _ALIASES = {"user-prompt-submit": "prompt", "precompact": "pre-compact", "sessionstart": "session-start"}
 EMPTY = "{}"
+# Claude Code keeps at most this many characters of one hook's additionalContext in the model's context: a longer
+# value is saved to a file and the model gets a short preview and the file's path instead (since v2.1.89;
+# anthropics/claude-code issues 51537, 64626). Codex spills past about 2,500 tokens the same way.
+CLAUDE_CONTEXT_CAP = 10_000
 
 
 class UnknownEvent(ValueError):
@@ -54,9 +58,14 @@ def normalise_event(event: str) -> str:
     return name
 
 
-def answer(event: str, context: str | None) -> str:
-    """The JSON text to print: the context for the model on a session start or prompt, else ``{}``."""
-    if not context or event not in ("session-start", "prompt"):
+def answer(event: str, context: str | None, message: str | None = None) -> str:
+    """The JSON text to print: the context for the model on a session start or prompt, else ``{}``; ``message``
+    (a session start or prompt only) is ``systemMessage``, which both hosts show the user, not the model."""
+    if event not in ("session-start", "prompt"):
         return EMPTY
-    return json.dumps({"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": context}},
-                      ensure_ascii=False)
+    out: dict = {}
+    if context:
+        out["hookSpecificOutput"] = {"hookEventName": EVENTS[event], "additionalContext": context}
+    if message:
+        out["systemMessage"] = message
+    return json.dumps(out, ensure_ascii=False) if out else EMPTY

@@ -32,6 +32,9 @@ from pathlib import Path
 from pi_memory.private_files import make_private_folder
 
 LOG_MAX_BYTES = 1 << 20
+# The state writes this process could not make (``"<path>: <why>"``): the state folder is an optimisation, never a
+# precondition, so a hook answers all the same and says so (:func:`pi_memory.integrations.hooks.run_hook`).
+WRITE_PROBLEMS: list[str] = []
 PROMPT_KEEP_CHARS = 20_000  # of the last prompt, kept for the turn's capture at stop
 SESSION_KEEP_DAYS = 30  # a host session's state (its frozen context for a resume) is kept this long unused
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -95,13 +98,22 @@ def prune_sessions(host: str, keep_days: float = SESSION_KEEP_DAYS, at_most: int
     return removed
 
 
+def note_unwritable(path: Path, exc: OSError) -> None:
+    """Remember that ``path`` could not be written (:data:`WRITE_PROBLEMS`)."""
+    WRITE_PROBLEMS.append(f"{exc.filename or path}: {exc.strerror or exc}")
+
+
 def update_session(host: str, session_id: str, **changes) -> dict:
-    """Merge ``changes`` into one session's state and return the result."""
+    """Merge ``changes`` into one session's state and return the result (not kept when the state folder cannot
+    be written: noted in :data:`WRITE_PROBLEMS`)."""
     path = session_file(host, session_id)
     data = read_json(path)
     data.update(changes)
     data["updatedAt"] = time.time()
-    write_json(path, data)
+    try:
+        write_json(path, data)
+    except OSError as exc:
+        note_unwritable(path, exc)
     return data
 
 
@@ -166,4 +178,7 @@ def store_context(cwd: str, version: str, deps: list[str], before: list[list], v
     if len(cache) > 200:  # a folder per project; keep the newest 200
         for key in list(cache)[:-200]:
             del cache[key]
-    write_json(path, cache)
+    try:
+        write_json(path, cache)
+    except OSError as exc:  # no cache: the next start builds the context again
+        note_unwritable(path, exc)
