@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from pi_memory.integrations.hooks import state
+from pi_memory.integrations.hooks.protocol import CLAUDE_CONTEXT_CAP
 
 CACHE_VERSION = "1"
 _PKG = Path(__file__).resolve().parents[2]  # src/pi_memory
@@ -111,11 +112,17 @@ def on_session_start(host: str, payload: dict, team_deadline: float | None = Non
                   f"({len(frozen)} chars)")
     else:
         frozen = value["memory"]
+    context, sent = _join(frozen, value["run"]), _digest(value["run"])
+    if host == "claude-code" and frozen and value["run"] and len(context) > CLAUDE_CONTEXT_CAP and sid:
+        # Claude Code keeps one hook's context whole only up to the cap (a longer one reaches the model as a
+        # preview and a file path): the run parts (blocks, standing instructions) come with the first prompt
+        # instead, as run parts that changed do (_changed_run), so each part arrives whole in its own reminder
+        context, sent = frozen, None
     if sid:
-        state.update_session(host, sid, context=frozen, runDigest=_digest(value["run"]), cwd=cwd)
+        state.update_session(host, sid, context=frozen, runDigest=sent, cwd=cwd)
     if source in ("startup", ""):  # a new session: forget the host sessions nobody resumed for a month
         state.prune_sessions(host)
-    return _join(frozen, value["run"])
+    return context
 
 
 def on_prompt(host: str, payload: dict, vector_deadline: float | None = None) -> str | None:
