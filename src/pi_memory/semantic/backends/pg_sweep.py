@@ -42,6 +42,7 @@ Decisions
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +56,8 @@ from pi_memory.semantic.id_redaction import own_form
 from pi_memory.semantic.models import now_iso, text_hash
 
 # table -> (key column, memory-id columns, text columns, JSON columns); every other text column is an id
+log = logging.getLogger(__name__)
+
 TABLES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
     "semantic_memories": ("pk", ("id", "superseded_by"), ("text",), ("source", "metadata")),
     "semantic_history": ("id", ("memory_id", "related_id"), ("old_text", "new_text", "reason"), ()),
@@ -130,9 +133,13 @@ def sweep(conn: Any) -> Swept:
             return seen[value]
         return bool(safety.secret_spans(value))
 
-    for table, (key, mids, _texts, _jsons) in TABLES.items():
+    starts = {}
+    for table in TABLES:
         fingerprint, _, last = (marks.get(table) or ":-1").rpartition(":")
-        start = int(last) if fingerprint == scanner else -1
+        starts[table] = (fingerprint, last, int(last) if fingerprint == scanner else -1)
+    _say_long_read(conn, [t for t, (_f, _l, start) in starts.items() if start < 0])
+    for table, (key, mids, _texts, _jsons) in TABLES.items():
+        fingerprint, last, start = starts[table]
         cols = _columns(table)
         top, dirty = start, []
         query = sql.SQL("SELECT {key}, {cols} FROM {table} WHERE {key} > %s ORDER BY {key}").format(
@@ -152,6 +159,22 @@ def sweep(conn: Any) -> Swept:
         found.marks[table] = (scanner, top)
         found.changed_marks |= (fingerprint, int(last)) != (scanner, top)
     return found
+
+
+LONG_READ_ROWS = 50_000  # a first read of more rows than this is said before it starts
+
+
+def _say_long_read(conn: Any, tables: list[str]) -> None:
+    """One line on standard error (through logging) before a read of every row of ``tables`` (the first start of
+    this version, or a scanner that learned a format) when they hold more than :data:`LONG_READ_ROWS`: the
+    start then takes a while (about 50 s for 600,000 rows on a loaded 2-core machine), once."""
+    if not tables:
+        return
+    rows = sum(conn.execute(sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(t))).fetchone()[0]
+               for t in tables)
+    if rows > LONG_READ_ROWS:
+        log.warning("checking the %s rows stored before this version of pi-memory for credentials, once: this "
+                    "start takes longer than the next ones", f"{rows:,}")
 
 
 def save_marks(conn: Any, swept: Swept) -> None:
