@@ -26,14 +26,15 @@ HEADERS = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length:
 
 class TeamSocket:
     """``mode``: ``"hang"`` accepts and never answers (those connections are in ``held``); ``"answer"``
-    answers every request with ``answer`` (:data:`ENTRIES` unless set) and HTTP status ``status`` (200);
+    answers every request with ``answer`` (:data:`ENTRIES` unless set; bytes: sent as they are, as HTML) and HTTP
+    status ``status`` (200);
     ``"flood"`` answers with :data:`FLOOD_BYTES` of body, as fast as the client reads; ``"dribble"`` reads the
     request, sends ``head`` at once, then one byte every ``every`` seconds for as long as the client listens. ``spans``: per connection, ``[opened,
     given up]`` (:func:`time.monotonic`; ``None`` while the client keeps it). ``tls``: ``(certfile, keyfile)``."""
 
     def __init__(self, tls: tuple[str, str] | None = None) -> None:
         self.mode, self.head, self.every = "hang", STATUS_LINE, 1.0
-        self.answer: dict = ENTRIES
+        self.answer: dict | bytes = ENTRIES
         self.status = 200
         self.flooded = 0  # body bytes "flood" got into the socket before the client went away
         self.held: list[socket.socket] = []
@@ -70,8 +71,10 @@ class TeamSocket:
                     pass
             elif mode == "answer":
                 conn.recv(65536)
-                body = json.dumps(self.answer).encode()
-                conn.sendall(f"HTTP/1.1 {self.status} X\r\ncontent-type: application/json\r\ncontent-length: ".encode()
+                raw = isinstance(self.answer, bytes)  # bytes: sent as they are, as an HTML page
+                body = self.answer if raw else json.dumps(self.answer).encode()
+                kind = "text/html" if raw else "application/json"
+                conn.sendall(f"HTTP/1.1 {self.status} X\r\ncontent-type: {kind}\r\ncontent-length: ".encode()
                              + str(len(body)).encode() + b"\r\nconnection: close\r\n\r\n" + body)
             elif mode == "flood":
                 conn.recv(65536)

@@ -100,3 +100,24 @@ def test_read_project_asks_once(tmp_path, monkeypatch, team_socket):
     assert code == 1 and len(team_socket.spans) == 1
     assert err.startswith(f"refused (io_error): the team project store 'acme' on {team_socket.url} did not answer "
                           "within 1 s")
+
+
+NOT_OURS = [b"<html><body>Please log in to the guest network</body></html>", b"", b"[1, 2, 3]",
+            b'{"version": 3}', b'{"entries": "Deploys go out on Tuesdays", "version": 1}']
+
+
+@pytest.mark.parametrize("body", NOT_OURS)
+def test_an_answer_that_is_no_team_servers_is_not_an_empty_store(tmp_path, monkeypatch, team_socket, body):
+    """A login page answering HTTP 200 read as a healthy, empty team store: `status` said "0 entries — ok" and
+    `read project` exited 0 with no entries."""
+    team_socket.mode, team_socket.answer = "answer", body
+    in_this_process(monkeypatch, tmp_path, team_socket.url, 1.0)
+    code, out, err = text_cli(["status"])
+    assert code == 0, err
+    assert project_lines(out, team_socket.url) == [
+        f"team project store 'acme' on {team_socket.url}: 0 entries, 0% — 0/2,200 chars — could not be read",
+        f"  The team server at {team_socket.url} answered, but not as a pi-memory team server does: the address may "
+        "reach another program, a proxy or a login page. Check that teamProjectStore.url is the address of "
+        f"`pi-memory serve`, {AGAIN}."]
+    code, result, _ = cli(["read", "project"])
+    assert (code, result["success"]) == (1, False)

@@ -77,7 +77,8 @@ DOWN_WINDOW_S = 30.0
 # Why a request did not get a usable answer (TeamProjectError.kind): "timeout" (no answer within the time: the
 # server, or resolving its host name, hung), "refused" (nothing listens at the address), "unresolved" (the host name
 # does not resolve), "unreachable" (another network error), "http" (an HTTP error status: ``status``), "answer" (a
-# broken answer), "plain_http" (not sent: plain HTTP to another machine), "not_asked" (no time was left, or a start
+# broken answer), "not_ours" (an answer that is not a team server's: a login page, a proxy's, another program's),
+# "plain_http" (not sent: plain HTTP to another machine), "not_asked" (no time was left, or a start
 # in DOWN_WINDOW_S after the server was found down).
 _NO_SERVER = ("timeout", "refused", "unresolved", "unreachable")
 _down: dict[str, tuple[float, TeamProjectError]] = {}  # server url -> (time.monotonic() it was found down, why)
@@ -179,8 +180,15 @@ class TeamProjectClient:
         try:
             body = json.loads(text)
         except ValueError:
-            body = {}
-        if status in (200, 409, 422) and isinstance(body, dict):
+            body = None
+        if status in (200, 409, 422) and not isinstance(body, dict):  # a login page, a proxy's, another program
+            said = server_words(text)
+            begins = f' (it begins: "{said}")' if said else ""
+            raise TeamProjectError(f"the {self.name} answered HTTP {status} with something that is not a pi-memory "
+                                   f"team server's answer{begins}; nothing was "
+                                   "read or changed. The address may reach another program, a proxy or a login "
+                                   "page: tell the user to check teamProjectStore.url.", kind="not_ours")
+        if status in (200, 409, 422):
             version = body.get("version")
             if isinstance(version, int) and not isinstance(version, bool):
                 self.version = version
@@ -224,13 +232,15 @@ class TeamProjectClient:
     def entries(self) -> list[str]:
         """The store's entries now (raises :class:`TeamProjectError`)."""
         body = self._call("GET")
-        entries = entry_list(body.get("entries") or [])
+        entries = entry_list(body.get("entries"))  # missing: not a team server's answer either
         limit = body.get("limit")
         if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
             self.limit = limit
         if entries is None:
-            raise TeamProjectError(f"the {self.name} sent entries pi-memory cannot read (not a list of texts); "
-                                   "nothing was changed. Tell the user: the server may be a different program.")
+            self.last_error = TeamProjectError(f"the {self.name} sent entries pi-memory cannot read (not a list of "
+                                               "texts); nothing was changed. Tell the user: the server may be a "
+                                               "different program.", kind="not_ours")
+            raise self.last_error
         return entries
 
     def apply(self, operations: list[Any]) -> tuple[MemoryResult, list[str] | None]:

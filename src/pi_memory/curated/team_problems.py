@@ -64,6 +64,10 @@ def for_person_problem(error: Any, url: str, fallback: str | None = None) -> str
             "a problem on the server: tell whoever runs it (the server's log says more)" if status >= 500 else
             "an answer pi-memory did not expect: check teamProjectStore.url, and tell whoever runs the server")
         return f"The team server at {shown} answered HTTP {status}: {what}; {_AGAIN}."
+    if kind == "not_ours":
+        return (f"The team server at {shown} answered, but not as a pi-memory team server does: the address may "
+                "reach another program, a proxy or a login page. Check that teamProjectStore.url is the address of "
+                f"`pi-memory serve`, {_AGAIN}.")
     text = for_person(str(error) if error is not None else fallback) or "The team project store could not be read."
     return text[:1].upper() + text[1:]
 
