@@ -93,8 +93,12 @@ class Memory:
         try:
             with busy_wait(conn, MIRROR_WAIT_S):
                 self.mirrored = sync_changed(conn, self.settings.data_dir)
-        except (OSError, sqlite3.Error) as exc:
-            log.info("Markdown stores not mirrored now (%s); the next open or index pass tries again", exc)
+        except (OSError, sqlite3.Error) as exc:  # said: a search now may miss what the files hold
+            busy = isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
+            why = "another process held the search index" if busy else f"mirroring them failed ({exc})"
+            log.warning("The memory files changed since the search index last mirrored them, but %s, so "
+                        "memory_search may not find those changes yet; the next pi-memory command or session "
+                        "mirrors them (`pi-memory sync-markdown` does it now).", why)
 
     def _writable_again(self) -> None:
         """Drop the index connection and the semantic service when they were opened for reading only (a full
@@ -163,9 +167,13 @@ class Memory:
 
         scope = "project" if target == "project" else "global"
         project = self.store.project_id if target == "project" else None
+        from pi_memory.index.mirror_watch import note_mirrored
+
         conn = self.index()
         with busy_wait(conn, MIRROR_WAIT_S):
             sync_store(conn, scope, project, target, entries)
+            if not (target == "project" and self.store.team_project is not None):  # a file of this machine
+                note_mirrored(conn, self.settings.data_dir, self.store.path(target))
 
     def semantic(self):
         """The semantic-memory service (:mod:`pi_memory.semantic`), or ``None`` when its settings are unusable

@@ -67,3 +67,21 @@ def sync_changed(conn: sqlite3.Connection, data_dir: Path | str) -> dict[str, Sy
     if synced:
         log.info("mirrored Markdown stores changed outside pi-memory: %s", ", ".join(sorted(synced)))
     return out
+
+
+def note_mirrored(conn: sqlite3.Connection, data_dir: Path | str, path: Path | str) -> None:
+    """Record the store file ``path`` as mirrored as it is now (a write through pi-memory has just mirrored its
+    entries), so the next open does not mirror it again, nor say it could not when the index is busy then. Only
+    a file :func:`sync_changed` watches is recorded (another key would read as a store that went)."""
+    path = str(path)
+    if path not in {str(p) for _scope, _project, _target, p in markdown_stores(data_dir)}:
+        return
+    with transaction(conn):
+        try:
+            seen = json.loads(meta_get(conn, SEEN_KEY) or "{}")
+        except ValueError:  # a damaged record: the next open mirrors everything once
+            return
+        if not isinstance(seen, dict):
+            return
+        seen[path] = _signature(Path(path))
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (SEEN_KEY, json.dumps(seen)))

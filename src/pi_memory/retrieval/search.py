@@ -19,7 +19,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from pi_memory.index.db import now_iso
+from pi_memory.index.db import busy_wait, now_iso
 from pi_memory.index.filters import (
     CATEGORIES,
     ROLES,
@@ -61,6 +61,7 @@ __all__ = [
 ]
 
 
+USE_WAIT_S = 0.25  # how long a search's usage counter waits for another process's write lock on the index
 MAX_QUERY_CHARS = 1000  # a longer query is cut: it is echoed in the result and must not blow the output cap
 
 
@@ -426,8 +427,9 @@ def memory_search(
     if top:
         marks = ",".join("?" * len(top))
         if record_use and read_only(conn) is None:  # an index opened for reading only keeps its counts
-            # busy or read-only: the search result matters more than the usage counter
-            with contextlib.suppress(sqlite3.OperationalError):
+            # busy or read-only: the search result matters more than the usage counter, which waits at most
+            # USE_WAIT_S for another process's lock (it waited the connection's 10 s, then was dropped anyway)
+            with contextlib.suppress(sqlite3.OperationalError), busy_wait(conn, USE_WAIT_S):
                 conn.execute(
                     f"UPDATE memories SET last_used = ?, hit_count = hit_count + 1 WHERE id IN ({marks})",
                     [now_iso(), *top],
