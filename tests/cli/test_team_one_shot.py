@@ -14,9 +14,9 @@ TIMEOUT = 1.0
 
 
 def not_asked_again(url: str) -> str:
-    return (f"the team project store 'acme' on {url} was not asked again: it did not answer within {TIMEOUT:g} s "
-            "earlier in this command, so nothing was read or changed there. Check that the server runs and can be "
-            "reached, then run the command again.")
+    return (f"the team project store 'acme' on {url} did not answer within {TIMEOUT:g} s when this command first "
+            "asked it, so nothing more was sent to it and nothing was changed there. Check that the server runs and "
+            "can be reached, then run the command again.")
 
 
 @pytest.mark.parametrize("args", [["add", "project", "Tag releases"],

@@ -267,6 +267,11 @@ _FOR_PERSON = (
     ("; tell the user if this repeats: the server", "; if this repeats, the server"),
     (" or a broken one: tell the user.", " or a broken one: tell whoever runs it."),
     ("memory_read with target 'project' asks again", "`pi-memory read project` asks again"),
+    ("(memory_read, or `pi-memory read project`)", "(`pi-memory read project`)"),
+    ("a proxy or a login page: tell the user to check teamProjectStore.url.",
+     "a proxy or a login page: check teamProjectStore.url."),
+    ("Tell the user: the server may be a different program.",
+     "The server may be a different program: check teamProjectStore.url, and tell whoever runs the server."),
     ("A start waits only this long", "A session start waits only this long"),
     ("and a start does not wait for it again", "and a session start does not wait for it again"),
 )

@@ -192,8 +192,8 @@ def not_asked_again(name: str, waited: float | None, window: float, by: str = "s
     (``by`` ``"start"``) or earlier in the same one-shot command (``"command"``: the CLI, nothing was sent)."""
     what = f"did not answer within {waited:g} s" if waited is not None else "could not be reached"
     if by == "command":
-        return (f"the {name} was not asked again: it {what} earlier in this command, so nothing was read or "
-                "changed there. Check that the server runs and can be reached, then run the command again.")
+        return (f"the {name} {what} when this command first asked it, so nothing more was sent to it and nothing "
+                "was changed there. Check that the server runs and can be reached, then run the command again.")
     return (f"the {name} was not asked: it {what} less than {window:g} s ago, and a start does not wait for it "
             "again that soon, so its entries could not be read. memory_read with target 'project' asks again with "
             "the full teamProjectStore.timeoutSeconds.")
