@@ -183,3 +183,27 @@ def test_links_inside_the_folder_are_read_and_written_through(tmp_path):
     assert (real_folder / "team.md").is_symlink()
     assert (real_folder / "shared" / "team.md").read_text() == "---\ndescription: Team\n---\n\nAna.\nBo.\n"
     assert "## team [8/2,000 chars]\nTeam\nAna.\nBo." in blocks_text(store.blocks())
+
+
+@pytest.mark.parametrize("link", ["notes.md", "./notes.md"])
+def test_a_link_to_another_block_of_the_folder_is_not_a_second_block(tmp_path, link):
+    """A tester's `alias.md -> notes.md` put the same text in the prompt twice (`## alias` and `## notes`), and
+    updateMemory on 'alias' wrote into 'notes'."""
+    folder = tmp_path / "blocks"
+    folder.mkdir()
+    (folder / "notes.md").write_text("---\ndescription: Notes\n---\n\nAna.\n")
+    (folder / "alias.md").symlink_to(link)
+    store = BlockStore(folder)
+    assert [(b.key, b.value) for b in store.blocks()] == [("notes", "Ana.")]
+    [skipped] = store.skipped()
+    assert (skipped.key, skipped.alias) == ("alias", "notes")
+    assert skipped.message == (
+        f"Block 'alias' (global) is not read: {folder / 'alias.md'} is a link to block 'notes' in the same folder, so "
+        "the same text would be in every prompt twice, under two names, and a change to 'alias' would change "
+        "'notes'. Use 'notes'; delete the link, or replace it with a copy of the text if the two should differ.")
+    r = store.update("alias", "Bo.")
+    assert (r.success, r.code, r.error) == (False, "link_outside", (
+        "Memory block 'alias' is not available: its file is a link to block 'notes', the same text under another "
+        "name. Nothing was changed. Change 'notes' instead."))
+    assert (folder / "notes.md").read_text() == "---\ndescription: Notes\n---\n\nAna.\n"
+    assert blocks_text(store.blocks()).count("Ana.") == 1

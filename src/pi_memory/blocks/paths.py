@@ -78,9 +78,15 @@ class Skipped:
     inside: Path  # the folder it had to stay in
     key: str | None = None
     links: int = 0  # a hard link: how many names the file has (``target``: the file, its other names unknown)
+    alias: str | None = None  # a link to another block file of the same folder: that block's key
 
     @property
     def message(self) -> str:
+        if self.alias:
+            return (f"Block {self.key!r} ({self.scope}) is not read: {self.path} is a link to block {self.alias!r} in "
+                    f"the same folder, so the same text would be in every prompt twice, under two names, and a "
+                    f"change to {self.key!r} would change {self.alias!r}. Use {self.alias!r}; delete the link, or "
+                    "replace it with a copy of the text if the two should differ.")
         if self.links:
             return (f"Block {self.key!r} ({self.scope}) is not read: {self.path} is a hard link (the file has "
                     f"{self.links} names on disk), so it may be a file outside the blocks folder {self.inside} under "
@@ -101,6 +107,8 @@ class Skipped:
                 "message": self.message}
         if self.links:
             data["links"] = self.links
+        if self.alias:
+            data["alias"] = self.alias
         return data
 
 
@@ -124,10 +132,14 @@ def folder_escape(scope: str, folder: Path, root: Path | None) -> Skipped | None
 
 def file_escape(scope: str, path: Path, folder: Path) -> Skipped | None:
     """A block file whose real path lies outside its folder's real path, or that has other names on disk (a
-    hard link), else ``None``."""
+    hard link), or that is a link to another block file of its folder (an alias: one text under two keys), else
+    ``None``."""
     target, base = real(path), real(folder)
     if not within(target, base):
         return Skipped(scope, path, target, base, key=path.stem)
+    if (target != real(path.parent) / path.name and target.parent == base and target.suffix == ".md"
+            and valid_key(target.stem) and target.is_file()):
+        return Skipped(scope, path, target, base, key=path.stem, alias=target.stem)
     try:
         info = os.stat(target)
     except OSError:  # missing (a dangling link inside the folder) or unreadable: the caller's own checks say so

@@ -375,6 +375,10 @@ class BlockStore:
         available = [b.key for b in self.blocks()]
         shown = _shown_key(key)
         away = next((s for s in self.skipped() if s.key == key), None)
+        if away is not None and away.alias:
+            return BlockResult(False, "link_outside", shown, available=available, error=(
+                f"Memory block {shown!r} is not available: its file is a link to block {away.alias!r}, the same "
+                f"text under another name. Nothing was changed. Change {away.alias!r} instead."))
         if link or away is not None:
             what = ("a link to a file outside the blocks folder" if away is not None and not away.links else
                     "a link, another name of a file that may lie outside the blocks folder")
