@@ -29,8 +29,8 @@ adds a block.
 
 Which files count (:mod:`pi_memory.blocks.paths`): keys are ASCII (letters, digits, ``-``, ``_``); a block file
 that is a link leading out of its folder, or a hard link, or a project folder leading out of the project, is
-skipped (:meth:`BlockStore.skipped`, for a person) and never written through; links that stay inside the folder
-are followed. A write reads the real path it checked without following a link and replaces it by a rename
+skipped (:meth:`BlockStore.skipped`, for a person) and never written through, as is a link to another block
+file of the same folder (one text under two keys); other links that stay inside the folder are followed. A write reads the real path it checked without following a link and replaces it by a rename
 (:func:`pi_memory.blocks.paths.open_block`). A Windows device name (``con``, ``LPT1``) is refused as a new key. A new key equal to an existing one apart from case is refused (one file on macOS and Windows).
 
 Lock files live in ``<data root>/locks/`` (``lock_dir``; :func:`pi_memory.curated.files.lock_file`: the
