@@ -77,6 +77,11 @@ def rule_lines(shown_rules: list[str], reach: list[dict], file_name: str) -> lis
     elif repeats:
         lines.append(f"  To remove the {len(repeats)} duplicates, all in one command (removing a rule renumbers the "
                      f"rules after it): pin remove {' '.join(map(str, repeats))}")
+    hinted = sorted({row["rule"] for row in reach if row["threats"]} | set(repeats), reverse=True)
+    if len(hinted) > len(repeats) and len(hinted) > 1:  # per-rule hints (withheld) beside others: say it once
+        lines.append("  Removing a rule renumbers the rules after it: to remove several of the rules marked above, "
+                     f"name them in one command (pin remove {' '.join(map(str, hinted))} removes them all), or run "
+                     "pin list again between removals.")
     return lines
 
 

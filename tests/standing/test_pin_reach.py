@@ -172,3 +172,21 @@ def test_insights_marks_a_withheld_rule_and_the_rules_past_the_cap(data: Path) -
     pin_out = run("pin", "list").stdout.splitlines()
     assert pin_out[5:8] == [f"  5. {rules[4]}", section[6], f"  6. {rules[5]}"]
     assert pin_out[9:11] == [f"  8. {rules[7]}", past]
+
+
+def test_several_rules_with_remove_hints_get_one_note_on_renumbering(data: Path) -> None:
+    """Rules 2 and 4 withheld, each with its own `pin remove N`: run one after the other, the second removed the
+    rule after the one meant."""
+    write(data, ["Use uv", HOSTILE, "use UV.", f"{HOSTILE} now", "Keep commits small"])
+    out = run("pin", "list").stdout.splitlines()
+    assert out[-2:] == [
+        "  To remove the duplicate: pin remove 3",
+        "  Removing a rule renumbers the rules after it: to remove several of the rules marked above, name them in "
+        "one command (pin remove 4 3 2 removes them all), or run pin list again between removals."]
+    assert run("pin", "remove", "4", "3", "2").exit_code == 0
+    assert StandingStore(data / "STANDING.md").rules() == ["Use uv", "Keep commits small"]
+
+
+def test_one_withheld_rule_gets_no_renumbering_note(data: Path) -> None:
+    write(data, ["Use uv", HOSTILE])
+    assert run("pin", "list").stdout.splitlines()[-1].endswith("STANDING.md, or pin remove 2")
