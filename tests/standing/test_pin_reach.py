@@ -190,3 +190,17 @@ def test_several_rules_with_remove_hints_get_one_note_on_renumbering(data: Path)
 def test_one_withheld_rule_gets_no_renumbering_note(data: Path) -> None:
     write(data, ["Use uv", HOSTILE])
     assert run("pin", "list").stdout.splitlines()[-1].endswith("STANDING.md, or pin remove 2")
+
+
+def test_the_inspector_notes_agree_with_pin_list(tmp_path: Path) -> None:
+    from pi_memory.integrations.inspector.shown import pins
+
+    path = write(tmp_path, ["Use uv", "x" * 1_990, "use UV.", HOSTILE])
+    listed = pins(StandingStore(path).list())
+    assert [rule["notes"] for rule in listed["rules"]] == [
+        [], [],
+        ["Not given to the agent: past the cap of 2,000 characters for all the rules together",
+         "Duplicate of rule 1 (the same text, case and trailing punctuation aside)"],
+        ["Reads like an instruction to the model (ignore_instructions, system_prompt_leak); the agent is not given "
+         "this rule (it gets a note that a rule was withheld)",
+         "Not given to the agent: past the cap of 2,000 characters for all the rules together"]]
