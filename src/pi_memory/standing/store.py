@@ -8,7 +8,7 @@ Writing (:class:`StandingStore`): only the user writes this file, through ``pi-m
 ``/memory-pin`` (or an editor). No tool, background job or recall path holds a :class:`StandingStore`; the
 prompt assembly only reads the file. Every write takes the same cross-process lock as the curated stores,
 re-reads the file under it and publishes atomically. Edits keep the user's comments and blank lines: ``add``
-appends one line, ``remove N`` drops the line of rule N, ``clear`` drops every rule line and keeps comments.
+appends one line, ``remove N [N ...]`` drops the lines of those rules, ``clear`` drops every rule line and keeps comments.
 Every new rule goes through the threat and secret scanners, and one holding a control character (``ESC``, ``NUL``:
 the curated stores' check, :func:`pi_memory.curated.entries.holds_control`) is refused; a duplicate (the same
 :func:`~pi_memory.standing.reach.rule_key`: case and trailing punctuation aside) is refused, and so is a rule that
