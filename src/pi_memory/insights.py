@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pi_memory.curated import entries as fmt
 from pi_memory.curated.files import try_read_bytes
-from pi_memory.standing import LISTED_RULES, MAX_CHARS, StandingStore
+from pi_memory.standing import LISTED_RULES, MAX_CHARS, StandingStore, reach_data
 
 if TYPE_CHECKING:
     from pi_memory.runtime import Memory
@@ -121,8 +121,10 @@ def collect(memory: Memory, top: int = 5) -> dict[str, Any]:
     blocks shown as ``blocks show`` shows them (:func:`pi_memory.blocks.person.for_person`: redacted, a block
     past its limit cut), and ``standing`` holds the first :data:`~pi_memory.standing.LISTED_RULES` (20) rules
     shown as ``pin list`` shows them: the agent is given no more, and a hand-made file can hold thousands.
-    ``standingInstructions`` says how many there are (``count``), how many are not listed (``more``) and the
-    file (``file``) that holds them all."""
+    ``standingInstructions`` says how many there are (``count``), how many are not listed (``more``), the
+    file (``file``) that holds them all, and of each listed rule whether the agent gets it and why not, as
+    ``pin list --json`` does (:func:`pi_memory.standing.reach_data`: ``reach``, ``given``, ``withheld``,
+    ``redacted``, ``duplicates``): the reading the prompt itself uses."""
     from pi_memory.blocks.person import for_person
     from pi_memory.safety import redact
     from pi_memory.shown_text import shown
@@ -137,7 +139,7 @@ def collect(memory: Memory, top: int = 5) -> dict[str, Any]:
         "blocks": [for_person(b) for b in memory.blocks().blocks()],
         "standing": [shown(r, MAX_CHARS) for r in rules[:LISTED_RULES]],
         "standingInstructions": {"count": len(rules), "more": max(0, len(rules) - LISTED_RULES),
-                                 "file": str(standing.path)},
+                                 "file": str(standing.path), **reach_data(rules)},
         "index": None, "recalled": [], "semantic": None,
     }
     try:

@@ -15,7 +15,15 @@ from pi_memory.curated.entries import printable
 from pi_memory.curated.messages import for_person
 from pi_memory.index import describe_repair
 from pi_memory.shown_text import shown
-from pi_memory.standing import LISTED_RULES, MAX_CHARS, MAX_RULES, PinResult, duplicates, fitting, given
+from pi_memory.standing import (
+    LISTED_RULES,
+    MAX_CHARS,
+    MAX_RULES,
+    OVER_CHARS,
+    OVER_COUNT,
+    PinResult,
+    reach_data,
+)
 
 BAR_WIDTH = 20
 
@@ -38,13 +46,50 @@ def more_rules_line(more: int, path: Path | str) -> str:
             "so none of these reach it. Remove them from the file.")
 
 
+def rule_lines(shown_rules: list[str], reach: list[dict], file_name: str) -> list[str]:
+    """The listed rules (already shown: redacted, escaped), numbered, each followed by what the agent gets of it
+    when that is not the rule as shown (``reach``: :func:`pi_memory.standing.reach_data`'s rows, the reading the
+    prompt uses): withheld, a credential redacted, a repeat of an earlier rule, past a cap. ``pin list`` and
+    ``insights`` both list rules with it. Removing rules renumbers the ones after them, so the duplicates are
+    named in one ``pin remove`` command (highest number first), never one command per rule."""
+    lines = []
+    for text, row in zip(shown_rules, reach, strict=True):
+        n, why = row["rule"], row["why"]
+        lines.append(f"  {n}. {text}")
+        if why in (OVER_CHARS, OVER_COUNT):
+            cap = f"{MAX_CHARS:,} characters" if why == OVER_CHARS else f"{MAX_RULES} rules"
+            lines.append(f"     not given to the agent: past the cap of {cap} for all the rules together")
+        if row["threats"]:
+            lines.append(f"     withheld from the agent: it matches the threat pattern(s) {', '.join(row['threats'])} "
+                         "(it reads like an instruction to override the agent's safeguards, hide text or send "
+                         f"data away); rephrase it in {file_name}, or pin remove {n}")
+        if row["credentials"]:
+            lines.append(f"     credential redacted ({', '.join(row['credentials'])})"
+                         + (": the agent gets the rule as shown here" if why is None else "")
+                         + "; write where the secret lives instead")
+        if row["duplicateOf"]:
+            once = f": the agent gets it once, as rule {row['duplicateOf']}" if why not in (OVER_CHARS, OVER_COUNT) else ""
+            lines.append(f"     duplicate of rule {row['duplicateOf']} (the same text, case and trailing punctuation "
+                         f"aside){once}")
+    repeats = sorted((row["rule"] for row in reach if row["duplicateOf"]), reverse=True)
+    if len(repeats) == 1:
+        lines.append(f"  To remove the duplicate: pin remove {repeats[0]}")
+    elif repeats:
+        lines.append(f"  To remove the {len(repeats)} duplicates, all in one command (removing a rule renumbers the "
+                     f"rules after it): pin remove {' '.join(map(str, repeats))}")
+    hinted = sorted({row["rule"] for row in reach if row["threats"]} | set(repeats), reverse=True)
+    if len(hinted) > len(repeats) and len(hinted) > 1:  # per-rule hints (withheld) beside others: say it once
+        lines.append("  Removing a rule renumbers the rules after it: to remove several of the rules marked above, "
+                     f"name them in one command (pin remove {' '.join(map(str, hinted))} removes them all), or run "
+                     "pin list again between removals.")
+    return lines
+
+
 def pin_lines(result: PinResult, enabled: bool = True) -> list[str]:
     """A pin command's outcome and, when it went through, the rules after it: the first
-    :data:`~pi_memory.standing.LISTED_RULES` (the agent is given no more), each redacted and escaped, with what
-    the agent gets of it when that is not the rule as shown (withheld, credential redacted:
-    :func:`pi_memory.standing.given`, the prompt's own check), whether it repeats an earlier rule
-    (:func:`pi_memory.standing.duplicates`), and how many more the file holds. A refusal is
-    its one line: the rules did not change (``pin list`` shows them)."""
+    :data:`~pi_memory.standing.LISTED_RULES` (the agent is given no more) with their notes (:func:`rule_lines`),
+    and how many more the file holds. A refusal is its one line: the rules did not change (``pin list`` shows
+    them)."""
     if not result.success:
         return [f"refused: {shown(result.error or '', MAX_CHARS)}"]
     lines = [shown(result.message, MAX_CHARS)] if result.message else []
@@ -52,22 +97,8 @@ def pin_lines(result: PinResult, enabled: bool = True) -> list[str]:
     if rules:
         lines.append(f"Standing instructions ({len(rules):,}/{MAX_RULES} rules, "
                      f"{result.chars:,}/{MAX_CHARS:,} chars):")
-        found = {n: (threats, secrets) for n, threats, secrets in given(rules)}
-        repeats = duplicates(rules)
-        for i, rule in enumerate(rules[:LISTED_RULES], 1):
-            lines.append(f"  {i}. {shown(rule, MAX_CHARS)}")
-            threats, secrets = found.get(i, ((), ()))
-            if threats:
-                lines.append(f"     withheld from the agent: it matches the threat pattern(s) {', '.join(threats)} "
-                             "(it reads like an instruction to override the agent's safeguards, hide text or send "
-                             f"data away); rephrase it in {result.path.name}, or pin remove {i}")
-            if secrets:
-                lines.append(f"     credential redacted ({', '.join(secrets)})"
-                             + ("" if threats else ": the agent gets the rule as shown here")
-                             + "; write where the secret lives instead")
-            if i in repeats:  # the prompt gives every rule within the caps, a repeated one too
-                twice = " the agent is given it twice;" if i <= fitting(rules) else ""
-                lines.append(f"     duplicate of rule {repeats[i]} (the same text):{twice} pin remove {i}")
+        listed = [shown(rule, MAX_CHARS) for rule in rules[:LISTED_RULES]]
+        lines += rule_lines(listed, reach_data(rules)["reach"], result.path.name)
         if len(rules) > LISTED_RULES:
             lines.append(more_rules_line(len(rules) - LISTED_RULES, result.path))
     else:
@@ -212,7 +243,14 @@ def insights_lines(data: dict[str, Any]) -> list[str]:
     lines.append("")
     standing = data["standingInstructions"]
     lines.append(f"Standing instructions ({standing['count']:,}/{MAX_RULES})")
-    lines += [f"  {i}. {one_line(r, 160)}" for i, r in enumerate(data["standing"], 1)] or ["  (none)"]
+    if data["standing"]:
+        listed = [one_line(r, 160) for r in data["standing"]]
+        lines += rule_lines(listed, standing["reach"], Path(standing["file"]).name)
+    else:
+        lines.append("  (none)")
+    if standing["given"] < len(data["standing"]):
+        lines.append(f"  The agent is given {standing['given']:,} of the {standing['count']:,} rules (the notes "
+                     "above say why not the others).")
     if standing.get("more"):
         lines.append(more_rules_line(standing["more"], standing["file"]))
     lines.append("")

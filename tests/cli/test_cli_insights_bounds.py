@@ -50,7 +50,11 @@ def test_only_the_first_20_rules_are_listed_with_how_many_more_and_where(tmp_pat
                           "rules, so none of these reach it. Remove them from the file."]
     data = json.loads(cli("insights", "--json").stdout)
     assert data["standing"] == [f"Rule number {i}" for i in range(1, 21)]
-    assert data["standingInstructions"] == {"count": count, "more": more, "file": str(path)}
+    info = data["standingInstructions"]
+    assert {k: info[k] for k in ("count", "more", "file", "given", "withheld", "redacted", "duplicates")} == {
+        "count": count, "more": more, "file": str(path), "given": 20, "withheld": [], "redacted": [], "duplicates": []}
+    assert info["reach"] == [{"rule": i, "why": None, "threats": [], "credentials": [], "duplicateOf": None}
+                             for i in range(1, 21)]
 
 
 @pytest.mark.parametrize("count", [0, 1, 20])
@@ -59,8 +63,10 @@ def test_up_to_20_rules_are_all_listed_with_no_more_line(tmp_path, cli, count):
     lines = section(cli("insights").stdout)
     assert lines == [f"Standing instructions ({count}/20)",
                      *([f"  {i}. Rule number {i}" for i in range(1, count + 1)] or ["  (none)"])]
-    assert json.loads(cli("insights", "--json").stdout)["standingInstructions"] == {
-        "count": count, "more": 0, "file": str(path)}
+    info = json.loads(cli("insights", "--json").stdout)["standingInstructions"]
+    assert {k: info[k] for k in ("count", "more", "file", "given")} == {
+        "count": count, "more": 0, "file": str(path), "given": count}
+    assert [row["why"] for row in info["reach"]] == [None] * count
 
 
 def test_rules_and_blocks_are_shown_redacted(tmp_path, cli):

@@ -6,7 +6,9 @@ is checked quickly, with exact values where one is right."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -47,6 +49,20 @@ def test_pin_verbs_like_the_seed(bridge):
     assert cmd(bridge, "pin", "remove 1")["text"].startswith("Removed rule 1: never run find /")
     assert cmd(bridge, "pin", "remove x")["text"].startswith("Usage: /memory-pin")
     assert cmd(bridge, "pin", "clear")["text"].splitlines()[0] == "Removed all 1 standing instruction(s)."
+
+
+def test_pin_remove_takes_several_numbers(bridge):
+    path = Path(os.environ["PI_MEMORY_DIR"]) / "STANDING.md"  # a hand edit: pin add refuses the repeats
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("- Use uv\n- use uv\n- Never push to main\n- Run ruff\n- USE UV\n- Keep commits small\n")
+    listed = cmd(bridge, "pin", "list")["text"].splitlines()
+    assert listed[-1].endswith("pin remove 5 2")
+    r = cmd(bridge, "pin", "remove 5 2")
+    assert (r["level"], r["text"].splitlines()[:6]) == ("info", [
+        "Removed 2 rules (rule 2: use uv; rule 5: USE UV). The rules after them are renumbered.",
+        "Standing instructions (4/20 rules, 53/2,000 chars):", "  1. Use uv", "  2. Never push to main",
+        "  3. Run ruff", "  4. Keep commits small"])
+    assert cmd(bridge, "pin", "remove 2 x")["text"].startswith("Usage: /memory-pin")
 
 
 def test_memory_shows_blocks_with_bars_and_store_usage(bridge):

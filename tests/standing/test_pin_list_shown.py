@@ -4,7 +4,7 @@ A fresh tester's hand-written STANDING.md held a rule matching a threat pattern 
 ``pin list`` printed both as they are, with exit 0, not saying that the agent gets the first as a withheld note
 and the second redacted (``preview-context`` shows it). A 10 MB STANDING.md took 10.8 s to list, printed its
 100,000 lines, and every refused ``pin add`` printed them all again. Now rules are shown redacted, each one
-the agent does not get as shown is marked (the prompt's own check, :func:`pi_memory.standing.given`), a listing
+the agent does not get as shown is marked (the prompt's own reading, :func:`pi_memory.standing.reach`), a listing
 shows the first 20 rules and says how many more there are, and a refusal is its one line."""
 
 from __future__ import annotations
@@ -105,7 +105,11 @@ def test_a_refused_pin_add_is_one_line_and_reprints_nothing(data: Path) -> None:
     # the same rule again, as a hand edit writes it: another bullet, another case, other spacing
     (["- Always run the tests", "* always  run the TESTS", "Use uv for Python"], {2: 1}),
     (["1. Never push to main", "- Use uv", "- Never push to main", "+ never push to main"], {3: 1, 4: 1}),
-    (["- Use uv", "- Use uv for Python", "- Use uv."], {}),  # different rules, however alike
+    (["- Use uv", "- Use uv for Python", "- Use uvx"], {}),  # different rules, however alike
+    # trailing punctuation and a word's case aside: what `pin add` refuses as a duplicate too
+    (["- always run ruff before committing.", "- Always run ruff before committing"], {2: 1}),
+    (["- Never push to MAIN!", "- Never push to main"], {2: 1}),
+    (["- Use uv", "- Use uv for Python", "- Use uv."], {3: 1}),
 ])
 def test_a_rule_that_repeats_another_is_marked(data: Path, lines: list[str], repeats: dict[int, int]) -> None:
     """A hand-written STANDING.md held the same rule twice; `pin list` showed both with nothing said, while
@@ -113,14 +117,19 @@ def test_a_rule_that_repeats_another_is_marked(data: Path, lines: list[str], rep
     (data / "STANDING.md").write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     out = pin(data, "list").stdout.splitlines()
     marks = [(out[i - 1].split(".", 1)[0].strip(), line) for i, line in enumerate(out) if line.startswith("     ")]
-    assert marks == [(str(n), f"     duplicate of rule {first} (the same text): the agent is given it twice; pin "
-                      f"remove {n}") for n, first in repeats.items()]
+    assert marks == [(str(n), f"     duplicate of rule {first} (the same text, case and trailing punctuation aside): "
+                      f"the agent gets it once, as rule {first}") for n, first in repeats.items()]
     listed = json.loads(pin(data, "list", "--json").stdout)
     assert listed["duplicates"] == [{"rule": n, "of": first} for n, first in repeats.items()]
+    for n in repeats:  # pin add refuses what pin list marks
+        store = StandingStore(data / "STANDING.md")
+        assert store.add(lines[n - 1].lstrip("-+*1. ")).code == "duplicate"
 
 
 def test_a_repeat_past_the_caps_is_marked_without_saying_the_agent_gets_it(data: Path) -> None:
     long = "x" * 1_990
     (data / "STANDING.md").write_text(f"- Use uv\n- {long}\n- use UV\n", encoding="utf-8")
     out = pin(data, "list").stdout.splitlines()
-    assert out[3:5] == ["  3. use UV", "     duplicate of rule 1 (the same text): pin remove 3"]
+    assert out[3:7] == ["  3. use UV", "     not given to the agent: past the cap of 2,000 characters for all the rules "
+                        "together", "     duplicate of rule 1 (the same text, case and trailing punctuation aside)",
+                        "  To remove the duplicate: pin remove 3"]

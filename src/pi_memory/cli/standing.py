@@ -1,6 +1,7 @@
 """``pi-memory pin ...``: the user's standing instructions (``STANDING.md`` in the data root).
 
-``pin add TEXT`` (``-`` reads standard input), ``pin list``, ``pin remove N``, ``pin clear``; all take ``--json``.
+``pin add TEXT`` (``-`` reads standard input), ``pin list``, ``pin remove N [N ...]`` (several at once, numbered as
+``pin list`` numbers them), ``pin clear``; all take ``--json``.
 Exit codes: 0 done, 1 refused (duplicate, over a cap, scanner, out of range, locked), 2 usage error.
 """
 
@@ -49,11 +50,12 @@ def pin_list(dir: DirOpt = None, json_: JsonOpt = False) -> None:
 
 
 @pin_app.command("remove")
-def pin_remove(number: Annotated[int, typer.Argument(help="The rule's number in `pin list`.")],
+def pin_remove(numbers: Annotated[list[int], typer.Argument(help="The rules' numbers in `pin list` (several at "
+                                                             "once: pin remove 5 2).")],
                dir: DirOpt = None, json_: JsonOpt = False) -> None:
-    """Remove rule N."""
+    """Remove rule N, or several rules at once (all or none; the numbers are those `pin list` shows)."""
     store, enabled = _store(dir)
-    _finish(store.remove(number), enabled, json_)
+    _finish(store.remove(*numbers), enabled, json_)
 
 
 @pin_app.command("clear")

@@ -15,14 +15,14 @@ from pathlib import Path
 from pi_memory import safety
 from pi_memory.curated.files import read_bytes
 from pi_memory.importers.report import ImportReport
-from pi_memory.standing import MAX_CHARS, MAX_RULES, StandingStore, joined_chars, parse_rules
+from pi_memory.standing import MAX_CHARS, MAX_RULES, StandingStore, joined_chars, parse_rules, rule_key
 
 KIND = "STANDING.md"
 
 
 def _planned(rule: str, rules: list[str]) -> tuple[str, str | None]:
     """``(action, reason)`` for pinning ``rule`` after ``rules`` (the store's checks, without writing)."""
-    if rule.casefold() in {r.casefold() for r in rules}:
+    if rule_key(rule) in {rule_key(r) for r in rules}:
         return "already", None
     finding = safety.check_write(rule)
     if finding is not None:

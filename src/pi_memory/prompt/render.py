@@ -16,7 +16,7 @@ import functools
 from pi_memory import safety
 from pi_memory.blocks import Block, prompt_value, shown_description
 from pi_memory.curated.snapshot import neutralise_fence
-from pi_memory.standing import MAX_CHARS, MAX_RULES, fitting, rule_findings
+from pi_memory.standing import MAX_CHARS, MAX_RULES, WITHHELD, fitting, reach
 
 POLICY_FULL = """<memory-policy>
 You have a durable memory from earlier sessions that is NOT shown here; look things up when they could matter.
@@ -57,22 +57,24 @@ def policy_text(style: str, custom: str | None = None) -> str:
     return POLICY_FULL if style == "full" else POLICY_COMPACT
 
 
-@functools.lru_cache(maxsize=256)  # rules rarely change between runs; the scan is the costly part
-def _rule_shown(number: int, rule: str) -> str:
-    threats, _ = rule_findings(rule)  # the check `pi-memory pin list` reports too
-    if threats:
-        ids = ", ".join(threats)
+@functools.lru_cache(maxsize=256)  # rules rarely change between runs
+def _rule_shown(number: int, rule: str, withheld: tuple[str, ...]) -> str:
+    if withheld:
+        ids = ", ".join(withheld)
         return f"[rule {number} withheld: it matched threat pattern(s) {ids}; the user can fix it in STANDING.md]"
     return neutralise_fence(safety.redact(rule), "standing-instructions")
 
 
 def standing_text(rules: list[str]) -> str:
-    """The fenced standing instructions (``""`` without rules). Rules past the caps are left out with a loud
-    note saying how many."""
+    """The fenced standing instructions (``""`` without rules): the rules :func:`pi_memory.standing.reach` says
+    the agent gets, numbered as ``pin list`` numbers them, a withheld one as a marker; a repeat of an earlier
+    rule is left out (the agent gets it once). Rules past the caps are left out with a loud note saying how
+    many."""
     if not rules:
         return ""
     shown = fitting(rules)
-    lines = [f"{i}. {_rule_shown(i, rule)}" for i, rule in enumerate(rules[:shown], 1)]
+    lines = [f"{r.number}. {_rule_shown(r.number, r.rule, r.threats if r.why == WITHHELD else ())}"
+             for r in reach(rules) if r.why is None or r.why == WITHHELD]
     if shown < len(rules):
         left = len(rules) - shown
         lines.append(f"[!] {left} more standing instruction(s) are NOT shown: STANDING.md is over its cap of "

@@ -5,29 +5,35 @@ Public API::
     store = StandingStore.in_data_dir(data_dir)
     store.add("never run find / or other root-wide searches") -> PinResult
     store.list() / store.remove(2) / store.clear()
+    store.remove(2, 5)  # several at once, numbered as the listing numbers them
     parse_rules(text) -> list[str];  fitting(rules) -> how many fit the caps
-    rule_findings(rule) -> (threat ids, credential ids);  given(rules) -> those of the rules the agent gets
-    duplicates(rules) -> {rule number: the earlier rule it repeats}
+    rule_key(rule) -> what makes two rules the same (case and trailing punctuation aside)
+    rule_findings(rule) -> (threat ids, credential ids);  duplicates(rules) -> {rule number: the earlier rule}
+    reach(rules) -> per listed rule: whether the agent gets it and why not (the prompt, pin list, insights)
 
 Only the user writes the file (CLI ``pi-memory pin``, pi's ``/memory-pin``, an editor); the prompt assembly
 (:mod:`pi_memory.prompt`) only reads it.
 """
 
-from pi_memory.standing.store import (
-    FILE_NAME,
+from pi_memory.standing.reach import (
+    DUPLICATE,
     LISTED_RULES,
     MAX_CHARS,
     MAX_RULES,
-    PinResult,
-    StandingStore,
+    OVER_CHARS,
+    OVER_COUNT,
+    WITHHELD,
+    Reach,
     duplicates,
     fitting,
-    given,
     joined_chars,
-    normalise_rule,
-    parse_rules,
+    reach,
+    reach_data,
     rule_findings,
+    rule_key,
 )
+from pi_memory.standing.store import FILE_NAME, PinResult, StandingStore, normalise_rule, parse_rules
 
-__all__ = ["FILE_NAME", "LISTED_RULES", "MAX_CHARS", "MAX_RULES", "PinResult", "StandingStore", "duplicates", "fitting",
-           "given", "joined_chars", "normalise_rule", "parse_rules", "rule_findings"]
+__all__ = ["DUPLICATE", "FILE_NAME", "LISTED_RULES", "MAX_CHARS", "MAX_RULES", "OVER_CHARS", "OVER_COUNT", "WITHHELD",
+           "PinResult", "Reach", "StandingStore", "duplicates", "fitting", "joined_chars", "normalise_rule",
+           "parse_rules", "reach", "reach_data", "rule_findings", "rule_key"]

@@ -8,22 +8,21 @@ Writing (:class:`StandingStore`): only the user writes this file, through ``pi-m
 ``/memory-pin`` (or an editor). No tool, background job or recall path holds a :class:`StandingStore`; the
 prompt assembly only reads the file. Every write takes the same cross-process lock as the curated stores,
 re-reads the file under it and publishes atomically. Edits keep the user's comments and blank lines: ``add``
-appends one line, ``remove N`` drops the line of rule N, ``clear`` drops every rule line and keeps comments.
+appends one line, ``remove N [N ...]`` drops the lines of those rules, ``clear`` drops every rule line and keeps comments.
 Every new rule goes through the threat and secret scanners, and one holding a control character (``ESC``, ``NUL``:
-the curated stores' check, :func:`pi_memory.curated.entries.holds_control`) is refused; a duplicate (case-insensitive, after the same
-normalisation) is refused, and so is a rule that would take the file over either cap. A duplicate written by hand
-is marked in a listing (:func:`duplicates`).
+the curated stores' check, :func:`pi_memory.curated.entries.holds_control`) is refused; a duplicate (the same
+:func:`~pi_memory.standing.reach.rule_key`: case and trailing punctuation aside) is refused, and so is a rule that
+would take the file over either cap. A duplicate written by hand is marked in a listing. ``remove`` takes several
+numbers at once (as the listing numbers them), so removing the duplicates a listing names is one command.
 
 Showing (:meth:`PinResult.to_dict`, :func:`pi_memory.reports.pin_lines`): a file edited by hand can hold
 anything, so a listing shows the first :data:`LISTED_RULES` rules (the agent is given no more) and how many more
 there are, each redacted and with control characters escaped (:mod:`pi_memory.shown_text`), and says of each
-rule the agent is given what it gets: :func:`rule_findings`, the check the prompt makes (a rule matching a
-threat pattern is withheld, a credential is redacted).
+rule whether the agent gets it and why not: :func:`pi_memory.standing.reach.reach`, the reading the prompt uses.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,11 +32,17 @@ from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S
 from pi_memory.curated.entries import holds_control
 from pi_memory.curated.files import StoreLockedError, atomic_write_text, locked, try_read_bytes
 from pi_memory.shown_text import shown
+from pi_memory.standing.reach import (
+    LISTED_RULES,
+    MAX_CHARS,
+    MAX_RULES,
+    fitting,
+    joined_chars,
+    reach_data,
+    rule_key,
+)
 
 FILE_NAME = "STANDING.md"
-MAX_RULES = 20
-MAX_CHARS = 2000
-LISTED_RULES = MAX_RULES  # rules a listing shows: the agent never gets more
 _BULLET = re.compile(r"^(?:[-*+•]\s+|\d{1,3}[.)]\s+)")
 _BULLET_START = "-*+•"
 
@@ -55,53 +60,6 @@ def normalise_rule(line: str) -> str:
 def parse_rules(text: str) -> list[str]:
     """Every rule of a ``STANDING.md`` text, in file order (caps not applied)."""
     return [rule for line in text.splitlines() if (rule := normalise_rule(line))]
-
-
-def fitting(rules: list[str]) -> int:
-    """How many leading rules fit both caps (the rest are left out of a prompt)."""
-    total = 0
-    for i, rule in enumerate(rules):
-        total += len(rule) + (1 if i else 0)
-        if i >= MAX_RULES or total > MAX_CHARS:
-            return i
-    return len(rules)
-
-
-def joined_chars(rules: list[str]) -> int:
-    return len("\n".join(rules))
-
-
-@functools.lru_cache(maxsize=256)  # rules rarely change between runs; the scan is the costly part
-def rule_findings(rule: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """``(threat pattern ids, credential ids)`` the scanners find in ``rule``: what the prompt does with it
-    (:func:`pi_memory.prompt.standing_text`: a rule with a threat is withheld, credentials are redacted) and
-    what a listing says about it."""
-    threats = tuple(dict.fromkeys(f.id for f in safety.scan_threats(rule)))
-    secrets = tuple(dict.fromkeys(f.id for f in safety.scan_secrets(rule)))
-    return threats, secrets
-
-
-def duplicates(rules: list[str]) -> dict[int, int]:
-    """Of the listed rules (the first :data:`LISTED_RULES`), each that repeats an earlier one (the same text after
-    normalisation, case aside: what ``pin add`` refuses as a duplicate): its number -> the earlier rule's."""
-    first: dict[str, int] = {}
-    found: dict[int, int] = {}
-    for number, rule in enumerate(rules[:LISTED_RULES], 1):
-        found_at = first.setdefault(rule.casefold(), number)
-        if found_at != number:
-            found[number] = found_at
-    return found
-
-
-def given(rules: list[str]) -> list[tuple[int, tuple[str, ...], tuple[str, ...]]]:
-    """``(number, threat ids, credential ids)`` of each rule the agent is given (:func:`fitting`) that the
-    scanners find something in."""
-    out = []
-    for number, rule in enumerate(rules[:fitting(rules)], 1):
-        threats, secrets = rule_findings(rule)
-        if threats or secrets:
-            out.append((number, threats, secrets))
-    return out
 
 
 @dataclass
@@ -123,9 +81,9 @@ class PinResult:
     def to_dict(self) -> dict:
         """The result as data: ``rules`` the first :data:`LISTED_RULES` (shown as a person is: redacted, escaped,
         at most :data:`MAX_CHARS` characters each), ``count`` all of them, ``more`` (when there are) how many are
-        not listed, ``withheld`` / ``redacted`` the numbers of the rules the agent gets as a withheld note or
-        with a credential redacted, ``duplicates`` each rule that repeats an earlier one (``{"rule", "of"}``:
-        :func:`duplicates`); a refusal carries no rules (``count`` still says how many there are)."""
+        not listed, and what :func:`pi_memory.standing.reach.reach_data` says of the listed rules (``withheld``,
+        ``redacted``, ``duplicates``, ``notGiven``, ``given``); a refusal carries no rules (``count`` still says how
+        many there are)."""
         listed = self.rules[:LISTED_RULES] if self.success else []
         data = {"success": self.success, "code": self.code, "file": str(self.path),
                 "rules": [shown(r, MAX_CHARS) for r in listed], "count": len(self.rules), "chars": self.chars,
@@ -133,10 +91,7 @@ class PinResult:
         if len(listed) < len(self.rules) and self.success:
             data["more"] = len(self.rules) - len(listed)
         if self.success:
-            found = given(self.rules)
-            data["withheld"] = [n for n, threats, _ in found if threats]
-            data["redacted"] = [n for n, _, secrets in found if secrets]
-            data["duplicates"] = [{"rule": n, "of": first} for n, first in duplicates(self.rules).items()]
+            data.update(reach_data(self.rules))
         if self.message:
             data["message"] = shown(self.message, MAX_CHARS)
         if self.error:
@@ -221,7 +176,7 @@ class StandingStore:
                                 "send data away. Rephrase the rule without that wording.")
 
         def change(lines: list[str], rules: list[str]) -> tuple[list[str], str]:
-            if rule.casefold() in {r.casefold() for r in rules}:
+            if rule_key(rule) in {rule_key(r) for r in rules}:
                 raise _Refused("duplicate", "That instruction is already pinned; nothing was changed.")
             if len(rules) >= MAX_RULES:
                 raise _Refused("too_many", f"{len(rules)} instructions are pinned, the most allowed is "
@@ -236,20 +191,29 @@ class StandingStore:
 
         return self._edit(change)
 
-    def remove(self, number: int) -> PinResult:
+    def remove(self, *numbers: int) -> PinResult:
+        """Remove the rules with these numbers (as a listing numbers them before this removal), all or none."""
+        wanted = sorted(set(numbers), reverse=True)  # highest first: a removal never renumbers one still to go
+
         def change(lines: list[str], rules: list[str]) -> tuple[list[str], str]:
             if not rules:
                 raise _Refused("empty", "No standing instructions are pinned; there is nothing to remove.")
-            if not 1 <= number <= len(rules):
-                raise _Refused("out_of_range", f"There is no rule {number}: the rules are numbered 1 to "
-                               f"{len(rules)}. Nothing was removed. See them with pi-memory pin list.")
-            seen = 0
-            for i, line in enumerate(lines):
-                if normalise_rule(line):
-                    seen += 1
-                    if seen == number:
-                        return lines[:i] + lines[i + 1:], f"Removed rule {number}: {rules[number - 1]}"
-            raise AssertionError("rule lines and rules disagree")  # pragma: no cover
+            if not wanted:
+                raise _Refused("out_of_range", "No rule number was given. Nothing was removed. See the numbers "
+                               "with pi-memory pin list.")
+            missing = [n for n in sorted(wanted) if not 1 <= n <= len(rules)]
+            if missing:
+                said = "There is no rule " + ", ".join(map(str, missing))
+                raise _Refused("out_of_range", f"{said}: the rules are numbered 1 to {len(rules)}. Nothing was "
+                               "removed. See them with pi-memory pin list.")
+            at = [i for i, line in enumerate(lines) if normalise_rule(line)]  # the line of each rule
+            kept = list(lines)
+            for number in wanted:
+                del kept[at[number - 1]]
+            if len(wanted) == 1:
+                return kept, f"Removed rule {wanted[0]}: {rules[wanted[0] - 1]}"
+            removed = "; ".join(f"rule {n}: {rules[n - 1]}" for n in sorted(wanted))
+            return kept, f"Removed {len(wanted)} rules ({removed}). The rules after them are renumbered."
 
         return self._edit(change)
 

@@ -181,8 +181,15 @@ def plan_codex(folder: Path) -> list[Planned]:
     return planned
 
 
+def rule_key(text: str) -> str:
+    """:func:`pi_memory.standing.rule_key` (what ``pin add`` counts as a duplicate), imported when first needed."""
+    from pi_memory.standing import rule_key as key
+
+    return key(text)
+
+
 def _standing_rules(standing) -> set[str]:
-    return {r.casefold() for r in standing.rules()} if standing is not None else set()
+    return {rule_key(r) for r in standing.rules()} if standing is not None else set()
 
 
 def preview(store, planned: list[Planned], standing=None) -> list[dict]:
@@ -202,7 +209,7 @@ def preview(store, planned: list[Planned], standing=None) -> list[dict]:
             where = "standing instructions" if item.target == "standing" else "memory"
             rows.append({**item.to_dict(), "status": "would be refused",
                          "message": safety.refusal_message(finding, where)})
-        elif (item.text.casefold() in rules if item.target == "standing" else
+        elif (rule_key(item.text) in rules if item.target == "standing" else
               item.target in store.targets and item.text in store.entries(item.target)):
             rows.append({**item.to_dict(), "status": "already there", "message": ""})
         else:
@@ -221,7 +228,7 @@ def apply(store, planned: list[Planned], standing=None) -> list[dict]:
         if item.target == "standing":
             if standing is None:
                 raise ValueError("a standing instruction to import needs the standing store")
-            known = item.text.casefold() in _standing_rules(standing)
+            known = rule_key(item.text) in _standing_rules(standing)
             outcome = standing.add(item.text)
             status = "duplicate" if known else ("added" if outcome.success else "refused")
             results.append({**item.to_dict(), "status": status,

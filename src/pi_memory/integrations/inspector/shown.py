@@ -27,7 +27,7 @@ from pi_memory.blocks.person import shown_limit
 from pi_memory.shown_text import cut, raw_prefix, shown, shown_value
 from pi_memory.skills import checks
 from pi_memory.skills.document import MAX_BODY, MAX_DESCRIPTION
-from pi_memory.standing import MAX_RULES
+from pi_memory.standing import MAX_CHARS, MAX_RULES, OVER_CHARS, OVER_COUNT, reach
 
 SHOWN_CHARS = MAX_BODY  # characters of one text shown (and scanned for its notes): a skill body's limit
 SHOWN_ENTRIES = 200  # entries of one curated store shown (a hand-made file can hold 100,000)
@@ -108,14 +108,29 @@ def block(b) -> dict[str, Any]:
 def pins(result) -> dict[str, Any]:
     """Standing instructions (a :class:`pi_memory.standing.PinResult`) for a page: the first
     :data:`SHOWN_RULES` rules shown with their notes (a rule that reads like an instruction to the model is
-    withheld from the agent: the prompt's own check), ``more``: how many are left out; the refusal, message and
+    withheld from the agent; one past a cap or repeating an earlier rule is not given: the prompt's own reading,
+    :func:`pi_memory.standing.reach`), ``more``: how many are left out; the refusal, message and
     problems shown as every text."""
     rules = result.rules[:SHOWN_RULES]
-    return {"rules": [{"text": shown(r, SHOWN_CHARS), "notes": notes(raw_prefix(r, SHOWN_CHARS), threat=RULE_THREAT)}
-                      for r in rules],
+    return {"rules": [{"text": shown(r, SHOWN_CHARS),
+                       "notes": notes(raw_prefix(r, SHOWN_CHARS), threat=RULE_THREAT) + _reach_notes(row)}
+                      for r, row in zip(rules, reach(result.rules), strict=True)],
             "count": len(result.rules), "more": len(result.rules) - len(rules), "chars": result.chars,
             "error": shown(result.error or "", SHOWN_CHARS), "message": shown(result.message or "", SHOWN_CHARS),
             "problems": [shown(p, SHOWN_CHARS) for p in result.problems]}
+
+
+def _reach_notes(row) -> list[str]:
+    """What :func:`pi_memory.standing.reach` (the prompt's reading, as ``pin list`` says it) adds to a rule's
+    scanner notes: past a cap, a repeat of an earlier rule."""
+    out = []
+    if row.why in (OVER_CHARS, OVER_COUNT):
+        cap = f"{MAX_CHARS:,} characters" if row.why == OVER_CHARS else f"{MAX_RULES} rules"
+        out.append(f"Not given to the agent: past the cap of {cap} for all the rules together")
+    if row.duplicate_of:
+        once = "" if row.why in (OVER_CHARS, OVER_COUNT) else f": the agent gets it once, as rule {row.duplicate_of}"
+        out.append(f"Duplicate of rule {row.duplicate_of} (the same text, case and trailing punctuation aside){once}")
+    return out
 
 
 def result(outcome) -> Any:

@@ -35,7 +35,7 @@ INTERVIEW = (
     ("style", "How should answers be: short or detailed, and in which language?", "Prefers answers: {}."),
     ("avoid", "Anything the agent should avoid or always check first?", "Asked the agent to: {}."),
 )
-PIN_HELP = "Usage: /memory-pin TEXT | /memory-pin list | /memory-pin remove N | /memory-pin clear"
+PIN_HELP = "Usage: /memory-pin TEXT | /memory-pin list | /memory-pin remove N [N ...] | /memory-pin clear"
 
 
 
@@ -85,9 +85,10 @@ def _pin(memory, args: str, _data: dict) -> dict[str, Any]:
     if not args or verb == "list":
         result = store.list()
     elif verb == "remove":
-        if not rest.strip().isdigit():
+        numbers = rest.split()
+        if not numbers or not all(n.isdigit() for n in numbers):
             return _reply([PIN_HELP], "warning")
-        result = store.remove(int(rest.strip()))
+        result = store.remove(*(int(n) for n in numbers))
     elif verb == "clear":
         result = store.clear()
     else:

@@ -20,7 +20,7 @@ const RECALL_MS = 60_000; // a preview with --prompt may load the embedder
 const COMMANDS: Array<{ name: string; id: string; description: string; timeoutMs?: number }> = [
 	{ name: "memory", id: "memory", description: "Memory blocks and store usage (`/memory status`: files and health)" },
 	{ name: "memory-insights", id: "insights", description: "Everything stored: entries, blocks, pins, counts, recalls" },
-	{ name: "memory-pin", id: "pin", description: "Standing instructions: /memory-pin TEXT | list | remove N | clear" },
+	{ name: "memory-pin", id: "pin", description: "Standing instructions: /memory-pin TEXT | list | remove N [N ...] | clear" },
 	{ name: "memory-preview-context", id: "preview", description: "What the next prompt gets from pi-memory, part by part", timeoutMs: RECALL_MS },
 	{ name: "memory-interview", id: "interview", description: "A few questions that pre-fill your profile (USER.md)" },
 	{ name: "memory-switch-project", id: "projects", description: "Project memory stores and their entry counts" },
