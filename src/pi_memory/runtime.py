@@ -34,6 +34,7 @@ REOPEN_CHECK_S = 5.0  # how often a host holding a read-only index asks whether 
 # changed (:func:`pi_memory.index.mirror_watch.sync_changed`), so a write need not wait the connection's 10 s
 # (a `pi-memory add` on a locked index took 20 s: the open's mirror and the write's, 10 s each).
 MIRROR_WAIT_S = 2.0
+CLOSE_WAIT_S = 0.5  # how long closing waits for a call still using the index (a host's shutdown must be quick)
 
 
 @dataclass
@@ -45,6 +46,7 @@ class Memory:
     cwd: Path
     _conn: sqlite3.Connection | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _uses: list = field(default_factory=lambda: [0, threading.Condition()], repr=False)  # calls using the index
     _semantic: object | None = field(default=None, repr=False)
     _skills: object | None = field(default=None, repr=False)
     semantic_status: str = "semantic memory: not opened"
@@ -164,16 +166,16 @@ class Memory:
     def mirror(self, target: str, entries: list[str]) -> None:
         """Mirror one curated store into the index (the store's ``on_change`` hook)."""
         from pi_memory.index import busy_wait, sync_store
+        from pi_memory.index.mirror_watch import note_mirrored
 
         scope = "project" if target == "project" else "global"
         project = self.store.project_id if target == "project" else None
-        from pi_memory.index.mirror_watch import note_mirrored
-
-        conn = self.index()
-        with busy_wait(conn, MIRROR_WAIT_S):
-            sync_store(conn, scope, project, target, entries)
-            if not (target == "project" and self.store.team_project is not None):  # a file of this machine
-                note_mirrored(conn, self.settings.data_dir, self.store.path(target))
+        with self.using():
+            conn = self.index()
+            with busy_wait(conn, MIRROR_WAIT_S):
+                sync_store(conn, scope, project, target, entries)
+                if not (target == "project" and self.store.team_project is not None):  # a file of this machine
+                    note_mirrored(conn, self.settings.data_dir, self.store.path(target))
 
     def semantic(self):
         """The semantic-memory service (:mod:`pi_memory.semantic`), or ``None`` when its settings are unusable
@@ -366,14 +368,38 @@ class Memory:
         learner = self.learner(open_index(self.settings.data_dir))
         return learner
 
-    def close(self) -> None:
+    @contextlib.contextmanager
+    def using(self):
+        """Mark a call that may use the index connection from its own thread (a tool call, a curated write's
+        mirror): :meth:`close` does not close the connection under it."""
+        changed = self._uses[1]
+        with changed:
+            self._uses[0] += 1
+        try:
+            yield self
+        finally:
+            with changed:
+                self._uses[0] -= 1
+                changed.notify_all()
+
+    def close(self, wait: float = CLOSE_WAIT_S) -> None:
+        """Close the semantic service and the index connection. A call still using them from another thread (a
+        tool call in a SQLite busy wait while a host shuts down) is waited for at most ``wait`` seconds; then they
+        are dropped, not closed: closing a connection a statement runs on crashed the process (a segmentation
+        fault), and the process is ending anyway."""
+        changed = self._uses[1]
+        with changed:
+            idle = changed.wait_for(lambda: self._uses[0] == 0, timeout=wait)
         with self._lock:
-            if self._semantic:
-                self._semantic.close()
-            self._semantic = None
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+            semantic, conn = self._semantic, self._conn
+            self._semantic, self._conn = None, None
+        if not idle:
+            log.info("closing while a call still uses the index: its connection is left to the process's end")
+            return
+        if semantic:
+            semantic.close()
+        if conn is not None:
+            conn.close()
 
 
 def open_semantic_or_none(memory: Memory, background_reembed: bool = True):

@@ -107,3 +107,25 @@ def test_a_search_on_a_held_index_says_it_may_miss_what_the_files_hold_and_does_
     again, _ = _cli(folder, "memory-search", "Flamingos", "--json")
     assert [r["content"] for r in json.loads(again.stdout)["results"]] == ["Flamingos nest on the roof"]
     assert again.stderr == ""
+
+
+def test_closing_leaves_the_connection_to_a_call_that_still_uses_it(tmp_path, monkeypatch):
+    """An MCP server's shutdown closed the index connection while a tool call's mirror, given up on a held index,
+    ran its next statement on it: the process died of a segmentation fault."""
+    import sqlite3
+
+    from pi_memory.runtime import open_memory
+
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    memory = open_memory(tmp_path, override_dir=tmp_path / "data")
+    conn = memory.index()
+    with memory.using():
+        started = time.monotonic()
+        memory.close(wait=0.2)
+        assert 0.2 <= time.monotonic() - started < 2
+        assert conn.execute("SELECT 1").fetchone() == (1,)  # still open for the call
+    again = open_memory(tmp_path, override_dir=tmp_path / "data")
+    other = again.index()
+    again.close()
+    with pytest.raises(sqlite3.ProgrammingError):  # nobody used it: closed
+        other.execute("SELECT 1")

@@ -71,13 +71,15 @@ def build_server(memory: Memory | MemoryStore, session: AgentSession | None = No
         store.load_from_disk()
     server = MCPServer("pi-memory", instructions=INSTRUCTIONS, version=__version__)
     last_call = [0.0]
+    using = memory.using if isinstance(memory, Memory) else contextlib.nullcontext
 
     def run(spec: ToolSpec, arguments: dict) -> CallToolResult:
         now = time.monotonic()
         if now - last_call[0] > TURN_GAP_S:
             store.begin_turn()
         last_call[0] = now
-        outcome = spec.call(arguments)
+        with using():  # a shutdown meanwhile does not close the index under the call
+            outcome = spec.call(arguments)
         return CallToolResult(
             content=[TextContent(type="text", text=outcome.text)],
             structured_content=outcome.result,

@@ -70,6 +70,7 @@ Run ``python -m pi_memory.integrations.pi.bridge --dump-tools`` to print the too
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -327,8 +328,8 @@ class Bridge(LearningMethods):
         from pi_memory.curated.team_client import TOOL_WAIT_S, bounded
 
         try:
-            with bounded(self.store, TOOL_WAIT_S, bound_for="tool"):  # under the extension's 10 s a request
-                outcome = tool.call(arguments)
+            with bounded(self.store, TOOL_WAIT_S, bound_for="tool"), self._using():  # under the extension's 10 s
+                outcome = tool.call(arguments)  # a request; a shutdown meanwhile does not close the index under it
         except Exception as exc:  # a library bug must not kill the session's memory
             log.error("tool %s crashed:\n%s", name, traceback.format_exc())
             text = f"pi-memory internal error in {name}: {type(exc).__name__}: {exc}. Nothing was changed by this call."
@@ -340,6 +341,11 @@ class Bridge(LearningMethods):
             "isError": bool(outcome.is_error),
             "status": self._safe_status(),
         }
+
+    def _using(self):
+        """The session's :meth:`pi_memory.runtime.Memory.using` (nothing for the light tools before a load)."""
+        memory = getattr(self.session, "memory", None)
+        return memory.using() if memory is not None else contextlib.nullcontext()
 
     def _without_load(self, name: Any) -> bool:
         return (self.lazy and not self.loaded and name == "session_search"
