@@ -93,3 +93,30 @@ def test_a_lesson_holding_a_credential_is_not_saved_in_any_language(text):
 def test_a_lesson_about_credentials_without_one_is_saved(text, lesson):
     found = RULES.detect(text)
     assert (found.correction, found.directive) == (True, lesson)
+
+
+@pytest.mark.parametrize(("text", "lesson", "rule"), [
+    # the full-width period goes as the closing period does ("no, use uv." saves "Use uv")
+    ("不对，用 uv。", "用 uv", "weak:^\\s*(不对|不是|错了|不行|不)\\s*[，,。.！!：:；;、]+用"),
+    ("no, use uv.", "Use uv", r"weak:^\s*(no|wrong|actually|stop)[\s,.!:;-]+use"),
+    # every repeated opener goes, in any language
+    ("Nein nein nein, nimm pnpm", "Nimm pnpm",
+     r"weak:^\s*(nein|falsch|non|faux|нет|неправильно|неверно|не\s+так|incorrecto)[\s,.!:;-]+nimm"),
+    ("нет нет, используй uv", "Используй uv",
+     r"weak:^\s*(nein|falsch|non|faux|нет|неправильно|неверно|не\s+так|incorrecto)[\s,.!:;-]+используй"),
+    # a dash of any kind after the opener, with or without spaces
+    ("no—use uv", "Use uv", r"weak:^\s*(no+|nope|wrong|actually|stop)\s*[\u2013\u2014]+use"),
+    ("no \u2013 use uv", "Use uv", r"weak:^\s*(no|wrong|actually|stop)[\s,.!:;-]+use"),
+    ("不对 - 用 uv", "用 uv",
+     "weak:^\\s*(nein|falsch|non|faux|нет|неправильно|неверно|не\\s+так|incorrecto|不对|不是|错了|不行)\\s*"
+     "[-\u2013\u2014]+用"),
+    ("nein—nimm uv", "Nimm uv",
+     "weak:^\\s*(nein|falsch|non|faux|нет|неправильно|неверно|не\\s+так|incorrecto|不对|不是|错了|不行)\\s*"
+     "[-\u2013\u2014]+nimm"),
+    # a colon after the time marker
+    ("From now on: always use uv", "From now on: always use uv", "standing:from now on always+use"),
+    ("Going forward: never push to main", "Going forward: never push to main", "standing:going forward never+push"),
+])
+def test_a_correction_is_not_mangled_nor_missed(text, lesson, rule):
+    found = RULES.detect(text)
+    assert (found.correction, found.directive, found.rule) == (True, lesson, rule)

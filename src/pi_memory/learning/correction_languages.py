@@ -95,6 +95,8 @@ LEAD_WORDS = r"nein|falsch|non|faux|нет|неправильно|неверно
 DEFAULT_WEAK = (
     r"^\s*(nein|falsch|non|faux|нет|неправильно|неверно|не\s+так|incorrecto)[\s,.!:;-]",
     "^\\s*(不对|不是|错了|不行|不)\\s*[，,。.！!：:；;、]",
+    # a dash after the opener: "不对 - 用 uv", "nein — nimm uv"
+    "^\\s*(nein|falsch|non|faux|нет|неправильно|неверно|не\\s+так|incorrecto|不对|不是|错了|不行)\\s*[-\u2013\u2014]",
 )
 # Words between an opener and the verb ("bitte", "por favor", "пожалуйста", "请").
 FILLERS = (r"(?:(?:bitte|einfach|dann|por\s+favor|simplemente|s'il\s+(?:te|vous)\s+pla[iî]t|stp|svp|juste|"

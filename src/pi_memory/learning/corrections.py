@@ -77,13 +77,14 @@ DEFAULT_WEAK = (
     r"^\s*(no|wrong|actually|stop)[\s,.!:;-]",
     r"^\s*(nope|no{2,})[\s,.!:;-]",
     r"^\s*(wrong|not\s+the\s+right)\s+[\w./-]+(\s+[\w./-]+){0,2}\s*[,:;!-]",
+    r"^\s*(no+|nope|wrong|actually|stop)\s*[\u2013\u2014]",  # "no—use uv", "no – use uv"
     *langs.DEFAULT_WEAK,
 )
 REASON = "User corrected the agent"
 
 _LEADS = r"no+|nope|nah|wrong|stop|" + langs.LEAD_WORDS
 _PUNCT = ",.!:;\\-\u2013\u2014，。！：；、"  # "no - use uv", "no — use uv", "不对，用 uv"
-_LEAD = re.compile(rf"^\s*(?:(?:{_LEADS})(?:\s*[{_PUNCT}]+|\s+(?=(?:no+|nope)\b))\s*|[{_PUNCT}]+\s*"
+_LEAD = re.compile(rf"^\s*(?:(?:{_LEADS})(?:\s*[{_PUNCT}]+|\s+(?=(?:{_LEADS})\b))\s*|[{_PUNCT}]+\s*"
                    r"|actually\b[\s,.!:;-]*|(?:and|but|also|so|oh|ok|okay|hey|btw)\s*,?\s+)+", re.IGNORECASE)
 _LEAD_ONLY = re.compile(rf"^\s*(?:{_LEADS}|actually)\W*$", re.IGNORECASE)
 # the word alone: a leading run of separators, tried at each of its characters, took minutes on "use uv, , , ..."
@@ -108,9 +109,9 @@ _REDACTED = re.compile(r"\[REDACTED:[^\]]*\]")
 _TIME = r"(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future)"
 _YOU_SHOULD = r"(?:(?:you|we)\s+(?:should|must|need\s+to|have\s+to)\s+)"
 _STANDING = re.compile(  # "from now on, always run ruff": a time marker, then "always" / "never" or the verb
-    _START + rf"(?P<marker>(?:please\s+)?(?:{_TIME},?\s+(?:please\s+)?)?{_YOU_SHOULD}?"
+    _START + rf"(?P<marker>(?:please\s+)?(?:{_TIME}(?:\s*[,:]\s*|\s+)(?:please\s+)?)?{_YOU_SHOULD}?"
     r"(?:(?:don'?t|do\s+not|never)(?:\s+ever)?|always|stop)\s+"
-    rf"|(?:please\s+)?{_TIME},?\s+(?:please\s+)?{_YOU_SHOULD}?|(?=prefer\s|avoid\s))(?P<verb>[a-z]+)",
+    rf"|(?:please\s+)?{_TIME}(?:\s*[,:]\s*|\s+)(?:please\s+)?{_YOU_SHOULD}?|(?=prefer\s|avoid\s))(?P<verb>[a-z]+)",
     re.IGNORECASE)
 # possessive: a long run of openers ("no no no ...") is not tried again with fewer, each time scanning the sentence
 _REJECTS = re.compile(_SENTENCE + _OPENER + r"*+(?:please\s+)?(?P<verb>[^\W\d_]++)" + _IN_SENTENCE
@@ -196,7 +197,7 @@ class CorrectionRules:
             if (m := p.search(text)) and not _question(text, m.start()):
                 found.append((_sentence_start(text, m.start()), 0, f"strong:{p.pattern}", "line"))
         for m in _STANDING.finditer(text):
-            marker = " ".join(m.group("marker").lower().replace(",", " ").split())
+            marker = " ".join(m.group("marker").lower().replace(",", " ").replace(":", " ").split())
             verb = m.group("verb").lower()
             verb = _base(verb, self.directives) if marker.endswith("stop") else verb
             if verb in self.directives and not _question(text, m.start("marker")):
