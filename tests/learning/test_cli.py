@@ -79,23 +79,19 @@ def test_dream_without_a_model_is_off_and_exits_1_like_consolidate_naming_the_re
 GITHUB = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
 
 
-def test_detect_never_shows_a_secret_and_previews_the_redacted_entry_capture_saves(agent, project, monkeypatch):
-    """A correction holding a credential is saved with the credential redacted (what the capture saves, on every
-    host), and detect never prints the credential back (a terminal or CI log is where secrets leak)."""
+def test_detect_never_shows_a_secret_and_a_correction_holding_one_is_not_saved(agent, project, monkeypatch):
+    """A correction holding a credential is not saved (it was saved redacted, in English only: the same lesson in
+    Russian or Chinese went through), and detect never prints the credential back (a terminal or CI log is where
+    secrets leak)."""
     monkeypatch.chdir(project)
     code, data = cli("learning", "detect", f"no, use the token {GITHUB} for the API", "--json")
     assert code == 0 and GITHUB not in json.dumps(data)
-    assert data == {"correction": True, "directive": "Use the token [REDACTED:github_token] for the API",
-                    "rule": r"weak:^\s*(no|wrong|actually|stop)[\s,.!:;-]+use",
-                    "entry": "[correction] Use the token [REDACTED:github_token] for the API — Failed: User corrected "
-                             "the agent in project repo", "redacted": ["github_token"], "refused": None, "captureOff": None,
-                    "problems": []}
+    assert data == {"correction": False, "directive": None, "rule": "credential", "entry": None, "redacted": [],
+                    "refused": None, "captureOff": None, "problems": []}
     code, text = cli("learning", "detect", "no, use postgresql://admin:hunter2pass@db.internal/app not sqlite")
     assert code == 0 and "hunter2pass" not in text
-    assert text == ("correction (rule weak:^\\s*(no|wrong|actually|stop)[\\s,.!:;-]+use); saves to FAILURES.md "
-                    "(credential url_credentials redacted): [correction] Use "
-                    "postgresql://admin:[REDACTED:url_credentials]@db.internal/app not sqlite — Failed: User corrected "
-                    "the agent in project repo\n")
+    assert text == ("not saved: it reads as a correction, but it holds a credential, and a lesson holding one is not "
+                    "saved (the store keeps no secrets, and a redacted one teaches nothing)\n")
 
 
 def test_detect_says_a_hostile_correction_would_be_refused(agent):
@@ -241,13 +237,11 @@ def test_the_daily_budget_refusal_says_what_is_left(used, needs, state):
 
 
 @pytest.mark.parametrize(("typed", "entry"), [
-    (f"no, use the token {GITHUB} for the registry",
-     "[correction] Use the token [REDACTED:github_token] for the registry — Failed: User corrected the agent in "
-     "project repo"),
+    (f"no, use the token {GITHUB} for the registry", None),
     ("no, use pnpm not npm", "[correction] Use pnpm not npm — Failed: User corrected the agent in project repo"),
-    ("actually, use postgresql://admin:hunter2pass@db.internal/app",
-     "[correction] Use postgresql://admin:[REDACTED:url_credentials]@db.internal/app — Failed: User "
-     "corrected the agent in project repo"),
+    ("actually, use postgresql://admin:hunter2pass@db.internal/app", None),
+    (f"Всегда используй токен {GITHUB}", None),
+    (f"以后都用令牌 {GITHUB}", None),
 ])
 @pytest.mark.parametrize("host", ["pi", "claude-code"])
 def test_detect_previews_exactly_what_the_capture_saves(agent, project, monkeypatch, typed, entry, host):
@@ -263,7 +257,7 @@ def test_detect_previews_exactly_what_the_capture_saves(agent, project, monkeypa
     session = AgentSession(project)
     session.after_run(None, safety.redact(typed) if host == "claude-code" else typed)
     assert session.worker.drain(10)
-    assert session.memory.store.read("failure").entries == [entry]
+    assert session.memory.store.read("failure").entries == ([entry] if entry else [])
     session.shutdown()
 
 

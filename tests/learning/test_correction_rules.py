@@ -212,15 +212,16 @@ def test_each_decision_names_its_rule(text, rule):
     assert RULES.detect(text).rule == rule
 
 
-def test_a_correction_mostly_a_secret_is_not_saved_but_one_that_teaches_something_is(agent, project, monkeypatch):
+def test_a_correction_holding_a_secret_is_not_saved(agent, project, monkeypatch):
+    """A lesson holding a credential is not saved, even when it teaches something besides (it was saved redacted:
+    "Use the token [REDACTED:github_token] for the registry")."""
     monkeypatch.chdir(project)
     assert capture(RULES, f"No, use my key: my api key is {OPENAI}", None).entry is None
     assert capture(RULES, "no, use the token ghp_abcdefghijklmnopqrstuvwxyz0123456789 for the registry",
-                   None).entry == ("[correction] Use the token [REDACTED:github_token] for the registry — Failed: "
-                                   "User corrected the agent")
+                   None).entry is None
     code, text = cli("learning", "detect", f"No, use my key: my api key is {OPENAI}")
-    assert (code, text) == (0, "not saved: it reads as a correction, but what it teaches is mostly a credential "
-                               "(redacted), which is no lesson\n")
+    assert (code, text) == (0, "not saved: it reads as a correction, but it holds a credential, and a lesson holding "
+                               "one is not saved (the store keeps no secrets, and a redacted one teaches nothing)\n")
     code, data = cli("learning", "detect", f"Actually, use this key: {OPENAI}", "--json")
     assert OPENAI not in str(data)
     assert (data["correction"], data["rule"], data["entry"]) == (False, "credential", None)

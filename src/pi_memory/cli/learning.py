@@ -200,8 +200,8 @@ def detect_cmd(text: str, dir: DirOpt = None, json_: JsonOpt = False) -> None:
 
 UNUSABLE = {  # a correction the rules found but do not save (corrections.unusable), in words
     "vague": "it reads as a correction, but names nothing a later session could act on without this conversation",
-    "credential": "it reads as a correction, but what it teaches is mostly a credential (redacted), which is no "
-                  "lesson",
+    "credential": "it reads as a correction, but it holds a credential, and a lesson holding one is not saved (the "
+                  "store keeps no secrets, and a redacted one teaches nothing)",
 }
 
 

@@ -95,6 +95,8 @@ LEAD_WORDS = r"nein|falsch|non|faux|нет|неправильно|неверно
 DEFAULT_WEAK = (
     r"^\s*(nein|falsch|non|faux|нет|неправильно|неверно|не\s+так|incorrecto)[\s,.!:;-]",
     "^\\s*(不对|不是|错了|不行|不)\\s*[，,。.！!：:；;、]",
+    # a dash after the opener: "不对 - 用 uv", "nein — nimm uv"
+    "^\\s*(nein|falsch|non|faux|нет|неправильно|неверно|не\\s+так|incorrecto|不对|不是|错了|不行)\\s*[-\u2013\u2014]",
 )
 # Words between an opener and the verb ("bitte", "por favor", "пожалуйста", "请").
 FILLERS = (r"(?:(?:bitte|einfach|dann|por\s+favor|simplemente|s'il\s+(?:te|vous)\s+pla[iî]t|stp|svp|juste|"
@@ -119,6 +121,9 @@ NEGATIVE = (
     r"\bкак\s+(хочешь|хотите|считаешь|решишь)\b|\bне\s+(важно|за\s+что|волнуйся|переживай)\b|\bневажно\b|"
     r"\bзабудь\b",
     r"不用了|不用谢|没关系|不客气|没问题|随便|不错|都可以|都行|你(决定|看着办)|算了|没事|挺好",
+    # "let me think": the user takes the turn, nothing to learn
+    r"\blass\s+mich\s+(nachdenken|überlegen|kurz)\b|\bd[ée]jame\s+(pensar|ver)\b|\blaisse[sz]?[-\s]moi\b|"
+    r"\bдай(те)?\s+мне\s+подумать\b|让我想",
 )
 # What only the conversation explains, in these languages ("the other one", "as before").
 CONTEXT = (
@@ -135,13 +140,25 @@ ONE_OFF = (r"\bnoch\s*(?:ein)?mal\b|\b(?<!ab )jetzt\b|\bdiesmal\b|\bvorerst\b|\b
 
 # Words that name nothing on their own, for the vague check (lower case).
 FUNCTION_WORDS = frozenset(["das", "dies", "diese", "dieser", "dieses", "diesen", "es", "ihn", "sie", "den", "die", "der", "dem", "des", "ein", "eine", "einen", "einem", "so", "bitte", "nein", "ja", "nicht", "kein", "keine", "keinen", "immer", "nie", "niemals", "mal", "doch", "hier", "da", "dann", "wieder", "noch", "nochmal", "jetzt", "einfach", "auch", "nur", "lieber", "zurück", "weg", "damit", "davon", "dafür", "dran", "du", "dir", "mich", "mir", "eso", "esto", "esta", "este", "ese", "esa", "lo", "la", "el", "los", "las", "le", "les", "un", "una", "no", "sí", "si", "por", "favor", "siempre", "nunca", "jamás", "así", "otra", "otro", "vez", "aquí", "ahí", "allí", "ahora", "de", "que", "y", "o", "como", "más", "solo", "también", "nuevo", "ça", "cela", "ce", "cet", "cette", "ceci", "le", "les", "l", "un", "une", "des", "du", "non", "oui", "pas", "ne", "plus", "jamais", "toujours", "comme", "ici", "là", "maintenant", "encore", "juste", "aussi", "s'il", "te", "vous", "plaît", "stp", "svp", "y", "en", "это", "этот", "эта", "эти", "этого", "эту", "то", "тот", "та", "те", "того", "ту", "так", "не", "нет", "да", "всегда", "никогда", "пожалуйста", "просто", "снова", "опять", "здесь", "там", "сейчас", "его", "её", "ее", "их", "им", "ему", "вот", "тут", "и", "или", "же", "уже", "тоже", "ещё", "еще", "раз"])
+# Mood and effort, which name nothing a coding agent does ("mach weiter so", "haz lo mejor", "fais de ton mieux",
+# "garde le sourire", "ne laisse pas tomber", "haz lo que quieras"): a lesson of nothing else is chit-chat.
+ATTITUDE = frozenset([
+    "weiter", "gut", "besser", "beste", "besten", "lächeln", "lernen", "lerne", "nett", "freundlich", "höflich",
+    "geduldig", "ruhig", "positiv", "mut", "aufgeben", "locker", "dranbleiben", "durchhalten", "überlegen",
+    "nachdenken",
+    "mejor", "mejores", "aprender", "aprendiendo", "sonreír", "sonrisa", "amable", "paciente", "tranquilo",
+    "positivo", "ánimo", "rendirte", "quieras", "quieres", "prefieras", "esfuerzo", "intentarlo", "pensar",
+    "mieux", "meilleur", "ton", "ta", "tes", "mon", "ma", "mes", "votre", "vos", "sourire", "réfléchir", "moi",
+    "tomber", "courage", "calme", "gentil", "poli", "apprendre", "abandonner", "patience", "patient",
+    "лучше", "лучшее", "возможное", "всё", "все", "улыбаться", "улыбку", "учиться", "стараться", "подумать",
+])
 # Demonstratives: "diese Datei", "ese archivo", "ce fichier", "этот файл" name nothing without the conversation.
 DEICTIC = r"diese[snmr]?|jene[snmr]?|este|esta|estos|estas|ese|esa|esos|esas|aquel|aquella|ce|cet|cette|ces|" \
           r"этот|эта|это|эти|тот|та|те|того|этого|эту|ту"
 # Chinese: what names nothing, taken out of a run of characters before asking what is left; a demonstrative
 # takes the noun after it ("那个文件": "that file").
 CJK_DEICTIC = re.compile(f"[这那][个些]?[{CJK}]{{0,2}}|它们?")
-CJK_FUNCTION = ("从现在开始", "从今以后", "从现在起", "永远不要", "绝对不要", "千万不要", "一下", "一直", "总是", "始终",
+CJK_FUNCTION = ("加油", "放弃", "努力", "开心", "微笑", "坚持", "认真", "一定要", "一定", "永远", "务必", "从现在开始", "从今以后", "从现在起", "永远不要", "绝对不要", "千万不要", "一下", "一直", "总是", "始终",
                 "以后", "今后", "不要", "不对", "不是", "错了", "不行", "我们", "吧", "了", "的", "啊", "呢", "请", "就",
                 "都", "也", "要", "别", "不", "再", "一", "个", "把", "给", "我", "你", "吗")
 

@@ -33,12 +33,24 @@ said say says told tell telling asked ask meant mean wanted want wrote thought t
 again time times more less much many few lot lots bit kind sort well back first second last next better best
 thanks thank going ahead continue
 """
-FUNCTION_WORDS = frozenset(_FUNCTION.split()) | _langs.FUNCTION_WORDS
+# Words about mood or effort: "always be nice", "keep smiling", "do your best" name no tool, command, file or
+# flag a coding agent uses, so a lesson of nothing else is chit-chat, not a lesson.
+_ATTITUDE = """
+nice kind kindly polite friendly happy cheerful positive calm patient careful honest humble brave confident
+smile smiles smiling laugh laughing best great awesome cool fun learn learning learned trying try hard hardest
+yourself improving growing moving pushing
+"""
+FUNCTION_WORDS = frozenset(_FUNCTION.split()) | frozenset(_ATTITUDE.split()) | _langs.FUNCTION_WORDS | _langs.ATTITUDE
 
-# Credential nouns: a lesson of nothing else besides a redacted value is a secret, not a lesson.
-CREDENTIAL_WORDS = frozenset({"key", "keys", "apikey", "token", "tokens", "password", "passwords", "passwd",
-                              "pwd", "secret", "secrets", "credential", "credentials", "pat", "passphrase", "auth",
-                              "login", "pin"})
+# A credential named and given ("password hunter2", "contraseña: hunter2", "密码是abc123", "token=abc123"): the
+# name in any supported language, an optional "is" / ":" / "=", then a value holding a digit or a sign (plain
+# words after it, "never put passwords in the repo", give none). A lesson holding one is not saved: the store
+# keeps no secrets, and a secret redacted teaches nothing.
+_CREDENTIAL_NAMES = (r"\b(?:passwor[dt]s?|passwd|pwd|kennw[oö]rt(?:er)?|contraseñas?|claves?|mots?\s+de\s+passe|"
+                     r"пароль|пароля|паролем|токены?|токеном|tokens?|api[\s_-]?keys?|apikeys?|secrets?|"
+                     r"passphrases?|credentials?)\b(?:[^\S\n]*[:=：][^\S\n]*|[^\S\n]+(?:(?:is|ist|es|est|это)[^\S\n]+)?)"
+                     r"|(?:密码|口令|令牌|密钥)[^\S\n]*(?:[:=：是为][^\S\n]*)?")
+CREDENTIAL_VALUE = rf"(?:{_CREDENTIAL_NAMES})(?=[^\s,;，；。]*[\d_&$%#@!*+=/\\^~|<>.-])[^\s,;，；。]{{3,}}"
 
 # After a weak lead ("no, ..."), these make the instruction a one-off, not a standing lesson.
 ONE_OFF = (r"\bagain\b", r"\b(?<!from )now\b", r"\bthis\s+time\b", r"\bfor\s+now\b", r"\bright\s+away\b",

@@ -25,10 +25,12 @@ empty list meaning none):
   starts with a directive verb (optionally after "please", "just", "don't", "never", "always", "you should", "we
   always"...), and not for a one-off ("run the tests again", "for now", "this time").
 
-A sentence that is a question is no correction. A lesson must name something: "don't do that", "not like that",
-"delete that file" name nothing a later session could act on (vague, not saved), and a lesson that is mostly a
-credential ("my api key is ...", "use the token ..." with nothing else) is not saved either: a redacted secret
-teaches nothing.
+A sentence that is a question is no correction. A lesson must name something a coding agent does: "don't do
+that", "not like that", "delete that file" name nothing a later session could act on, nor do mood and effort
+("always be nice", "mach weiter so", "fais de ton mieux", "一定要加油"): vague, not saved. A lesson holding a
+credential (one the scanner finds, or a credential word in any of the languages followed by a value: "password
+hunter2", "contraseña: hunter2", "токен ghp_...") is not saved at all: the store keeps no secrets, and a redacted
+one teaches nothing.
 
 The saved entry is a ``failure`` entry of category ``correction``: the lesson (from the sentence the rule found to
 the end of its line, at most 400 characters, without a leading "no," / "wrong," / "actually" / "stop," or a
@@ -47,7 +49,7 @@ from dataclasses import dataclass, field
 from pi_memory.learning import correction_languages as langs
 from pi_memory.learning.correction_words import (
     CONTEXT_NEGATIVE,
-    CREDENTIAL_WORDS,
+    CREDENTIAL_VALUE,
     DEFAULT_DIRECTIVES,
     FUNCTION_WORDS,
     ONE_OFF,
@@ -60,6 +62,7 @@ DEFAULT_NEGATIVE = (
     r"\bactually\b.{0,10}\b(looks?\s+(great|perfect|good|fine)|perfect|good|correct|right|fine|great|works?)\b",
     r"\bstop\b.{0,5}\b(there|here|for\s+now)\b",
     r"\bnever\s*mind\b|\bnvm\b|\b(just\s+)?kidding\b",
+    r"\blet\s+me\s+(think|check|see|look|try)\b",
     r"\b(as\s+you\s+see\s+fit|up\s+to\s+you|your\s+(call|choice)|whatever\s+you\s+(think|prefer|want|like|choose)|"
     r"(either|any)\s+(way|one|option)\s+(is|works)|i\s+don'?t\s+mind|doesn'?t\s+matter|feel\s+free)\b",
     *CONTEXT_NEGATIVE,
@@ -74,22 +77,28 @@ DEFAULT_WEAK = (
     r"^\s*(no|wrong|actually|stop)[\s,.!:;-]",
     r"^\s*(nope|no{2,})[\s,.!:;-]",
     r"^\s*(wrong|not\s+the\s+right)\s+[\w./-]+(\s+[\w./-]+){0,2}\s*[,:;!-]",
+    r"^\s*(no+|nope|wrong|actually|stop)\s*[\u2013\u2014]",  # "no—use uv", "no – use uv"
     *langs.DEFAULT_WEAK,
 )
 REASON = "User corrected the agent"
 
 _LEADS = r"no+|nope|nah|wrong|stop|" + langs.LEAD_WORDS
 _PUNCT = ",.!:;\\-\u2013\u2014，。！：；、"  # "no - use uv", "no — use uv", "不对，用 uv"
-_LEAD = re.compile(rf"^\s*(?:(?:{_LEADS})(?:\s*[{_PUNCT}]+|\s+(?=(?:no+|nope)\b))\s*|[{_PUNCT}]+\s*"
+_LEAD = re.compile(rf"^\s*(?:(?:{_LEADS})(?:\s*[{_PUNCT}]+|\s+(?=(?:{_LEADS})\b))\s*|[{_PUNCT}]+\s*"
                    r"|actually\b[\s,.!:;-]*|(?:and|but|also|so|oh|ok|okay|hey|btw)\s*,?\s+)+", re.IGNORECASE)
 _LEAD_ONLY = re.compile(rf"^\s*(?:{_LEADS}|actually)\W*$", re.IGNORECASE)
-_THANKS = re.compile(rf"[\s,;:，-]*\b(?:thanks|thank\s+you|thx|ty|please|pls|{langs.THANKS})\b[\s.!。！]*$",
-                     re.IGNORECASE)
+# the word alone: a leading run of separators, tried at each of its characters, took minutes on "use uv, , , ..."
+_THANKS = re.compile(rf"\b(?:thanks|thank\s+you|thx|ty|please|pls|{langs.THANKS})\b[\s.!。！]*$", re.IGNORECASE)
+_THANKS_SEP = ",;:，-"
+_SPACES = re.compile(r"\s+")
+_READ = 512  # what the lesson's last steps read: its 400 characters and a trailing "thank you" past them
 _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
-_QUOTED = re.compile(r"^\s*>.*$", re.MULTILINE)
+_QUOTED = re.compile(r"^[^\S\n]*>.*$", re.MULTILINE)  # "\s*" ran over every blank line from each
 _SENTENCE_END = re.compile(r"[.!?;](?=\s|$)|\n|[。！？；]")  # "src/app.py" and "os.path" end no sentence
 _LESSON_END = re.compile(r"[.!?](?=\s|$)|[。！？]")  # a lesson runs on over ";" ("never commit to main; open a PR")
-_SENTENCE = r"(?:^|(?<=[.!?;]\s)|(?<=\n)|(?<=[。！？；]))\s*"
+# where a sentence starts: a run of blank lines is crossed once, from its first character (starting again from
+# each of its characters, with "\s*" over the rest, took minutes on 20,000 newlines)
+_SENTENCE = r"(?:^|(?<=[.!?;])(?=\s)|(?<!\s)(?=[^\S\n]*+\n)|(?<=[。！？；]))\s*+"
 # within its sentence: "no. no. no. ..." is not read as one run of openers from each of its sentences
 _OPENER = (rf"(?:(?:no+|nope|wrong|{langs.LEAD_WORDS}|actually|and|but|also|so|ok|okay|hey|oh|btw)\b"
            r"[^\w.!?;\n。！？；]*)")
@@ -100,9 +109,9 @@ _REDACTED = re.compile(r"\[REDACTED:[^\]]*\]")
 _TIME = r"(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future)"
 _YOU_SHOULD = r"(?:(?:you|we)\s+(?:should|must|need\s+to|have\s+to)\s+)"
 _STANDING = re.compile(  # "from now on, always run ruff": a time marker, then "always" / "never" or the verb
-    _START + rf"(?P<marker>(?:please\s+)?(?:{_TIME},?\s+(?:please\s+)?)?{_YOU_SHOULD}?"
+    _START + rf"(?P<marker>(?:please\s+)?(?:{_TIME}(?:\s*[,:]\s*|\s+)(?:please\s+)?)?{_YOU_SHOULD}?"
     r"(?:(?:don'?t|do\s+not|never)(?:\s+ever)?|always|stop)\s+"
-    rf"|(?:please\s+)?{_TIME},?\s+(?:please\s+)?{_YOU_SHOULD}?|(?=prefer\s|avoid\s))(?P<verb>[a-z]+)",
+    rf"|(?:please\s+)?{_TIME}(?:\s*[,:]\s*|\s+)(?:please\s+)?{_YOU_SHOULD}?|(?=prefer\s|avoid\s))(?P<verb>[a-z]+)",
     re.IGNORECASE)
 # possessive: a long run of openers ("no no no ...") is not tried again with fewer, each time scanning the sentence
 _REJECTS = re.compile(_SENTENCE + _OPENER + r"*+(?:please\s+)?(?P<verb>[^\W\d_]++)" + _IN_SENTENCE
@@ -123,8 +132,7 @@ _FOREIGN_STANDING = tuple(
         + (rf"(?:\s+(?P<post>{lang.after})\b)?" if lang.after else "(?:(?P<post>(?!)))?")
         + r"(?(time)|(?(pre)|(?(post)|(?!))))", re.IGNORECASE))  # a marker at least: else try another split
     for lang in langs.LANGUAGES)
-_STATES_SECRET = re.compile(r"\b(?:" + "|".join(sorted(CREDENTIAL_WORDS)) + r")\b\W{0,3}(?:is|was|=|:)\s*\[REDACTED:",
-                            re.IGNORECASE)
+_GIVES_SECRET = re.compile(CREDENTIAL_VALUE, re.IGNORECASE)
 _DEICTIC_OBJECT = re.compile(r"\b(?P<verb>[a-z]+)\s+(?:it|this|them|those|these|that(?=\s*(?:[,.;:!?]|$|again|"
                              r"instead|anymore|please|then|now|too|here|there|in|on|to|for|with)))\b", re.IGNORECASE)
 _DEICTIC_NOUN = re.compile(rf"\b(?:that|this|these|those|its?|same|other|{langs.DEICTIC})\s+[\w'-]+", re.IGNORECASE)
@@ -189,7 +197,7 @@ class CorrectionRules:
             if (m := p.search(text)) and not _question(text, m.start()):
                 found.append((_sentence_start(text, m.start()), 0, f"strong:{p.pattern}", "line"))
         for m in _STANDING.finditer(text):
-            marker = " ".join(m.group("marker").lower().replace(",", " ").split())
+            marker = " ".join(m.group("marker").lower().replace(",", " ").replace(":", " ").split())
             verb = m.group("verb").lower()
             verb = _base(verb, self.directives) if marker.endswith("stop") else verb
             if verb in self.directives and not _question(text, m.start("marker")):
@@ -290,22 +298,33 @@ def directive(text: str, extent: str = "line") -> str:
     if extent == "sentence" and (end := _LESSON_END.search(line)) is not None:
         line = line[:end.start()]
     rest = (line if extent == "line+lead" else _LEAD.sub("", line)).strip() or line.strip()
-    rest = _THANKS.sub("", rest).strip() or rest
-    if rest.endswith(".") and not rest.endswith(("..", "etc.", "e.g.", "i.e.")):
+    # cut first: what follows reads at most a few hundred characters, whatever runs of spaces or commas follow
+    rest = _SPACES.sub(" ", rest)[:_READ].strip()
+    rest = _strip_thanks(rest)
+    if rest.endswith((".", "\u3002")) and not rest.endswith(("..", "etc.", "e.g.", "i.e.")):
         rest = rest[:-1]  # the closing period off, as the other entries end
-    rest = re.sub(r"\s+", " ", rest)[:400]
+    rest = rest[:400].strip()
     return rest[:1].upper() + rest[1:]
+
+
+def _strip_thanks(text: str) -> str:
+    """``text`` without a trailing "thanks" / "please" and what separates it ("use uv, thanks" -> "use uv")."""
+    m = _THANKS.search(text)
+    if m is None:
+        return text
+    end = m.start()
+    while end > 0 and (text[end - 1].isspace() or text[end - 1] in _THANKS_SEP):
+        end -= 1
+    return text[:end].strip() or text
 
 
 def unusable(lesson: str, directives: frozenset[str]) -> str | None:
     """Why ``lesson`` is no lesson a later session can use (``"vague"``, ``"credential"``), or ``None``."""
     from pi_memory.safety import redact
 
-    shown = redact(lesson)
-    if _REDACTED.search(shown):
-        rest = _REDACTED.sub(" ", shown)
-        if _STATES_SECRET.search(shown) or not _content(rest, directives | CREDENTIAL_WORDS):
-            return "credential"
+    # a credential, whatever else the lesson says: the store keeps none, and its redacted form teaches nothing
+    if _REDACTED.search(redact(lesson)) or _GIVES_SECRET.search(lesson):
+        return "credential"
     if not _content(lesson, directives):
         return "vague"
     m = _DEICTIC_OBJECT.search(lesson)

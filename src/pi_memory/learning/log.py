@@ -11,7 +11,10 @@ Tables (own named migrations, applied by :func:`open_log` like the semantic laye
   for a remove and for a ``dedupe``: a copy of an exact duplicate the job's write merged), ``target`` and the store
   file; the old text of a removed or merged entry stays here. ``place``
   (``learning_003_write_place``): where a removed entry stood, JSON ``{"index", "after", "before"}`` (the index and
-  the texts of the entries around it), so an undo puts it back there.
+  the texts of the entries around it), so an undo puts it back there. ``shown`` (``learning_005_write_shown``):
+  for an entry that trips the threat scanner and held a credential, JSON ``[before, after]`` of its blocked
+  markers as the store shows it (their Ref is the hash of the entry as stored, which the redacted ``before`` /
+  ``after`` no longer give), so the log names the Ref ``pi-memory remove`` finds.
 * ``learning_layouts`` (``learning_004_file_layout``): for a job's first write to a store file that was not in the
   store's format (CRLF, a BOM, blank lines, copies of exact duplicates), that file's layout
   (:class:`pi_memory.curated.layout.Layout`: the text between the entries and their line breaks, no entry text)
@@ -41,7 +44,7 @@ from datetime import UTC, datetime, timedelta
 from pi_memory.curated.entries import printable
 from pi_memory.curated.layout import Layout, Published, Restore
 from pi_memory.index.db import Migration, migrate, now_iso, transaction
-from pi_memory.safety import blocked_marker, for_model, redact
+from pi_memory.safety import blocked, blocked_marker, for_model, redact
 
 DETAIL_CAP = 1_000  # characters of a job's detail kept and shown
 NOTE_CAP = 300  # characters of a model's own note (one line)
@@ -131,6 +134,8 @@ LEARNING_MIGRATIONS = [
             PRIMARY KEY (job_id, target)
         );
         """, readers_need=False),  # only undo reads it
+    # A read-only index written before is listed without it (:func:`job_writes`).
+    Migration("learning_005_write_shown", "ALTER TABLE learning_writes ADD COLUMN shown TEXT;", readers_need=False),
 ]
 
 
@@ -154,19 +159,33 @@ class Write:
     after: str | None
     # a remove or dedupe: where the entry stood ({"index", "after", "before"}: :func:`record_places`); not in to_dict
     place: dict | None = field(default=None, compare=False)
+    # the blocked markers of ``before`` / ``after`` as they stood, kept when redacting them changed them: the Ref
+    # the store gives a blocked entry is the hash of its stored text, not of the redacted one (``None``: none kept)
+    shown: tuple[str | None, str | None] | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict:
         """The write as data: its texts as anyone may be shown them (:func:`shown_entry`), never raw."""
+        kept = self.shown or (None, None)
         return {"target": self.target, "store": self.store, "action": self.action,
-                "before": shown_entry(self.store, self.before), "after": shown_entry(self.store, self.after)}
+                "before": kept[0] or shown_entry(self.store, self.before),
+                "after": kept[1] or shown_entry(self.store, self.after)}
 
     def redacted(self) -> Write:
         """This write with credentials in ``before`` / ``after`` and in its place's neighbours redacted (what the
         log keeps and shows; a neighbour holding one is then found by its index instead, :mod:`.undo`)."""
         place = None if self.place is None else {
             k: redact(v) if isinstance(v, str) and v else v for k, v in self.place.items()}
+        shown = self.shown or _markers_of_changed(self.store, self.before, self.after)
         return Write(self.target, self.store, self.action, redact(self.before) if self.before else self.before,
-                     redact(self.after) if self.after else self.after, place)
+                     redact(self.after) if self.after else self.after, place, shown)
+
+
+def _markers_of_changed(store: str, *texts: str | None) -> tuple[str | None, str | None] | None:
+    """The blocked marker of each text that redacting changes, as the store shows it (``None`` where the text is
+    not blocked or redacting leaves it as it is; ``None`` for none at all)."""
+    found = tuple(blocked(t, lambda ids: blocked_marker(store, ids)) if t and redact(t) != t else None
+                  for t in texts)
+    return found if any(found) else None  # type: ignore[return-value]
 
 
 def shown_entry(store: str, text: str | None) -> str | None:
@@ -271,17 +290,21 @@ def finish_job(conn: sqlite3.Connection, job_id: int, *, outcome: str, detail: s
              json.dumps(entry_ids[:500]), job_id),
         )
         conn.executemany(
-            "INSERT INTO learning_writes(job_id, seq, target, store, action, before, after) VALUES (?,?,?,?,?,?,?)",
-            [(job_id, i, w.target, w.store, w.action, w.before, w.after)
+            "INSERT INTO learning_writes(job_id, seq, target, store, action, before, after, shown) "
+            "VALUES (?,?,?,?,?,?,?,?)",
+            [(job_id, i, w.target, w.store, w.action, w.before, w.after, json.dumps(w.shown) if w.shown else None)
              for i, w in enumerate(w.redacted() for w in writes)],
         )
 
 
 def job_writes(conn: sqlite3.Connection, job_id: int) -> list[Write]:
-    rows = conn.execute(
-        "SELECT target, store, action, before, after FROM learning_writes WHERE job_id = ? ORDER BY seq", (job_id,)
-    ).fetchall()
-    return [Write(*r) for r in rows]
+    try:
+        rows = conn.execute("SELECT target, store, action, before, after, shown FROM learning_writes WHERE job_id = ? "
+                            "ORDER BY seq", (job_id,)).fetchall()
+    except sqlite3.OperationalError:  # a read-only index written before learning_005_write_shown
+        rows = [(*r, None) for r in conn.execute("SELECT target, store, action, before, after FROM learning_writes "
+                                                 "WHERE job_id = ? ORDER BY seq", (job_id,)).fetchall()]
+    return [Write(*r[:5], shown=tuple(json.loads(r[5])) if r[5] else None) for r in rows]
 
 
 _JOB_COLUMNS = ("id", "kind", "trigger", "started_at", "finished_at", "project", "session_ids", "entry_ids", "model",
