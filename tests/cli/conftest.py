@@ -9,3 +9,4 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: team_sockets, read_only_folder
 
 from team_sockets import team_socket  # noqa: E402,F401
+

@@ -14,10 +14,9 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
+from cli_homes import skill_home  # tests/: on sys.path by the conftest
 from pi_memory import safety
-from pi_memory.cli.app import app
 from pi_memory.importers.report import ImportReport
 from pi_memory.importers.skills import import_skills
 from pi_memory.skills import SkillStore, checks, render_body
@@ -30,18 +29,8 @@ BODY_HINT = "cut the body to at most 20,000 characters (keep the steps that matt
 
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    home = tmp_path / "home"
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(home / ".pi" / "agent"))
-    monkeypatch.delenv("PI_MEMORY_DIR", raising=False)
-    monkeypatch.chdir(tmp_path)
-    store = SkillStore(home / ".pi" / "agent" / "memories")
+    home, store, run = skill_home(tmp_path, monkeypatch)
     assert store.create("deploy staging", "Deploy the app to staging", "global", BODY)["success"]
-    runner = CliRunner()
-
-    def run(*args: str):
-        return runner.invoke(app, list(args), catch_exceptions=False)
-
     return run, home, store
 
 

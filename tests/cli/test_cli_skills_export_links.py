@@ -9,10 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from pi_memory.cli.app import app
-from pi_memory.skills import SkillStore, checks, render_body
+from cli_homes import skill_home  # tests/: on sys.path by the conftest
+from pi_memory.skills import checks, render_body
 
 BODY = render_body("When deploying", ["build", "ship"])
 SUMMARY = ("{n} file(s) skipped: a symbolic link inside a skill folder is not copied (what it points to was not "
@@ -22,22 +21,12 @@ SUMMARY = ("{n} file(s) skipped: a symbolic link inside a skill folder is not co
 
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    home = tmp_path / "home"
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(home / ".pi" / "agent"))
-    monkeypatch.delenv("PI_MEMORY_DIR", raising=False)
-    monkeypatch.chdir(tmp_path)
-    store = SkillStore(home / ".pi" / "agent" / "memories")
+    home, store, run = skill_home(tmp_path, monkeypatch)
     for name in ("deploy staging", "release notes"):
         assert store.create(name, f"How to do {name}", "global", BODY)["success"]
     outside = tmp_path / "outside"
     (outside / "docs").mkdir(parents=True)
     (outside / "reference.md").write_text("Reference text\n", encoding="utf-8")
-    runner = CliRunner()
-
-    def run(*args: str):
-        return runner.invoke(app, list(args), catch_exceptions=False)
-
     return run, home, store, outside
 
 
