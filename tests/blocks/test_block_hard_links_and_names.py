@@ -13,6 +13,7 @@ import os
 import pytest
 from typer.testing import CliRunner
 
+from cli_homes import isolated_cli  # tests/: on sys.path by the conftest
 from pi_memory.blocks import BlockStore, paths
 from pi_memory.cli.app import app
 from pi_memory.curated.files import atomic_write_text
@@ -32,10 +33,7 @@ def hard_message(key: str, link, links: int, folder) -> str:
 @pytest.fixture
 def world(tmp_path, monkeypatch):
     """A global blocks folder with ``user.md`` (its own file) and ``notes.md``, a hard link to a file outside."""
-    for name, folder in (("HOME", "home"), ("PI_CODING_AGENT_DIR", "agent"), ("PI_MEMORY_DIR", "mem"),
-                         ("PI_MEMORY_STATE_DIR", "state")):
-        monkeypatch.setenv(name, str(tmp_path / folder))
-    monkeypatch.chdir(tmp_path)
+    isolated_cli(tmp_path, monkeypatch)  # the environment only: the tests run the CLI themselves
     outside = tmp_path / "secret" / "shadow"
     outside.parent.mkdir()
     outside.write_text(SHADOW)

@@ -10,10 +10,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
 
+from cli_homes import isolated_cli  # tests/: on sys.path by the conftest
 from pi_memory.blocks import BlockStore, prompt_value, shown
-from pi_memory.cli.app import app
 from pi_memory.prompt import blocks_text
 
 LINE = "Deploy notes: run make ship after the tests pass.\n"  # 50 characters
@@ -88,12 +87,7 @@ def test_a_refused_write_sends_the_model_the_part_a_prompt_holds(tmp_path):
 
 @pytest.fixture
 def cli(tmp_path, monkeypatch):
-    for name, folder in (("HOME", "home"), ("PI_CODING_AGENT_DIR", "agent"), ("PI_MEMORY_DIR", "mem"),
-                         ("PI_MEMORY_STATE_DIR", "state")):
-        monkeypatch.setenv(name, str(tmp_path / folder))
-    monkeypatch.chdir(tmp_path)
-    runner = CliRunner()
-    return lambda *args: runner.invoke(app, list(args), catch_exceptions=False)
+    return isolated_cli(tmp_path, monkeypatch)
 
 
 def test_blocks_show_prints_a_redacted_prefix_and_says_where_the_rest_is(tmp_path, cli):

@@ -9,9 +9,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
 
-from pi_memory.cli.app import app
+from cli_homes import isolated_cli  # tests/: on sys.path by the conftest
 
 PASSWORD = "Hunter2!x9"
 GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -19,13 +18,8 @@ GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
 @pytest.fixture
 def cli(tmp_path, monkeypatch):
-    for name, folder in (("HOME", "home"), ("PI_CODING_AGENT_DIR", "agent"), ("PI_MEMORY_DIR", "mem"),
-                         ("PI_MEMORY_STATE_DIR", "state")):
-        monkeypatch.setenv(name, str(tmp_path / folder))
-    monkeypatch.chdir(tmp_path)
     (tmp_path / "mem").mkdir()
-    runner = CliRunner()
-    return lambda *args: runner.invoke(app, list(args), catch_exceptions=False)
+    return isolated_cli(tmp_path, monkeypatch)
 
 
 def standing(tmp_path, rules: list[str]):
