@@ -31,14 +31,15 @@ from pi_memory.shown_text import raw_prefix
 BLOCKS = Corpus("blocks_fts", "blocks blk", "blk.id", "blk.text", "blk.time", words=True)
 
 
-def _corpus(blocks: Sequence[Any]) -> sqlite3.Connection:
-    """An in-memory database holding ``blocks`` (row id = position + 1) and their word index."""
+def _corpus(texts: Sequence[str]) -> sqlite3.Connection:
+    """An in-memory database holding the blocks' searched ``texts`` (row id = position + 1) and their word
+    index."""
     conn = sqlite3.connect(":memory:")
     register(conn)
     conn.executescript(
         "CREATE TABLE blocks (id INTEGER PRIMARY KEY, text TEXT NOT NULL, time TEXT);"
         f"CREATE VIRTUAL TABLE blocks_fts USING fts5(text, content='', columnsize=0, tokenize='{TOKENIZER}');")
-    rows = [(i, _text(b), "") for i, b in enumerate(blocks, 1)]
+    rows = [(i, text, "") for i, text in enumerate(texts, 1)]
     conn.executemany("INSERT INTO blocks(id, text, time) VALUES (?, ?, ?)", rows)
     conn.executemany(f"INSERT INTO blocks_fts(rowid, text) VALUES (?, {SQL_FTS_FORM}(?))",
                      [(i, text) for i, text, _ in rows])
@@ -51,38 +52,32 @@ def _value(block: Any) -> str:
     return raw_prefix(block.value, block.limit)
 
 
-def _text(block: Any) -> str:
-    """What is searched of a block: its key, its description and its value (:func:`_value`), credentials redacted
-    as the index stores memories: a search for a token's value must not find the block holding it (a hit, or
-    none for a guess one character off, would tell a model the secret it is never shown)."""
-    return redact("\n".join(x for x in (block.key, block.description, _value(block)) if x))
-
-
 def block_hits(blocks: Iterable[Any], query: str | None, limit: int, snippet_chars: int) -> tuple[list[BlockHit],
                                                                                                     Ranked | None]:
     """The blocks matching ``query`` in their key, description or value, best first (at most ``limit``; ``rank``
     1..n among blocks), each with its BM25 ``score``, match kind and a highlighted snippet of its value, and the ranking they came from (``None``: no block).
-    Credentials are redacted (as the index stores memories); the search tool screens what a model sees."""
+    Credentials are redacted before anything is indexed or shown, as the index stores memories: a search for a
+    token's value must not find the block holding it (a hit, or none for a guess one character off, would tell
+    a model the secret it is never shown); the search tool screens what a model sees."""
     from pi_memory.retrieval.search import _run
 
     blocks = [b for b in blocks if not getattr(b, "shadowed", False)]
     if not blocks:
         return [], None
-    conn = _corpus(blocks)
+    shown = [(redact(b.description), redact(_value(b))) for b in blocks]  # each redacted once
+    conn = _corpus(["\n".join(x for x in (b.key, d, v) if x) for b, (d, v) in zip(blocks, shown, strict=True)])
     try:
         ranked = _run(conn, BLOCKS, query, [], [], limit)[0]
     finally:
         conn.close()
     hits = []
     for rank, rid in enumerate(ranked.ids[:limit], 1):
-        block = blocks[rid - 1]
-        searched = _value(block)
-        value = redact(searched)  # as the index stores memories: credentials never leave a search
-        snippet, _cut = make_snippet(value or redact(block.description), ranked.terms, snippet_chars)
+        block, (description, value) = blocks[rid - 1], shown[rid - 1]
+        snippet, _cut = make_snippet(value or description, ranked.terms, snippet_chars)
         hits.append(BlockHit(rank=rank, score=round(ranked.scores.get(rid, 0.0), 4), match=ranked.match[rid],
                              block=block.key, scope=block.scope, description=block.description,
                              content=value[:MAX_MEMORY_CHARS],
-                             truncated=len(value) > MAX_MEMORY_CHARS or len(searched) < len(block.value),
+                             truncated=len(value) > MAX_MEMORY_CHARS or len(_value(block)) < len(block.value),
                              snippet=snippet, file=str(block.path)))
     return hits, ranked
 
