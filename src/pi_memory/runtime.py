@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from pi_memory.config import Settings, SettingsError, load_settings
 from pi_memory.curated import MemoryStore
+from pi_memory.storage import is_locked
 
 if TYPE_CHECKING:
     from pi_memory.tools import ToolSpec
@@ -96,7 +97,7 @@ class Memory:
             with busy_wait(conn, MIRROR_WAIT_S):
                 self.mirrored = sync_changed(conn, self.settings.data_dir)
         except (OSError, sqlite3.Error) as exc:  # said: a search now may miss what the files hold
-            busy = isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
+            busy = is_locked(exc)
             why = "another process held the search index" if busy else f"mirroring them failed ({exc})"
             log.warning("The memory files changed since the search index last mirrored them, but %s, so "
                         "memory_search may not find those changes yet; the next pi-memory command or session "

@@ -329,6 +329,12 @@ def folder_problem(folder: Path) -> StorageProblem | None:
     return _problem(found[0], folder, found[1]) if found else None
 
 
+def is_locked(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite saying another process holds the database (what :func:`storage_problem` reads
+    as ``locked``)."""
+    return isinstance(exc, sqlite3.OperationalError) and any(s in str(exc).lower() for s in _SQLITE_LOCKED)
+
+
 def storage_problem(exc: BaseException, folder: Path | None) -> StorageProblem | None:
     """The storage problem behind ``exc`` for data folder ``folder`` (``None`` when ``exc`` is not one)."""
     for item in _chain(exc):

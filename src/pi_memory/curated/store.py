@@ -19,7 +19,6 @@ a terminal ``retry_limit`` result without touching the file; any other call is c
 from __future__ import annotations
 
 import logging
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -43,6 +42,7 @@ from pi_memory.curated.operations import Operation
 from pi_memory.curated.results import MemoryResult
 from pi_memory.curated.retry_guard import RetryGuard, call_key, invalid_key
 from pi_memory.curated.sanitise import sanitise_entry
+from pi_memory.storage import is_locked
 
 TARGET_FILES = {"memory": "MEMORY.md", "user": "USER.md", "failure": "FAILURES.md"}
 PROJECT_FILE = "MEMORY.md"
@@ -425,7 +425,7 @@ class MemoryStore:
         try:
             self.on_change(target, list(entries))
         except Exception as exc:  # the Markdown write already succeeded; the index can be rebuilt from it
-            busy = isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
+            busy = is_locked(exc)
             why = ("another process held the search index" if busy else
                    f"updating the search index failed: {type(exc).__name__}: {exc}")
             log.warning("%s was saved, but %s, so memory_search may not find the change until the next pi-memory "
