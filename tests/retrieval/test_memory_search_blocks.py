@@ -98,6 +98,8 @@ def test_a_secret_in_a_blocks_description_is_neither_found_nor_shown(conn, tmp_p
     assert found(memory_search(conn, TOKEN, blocks=store.blocks())) == []
     hits = memory_search(conn, "deploy token", blocks=store.blocks()).results
     assert [h.block for h in hits] == ["ops"] and TOKEN not in hits[0].snippet
+    assert hits[0].description == "deploy token [REDACTED:github_token]"  # the hit's every field, not only its snippet
+    assert TOKEN not in hits[0].model_dump_json()
 
 
 def test_the_models_tool_finds_blocks_and_screens_a_hostile_one(tmp_path, monkeypatch):

@@ -75,7 +75,7 @@ def block_hits(blocks: Iterable[Any], query: str | None, limit: int, snippet_cha
         block, (description, value) = blocks[rid - 1], shown[rid - 1]
         snippet, _cut = make_snippet(value or description, ranked.terms, snippet_chars)
         hits.append(BlockHit(rank=rank, score=round(ranked.scores.get(rid, 0.0), 4), match=ranked.match[rid],
-                             block=block.key, scope=block.scope, description=block.description,
+                             block=block.key, scope=block.scope, description=description,
                              content=value[:MAX_MEMORY_CHARS],
                              truncated=len(value) > MAX_MEMORY_CHARS or len(_value(block)) < len(block.value),
                              snippet=snippet, file=str(block.path)))
