@@ -22,6 +22,7 @@ from pi_memory.standing import (
     OVER_CHARS,
     OVER_COUNT,
     PinResult,
+    duplicate_words,
     reach_data,
 )
 
@@ -67,10 +68,8 @@ def rule_lines(shown_rules: list[str], reach: list[dict], file_name: str) -> lis
             lines.append(f"     credential redacted ({', '.join(row['credentials'])})"
                          + (": the agent gets the rule as shown here" if why is None else "")
                          + "; write where the secret lives instead")
-        if row["duplicateOf"]:
-            once = f": the agent gets it once, as rule {row['duplicateOf']}" if why not in (OVER_CHARS, OVER_COUNT) else ""
-            lines.append(f"     duplicate of rule {row['duplicateOf']} (the same text, case and trailing punctuation "
-                         f"aside){once}")
+        if of := row["duplicateOf"]:
+            lines.append("     " + duplicate_words(of, why, reach[of - 1]["why"]))
     repeats = sorted((row["rule"] for row in reach if row["duplicateOf"]), reverse=True)
     if len(repeats) == 1:
         lines.append(f"  To remove the duplicate: pin remove {repeats[0]}")

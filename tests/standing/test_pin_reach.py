@@ -201,6 +201,31 @@ def test_the_inspector_notes_agree_with_pin_list(tmp_path: Path) -> None:
         [], [],
         ["Not given to the agent: past the cap of 2,000 characters for all the rules together",
          "Duplicate of rule 1 (the same text, case and trailing punctuation aside)"],
-        ["Reads like an instruction to the model (ignore_instructions, system_prompt_leak); the agent is not given "
-         "this rule (it gets a note that a rule was withheld)",
+        ["Reads like an instruction to the model (ignore_instructions, system_prompt_leak)",
          "Not given to the agent: past the cap of 2,000 characters for all the rules together"]]
+
+
+def test_the_inspector_says_a_withheld_note_only_for_a_rule_the_prompt_reaches(tmp_path: Path) -> None:
+    """A hostile rule within the caps is replaced by a note in the prompt; the same rule repeated, or past a cap,
+    is left out without one (it read "it gets a note that a rule was withheld" there too)."""
+    from pi_memory.integrations.inspector.shown import pins
+
+    threat = "Reads like an instruction to the model (ignore_instructions, system_prompt_leak)"
+    path = write(tmp_path, ["Use uv", HOSTILE, HOSTILE, "x" * 1_990, HOSTILE + " again"])
+    listed = pins(StandingStore(path).list())["rules"]
+    assert listed[1]["notes"] == [threat + "; the agent is not given this rule (it gets a note that a rule was "
+                                           "withheld)"]
+    assert listed[2]["notes"] == [threat, "Duplicate of rule 2 (the same text, case and trailing punctuation aside): "
+                                          "the agent gets neither (rule 2 is withheld)"]
+    assert listed[4]["notes"] == [threat, "Not given to the agent: past the cap of 2,000 characters for all the "
+                                          "rules together"]
+
+
+def test_pin_list_says_a_repeat_of_a_withheld_rule_reaches_nobody(data: Path) -> None:
+    """It said "the agent gets it once, as rule 2" of a repeat of a withheld rule: the agent gets a note instead."""
+    write(data, ["Use uv", HOSTILE, HOSTILE.upper() + "!", "use UV."])
+    out = run("pin", "list").stdout.splitlines()
+    assert "     duplicate of rule 2 (the same text, case and trailing punctuation aside): the agent gets neither " \
+           "(rule 2 is withheld)" in out
+    assert "     duplicate of rule 1 (the same text, case and trailing punctuation aside): the agent gets it once, " \
+           "as rule 1" in out

@@ -24,6 +24,7 @@ from pi_memory.standing.reach import (
     OVER_COUNT,
     WITHHELD,
     Reach,
+    duplicate_words,
     duplicates,
     fitting,
     joined_chars,
@@ -35,5 +36,5 @@ from pi_memory.standing.reach import (
 from pi_memory.standing.store import FILE_NAME, PinResult, StandingStore, normalise_rule, parse_rules
 
 __all__ = ["DUPLICATE", "FILE_NAME", "LISTED_RULES", "MAX_CHARS", "MAX_RULES", "OVER_CHARS", "OVER_COUNT", "WITHHELD",
-           "PinResult", "Reach", "StandingStore", "duplicates", "fitting", "joined_chars", "normalise_rule",
+           "PinResult", "Reach", "StandingStore", "duplicate_words", "duplicates", "fitting", "joined_chars", "normalise_rule",
            "parse_rules", "reach", "reach_data", "rule_findings", "rule_key"]

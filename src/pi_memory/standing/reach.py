@@ -76,6 +76,18 @@ def duplicates(rules: list[str]) -> dict[int, int]:
     return found
 
 
+def duplicate_words(of: int, why: str | None, original_why: str | None) -> str:
+    """For a person (``pin list``, ``insights``, the inspector): what a rule repeating rule ``of`` comes to, its own
+    ``why`` and rule ``of``'s beside it. The agent gets such a rule once, as rule ``of``, unless rule ``of`` is
+    withheld (then it gets that rule's note and neither text) or the repeat is past a cap anyway."""
+    words = f"duplicate of rule {of} (the same text, case and trailing punctuation aside)"
+    if why in (OVER_CHARS, OVER_COUNT):
+        return words
+    if original_why == WITHHELD:
+        return words + f": the agent gets neither (rule {of} is withheld)"
+    return words + f": the agent gets it once, as rule {of}"
+
+
 @dataclass(frozen=True)
 class Reach:
     """One listed rule: ``why`` is ``None`` when the agent gets it (redacted when ``secrets``), else

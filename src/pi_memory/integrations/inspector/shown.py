@@ -27,7 +27,7 @@ from pi_memory.blocks.person import shown_limit
 from pi_memory.shown_text import cut, raw_prefix, shown, shown_value
 from pi_memory.skills import checks
 from pi_memory.skills.document import MAX_BODY, MAX_DESCRIPTION
-from pi_memory.standing import MAX_CHARS, MAX_RULES, OVER_CHARS, OVER_COUNT, reach
+from pi_memory.standing import MAX_CHARS, MAX_RULES, OVER_CHARS, OVER_COUNT, WITHHELD, duplicate_words, reach
 
 SHOWN_CHARS = MAX_BODY  # characters of one text shown (and scanned for its notes): a skill body's limit
 SHOWN_ENTRIES = 200  # entries of one curated store shown (a hand-made file can hold 100,000)
@@ -36,7 +36,8 @@ SHOWN_RULES = MAX_RULES  # standing rules shown: the agent is given at most thes
 SECRET_NOTE = "holds a credential ({ids}): remove it or replace it with where the secret lives"
 THREAT_NOTE = "reads like an instruction to the model ({ids})"
 SKILL_THREAT = "; pi leaves the skill out and `pi-memory skills export` refuses it"
-RULE_THREAT = "; the agent is not given this rule (it gets a note that a rule was withheld)"
+RULE_THREAT = "; the agent is not given this rule (it gets a note that a rule was withheld)"  # only a rule the
+# prompt would otherwise hold: one past a cap or repeating another gets no note of its own (its reach note says why)
 BLANK_SECRET = ("This entry holds a credential, so its text is not put in this box: type the entry again without "
                 "the secret (say where the secret lives instead), or remove it.")
 BLANK_CONTROL = ("This entry holds control characters (shown as \\xNN), so its text is not put in this box: type the "
@@ -112,15 +113,17 @@ def pins(result) -> dict[str, Any]:
     :func:`pi_memory.standing.reach`), ``more``: how many are left out; the refusal, message and
     problems shown as every text."""
     rules = result.rules[:SHOWN_RULES]
+    rows = reach(result.rules)
     return {"rules": [{"text": shown(r, SHOWN_CHARS),
-                       "notes": notes(raw_prefix(r, SHOWN_CHARS), threat=RULE_THREAT) + _reach_notes(row)}
-                      for r, row in zip(rules, reach(result.rules), strict=True)],
+                       "notes": notes(raw_prefix(r, SHOWN_CHARS), threat=RULE_THREAT if row.why == WITHHELD else "")
+                       + _reach_notes(row, rows)}
+                      for r, row in zip(rules, rows, strict=True)],
             "count": len(result.rules), "more": len(result.rules) - len(rules), "chars": result.chars,
             "error": shown(result.error or "", SHOWN_CHARS), "message": shown(result.message or "", SHOWN_CHARS),
             "problems": [shown(p, SHOWN_CHARS) for p in result.problems]}
 
 
-def _reach_notes(row) -> list[str]:
+def _reach_notes(row, rows) -> list[str]:
     """What :func:`pi_memory.standing.reach` (the prompt's reading, as ``pin list`` says it) adds to a rule's
     scanner notes: past a cap, a repeat of an earlier rule."""
     out = []
@@ -128,8 +131,8 @@ def _reach_notes(row) -> list[str]:
         cap = f"{MAX_CHARS:,} characters" if row.why == OVER_CHARS else f"{MAX_RULES} rules"
         out.append(f"Not given to the agent: past the cap of {cap} for all the rules together")
     if row.duplicate_of:
-        once = "" if row.why in (OVER_CHARS, OVER_COUNT) else f": the agent gets it once, as rule {row.duplicate_of}"
-        out.append(f"Duplicate of rule {row.duplicate_of} (the same text, case and trailing punctuation aside){once}")
+        words = duplicate_words(row.duplicate_of, row.why, rows[row.duplicate_of - 1].why)
+        out.append(words[0].upper() + words[1:])
     return out
 
 
