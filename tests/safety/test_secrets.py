@@ -98,6 +98,7 @@ CASES = [
     ("secret_assignment", "The API token is 9f8e7d6c5b4a39281706f5e4d3c2b1a0", "9f8e7d6c5b4a39281706f5e4d3c2b1a0"),
     ("secret_assignment", "the webhook secret is: 3f2a9c1e5b7d4a6f8e0c2b4d", "3f2a9c1e5b7d4a6f8e0c2b4d"),
     ("payment_card", "company card 4111 1111 1111 1111, exp 09/28", "4111 1111 1111 1111"),
+    ("credential_pair", "login: deploy / Hunt3r-Fake!", "Hunt3r-Fake!"),
     # hidden or look-alike characters inside the value (the span covers them)
     ("openai_api_key", "Deploy key: sk-proj-abcdefghij\u00adklmnopqrstuvwxyz0123456789",
      "sk-proj-abcdefghij\u00adklmnopqrstuvwxyz0123456789"),

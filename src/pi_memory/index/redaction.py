@@ -60,14 +60,17 @@ from filelock import FileLock, Timeout
 from pi_memory.index import redaction_semantic, segments
 from pi_memory.safety import redact, secret_spans
 
-VERSION = 5
+VERSION = 6
 """The scanner's patterns the stored rows were redacted with: raised whenever the secret scanner learns a
 format (2: truncated private keys, Vault, Telegram, ``.pgpass``, Basic auth, Docker auths; 3: ``.netrc``,
 registry ``login -p``, password phrases in 11 languages, age and PuTTY keys; 4: password phrases with an arrow,
 "is now" or only a space, and the Persian copula form; 5: escaped text read as decoded (a config file in a tool
 call's JSON arguments), XML config secrets, ``--api-token``-style flags, ``twine``/``mongosh -p``, PyPI, Docker
-Hub, Shopify, Google OAuth client secret, GitLab runner and other ``gl…-`` tokens, Discord bot tokens). An index whose
-finished state has an older version runs the text phases again (:func:`redact_pending_index`)."""
+Hub, Shopify, Google OAuth client secret, GitLab runner and other ``gl…-`` tokens, Discord bot tokens; 6: a password
+named with a qualifier before its copula or value (``Passwort für den Server lautet X``, ``пароль от сервера X``),
+login pairs (``login: admin / hunter2``), a long random value after a token word with only a space, and a plain word
+after "password is"). An index whose finished state has an older version runs the text phases again
+(:func:`redact_pending_index`)."""
 BATCH = 2000
 CONTEXT_CHARS = 120
 MARGIN = 25_000

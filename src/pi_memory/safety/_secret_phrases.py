@@ -31,10 +31,13 @@ name (``secrets.yaml``), a hyphenated term (``CVE-2023-27350``, ``ISO-8859-1``, 
 character range (``A-Za-z0-9``) or a UUID, and not glued to a word of another script (``Router2-сети``). Digits
 alone never count there, and an arrow needs a space after it (``conn->password->data`` is a member access). The
 weak labels below, "암호" (also "cipher") and "MDP" in capitals (a Markov decision process) take no bare value.
+A qualifier may also stand before a copula (``Das Passwort für den SMTP-Server lautet X``, ``la contraseña del
+servidor es X``, ``a senha do servidor é X``) or before a bare value that ends the line or clause (``пароль от
+сервера X``); both are looser forms, and the bare one also needs a symbol that does not join words or 12+
+characters: "password for user Bob2024 expired" names a user, "пароль от сервера Zima2026!Moskva" gives a password.
 Costs: a random-looking token right after the word is taken for a password even when prose names it ("the
 password P@ssw0rd is in every breach list"); a hyphenated passphrase (``Fake-Registry-Pass-42``), a PIN, or a
-value after a qualifier without a colon ("пароль от почты Qwerty123": "password for user Bob2024" reads the
-same) is missed in these forms.
+short value without a symbol after a qualifier ("пароль от почты Qwerty123") is missed in these forms.
 
 Arabic-script qualifiers follow the label (``رمز عبور سرور`` "the server's password", ``كلمة المرور الجديدة``
 "the new password"): one to three such words may stand before the ``:``/``=`` or the copula ``هي``. Persian puts
@@ -79,10 +82,12 @@ _WORD_LABELS = r"secret(?:[_-]?key)?|" + _folded(
     "رمز عبور", "رمز ورود", "کلمه عبور", "گذرواژه")
 # Labels in scripts written without spaces (Chinese, Japanese, Korean): no boundary.
 _CJK_LABELS = _folded("密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "패스워드", "암호")
-# Prepositions that may put a short qualifier between the label and its colon ("password for the VPN: X").
-_QUALIFIER = (r"[ \t]+(?:" + _folded("for", "of", "on", "at", "to", "in", "für", "von", "vom", "zum", "zur", "des",
-                                   "der", "de", "del", "do", "da", "para", "pour", "du", "от", "для")
-              + r")[ \t]+[^\n:=.!?]{1,30}?|[ \t]*[(（][^)）\n]{1,30}[)）]")
+# Prepositions that may put a short qualifier between the label and its colon or copula ("password for the VPN:
+# X", "Passwort für den Server lautet X", "contraseña del servidor es X").
+_PREP_QUALIFIER = (r"[ \t]+(?:" + _folded("for", "of", "on", "at", "to", "in", "für", "von", "vom", "zum", "zur",
+                                        "des", "der", "de", "del", "della", "dello", "do", "da", "dos", "para", "pour", "du", "от", "для", "к")
+                   + r")[ \t]+[^\n:=.!?]{1,30}?")
+_QUALIFIER = _PREP_QUALIFIER + r"|[ \t]*[(（][^)）\n]{1,30}[)）]"
 # Arabic or Persian words after the label: a qualifier ("رمز عبور سرور", "كلمة المرور الجديدة").
 _AR_WORDS = r"(?:[ \t]+[\u0620-\u064a\u066e-\u06d3\u06d5\u06fa-\u06ff]+){1,3}"
 _QUALIFIER += "|" + _AR_WORDS
@@ -110,12 +115,18 @@ def _value(p: str) -> str:
             rf"|(?P<{p}v>{_BARE}))")
 
 
+# What may follow the value of the qualifier-space-value form ("пароль от сервера X"): the end of the line, a
+# comma, semicolon or closing bracket, or a space after sentence punctuation the value ends with.
+_LINE_END = r"(?:[ \t]*(?:\r?\n|$|[,;)，；。])|(?<=[.!?])[ \t])"
+
 # The value of the label-space-value form is only looked at (a lookahead), so a match that is no secret
 # ("Passwort Kennwort") does not swallow a label right after it ("Passwort Kennwort: X").
 PHRASE_PATTERN = (
     rf"(?:(?<![^\W_])(?P<key>{_WORD_LABELS})(?![^\W_])|(?P<ckey>{_CJK_LABELS}))[\"'”」]?"
-    rf"(?:(?:(?:{_QUALIFIER})?(?P<sep>[ \t]*(?:=>|:=|[:=])[ \t]*)|(?:{_AR_WORDS})?[ \t]*(?P<is>{_COPULA})"
+    rf"(?:(?:(?:{_QUALIFIER})?(?P<sep>[ \t]*(?:=>|:=|[:=])[ \t]*)"
+    rf"|(?:(?P<cqual>{_PREP_QUALIFIER})|{_AR_WORDS})?[ \t]*(?P<is>{_COPULA})"
     rf"|(?P<to>{_SET_TO})|[ \t]*(?P<arrow>{_ARROW})[ \t]+){_value('')}"
+    rf"|(?P<qbare>{_PREP_QUALIFIER}[ \t]+)(?={_value('c')}{_LINE_END})"
     rf"|(?P<bare>(?:{_AR_WORDS})?[ \t]+)(?={_value('b')}))"
 )
 # Every match starts with one of these (so the row can run from their places only, see ``secrets._ANCHOR_BACK``).
@@ -175,6 +186,7 @@ _SOFT_SYMBOLS = frozenset("-_./:'")  # they join words ("e-mail", "Single-Sign-O
 # The Persian copula after the value ("... Kf93!xQ2 است"); "می‌باشد" is folded without its ZWNJ.
 _FA_COPULA = re.compile(r"[ \t]+(?:" + _folded("است", "هست", "می‌باشد", "می باشد") + r")(?![^\W_])")
 _ARABIC = re.compile(r"[\u0600-\u06ff]")
+_HARD_SYMBOL = re.compile(r"[^\w\-./:']")  # a symbol that does not join words (``_SOFT_SYMBOLS``)
 
 
 def _random_looking(value: str) -> bool:
@@ -190,12 +202,14 @@ def _random_looking(value: str) -> bool:
 
 
 def _loose_form(m: re.Match[str], label: str) -> bool | None:
-    """Whether the match is one of the looser forms (arrow, bare, copula with "now"); ``None`` when it is one
-    that ``label`` does not take."""
-    if m.group("bare") is not None:
+    """Whether the match is one of the looser forms (arrow, bare, a qualifier before a copula or a bare value,
+    copula with "now"); ``None`` when it is one that ``label`` does not take."""
+    if m.group("bare") is not None or m.group("qbare") is not None:
         if label in _WEAK_LABELS or label == fold("암호").text or m.group("key") == "MDP":
             return None
         return True
+    if m.group("cqual") is not None:
+        return None if label in _WEAK_LABELS else True
     return m.group("arrow") is not None or (m.group("is") is not None and _ADVERB.search(m.group("is")) is not None)
 
 
@@ -217,7 +231,7 @@ def phrase_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
             return None
         if "=" not in m.group("sep") and not _PASS_CONTEXT.search(text, max(0, m.start() - 20), m.start()):
             return None
-    group = next(g for g in ("q", "q2", "v", "bq", "bq2", "bv") if m.group(g) is not None)
+    group = next(g for g in ("q", "q2", "v", "cq", "cq2", "cv", "bq", "bq2", "bv") if m.group(g) is not None)
     start, end = m.span(group)
     value = text[start:end]
     if loose and end < len(text) and text[end].isalpha() and ord(text[end]) < 0x2E80:
@@ -232,6 +246,8 @@ def phrase_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
         return None
     if loose and not _random_looking(value):
         return None
+    if m.group("qbare") is not None and not (_HARD_SYMBOL.search(value) or len(value) >= 12):
+        return None  # "password for user Bob2024" names a user; "пароль от сервера Zima2026!Moskva" gives one
     if m.group("bare") is not None and _ARABIC.search(m.group("bare")) and not _FA_COPULA.match(text, end):
         return None  # "رمز عبور سرور X" needs its copula: "... X است"
     return (start, end)

@@ -23,7 +23,7 @@ def _entropy(value: str) -> float:
 _DEFAULTS = frozenset({
     "password", "passwd", "secret", "changeme", "change_me", "change-me", "changeit", "admin", "root", "pass",
     "test", "guest", "postgres", "mysql", "user", "default", "example", "placeholder", "dummy", "redacted",
-    "letmein", "none", "null", "undefined",
+    "none", "null", "undefined",
 })
 _PLACEHOLDER_PARTS = ("example", "placeholder", "changeme", "change_me", "redacted", "dummy")
 
@@ -54,6 +54,11 @@ _PROSE_WORDS = frozenset({
     "impossible", "random", "strong", "unchanged", "uppercase", "lowercase", "alphanumeric", "plaintext",
     "cleartext", "numeric", "case-sensitive", "irrelevant", "inherited", "forbidden", "blank", "weak",
     "expiring", "somebody", "someone", "tomorrow", "today", "currently", "probably", "definitely",
+    # a plain word of 6+ letters after "password is" is a password unless prose puts it there: these, the words
+    # of ``_NOT_A_PASSWORD`` and those with an ending of ``_PROSE_SUFFIX`` (the value is 6+ characters)
+    "unique", "stolen", "broken", "common", "unsafe", "better", "longer", "shorter", "weaker", "stronger", "enough",
+    "always", "nowhere", "within", "inside", "before", "static", "global", "trivial", "present", "absent", "hashed",
+    "unclear", "garbage", "rubbish", "sometimes", "either", "neither", "otherwise", "instead", "already", "yourself",
 })
 _PROSE_SUFFIX = re.compile(r"(?:ed|ly|ing|able|ible|ive|ful|less|ous|ent|ant|ary|ory|ic|al|tion|sion|ness)$")
 # A value that is code, not a password: a call or index ("getpass(", "cfg["), a dotted reference
@@ -117,8 +122,11 @@ def _password_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
         quoted or len(value) < 8 or value.startswith("-") or not any(not c.isalpha() for c in value)
     ):
         return None  # "passphrase protected", "passphrase --stdin": a bare value must not read as a word
+    # "password is letmein" / "password: swordfish": a plain lower-case word right after "is" is a password when
+    # it ends the clause and is not a word prose puts there (``_NOT_A_PASSWORD``, ``_PROSE_WORDS``, or an -ed,
+    # -ly, -ing, -able, ... ending): "the password is stored in Vault", "… is required", "… is unique." stay.
     if m.group("is") and not quoted and plain_word and (
-        len(value) < 8 or value in _PROSE_WORDS or _PROSE_SUFFIX.search(value) or not _CLAUSE_ENDS.match(text, end)
+        value in _PROSE_WORDS or _PROSE_SUFFIX.search(value) or not _CLAUSE_ENDS.match(text, end)
     ):
         return None
     if plain_word and not quoted and re.match(r"[ \t]+[a-z]", text[end : end + 2]):

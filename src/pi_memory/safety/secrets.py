@@ -69,12 +69,15 @@ password_in_prose        ``password: x``, ``Password for Test WebUI: x``, ``pw =
                          ``password is: x``, ``pass=x``, ``passphrase x`` (6+ chars; not "forgot my password",
                          "password policy", "password: required")
 secret_assignment        ``api_key/secret/token/… = <16+ chars, letters and digits, entropy ≥ 3 bits/char>``,
-                         also written ``the API token is <value>`` / ``the secret is: <value>``
+                         also written ``the API token is <value>`` / ``the secret is: <value>``, and with only a
+                         space when the value is 32+ hex or random base64 (``use token 3f9a…``; ``_secret_pairs``)
 password_phrase          a password/secret label in 11 languages (``Passwort ist X``, ``пароль: X``, ``密码是X``,
                          ``wifi pass: X``, ``secret=X``, ``set password to X``) with a value that looks like a
                          credential; also ``password -> X``, ``password is now X``, ``пароль X`` and the Persian
                          ``رمز عبور سرور X است`` when X looks random (rule and reasons in ``_secret_phrases``);
                          only what the rows above miss
+credential_pair          the password of a login pair: ``login: admin / hunter2``, ``creds are admin:Sup3rS3cret!``,
+                         ``Zugangsdaten: admin / Geheim123`` (the user name stays; rule in ``_secret_pairs``)
 payment_card             13-19 digits with a card network's prefix passing the Luhn check, grouped
                          (``4111 1111 1111 1111``) or with a card word nearby (``visa 4111111111111111``)
 =======================  =============================================================================
@@ -100,10 +103,13 @@ Decisions
   (``xxxxxxxx``), or is a well-known default (``password``, ``secret``, ``admin``, ``root``, ``postgres``,
   ``changeme``, …): defaults are documented, not secret. Cost: a real password that happens to be
   ``postgres`` is not caught. Token formats with a vendor prefix have no placeholder exemption.
-* "the password is <word>": a plain lower-case word counts only when it is 8+ letters, ends the clause and
-  does not read as prose (required, incorrect, expired, managed, too, …; or an -ed/-ly/-ing/-able/-ive/…
-  ending). So "The db password is correcthorsebatterystaple" is caught and "the password is required"
-  / "is incorrect" / "is too short" / "is stored in the vault" are not.
+* "the password is <word>": a plain lower-case word of 6+ letters counts when it ends the clause and does not
+  read as prose (required, incorrect, expired, stored, wrong, unique, …; or an -ed/-ly/-ing/-able/-ive/…
+  ending). So "password is letmein", "The db password is correcthorsebatterystaple" are caught and "the
+  password is required" / "is incorrect" / "is too short" / "is stored in the vault" / "is unique." are not.
+  Cost: a password that is such a word ("password is dragonfly", "-ly") or that a sentence goes on after
+  ("password is letmein and …") is missed. "letmein" is no longer taken for a default: it is a password people
+  use, not one a product ships with.
 * ``url_credentials`` needs a password part (``postgres://user@host`` has none) of 4+ characters.
 * ``bearer_token`` no longer needs a digit (many tokens are letters only); instead CONSTANT_NAME
   placeholders (``Bearer YOUR_ACCESS_TOKEN``) and low-entropy values are ignored.
@@ -143,6 +149,16 @@ from ._secret_formats import (
     random_body,
     xml_attribute,
     xml_element,
+)
+from ._secret_pairs import (
+    BARE_TOKEN_ANCHOR,
+    BARE_TOKEN_HINT,
+    BARE_TOKEN_KEYWORDS,
+    BARE_TOKEN_PATTERN,
+    PAIR_KEYWORDS,
+    PAIR_PATTERN,
+    bare_token,
+    pair_password,
 )
 from ._secret_phrases import (
     NETRC_PATTERN,
@@ -310,11 +326,14 @@ PATTERNS: tuple[_SecretPattern, ...] = (
         r"(?:[\"']?[ \t]*[:=][ \t]*[\"']?|[ \t]+(?:is|was)[ \t]*:?[ \t]*[\"'`]?)"
         r"(?P<v>[A-Za-z0-9_\-+/=.~]{16,400})",
         "key", "secret", "token", flags=_I, validate=_assignment_value, anchor=12),  # "refresh_token"
+    _sp("secret_assignment", BARE_TOKEN_PATTERN, *BARE_TOKEN_KEYWORDS, flags=_I, validate=bare_token,
+        anchor=BARE_TOKEN_ANCHOR, hint=BARE_TOKEN_HINT),  # "use token 3f9a…": no separator, a long random value (``_secret_pairs``)
     _sp("aws_secret_access_key", r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
         "aws", "secret", "amazon", validate=_aws_prose, near=(80, 40)),  # the check: a word within 80
     _sp("payment_card",  # groups of 4 (Amex 4-6-5) with one space or dash, or one run of 13-19 digits
         r"\d(?<![\w.-]\d)(?:\d{3}(?:([ -])\d{4}){2,3}(?:\1\d{1,3})?|\d{3}([ -])\d{6}\2\d{5}|\d{12,18})(?![\w-]|\.\d)",
         *"0123456789", validate=_card_number, hint=r"\d\d\d\d[ -]?\d\d\d\d"),  # 8 digits, one gap at most
+    _sp("credential_pair", PAIR_PATTERN, *PAIR_KEYWORDS, flags=_I, validate=pair_password, anchor=0),
     # last: it only adds what the rows above leave (their ids stay as they were)
     _sp("password_phrase", PHRASE_PATTERN, *PHRASE_KEYWORDS, flags=_I, validate=phrase_value, anchor=0),
 )
