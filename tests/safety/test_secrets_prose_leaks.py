@@ -47,7 +47,7 @@ LEAKS = [
     ("use the access token `Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA` here",
      "use the access token `[REDACTED:secret_assignment]` here"),
     ("secret Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA==", "secret [REDACTED:secret_assignment]"),
-    ("токен 3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c", "токен [REDACTED:secret_assignment]"),
+    ("client secret 9f8e7d6c5b4a39281706f5e4d3c2b1a0", "client secret [REDACTED:secret_assignment]"),
     # a plain lower-case word after "password is" / "password:"
     ("password: letmein", "password: [REDACTED:password_in_prose]"),
     ("the password is swordfish.", "the password is [REDACTED:password_in_prose]."),

@@ -50,10 +50,9 @@ def _folded(*words: str) -> str:
 
 # ---- credential_pair ------------------------------------------------------------------------------------
 _PAIR_LABELS = _folded(
-    "login/password", "login/pass", "login", "logon", "credentials", "credential", "creds",
-    "username/password", "user/password", "user/pass", "user:password", "user:pass", "zugangsdaten",
-    "anmeldedaten", "credenciales", "credenciais", "credenziali", "identifiants", "логин/пароль", "логин",
-    "учетные данные", "учётные данные")
+    "login/password", "login/pass", "login", "credentials", "credential", "creds", "username/password",
+    "user/password", "user/pass", "user:password", "user:pass", "zugangsdaten", "credenciales", "credenciais",
+    "credenziali", "identifiants", "логин/пароль")
 _PAIR_COPULA = _folded("is", "are", "was", "were", "ist", "sind", "lauten", "son", "sont", "são", "sono", "это",
                        "—", "–", "-")
 PAIR_PATTERN = (
@@ -62,9 +61,12 @@ PAIR_PATTERN = (
     rf"(?:[ \t]*[:=][ \t]*|[ \t]+(?:{_PAIR_COPULA})[ \t]*:?[ \t]+)"
     r"(?P<user>[^\s/:\"'`,;]{1,64})(?:[ \t]*/[ \t]*|:)(?P<v>[^\s\"'`,;]{1,200})"
 )
-PAIR_KEYWORDS = tuple(fold(w).text.lower() for w in (
-    "login", "logon", "cred", "user/", "user:", "username/", "zugangsdaten", "anmeldedaten", "identifiants",
-    "логин", "учетные"))  # "учётные" folds to the same
+# Every label holds one of these at most ``PAIR_ANCHOR`` characters after its start ("username/" before "pass").
+# Each keyword costs a look through every text the row may run on, so there are few: "pass" and "пароль" are
+# the password rows' own (looked for once a text for all of them), and rarer labels ("logon", "Anmeldedaten",
+# "учётные данные") are left out.
+PAIR_KEYWORDS = tuple(fold(w).text.lower() for w in ("login", "cred", "pass", "пароль", "zugangsdaten", "identifiants"))
+PAIR_ANCHOR = 9
 _HARD_SYMBOL = re.compile(r"[^\w\-./:']")
 _TERM = re.compile(r"(?:[A-Za-z]+|\d+)(?:-(?:[A-Za-z]+|\d+))+|[A-Z0-9]{1,6}")
 _FILE_NAME = re.compile(r"\.[A-Za-z]{1,5}$")
@@ -92,17 +94,16 @@ def pair_password(m: re.Match[str], text: str) -> tuple[int, int] | None:
 
 
 # ---- the bare token form of secret_assignment -----------------------------------------------------------
-# The match starts at the keyword (``token``, ``key``, ``secret``, ``токен``), so the row is tried once a keyword
+# The match starts at the keyword (``token``, ``key``, ``secret``), so the row is tried once a keyword
 # place; "key" counts only after "api", "access" or "secret" (look-behinds), as a plain "key" names hashes too.
 _KEY_AFTER = ("(?:" + "|".join(rf"(?<=(?<![A-Za-z0-9]){w})" for w in ("api", r"api[ \t_-]", r"access[ \t_-]",
                                                                        r"secret[ \t_-]")) + ")key")
 BARE_TOKEN_PATTERN = (
-    rf"(?:(?<![A-Za-z0-9])(?:token|secret|{_folded('токен')})|{_KEY_AFTER})(?![\w-])"
+    rf"(?:(?<![A-Za-z0-9])(?:token|secret)|{_KEY_AFTER})(?![\w-])"
     r"[ \t]+[\"'`]?(?P<v>[A-Za-z0-9+/_=-]{24,400})(?![\w+/=~-]|\.\w)"
 )
-BARE_TOKEN_KEYWORDS = ("token", "key", "secret", fold("токен").text.lower())
+BARE_TOKEN_KEYWORDS = ("token", "key", "secret")  # the assignment row's own: no look of their own
 BARE_TOKEN_ANCHOR = 0
-BARE_TOKEN_HINT = r"[ \t][\"'`]?[A-Za-z0-9+/_=-]{24}"  # every match holds a space and 24 token characters
 _HEX = re.compile(r"[0-9a-fA-F]{32,128}")
 _CONSTANT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 

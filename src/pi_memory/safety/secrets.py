@@ -152,9 +152,9 @@ from ._secret_formats import (
 )
 from ._secret_pairs import (
     BARE_TOKEN_ANCHOR,
-    BARE_TOKEN_HINT,
     BARE_TOKEN_KEYWORDS,
     BARE_TOKEN_PATTERN,
+    PAIR_ANCHOR,
     PAIR_KEYWORDS,
     PAIR_PATTERN,
     bare_token,
@@ -327,13 +327,13 @@ PATTERNS: tuple[_SecretPattern, ...] = (
         r"(?P<v>[A-Za-z0-9_\-+/=.~]{16,400})",
         "key", "secret", "token", flags=_I, validate=_assignment_value, anchor=12),  # "refresh_token"
     _sp("secret_assignment", BARE_TOKEN_PATTERN, *BARE_TOKEN_KEYWORDS, flags=_I, validate=bare_token,
-        anchor=BARE_TOKEN_ANCHOR, hint=BARE_TOKEN_HINT),  # "use token 3f9a…": no separator, a long random value (``_secret_pairs``)
+        anchor=BARE_TOKEN_ANCHOR),  # "use token 3f9a…": no separator, a long random value (``_secret_pairs``)
     _sp("aws_secret_access_key", r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
         "aws", "secret", "amazon", validate=_aws_prose, near=(80, 40)),  # the check: a word within 80
     _sp("payment_card",  # groups of 4 (Amex 4-6-5) with one space or dash, or one run of 13-19 digits
         r"\d(?<![\w.-]\d)(?:\d{3}(?:([ -])\d{4}){2,3}(?:\1\d{1,3})?|\d{3}([ -])\d{6}\2\d{5}|\d{12,18})(?![\w-]|\.\d)",
         *"0123456789", validate=_card_number, hint=r"\d\d\d\d[ -]?\d\d\d\d"),  # 8 digits, one gap at most
-    _sp("credential_pair", PAIR_PATTERN, *PAIR_KEYWORDS, flags=_I, validate=pair_password, anchor=0),
+    _sp("credential_pair", PAIR_PATTERN, *PAIR_KEYWORDS, flags=_I, validate=pair_password, anchor=PAIR_ANCHOR),
     # last: it only adds what the rows above leave (their ids stay as they were)
     _sp("password_phrase", PHRASE_PATTERN, *PHRASE_KEYWORDS, flags=_I, validate=phrase_value, anchor=0),
 )
