@@ -68,6 +68,13 @@ from pi_memory.retrieval.fenced import (  # noqa: F401 - the fenced text, re-exp
     render_line,
     safe_id,
 )
+from pi_memory.retrieval.floors import (  # noqa: F401 - re-exported: recall's floor, its settings' defaults
+    DEFAULT_MIN_SIMILARITY,
+    MIXED_SCRIPT_SHARE,
+    SCRIPT_FLOORS,
+    UNMEASURED_SCRIPT_FLOOR,
+    script_floor,
+)
 from pi_memory.retrieval.fusion import RRF_K, rrf_fuse
 from pi_memory.safety import replace_unencodable
 from pi_memory.semantic.models import SemanticHit, SemanticMemory
@@ -85,28 +92,6 @@ CANDIDATES = 50
 DEFAULT_WEIGHTS = {"keyword": 1.0, "vector": 1.0, "semantic": 1.0, "curated": 1.0, "sessions": 0.5, "skills": 1.0,
                    "dated": 0.5}
 SESSION_SNIPPET_CHARS = 400
-# The cosine (bundled all-MiniLM-L6-v2 int8) a memory needs to be recalled without keyword evidence. Chosen from
-# ``benchmarks/recall_floor.py`` (30 memories, 40 related prompts written to share few words with their memory,
-# 40 unrelated coding prompts): unrelated prompts' best matches reach 0.397 (p95 0.365, median 0.182); related
-# pairs have median 0.341, so no floor separates the two cleanly with this small model. 0.40 is the lowest
-# floor at which no unrelated prompt injects anything by vector alone. End to end (this recall, top 5, keyword
-# evidence included) it recalls the right memory for 17 of the 40 related prompts and injects something for
-# 1 of the 40 unrelated ones (0.35: 22/40 and 5/40; 0.30: 22/40 and 6/40; no floor: every prompt injects).
-# Missing an indirect memory costs less than injecting noise before every run; lower it to recall more.
-# Another embedder needs its own value.
-DEFAULT_MIN_SIMILARITY = 0.40
-# The bundled model was trained on English: any two strings of another script sit close together (two unrelated
-# Chinese sentences: 0.45-0.87), so one cosine cannot serve every prompt. Per main script of the prompt
-# (:func:`pi_memory.retrieval.lang.script_of`), the floor is at least this. Measured with
-# ``benchmarks/recall_floor.py`` (its multilingual rows: per language 3 memories, 3 related and 3 unrelated
-# prompts, all 48 memories of every language in one index): best match of an unrelated prompt, max over the
-# language's prompts -- zh 0.663, ja 0.649, ko 0.684 (cjk); ru 0.665 (cyrillic); fa 0.873 (arabic); de 0.506, es 0.496
-# (Latin, not English; English: 0.397, above). Each floor is that max plus a margin; related prompts below it
-# are still recalled by keyword evidence (:mod:`pi_memory.retrieval.lang`). Scripts not measured get
-# 0.95, which leaves them to keyword evidence. ``latin_other``: Latin-script prompts detected as another
-# language than English.
-SCRIPT_FLOORS = {"latin": 0.0, "latin_other": 0.60, "cjk": 0.75, "cyrillic": 0.75, "arabic": 0.95}
-UNMEASURED_SCRIPT_FLOOR = 0.95
 # Share of the query's keyword terms (:func:`pi_memory.semantic.terms.keyword_terms`) a candidate's text must
 # contain to count as keyword evidence: half, so one shared everyday word ("code", "user") out of a four-term
 # prompt is not enough, while a one- or two-term query ("Kafka", "ticket OPS-4821") is matched by its terms.
@@ -175,18 +160,6 @@ def keyword_coverage(terms: recall_lang.Evidence | Sequence[str], text: str) -> 
     :func:`~pi_memory.semantic.terms.keyword_terms` found as case-insensitive substrings (what the
     semantic store's trigram index first matched). ``0.0`` for no terms."""
     return recall_lang.coverage_of(terms, text)
-
-
-def script_floor(query: str, min_similarity: float) -> float:
-    """The cosine floor for ``query``: ``min_similarity`` raised to its script's :data:`SCRIPT_FLOORS` entry
-    (``0`` stays ``0``: floor off)."""
-    if min_similarity <= 0:
-        return min_similarity
-    script = recall_lang.script_of(query)
-    if script == "latin":
-        langs = recall_lang.languages(query)
-        script = "latin_other" if langs and langs[0] != "english" else "latin"
-    return max(min_similarity, SCRIPT_FLOORS.get(script, UNMEASURED_SCRIPT_FLOOR))
 
 
 def has_evidence(hit: RecallHit, min_similarity: float) -> bool:

@@ -27,8 +27,8 @@ Greek, Persian (Arabic script with one of پ چ ژ گ ک ی) or Arabic, Hindi (D
 German, Spanish, French, Portuguese, Italian or Dutch when it holds more of that language's stop words
 (:data:`STOP`) than of English's, else English. Several languages may be detected; each one's stemmer is tried.
 
-:func:`script_of` gives the prompt's main script for the per-script vector floor
-(:data:`pi_memory.retrieval.engine.SCRIPT_FLOORS`).
+:func:`script_shares` gives the share of each script in a text, which the per-script vector floor reads
+(:mod:`pi_memory.retrieval.floors`); :func:`script_of` the main one.
 """
 
 from __future__ import annotations
@@ -99,16 +99,24 @@ def _script(ch: str) -> str:
     return "other"
 
 
-def script_of(text: str) -> str:
-    """The main script of ``text``'s letters: ``latin``, ``cjk`` (Han, kana, Hangul), ``cyrillic``, ``greek``,
-    ``arabic`` (Persian included), ``hebrew``, ``devanagari``, ``thai`` or ``other``; ``latin`` without letters.
-    Digits and punctuation do not count; a CJK character counts twice (it carries about a word)."""
+def script_shares(text: str) -> dict[str, float]:
+    """The share (0..1) of ``text``'s letters in each script (:func:`script_of`'s names and weights); ``{}``
+    without letters."""
     counts: dict[str, int] = {}
     for ch in text or "":
         if ch.isalpha():
             script = _script(ch)
             counts[script] = counts.get(script, 0) + (2 if script == "cjk" else 1)
-    return max(counts, key=lambda s: counts[s]) if counts else "latin"
+    total = sum(counts.values())
+    return {s: n / total for s, n in counts.items()}
+
+
+def script_of(text: str) -> str:
+    """The main script of ``text``'s letters: ``latin``, ``cjk`` (Han, kana, Hangul), ``cyrillic``, ``greek``,
+    ``arabic`` (Persian included), ``hebrew``, ``devanagari``, ``thai`` or ``other``; ``latin`` without letters.
+    Digits and punctuation do not count; a CJK character counts twice (it carries about a word)."""
+    shares = script_shares(text)
+    return max(shares, key=lambda s: shares[s]) if shares else "latin"
 
 
 def languages(text: str) -> list[str]:
