@@ -76,6 +76,7 @@ from pi_memory.retrieval.floors import (  # noqa: F401 - re-exported: recall's f
     script_floor,
 )
 from pi_memory.retrieval.fusion import RRF_K, rrf_fuse
+from pi_memory.retrieval.repeats import Repeats
 from pi_memory.safety import replace_unencodable
 from pi_memory.semantic.models import SemanticHit, SemanticMemory
 from pi_memory.semantic.prompt_gate import (  # noqa: F401 - re-exported
@@ -235,8 +236,8 @@ def recall(
     returned, and the prompt's dates ("last week", "in May", "2023-05-08") are read against it
     (:mod:`pi_memory.retrieval.dates`): candidates dated inside such a window get the ``dates`` list's
     share of the fused score and pass the floor, and with sessions the window's own turns that no other list
-    found form the ``dated`` list (:func:`_dated_list`; only for a prompt naming a date). An embedder failure
-    leaves the keyword lists.
+    found form the ``dated`` list (:func:`_dated_list`; only for a prompt naming a date). A memory rewording one
+    kept above it comes after the other hits (:mod:`.repeats`). An embedder failure leaves the keyword lists.
     ``vector_deadline``: a :func:`time.monotonic` value by which the query vector must be ready, else recall is
     keyword-only (:func:`pi_memory.retrieval.vector_lists.by_deadline`; the prompt hook's ceiling). Raises
     ``ValueError`` for an unknown source or an unreadable ``as_of``.
@@ -351,6 +352,7 @@ def recall(
     wanted_hits = top_k * 2 if {"semantic", "sessions"} <= include else top_k
     out: list[RecallHit] = []
     near: set[int] = set()  # turns whose vector meets the floor: their window passes too (context_evidence)
+    repeats, repeated = Repeats(backend, scope), []  # near-duplicate memories go last (:mod:`.repeats`)
     for start in range(0, len(fused), top_k * 2):  # read memories a slice at a time: most prompts stop at the first
         chunk = fused[start: start + top_k * 2]
         _load_semantic(backend, scope, [str(f.key)[2:] for f in chunk if str(f.key) not in items
@@ -376,12 +378,13 @@ def recall(
         lifted = context_evidence(conn, [h.message_id for h, ok in judged if not ok and h.message_id], near, moment)
         for h, ok in judged:
             h.near_evidence = not ok and h.message_id in lifted
-        kept = [h for h, ok in judged if ok or h.near_evidence]
-        source_vectors.snippet_turns(kept, loaded, snippet_terms)
+        kept, again = repeats.split([h for h, ok in judged if ok or h.near_evidence])
+        source_vectors.snippet_turns(kept + again, loaded, snippet_terms)
         out += kept
+        repeated += again
         if len(out) >= wanted_hits:
             break
-    out = out[:wanted_hits]
+    out = (out + repeated)[:wanted_hits]  # a memory saying what one above it says comes after the others
     if wanted_hits > top_k:
         out = recall_superseded.mark_outdated(backend, scope, out)
     out = out[:top_k]

@@ -72,6 +72,17 @@ class EmbeddedSearch:
             matrix = self._matrix(scope)
         return matrix.search(vec, limit or self.candidates)  # outside the connection lock: see .vectors
 
+    def vectors_of(self, ids: list[str], *, scope: Scope) -> dict[str, np.ndarray]:
+        """The stored vectors (current model) of the memories ``ids`` that have one, from the scope's matrix when it
+        is loaded (``{}`` when not: a search loads it); recall compares its hits with them
+        (:mod:`pi_memory.retrieval.repeats`)."""
+        with self._lock:
+            matrix = self._matrices.get((scope.columns(), self.model))
+        if matrix is None or not ids:
+            return {}
+        found, rows = matrix.rows_of(ids)
+        return dict(zip(found, rows, strict=True))
+
     def warm(self, scope: Scope) -> None:
         """Load the scope's vector matrix now (about 30 ms per 1,000 memories) so the first search is fast."""
         with self._lock:
