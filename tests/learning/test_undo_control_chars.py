@@ -169,3 +169,16 @@ def test_an_old_text_that_trips_the_threat_scanner_stays_refused(agent, project)
                    "(ignore_instructions), which pi-memory does not write for anyone, so it cannot be given back. "
                    "Nothing was changed; `pi-memory learning log` shows the entry as its blocked marker", None)
     assert path.read_bytes() == left == b""
+
+
+def test_a_credential_right_after_an_escape_sequence_is_never_logged_nor_given_back(agent, project):
+    """The key glued to ``\\x1b[1m`` was found by no scanner row: the job logged it and its undo wrote it back."""
+    key = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
+    memory, path = _memory(project, agent, ["A-one", f"CI token \x1b[1m{key}\x1b[0m"])
+    learner = memory.learner()
+    job = _job(learner, PlannedOp(target="memory", action="remove", old_text="CI token"))
+    assert learner.conn.execute("SELECT before FROM learning_writes WHERE job_id = ?", (job,)).fetchall() == [
+        ("CI token \x1b[1m[REDACTED:github_token]\x1b[0m",)]
+    undo = undo_job(learner, job)
+    assert (undo.outcome, undo.message) == ("ok", f"undid job {job} (consolidate): 1 write(s) reversed")
+    assert path.read_bytes() == "A-one\n§\nCI token \x1b[1m[REDACTED:github_token]\x1b[0m\n".encode()

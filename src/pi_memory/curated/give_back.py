@@ -19,7 +19,8 @@ one write:
 * Every other rule still applies to a given-back text: an empty text, a ``§`` delimiter line, the store's limit,
   and the threat and secret scans (:func:`pi_memory.safety.check_write`). Decided so: a credential is never given
   back, because the learning log never held one (its writes are redacted when logged, and the undo redacts them
-  again with the patterns known now), so the entry comes back redacted and the undo says so; a text that trips the
+  again with the patterns known now; a key right after an escape sequence, ``\\x1b[1mghp_...``, is found since
+  the scanners blank escape sequences), so the entry comes back redacted and the undo says so; a text that trips the
   threat scanner stays refused, as it is for every writer: the scans are what keep an injection out of a prompt,
   and an undo that cannot give one back says why and leaves the store as it is.
 """
