@@ -29,14 +29,15 @@ undo gives them back through :class:`~pi_memory.curated.give_back.GiveBack`, whi
 ``before`` texts of this job's own logged writes, on this undo's write only (see that module for why nothing else
 can ask for it). The threat and secret scans still apply. A credential is not given back: the log keeps every
 write redacted, and the undo redacts the old texts again (a pattern learned since the job), so such an entry comes
-back redacted and the message says the file's own bytes were not given back; an old text that trips the threat
-scanner is refused as it is for every writer, and the undo with it (nothing changed).
+back redacted (for a hand-made file the message says its own bytes were not given back); an old text that trips the
+threat scanner is refused as it is for every writer, and the undo with it (nothing changed).
 
 Refused, with the reason and what to do, before anything is logged (so retrying adds no job): the job is unknown,
 was a dry run, was already undone, wrote to a store that is not here (another project's); an entry it wrote has
 changed since (the text it left is gone: undoing would drop or overwrite what someone else wrote); the store would
-go over its limit; an old text it would give back trips the threat scanner (:func:`_scanned`). The undo is itself a job in the log (kind ``undo``), so it can be undone: the job it took back is
-then in effect again (``log.mark_in_effect``: not shown undone, and it can be undone again).
+go over its limit; an old text it would give back trips the threat scanner (:func:`_scanned`). The undo is itself a
+job in the log (kind ``undo``), so it can be undone: the job it took back is then in effect again
+(``log.mark_in_effect``: not shown undone, and it can be undone again).
 """
 
 from __future__ import annotations
@@ -130,10 +131,11 @@ def _scanned(job_id: int, store: str, ops: list[PlannedOp]) -> str | None:
     ``None``. Said before anything is logged (the store's own refusal speaks of a model's answer)."""
     for op in ops:
         if op.content and (finding := check_write(op.content)) is not None:
-            what = "a credential" if finding.category == "secret" else "a threat pattern"
+            secret = finding.category == "secret"
+            what, shown = ("a credential", "redacted") if secret else ("a threat pattern", "as its blocked marker")
             return (f"job {job_id} cannot be undone: an entry it took out of {store} matches {what} ({finding.id}), "
                     "which pi-memory does not write for anyone, so it cannot be given back. Nothing was changed; "
-                    "`pi-memory learning log` shows the entry as its blocked marker")
+                    f"`pi-memory learning log` shows the entry {shown}")
     return None
 
 
