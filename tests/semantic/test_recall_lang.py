@@ -34,6 +34,18 @@ from pi_memory.semantic.terms import keyword_terms
     ("언제 배포해요?", "배포는 매주 금요일 오후에 진행합니다.", 1.0),  # 배포해요 -> 배포
     ("배포 서버는 어디에 있나요?", "배포는 매주 금요일 오후에 진행합니다.", 0.5),  # 배포 of 배포 서버
     ("오늘 날씨 어때요?", "배포는 매주 금요일 오후에 진행합니다.", 0.0),
+    # an English term at the start of a word; a short one only with an inflection after it ("times" -> "tim"
+    # found "timezone", coverage 1.0)
+    ("what's 17 times 23?", "The user's name is Tomasz and he works from Warsaw (CET timezone).", 0.0),
+    ("what time is it in Tokyo?", "He works from Warsaw (CET timezone).", 0.0),
+    ("how do I log into jenkins?", "Jenkins login is admin; see the blog post", 0.5),  # jenkin(s), not log
+    ("how do I log into jenkins?", "Logs are shipped to Loki", 0.5),  # log(s)
+    ("lgtm, ship it", "Logs are shipped to Loki", 0.5),  # ship(ped)
+    ("run the tests", "running tests takes 3 minutes", 1.0),  # run(ning), test(s)
+    ("base image", "the database image", 0.5),  # not inside a word
+    ("which postgres version", "Production runs PostgreSQL 16", 0.5),  # a long term: any ending
+    ("what does the user prefer", "The user's preference is tabs", 1.0),
+    ("python version", "uses python3.11", 0.5),
 ])
 def test_keyword_coverage_in_every_language(prompt, text, coverage):
     assert keyword_coverage(evidence_terms(prompt), text) == pytest.approx(coverage)
