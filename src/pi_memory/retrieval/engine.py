@@ -104,6 +104,12 @@ MIN_KEYWORD_COVERAGE = 0.5
 # recall_floor.py prints the same figures (a quarter of the keywords let 2-3 of its 40 unrelated prompts through).
 PARTIAL_COVERAGE = 0.34
 PARTIAL_SIMILARITY = 0.75  # times the floor
+# What a candidate dated inside a window the prompt asks about needs beside its day to pass the floor (unless the
+# prompt asks only what went on): any keyword of the prompt, or this share of the floor's cosine. Measured on the
+# tester's date-only prompts: the turns of the day asked about that the topic did not match sat at cosine 0.02-0.17
+# ("Did the Lakers win yesterday?", "what did I eat for dinner yesterday?"), while the answers of
+# recall_floor.py's date-phrased prompts and "what did we decide about caching last week?" hold a keyword or more.
+DATED_SIMILARITY = 0.5
 # RRF weight of the ``dates`` list (candidates dated inside a window the prompt names): as much as one keyword
 # list, so a turn from "last week" that the keyword or vector list also found moves above undated ones.
 DATE_WEIGHT = 1.0
@@ -345,8 +351,12 @@ def recall(
     # the user asks, not what about, so its candidates need evidence of their own unless the prompt asks only what
     # went on ("what did we do today?", "what happened this week?": :func:`.dates.what_went_on`). The ``dates``
     # lists' rank boost applies either way (:func:`.dates.floor_windows`).
+    # A day passes only with a hint of the topic beside it (some keyword, or half the floor's cosine), unless the
+    # prompt asks nothing but what went on: "Did the Lakers win yesterday?" injected yesterday's turns about a
+    # database upgrade (cosine 0.15, no keyword) by their day alone (DATED_SIMILARITY).
     left = recall_dates.what_went_on(rest) if windows else None
-    past = recall_dates.floor_windows(windows, moment, bare=left is not None and not recall_lang.evidence_terms(left))
+    bare = left is not None and not recall_lang.evidence_terms(left)
+    past = recall_dates.floor_windows(windows, moment, bare=bare)
     # with facts and turns together, a few more are judged: a turn saying what a recalled fact replaced moves
     # below that fact (:mod:`.recall_superseded`), and what it pushes out of the top_k must be known
     wanted_hits = top_k * 2 if {"semantic", "sessions"} <= include else top_k
@@ -367,12 +377,13 @@ def recall(
             if hit is None or recall_dates.is_after(hit.when, moment) or (hit.kind == "session" and not hit.text):
                 continue  # a turn deleted since the vector list found it has no text
             hit.score, hit.ranks = f.score, dict(f.ranks)
-            hit.dated = ("dates" in hit.ranks or "dated" in hit.ranks) and recall_dates.in_windows(
-                hit.when or hit.date, past)
             if hit.similarity is None:
                 hit.similarity = cosines.get(str(f.key))
             if hit.kind != "session" or str(f.key) not in loaded:  # load_turns judged those in context
                 hit.coverage = keyword_coverage(terms, hit.source_text or hit.text)
+            hit.dated = ("dates" in hit.ranks or "dated" in hit.ranks) and recall_dates.in_windows(
+                hit.when or hit.date, past) and (bare or hit.coverage > 0
+                                                  or (hit.similarity or 0.0) >= DATED_SIMILARITY * floor)
             judged.append((hit, has_evidence(hit, floor)))
         near.update(h.message_id for h, _ in judged if h.message_id and (h.similarity or 0.0) >= floor)
         lifted = context_evidence(conn, [h.message_id for h, ok in judged if not ok and h.message_id], near, moment)
