@@ -172,8 +172,9 @@ def keyword_coverage(terms: recall_lang.Evidence | Sequence[str], text: str) -> 
 def has_evidence(hit: RecallHit, min_similarity: float) -> bool:
     """Whether ``hit`` may be injected: ``min_similarity <= 0`` (floor off), a cosine at or above the floor,
     keyword coverage at or above :data:`MIN_KEYWORD_COVERAGE`, a day inside a date window the prompt names
-    (``dated``: "what did we decide last week?" keeps last week's turns whatever their cosine; recall sets it
-    only before the day asked on in a window in the past, or for a prompt asking only what went on), a session turn
+    (``dated``: "what did we decide about caching last week?" keeps last week's turns holding a keyword or half the
+    floor's cosine, :data:`DATED_SIMILARITY`; recall sets it only before the day asked on in a window in the past,
+    and for a prompt asking only what went on whatever the turn holds), a session turn
     next to one whose cosine meets the floor (``near_evidence``: recall sets it), a third of the keywords with three
     quarters of the floor's cosine together (:data:`PARTIAL_COVERAGE`), or a remote backend's hit that came with no score
     details at all (``unscored``: its service ranked it by meaning and there is nothing here to judge it by).
