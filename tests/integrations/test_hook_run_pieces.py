@@ -72,9 +72,9 @@ def numbered(texts: list[str], word: str) -> list[int]:
 
 def test_run_parts_over_the_cap_come_whole_in_marked_pieces_over_the_first_prompts(env):
     big_blocks(env)
-    first = start(env, "c1")
-    assert first.startswith("<memory-snapshot>") and "<memory-blocks>" not in first
-    answers = []
+    first = start(env, "c1")  # the snapshot, and the first piece beside it
+    assert first.startswith("<memory-snapshot>") and PART.findall(first)[0][0] == "1"
+    answers = [first]
     while (answer := prompt(env, "c1")) is not None:  # "ok": no recall, only what the session is owed
         answers.append(answer)
         assert len(answers) < 10
@@ -82,15 +82,28 @@ def test_run_parts_over_the_cap_come_whole_in_marked_pieces_over_the_first_promp
     parts = [(int(i), int(n)) for a in answers for i, n in PART.findall(a)]
     total = parts[0][1]
     assert parts == [(i, total) for i in range(1, total + 1)]  # each marked, in order, none missing
+    assert len(answers) == total  # one piece a message (two never fit in 10,000 characters)
     assert numbered(answers, "Design") == list(range(DESIGN_LINES))  # every line once, in order
     assert numbered(answers, "Runbook") == list(range(RUNBOOK_LINES))
     joined = "\n\n".join(answers)
     assert all(f"Rule {i}: run the linter" in joined for i in range(RULES))
     assert joined.count("<standing-instructions>") == 1 and answers[-1].rstrip().endswith("</standing-instructions>")
     assert joined.count("## design [") == 1 and "## design (continued)" in joined  # cut at line ends
-    for answer in answers:  # each piece a whole fence of its own
-        assert answer.count("<memory-blocks>") == answer.count("</memory-blocks>")
+    for answer in answers[1:]:  # each piece a whole fence of its own
+        assert answer.count("<memory-blocks>") == answer.count("</memory-blocks>") == 1
     assert prompt(env, "c1") is None  # the session has them all
+
+
+def test_without_a_snapshot_the_start_carries_the_first_pieces_itself(env):
+    big_blocks(env)
+    (env / "data" / "MEMORY.md").unlink()  # an empty store: the frozen part is the empty snapshot's text
+    first = start(env, "c3")
+    assert claude_length(first) <= CLAUDE_CONTEXT_CAP and PART.search(first)[1] == "1"
+    rest = []
+    while (answer := prompt(env, "c3")) is not None:
+        rest.append(answer)
+    parts = [int(i) for a in [first, *rest] for i, _ in PART.findall(a)]
+    assert parts == list(range(1, parts[-1] + 1)) and numbered([first, *rest], "Design") == list(range(DESIGN_LINES))
 
 
 def test_a_changed_block_sends_the_run_parts_again_in_pieces(env):
@@ -189,11 +202,11 @@ def recall_lines(context: str) -> list[str]:
 
 def test_the_prompt_answer_stays_within_the_cap_with_recall_and_run_parts(big_recall):
     env = big_recall
-    start(env, "r1")
+    owed = PART.findall(start(env, "r1"))  # the first piece came with the snapshot
     question = f"How does the {TOPIC} work?"
     full = recall_lines(prompt(env, "x1", question, host="codex"))  # Codex: no cap, the whole recall
     assert len(full) == 24 and claude_length("\n".join(full)) > 2 * CLAUDE_CONTEXT_CAP
-    owed, kept = [], []
+    kept = []
     while True:
         answer = prompt(env, "r1", question)
         assert claude_length(answer) <= CLAUDE_CONTEXT_CAP  # was: run part + a 28,000-character recall

@@ -4,13 +4,13 @@ one reaches the model as a short preview and a file path).
 
 The decision: the run parts are **split, not cut**. Nothing is dropped, since there is no tool that would give the
 model the rest of a block, and the user chose each block's limit. The pieces arrive in the order of the run parts
-(the blocks in their order, then the standing instructions), each whole in a reminder of its own (the hook sends
-them over the first prompts of the session: ``integrations.hooks.handlers``). Each piece is a complete fence of
-its own (``<memory-blocks>`` with the preamble, or ``<standing-instructions>``) and its first line says which part
-of how many it is, so the model knows more follows and that together they are the whole. Whole blocks go
-together while they fit; a block longer than a piece is cut at line ends (a line longer than a piece at the
-length left), and each later part of it is headed ``## <key> (continued)``. When the run parts fit in one piece,
-that one piece is exactly the joined text, unmarked.
+(the blocks in their order, then the standing instructions), each whole in a reminder of its own (the hooks send
+the first beside the snapshot when it fits, the rest with the first prompts: ``integrations.hooks.handlers``).
+Each piece is a complete fence of its own (``<memory-blocks>`` with the preamble, or ``<standing-instructions>``)
+and its first line says which part of how many it is, so the model knows more follows and that together they are
+the whole. Whole blocks go together while they fit; a block longer than a piece is cut at line ends (a line longer
+than a piece at the length left), and each later part of it is headed ``## <key> (continued)``. When the run
+parts fit in one piece, that one piece is exactly the joined text, unmarked.
 """
 
 from __future__ import annotations

@@ -104,9 +104,9 @@ def on_session_start(host: str, payload: dict, team_deadline: float | None = Non
     ``team_deadline``, ``team_wait``: see :func:`session_context`.
 
     Claude Code keeps one hook's context whole only up to :data:`.protocol.CLAUDE_CONTEXT_CAP` (a longer one reaches
-    the model as a preview and a file path). A start over it carries the frozen part alone; the run parts follow
-    with the first prompts, in the pieces :func:`pi_memory.prompt.pieces.run_pieces` cut (each whole and marked as
-    its part, in order, none left out; see :func:`_next_run`)."""
+    the model as a preview and a file path). A start over it carries the frozen part and the leading pieces of the
+    run parts that fit beside it (:func:`pi_memory.prompt.pieces.run_pieces`: each whole and marked as its part, in
+    order, none left out); the rest follow with the first prompts (:func:`_next_run`)."""
     sid = _text(payload.get("session_id"))
     source = _text(payload.get("source"))
     cwd = _cwd(payload)
@@ -119,11 +119,14 @@ def on_session_start(host: str, payload: dict, team_deadline: float | None = Non
     else:
         frozen = value["memory"]
     run = _text(value.get("run"))
-    context, pending = _join(frozen, run), None
-    if (host == "claude-code" and frozen and run and claude_length(context) > CLAUDE_CONTEXT_CAP and sid):
-        context, pending = frozen, 0  # the run parts' pieces follow, from the first
+    context = _join(frozen, run)
     if sid:
-        state.update_session(host, sid, context=frozen, runDigest=_digest(run), runNext=pending, cwd=cwd)
+        state.update_session(host, sid, context=frozen, runDigest=_digest(run), runNext=None, cwd=cwd)
+    if host == "claude-code" and sid and claude_length(context) > CLAUDE_CONTEXT_CAP:
+        # the leading pieces that fit beside the frozen part (none when the run parts are one piece); the rest,
+        # owed from here on (runNext), go with the next prompts
+        room = CLAUDE_CONTEXT_CAP - (claude_length(frozen) + 2 if frozen else 0)
+        context = _join(frozen, _next_run(host, sid, _run_of(value), {}, room, first_always=False))
     if source in ("startup", ""):  # a new session: forget the host sessions nobody resumed for a month
         state.prune_sessions(host)
     return context
@@ -214,13 +217,15 @@ def _built_run(host: str, session) -> tuple[str, list[str]] | None:
         return None
 
 
-def _next_run(host: str, sid: str, run: tuple[str, list[str]] | None, saved: dict, room: int) -> str | None:
+def _next_run(host: str, sid: str, run: tuple[str, list[str]] | None, saved: dict, room: int,
+              first_always: bool = True) -> str | None:
     """What of the run parts ``run`` (``(text, pieces)``) this host session is owed now (recorded), else ``None``.
 
     The host keeps every injection in the conversation, so run parts it has are not sent again: ``runDigest`` is
     the run text the session has (or is getting), ``runNext`` the first of its pieces not sent yet (``None``: all
-    sent). A run text that changed is owed whole again. Codex gets the text whole. Claude Code gets the next piece,
-    and the ones after it while the answer stays within ``room`` characters; the rest wait for the next prompts."""
+    sent). A run text that changed is owed whole again. Codex gets the text whole. Claude Code gets the next piece
+    (unless not ``first_always``: a session start, where the frozen part comes first), and the ones after it while
+    the answer stays within ``room`` characters; the rest wait for the next prompts."""
     if not sid or run is None:
         return None
     text, pieces = run
@@ -231,16 +236,16 @@ def _next_run(host: str, sid: str, run: tuple[str, list[str]] | None, saved: dic
     if host != "claude-code":
         state.update_session(host, sid, runDigest=digest, runNext=None)
         return text or None
-    chosen = pieces[start:start + 1]
-    for piece in pieces[start + 1:]:
+    chosen = pieces[start:start + 1] if first_always else []
+    for piece in pieces[start + len(chosen):]:
         if claude_length(_join(*chosen, piece)) > room:
             break
         chosen.append(piece)
     done = start + len(chosen)
     state.update_session(host, sid, runDigest=digest, runNext=done if done < len(pieces) else None)
     if done < len(pieces):
-        state.log(f"{host} prompt: run parts {start + 1}-{done} of {len(pieces)} sent; the rest come with the next "
-                  "prompts")
+        state.log(f"{host}: {len(chosen)} of the {len(pieces) - start} run part(s) still owed sent (pieces up to "
+                  f"{done} of {len(pieces)}); the rest come with the next prompts")
     return _join(*chosen) or None
 
 
