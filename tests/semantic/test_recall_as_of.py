@@ -191,6 +191,10 @@ def test_a_year_with_its_cue_and_a_capitalised_month_are_still_dates(prompt, win
     ("what's new today?", True), ("anything new this week?", True), ("what did I get done today?", True),
     ("今天有什么进展？", True), ("本周我们做了哪些工作？", True), ("오늘 무슨 일이 있었어?", True), ("今日何があった？", True),
     ("what did we do about the kafka lag today?", False),
+    # "what did we decide" asks for the day's decisions, whatever words they were written in (it kept "decide" as
+    # its topic, and the day's turns, which said "let's use Redis", had none of it)
+    ("what did we decide today?", True), ("what did we agree on this week?", True), ("what did you say today?", True),
+    ("what did we decide about caching today?", False), ("what should I decide today?", False),
 ])
 def test_a_prompt_asking_only_what_went_on_lets_the_day_pass(prompt, asks):
     from pi_memory.retrieval.dates import floor_windows, what_went_on
@@ -219,6 +223,23 @@ def test_a_date_with_an_unrelated_topic_injects_nothing(backend, conn, embedder,
                          ("what did we do yesterday?", "s1#u1"), ("which billing test passed last week?", "s1#u2")):
         assert found in [h.id for h in recall(backend, asked, scope=ALICE, include=("sessions",), conn=conn,
                                               as_of=AS_OF)], asked
+
+
+def test_a_date_counts_twice_in_keyword_evidence(backend, conn, embedder):
+    """A turn outside the window holding the one other word of the prompt had half its keywords ("what did we decide
+    in May?" recalled December's "we decided" turns); the date phrase now weighs two units."""
+    from pi_memory.semantic import turn_vectors
+
+    _turns(conn, [("m1", "2026-05-14T09:00:00.000Z", "Agreed: we decided to drop the Elasticsearch cluster"),
+                  ("n1", "2026-11-24T09:00:00.000Z", "We decided to switch the rate limiter to a token bucket"),
+                  ("n2", "2026-11-24T09:05:00.000Z", "Let's use Redis with a 5 minute TTL for the catalog cache")])
+    turn_vectors.backfill(conn, embedder)
+
+    def ids(prompt):
+        return {h.id for h in recall(backend, prompt, scope=ALICE, include=("sessions",), conn=conn, as_of=AS_OF)}
+
+    assert ids("what did we decide in May?") == {"s1#m1"}
+    assert ids("what did we decide on 2026-11-24?") == {"s1#n1", "s1#n2"}
 
 
 def test_a_past_windows_margin_never_lets_the_day_asked_on_pass_by_date(backend, conn, embedder):

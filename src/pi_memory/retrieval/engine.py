@@ -345,7 +345,9 @@ def recall(
     terms = recall_lang.evidence_terms(query)
     if windows:
         rest_terms = recall_lang.evidence_terms(rest)
-        terms = replace(rest_terms, unmatched=max(0.0, terms.total - rest_terms.total))
+        # the date counts twice: "what did we decide in May?" has one other word, and December's "we decided" turns
+        # held half the prompt with it (LoCoMo and recall_floor.py unchanged)
+        terms = replace(rest_terms, unmatched=2 * max(0.0, terms.total - rest_terms.total))
     floor = script_floor(words_query, min_similarity)
     # a day alone passes the floor inside a window the prompt asks about as past ("what did we decide about caching
     # last week?"), before the day asked on; a window holding today ("what's the weather like today?") says when
