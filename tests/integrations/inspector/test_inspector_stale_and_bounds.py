@@ -111,6 +111,9 @@ def test_a_skill_refusal_on_the_page_is_in_a_persons_words(site: Site) -> None:
     assert r.status_code == 200 and "Refused: No skill &#39;nonexist&#39;. Skills that exist:" in r.text
     assert "and 2 more (`pi-memory skills list` lists them). Give one of these ids exactly." in r.text
     assert "action &#39;view&#39;" not in r.text and "action 'view'" not in r.text
+    viewed = site.client.get("/skills", params={"id": "nonexist"}).text
+    assert "and 2 more (`pi-memory skills list` lists them). Give one of these ids exactly." in viewed
+    assert "action &#39;view&#39;" not in viewed
 
 
 def test_a_block_whose_limit_is_not_used_says_so_on_the_page(site: Site) -> None:

@@ -61,7 +61,7 @@ def routes(memory, renderer, team) -> list[Route]:
     async def skills(request: Request) -> Response:
         viewed = None
         if request.query_params.get("id"):
-            viewed = shown.skill_view(memory.skills(), request.query_params["id"])
+            viewed = result_for_person(shown.skill_view(memory.skills(), request.query_params["id"]))
         return skills_page(request, viewed=viewed)
 
     async def skill_change(request: Request) -> Response:
