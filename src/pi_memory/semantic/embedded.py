@@ -80,6 +80,8 @@ def check_text(text: str) -> TextCheck:
     ``serve import`` counts its reason and keeps history texts that are only empty or unreadable)."""
     if not isinstance(text, str):
         raise ValueError("memory text must be a string")
+    if (long := too_long(text)) is not None:  # before any scan: a 2 MB text took 25 s to be told so
+        return TextCheck(text.strip(), "long", f"longer than {MAX_TEXT_CHARS:,} characters", long)
     cleaned = safety.redact(safety.replace_unencodable(text)).strip()  # a lone surrogate from Python code: U+FFFD
     if not cleaned:
         return TextCheck(cleaned, "empty", "empty or unreadable text", "memory text is empty")
@@ -93,11 +95,19 @@ def check_text(text: str) -> TextCheck:
                          f"Not saved: the text matches the threat pattern {threats[0].id}. Semantic memories are "
                          "recalled into later conversations, so they must read as plain facts, not as instructions "
                          "to a model.")
-    if len(cleaned) > MAX_TEXT_CHARS:
-        return TextCheck(cleaned, "long", f"longer than {MAX_TEXT_CHARS:,} characters",
-                         f"memory text is {len(cleaned):,} characters; one memory holds at most "
-                         f"{MAX_TEXT_CHARS:,}. Store one short fact per memory.")
+    if (long := too_long(cleaned)) is not None:  # a redaction marker can make a text longer
+        return TextCheck(cleaned, "long", f"longer than {MAX_TEXT_CHARS:,} characters", long)
     return TextCheck(cleaned)
+
+
+def too_long(text: str) -> str | None:
+    """Why ``text`` (ends stripped) is too long for one memory, or ``None``: checked on the text as given, before
+    any scan or redaction, and again on what would be stored."""
+    size = len(text.strip())
+    if size <= MAX_TEXT_CHARS:
+        return None
+    return (f"memory text is {size:,} characters; one memory holds at most {MAX_TEXT_CHARS:,}. Store one short "
+            "fact per memory.")
 
 
 def clean_text(text: str) -> str:

@@ -311,6 +311,10 @@ class SemanticService:
     def add(self, text: str, *, source: dict[str, Any] | None = None) -> tuple[SemanticMemory, bool]:
         """Store ``text`` verbatim; ``(memory, created)`` -- ``created`` is False for a duplicate. Raises
         :class:`RefusedError` for text that trips the threat scanner, ``ValueError`` for empty text."""
+        from pi_memory.semantic.embedded import too_long
+
+        if isinstance(text, str) and (long := too_long(text)) is not None:  # before the scan and the embedding
+            raise ValueError(long)
         text = safety.replace_unencodable(text)  # a lone surrogate cannot be embedded or stored: U+FFFD
         threats = safety.scan_threats(text or "")
         if threats:
