@@ -275,7 +275,7 @@ def spawn_background(job: dict) -> None:
     job_file = state.state_dir() / "hooks" / "jobs" / f"{os.getpid()}-{time.time_ns()}.json"
     try:
         state.write_json(job_file, job)
-    except OSError as exc:  # no job file, no job: the transcript is indexed by the next job or `pi-memory index`
+    except OSError as exc:  # no job file, no job: the transcript is indexed by the next job or `pi-memory index-sessions`
         state.note_unwritable(job_file, exc)
         return
     with open(log_path, "a", encoding="utf-8") as log_fh:
