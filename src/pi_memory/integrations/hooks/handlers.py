@@ -156,11 +156,16 @@ def on_prompt(host: str, payload: dict, vector_deadline: float | None = None) ->
 
     # the host decides recall's default sources; recall reads the index, so no curated store is read (a team
     # project server that does not answer must not cost the prompt its recall)
-    session = AgentSession(cwd, sid or None, memory=open_memory(Path(cwd), load=False, host=host))
+    memory = open_memory(Path(cwd), load=False, host=host)
+    if vector_deadline is not None:  # semantic memory set up on a held index must leave the hook time to answer
+        memory.semantic_wait = min(memory.semantic_wait, max(0.0, vector_deadline - time.monotonic()))
+    session = AgentSession(cwd, sid or None, memory=memory)
     run = _changed_run(host, sid, _text(cached.get("run")), saved) if cached is not None else (
         _changed_run_parts(host, sid, session, saved))
     outcome = session.recall(prompt, {RECALL_MARKER_KEY: saved.get("recallMarker")}, vector_deadline)
     if outcome is None:
+        if memory.semantic_held:
+            state.log(f"{host} prompt: recall skipped: {memory.semantic_status}")
         return run
     if outcome.marker is not None and sid:
         state.update_session(host, sid, recallMarker=outcome.marker)
