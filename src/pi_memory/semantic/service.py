@@ -407,9 +407,10 @@ class SemanticService:
                 info["jobs"] = {"error": f"job outcomes could not be read: {exc}"}
         return info
 
-    def status(self) -> str:
-        """A few lines for people: backend, scope, mode, counts, embedder, capture state."""
-        i = self.status_info()
+    def status(self, info: dict[str, Any] | None = None) -> str:
+        """A few lines for people: backend, scope, mode, counts, embedder, capture state (of ``info``, a
+        :meth:`status_info` just read, when given: it counts every memory)."""
+        i = info if info is not None else self.status_info()
         lines = [f"semantic memory: {'on' if i['enabled'] else 'off'} (backend {i['backend']})",
                  f"scope: {i['scope']} (userIdScope {i['userIdScope']})",
                  f"mode: {self.settings.describe(capture_model=i['captureActive'] or not self.settings.auto_capture)}; topK {i['topK']}; recallFrequency {i['recallFrequency']}; "
