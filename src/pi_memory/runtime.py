@@ -36,6 +36,11 @@ REOPEN_CHECK_S = 5.0  # how often a host holding a read-only index asks whether 
 # (a `pi-memory add` on a locked index took 20 s: the open's mirror and the write's, 10 s each).
 MIRROR_WAIT_S = 2.0
 CLOSE_WAIT_S = 0.5  # how long closing waits for a call still using the index (a host's shutdown must be quick)
+# How long opening semantic memory (:meth:`Memory.semantic`: its tables' migrations) waits for another process's
+# lock on the index before giving up for now (a session search by keyword then waited 10 s); under the prompt
+# hook's 2 s ceiling. After that, a host answers without it for SEMANTIC_RETRY_S before it tries again.
+SEMANTIC_WAIT_S = 1.0
+SEMANTIC_RETRY_S = 5.0
 
 
 @dataclass
@@ -63,6 +68,8 @@ class Memory:
     host: str | None = None
     _reopen_after: float = field(default=0.0, repr=False)  # monotonic time of the next writable-again check
     mirrored: dict = field(default_factory=dict, repr=False)  # what mirror_hand_edits mirrored last, per file
+    _semantic_held_until: float = field(default=0.0, repr=False)  # no new try before (0.0: the last was not held)
+    semantic_wait: float = SEMANTIC_WAIT_S  # a host with less time (the prompt hook's ceiling) sets less
 
     @property
     def project_root(self) -> Path | None:
@@ -180,17 +187,26 @@ class Memory:
 
     def semantic(self):
         """The semantic-memory service (:mod:`pi_memory.semantic`), or ``None`` when its settings are unusable
-        (``semantic_status`` then says why). Opened once, on first use."""
+        (``semantic_status`` then says why). Opened once, on first use; ``None`` for now when another process held
+        the index past ``semantic_wait`` (:attr:`semantic_held`), tried again after ``SEMANTIC_RETRY_S``."""
         with self._lock:
             self._writable_again()
-            if self._semantic is None:
-                self._semantic = open_semantic_or_none(self)
+            if self._semantic is None and time.monotonic() >= self._semantic_held_until:
+                self._semantic = open_semantic_or_none(self, wait=self.semantic_wait)
+                self._semantic_held_until = time.monotonic() + SEMANTIC_RETRY_S if self._semantic is None else 0.0
             return self._semantic or None
+
+    @property
+    def semantic_held(self) -> bool:  # not open because another process held the index at the last try
+        return self._semantic is None and self._semantic_held_until > 0.0
 
     def search_embedder(self):
         """The embedder whose turn vectors ``session_search`` fuses with its keyword list: semantic memory's, when
-        it is on and embedded in this index; ``None`` otherwise (the search is then keyword-only)."""
+        it is on and embedded in this index; ``None`` otherwise (the search is then keyword-only). Raises SQLite's
+        "database is locked" when another process held the index (:attr:`semantic_held`): the search says so."""
         service = self.semantic()
+        if service is None and self.semantic_held:
+            raise sqlite3.OperationalError("database is locked (semantic memory was not opened)")
         return getattr(getattr(service, "backend", None), "embedder", None) if service is not None else None
 
     def blocks(self):
@@ -243,6 +259,8 @@ class Memory:
         tools += create_block_tools(self.blocks())
         tools += create_skill_tools(self.skills())
         service = self._semantic_description() if describe_only else self.semantic()
+        if service is None and self.semantic_held:  # listed by its settings, opened at a call (an MCP server's start)
+            service = self._semantic_description()
         if service is not None:
             from pi_memory.tools.semantic import create_semantic_tools
 
@@ -403,16 +421,25 @@ class Memory:
             conn.close()
 
 
-def open_semantic_or_none(memory: Memory, background_reembed: bool = True):
+HELD_STATUS = ("semantic memory not opened yet: another process held the search index (an indexing pass or a "
+               "rebuild); it is tried again at the next use")
+
+
+def open_semantic_or_none(memory: Memory, background_reembed: bool = True, wait: float | None = None):
     """Open the semantic service for ``memory``'s cwd; ``False`` (not ``None``: "tried") when it cannot be
-    opened, with the reason in ``memory.semantic_status``."""
+    opened, with the reason in ``memory.semantic_status``; ``None`` (try again later) when another process held
+    the index for longer than ``wait`` seconds (default: the connection's busy timeout)."""
     try:
         from pi_memory.semantic import open_semantic
 
         service = open_semantic(cwd=memory.cwd, data_dir=memory.settings.data_dir,
                                 background_reembed=background_reembed, index_check=memory.index_check,
-                                host=memory.host, skills=memory.recall_skills)
+                                host=memory.host, skills=memory.recall_skills, migrate_wait=wait)
     except Exception as exc:  # unusable settings or backend: curated memory and search still work
+        if is_locked(exc):  # not "off": said by what skipped it (a search's note), tried again later
+            memory.semantic_status = HELD_STATUS
+            log.info("%s", HELD_STATUS)
+            return None
         memory.semantic_status = f"semantic memory off: {exc}"
         log.warning("%s", memory.semantic_status)
         return False

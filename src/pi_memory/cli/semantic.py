@@ -135,8 +135,9 @@ def status(dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = Fals
 
     The index is not read page by page here (that grows with its size): `pi-memory status --check` checks it."""
     service = _service(dir, project, model=True, index_check=False)
-    if not _json(service.status_info(), json_):
-        out.print(service.status(), markup=False)
+    info = service.status_info()  # read once: its counts read every memory (they were read twice for a person)
+    if not _json(info, json_):
+        out.print(service.status(info), markup=False)
 
 
 @semantic_app.command()

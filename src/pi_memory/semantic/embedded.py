@@ -21,6 +21,7 @@ Pieces: this module stores (add, update, delete, history, the per-scope vector c
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sqlite3
@@ -34,7 +35,7 @@ import numpy as np
 
 from pi_memory import safety
 from pi_memory.index import segments
-from pi_memory.index.db import migrate, transaction
+from pi_memory.index.db import busy_wait, migrate, transaction
 from pi_memory.index.semantic_schema import SCOPE_SQL, SEMANTIC_MIGRATIONS, WORDS_TABLE, salvage_semantic
 from pi_memory.retrieval.fusion import RRF_K
 from pi_memory.semantic.backend import MemoryChangedError, MemoryNotFoundError, count_query
@@ -136,14 +137,16 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
     """Semantic memories in SQLite with hybrid (FTS5 BM25 + exact vector) search; see the module docstring.
 
     ``conn``: an open index connection (:func:`pi_memory.index.open_index`); the semantic migrations are
-    applied here. ``embedder``: any :class:`pi_memory.embed.Embedder`. ``weights``: RRF weight per candidate
-    list (``"keyword"``, ``"vector"``); ``rrf_k``: the RRF constant.
+    applied here, waiting at most ``migrate_wait`` seconds for another process's lock on the index (``None``:
+    the connection's busy timeout; then SQLite's "database is locked" is raised). ``embedder``: any
+    :class:`pi_memory.embed.Embedder`. ``weights``: RRF weight per candidate list (``"keyword"``, ``"vector"``);
+    ``rrf_k``: the RRF constant.
     """
 
     name = "embedded"
 
     def __init__(self, conn: sqlite3.Connection, embedder: Any, *, weights: dict[str, float] | None = None,
-                 rrf_k: int = RRF_K, candidates: int = CANDIDATES) -> None:
+                 rrf_k: int = RRF_K, candidates: int = CANDIDATES, migrate_wait: float | None = None) -> None:
         self.conn = conn
         self.embedder = embedder
         self.weights = {"keyword": 1.0, "vector": 1.0, **(weights or {})}
@@ -154,7 +157,8 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
         self.last_embed_error: str | None = None
         self.bad_vectors = 0  # stored vectors skipped when loading matrices (damaged or of another dimension)
         self._executor: ThreadPoolExecutor | None = None
-        migrate(conn, SEMANTIC_MIGRATIONS)
+        with contextlib.nullcontext() if migrate_wait is None else busy_wait(conn, migrate_wait):
+            migrate(conn, SEMANTIC_MIGRATIONS)
 
     @property
     def lock(self) -> threading.RLock:

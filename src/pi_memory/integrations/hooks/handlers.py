@@ -168,12 +168,17 @@ def on_prompt(host: str, payload: dict, vector_deadline: float | None = None) ->
 
     # the host decides recall's default sources; recall reads the index, so no curated store is read (a team
     # project server that does not answer must not cost the prompt its recall)
-    session = AgentSession(cwd, sid or None, memory=open_memory(Path(cwd), load=False, host=host))
+    memory = open_memory(Path(cwd), load=False, host=host)
+    if vector_deadline is not None:  # semantic memory set up on a held index must leave the hook time to answer
+        memory.semantic_wait = min(memory.semantic_wait, max(0.0, vector_deadline - time.monotonic()))
+    session = AgentSession(cwd, sid or None, memory=memory)
     outcome = session.recall(prompt, {RECALL_MARKER_KEY: saved.get("recallMarker")}, vector_deadline)
     recall = outcome.text if outcome is not None and outcome.text else ""
     room = CLAUDE_CONTEXT_CAP - (claude_length(recall) + 2 if recall else 0)
     run = _next_run(host, sid, _run_of(cached) if cached is not None else _built_run(host, session), saved, room)
     if outcome is None:
+        if memory.semantic_held:
+            state.log(f"{host} prompt: recall skipped: {memory.semantic_status}")
         return run
     if outcome.marker is not None and sid:
         state.update_session(host, sid, recallMarker=outcome.marker)
