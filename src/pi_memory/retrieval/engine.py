@@ -105,7 +105,9 @@ MIN_KEYWORD_COVERAGE = 0.5
 PARTIAL_COVERAGE = 0.34
 PARTIAL_SIMILARITY = 0.75  # times the floor
 # What a candidate dated inside a window the prompt asks about needs beside its day to pass the floor (unless the
-# prompt asks only what went on): any keyword of the prompt, or this share of the floor's cosine. Measured on the
+# prompt asks only what went on): any keyword of the prompt, or this share of the English floor's cosine
+# (``min_similarity``, not the prompt's script floor: a Chinese prompt's turns about that day in another script sit
+# at 0.3, the script floor's half would be 0.4). Measured on the
 # tester's date-only prompts: the turns of the day asked about that the topic did not match sat at cosine 0.02-0.17
 # ("Did the Lakers win yesterday?", "what did I eat for dinner yesterday?"), while the answers of
 # recall_floor.py's date-phrased prompts and "what did we decide about caching last week?" hold a keyword or more.
@@ -386,7 +388,7 @@ def recall(
                 hit.coverage = keyword_coverage(terms, hit.source_text or hit.text)
             hit.dated = ("dates" in hit.ranks or "dated" in hit.ranks) and recall_dates.in_windows(
                 hit.when or hit.date, past) and (bare or hit.coverage > 0
-                                                  or (hit.similarity or 0.0) >= DATED_SIMILARITY * floor)
+                                                  or (hit.similarity or 0.0) >= DATED_SIMILARITY * min_similarity)
             judged.append((hit, has_evidence(hit, floor)))
         near.update(h.message_id for h, _ in judged if h.message_id and (h.similarity or 0.0) >= floor)
         lifted = context_evidence(conn, [h.message_id for h, ok in judged if not ok and h.message_id], near, moment)
