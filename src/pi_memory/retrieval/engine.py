@@ -140,6 +140,7 @@ class RecallHit:
     dated: bool = False  # its day alone lets it past the floor: inside a past window the prompt names (recall)
     replaced_by: str = ""  # a session turn saying what this memory id replaced (:mod:`.recall_superseded`)
     replaced_on: str = ""  # the day of that replacement (YYYY-MM-DD)
+    recalled_for: str = ""  # a fact the floor dropped, brought in for the hit it says replaced (.recall_superseded)
     message_id: int = 0  # a session turn's ``messages.id`` (0: not a turn, or not known)
     near_evidence: bool = False  # a session turn whose window holds a turn with the cosine (context_evidence)
     source_text: str = ""
@@ -160,6 +161,8 @@ class RecallHit:
             data["similarity"] = round(self.similarity, 4)
         if self.replaced_by:
             data["replacedBy"], data["replacedOn"] = self.replaced_by, self.replaced_on
+        if self.recalled_for:
+            data["recalledFor"] = self.recalled_for
         return data
 
 
@@ -211,6 +214,8 @@ def evidence_reasons(hit: RecallHit, min_similarity: float) -> list[str]:
         reasons.append("its day is inside a date window the prompt names")
     if hit.near_evidence:
         reasons.append("a turn next to it in its session has a similarity at or above the floor")
+    if hit.recalled_for:
+        reasons.append(f"it replaced what {hit.recalled_for} says")
     return reasons
 
 
@@ -265,6 +270,7 @@ def recall(
     lists: dict[str, list[str]] = {}
     items: dict[str, RecallHit] = {}
     cosines: dict[str, float] = {}
+    replaced: list[int] = []  # superseded memories the keyword search met (.recall_superseded)
     skill_items: dict[str, RecallHit] = {}
     if "skills" in include and skills is not None:
         from pi_memory.retrieval import sources_skills
@@ -291,7 +297,7 @@ def recall(
     if "semantic" in include:
         if hasattr(backend, "candidate_lists"):  # the embedded backend: fuse its two lists with the others
             shared = {"query_vector": extra.query_vector} if extra is not None else {}
-            keyword, vector = backend.candidate_lists(query, scope=scope, limit=candidates, **shared)
+            keyword, vector = backend.candidate_lists(query, scope=scope, limit=candidates, replaced=replaced, **shared)
             lists["keyword"] = ["s:" + i for i, _ in keyword]
             lists["vector"] = ["s:" + i for i, _ in vector]
             cosines = {"s:" + i: c for i, c in vector}
@@ -362,9 +368,10 @@ def recall(
     left = recall_dates.what_went_on(rest) if windows else None
     bare = left is not None and not recall_lang.evidence_terms(left)
     past = recall_dates.floor_windows(windows, moment, bare=bare)
-    # with facts and turns together, a few more are judged: a turn saying what a recalled fact replaced moves
-    # below that fact (:mod:`.recall_superseded`), and what it pushes out of the top_k must be known
-    wanted_hits = top_k * 2 if {"semantic", "sessions"} <= include else top_k
+    # with facts and turns or entries together, a few more are judged: a turn saying what a fact replaced moves
+    # below that fact, which may be brought in (:mod:`.recall_superseded`): what that pushes out must be known
+    check_replaced = "semantic" in include and bool(include & {"sessions", "curated"})
+    wanted_hits = top_k * 2 if check_replaced else top_k
     out: list[RecallHit] = []
     near: set[int] = set()  # turns whose vector meets the floor: their window passes too (context_evidence)
     repeats, repeated = Repeats(backend, scope), []  # near-duplicate memories go last (:mod:`.repeats`)
@@ -401,8 +408,9 @@ def recall(
         if len(out) >= wanted_hits:
             break
     out = (out + repeated)[:wanted_hits]  # a memory saying what one above it says comes after the others
-    if wanted_hits > top_k:
-        out = recall_superseded.mark_outdated(backend, scope, out)
+    if check_replaced:
+        out = recall_superseded.mark_outdated(backend, scope, out, replaced=replaced, moment=moment, fact=lambda
+                                              mid, text, day: RecallHit("semantic", mid, text, day))
     out = out[:top_k]
     _complete_semantic(backend, scope, out)
     return out

@@ -110,8 +110,8 @@ def safe_id(item_id: Any) -> str:
 
 def render_line(hit: Any) -> str:
     """One fenced line for a hit: the blocked marker, or ``- <id> (<date>): "<json text>"`` (redacted); a
-    session turn that says what a memory replaced: ``- <id> (<date>, said before <day>, since replaced by
-    <memory id>): ...``.
+    session turn or curated entry that says what a memory replaced: ``- <id> (<date>, said before <day>, since
+    replaced by <memory id>): ...``.
 
     Only the JSON-quoted text is free-form: the id is printed raw only when it is plain ASCII (else quoted)
     and the date only when it is a ``YYYY-MM-DD`` day (else left out)."""
