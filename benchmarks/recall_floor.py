@@ -191,9 +191,9 @@ def main() -> None:
         print(f"  {row['floor']:.2f}  {row['related_recalled']:>8}/{len(RELATED):<8} {row['unrelated_injecting']:>5}/"
               f"{len(UNRELATED)}")
     print("\nother languages (recall(), top 5, shipped floor; every language's memories in one index)")
-    print(" lang  floor  related recalled  unrelated injecting  related cos           unrelated best cos")
+    print(" lang     floor  related recalled  unrelated injecting  related cos           unrelated best cos")
     for row in data["multilingual"]:
-        print(f"  {row['lang']:<4} {row['floor']:.2f}  {row['related_recalled']:>8}/{row['related']:<8}"
+        print(f"  {row['lang']:<7} {row['floor']:.2f}  {row['related_recalled']:>8}/{row['related']:<8}"
               f" {row['unrelated_injecting']:>6}/{row['unrelated']:<12}"
               f" {' '.join(f'{c:.3f}' for c in row['related_cos']):<21} "
               + " ".join(f"{c:.3f}" for c in row["unrelated_best_cos"]))

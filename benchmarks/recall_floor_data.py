@@ -135,6 +135,15 @@ MULTILINGUAL = {
         "related": [("机房在哪个城市？", 0), ("数据库多久备份一次？", 1), ("我平时写代码用什么编辑器？", 2)],
         "unrelated": ["今天天气怎么样？", "帮我把这个函数改成异步的", "解释一下这个正则表达式的意思"],
     },
+    # Chinese written around code names, as a developer writes it: more Latin letters than Han in some prompts
+    "zh+code": {
+        "memories": ["登录接口在 src/auth/login.ts 里，token 过期后会自动刷新。",
+                     "CI 用 GitHub Actions 跑 pytest，每次 push 都会触发。", "日志通过 Loki 收集，保留三十天。"],
+        "related": [("src/auth/login.ts 的 token 刷新逻辑在哪里？", 0), ("每次 push 都会跑 pytest 吗？", 1),
+                    ("Loki 的日志保留多久？", 2)],
+        "unrelated": ["帮我写 src/sort.rs 的 quicksort 单元测试", "在 src/cli/main.rs 里用 clap 加一个 --verbose 参数",
+                      "把 README.md 翻译成英文"],
+    },
     "ja": {
         "memories": ["ユーザーは毎朝九時にデプロイを確認する。", "本番環境のログはS3に保存されている。",
                      "テストはGitHub Actionsで夜間に実行される。"],

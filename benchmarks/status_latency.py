@@ -8,6 +8,8 @@ about 110 per MB) in the scope of the store's ``project`` folder, both with rand
 model's name and dimension (nothing is embedded: the build takes seconds); MEMORY.md and USER.md of 20 entries
 each. ``--markdown-mb M`` adds ``markdown-<M>mb``: the same 1 MB index with a MEMORY.md of M MB (5,000 entries a
 MB), a store grown by hand or by an import far past its limit, which status parses entry by entry.
+``--memories N`` adds ``memories-<N>``: the 1 MB index with N semantic memories instead of 110 (``staleMemories``
+is counted over every memory of every scope).
 
 Figures per store and command, over ``--repeat`` runs after one warm-up:
 
@@ -23,7 +25,7 @@ the source tree, so the tree of the commit before a change (``git archive`` unpa
 stores. The load average is printed with the results.
 
 Usage: .venv/bin/python benchmarks/status_latency.py [--root /tmp/status-bench] [--sizes 1,16] [--repeat 11]
-       [--markdown-mb 16] [--src DIR]
+       [--markdown-mb 16] [--memories 100000] [--src DIR]
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ def pct(values: list[float]) -> tuple[float, float]:
     return statistics.median(s), s[min(len(s) - 1, round(0.95 * (len(s) - 1)))]
 
 
-def build(store: Path, index_mb: float, markdown_mb: float = 0.0) -> None:
+def build(store: Path, index_mb: float, markdown_mb: float = 0.0, memories: int = 0) -> None:
     """The store described in the module docstring, in ``store`` (``data``, ``project``, ``sessions``)."""
     sys.path.insert(0, str(HERE))
     import numpy as np
@@ -86,7 +88,7 @@ def build(store: Path, index_mb: float, markdown_mb: float = 0.0) -> None:
         conn.executemany("INSERT INTO semantic_turn_vectors(message_id, model, project_id, dim, vector, created_at) "
                          "VALUES (?, ?, ?, ?, ?, '2026-11-01T10:00:00.000Z')",
                          [(mid, MODEL_NAME, scope.project_id, DIM, turns[k].tobytes()) for k, mid in enumerate(ids)])
-    texts = sl.make_texts(max(1, int(110 * index_mb)))[0]
+    texts = sl.make_texts(memories or max(1, int(110 * index_mb)))[0]
     backend.add_many(texts, scope=scope, vectors=sl.vectors_for(texts, "random", store))
     conn.close()
 
@@ -140,6 +142,7 @@ def main() -> None:
     ap.add_argument("--root", type=Path, default=Path("/tmp/status-bench"))
     ap.add_argument("--sizes", default="1,16", help="index sizes in MB (default 1,16)")
     ap.add_argument("--markdown-mb", type=float, default=0.0, help="also a store with a MEMORY.md of this many MB")
+    ap.add_argument("--memories", type=int, default=0, help="also a 1 MB index with this many semantic memories")
     ap.add_argument("--repeat", type=int, default=11)
     ap.add_argument("--src", default=str(HERE.parent / "src"))
     ap.add_argument("--work", type=Path, help=argparse.SUPPRESS)
@@ -147,12 +150,14 @@ def main() -> None:
     if args.work:
         work(args.work, args.repeat)
         return
-    stores = [(f"index-{float(n):g}mb", float(n), 0.0) for n in args.sizes.split(",")]
+    stores = [(f"index-{float(n):g}mb", float(n), 0.0, 0) for n in args.sizes.split(",") if n]
     if args.markdown_mb:
-        stores.append((f"markdown-{args.markdown_mb:g}mb", 1.0, args.markdown_mb))
-    for name, index_mb, markdown_mb in stores:
+        stores.append((f"markdown-{args.markdown_mb:g}mb", 1.0, args.markdown_mb, 0))
+    if args.memories:
+        stores.append((f"memories-{args.memories}", 1.0, 0.0, args.memories))
+    for name, index_mb, markdown_mb, memories in stores:
         if not (args.root / name / "data").is_dir():
-            build(args.root / name, index_mb, markdown_mb)
+            build(args.root / name, index_mb, markdown_mb, memories)
             print(f"built {args.root / name}", file=sys.stderr)
     env = {**os.environ, "PYTHONPATH": args.src, "PYTHONPYCACHEPREFIX": str(args.root / "pycache"),
            "PI_CODING_AGENT_DIR": str(args.root / "agent"), "HOME": str(args.root / "home")}
@@ -162,7 +167,7 @@ def main() -> None:
     print(f"{'store':<16}{'index MB':>9}{'md MB':>7}  {'command':<16}"
           + "".join(f"{k + ' p50':>10}{'p95':>8}" for k in ("wall", "cpu"))
           + f"{'work p50':>10}{'p95':>10}")
-    for name, _, _ in stores:
+    for name, *_ in stores:
         data = args.root / name / "data"
         sizes = [(data / f).stat().st_size / 1_048_576 for f in ("index.sqlite3", "MEMORY.md")]
         for command, figures in run(args.root / name, args, env).items():

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from pi_memory.config import Settings, SettingsError, load_settings
 from pi_memory.curated import MemoryStore
+from pi_memory.runtime_learning import LearningWiring
 from pi_memory.storage import is_locked
 
 if TYPE_CHECKING:
@@ -36,10 +37,15 @@ REOPEN_CHECK_S = 5.0  # how often a host holding a read-only index asks whether 
 # (a `pi-memory add` on a locked index took 20 s: the open's mirror and the write's, 10 s each).
 MIRROR_WAIT_S = 2.0
 CLOSE_WAIT_S = 0.5  # how long closing waits for a call still using the index (a host's shutdown must be quick)
+# How long opening semantic memory (:meth:`Memory.semantic`: its tables' migrations) waits for another process's
+# lock on the index before giving up for now (a session search by keyword then waited 10 s); under the prompt
+# hook's 2 s ceiling. After that, a host answers without it for SEMANTIC_RETRY_S before it tries again.
+SEMANTIC_WAIT_S = 1.0
+SEMANTIC_RETRY_S = 5.0
 
 
 @dataclass
-class Memory:
+class Memory(LearningWiring):
     """The assembled system for one host process (one agent session, one CLI call, one MCP server)."""
 
     settings: Settings
@@ -63,6 +69,8 @@ class Memory:
     host: str | None = None
     _reopen_after: float = field(default=0.0, repr=False)  # monotonic time of the next writable-again check
     mirrored: dict = field(default_factory=dict, repr=False)  # what mirror_hand_edits mirrored last, per file
+    _semantic_held_until: float = field(default=0.0, repr=False)  # no new try before (0.0: the last was not held)
+    semantic_wait: float = SEMANTIC_WAIT_S  # a host with less time (the prompt hook's ceiling) sets less
 
     @property
     def project_root(self) -> Path | None:
@@ -180,17 +188,26 @@ class Memory:
 
     def semantic(self):
         """The semantic-memory service (:mod:`pi_memory.semantic`), or ``None`` when its settings are unusable
-        (``semantic_status`` then says why). Opened once, on first use."""
+        (``semantic_status`` then says why). Opened once, on first use; ``None`` for now when another process held
+        the index past ``semantic_wait`` (:attr:`semantic_held`), tried again after ``SEMANTIC_RETRY_S``."""
         with self._lock:
             self._writable_again()
-            if self._semantic is None:
-                self._semantic = open_semantic_or_none(self)
+            if self._semantic is None and time.monotonic() >= self._semantic_held_until:
+                self._semantic = open_semantic_or_none(self, wait=self.semantic_wait)
+                self._semantic_held_until = time.monotonic() + SEMANTIC_RETRY_S if self._semantic is None else 0.0
             return self._semantic or None
+
+    @property
+    def semantic_held(self) -> bool:  # not open because another process held the index at the last try
+        return self._semantic is None and self._semantic_held_until > 0.0
 
     def search_embedder(self):
         """The embedder whose turn vectors ``session_search`` fuses with its keyword list: semantic memory's, when
-        it is on and embedded in this index; ``None`` otherwise (the search is then keyword-only)."""
+        it is on and embedded in this index; ``None`` otherwise (the search is then keyword-only). Raises SQLite's
+        "database is locked" when another process held the index (:attr:`semantic_held`): the search says so."""
         service = self.semantic()
+        if service is None and self.semantic_held:
+            raise sqlite3.OperationalError("database is locked (semantic memory was not opened)")
         return getattr(getattr(service, "backend", None), "embedder", None) if service is not None else None
 
     def blocks(self):
@@ -243,6 +260,8 @@ class Memory:
         tools += create_block_tools(self.blocks())
         tools += create_skill_tools(self.skills())
         service = self._semantic_description() if describe_only else self.semantic()
+        if service is None and self.semantic_held:  # listed by its settings, opened at a call (an MCP server's start)
+            service = self._semantic_description()
         if service is not None:
             from pi_memory.tools.semantic import create_semantic_tools
 
@@ -276,98 +295,6 @@ class Memory:
             return SimpleNamespace(settings=load_semantic_settings(self.cwd, self.settings.agent_dir))
         except Exception:  # noqa: BLE001 - the loaded host reports why
             return None
-
-    # ------------------------------------------------------------- learning
-    def learning_model(self, kind: str = "review"):
-        """``(ChatModel | None, status)`` for a learning job: ``pi-memory.llm`` (as capture), or for ``dream``
-        ``dreaming.model`` (a pi models.json name) when set. One request per call (the runner counts calls)."""
-        from pi_memory.llm import LLMConfigError, build_chat_model
-        from pi_memory.llm.config import spec_from_pi
-
-        try:
-            named = getattr(getattr(self.learning, "dreaming", None), "model", None)
-            if kind == "dream" and named:
-                if "/" not in named:
-                    return None, f"dreaming.model {named!r} must be provider/model as in pi's models.json"
-                prov, model = named.split("/", 1)
-                spec = spec_from_pi(prov, model, self.settings.agent_dir, source=f"dreaming.model={named}")
-            else:
-                if self._llm is None:
-                    self._llm = self._learning_spec()
-                spec, why = self._llm
-                if spec is None:
-                    return None, f"no model for learning jobs: {why}"
-            timeout = min(spec.timeout_s, self.learning.jobs.job_timeout_seconds) if self.learning else spec.timeout_s
-            model = build_chat_model(spec, max_retries=0, timeout_s=timeout)
-            notes = "".join(f"; {n}" for n in self._llm_notes) if kind != "dream" or not named else ""
-            return model, f"learning on: {spec.model} (from {spec.source}){notes}"
-        except (LLMConfigError, ValueError) as exc:
-            return None, f"no model for learning jobs: {exc}"
-
-    def _learning_spec(self):
-        """``(spec | None, why)`` of the learning jobs: ``pi-memory.llm``, with ``llmModelOverride`` /
-        ``llmThinkingOverride`` applied (:func:`pi_memory.llm.config.learning_overrides`; its notes on what the
-        provider cannot honour go into the learning status line). Raises ``LLMConfigError``."""
-        from pi_memory.llm import load_llm_spec
-        from pi_memory.llm.config import learning_overrides
-
-        s = self.settings
-        spec, why = (None, "") if s.llm_model_override else load_llm_spec(self.cwd, s.agent_dir)
-        spec, self._llm_notes = learning_overrides(spec, s.llm_model_override, s.llm_thinking_override,
-                                                   s.agent_dir)
-        for note in self._llm_notes:
-            log.warning("%s", note)
-        return spec, why
-
-    def learner(self, conn: sqlite3.Connection | None = None, log_only: bool = False):
-        """A :class:`pi_memory.learning.Learner` on ``conn`` (default: this host's index connection), with a
-        store of its own mirrored through that connection; ``None`` when the learning settings are invalid.
-        ``log_only``: for reading the log and undoing a job (no model, no budget), which the settings do not
-        decide: then a learner on the default settings when they are invalid."""
-        if self.learning is None and not log_only:
-            return None
-        from pi_memory.index import sync_store
-        from pi_memory.index.read_only import read_only
-        from pi_memory.learning import Learner, LearningSettings
-
-        conn = conn if conn is not None else self.index()
-        store = MemoryStore.from_settings(self.settings, cwd=self.cwd)
-
-        def mirror(target: str, entries: list[str]) -> None:
-            scope = "project" if target == "project" else "global"
-            sync_store(conn, scope, store.project_id if target == "project" else None, target, entries)
-
-        store.on_change = mirror
-        store.write_check = lambda: read_only(conn)
-        store.load_from_disk()
-        return Learner(self.learning or LearningSettings(), conn, store, self.learning_model,
-                       project=store.project_id, on_write=self.store.acknowledge)
-
-    def _no_model(self) -> str | None:
-        """``None`` when learning jobs have a model, else why not (the overflow handler's wording)."""
-        model, status = self.learning_model("consolidate")
-        if model is None:
-            return status
-        model.close()
-        return None
-
-    def _learning_budget_left(self) -> int | None:
-        """Tokens left of today's learning budget (``None``: not known): whether an overflow can be consolidated."""
-        from pi_memory.learning import log as jlog
-
-        if self.learning is None:
-            return None
-        try:
-            spent = jlog.spent_today(jlog.open_log(self.index()))
-        except Exception:  # noqa: BLE001 - a hint for the refusal's wording only
-            return None
-        return max(0, self.learning.jobs.daily_token_budget - spent)
-
-    def _overflow_learner(self):
-        from pi_memory.index import open_index
-
-        learner = self.learner(open_index(self.settings.data_dir))
-        return learner
 
     @contextlib.contextmanager
     def using(self):
@@ -403,16 +330,25 @@ class Memory:
             conn.close()
 
 
-def open_semantic_or_none(memory: Memory, background_reembed: bool = True):
+HELD_STATUS = ("semantic memory not opened yet: another process held the search index (an indexing pass or a "
+               "rebuild); it is tried again at the next use")
+
+
+def open_semantic_or_none(memory: Memory, background_reembed: bool = True, wait: float | None = None):
     """Open the semantic service for ``memory``'s cwd; ``False`` (not ``None``: "tried") when it cannot be
-    opened, with the reason in ``memory.semantic_status``."""
+    opened, with the reason in ``memory.semantic_status``; ``None`` (try again later) when another process held
+    the index for longer than ``wait`` seconds (default: the connection's busy timeout)."""
     try:
         from pi_memory.semantic import open_semantic
 
         service = open_semantic(cwd=memory.cwd, data_dir=memory.settings.data_dir,
                                 background_reembed=background_reembed, index_check=memory.index_check,
-                                host=memory.host, skills=memory.recall_skills)
+                                host=memory.host, skills=memory.recall_skills, migrate_wait=wait)
     except Exception as exc:  # unusable settings or backend: curated memory and search still work
+        if is_locked(exc):  # not "off": said by what skipped it (a search's note), tried again later
+            memory.semantic_status = HELD_STATUS
+            log.info("%s", HELD_STATUS)
+            return None
         memory.semantic_status = f"semantic memory off: {exc}"
         log.warning("%s", memory.semantic_status)
         return False

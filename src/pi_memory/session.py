@@ -287,11 +287,14 @@ class AgentSession:
 
     def _background_semantic(self):
         """The worker's own semantic service (its own SQLite connection), or ``False`` when semantic memory
-        is off or broken (the status already says why)."""
+        is off or broken (the status already says why), or not open yet because another process held the index
+        (asked again at the next capture)."""
         if getattr(self, "_bg_semantic", None) is None:
             from pi_memory.runtime import open_semantic_or_none
 
             if self.memory.semantic() is None:
+                if self.memory.semantic_held:
+                    return False
                 self._bg_semantic = False
             else:
                 self._bg_semantic = open_semantic_or_none(self.memory, background_reembed=False)

@@ -95,7 +95,8 @@ def test_create_validates_key_limit_and_refuses_to_overwrite(store):
 def test_bad_frontmatter_uses_defaults_and_says_so(store):
     seed(store, text="---\nlimit: lots\n---\nhello\n")
     b = store.get("user")
-    assert (b.limit, b.problems) == (2000, ["limit 'lots' is not a whole number from 1 to 100,000; 2,000 used"])
+    assert (b.limit, b.problems) == (2000, ["limit 'lots' is not a whole number from 1 to 100,000; the default "
+                                       "limit 2,000 is used instead"])
 
 
 def test_injection_shows_description_usage_and_blocks_hostile_values(store):

@@ -55,9 +55,10 @@ def test_the_users_own_claude_entry_keeps_its_env_and_comes_back_byte_for_byte(h
     assert list(servers["pi-memory"]) == list(installed)  # the user's keys where they were
     env = ", ".join(installed["env"])
     assert changes[1].details == [
-        f"MCP server pi-memory: {SCRIPT} mcp; your entry's env ({env}) is kept (the hooks do not get it: set the "
-        "same in the environment Claude Code starts with, or the snapshot and recall read another memory), and "
-        "uninstall puts your entry back"]
+        f"MCP server pi-memory: {SCRIPT} mcp; your entry's env ({env}) is kept, and uninstall puts your entry back"]
+    assert changes[0].details[0].endswith(  # the hooks get its data root (was: only told to set it by hand)
+        "with PI_MEMORY_DIR=/home/me/notes from your MCP server entry, so they use the same memory (data root) as "
+        "its server")
     assert [c.action for c in claude_code.install("user", script=SCRIPT)] == ["unchanged", "unchanged"]
     claude_code.install("user", script="/new/venv/bin/pi-memory")  # a moved venv: still the user's entry to restore
     removed = claude_code.uninstall("user")

@@ -22,6 +22,7 @@ from pi_memory.learning.corrections import CorrectionRules, capture
 RULES = CorrectionRules.from_lists()
 GITHUB = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
 SLACK = "xoxb-" + "123456789012-1234567890123-abcdefghijklmnopqrstuvwx"
+CPU_BOUND_S = 5  # the slowest input takes about 1 s of CPU; the quadratic patterns took 8.5-149 s
 
 
 @pytest.mark.parametrize(("text", "lesson"), [
@@ -37,16 +38,16 @@ SLACK = "xoxb-" + "123456789012-1234567890123-abcdefghijklmnopqrstuvwx"
     ("no" + " ,-" * 20_000 + "use uv", "Use uv"),
 ])
 def test_a_pathological_message_is_decided_fast(text, lesson):
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a loaded machine does not make it fail; a quadratic pattern took 57 s
     found = RULES.detect(text)
-    assert time.perf_counter() - start < 2
+    assert time.process_time() - start < CPU_BOUND_S
     assert found.directive == lesson
 
 
 def test_capture_of_a_long_run_of_separators_is_fast():
-    start = time.perf_counter()
+    start = time.process_time()
     found = capture(RULES, "no, use uv" + " " * 50_000 + "x", None)
-    assert time.perf_counter() - start < 2
+    assert time.process_time() - start < CPU_BOUND_S
     assert found.entry == "[correction] Use uv x — Failed: User corrected the agent"
 
 

@@ -216,7 +216,7 @@ def test_an_index_without_the_record_table_is_read_from_the_table_until_its_matr
         mat = sources.matrix(conn, "sessions", MODEL, DIM, PROJECT)
         assert mat.current_rows(conn, ids) == {} and mat.gone_seen is None
         assert [int(np.argmax(v)) for v in vectors_of(conn, ids).values()] == [0, 1, 2]
-        assert migrate(conn, SEMANTIC_MIGRATIONS) == ["semantic_007_turn_vectors_gone"]
+        assert migrate(conn, SEMANTIC_MIGRATIONS) == ["semantic_007_turn_vectors_gone", "semantic_008_usable_vectors"]
         with transaction(conn):  # deleted once the records exist; the map stays off for this matrix
             conn.execute("DELETE FROM messages WHERE id = ?", (ids[0],))
         assert mat.current_rows(conn, ids) == {}

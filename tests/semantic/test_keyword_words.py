@@ -68,7 +68,8 @@ def test_an_old_trigram_index_migrates_on_open_and_keeps_every_memory_findable(t
     assert {"semantic_words", "semantic_memories_words_ai", "semantic_memories_words_ad",
             "semantic_memories_words_au"} <= names
     assert [r[0] for r in conn.execute("SELECT name FROM schema_migrations WHERE name LIKE 'semantic_%' "
-                                       "ORDER BY rowid DESC LIMIT 2")] == ["semantic_007_turn_vectors_gone",
+                                       "ORDER BY rowid DESC LIMIT 3")] == ["semantic_008_usable_vectors",
+                                                                           "semantic_007_turn_vectors_gone",
                                                                            "semantic_006_words"]
     ids = {name: f"m{pk}" for pk, name in enumerate(TEXTS, 1)}
     for name, text in TEXTS.items():  # every memory by its own text

@@ -129,8 +129,10 @@ def test_a_day_alone_passes_the_floor_in_a_past_window_but_not_in_today(backend,
     def ids(prompt):
         return {h.id for h in recall(backend, prompt, scope=ALICE, include=("sessions",), conn=conn, as_of=AS_OF)}
 
-    # two days ago is asked about as past: its turn is kept by its day although it says nothing of signing keys
-    assert ids("what went wrong with the signing key two days ago?") == {"s1#y1"}
+    # two days ago is asked about as past, but its turn says nothing of signing keys (no keyword, cosine under half
+    # the floor): the day alone no longer lets it in ("Did the Lakers win yesterday?" injected yesterday's turns)
+    assert ids("what went wrong with the signing key two days ago?") == set()
+    assert "s1#y1" in ids("where did we go for lunch two days ago?")  # a keyword beside the day
     # a window holding today says when the question is asked, not what about: no turn there is about the key
     assert ids("what went wrong with the signing key today?") == set()
     assert ids("how do I rotate the signing key this week?") == set()
@@ -189,6 +191,10 @@ def test_a_year_with_its_cue_and_a_capitalised_month_are_still_dates(prompt, win
     ("what's new today?", True), ("anything new this week?", True), ("what did I get done today?", True),
     ("今天有什么进展？", True), ("本周我们做了哪些工作？", True), ("오늘 무슨 일이 있었어?", True), ("今日何があった？", True),
     ("what did we do about the kafka lag today?", False),
+    # "what did we decide" asks for the day's decisions, whatever words they were written in (it kept "decide" as
+    # its topic, and the day's turns, which said "let's use Redis", had none of it)
+    ("what did we decide today?", True), ("what did we agree on this week?", True), ("what did you say today?", True),
+    ("what did we decide about caching today?", False), ("what should I decide today?", False),
 ])
 def test_a_prompt_asking_only_what_went_on_lets_the_day_pass(prompt, asks):
     from pi_memory.retrieval.dates import floor_windows, what_went_on
@@ -199,6 +205,41 @@ def test_a_prompt_asking_only_what_went_on_lets_the_day_pass(prompt, asks):
     bare = left is not None and not evidence_terms(left)
     assert bare is asks
     assert floor_windows(windows, AS_OF, bare=bare) == ([(windows[0][0], windows[0][1])] if asks else [])
+
+
+@pytest.mark.parametrize("prompt", ["Did the Lakers win yesterday?", "what was the score of the match last week?",
+                                    "what did I eat for dinner yesterday?", "昨日の晩ご飯は何がいい？"])
+def test_a_date_with_an_unrelated_topic_injects_nothing(backend, conn, embedder, prompt):
+    """The tester's prompts: each named a past day and injected that day's turns about a database upgrade."""
+    from pi_memory.semantic import turn_vectors
+
+    _turns(conn, [("u1", "2026-11-30T09:00:00.000Z", "The PostgreSQL 16 upgrade of production is done, pg_upgrade "
+                                                     "took 40 minutes."),
+                  ("u2", "2026-11-26T09:00:00.000Z", "Used the Stripe key for the billing test; all green.")])
+    turn_vectors.backfill(conn, embedder)
+    assert recall(backend, prompt, scope=ALICE, include=("sessions",), conn=conn, as_of=AS_OF) == []
+    # the same days with the topic named, and a prompt asking only what went on, still find them
+    for asked, found in (("how long did the postgres upgrade take yesterday?", "s1#u1"),
+                         ("what did we do yesterday?", "s1#u1"), ("which billing test passed last week?", "s1#u2")):
+        assert found in [h.id for h in recall(backend, asked, scope=ALICE, include=("sessions",), conn=conn,
+                                              as_of=AS_OF)], asked
+
+
+def test_a_date_counts_twice_in_keyword_evidence(backend, conn, embedder):
+    """A turn outside the window holding the one other word of the prompt had half its keywords ("what did we decide
+    in May?" recalled December's "we decided" turns); the date phrase now weighs two units."""
+    from pi_memory.semantic import turn_vectors
+
+    _turns(conn, [("m1", "2026-05-14T09:00:00.000Z", "Agreed: we decided to drop the Elasticsearch cluster"),
+                  ("n1", "2026-11-24T09:00:00.000Z", "We decided to switch the rate limiter to a token bucket"),
+                  ("n2", "2026-11-24T09:05:00.000Z", "Let's use Redis with a 5 minute TTL for the catalog cache")])
+    turn_vectors.backfill(conn, embedder)
+
+    def ids(prompt):
+        return {h.id for h in recall(backend, prompt, scope=ALICE, include=("sessions",), conn=conn, as_of=AS_OF)}
+
+    assert ids("what did we decide in May?") == {"s1#m1"}
+    assert ids("what did we decide on 2026-11-24?") == {"s1#n1", "s1#n2"}
 
 
 def test_a_past_windows_margin_never_lets_the_day_asked_on_pass_by_date(backend, conn, embedder):
@@ -213,7 +254,8 @@ def test_a_past_windows_margin_never_lets_the_day_asked_on_pass_by_date(backend,
         return {h.id for h in recall(backend, prompt, scope=ALICE, include=("sessions",), conn=conn, as_of=as_of)}
 
     assert ids("what did we do yesterday?") == {"s1#y1"}  # the window's margin reaches Dec 1: no day alone there
-    assert ids("I fixed my bike yesterday, now write a haiku about autumn") == {"s1#y1"}  # a past window
+    assert ids("I fixed my bike yesterday, now write a haiku about autumn") == set()  # a past window, no topic
+    assert "s1#y1" in ids("what were the lunch plans yesterday?")
     assert ids("how are you today?") == set() and ids("What should I do today?") == set()
     # "today" in a text written weeks ago is no evidence for a question about today
     assert ids("is it cold today?") == set()

@@ -72,7 +72,28 @@ def test_date_windows_read_against_as_of(prompt, window, rest):
     assert left == rest
 
 
+LAST_TUESDAY = (date(2026, 6, 15), date(2026, 6, 17))  # Tuesday June 16th, one day each side
+LAST_FRIDAY = (date(2026, 6, 11), date(2026, 6, 13))  # Friday June 12th
+LAST_WEDNESDAY = (date(2026, 6, 9), date(2026, 6, 11))  # asked on a Wednesday: the week before's
+
+
+@pytest.mark.parametrize(("prompt", "window", "rest"), [
+    # "last <weekday>": the tester's three prompts read no window
+    ("Was haben wir letzten Dienstag entschieden?", LAST_TUESDAY, "Was haben wir entschieden?"),
+    ("¿Qué decidimos sobre la caché el martes pasado?", LAST_TUESDAY, "¿Qué decidimos sobre la caché ?"),
+    ("что мы решили в прошлый вторник?", LAST_TUESDAY, "что мы решили ?"),
+    ("что было в прошлую пятницу?", LAST_FRIDAY, "что было ?"),
+    ("¿Qué pasó el pasado viernes?", LAST_FRIDAY, "¿Qué pasó ?"),
+    ("qu'avons-nous décidé mardi dernier ?", LAST_TUESDAY, "qu'avons-nous décidé ?"),
+    ("o que decidimos na terça-feira passada?", LAST_TUESDAY, "o que decidimos ?"),
+    ("Wir haben am vergangenen Mittwoch deployt", LAST_WEDNESDAY, "Wir haben deployt"),
+])
+def test_last_weekday_in_five_languages(prompt, window, rest):
+    assert date_windows(prompt, AS_OF) == ([window], rest)
+
+
 @pytest.mark.parametrize("prompt", [
+    "am Dienstag deployen wir", "el martes hacemos deploy", "mardi on déploie",  # no "last": maybe the coming one
     "hier ist der Code für das Gateway",  # German "here", not French "yesterday"
     "Mars is the fourth planet", "Mai Tran reviewed the gateway", "el mayo es un mes",  # no preposition
     "der Mai-Baum", "la marche en avant", "вчерашний отчёт готов",  # a longer word, not the date word

@@ -66,3 +66,24 @@ def test_the_index_is_not_read_page_by_page(seeded, monkeypatch):
     assert result.exit_code == 0 and checks == [False]
     result = CliRunner().invoke(app, ["semantic", "list", "--dir", str(data), "--project", str(project)])
     assert result.exit_code == 0 and checks == [False, None]  # other commands: as before (quick_check up to 32 MiB)
+
+
+def test_a_person_s_status_counts_once(seeded, monkeypatch):
+    """The text status read every count twice (once for --json's figures, again for the lines printed): at
+    100,000 memories, twice the stale count's index walk and the per-status counts."""
+    from pi_memory.semantic.embedded import EmbeddedBackend
+
+    calls = []
+    real = EmbeddedBackend.stale_count
+
+    def counted(self):
+        calls.append(1)
+        return real(self)
+
+    monkeypatch.setattr(EmbeddedBackend, "stale_count", counted)
+    data, project = seeded
+    result = CliRunner().invoke(app, ["semantic", "status", "--dir", str(data), "--project", str(project)])
+    assert result.exit_code == 0, result.output
+    assert "embedder: all-MiniLM-L6-v2-int8; 1 waiting for re-embedding (`pi-memory semantic reembed`)" in \
+        result.stdout.splitlines()
+    assert len(calls) == 1

@@ -217,3 +217,17 @@ def test_a_held_lock_refuses_with_locked_and_writes_nothing(tmp_path: Path) -> N
         result = store.create("deploy", "Deploy it", "global", BODY)
     assert result["code"] == "locked" and "retry in a moment" in result["error"]
     assert store.skills() == []
+
+
+def test_a_name_whose_folder_name_another_skill_has_gets_its_own_refusal(store: SkillStore) -> None:
+    assert slugify("部署预发布") == "skill-6ecc37b7"
+    assert store.create("skill-6ecc37b7", "A skill literally named like a folder", "global", BODY)["success"]
+    r = store.create("部署预发布", "Deploy to the pre-release environment", "global", BODY)
+    assert (r["success"], r["code"], r["skill_id"]) == (False, "folder_taken", "global:skill-6ecc37b7")
+    assert r["error"] == ("The name '部署预发布' makes the folder name skill-6ecc37b7, which the skill "
+                          "global:skill-6ecc37b7 (named 'skill-6ecc37b7') already has; two skills cannot share a "
+                          "folder. Nothing was saved. Give the new skill a different name (one more word is enough).")
+    assert "patch" not in r["error"]
+    assert store.create("部署预发布 环境", "Deploy to the pre-release environment", "global", BODY)["success"]
+    same = store.create("Skill 6ecc37b7", "Another description", "global", BODY)  # the same name, spelled otherwise
+    assert same["code"] == "duplicate"

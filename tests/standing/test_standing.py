@@ -177,3 +177,26 @@ def test_pin_add_on_the_command_line_refuses_an_escape_code(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
     assert "Nothing was pinned" in done.stderr and not (tmp_path / "STANDING.md").exists()
+
+
+def test_remove_rule_by_text_never_removes_another(store):
+    for rule in ("Ask before force-pushing any branch", "Run the tests", "never run find /"):
+        assert store.add(rule).success
+    assert store.remove(1).success  # the numbers move: "never run find /" is rule 2 now
+    r = store.remove_rule("never run find /")
+    assert (r.success, r.rules, r.message) == (True, ["Run the tests"], "Removed rule 2: never run find /")
+    r = store.remove_rule("never run find /")
+    assert (r.success, r.code, r.rules) == (False, "gone", ["Run the tests"])
+    assert r.error == ("That rule is no longer pinned: it was changed or removed since this page was loaded. Nothing "
+                       "was removed; the rules below are the current ones.")
+
+
+def test_a_rule_past_the_cap_is_refused_before_the_scanners(store, monkeypatch):
+    from pi_memory import safety
+
+    monkeypatch.setattr(safety, "check_write", lambda _text: pytest.fail("scanned"))
+    r = store.add("x" * (MAX_CHARS + 1))
+    assert (r.success, r.code, r.error) == (False, "too_long", "The rule is 2,001 characters long; all the standing "
+                                            "instructions together may take at most 2,000. Nothing was pinned. "
+                                            "Shorten it to one short instruction.")
+    assert not store.path.exists()

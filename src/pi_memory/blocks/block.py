@@ -91,8 +91,8 @@ def parse_block(key: str, scope: str, path: Path, text: str) -> Block:
         if isinstance(limit, int) and not isinstance(limit, bool) and 0 < limit <= MAX_LIMIT:
             block.limit = limit
         else:
-            block.problems.append(f"limit {limit!r} is not a whole number from 1 to {MAX_LIMIT:,}; "
-                                  f"{DEFAULT_LIMIT:,} used")
+            block.problems.append(f"limit {limit!r} is not a whole number from 1 to {MAX_LIMIT:,}; the default "
+                                  f"limit {DEFAULT_LIMIT:,} is used instead")
     return block
 
 

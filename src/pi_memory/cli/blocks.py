@@ -58,6 +58,8 @@ def blocks_show(key: str, dir: DirOpt = None, json_: JsonOpt = False) -> None:
         return
     pending = " (default: no file yet; the next session start creates it)" if block.default else ""
     out.print(f"{block.key} ({block.scope}, {block.path}) {block.usage}{pending}", markup=False)
+    for problem in shown.get("problems", []):  # a hand edit's invalid limit: what was used instead
+        out.print(f"warning: {problem}", markup=False)
     if shown["description"]:
         out.print(shown["description"], markup=False)
     out.print("", markup=False)

@@ -2,7 +2,8 @@
 
 Parts (see :mod:`pi_memory.prompt`): ``memory`` (snapshot or policy), ``blocks``, ``standing`` in the system
 prompt, and with ``--prompt TEXT`` the ``recall`` message on the user channel. Each with its token estimate.
-Nothing is written (default blocks a session would create are shown, not created).
+Nothing is written (default blocks a session would create are shown, not created). A block file whose frontmatter
+the prompt could not use as written (an invalid ``limit``) is named after the parts, with what was used instead.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from typing import Annotated
 
 import typer
 
+from pi_memory.blocks.person import SHOWN_CHARS
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, open_mem, out, state
 from pi_memory.prompt import build_context
 from pi_memory.reports import context_lines
+from pi_memory.shown_text import shown
 
 
 @app.command("preview-context")
@@ -26,10 +29,16 @@ def preview_context(
     memory = open_mem(dir)
     try:
         ctx = build_context(memory, prompt=prompt)
+        problems = [{"key": b.key, "file": str(b.path), "problem": shown(p, SHOWN_CHARS)}
+                    for b in memory.blocks().default_preview() for p in b.problems]
     finally:
         memory.close()
     if json_ or state.json:
-        emit_json(ctx.to_dict())
+        emit_json({**ctx.to_dict(), **({"blockProblems": problems} if problems else {})})
         raise typer.Exit(0)
     for line in context_lines(ctx):
         out.print(line, markup=False)
+    if problems:  # a hand-made block file whose limit was not used (the prompt cuts its text at the default)
+        out.print("", markup=False)
+    for p in problems:
+        out.print(f"warning: memory block {p['key']} ({p['file']}): {p['problem']}", markup=False)

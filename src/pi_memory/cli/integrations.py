@@ -16,10 +16,12 @@ install_app = typer.Typer(help="Install pi-memory into an agent.", no_args_is_he
 app.add_typer(install_app, name="install")
 
 
+MAX_INDEX_INTERVAL_S = 86_400  # a larger one overflowed the timer (1e300: a traceback)
 IntervalOpt = Annotated[float, typer.Option(
-    "--index-interval", envvar="PI_MEMORY_INDEX_INTERVAL", min=0, show_default=True,
+    "--index-interval", envvar="PI_MEMORY_INDEX_INTERVAL", min=0, max=MAX_INDEX_INTERVAL_S, show_default=True,
     help="Seconds between background index passes over pi / Claude Code / Codex transcripts (each followed by "
-         "embedding the new turns when semantic recall includes sessions). 0 turns background indexing off.")]
+         "embedding the new turns when semantic recall includes sessions), at most a day (86400). 0 turns "
+         "background indexing off.")]
 
 
 @app.command()

@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 
 from pi_memory import safety
+from pi_memory.bounds import row_number
 from pi_memory.cli.app import DirOpt, JsonOpt, Target, app, emit_json, err, fail, open_mem, out, state
 from pi_memory.curated.entries import printable
 
@@ -153,6 +154,11 @@ def undo_cmd(job_id: int, dir: DirOpt = None, json_: JsonOpt = False, dry_run: U
     from pi_memory.learning import undo_job
 
     _, learner = _learner(dir, "learning undo", log_only=True)
+    if row_number(job_id) is None:  # past SQLite's range (its query would overflow): no such job, as any unknown id
+        from pi_memory.learning.runner import JobReport
+
+        _finish(JobReport("undo", "refused", f"there is no learning job {job_id}; `pi-memory learning log` lists "
+                          "them"), json_)
     _finish(undo_job(learner, job_id, dry_run=dry_run), json_)
 
 

@@ -24,6 +24,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
+from pi_memory.bounds import MAX_LIST_LIMIT
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, err, fail, out, settings, state, text_arg
 from pi_memory.curated.entries import printable
 
@@ -134,8 +135,9 @@ def status(dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = Fals
 
     The index is not read page by page here (that grows with its size): `pi-memory status --check` checks it."""
     service = _service(dir, project, model=True, index_check=False)
-    if not _json(service.status_info(), json_):
-        out.print(service.status(), markup=False)
+    info = service.status_info()  # read once: its counts read every memory (they were read twice for a person)
+    if not _json(info, json_):
+        out.print(service.status(info), markup=False)
 
 
 @semantic_app.command()
@@ -217,7 +219,8 @@ def _moment_shown(as_of: str) -> str:
 
 @semantic_app.command("list")
 @_backend_errors
-def list_(limit: Annotated[int, typer.Option("--limit", min=1, help="How many memories to show at most.")] = 100,
+def list_(limit: Annotated[int, typer.Option("--limit", min=1, max=MAX_LIST_LIMIT,
+                                             help="How many memories to show at most.")] = 100,
           all_: Annotated[bool, typer.Option("--all", help="Include superseded and deleted memories.")] = False,
           dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """This scope's memories, newest first."""
@@ -364,7 +367,7 @@ def _stopped_writing(exc: Exception, saved: int, data_dir) -> str:
 def embed_sessions(
     all_: Annotated[bool, typer.Option("--all", help="Every project's turns and curated entries (default: the "
                                        "project of --project or the current folder).")] = False,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Embed at most this many turns "
+    limit: Annotated[int | None, typer.Option("--limit", min=1, max=MAX_LIST_LIMIT, help="Embed at most this many turns "
                                               "(newest first); run again to go on.")] = None,
     prune: Annotated[bool, typer.Option("--prune", help="With --all: afterwards delete curated and turn vectors "
                                         "of other embedding models (only when none is left to embed).")] = False,

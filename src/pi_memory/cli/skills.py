@@ -22,6 +22,7 @@ from rich.table import Table
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, fail, out, state
 from pi_memory.config import SettingsError
 from pi_memory.runtime import open_memory
+from pi_memory.skills.person import EMPTY, for_person, result_for_person
 
 skills_app = typer.Typer(help="Skills: reusable procedures the agent saved (SKILL.md folders).",
                          no_args_is_help=True)
@@ -49,6 +50,8 @@ def _check_scope(scope: str | None) -> None:
 
 def _finish(result: dict) -> None:
     """Print ``result`` (JSON, or its message for a person) and exit 1 when it was refused."""
+    if not state.json:
+        result = result_for_person(result)  # the store's words are for the model calling skill_manage
     if not result.get("success"):
         fields = {("refusal" if k == "code" else k): v for k, v in result.items() if k not in ("success", "error")}
         raise fail(result.get("error", "refused"), 1, **fields)
@@ -73,7 +76,7 @@ def list_(scope: ScopeOpt = None, dir: DirOpt = None, project: ProjectOpt = None
         return
     if not skills:
         where = ", ".join(f"{k}: {v}" for k, v in store.roots.items())
-        out.print(f"No skills yet ({escape(where)}). The agent saves them with the skill_manage tool.")
+        out.print(f"No skills yet ({escape(where)}). {escape(EMPTY)}")
         return
     table = Table(box=None, show_header=True, header_style="bold")
     # a long id folds instead of pushing the description out of an 80-column terminal
@@ -96,7 +99,7 @@ def view(skill_id: Annotated[str, typer.Argument(help="global:<slug>, project:<s
     store = _store(dir, project)
     found = store.find(skill_id)
     if isinstance(found, dict):
-        raise fail(found["error"], 1, refusal=found["code"])
+        raise fail(found["error"] if state.json else for_person(found["error"]), 1, refusal=found["code"])
     text, note = _cut(found, found.path.read_text(encoding="utf-8", errors="replace"))
     if state.json:
         emit_json({"success": True, "skill": found.summary(), "text": text, **({"note": note} if note else {})})
@@ -150,12 +153,24 @@ def export(to: Annotated[str, typer.Option("--to", help="'claude-code' or 'codex
     like an instruction to the model is not exported (and an earlier export of it is removed). A skill of yours
     already there is never touched. Run it again after editing a SKILL.md by hand."""
     from pi_memory.shown_text import shown
-    from pi_memory.skills.export import LINK_SKIP, REFUSAL_CODES, SKIP_CODES, TARGETS, export_skills
+    from pi_memory.skills.export import (
+        HOSTS,
+        LINK_SKIP,
+        REFUSAL_CODES,
+        SKIP_CODES,
+        TARGETS,
+        destinations,
+        export_skills,
+    )
 
     if to not in TARGETS:
         raise fail(f"--to must be one of {', '.join(TARGETS)}, not {to!r}.", 2)
     _check_scope(scope)
-    items = export_skills(_store(dir, project), to, Path.home(), scope=scope, dry_run=dry_run)
+    store = _store(dir, project)
+    for where, folder in destinations(to, Path.home(), store.project_root).items():
+        if scope in (None, where) and (problem := _not_a_folder(folder, HOSTS[to])) is not None:
+            raise fail(problem, 1, refusal="not_a_folder", folder=str(folder))
+    items = export_skills(store, to, Path.home(), scope=scope, dry_run=dry_run)
     skipped = [i for i in items if i.action == "skipped"]
     refused = [i for i in items if i.action in ("refused", "withdrawn")]
     links = sum(len(i.links) for i in items)  # files left out of the skills exported
@@ -178,6 +193,18 @@ def export(to: Annotated[str, typer.Option("--to", help="'claude-code' or 'codex
             out.print(escape(f"{n} not exported: {why}; fix each as said above, then run this command again."))
     if links:
         out.print(escape(f"{links} file(s) skipped: {LINK_SKIP}; {SKIP_TODO['link']}"))
+
+
+def _not_a_folder(folder: Path, host: str) -> str | None:
+    """Why the skills cannot be exported into ``folder`` (it, or a folder it is in, is a file), or ``None``."""
+    for part in (folder, *folder.parents):
+        if part.is_dir():
+            return None
+        if part.exists() or part.is_symlink():
+            what = (f"{folder} is a file, but {host} reads skills from a folder of that name" if part == folder
+                    else f"{part} is a file, so the folder {folder}, where {host} reads skills, cannot be made")
+            return f"{what}. Nothing was exported. Move or rename that file, then run this command again."
+    return None
 
 
 SKIP_TODO = {  # what a person does about a skipped skill, by its code (skills.export.SKIP_CODES)

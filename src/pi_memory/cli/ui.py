@@ -4,7 +4,7 @@ Listens on 127.0.0.1 only (a non-loopback ``--host`` is refused, exit 2), on ``-
 prints the URL with its random token, as Jupyter does; opens it with :mod:`webbrowser` unless ``--no-browser``.
 Runs until Ctrl-C. ``--demo`` first makes a sample data root in a new temporary folder
 (:mod:`pi_memory.devtools.sample_data`, with the scripted model on 127.0.0.1 for its learning job) and shows
-that instead of yours. ``--server URL`` shows that team server's semantic memories (the token from
+that instead of yours; the folder is removed when the inspector stops (Ctrl-C, ``kill``, or a failure). ``--server URL`` shows that team server's semantic memories (the token from
 ``--token-file`` or ``--token-env``, default ``$PI_MEMORY_SERVER_TOKEN``; never a command-line value); without
 it, a team server named by the semantic settings is used (:mod:`pi_memory.integrations.inspector.team`). With
 ``--json`` it prints one ``{"event": "listening", "url", ...}`` line when it
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import tempfile
 import threading
@@ -111,17 +112,27 @@ def _demo_memory():
     from pi_memory.devtools.scripted_llm import ScriptedLLM
     from pi_memory.runtime import open_memory
 
+    # `kill` while the sample is built ends the process through the finally below (its default would leave the
+    # folder behind); once the inspector listens, _serve's handlers stop it the same way as Ctrl-C
+    signal.signal(signal.SIGTERM, _exit_on_signal)
     root = Path(tempfile.mkdtemp(prefix="pi-memory-ui-demo-"))
-    agent, data, project = root / "agent", root / "data", root / "repo"
-    os.environ["PI_CODING_AGENT_DIR"], os.environ["PI_MEMORY_DIR"] = str(agent), str(data)  # this process only
-    with ScriptedLLM(responder=sample_reply) as llm:
-        build_sample(agent, data, project, llm.base_url)
-        memory = open_memory(project)
-        state.data_dir = memory.settings.data_dir
-        try:
-            yield memory
-        finally:
-            memory.close()
+    try:
+        agent, data, project = root / "agent", root / "data", root / "repo"
+        os.environ["PI_CODING_AGENT_DIR"], os.environ["PI_MEMORY_DIR"] = str(agent), str(data)  # this process only
+        with ScriptedLLM(responder=sample_reply) as llm:
+            build_sample(agent, data, project, llm.base_url)
+            memory = open_memory(project)
+            state.data_dir = memory.settings.data_dir
+            try:
+                yield memory
+            finally:
+                memory.close()
+    finally:  # the sample is this run's alone: nothing of it is left in the temporary folder
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _exit_on_signal(signum, frame) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _serve(memory, host: str, port: int, no_browser: bool, as_json: bool, choice=None) -> None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pi_memory import safety
 from pi_memory.curated import entries as fmt
 from pi_memory.curated import messages as msg
+from pi_memory.curated.give_back import GiveBack
 from pi_memory.curated.operations import Operation
 from pi_memory.curated.results import preview
 from pi_memory.curated.sanitise import sanitise_entry
@@ -40,11 +41,13 @@ def where(index: int, op: Operation, single: bool) -> str:
     return "" if single else f"Operation {index + 1} ({op.action}): "
 
 
-def prepare(op: Operation, name: str, at: str = "", limit: int | None = None) -> Operation:
+def prepare(op: Operation, name: str, at: str = "", limit: int | None = None,
+            give_back: GiveBack | None = None) -> Operation:
     """``op`` normalised and checked on its own (not against the entries); raises :class:`Refused`. ``name``: the
     store's file name; ``at``: :func:`where`; ``limit``: the store's character limit, when known: content longer
     than all of it can never fit and is refused before the scans (a 10 MB ``memory_add`` took 16.5 s to be told
-    so)."""
+    so); ``give_back``: a local learning undo's texts, not refused for control characters or for holding nothing
+    readable (:mod:`.give_back`; every other rule and both scans still apply)."""
     content = fmt.normalise_newlines(op.content or "").strip()
     old = fmt.normalise_newlines(op.old_text or "").strip()
     if op.action in ("replace", "remove") and not old:
@@ -53,6 +56,8 @@ def prepare(op: Operation, name: str, at: str = "", limit: int | None = None) ->
         raise Refused("over_limit", at + msg.entry_too_long(name, len(content), limit), live=True)
     if op.action in ("add", "replace"):
         problem = fmt.content_problem(content)
+        if give_back is not None and give_back.allows(content, problem):
+            problem = None
         if problem == "empty":
             raise Refused("empty", at + msg.empty_content(op.action), live=True)
         if problem == "delimiter":

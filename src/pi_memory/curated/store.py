@@ -37,6 +37,7 @@ from pi_memory.curated.files import (
     read_bytes,
     try_read_bytes,
 )
+from pi_memory.curated.give_back import GiveBack
 from pi_memory.curated.layout import Published, Restore, sha256
 from pi_memory.curated.operations import Operation
 from pi_memory.curated.results import MemoryResult
@@ -291,7 +292,7 @@ class MemoryStore:
 
     def apply(self, target: str, operations: list[Operation], single: bool = False,
               arrange: Callable[[list[str]], list[str] | None] | None = None,
-              restore: Restore | None = None) -> MemoryResult:
+              restore: Restore | None = None, give_back: GiveBack | None = None) -> MemoryResult:
         """Apply ``operations`` in order, all or nothing; the budget is checked on the final state only.
 
         In a batch an add of an entry that already exists is skipped, one with a ``place`` goes there; replace/remove
@@ -301,7 +302,9 @@ class MemoryStore:
         reordered or with exact copies (a learning undo gives back the duplicates a job's write merged).
         ``restore`` (a learning undo's): the bytes the file had before the job, written instead of the store's format
         when the file holds exactly what the job left and the entries after the batch are the ones it held then;
-        the result's ``published`` says whether they were (:class:`.layout.Published`).
+        the result's ``published`` says whether they were (:class:`.layout.Published`). ``give_back`` (a local
+        learning undo's, :mod:`.give_back`): texts the job took out, not refused for control characters; a team
+        server's project store is not given it (the server checks on its own).
         """
         if target not in self.files:
             return self._invalid_target(target)
@@ -316,7 +319,9 @@ class MemoryStore:
         try:
             name, team = self.names[target], target == "project" and self.team_project is not None
             limit = team_client.server_limit(self) if team else self.limits[target]  # too long: refused unscanned
-            prepared = [edits.prepare(op, name, edits.where(i, op, single), limit) for i, op in enumerate(operations)]
+            given = None if team else give_back
+            prepared = [edits.prepare(op, name, edits.where(i, op, single), limit, given)
+                        for i, op in enumerate(operations)]
             if team:  # checked here first: a credential or an injection never leaves for the server
                 return team_client.apply(self, prepared, key)
             with self._locked(target):
@@ -331,12 +336,13 @@ class MemoryStore:
             self._guard.note(target, key)
             return self._result(target, False, **msg.io_error(self.names[target], self.dir, exc))
 
-    def check(self, target: str, operations: list[Operation]) -> MemoryResult | None:
+    def check(self, target: str, operations: list[Operation], give_back: GiveBack | None = None) -> MemoryResult | None:
         """The refusal ``apply`` would give ``operations`` on their own (content rules, threat and secret scans;
         not the entries they match), or ``None``: what a dry run says without writing."""
+        given = None if target == "project" and self.team_project is not None else give_back
         try:
             for i, op in enumerate(operations):
-                edits.prepare(op, self.names[target], edits.where(i, op, False), self.limits[target])
+                edits.prepare(op, self.names[target], edits.where(i, op, False), self.limits[target], given)
         except Refused as refusal:
             return self._refused(target, refusal)
         return None

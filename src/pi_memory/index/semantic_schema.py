@@ -38,6 +38,12 @@ when a backend opens the index):
   exactly what was embedded (name and description), so a changed skill is embedded again once and an
   unchanged one never (:mod:`pi_memory.retrieval.sources_skills`).
 
+* ``semantic_vectors_usable`` (migration 008): a partial index of ``semantic_vectors`` on ``(memory_id, model,
+  dim)`` holding the rows whose blob is ``dim × 4`` bytes long, so the count of memories without a usable vector
+  (:mod:`pi_memory.semantic.embedded_reembed`) reads index entries, not every 1.5 KB vector row. Its query names
+  it (``INDEXED BY``): SQLite's planner prefers the ``(memory_id, model)`` unique index, which does not hold the
+  blob's length. Readers do not need it (an index without it is counted the old way).
+
 Both vector tables key rows by an ``AUTOINCREMENT`` id that is never reused: the in-memory matrices
 (:mod:`.sources`) pick up new rows with ``id > last seen``, and a row that was replaced or deleted cannot come
 back under the same id. Their ``ON DELETE CASCADE`` foreign keys drop a vector with its entry or message (the
@@ -59,6 +65,8 @@ M_SCOPE_SQL = "m.user_id = ? AND m.project_id = ? AND m.agent_id = ?"
 
 WORDS_TABLE = "semantic_words"
 GONE_TABLE = "semantic_turn_vectors_gone"  # migration 007: the turn vector rows that went
+USABLE_INDEX = "semantic_vectors_usable"  # migration 008: the vectors whose blob is as long as their dimension says
+USABLE_SQL = "length({v}vector) = {v}dim * 4"  # its WHERE (``{v}``: a table alias and dot); a query repeats it
 GONE_KEEP = 100_000  # records of gone rows kept (older ones are dropped every GONE_PRUNE_EVERY records)
 GONE_PRUNE_EVERY = 1000
 _FILL_BATCH = 5000  # rows indexed per statement when migration 006 fills the word index
@@ -248,6 +256,11 @@ SEMANTIC_MIGRATIONS: list[Migration] = [
         END;
         """,
         readers_need=False,  # without it the turn matrix looks vector rows up as before
+    ),
+    Migration(
+        "semantic_008_usable_vectors",
+        f"CREATE INDEX {USABLE_INDEX} ON semantic_vectors(memory_id, model, dim) WHERE {USABLE_SQL.format(v='')};",
+        readers_need=False,  # without it the stale count reads every vector row, as before
     ),
 ]
 

@@ -29,7 +29,8 @@ A sentence that is a question is no correction. A lesson must name something a c
 that", "not like that", "delete that file" name nothing a later session could act on, nor do mood and effort
 ("always be nice", "mach weiter so", "fais de ton mieux", "一定要加油"): vague, not saved. A lesson holding a
 credential (one the scanner finds, or a credential word in any of the languages followed by a value: "password
-hunter2", "contraseña: hunter2", "токен ghp_...") is not saved at all: the store keeps no secrets, and a redacted
+hunter2", "contraseña: hunter2", "токен ghp_...", or a password in letters alone, "password swordfish":
+:mod:`.lesson_passwords`) is not saved at all: the store keeps no secrets, and a redacted
 one teaches nothing.
 
 The saved entry is a ``failure`` entry of category ``correction``: the lesson (from the sentence the rule found to
@@ -54,6 +55,7 @@ from pi_memory.learning.correction_words import (
     FUNCTION_WORDS,
     ONE_OFF,
 )
+from pi_memory.learning.lesson_passwords import gives_password
 
 DEFAULT_NEGATIVE = (
     r"^\s*no+\s+(worries|problem|prob|thanks|thank\s+you|need|rush|pressure|biggie)\b",
@@ -323,7 +325,8 @@ def unusable(lesson: str, directives: frozenset[str]) -> str | None:
     from pi_memory.safety import redact
 
     # a credential, whatever else the lesson says: the store keeps none, and its redacted form teaches nothing
-    if _REDACTED.search(redact(lesson)) or _GIVES_SECRET.search(lesson):
+    if (_REDACTED.search(redact(lesson)) or _GIVES_SECRET.search(lesson)
+            or gives_password(lesson, FUNCTION_WORDS, directives)):  # "password swordfish": letters alone
         return "credential"
     if not _content(lesson, directives):
         return "vague"

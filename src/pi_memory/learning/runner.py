@@ -43,6 +43,7 @@ from pydantic import BaseModel, Field
 
 from pi_memory.curated.edits import Batch
 from pi_memory.curated.entries import slot
+from pi_memory.curated.give_back import GiveBack
 from pi_memory.curated.layout import Published, Restore
 from pi_memory.curated.store import MemoryStore, Operation
 from pi_memory.learning import log as jlog
@@ -140,6 +141,7 @@ class JobContext:
         self.note: str | None = None  # a job's own summary (e.g. "nothing to save")
         self.arrange: dict[str, Callable] = {}  # target -> the layout its file gets after the batch (undo's copies)
         self.restore: dict[str, Restore] = {}  # target -> the bytes its file gets back when it may (an undo's)
+        self.give_back: dict[str, GiveBack] = {}  # target -> the texts an undo writes back unrefused for controls
         self.published: dict[str, Published] = {}  # target -> what its file store's write replaced and wrote
         self.doubts: list[str] = []  # token figures not believed (a server's, a reply past max_tokens), in words
 
@@ -348,7 +350,7 @@ class Learner:
         the copies of exact duplicates the write would merge). From ``ctx``: ``arrange[target]``, the layout of the
         entries after the batch, and ``restore[target]``, the bytes to give back (:meth:`MemoryStore.apply`); what
         each file store's write did goes to ``ctx.published``."""
-        arrange, restore = (ctx.arrange, ctx.restore) if ctx is not None else ({}, {})
+        arrange, restore, given = (ctx.arrange, ctx.restore, ctx.give_back) if ctx is not None else ({}, {}, {})
         writes: list[jlog.Write] = []
         results: list[dict] = []
         by_target: dict[str, list[PlannedOp]] = {}
@@ -363,14 +365,15 @@ class Learner:
             batch = [Operation(action=o.action, content=o.content, old_text=o.old_text,
                                place=getattr(o, "place", None)) for o in group]
             if dry:  # the store's own checks of a batch (content, threat and secret scans), nothing written
-                if (refusal := self.store.check(target, batch)) is not None:
+                if (refusal := self.store.check(target, batch, given.get(target))) is not None:
                     return writes, results, "refused", "dry run: would be refused: " + store_refusal(
                         self.store, target, refusal, planned, misses, self.budget_left())
                 if any(w.before != w.after for w in planned):  # a write that changes the store merges its copies
                     writes += _copies(self.store, target)
                 writes += planned
                 continue
-            result = self.store.apply(target, batch, arrange=arrange.get(target), restore=restore.get(target))
+            result = self.store.apply(target, batch, arrange=arrange.get(target), restore=restore.get(target),
+                                      give_back=given.get(target))
             results.append(result.to_dict())
             if ctx is not None and result.published is not None:
                 ctx.published[target] = result.published

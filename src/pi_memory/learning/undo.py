@@ -24,11 +24,20 @@ the order the copies stood: at its old index when the entry before it is there a
 copies included), else next to an old neighbour. A copy whose entry is gone since is not given back (a lone copy
 would bring back what someone removed), and the undo's message says so.
 
+Old texts the content check refuses (a hand-edited entry holding control characters, or nothing but U+FFFD): the
+undo gives them back through :class:`~pi_memory.curated.give_back.GiveBack`, which lifts that one check for the
+``before`` texts of this job's own logged writes, on this undo's write only (see that module for why nothing else
+can ask for it). The threat and secret scans still apply. A credential is not given back: the log keeps every
+write redacted, and the undo redacts the old texts again (a pattern learned since the job), so such an entry comes
+back redacted (for a hand-made file the message says its own bytes were not given back); an old text that trips the
+threat scanner is refused as it is for every writer, and the undo with it (nothing changed).
+
 Refused, with the reason and what to do, before anything is logged (so retrying adds no job): the job is unknown,
 was a dry run, was already undone, wrote to a store that is not here (another project's); an entry it wrote has
 changed since (the text it left is gone: undoing would drop or overwrite what someone else wrote); the store would
-go over its limit. The undo is itself a job in the log (kind ``undo``), so it can be undone: the job it took back is
-then in effect again (``log.mark_in_effect``: not shown undone, and it can be undone again).
+go over its limit; an old text it would give back trips the threat scanner (:func:`_scanned`). The undo is itself a
+job in the log (kind ``undo``), so it can be undone: the job it took back is then in effect again
+(``log.mark_in_effect``: not shown undone, and it can be undone again).
 """
 
 from __future__ import annotations
@@ -37,10 +46,11 @@ import re
 from dataclasses import replace
 
 from pi_memory.curated.entries import dedupe, joined_length, slot
+from pi_memory.curated.give_back import GiveBack
 from pi_memory.learning import log as jlog
 from pi_memory.learning.runner import JobContext, JobReport, JobStop, Learner, PlacedOp, PlannedOp
 from pi_memory.learning.wording import duplicates
-from pi_memory.safety import redact
+from pi_memory.safety import check_write, redact
 
 
 class _Changed(Exception):
@@ -60,7 +70,8 @@ def undo_job(learner: Learner, job_id: int, dry_run: bool = False) -> JobReport:
     if job["undoneAt"]:
         return _refused(f"job {job_id} was already undone at {job['undoneAt']}")
     places = jlog.write_places(learner.conn, job_id)
-    writes = [replace(w, place=p) for w, p in zip(jlog.job_writes(learner.conn, job_id), places, strict=True)]
+    writes = [_old_text_redacted(replace(w, place=p))
+              for w, p in zip(jlog.job_writes(learner.conn, job_id), places, strict=True)]
     if not writes:
         return _refused(f"job {job_id} ({job['kind']}, {job['outcome']}) made no writes")
     store = learner.store
@@ -73,9 +84,11 @@ def undo_job(learner: Learner, job_id: int, dry_run: bool = False) -> JobReport:
                             f"`pi-memory learning undo {job_id}` inside the project it was made in")
         current = store.read(target).entries or []
         try:
-            after, _ = reverse(current, group)
+            after, back = reverse(current, group)
         except _Changed as changed:
             return _refused(_changed(job_id, group[0].store, target, changed))
+        if (scanned := _scanned(job_id, group[0].store, back)) is not None:
+            return _refused(scanned)
         size, limit = joined_length(dedupe(after)), store.limit(target)  # a file's copies are read as one
         if store.enforce_limits and size > limit and size > joined_length(current):
             from pi_memory.curated.store import LIMIT_SETTINGS
@@ -98,6 +111,8 @@ def undo_job(learner: Learner, job_id: int, dry_run: bool = False) -> JobReport:
                 ctx.arrange[target] = lambda entries, t=target, c=copies: _arrange(entries, c, given, t)
             if (kept := jlog.file_layout(learner.conn, job_id, target)) is not None:
                 ctx.restore[target] = kept
+            ctx.give_back[target] = GiveBack(frozenset(w.before for w in group
+                                                       if w.action in ("remove", "replace") and w.before))
         return ops
 
     report = learner.run("undo", f"job {job_id}", work, dry_run=dry_run, needs_model=False)
@@ -109,6 +124,27 @@ def undo_job(learner: Learner, job_id: int, dry_run: bool = False) -> JobReport:
         report.message = _said(job_id, job["kind"], report, sum(w.action == "dedupe" for w in writes),
                                sum(given.values()), {t: store.name(t) for t in groups})
     return report
+
+
+def _scanned(job_id: int, store: str, ops: list[PlannedOp]) -> str | None:
+    """Why an old text the undo would write back is refused by the threat or secret scan, for a person, or
+    ``None``. Said before anything is logged (the store's own refusal speaks of a model's answer)."""
+    for op in ops:
+        if op.content and (finding := check_write(op.content)) is not None:
+            secret = finding.category == "secret"
+            what, shown = ("a credential", "redacted") if secret else ("a threat pattern", "as its blocked marker")
+            return (f"job {job_id} cannot be undone: an entry it took out of {store} matches {what} ({finding.id}), "
+                    "which pi-memory does not write for anyone, so it cannot be given back. Nothing was changed; "
+                    f"`pi-memory learning log` shows the entry {shown}")
+    return None
+
+
+def _old_text_redacted(w: jlog.Write) -> jlog.Write:
+    """``w`` with the old text a reversal writes back redacted with the patterns known now (the log redacted it
+    with those known when the job ran): an undo never writes a credential back."""
+    if w.action in ("remove", "replace") and w.before:
+        return replace(w, before=redact(w.before))
+    return w
 
 
 def _said(job_id: int, kind: str, report: JobReport, copies: int, given: int, names: dict[str, str]) -> str:

@@ -13,7 +13,7 @@ Hosts call :func:`build_context` (the pi bridge, ``pi-memory preview-context``, 
 from pi_memory.prompt.render import POLICY_COMPACT, POLICY_FULL, blocks_text, policy_text, standing_text
 
 _CONTEXT = ("Part", "SessionContext", "build_context", "frozen_is_reusable", "memory_part", "recent_failures",
-            "run_parts")
+            "run_parts", "run_texts")
 
 
 def __getattr__(name: str):
@@ -25,4 +25,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'pi_memory.prompt' has no attribute {name!r}")
 
 __all__ = ["POLICY_COMPACT", "POLICY_FULL", "Part", "SessionContext", "blocks_text", "build_context",
-           "frozen_is_reusable", "memory_part", "policy_text", "recent_failures", "run_parts", "standing_text"]
+           "frozen_is_reusable", "memory_part", "policy_text", "recent_failures", "run_parts", "run_texts",
+           "standing_text"]

@@ -157,6 +157,19 @@ def run_parts(memory: Memory, preview: bool = True) -> list[Part]:
     return parts
 
 
+def run_texts(memory: Memory, limit: int, length=len) -> tuple[str, list[str]]:
+    """The run parts of a live session, from one reading of the blocks and rules: ``(their text, as the texts of
+    :func:`run_parts` with ``preview=False`` joined by a blank line; the same in pieces of at most ``limit``)``
+    (:func:`pi_memory.prompt.pieces.run_pieces`: for a host that keeps one injected text whole only up to a cap)."""
+    from pi_memory.prompt.pieces import run_pieces
+
+    blocks = blocks_store(memory).blocks()
+    standing = ""
+    if memory.settings.standing_enabled:
+        standing = standing_text(StandingStore.in_data_dir(memory.settings.data_dir).rules())
+    return run_pieces(blocks, standing, limit, length)
+
+
 def build_context(memory: Memory, prompt: str | None = None, create_defaults: bool = False) -> SessionContext:
     """Every part a session gets (see the module docstring). ``prompt``: also run semantic recall for it (the
     user-channel part). ``create_defaults``: write the default blocks when none exist (a real session start;

@@ -82,16 +82,28 @@ def standing_text(rules: list[str]) -> str:
     return "<standing-instructions>\n" + STANDING_PREAMBLE + "\n\n" + "\n".join(lines) + "\n</standing-instructions>"
 
 
-def blocks_text(blocks: list[Block]) -> str:
-    """The fenced memory blocks (``""`` without blocks)."""
-    if not blocks:
-        return ""
-    parts = []
+def block_sections(blocks: list[Block]) -> list[tuple[str, str, str]]:
+    """``(key, heading, value)`` of each block as :func:`blocks_text` shows it (heading: ``## key [chars/limit]``
+    and the description; value scanned, redacted and with its fence tags neutralised)."""
+    out = []
     for block in blocks:
         over = " ⚠ OVER LIMIT" if block.chars > block.limit else ""
         head = f"## {block.key} [{block.chars:,}/{block.limit:,} chars{over}]"
         if block.description:
             head += f"\n{neutralise_fence(shown_description(block), 'memory-blocks')}"
         value = neutralise_fence(prompt_value(block), "memory-blocks") if block.value else "(empty)"
-        parts.append(f"{head}\n{value}")
-    return "<memory-blocks>\n" + BLOCKS_PREAMBLE + "\n\n" + "\n\n".join(parts) + "\n</memory-blocks>"
+        out.append((block.key, head, value))
+    return out
+
+
+def blocks_fence(sections: list[str], marker: str = "") -> str:
+    """``<memory-blocks>`` around ``sections`` (each ``heading\nvalue``), ``marker`` as its first line."""
+    first = f"{marker}\n" if marker else ""
+    return "<memory-blocks>\n" + first + BLOCKS_PREAMBLE + "\n\n" + "\n\n".join(sections) + "\n</memory-blocks>"
+
+
+def blocks_text(blocks: list[Block]) -> str:
+    """The fenced memory blocks (``""`` without blocks)."""
+    if not blocks:
+        return ""
+    return blocks_fence([f"{head}\n{value}" for _, head, value in block_sections(blocks)])

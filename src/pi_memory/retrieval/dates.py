@@ -288,12 +288,14 @@ def date_windows(prompt: str, as_of: str) -> tuple[list[Window], str]:
     return windows, " ".join(taken.blank(text).split())
 
 
-# Words that ask what went on without saying what about ("what happened", "what did we do", "recap", "进展",
+# Words that ask what went on without saying what about ("what happened", "what did we do", "what did we decide",
+# "recap", "进展",
 # "何があった", "무슨 일"). A prompt holding one of them and, once its date phrases and these are gone, nothing but stop
 # words asks for the window itself ("what happened this week?", "what did we do today?", "今天做了什么？"); "how are
 # you today?" or "what should I do today?" hold none and ask nothing of the past.
 _ACTIVITY = re.compile(
-    r"(?i)\b(?:happen(?:ed|s)?|did|done|worked|work(?:ed)?\s+on|talked|discussed|decided|said|changed|agreed|"
+    r"(?i)\b(?:did\s+(?:we|i|you|they)\s+(?:decide|agree(?:\s+on)?|discuss|say|talk(?:\s+about)?|change|plan|"
+    r"settle\s+on|choose|pick)|happen(?:ed|s)?|did|done|worked|work(?:ed)?\s+on|talked|discussed|decided|said|changed|agreed|"
     r"went|(?:get|got)\s+done|accomplish(?:ed)?|finish(?:ed)?|summar(?:y|ize|ise)|recap|progress|new|going\s+on|"
     r"earlier|so\s+far|anything|everything"
     # Russian, German, Spanish, French, Portuguese (the languages of dates_eu): happened, did, discussed, decided

@@ -18,6 +18,8 @@ phrase                                                                          
 ``в мае`` ``im Mai`` ``en mayo`` ``en mai`` ``em maio``                          ``in May``
 ``3 мая`` ``3. Mai`` ``am 3. Mai`` ``3 de mayo`` ``le 3 mai`` ``3 de maio``      ``May 3``
 ``в мае 2019 года`` ``im März 2019`` ``3 de mayo de 2021``                        ``May 2019``, ``May 3, 2021``
+``в прошлый вторник`` ``letzten Dienstag`` ``el martes pasado`` ``mardi dernier``  ``last Tuesday``
+``na terça passada``
 ===============================================================================  ==============================
 
 A month name alone is no date (``mars`` is also the planet, ``Mai`` a name): it needs its preposition (``в``/
@@ -27,7 +29,7 @@ so "3 Mars rovers" is no date). A year after it is kept (``im März 2019``, ``3 
 ``в мае 2019 года``): that month of that year. Words are matched whole and in any case; the
 preposition of a phrase is taken with it, so it leaves no keyword term behind. Not read: future words
 (``завтра``, ``morgen``, ``mañana``, ``demain``, ``amanhã``: ``morgen`` and ``mañana`` are also "morning"),
-weekdays, and years (``2023`` is read by the English rules); ``hier`` in a prompt read as German or Dutch (where it
+a weekday without "last" (``am Dienstag``, ``el martes``: it may be the coming one), and years (``2023`` is read by the English rules); ``hier`` in a prompt read as German or Dutch (where it
 is "here": :func:`pi_memory.retrieval.lang.languages`).
 """
 
@@ -108,6 +110,30 @@ def _month_rules(lang: str, names: tuple[str, ...]) -> list[tuple[str, re.Patter
             ("mon", re.compile(rf"(?<!\w){_IN[lang]} {month}{year}(?!\w)"))]
 
 
+# weekday names, Monday first, in the forms "last <weekday>" takes (ru: accusative "в прошлую среду")
+_WEEKDAY_NAMES = {
+    "ru": ("понедельник", "вторник", "сред[ау]", "четверг", "пятниц[ау]", "суббот[ау]", "воскресенье"),
+    "de": ("Montag", "Dienstag", "Mittwoch", "Donnerstag", "Freitag", "(?:Samstag|Sonnabend)", "Sonntag"),
+    "es": ("lunes", "martes", "mi[ée]rcoles", "jueves", "viernes", "s[áa]bado", "domingo"),
+    "fr": ("lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"),
+    "pt": ("segunda(?:-feira)?", "ter[çc]a(?:-feira)?", "quarta(?:-feira)?", "quinta(?:-feira)?",
+           "sexta(?:-feira)?", "s[áa]bado", "domingo"),
+}
+# "last <weekday>": the latest such day before the day asked on (English "last Tuesday"); a weekday without
+# "last" is not read (``am Dienstag``, ``el martes`` may be the coming one)
+_LAST_WEEKDAY = {"ru": "(?:в )?прошл(?:ый|ую|ое) {wd}", "de": "(?:am )?(?:letzten|vergangenen|vorigen) {wd}",
+                 "es": "(?:el )?(?:{wd} pasado|pasado {wd2})", "fr": "{wd} dernier", "pt": "(?:n[ao] )?{wd} passad[ao]"}
+
+
+def _weekday_rules() -> list[tuple[str, re.Pattern[str]]]:
+    out = []
+    for lang, names in _WEEKDAY_NAMES.items():
+        wd, wd2 = ("(?:" + "|".join(f"(?P<{p}{i}>{name})" for i, name in enumerate(names)) + ")" for p in "wv")
+        out.append(("wd", re.compile(r"(?<!\w)" + _LAST_WEEKDAY[lang].format(wd=wd, wd2=wd2) + r"(?!\w)",
+                                     re.IGNORECASE)))
+    return out
+
+
 _AGO_FORMS = (r"{n} (?:{u}) назад", r"vor {n} (?:{u})", r"hace {n} (?:{u})", r"il y a {n} (?:{u})",
               r"h[áa] {n} (?:{u})")
 _DAY_WORDS = "|".join(re.escape(w).replace("'", "['’]") for w in sorted(_DAYS_BACK, key=len, reverse=True))
@@ -118,6 +144,7 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
     *((f"rel{back}", re.compile(rf"(?<!\w)(?:{'|'.join(patterns)})(?!\w)", re.IGNORECASE))
       for back, patterns in _LAST.items()),
     ("day", re.compile(rf"(?<![\w-])(?:{_DAY_WORDS})(?![\w-])", re.IGNORECASE)),
+    *_weekday_rules(),
 ]
 
 
@@ -131,6 +158,8 @@ def _reading(kind: str, m: re.Match[str]) -> tuple[str, int, int | str | None] |
         return ("ymd", int(g["year"]), (month, day)) if g.get("year") else ("md", month, day)
     if kind == "day":
         return "ago", _DAYS_BACK[m.group().lower().replace("’", "'")], "day"
+    if kind == "wd":
+        return "wd", next(int(k[1:]) for k, v in g.items() if v and k[0] in "wv" and k[1:].isdigit()), None
     if kind == "ago":
         n = g["n"].lower()
         return "ago", int(n) if n.isdigit() else _NUMBER_WORDS[n], next(u for u in _UNIT_WORDS if g.get(u))

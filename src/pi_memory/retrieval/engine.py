@@ -68,7 +68,15 @@ from pi_memory.retrieval.fenced import (  # noqa: F401 - the fenced text, re-exp
     render_line,
     safe_id,
 )
+from pi_memory.retrieval.floors import (  # noqa: F401 - re-exported: recall's floor, its settings' defaults
+    DEFAULT_MIN_SIMILARITY,
+    MIXED_SCRIPT_SHARE,
+    SCRIPT_FLOORS,
+    UNMEASURED_SCRIPT_FLOOR,
+    script_floor,
+)
 from pi_memory.retrieval.fusion import RRF_K, rrf_fuse
+from pi_memory.retrieval.repeats import Repeats
 from pi_memory.safety import replace_unencodable
 from pi_memory.semantic.models import SemanticHit, SemanticMemory
 from pi_memory.semantic.prompt_gate import (  # noqa: F401 - re-exported
@@ -85,28 +93,6 @@ CANDIDATES = 50
 DEFAULT_WEIGHTS = {"keyword": 1.0, "vector": 1.0, "semantic": 1.0, "curated": 1.0, "sessions": 0.5, "skills": 1.0,
                    "dated": 0.5}
 SESSION_SNIPPET_CHARS = 400
-# The cosine (bundled all-MiniLM-L6-v2 int8) a memory needs to be recalled without keyword evidence. Chosen from
-# ``benchmarks/recall_floor.py`` (30 memories, 40 related prompts written to share few words with their memory,
-# 40 unrelated coding prompts): unrelated prompts' best matches reach 0.397 (p95 0.365, median 0.182); related
-# pairs have median 0.341, so no floor separates the two cleanly with this small model. 0.40 is the lowest
-# floor at which no unrelated prompt injects anything by vector alone. End to end (this recall, top 5, keyword
-# evidence included) it recalls the right memory for 17 of the 40 related prompts and injects something for
-# 1 of the 40 unrelated ones (0.35: 22/40 and 5/40; 0.30: 22/40 and 6/40; no floor: every prompt injects).
-# Missing an indirect memory costs less than injecting noise before every run; lower it to recall more.
-# Another embedder needs its own value.
-DEFAULT_MIN_SIMILARITY = 0.40
-# The bundled model was trained on English: any two strings of another script sit close together (two unrelated
-# Chinese sentences: 0.45-0.87), so one cosine cannot serve every prompt. Per main script of the prompt
-# (:func:`pi_memory.retrieval.lang.script_of`), the floor is at least this. Measured with
-# ``benchmarks/recall_floor.py`` (its multilingual rows: per language 3 memories, 3 related and 3 unrelated
-# prompts, all 48 memories of every language in one index): best match of an unrelated prompt, max over the
-# language's prompts -- zh 0.663, ja 0.649, ko 0.684 (cjk); ru 0.665 (cyrillic); fa 0.873 (arabic); de 0.506, es 0.496
-# (Latin, not English; English: 0.397, above). Each floor is that max plus a margin; related prompts below it
-# are still recalled by keyword evidence (:mod:`pi_memory.retrieval.lang`). Scripts not measured get
-# 0.95, which leaves them to keyword evidence. ``latin_other``: Latin-script prompts detected as another
-# language than English.
-SCRIPT_FLOORS = {"latin": 0.0, "latin_other": 0.60, "cjk": 0.75, "cyrillic": 0.75, "arabic": 0.95}
-UNMEASURED_SCRIPT_FLOOR = 0.95
 # Share of the query's keyword terms (:func:`pi_memory.semantic.terms.keyword_terms`) a candidate's text must
 # contain to count as keyword evidence: half, so one shared everyday word ("code", "user") out of a four-term
 # prompt is not enough, while a one- or two-term query ("Kafka", "ticket OPS-4821") is matched by its terms.
@@ -118,6 +104,14 @@ MIN_KEYWORD_COVERAGE = 0.5
 # recall_floor.py prints the same figures (a quarter of the keywords let 2-3 of its 40 unrelated prompts through).
 PARTIAL_COVERAGE = 0.34
 PARTIAL_SIMILARITY = 0.75  # times the floor
+# What a candidate dated inside a window the prompt asks about needs beside its day to pass the floor (unless the
+# prompt asks only what went on): any keyword of the prompt, or this share of the English floor's cosine
+# (``min_similarity``, not the prompt's script floor: a Chinese prompt's turns about that day in another script sit
+# at 0.3, the script floor's half would be 0.4). Measured on the
+# tester's date-only prompts: the turns of the day asked about that the topic did not match sat at cosine 0.02-0.17
+# ("Did the Lakers win yesterday?", "what did I eat for dinner yesterday?"), while the answers of
+# recall_floor.py's date-phrased prompts and "what did we decide about caching last week?" hold a keyword or more.
+DATED_SIMILARITY = 0.5
 # RRF weight of the ``dates`` list (candidates dated inside a window the prompt names): as much as one keyword
 # list, so a turn from "last week" that the keyword or vector list also found moves above undated ones.
 DATE_WEIGHT = 1.0
@@ -146,6 +140,7 @@ class RecallHit:
     dated: bool = False  # its day alone lets it past the floor: inside a past window the prompt names (recall)
     replaced_by: str = ""  # a session turn saying what this memory id replaced (:mod:`.recall_superseded`)
     replaced_on: str = ""  # the day of that replacement (YYYY-MM-DD)
+    recalled_for: str = ""  # a fact the floor dropped, brought in for the hit it says replaced (.recall_superseded)
     message_id: int = 0  # a session turn's ``messages.id`` (0: not a turn, or not known)
     near_evidence: bool = False  # a session turn whose window holds a turn with the cosine (context_evidence)
     source_text: str = ""
@@ -166,6 +161,8 @@ class RecallHit:
             data["similarity"] = round(self.similarity, 4)
         if self.replaced_by:
             data["replacedBy"], data["replacedOn"] = self.replaced_by, self.replaced_on
+        if self.recalled_for:
+            data["recalledFor"] = self.recalled_for
         return data
 
 
@@ -177,23 +174,12 @@ def keyword_coverage(terms: recall_lang.Evidence | Sequence[str], text: str) -> 
     return recall_lang.coverage_of(terms, text)
 
 
-def script_floor(query: str, min_similarity: float) -> float:
-    """The cosine floor for ``query``: ``min_similarity`` raised to its script's :data:`SCRIPT_FLOORS` entry
-    (``0`` stays ``0``: floor off)."""
-    if min_similarity <= 0:
-        return min_similarity
-    script = recall_lang.script_of(query)
-    if script == "latin":
-        langs = recall_lang.languages(query)
-        script = "latin_other" if langs and langs[0] != "english" else "latin"
-    return max(min_similarity, SCRIPT_FLOORS.get(script, UNMEASURED_SCRIPT_FLOOR))
-
-
 def has_evidence(hit: RecallHit, min_similarity: float) -> bool:
     """Whether ``hit`` may be injected: ``min_similarity <= 0`` (floor off), a cosine at or above the floor,
     keyword coverage at or above :data:`MIN_KEYWORD_COVERAGE`, a day inside a date window the prompt names
-    (``dated``: "what did we decide last week?" keeps last week's turns whatever their cosine; recall sets it
-    only before the day asked on in a window in the past, or for a prompt asking only what went on), a session turn
+    (``dated``: "what did we decide about caching last week?" keeps last week's turns holding a keyword or half the
+    floor's cosine, :data:`DATED_SIMILARITY`; recall sets it only before the day asked on in a window in the past,
+    and for a prompt asking only what went on whatever the turn holds), a session turn
     next to one whose cosine meets the floor (``near_evidence``: recall sets it), a third of the keywords with three
     quarters of the floor's cosine together (:data:`PARTIAL_COVERAGE`), or a remote backend's hit that came with no score
     details at all (``unscored``: its service ranked it by meaning and there is nothing here to judge it by).
@@ -228,6 +214,8 @@ def evidence_reasons(hit: RecallHit, min_similarity: float) -> list[str]:
         reasons.append("its day is inside a date window the prompt names")
     if hit.near_evidence:
         reasons.append("a turn next to it in its session has a similarity at or above the floor")
+    if hit.recalled_for:
+        reasons.append(f"it replaced what {hit.recalled_for} says")
     return reasons
 
 
@@ -262,8 +250,8 @@ def recall(
     returned, and the prompt's dates ("last week", "in May", "2023-05-08") are read against it
     (:mod:`pi_memory.retrieval.dates`): candidates dated inside such a window get the ``dates`` list's
     share of the fused score and pass the floor, and with sessions the window's own turns that no other list
-    found form the ``dated`` list (:func:`_dated_list`; only for a prompt naming a date). An embedder failure
-    leaves the keyword lists.
+    found form the ``dated`` list (:func:`_dated_list`; only for a prompt naming a date). A memory rewording one
+    kept above it comes after the other hits (:mod:`.repeats`). An embedder failure leaves the keyword lists.
     ``vector_deadline``: a :func:`time.monotonic` value by which the query vector must be ready, else recall is
     keyword-only (:func:`pi_memory.retrieval.vector_lists.by_deadline`; the prompt hook's ceiling). Raises
     ``ValueError`` for an unknown source or an unreadable ``as_of``.
@@ -282,6 +270,7 @@ def recall(
     lists: dict[str, list[str]] = {}
     items: dict[str, RecallHit] = {}
     cosines: dict[str, float] = {}
+    replaced: list[int] = []  # superseded memories the keyword search met (.recall_superseded)
     skill_items: dict[str, RecallHit] = {}
     if "skills" in include and skills is not None:
         from pi_memory.retrieval import sources_skills
@@ -308,7 +297,7 @@ def recall(
     if "semantic" in include:
         if hasattr(backend, "candidate_lists"):  # the embedded backend: fuse its two lists with the others
             shared = {"query_vector": extra.query_vector} if extra is not None else {}
-            keyword, vector = backend.candidate_lists(query, scope=scope, limit=candidates, **shared)
+            keyword, vector = backend.candidate_lists(query, scope=scope, limit=candidates, replaced=replaced, **shared)
             lists["keyword"] = ["s:" + i for i, _ in keyword]
             lists["vector"] = ["s:" + i for i, _ in vector]
             cosines = {"s:" + i: c for i, c in vector}
@@ -364,20 +353,28 @@ def recall(
     terms = recall_lang.evidence_terms(query)
     if windows:
         rest_terms = recall_lang.evidence_terms(rest)
-        terms = replace(rest_terms, unmatched=max(0.0, terms.total - rest_terms.total))
+        # the date counts twice: "what did we decide in May?" has one other word, and December's "we decided" turns
+        # held half the prompt with it (LoCoMo and recall_floor.py unchanged)
+        terms = replace(rest_terms, unmatched=2 * max(0.0, terms.total - rest_terms.total))
     floor = script_floor(words_query, min_similarity)
     # a day alone passes the floor inside a window the prompt asks about as past ("what did we decide about caching
     # last week?"), before the day asked on; a window holding today ("what's the weather like today?") says when
     # the user asks, not what about, so its candidates need evidence of their own unless the prompt asks only what
     # went on ("what did we do today?", "what happened this week?": :func:`.dates.what_went_on`). The ``dates``
     # lists' rank boost applies either way (:func:`.dates.floor_windows`).
+    # A day passes only with a hint of the topic beside it (some keyword, or half the floor's cosine), unless the
+    # prompt asks nothing but what went on: "Did the Lakers win yesterday?" injected yesterday's turns about a
+    # database upgrade (cosine 0.15, no keyword) by their day alone (DATED_SIMILARITY).
     left = recall_dates.what_went_on(rest) if windows else None
-    past = recall_dates.floor_windows(windows, moment, bare=left is not None and not recall_lang.evidence_terms(left))
-    # with facts and turns together, a few more are judged: a turn saying what a recalled fact replaced moves
-    # below that fact (:mod:`.recall_superseded`), and what it pushes out of the top_k must be known
-    wanted_hits = top_k * 2 if {"semantic", "sessions"} <= include else top_k
+    bare = left is not None and not recall_lang.evidence_terms(left)
+    past = recall_dates.floor_windows(windows, moment, bare=bare)
+    # with facts and turns or entries together, a few more are judged: a turn saying what a fact replaced moves
+    # below that fact, which may be brought in (:mod:`.recall_superseded`): what that pushes out must be known
+    check_replaced = "semantic" in include and bool(include & {"sessions", "curated"})
+    wanted_hits = top_k * 2 if check_replaced else top_k
     out: list[RecallHit] = []
     near: set[int] = set()  # turns whose vector meets the floor: their window passes too (context_evidence)
+    repeats, repeated = Repeats(backend, scope), []  # near-duplicate memories go last (:mod:`.repeats`)
     for start in range(0, len(fused), top_k * 2):  # read memories a slice at a time: most prompts stop at the first
         chunk = fused[start: start + top_k * 2]
         _load_semantic(backend, scope, [str(f.key)[2:] for f in chunk if str(f.key) not in items
@@ -392,25 +389,28 @@ def recall(
             if hit is None or recall_dates.is_after(hit.when, moment) or (hit.kind == "session" and not hit.text):
                 continue  # a turn deleted since the vector list found it has no text
             hit.score, hit.ranks = f.score, dict(f.ranks)
-            hit.dated = ("dates" in hit.ranks or "dated" in hit.ranks) and recall_dates.in_windows(
-                hit.when or hit.date, past)
             if hit.similarity is None:
                 hit.similarity = cosines.get(str(f.key))
             if hit.kind != "session" or str(f.key) not in loaded:  # load_turns judged those in context
                 hit.coverage = keyword_coverage(terms, hit.source_text or hit.text)
+            hit.dated = ("dates" in hit.ranks or "dated" in hit.ranks) and recall_dates.in_windows(
+                hit.when or hit.date, past) and (bare or hit.coverage > 0
+                                                  or (hit.similarity or 0.0) >= DATED_SIMILARITY * min_similarity)
             judged.append((hit, has_evidence(hit, floor)))
         near.update(h.message_id for h, _ in judged if h.message_id and (h.similarity or 0.0) >= floor)
         lifted = context_evidence(conn, [h.message_id for h, ok in judged if not ok and h.message_id], near, moment)
         for h, ok in judged:
             h.near_evidence = not ok and h.message_id in lifted
-        kept = [h for h, ok in judged if ok or h.near_evidence]
-        source_vectors.snippet_turns(kept, loaded, snippet_terms)
+        kept, again = repeats.split([h for h, ok in judged if ok or h.near_evidence])
+        source_vectors.snippet_turns(kept + again, loaded, snippet_terms)
         out += kept
+        repeated += again
         if len(out) >= wanted_hits:
             break
-    out = out[:wanted_hits]
-    if wanted_hits > top_k:
-        out = recall_superseded.mark_outdated(backend, scope, out)
+    out = (out + repeated)[:wanted_hits]  # a memory saying what one above it says comes after the others
+    if check_replaced:
+        out = recall_superseded.mark_outdated(backend, scope, out, replaced=replaced, moment=moment, fact=lambda
+                                              mid, text, day: RecallHit("semantic", mid, text, day))
     out = out[:top_k]
     _complete_semantic(backend, scope, out)
     return out

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pi_memory import safety
@@ -110,8 +110,8 @@ def safe_id(item_id: Any) -> str:
 
 def render_line(hit: Any) -> str:
     """One fenced line for a hit: the blocked marker, or ``- <id> (<date>): "<json text>"`` (redacted); a
-    session turn that says what a memory replaced: ``- <id> (<date>, said before <day>, since replaced by
-    <memory id>): ...``.
+    session turn or curated entry that says what a memory replaced: ``- <id> (<date>, said before <day>, since
+    replaced by <memory id>): ...``.
 
     Only the JSON-quoted text is free-form: the id is printed raw only when it is plain ASCII (else quoted)
     and the date only when it is a ``YYYY-MM-DD`` day (else left out)."""
@@ -163,3 +163,18 @@ def format_recall(hits: Sequence[Any], budget_tokens: int = DEFAULT_BUDGET_TOKEN
     if not lines:
         return ""
     return "\n".join([*head, *lines, FENCE_CLOSE])
+
+
+def trim_recall(text: str, limit: int, length: Callable[[str], int] = len) -> str:
+    """``text`` (what :func:`format_recall` gave) within ``limit`` (measured by ``length``): its lowest-ranked lines
+    are left out until it fits, the fence and the notice kept, as :func:`format_recall` skips what does not fit its
+    budget (``""`` when no line fits, or ``text`` is not such a block)."""
+    if length(text) <= limit:
+        return text
+    head, tail = f"{FENCE_OPEN}\n{NOTICE}\n", f"\n{FENCE_CLOSE}"
+    if not (text.startswith(head) and text.endswith(tail)):
+        return ""
+    lines = text[len(head):-len(tail)].split("\n")
+    while lines and length(head + "\n".join(lines) + tail) > limit:
+        lines.pop()
+    return head + "\n".join(lines) + tail if lines else ""

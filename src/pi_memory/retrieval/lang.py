@@ -27,8 +27,8 @@ Greek, Persian (Arabic script with one of پ چ ژ گ ک ی) or Arabic, Hindi (D
 German, Spanish, French, Portuguese, Italian or Dutch when it holds more of that language's stop words
 (:data:`STOP`) than of English's, else English. Several languages may be detected; each one's stemmer is tried.
 
-:func:`script_of` gives the prompt's main script for the per-script vector floor
-(:data:`pi_memory.retrieval.engine.SCRIPT_FLOORS`).
+:func:`script_shares` gives the share of each script in a text, which the per-script vector floor reads
+(:mod:`pi_memory.retrieval.floors`); :func:`script_of` the main one.
 """
 
 from __future__ import annotations
@@ -99,16 +99,24 @@ def _script(ch: str) -> str:
     return "other"
 
 
-def script_of(text: str) -> str:
-    """The main script of ``text``'s letters: ``latin``, ``cjk`` (Han, kana, Hangul), ``cyrillic``, ``greek``,
-    ``arabic`` (Persian included), ``hebrew``, ``devanagari``, ``thai`` or ``other``; ``latin`` without letters.
-    Digits and punctuation do not count; a CJK character counts twice (it carries about a word)."""
+def script_shares(text: str) -> dict[str, float]:
+    """The share (0..1) of ``text``'s letters in each script (:func:`script_of`'s names and weights); ``{}``
+    without letters."""
     counts: dict[str, int] = {}
     for ch in text or "":
         if ch.isalpha():
             script = _script(ch)
             counts[script] = counts.get(script, 0) + (2 if script == "cjk" else 1)
-    return max(counts, key=lambda s: counts[s]) if counts else "latin"
+    total = sum(counts.values())
+    return {s: n / total for s, n in counts.items()}
+
+
+def script_of(text: str) -> str:
+    """The main script of ``text``'s letters: ``latin``, ``cjk`` (Han, kana, Hangul), ``cyrillic``, ``greek``,
+    ``arabic`` (Persian included), ``hebrew``, ``devanagari``, ``thai`` or ``other``; ``latin`` without letters.
+    Digits and punctuation do not count; a CJK character counts twice (it carries about a word)."""
+    shares = script_shares(text)
+    return max(shares, key=lambda s: shares[s]) if shares else "latin"
 
 
 def languages(text: str) -> list[str]:
@@ -170,13 +178,13 @@ class Evidence:
             return 0.0
         folded = (text or "").casefold()
         found = 0.0
-        if self.words:
+        if self.words and not self.langs:  # an English prompt: its terms as written (no stems to compare)
+            found += sum(1 for term in _english_patterns(self.words) if term.search(folded))
+        elif self.words:
             text_stems: list[set[str]] | None = None
             for i, term in enumerate(self.words):
                 if term.casefold() in folded:
                     found += 1
-                    continue
-                if not self.langs:  # an English prompt: its terms are matched as written (no stems to compare)
                     continue
                 if text_stems is None:
                     tokens = set(_WORDS.findall(folded))
@@ -185,6 +193,30 @@ class Evidence:
                     found += 1
         found += CJK_WEIGHT * sum(1 for grams in self.cjk if any(g in folded for g in grams))
         return found / total
+
+
+# An English term (a crude suffix cut: "times" -> "tim", "prefers" -> "prefer") is found at the start of a word of the
+# text. A term of up to SHORT_TERM_CHARS characters only as that word with an inflection after it, since as a
+# mere start it matched other words: "what's 17 times 23?" found "timezone" (coverage 1.0, so the user's time zone
+# was injected), "log into" found "login" and "blog". A longer term may be followed by anything ("postgres" in
+# "PostgreSQL", "prefer" in "preference"), as before, but no longer inside a word ("base" in "database").
+SHORT_TERM_CHARS = 4
+_INFLECTIONS = "s|es|e|ed|d|er|ers|ing|ings|y|ies|ied|ly"
+
+
+@lru_cache(maxsize=4096)
+def _english_pattern(term: str) -> re.Pattern[str]:
+    if not term.isascii():  # a Korean word without its particle ("배포" in "배포는"), an accented name: a substring
+        return re.compile(re.escape(term.casefold()))
+    start = r"(?<![^\W_])" + re.escape(term.casefold())
+    if len(term) > SHORT_TERM_CHARS:
+        return re.compile(start)
+    double = re.escape(term[-1].casefold()) + "(?:ed|ing|er|ers|y)" if term[-1:].isalpha() else "(?!)"
+    return re.compile(start + f"(?:{_INFLECTIONS}|{double})?" + r"(?![^\W_])")
+
+
+def _english_patterns(words: tuple[str, ...]) -> list[re.Pattern[str]]:
+    return [_english_pattern(w) for w in words]
 
 
 def korean_words(text: str) -> tuple[str, ...]:

@@ -15,6 +15,8 @@ U+200B–200F, U+202A–202E, U+2060–206F, variation selectors U+FE00–FE0F a
 U+FFF0–FFF8, U+1BCA0–1BCA3, U+1D173–1D17A, tags and the rest of U+E0000–E0FFF) plus the blank
 U+2800 (braille pattern blank, not formally ignorable but rendered as nothing). So
 ``"instruc\\u2061tions"`` and ``"sk-proj-abc\\u00addef…"`` read as one word to the patterns.
+Terminal escape sequences (``\\x1b[1m``, the one-character CSI U+009B, ``ESC (B``) are blanked, not removed
+(:func:`blank_escapes`): their final letter no longer glues the word after them to itself, and offsets hold.
 
 How characters are folded (the "skeleton")
 ------------------------------------------
@@ -343,8 +345,25 @@ def _fold_char(ch: str) -> str:
     return "".join(_CONFUSABLE.get(c, c) for c in out if c not in _IGNORABLE_SET)
 
 
+# A terminal escape sequence: CSI (``ESC [`` or U+009B, parameters, intermediates, a final byte that is often a
+# letter: ``\x1b[31m``), else ESC and the bytes that end its introducer (``ESC ]`` of OSC, ``ESC \\``, ``ESC (B``),
+# else a lone ESC or CSI. An OSC's or DCS's payload is text and stays.
+_TERMINAL_ESCAPE = re.compile(r"(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]|\x1b[\x20-\x2f]*[\x30-\x7e]|[\x1b\x9b]")
+
+
+def blank_escapes(text: str) -> str:
+    """``text`` with each terminal escape sequence replaced by as many spaces (offsets hold). A sequence's final
+    letter glued the next word to it: ``\\x1b[1mghp_...`` hid a GitHub token from the secret rows and
+    ``\\x1b[8mignore all previous instructions`` an injection from the threat rows, where a terminal shows the
+    token or the words as they are (or hides them from a person, which the scanners must not do)."""
+    if "\x1b" not in text and "\x9b" not in text:
+        return text
+    return _TERMINAL_ESCAPE.sub(lambda m: " " * len(m.group()), text)
+
+
 class Folded:
-    """The folded text, and a map from its offsets back to raw offsets.
+    """The folded text, and a map from its offsets back to raw offsets. Terminal escape sequences are blanked
+    first (:func:`blank_escapes`: same length, so a raw offset is the same in both).
 
     Folding is per character, so the folded text is one ``str.translate``. When every character folds to
     exactly one character the offsets are the same; otherwise the map is built on first use: the folded
@@ -358,6 +377,7 @@ class Folded:
     _SCAN = 256
 
     def __init__(self, raw: str) -> None:
+        raw = blank_escapes(raw)
         self._raw = raw
         self._table: dict[int, str] | None = None
         self._cum: list[int] | None = None

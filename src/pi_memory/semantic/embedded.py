@@ -21,6 +21,7 @@ Pieces: this module stores (add, update, delete, history, the per-scope vector c
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sqlite3
@@ -34,7 +35,7 @@ import numpy as np
 
 from pi_memory import safety
 from pi_memory.index import segments
-from pi_memory.index.db import migrate, transaction
+from pi_memory.index.db import busy_wait, migrate, transaction
 from pi_memory.index.semantic_schema import SCOPE_SQL, SEMANTIC_MIGRATIONS, WORDS_TABLE, salvage_semantic
 from pi_memory.retrieval.fusion import RRF_K
 from pi_memory.semantic.backend import MemoryChangedError, MemoryNotFoundError, count_query
@@ -80,6 +81,8 @@ def check_text(text: str) -> TextCheck:
     ``serve import`` counts its reason and keeps history texts that are only empty or unreadable)."""
     if not isinstance(text, str):
         raise ValueError("memory text must be a string")
+    if (long := too_long(text)) is not None:  # before any scan: a 2 MB text took 25 s to be told so
+        return TextCheck(text.strip(), "long", f"longer than {MAX_TEXT_CHARS:,} characters", long)
     cleaned = safety.redact(safety.replace_unencodable(text)).strip()  # a lone surrogate from Python code: U+FFFD
     if not cleaned:
         return TextCheck(cleaned, "empty", "empty or unreadable text", "memory text is empty")
@@ -93,11 +96,19 @@ def check_text(text: str) -> TextCheck:
                          f"Not saved: the text matches the threat pattern {threats[0].id}. Semantic memories are "
                          "recalled into later conversations, so they must read as plain facts, not as instructions "
                          "to a model.")
-    if len(cleaned) > MAX_TEXT_CHARS:
-        return TextCheck(cleaned, "long", f"longer than {MAX_TEXT_CHARS:,} characters",
-                         f"memory text is {len(cleaned):,} characters; one memory holds at most "
-                         f"{MAX_TEXT_CHARS:,}. Store one short fact per memory.")
+    if (long := too_long(cleaned)) is not None:  # a redaction marker can make a text longer
+        return TextCheck(cleaned, "long", f"longer than {MAX_TEXT_CHARS:,} characters", long)
     return TextCheck(cleaned)
+
+
+def too_long(text: str) -> str | None:
+    """Why ``text`` (ends stripped) is too long for one memory, or ``None``: checked on the text as given, before
+    any scan or redaction, and again on what would be stored."""
+    size = len(text.strip())
+    if size <= MAX_TEXT_CHARS:
+        return None
+    return (f"memory text is {size:,} characters; one memory holds at most {MAX_TEXT_CHARS:,}. Store one short "
+            "fact per memory.")
 
 
 def clean_text(text: str) -> str:
@@ -126,14 +137,16 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
     """Semantic memories in SQLite with hybrid (FTS5 BM25 + exact vector) search; see the module docstring.
 
     ``conn``: an open index connection (:func:`pi_memory.index.open_index`); the semantic migrations are
-    applied here. ``embedder``: any :class:`pi_memory.embed.Embedder`. ``weights``: RRF weight per candidate
-    list (``"keyword"``, ``"vector"``); ``rrf_k``: the RRF constant.
+    applied here, waiting at most ``migrate_wait`` seconds for another process's lock on the index (``None``:
+    the connection's busy timeout; then SQLite's "database is locked" is raised). ``embedder``: any
+    :class:`pi_memory.embed.Embedder`. ``weights``: RRF weight per candidate list (``"keyword"``, ``"vector"``);
+    ``rrf_k``: the RRF constant.
     """
 
     name = "embedded"
 
     def __init__(self, conn: sqlite3.Connection, embedder: Any, *, weights: dict[str, float] | None = None,
-                 rrf_k: int = RRF_K, candidates: int = CANDIDATES) -> None:
+                 rrf_k: int = RRF_K, candidates: int = CANDIDATES, migrate_wait: float | None = None) -> None:
         self.conn = conn
         self.embedder = embedder
         self.weights = {"keyword": 1.0, "vector": 1.0, **(weights or {})}
@@ -144,7 +157,8 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
         self.last_embed_error: str | None = None
         self.bad_vectors = 0  # stored vectors skipped when loading matrices (damaged or of another dimension)
         self._executor: ThreadPoolExecutor | None = None
-        migrate(conn, SEMANTIC_MIGRATIONS)
+        with contextlib.nullcontext() if migrate_wait is None else busy_wait(conn, migrate_wait):
+            migrate(conn, SEMANTIC_MIGRATIONS)
 
     @property
     def lock(self) -> threading.RLock:

@@ -19,6 +19,7 @@ from typing import Any
 
 from pi_memory.index.db import transaction
 from pi_memory.index.read_only import refuse_write
+from pi_memory.index.semantic_schema import USABLE_INDEX, USABLE_SQL
 from pi_memory.semantic.models import now_iso
 
 REEMBED_BATCH = 64  # the batch size the embedder evaluation measured (590 sentences/s on 2 cores)
@@ -57,11 +58,16 @@ class EmbeddedReembed:
         return None
 
     def _usable_vector_sql(self) -> tuple[str, tuple[Any, ...]]:
-        """``NOT EXISTS`` of this finds the stale active memories ``m`` (module docstring)."""
+        """``NOT EXISTS`` of this finds the stale active memories ``m`` (module docstring). Answered from the
+        index of usable vectors (:data:`~pi_memory.index.semantic_schema.USABLE_INDEX`, whose WHERE the length
+        test repeats word for word) when the file has it: a count of 100,000 memories read every vector row."""
         dim = self._known_dim()
-        size = ("v.dim = ? AND length(v.vector) = ?", (dim, dim * 4)) if dim else ("length(v.vector) = v.dim * 4", ())
-        return (f"(SELECT 1 FROM semantic_vectors v WHERE v.memory_id = m.id AND v.model = ? AND {size[0]})",
-                (self.model, *size[1]))
+        size = ("v.dim = ? AND ", (dim,)) if dim else ("", ())
+        named = self.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?",
+                                  (USABLE_INDEX,)).fetchone()
+        usable = USABLE_SQL.format(v="v.")
+        return (f"(SELECT 1 FROM semantic_vectors v{f' INDEXED BY {USABLE_INDEX}' if named else ''} "
+                f"WHERE v.memory_id = m.id AND v.model = ? AND {size[0]}{usable})", (self.model, *size[1]))
 
     def stale_count(self) -> int:
         """Active memories (all scopes) without a usable vector of the current model (module docstring)."""

@@ -43,9 +43,10 @@ class EmbeddedSearch:
         with self._lock:
             return keyword.plan_terms(self.conn, terms)
 
-    def keyword_candidates(self, query: str, *, scope: Scope, limit: int | None = None) -> list[tuple[str, float]]:
+    def keyword_candidates(self, query: str, *, scope: Scope, limit: int | None = None,
+                           replaced: list[int] | None = None) -> list[tuple[str, float]]:
         """``(id, bm25)`` of the scope's active memories matching any query term, best (lowest bm25) first; see
-        :func:`pi_memory.semantic.keyword.keyword_candidates` for how the work is bounded.
+        :func:`pi_memory.semantic.keyword.keyword_candidates` for how the work is bounded and ``replaced``.
 
         Through the calling thread's own read connection when there is one (:func:`pi_memory.index.parallel.
         reader`), without the backend's lock: holding it for the whole FTS5 search made the vector search of the
@@ -55,9 +56,9 @@ class EmbeddedSearch:
 
         own = reader(self.conn)
         if own is not self.conn:
-            return keyword.keyword_candidates(own, query, scope.columns(), limit or self.candidates)
+            return keyword.keyword_candidates(own, query, scope.columns(), limit or self.candidates, replaced)
         with self._lock:
-            return keyword.keyword_candidates(self.conn, query, scope.columns(), limit or self.candidates)
+            return keyword.keyword_candidates(self.conn, query, scope.columns(), limit or self.candidates, replaced)
 
     def vector_candidates(self, query: str | np.ndarray | Future, *, scope: Scope,
                           limit: int | None = None) -> list[tuple[str, float]]:
@@ -72,6 +73,17 @@ class EmbeddedSearch:
             matrix = self._matrix(scope)
         return matrix.search(vec, limit or self.candidates)  # outside the connection lock: see .vectors
 
+    def vectors_of(self, ids: list[str], *, scope: Scope) -> dict[str, np.ndarray]:
+        """The stored vectors (current model) of the memories ``ids`` that have one, from the scope's matrix when it
+        is loaded (``{}`` when not: a search loads it); recall compares its hits with them
+        (:mod:`pi_memory.retrieval.repeats`)."""
+        with self._lock:
+            matrix = self._matrices.get((scope.columns(), self.model))
+        if matrix is None or not ids:
+            return {}
+        found, rows = matrix.rows_of(ids)
+        return dict(zip(found, rows, strict=True))
+
     def warm(self, scope: Scope) -> None:
         """Load the scope's vector matrix now (about 30 ms per 1,000 memories) so the first search is fast."""
         with self._lock:
@@ -84,17 +96,17 @@ class EmbeddedSearch:
             return self._executor
 
     def candidate_lists(self, query: str, *, scope: Scope, limit: int | None = None,
-                        query_vector: np.ndarray | Future | None = None,
+                        query_vector: np.ndarray | Future | None = None, replaced: list[int] | None = None,
                         ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
         """``(keyword, vector)`` candidate lists (see the two methods). The query embedding and the matmul run
         on a worker thread while the FTS5 query runs here: all three release the GIL, so they overlap.
 
         ``query_vector``: the query's embedding when the caller computes it once for several vector lists
         (:mod:`.sources`): an array of shape ``(dim,)``, or a ``Future`` of one (``None`` in it: the embedder
-        failed, so the vector list is empty)."""
+        failed, so the vector list is empty). ``replaced``: see :meth:`keyword_candidates`."""
         pending = self._pool().submit(self.vector_candidates, query if query_vector is None else query_vector,
                                       scope=scope, limit=limit)
-        keyword = self.keyword_candidates(query, scope=scope, limit=limit)
+        keyword = self.keyword_candidates(query, scope=scope, limit=limit, replaced=replaced)
         return keyword, pending.result()
 
     def search(self, query: str, *, scope: Scope, top_k: int = 5) -> list[SemanticHit]:

@@ -105,10 +105,12 @@ def _ranked_sql(kept: list[WordTerm], floor: int | None) -> tuple[str, list]:
 
 
 def keyword_candidates(conn: sqlite3.Connection, query: str, scope_columns: tuple[str, str, str],
-                       limit: int) -> list[tuple[str, float]]:
+                       limit: int, replaced: list[int] | None = None) -> list[tuple[str, float]]:
     """``(id, bm25)`` of the scope's active memories matching any term of ``query``, best (lowest bm25) first,
     equal scores newest first, at most ``limit`` (module docstring). Every term is quoted, so no user text is
-    read as FTS5 syntax; never raises for the query text."""
+    read as FTS5 syntax; never raises for the query text. ``replaced``: a list that receives the primary keys
+    of the scope's superseded memories among the rows read on the way, best first (no further row is read:
+    recall checks what they said, :mod:`pi_memory.retrieval.superseded`)."""
     terms = word_terms(query)
     if not terms:
         return []
@@ -121,11 +123,12 @@ def keyword_candidates(conn: sqlite3.Connection, query: str, scope_columns: tupl
         offset, step = 0, max(limit + limit // 2, 60)  # 1.5x what is wanted: 4x (200) cost ~0.3-0.8 ms of lookups
         while True:  # the scope's active rows, best first; other scopes' rows may crowd a first page out
             chunk = conn.execute(sql, (*params, step, offset)).fetchall()
-            ids = {pk: mid for pk, mid, *scope, status in conn.execute(  # by primary key, scope checked here
+            rows = {pk: (mid, status) for pk, mid, *scope, status in conn.execute(  # by primary key, scope here
                 "SELECT pk, id, user_id, project_id, agent_id, status FROM semantic_memories WHERE pk IN "
-                f"({','.join('?' * len(chunk))})", [pk for pk, _ in chunk])
-                if tuple(scope) == scope_columns and status == "active"}
-            out += [(ids[pk], float(score)) for pk, score in chunk if pk in ids]
+                f"({','.join('?' * len(chunk))})", [pk for pk, _ in chunk]) if tuple(scope) == scope_columns}
+            out += [(rows[pk][0], float(score)) for pk, score in chunk if rows.get(pk, ("", ""))[1] == "active"]
+            if replaced is not None:
+                replaced += [pk for pk, _ in chunk if rows.get(pk, ("", ""))[1] == "superseded"]
             if len(out) >= limit or len(chunk) < step:
                 break
             offset, step = offset + step, step * 4

@@ -14,7 +14,17 @@ _TRIVIAL_TEXT = """
     ok okay okey k kk oki yes y yep yeah yup ya yea no n nope nah sure thanks thank you thx ty tysm cheers
     please pls plz continue go on ahead proceed next lgtm done good great nice cool perfect fine alright right
     correct agreed got it sounds do that this exactly awesome excellent ack roger wow
-"""
+    gracias muchas vale sí si claro perfecto bien dale listo adelante sigue
+    merci beaucoup oui non d accord parfait bon vas y continue
+    danke schön schoen ja nein gut genau weiter klar passt bitte sehr
+    obrigado obrigada sim não valeu beleza certo pode
+    grazie sì va bene perfetto prego avanti
+    спасибо большое да нет ок хорошо ладно давай продолжай понял отлично
+    好 好的 谢谢 多谢 可以 是的 对 继续 行 嗯 没问题
+    はい ありがとう ありがとうございます お願いします 了解 続けて いいえ うん
+    ممنون مرسی باشه بله نه خیلی ادامه متشکرم
+    네 감사합니다 고마워 좋아요 계속
+"""  # acknowledgements in the languages recall is measured in: "gracias" alone passed the floor (cosine 0.407)
 TRIVIAL_WORDS = frozenset(_TRIVIAL_TEXT.split())
 _WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 MAX_TRIVIAL_WORDS = 4

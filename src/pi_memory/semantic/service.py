@@ -95,10 +95,12 @@ class RecallOutcome:
 
 
 def build_backend(settings: BackendSettings, *, data_dir: Path | None = None, embedder: Any = None,
-                  conn: Any = None, index_check: bool | None = None) -> SemanticBackend:
+                  conn: Any = None, index_check: bool | None = None,
+                  migrate_wait: float | None = None) -> SemanticBackend:
     """The backend ``settings.type`` names. ``embedded`` needs ``conn`` or ``data_dir`` (the index) and an
-    embedder; ``self-hosted`` reads ``baseUrl``, ``apiKey`` (bearer token), ``requestTimeoutMs`` and
-    ``compositeUserId``; ``platform`` reads ``apiKey``, ``host``, ``orgId`` and ``projectId`` (Mem0's)."""
+    embedder (``migrate_wait``: :class:`~pi_memory.semantic.embedded.EmbeddedBackend`'s); ``self-hosted`` reads
+    ``baseUrl``, ``apiKey`` (bearer token), ``requestTimeoutMs`` and ``compositeUserId``; ``platform`` reads
+    ``apiKey``, ``host``, ``orgId`` and ``projectId`` (Mem0's)."""
     opts = settings.options
     if settings.type == "self-hosted":
         from pi_memory.semantic.backends.rest_client import RestBackend
@@ -113,7 +115,8 @@ def build_backend(settings: BackendSettings, *, data_dir: Path | None = None, em
                                org_id=opts.get("orgId"), mem0_project_id=opts.get("projectId"))
     from pi_memory.semantic.embedded import EmbeddedBackend
 
-    if conn is None:
+    own = conn is None
+    if own:
         from pi_memory.index import open_index
 
         if data_dir is None:
@@ -124,7 +127,12 @@ def build_backend(settings: BackendSettings, *, data_dir: Path | None = None, em
 
         embedder = get_embedder(None)
     weights = opts.get("weights") if isinstance(opts.get("weights"), dict) else None
-    return EmbeddedBackend(conn, embedder, weights=weights)
+    try:
+        return EmbeddedBackend(conn, embedder, weights=weights, migrate_wait=migrate_wait)
+    except BaseException:
+        if own:  # the connection opened here (another process holding the index stopped the migrations)
+            conn.close()
+        raise
 
 
 class SemanticService:
@@ -311,6 +319,10 @@ class SemanticService:
     def add(self, text: str, *, source: dict[str, Any] | None = None) -> tuple[SemanticMemory, bool]:
         """Store ``text`` verbatim; ``(memory, created)`` -- ``created`` is False for a duplicate. Raises
         :class:`RefusedError` for text that trips the threat scanner, ``ValueError`` for empty text."""
+        from pi_memory.semantic.embedded import too_long
+
+        if isinstance(text, str) and (long := too_long(text)) is not None:  # before the scan and the embedding
+            raise ValueError(long)
         text = safety.replace_unencodable(text)  # a lone surrogate cannot be embedded or stored: U+FFFD
         threats = safety.scan_threats(text or "")
         if threats:
@@ -399,9 +411,10 @@ class SemanticService:
                 info["jobs"] = {"error": f"job outcomes could not be read: {exc}"}
         return info
 
-    def status(self) -> str:
-        """A few lines for people: backend, scope, mode, counts, embedder, capture state."""
-        i = self.status_info()
+    def status(self, info: dict[str, Any] | None = None) -> str:
+        """A few lines for people: backend, scope, mode, counts, embedder, capture state (of ``info``, a
+        :meth:`status_info` just read, when given: it counts every memory)."""
+        i = info if info is not None else self.status_info()
         lines = [f"semantic memory: {'on' if i['enabled'] else 'off'} (backend {i['backend']})",
                  f"scope: {i['scope']} (userIdScope {i['userIdScope']})",
                  f"mode: {self.settings.describe(capture_model=i['captureActive'] or not self.settings.auto_capture)}; topK {i['topK']}; recallFrequency {i['recallFrequency']}; "
@@ -443,7 +456,7 @@ def open_semantic(settings: SemanticSettings | None = None, cwd: Path | str | No
                   embedder: Any = None, conn: Any = None, agent_dir: Path | None = None,
                   background_reembed: bool = True, warm: bool = True,
                   index_check: bool | None = None, host: str | None = None,
-                  skills: Callable[[], Any] | None = None) -> SemanticService:
+                  skills: Callable[[], Any] | None = None, migrate_wait: float | None = None) -> SemanticService:
     """Build the service for a session started in ``cwd`` (default: the process's).
 
     ``settings``: default :func:`~pi_memory.semantic.config.load_semantic_settings`. ``data_dir``: the index
@@ -456,8 +469,10 @@ def open_semantic(settings: SemanticSettings | None = None, cwd: Path | str | No
     background). ``host``: the host recall serves (``"claude-code"``, ``"codex"``; ``None``: pi, the CLI): its
     default ``recallSources`` (:func:`~pi_memory.semantic.config.host_recall_sources`). ``skills``: called at
     each recall that includes skills, it returns the skills to rank (the composition root's skill store).
-    Raises ``SemanticSettingsError``, ``pi_memory.config.SettingsError``, ``BackendError`` or
-    ``EmbeddingError`` for unusable settings.
+    ``migrate_wait``: how long the embedded backend's migrations wait for another process's lock on the index
+    (``None``: the connection's busy timeout); then SQLite's "database is locked" is raised. Raises
+    ``SemanticSettingsError``, ``pi_memory.config.SettingsError``, ``BackendError`` or ``EmbeddingError`` for
+    unusable settings.
     """
     where = Path(cwd) if cwd is not None else Path.cwd()
     settings = host_recall_sources(settings or load_semantic_settings(where, agent_dir), host)
@@ -473,7 +488,7 @@ def open_semantic(settings: SemanticSettings | None = None, cwd: Path | str | No
 
             embedder = get_embedder(settings.embedder or None)
         backend = build_backend(settings.backend, data_dir=Path(data_dir) if data_dir else None,
-                                embedder=embedder, conn=conn, index_check=index_check)
+                                embedder=embedder, conn=conn, index_check=index_check, migrate_wait=migrate_wait)
     service = SemanticService(settings, backend, scope, model=model, cwd=where, conn=conn, agent_dir=agent_dir,
                               data_dir=Path(data_dir) if data_dir else None, skills=skills)
     if background_reembed:

@@ -11,6 +11,9 @@ the model; the CLI and the pi manager read the structured fields and word things
 
 from __future__ import annotations
 
+import re
+import unicodedata
+
 from pi_memory import safety
 from pi_memory.skills import document as fmt
 
@@ -54,3 +57,20 @@ def check(name: str, description: str, body: str) -> dict | None:
     if too_long:
         return no("too_long", too_long)
     return scan({"name": name, "description": description, "body": body})
+
+
+def name_words(name: str) -> list[str]:
+    """The words of a skill's name with case, accents and separators folded: two names with the same words are
+    one name ("Deploy staging", "deploy-staging"); ``部署预发布`` and ``skill-6ecc37b7`` are two, though the first
+    one's folder name (:func:`~pi_memory.skills.document.slugify`) is the second."""
+    base = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", name).casefold())
+    return re.findall(r"[^\W_]+", "".join(ch for ch in base if unicodedata.category(ch) != "Mn"))
+
+
+def folder_taken(name: str, held: str, skill_id: str) -> str:
+    """Why a new skill named ``name`` cannot be saved where ``skill_id`` (named ``held``) is: the two names make
+    the same folder name. It is another skill, so nothing is said of improving that one."""
+    slug = skill_id.split(":", 1)[1]
+    return (f"The name {safety.quoted_name(name)} makes the folder name {slug}, which the skill {skill_id} (named "
+            f"{safety.quoted_name(held)}) already has; two skills cannot share a folder. Nothing was saved. Give the "
+            "new skill a different name (one more word is enough).")

@@ -253,6 +253,11 @@ class SkillStore:
 
         def build() -> fmt.SkillDoc | dict:
             if (self.folder(scope, slug) / fmt.SKILL_FILE).exists():
+                taken = self._load(scope, self.folder(scope, slug))
+                held = (str(taken.doc.extra.get("display_name") or taken.doc.name)) if taken.doc else slug
+                if fields.name_words(held) != fields.name_words(name):  # another name, the same folder name
+                    return _no("folder_taken", fields.folder_taken(name, held, f"{scope}:{slug}"),
+                               skill_id=f"{scope}:{slug}")
                 return _no("duplicate", f"A skill {scope}:{slug} already exists. Improve it with action 'patch' "
                            "(one section) or 'update' instead of creating a second one.", skill_id=f"{scope}:{slug}")
             others = [(s.id, s.doc.name, s.doc.description) for s in self.skills(scope) if s.doc]

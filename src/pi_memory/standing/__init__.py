@@ -6,6 +6,7 @@ Public API::
     store.add("never run find / or other root-wide searches") -> PinResult
     store.list() / store.remove(2) / store.clear()
     store.remove(2, 5)  # several at once, numbered as the listing numbers them
+    store.remove_rule(text)  # by its text (a page that may be out of date: never another rule)
     parse_rules(text) -> list[str];  fitting(rules) -> how many fit the caps
     rule_key(rule) -> what makes two rules the same (case and trailing punctuation aside)
     rule_findings(rule) -> (threat ids, credential ids);  duplicates(rules) -> {rule number: the earlier rule}

@@ -45,6 +45,8 @@ from pi_memory.standing.reach import (
 FILE_NAME = "STANDING.md"
 _BULLET = re.compile(r"^(?:[-*+•]\s+|\d{1,3}[.)]\s+)")
 _BULLET_START = "-*+•"
+RULE_GONE = ("That rule is no longer pinned: it was changed or removed since this page was loaded. Nothing was "
+             "removed; the rules below are the current ones.")
 
 
 def normalise_rule(line: str) -> str:
@@ -155,6 +157,10 @@ class StandingStore:
 
     def add(self, text: str) -> PinResult:
         rule = normalise_rule(" ".join(text.split()))  # pasted lines become one rule
+        if len(rule) > MAX_CHARS:  # can never fit: refused before any scan (a 50 MB rule took 2 min to be told so)
+            return self._refuse("too_long", f"The rule is {len(rule):,} characters long; all the standing "
+                                f"instructions together may take at most {MAX_CHARS:,}. Nothing was pinned. Shorten "
+                                "it to one short instruction.")
         if not rule:
             return self._refuse("empty", "The rule is empty (or a # comment). Nothing was pinned. Write the "
                                 "instruction as plain text, e.g. pi-memory pin add \"never push to main\".")
@@ -214,6 +220,22 @@ class StandingStore:
                 return kept, f"Removed rule {wanted[0]}: {rules[wanted[0] - 1]}"
             removed = "; ".join(f"rule {n}: {rules[n - 1]}" for n in sorted(wanted))
             return kept, f"Removed {len(wanted)} rules ({removed}). The rules after them are renumbered."
+
+        return self._edit(change)
+
+    def remove_rule(self, rule: str) -> PinResult:
+        """Remove the rule whose text is ``rule`` (as :func:`parse_rules` reads it; the first, if a hand edit wrote it
+        twice), looked up under the lock: a page or script that names a rule by its text never removes another
+        rule that took its number since. Refused (``gone``) when no rule has that text any more."""
+
+        def change(lines: list[str], rules: list[str]) -> tuple[list[str], str]:
+            if rule not in rules:
+                raise _Refused("gone", RULE_GONE)
+            at = [i for i, line in enumerate(lines) if normalise_rule(line)]
+            number = rules.index(rule) + 1
+            kept = list(lines)
+            del kept[at[number - 1]]
+            return kept, f"Removed rule {number}: {rule}"
 
         return self._edit(change)
 

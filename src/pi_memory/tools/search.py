@@ -196,7 +196,7 @@ def create_search_tools(
                 "error": f"The search index is damaged ({exc}) and could not be repaired here. Run "
                          "`pi-memory reindex` to rebuild it from the session files and Markdown stores."}
 
-    def run(fn) -> dict:
+    def run(fn, skipped: str | None = None) -> dict:
         try:
             try:
                 result = fn()
@@ -219,13 +219,16 @@ def create_search_tools(
                 return damaged(exc)
             raise
         data = _redact(result.model_dump(by_alias=True, exclude_none=True))
+        if skipped:  # a part of the search that did not run: said beside what the search found
+            data["note"] = f"{data['note']} {skipped}" if data.get("note") else skipped
         return {"success": True, **(_screen(data, entry_name or _default_entry_name) if for_model else data)}
 
     def sessions(a: SessionSearchArgs) -> dict:
+        found, skipped = _embedder_of(embedder, for_model)
         return run(lambda: session_search(
             conn_factory(), a.query, limit=a.limit or 10, project=project_of(a.project), role=a.role,
-            since=a.since, until=a.until, embedder=_embedder_of(embedder),
-        ))
+            since=a.since, until=a.until, embedder=found,
+        ), skipped)
 
     def memories(a: MemorySearchArgs) -> dict:
         return run(lambda: memory_search(
@@ -265,14 +268,27 @@ def create_search_tools(
     ]
 
 
-def _embedder_of(getter: Callable[[], object] | None) -> object | None:
-    """The search's embedder, or ``None`` when there is none or it cannot be opened (keyword-only then)."""
+# What a session search says when semantic memory could not be opened because another process held the index
+# (runtime.SEMANTIC_WAIT_S): the model's words say what it may do, a person's what they may do.
+HELD_FOR_MODEL = ("Searched by keyword only: another process (an indexing pass or a rebuild) held the search index, "
+                  "so the search by meaning was skipped; the same search a little later may find more.")
+HELD_FOR_PERSON = ("Searched by keyword only: another process held the search index (an indexing pass or a "
+                   "rebuild), so semantic memory was skipped; run the search again once it is done to search by "
+                   "meaning too.")
+
+
+def _embedder_of(getter: Callable[[], object] | None, for_model: bool) -> tuple[object | None, str | None]:
+    """The search's embedder, or ``None`` when there is none or it cannot be opened (keyword-only then), and the
+    sentence saying so when that is because another process held the index (``None`` otherwise: semantic memory
+    off by the settings needs no word)."""
+    from pi_memory.storage import is_locked
+
     if getter is None:
-        return None
+        return None, None
     try:
-        return getter()
-    except Exception:  # noqa: BLE001 - semantic settings that do not open leave session_search keyword-only
-        return None
+        return getter(), None
+    except Exception as exc:  # noqa: BLE001 - semantic settings that do not open leave session_search keyword-only
+        return None, (HELD_FOR_MODEL if for_model else HELD_FOR_PERSON) if is_locked(exc) else None
 
 
 def _anchor_tool(roots: Callable[[], object] | None, current_project: str | None, invalid) -> ToolSpec:

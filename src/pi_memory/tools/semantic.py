@@ -90,6 +90,11 @@ def _echo(query: str) -> str:
     return f"{safety.redact(query[:MAX_QUERY_CHARS])}… ({len(query):,} characters)"
 
 
+NOT_OPEN = ("Semantic memory could not be opened: another process (an indexing pass or a rebuild) held the search "
+            "index. Nothing was read or changed; call mem0_memory again in a little while (memory_search and "
+            "session_search work meanwhile).")
+
+
 def handle(service: SemanticService, a: MemoryToolArgs) -> dict[str, Any]:
     """Run one validated call; the result dict has ``success`` and, on failure, ``error``."""
     from pi_memory.semantic.backend import BackendError
@@ -135,18 +140,27 @@ def create_semantic_tools(service: SemanticService, *, force: bool = False,
                           current: Callable[[], SemanticService | None] | None = None) -> list[ToolSpec]:
     """``[mem0_memory]`` bound to ``service`` when ``toolEnabled`` resolves to true (or ``force``), else ``[]``.
     ``current``: the service to use at each call instead (a host reopens it when its folder can be written
-    again: :meth:`pi_memory.runtime.Memory.semantic`); ``service`` when it gives ``None``."""
+    again: :meth:`pi_memory.runtime.Memory.semantic`); ``service`` when it gives ``None``. A ``service`` that is
+    only settings (semantic memory not opened: another process held the index) answers :data:`NOT_OPEN` while
+    ``current`` gives ``None``."""
     from pi_memory.tools import ToolSpec
 
     if not service.settings.enabled or not (service.settings.tool_enabled or force):
         return []
+
+    def run(a: MemoryToolArgs) -> dict[str, Any]:
+        live = (current() if current else None) or service
+        if not hasattr(live, "search"):
+            return {"success": False, "action": a.action, "code": "index_busy", "error": NOT_OPEN}
+        return handle(live, a)  # type: ignore[arg-type]
+
     return [
         ToolSpec(
             name=TOOL_NAME,
             label="Semantic memory",
             description=DESCRIPTION,
             args_model=MemoryToolArgs,
-            handler=lambda a: handle((current() if current else None) or service, a),  # type: ignore[arg-type]
+            handler=run,
             destructive=True,
         )
     ]

@@ -98,3 +98,44 @@ def test_ui_stops_on_sigint_started_in_the_background_and_on_sigterm(tmp_path, s
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def _demo_folders(temp) -> list[str]:
+    """The demo's folders left in ``temp`` (a library may keep a file of its own there, such as ``.ses``)."""
+    return [name for name in os.listdir(temp) if name.startswith("pi-memory-ui-demo-")]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ui_demo_removes_its_temporary_folder_when_stopped(tmp_path, sig) -> None:
+    temp = tmp_path / "tmp"  # the process's temporary folder: what it leaves there is seen
+    temp.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "pi_memory", "ui", "--demo", "--no-browser", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**_env(tmp_path), "TMPDIR": str(temp)}, cwd=tmp_path)
+    try:
+        event = json.loads(proc.stdout.readline())
+        root = os.path.dirname(event["dataDir"])
+        assert os.path.dirname(root) == str(temp) and os.path.isdir(root)
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=30)
+        assert json.loads(out.splitlines()[-1]) == {"event": "stopped"} and proc.returncode == 0
+        assert _demo_folders(temp) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_ui_demo_removes_its_temporary_folder_when_it_cannot_listen(tmp_path) -> None:
+    import socket
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        run = subprocess.run([sys.executable, "-m", "pi_memory", "ui", "--demo", "--port",
+                              str(held.getsockname()[1]), "--no-browser"], capture_output=True, text=True,
+                             env={**_env(tmp_path), "TMPDIR": str(temp)}, cwd=tmp_path, timeout=120)
+    assert run.returncode == 1 and "cannot be used" in run.stderr
+    assert _demo_folders(temp) == []

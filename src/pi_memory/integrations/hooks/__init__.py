@@ -76,8 +76,10 @@ def run_hook(host: str, event: str, raw: str, ceiling: float = CEILING_S) -> str
         state.log(f"{host} {event}: answered empty after an error: {result['error']}")
         return protocol.answer(event, None, message)
     context = result.get("context")
-    if host == "claude-code" and context and len(context) > protocol.CLAUDE_CONTEXT_CAP:
-        state.log(f"{host} {event}: the context is {len(context)} characters; Claude Code keeps "
+    if host == "claude-code" and context and protocol.claude_length(context) > protocol.CLAUDE_CONTEXT_CAP:
+        # the handlers keep the run parts and the recall within the cap; only a frozen snapshot over it on its
+        # own (character limits set far above the defaults) still gets here
+        state.log(f"{host} {event}: the context is {protocol.claude_length(context)} characters; Claude Code keeps "
                   f"{protocol.CLAUDE_CONTEXT_CAP} in the model's context and shows it the rest as a file")
     return protocol.answer(event, context, message)
 

@@ -25,8 +25,8 @@ import os
 import shutil
 from pathlib import Path
 
+from pi_memory.integrations.hooks import hook_env, state
 from pi_memory.integrations.hooks import install as common
-from pi_memory.integrations.hooks import state
 from pi_memory.integrations.hooks.protocol import EVENTS, HOST_EVENTS
 
 HOST = "claude-code"
@@ -83,25 +83,28 @@ def install(scope: str = "user", project: Path | None = None, script: str | None
     servers_doc = common.read_json_file(mcp_path, ("mcpServers",))
     common.require_objects(settings, settings_path, "hooks")
     common.require_objects(servers_doc, mcp_path, "mcpServers", f"mcpServers.{common.MCP_NAME}")
+    servers = servers_doc.get("mcpServers") if isinstance(servers_doc.get("mcpServers"), dict) else {}
+    existing = servers.get(common.MCP_NAME)
+    manifest_path = common.manifest_path(f"{HOST}-{scope}")
+    manifest = state.read_json(manifest_path)
+    users = common.is_users_server(manifest, mcp_path, existing, _is_exactly_ours(existing))
+    if users:
+        common.refuse_remote_server(mcp_path, existing)  # before anything is written
+    env = hook_env.pinned(existing, mcp_path, HOST)  # the entry's data root: the hooks get it too (refused first)
     hooks = settings.get("hooks") if isinstance(settings.get("hooks"), dict) else {}
     settings_pristine = common.without_our_hooks(hooks, HOST)[1] == 0
     events = {e: (EVENTS[e], TIMEOUTS[e]) for e in HOST_EVENTS[HOST]}
-    settings["hooks"] = common.with_our_hooks(hooks, HOST, script, events)
-    servers = servers_doc.get("mcpServers") if isinstance(servers_doc.get("mcpServers"), dict) else {}
-    manifest_path = common.manifest_path(f"{HOST}-{scope}")
-    manifest = state.read_json(manifest_path)
-    existing = servers.get(common.MCP_NAME)
-    users = common.is_users_server(manifest, mcp_path, existing, _is_exactly_ours(existing))
+    settings["hooks"] = common.with_our_hooks(hooks, HOST, script, events, env)
     server_detail = f"MCP server {common.MCP_NAME}: {script} mcp"
     if users:
-        common.refuse_remote_server(mcp_path, existing)  # before anything is written
         common.remember_user_server(manifest, mcp_path, existing, SET_KEYS)
         server_detail += _kept_note(existing)
     servers_pristine = common.MCP_NAME not in servers or users
     servers_doc["mcpServers"] = {**servers, common.MCP_NAME: _merged_entry(existing, script)}
     changes = [
         common.write_json(settings_path, settings,
-                          [f"hooks {', '.join(EVENTS[e] for e in HOST_EVENTS[HOST])} run {script} hook {HOST} …"]),
+                          [f"hooks {', '.join(EVENTS[e] for e in HOST_EVENTS[HOST])} run {script} hook {HOST} …"
+                           + hook_env.described(env)]),
         common.write_json(mcp_path, servers_doc, [server_detail]),
     ]
     common.remember_original(manifest, changes[0], settings_pristine)
@@ -164,9 +167,7 @@ def _kept_note(entry: object) -> str:
     env = entry.get("env") if isinstance(entry, dict) else None
     names = ", ".join(env) if isinstance(env, dict) and env else ""
     kept = f"; your entry's env ({names}) is kept" if names else "; the rest of your entry is kept"
-    hooks = (" (the hooks do not get it: set the same in the environment Claude Code starts with, or the "
-             "snapshot and recall read another memory)") if names else ""
-    return f"{kept}{hooks}, and uninstall puts your entry back"
+    return f"{kept}, and uninstall puts your entry back"
 
 
 def _is_our_server(entry: object) -> bool:

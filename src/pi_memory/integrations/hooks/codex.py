@@ -7,7 +7,9 @@
   ``[features] hooks = true`` when the file does not say otherwise, and one ``[hooks.state."<key>"]
   trusted_hash`` per pi-memory hook;
 * ``$CODEX_HOME/hooks.json``: SessionStart, UserPromptSubmit, PreCompact and Stop (Codex has no SessionEnd;
-  its Stop ends every turn), each ``<absolute pi-memory> hook codex <event>``.
+  its Stop ends every turn), each ``<absolute pi-memory> hook codex <event>``, after ``env PI_MEMORY_DIR=…``
+  when a ``[mcp_servers.pi-memory]`` of the user's sets the data root in its ``env`` (:mod:`.hook_env`: Codex
+  runs a hook's command with ``$SHELL -lc`` and the environment Codex started with, not the server's ``env``).
 
 Codex skips hooks it has not been told to trust, without a word. The trust key and hash are Codex's own
 (``<hooks.json>:<event>:<group>:<handler>`` and a ``sha256:`` of the handler), so the installer asks Codex
@@ -34,8 +36,8 @@ import subprocess
 import threading
 from pathlib import Path
 
+from pi_memory.integrations.hooks import hook_env, state
 from pi_memory.integrations.hooks import install as common
-from pi_memory.integrations.hooks import state
 from pi_memory.integrations.hooks.newlines import like
 from pi_memory.integrations.hooks.protocol import EVENTS, HOST_EVENTS
 
@@ -110,13 +112,15 @@ def install(script: str | None = None, codex_bin: str | None = None, cwd: Path |
     existing = (doc.get("mcp_servers") or {}).get(common.MCP_NAME)
     if common.is_users_server(manifest, config_path, existing, _is_exactly_ours(existing)):
         common.refuse_remote_server(config_path, existing)  # before hooks.json is written
+    env = hook_env.pinned(existing, config_path, HOST)  # the entry's data root: the hooks get it too (refused first)
 
     hooks = hooks_doc.get("hooks") if isinstance(hooks_doc.get("hooks"), dict) else {}
     hooks_pristine = common.without_our_hooks(hooks, HOST)[1] == 0
     events = {e: (EVENTS[e], TIMEOUT_S) for e in HOST_EVENTS[HOST]}
-    hooks_doc["hooks"] = common.with_our_hooks(hooks, HOST, script, events)
+    hooks_doc["hooks"] = common.with_our_hooks(hooks, HOST, script, events, env)
     changes = [common.write_json(hooks_path, hooks_doc,
-                                 [f"hooks {', '.join(EVENTS[e] for e in HOST_EVENTS[HOST])} run {script} hook codex …"])]
+                                 [f"hooks {', '.join(EVENTS[e] for e in HOST_EVENTS[HOST])} run {script} hook codex …"
+                                  + hook_env.described(env)])]
     common.remember_original(manifest, changes[0], hooks_pristine)
 
     details, warnings = [], []

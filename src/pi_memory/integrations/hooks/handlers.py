@@ -7,7 +7,8 @@
   blocks, standing instructions) follow it.
 * ``prompt``: semantic recall for the prompt (:meth:`AgentSession.recall`: fenced untrusted data within the
   recall token budget; the session is opened for this host, so recall's default sources include skills:
-  :data:`pi_memory.semantic.config.HOST_RECALL_SOURCES`), after the run parts when they changed since the session last got them; the prompt
+  :data:`pi_memory.semantic.config.HOST_RECALL_SOURCES`), after the run parts when they changed since the session
+  last got them (or, in Claude Code, their pieces still owed since a session start over its cap); the prompt
   is kept as the user half of the turn the stop hook captures.
 * ``pre-compact``, ``stop``, ``session-end``: queue indexing of ``transcript_path`` (incremental) and, on
   ``stop``, capture of the turn, in a detached child process (:mod:`.background`) so the host never waits.
@@ -24,14 +25,14 @@ import time
 from pathlib import Path
 
 from pi_memory.integrations.hooks import state
-from pi_memory.integrations.hooks.protocol import CLAUDE_CONTEXT_CAP
+from pi_memory.integrations.hooks.protocol import CLAUDE_CONTEXT_CAP, RUN_PIECE_CHARS, claude_length
 
-CACHE_VERSION = "1"
+CACHE_VERSION = "2"  # 2: the run parts' pieces (``pieces``) are cached with them
 _PKG = Path(__file__).resolve().parents[2]  # src/pi_memory
 # the code a cached context was built by: a changed file (an upgrade, an edit) invalidates the cache
 _CODE = ("curated/snapshot.py", "curated/sanitise.py", "curated/entries.py", "safety/threats.py",
          "safety/secrets.py", "safety/_secret_values.py", "safety/_threat_patterns.py", "prompt/context.py",
-         "prompt/render.py",
+         "prompt/render.py", "prompt/pieces.py",
          "integrations/hooks/handlers.py")
 
 
@@ -55,7 +56,7 @@ def session_context(cwd: str, team_deadline: float | None = None, team_wait: flo
     project part only (the snapshot says it could not be reached), never the rest. Its entries live on the server, which no file fingerprint sees, so
     such a context is not cached."""
     from pi_memory.curated.team_client import bounded
-    from pi_memory.prompt import memory_part, run_parts
+    from pi_memory.prompt import memory_part, run_texts
     from pi_memory.runtime import open_memory
     from pi_memory.settings_files import settings_files
     from pi_memory.standing import StandingStore
@@ -76,8 +77,8 @@ def session_context(cwd: str, team_deadline: float | None = None, team_wait: flo
                     *(str(p) for f in folders if f.is_dir() for p in sorted(f.glob("*.md"))),
                     str(StandingStore.in_data_dir(memory.settings.data_dir).path), *(str(_PKG / c) for c in _CODE)]
             before = state.fingerprint(deps)
-            value = {"memory": memory_part(memory).text,
-                     "run": "\n\n".join(p.text for p in run_parts(memory, preview=False) if p.text)}
+            run, pieces = run_texts(memory, RUN_PIECE_CHARS, claude_length)
+            value = {"memory": memory_part(memory).text, "run": run, "pieces": pieces}
         if team is None:
             state.store_context(cwd, CACHE_VERSION, deps, before, value)
         elif (drift := memory.store.drift("project")) is not None:
@@ -100,7 +101,12 @@ def _join(*texts: str | None) -> str:
 def on_session_start(host: str, payload: dict, team_deadline: float | None = None,
                      team_wait: float | None = None) -> str | None:
     """The frozen memory part (kept per host session: a resume gets the same bytes) and the run parts;
-    ``team_deadline``, ``team_wait``: see :func:`session_context`."""
+    ``team_deadline``, ``team_wait``: see :func:`session_context`.
+
+    Claude Code keeps one hook's context whole only up to :data:`.protocol.CLAUDE_CONTEXT_CAP` (a longer one reaches
+    the model as a preview and a file path). A start over it carries the frozen part and the leading pieces of the
+    run parts that fit beside it (:func:`pi_memory.prompt.pieces.run_pieces`: each whole and marked as its part, in
+    order, none left out); the rest follow with the first prompts (:func:`_next_run`)."""
     sid = _text(payload.get("session_id"))
     source = _text(payload.get("source"))
     cwd = _cwd(payload)
@@ -112,14 +118,15 @@ def on_session_start(host: str, payload: dict, team_deadline: float | None = Non
                   f"({len(frozen)} chars)")
     else:
         frozen = value["memory"]
-    context, sent = _join(frozen, value["run"]), _digest(value["run"])
-    if host == "claude-code" and frozen and value["run"] and len(context) > CLAUDE_CONTEXT_CAP and sid:
-        # Claude Code keeps one hook's context whole only up to the cap (a longer one reaches the model as a
-        # preview and a file path): the run parts (blocks, standing instructions) come with the first prompt
-        # instead, as run parts that changed do (_changed_run), so each part arrives whole in its own reminder
-        context, sent = frozen, None
+    run = _text(value.get("run"))
+    context = _join(frozen, run)
     if sid:
-        state.update_session(host, sid, context=frozen, runDigest=sent, cwd=cwd)
+        state.update_session(host, sid, context=frozen, runDigest=_digest(run), runNext=None, cwd=cwd)
+    if host == "claude-code" and sid and claude_length(context) > CLAUDE_CONTEXT_CAP:
+        # the leading pieces that fit beside the frozen part (none when the run parts are one piece); the rest,
+        # owed from here on (runNext), go with the next prompts
+        room = CLAUDE_CONTEXT_CAP - (claude_length(frozen) + 2 if frozen else 0)
+        context = _join(frozen, _next_run(host, sid, _run_of(value), {}, room, first_always=False))
     if source in ("startup", ""):  # a new session: forget the host sessions nobody resumed for a month
         state.prune_sessions(host)
     return context
@@ -131,7 +138,12 @@ def on_prompt(host: str, payload: dict, vector_deadline: float | None = None) ->
 
     A prompt recall skips (:func:`pi_memory.semantic.prompt_gate.skip_reason`: "ok", "thanks", a ``/command``)
     is answered from the session-start cache when it is current (the run parts, when they changed since this
-    host session got them), without opening memory: no settings, index or embedder load for it."""
+    host session got them), without opening memory: no settings, index or embedder load for it.
+
+    Claude Code: the answer stays within :data:`.protocol.CLAUDE_CONTEXT_CAP`. The run parts still owed to the
+    session go first (the next piece always, as a piece is at most :data:`.protocol.RUN_PIECE_CHARS`; the
+    following ones while they fit beside the recall), and the recall fills the rest: its lowest-ranked lines are
+    left out when it does not fit (:func:`pi_memory.retrieval.fenced.trim_recall`; logged)."""
     from pi_memory.semantic.prompt_gate import skip_reason
 
     sid, prompt = _text(payload.get("session_id")), _text(payload.get("prompt"))
@@ -141,7 +153,7 @@ def on_prompt(host: str, payload: dict, vector_deadline: float | None = None) ->
     if cached is not None and skip_reason(prompt) is not None:
         if sid and saved.get("lastPrompt"):  # "ok", "/compact": nothing to capture (and no scanner loaded here)
             state.update_session(host, sid, lastPrompt=None)
-        return _changed_run(host, sid, _text(cached.get("run")), saved)
+        return _next_run(host, sid, _run_of(cached), saved, CLAUDE_CONTEXT_CAP)
     if sid:  # the user half of the turn, for the capture at stop: never a credential on disk
         from pi_memory.safety import redact
 
@@ -156,38 +168,90 @@ def on_prompt(host: str, payload: dict, vector_deadline: float | None = None) ->
 
     # the host decides recall's default sources; recall reads the index, so no curated store is read (a team
     # project server that does not answer must not cost the prompt its recall)
-    session = AgentSession(cwd, sid or None, memory=open_memory(Path(cwd), load=False, host=host))
-    run = _changed_run(host, sid, _text(cached.get("run")), saved) if cached is not None else (
-        _changed_run_parts(host, sid, session, saved))
+    memory = open_memory(Path(cwd), load=False, host=host)
+    if vector_deadline is not None:  # semantic memory set up on a held index must leave the hook time to answer
+        memory.semantic_wait = min(memory.semantic_wait, max(0.0, vector_deadline - time.monotonic()))
+    session = AgentSession(cwd, sid or None, memory=memory)
     outcome = session.recall(prompt, {RECALL_MARKER_KEY: saved.get("recallMarker")}, vector_deadline)
+    recall = outcome.text if outcome is not None and outcome.text else ""
+    room = CLAUDE_CONTEXT_CAP - (claude_length(recall) + 2 if recall else 0)
+    run = _next_run(host, sid, _run_of(cached) if cached is not None else _built_run(host, session), saved, room)
     if outcome is None:
+        if memory.semantic_held:
+            state.log(f"{host} prompt: recall skipped: {memory.semantic_status}")
         return run
     if outcome.marker is not None and sid:
         state.update_session(host, sid, recallMarker=outcome.marker)
     if outcome.error:
         state.log(f"{host} prompt: recall failed: {outcome.error}")
-    return _join(run, outcome.text)
+    if host == "claude-code" and recall:
+        recall = _fit_recall(host, recall, CLAUDE_CONTEXT_CAP - (claude_length(run) + 2 if run else 0))
+    return _join(run, recall) or None
 
 
-def _changed_run_parts(host: str, sid: str, session, saved: dict) -> str | None:
-    """The run parts (blocks, standing instructions) when they changed since this host session last got them
-    (the host keeps what a hook injected in the conversation, so unchanged parts are not sent again)."""
-    from pi_memory.prompt import run_parts
+def _fit_recall(host: str, recall: str, room: int) -> str:
+    """``recall`` within ``room`` characters (Claude Code's count), its lowest-ranked lines left out (logged)."""
+    from pi_memory.retrieval.fenced import trim_recall
+
+    fitted = trim_recall(recall, room, claude_length)
+    if fitted != recall:
+        dropped = recall.count("\n") - fitted.count("\n") if fitted else recall.count("\n") - 2
+        state.log(f"{host} prompt: the recall was {claude_length(recall)} characters with {room} left under the "
+                  f"cap; its {dropped} lowest-ranked line(s) were left out")
+    return fitted
+
+
+def _run_of(cached: dict) -> tuple[str, list[str]]:
+    """``(run text, its pieces)`` of a cached session-start value."""
+    run = _text(cached.get("run"))
+    pieces = cached.get("pieces")
+    if not isinstance(pieces, list) or not all(isinstance(p, str) for p in pieces):
+        pieces = [run] if run else []
+    return run, pieces
+
+
+def _built_run(host: str, session) -> tuple[str, list[str]] | None:
+    """The run parts (blocks, standing instructions) built for this prompt (no current cache), with their pieces;
+    ``None`` when they could not be built (logged)."""
+    from pi_memory.prompt import run_texts
 
     try:
-        run = "\n\n".join(p.text for p in run_parts(session.memory, preview=False) if p.text)
+        return run_texts(session.memory, RUN_PIECE_CHARS, claude_length)
     except Exception as exc:  # noqa: BLE001 - the run parts must not cost the prompt its recall
         state.log(f"{host} prompt: run parts not built: {type(exc).__name__}: {exc}")
         return None
-    return _changed_run(host, sid, run, saved)
 
 
-def _changed_run(host: str, sid: str, run: str, saved: dict) -> str | None:
-    """``run`` when it differs from what this host session got last (recorded), else ``None``."""
-    if not sid or _digest(run) == saved.get("runDigest"):
+def _next_run(host: str, sid: str, run: tuple[str, list[str]] | None, saved: dict, room: int,
+              first_always: bool = True) -> str | None:
+    """What of the run parts ``run`` (``(text, pieces)``) this host session is owed now (recorded), else ``None``.
+
+    The host keeps every injection in the conversation, so run parts it has are not sent again: ``runDigest`` is
+    the run text the session has (or is getting), ``runNext`` the first of its pieces not sent yet (``None``: all
+    sent). A run text that changed is owed whole again. Codex gets the text whole. Claude Code gets the next piece
+    (unless not ``first_always``: a session start, where the frozen part comes first), and the ones after it while
+    the answer stays within ``room`` characters; the rest wait for the next prompts."""
+    if not sid or run is None:
         return None
-    state.update_session(host, sid, runDigest=_digest(run))
-    return run or None
+    text, pieces = run
+    digest = _digest(text)
+    start = saved.get("runNext") if digest == saved.get("runDigest") else 0
+    if not isinstance(start, int) or isinstance(start, bool):
+        return None  # the session has them
+    if host != "claude-code":
+        state.update_session(host, sid, runDigest=digest, runNext=None)
+        return text or None
+    chosen = pieces[start:start + 1] if first_always else []
+    for piece in pieces[start + len(chosen):]:
+        if claude_length(_join(*chosen, piece)) > room:
+            break
+        chosen.append(piece)
+    done = start + len(chosen)
+    state.update_session(host, sid, runDigest=digest, runNext=done if done < len(pieces) else None)
+    if done < len(pieces):
+        state.log(f"{host}: {len(chosen)} of the {len(pieces) - start} run part(s) still owed sent (pieces up to "
+                  f"{done} of {len(pieces)}); the rest come with the next prompts")
+    return _join(*chosen) or None
 
 
 def on_transcript(host: str, event: str, payload: dict) -> None:
@@ -216,7 +280,7 @@ def spawn_background(job: dict) -> None:
     job_file = state.state_dir() / "hooks" / "jobs" / f"{os.getpid()}-{time.time_ns()}.json"
     try:
         state.write_json(job_file, job)
-    except OSError as exc:  # no job file, no job: the transcript is indexed by the next job or `pi-memory index`
+    except OSError as exc:  # no job file, no job: the transcript is indexed by the next job or `pi-memory index-sessions`
         state.note_unwritable(job_file, exc)
         return
     with open(log_path, "a", encoding="utf-8") as log_fh:

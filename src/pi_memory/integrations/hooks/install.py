@@ -33,7 +33,10 @@ Rules every host installer follows:
   in it (``env``: a ``PI_MEMORY_DIR`` the user chose, timeouts); the first install remembers the values it
   changed (:func:`remember_user_server`) and uninstall puts them back, so the entry is again the user's, byte
   for byte when nothing else changed. A remote entry of the user's (a ``url``: an HTTP server) is refused
-  instead, since a local command in its place would silently point the host at another memory;
+  instead, since a local command in its place would silently point the host at another memory. The variables
+  of that entry's ``env`` that choose the data root and the settings go into our hook commands too
+  (``env PI_MEMORY_DIR=… <pi-memory> hook …``, :mod:`.hook_env`), read from the entry at each install, so the
+  hooks and the server use one memory;
 * what cannot be edited safely is refused before anything is written (:class:`InstallRefusal`, exit 1 with
   ``problem`` and ``path``): a file that is not UTF-8, a symbolic link to nothing (install would create its
   target, wherever it points, and uninstall would remove the link), a project folder that does not exist.
@@ -63,7 +66,7 @@ class InstallError(Exception):
 
 class InstallRefusal(InstallError):
     """A refusal (exit 1) about one path, before anything was written: ``problem`` names the kind for ``--json``
-    (``not_utf8``, ``dangling_link``, ``no_project_folder``, ``user_server``)."""
+    (``not_utf8``, ``dangling_link``, ``no_project_folder``, ``user_server``, ``entry_env``)."""
 
     def __init__(self, message: str, problem: str, path: Path) -> None:
         super().__init__(message)
@@ -98,8 +101,12 @@ def console_script() -> str:
                        "pi-memory with pip (or scripts/bootstrap.sh) and run this command with that install")
 
 
-def hook_command(script: str, host: str, event: str) -> str:
-    return f"{shlex.quote(script)} hook {host} {event}"
+def hook_command(script: str, host: str, event: str, env: dict[str, str] | None = None) -> str:
+    """The command line of one hook: ``[env NAME=VALUE …] <script> hook <host> <event>`` (``env``: the variables
+    of the user's MCP server entry the hooks need too, :mod:`.hook_env`)."""
+    from pi_memory.integrations.hooks.hook_env import prefix
+
+    return f"{prefix(env or {})}{shlex.quote(script)} hook {host} {event}"
 
 
 def is_ours(command: object, host: str) -> bool:
@@ -462,13 +469,15 @@ def without_our_hooks(hooks: dict, host: str, keep: set[str] = frozenset()) -> t
     return out, removed
 
 
-def with_our_hooks(hooks: dict, host: str, script: str, events: dict[str, tuple[str, int]]) -> dict:
-    """``hooks`` with our handler for each ``{our event: (host event name, timeout s)}``, after the user's."""
+def with_our_hooks(hooks: dict, host: str, script: str, events: dict[str, tuple[str, int]],
+                   env: dict[str, str] | None = None) -> dict:
+    """``hooks`` with our handler for each ``{our event: (host event name, timeout s)}``, after the user's
+    (``env``: see :func:`hook_command`)."""
     out, _ = without_our_hooks(hooks, host)
     for event, (host_event, timeout) in events.items():
         groups = out.get(host_event)
         groups = list(groups) if isinstance(groups, list) else []
-        groups.append({"hooks": [{"type": "command", "command": hook_command(script, host, event),
+        groups.append({"hooks": [{"type": "command", "command": hook_command(script, host, event, env),
                                   "timeout": timeout}]})
         out[host_event] = groups
     return out

@@ -32,6 +32,16 @@ EMPTY = "{}"
 # value is saved to a file and the model gets a short preview and the file's path instead (since v2.1.89;
 # anthropics/claude-code issues 51537, 64626). Codex spills past about 2,500 tokens the same way.
 CLAUDE_CONTEXT_CAP = 10_000
+# The longest piece of the run parts (memory blocks, standing instructions) one Claude Code prompt answer carries when
+# they do not fit in the session start (:mod:`pi_memory.prompt.pieces`): the rest of the cap (2,500 characters, about
+# 600 tokens) is left for the prompt's own recall.
+RUN_PIECE_CHARS = 7_500
+
+
+def claude_length(text: str) -> int:
+    """``text``'s length as Claude Code counts it against the cap (a JavaScript string: UTF-16 code units, so a
+    character outside the Basic Multilingual Plane, an emoji, counts twice)."""
+    return len(text.encode("utf-16-le")) // 2
 
 
 class UnknownEvent(ValueError):

@@ -114,7 +114,7 @@ def pins(result) -> dict[str, Any]:
     problems shown as every text."""
     rules = result.rules[:SHOWN_RULES]
     rows = reach(result.rules)
-    return {"rules": [{"text": shown(r, SHOWN_CHARS),
+    return {"rules": [{"text": shown(r, SHOWN_CHARS), "key": entry_key(r),
                        "notes": notes(raw_prefix(r, SHOWN_CHARS), threat=RULE_THREAT if row.why == WITHHELD else "")
                        + _reach_notes(row, rows)}
                       for r, row in zip(rules, rows, strict=True)],

@@ -8,13 +8,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from pi_memory.bounds import row_number
 from pi_memory.index import describe_repair, index_path, repairs
 from pi_memory.index import outcomes as job_outcomes
 from pi_memory.insights import index_counts
 from pi_memory.integrations.inspector import shown
 from pi_memory.integrations.inspector.render import day_chart
 from pi_memory.learning import list_jobs, tokens_per_day, undo_job
+from pi_memory.learning.runner import JobReport
 from pi_memory.semantic import outcomes as semantic_outcomes
+from pi_memory.skills.person import result_for_person
 
 CHART_DAYS = 14
 JOBS_SHOWN = 50
@@ -41,19 +44,24 @@ def routes(memory, renderer, team) -> list[Route]:
         learner = memory.learner()
         if learner is None:
             return renderer.fragment("_jobs.html", **learning_context())
-        report = undo_job(learner, int(request.path_params["job_id"]))
+        job_id = row_number(request.path_params["job_id"])
+        if job_id is None:  # more digits than SQLite holds: no such job (the query would overflow)
+            report = JobReport("undo", "refused", f"there is no learning job {request.path_params['job_id']}; `pi-memory learning log` lists them")
+        else:
+            report = undo_job(learner, job_id)
         return renderer.fragment("_jobs.html", **learning_context(report))
 
     def skills_page(request: Request, result: dict | None = None, viewed: dict | None = None) -> Response:
         store = memory.skills()  # every text redacted, each skill with what the scanners found (.shown)
         return renderer.page(request, "skills.html", "skills", skills=[shown.skill(s) for s in store.skills()],
-                             scopes=store.scopes, result=None if result is None else shown.result(result),
+                             scopes=store.scopes,
+                             result=None if result is None else shown.result(result_for_person(result)),
                              viewed=viewed)
 
     async def skills(request: Request) -> Response:
         viewed = None
         if request.query_params.get("id"):
-            viewed = shown.skill_view(memory.skills(), request.query_params["id"])
+            viewed = result_for_person(shown.skill_view(memory.skills(), request.query_params["id"]))
         return skills_page(request, viewed=viewed)
 
     async def skill_change(request: Request) -> Response:

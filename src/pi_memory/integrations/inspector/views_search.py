@@ -1,5 +1,5 @@
 """Semantic memories, Sessions and Recall preview: thin over the semantic service, the ``session_search`` tool and
-:mod:`pi_memory.prompt` (the same calls as ``pi-memory semantic list|history|recall``, ``pi-memory search`` and
+:mod:`pi_memory.prompt` (the same calls as ``pi-memory semantic list|history|recall``, ``pi-memory session-search`` and
 ``pi-memory preview-context``)."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from pi_memory.bounds import parse_row_number
 from pi_memory.index import conversation_around, find_message
 from pi_memory.integrations.inspector.team import explain_local
 from pi_memory.prompt import build_context
@@ -22,11 +23,8 @@ SOURCE_KINDS = {"capture": "captured from a conversation turn", "tool": "saved b
                 "import": "imported", "inspector": "added in the memory inspector"}
 
 
-def _int(value: str | None) -> int | None:
-    try:
-        return int(value) if value not in (None, "") else None
-    except ValueError:
-        return None
+TURN_WINDOW = 3  # messages shown on each side of a turn
+MAX_TURN_WINDOW = 50  # a larger ?window= is taken as this (a huge one reached SQLite's LIMIT and failed)
 
 
 def sources_of(svc, events: list, mem) -> dict[str, object]:
@@ -140,8 +138,9 @@ def routes(memory, renderer, team) -> list[Route]:
         p = request.query_params
         conn = memory.index()
         mid = find_message(conn, session=p.get("session"), entry_id=p.get("entry"), file=p.get("file"),
-                           line=_int(p.get("line")))
-        rows = conversation_around(conn, mid, window=_int(p.get("window")) or 3) if mid is not None else []
+                           line=parse_row_number(p.get("line")))  # past SQLite's range: no such line
+        window = min(max(parse_row_number(p.get("window")) or TURN_WINDOW, 1), MAX_TURN_WINDOW)
+        rows = conversation_around(conn, mid, window=window) if mid is not None else []
         return renderer.page(request, "turn.html", "sessions", rows=rows, asked=dict(p))
 
     async def recall(request: Request) -> Response:

@@ -3,9 +3,12 @@ and remove entries through :class:`pi_memory.curated.MemoryStore` and pins throu
 :class:`pi_memory.standing.StandingStore`, refusals shown as the CLI shows them (``MemoryResult.for_person``).
 Every text is shown redacted, escaped and cut to a bound with the scanners' notes (:mod:`.shown`); the edit and
 remove forms name an entry by its key (a hash of its text), which this handler looks up among the store's current
-entries (those past the first :data:`.shown.SHOWN_ENTRIES` too)."""
+entries (those past the first :data:`.shown.SHOWN_ENTRIES` too); an Unpin form names its standing rule the same way
+(a number would name another rule once one before it is removed elsewhere)."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -16,6 +19,7 @@ from pi_memory.curated.store import FAILURE_CATEGORIES
 from pi_memory.insights import store_usage
 from pi_memory.integrations.inspector import shown
 from pi_memory.standing import MAX_CHARS, MAX_RULES, StandingStore
+from pi_memory.standing.store import RULE_GONE
 
 
 def routes(memory, renderer) -> list[Route]:
@@ -76,11 +80,13 @@ def routes(memory, renderer) -> list[Route]:
             return Response("no such change (standing instructions: add, remove)", status_code=404)
         if request.path_params["action"] == "add":
             return pins(standing().add(str(form.get("text", ""))))
-        try:
-            number = int(str(form.get("number", "")))
-        except ValueError:
-            return pins(standing().list())
-        return pins(standing().remove(number))
+        # the rule the form's key names (a hash of its text), as the file holds it now: a page loaded before
+        # another rule was removed names its rules by text, never by a number that now means another rule
+        store, key = standing(), str(form.get("key", ""))
+        rule = next((r for r in store.rules() if shown.entry_key(r) == key), None)
+        if rule is None:
+            return pins(replace(store.list(), success=False, code="gone", error=RULE_GONE))
+        return pins(store.remove_rule(rule))
 
     return [Route("/stores", page), Route("/stores/{target}/{action:str}", change, methods=["POST"]),
             Route("/standing/{action:str}", pin, methods=["POST"])]

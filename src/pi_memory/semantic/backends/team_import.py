@@ -176,8 +176,9 @@ def sqlite_rows(index_path: Path) -> Iterator[Row]:
                 row["source"] = json.loads(row["source"] or "{}")
                 row["metadata"] = json.loads(row["metadata"] or "{}")
             except (ValueError, TypeError) as exc:
-                raise ImportProblem(f"{where} has a source or metadata column that is not JSON ({exc}); repair "
-                                    "the index (`pi-memory doctor`) or leave it out. Nothing was imported.") from None
+                raise ImportProblem(f"{where} has a source or metadata column that is not JSON ({exc}); the row "
+                                    "was changed outside pi-memory: check the index file (`pi-memory status --check`), "
+                                    "then import from an undamaged copy of it or leave it out. Nothing was imported.") from None
             row["history"] = history.get(row["id"], [])
             row["vectors"] = vectors.get(row["id"], [])
             yield where, row

@@ -65,7 +65,7 @@ async function manager(bridge: SkillsBridge, args: string, ctx: any): Promise<vo
 			return notify(`Could not list skills: ${err instanceof Error ? err.message : String(err)}`, "error");
 		}
 		const all: Summary[] = Array.isArray(listing?.skills) ? listing.skills : [];
-		if (!all.length) return notify("No saved skills yet. The agent saves them with the skill_manage tool.");
+		if (!all.length) return notify("No saved skills yet. The agent saves a skill when a task taught it a procedure worth reusing, or when you ask it to save one.");
 		for (const id of [...selected]) if (!all.some((s) => s.id === id)) selected.delete(id);
 		const shown = all.filter((s) => matches(s, query));
 		const search = `Search: ${query || "(showing all)"}`;

@@ -1,0 +1,26 @@
+"""The skill store's refusals (written for the model that calls ``skill_manage``) in words for a person: the CLI's
+``pi-memory skills view|delete|move`` and the inspector's Skills page show them. Each pair is a model's phrase and a
+person's, as :data:`pi_memory.curated.messages._FOR_PERSON` does for the curated stores."""
+
+from __future__ import annotations
+
+EMPTY = ("The agent saves a skill when a task taught it a procedure worth reusing, or when you ask it to save "
+         "one.")  # a listing with no skill, for a person (the model is told of skill_manage in its own tool text)
+
+_FOR_PERSON = (
+    ("(action 'view' without an id lists them)", "(`pi-memory skills list` lists them)"),
+)
+
+
+def for_person(text: str | None) -> str | None:
+    """A store's message or refusal (a model's words) in a person's words."""
+    if text is None:
+        return None
+    for model, person in _FOR_PERSON:
+        text = text.replace(model, person)
+    return text
+
+
+def result_for_person(result: dict) -> dict:
+    """A store result (``success``, ``message`` or ``error``) with its texts in a person's words."""
+    return {**result, **{k: for_person(result[k]) for k in ("message", "error") if isinstance(result.get(k), str)}}
