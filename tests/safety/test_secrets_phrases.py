@@ -145,6 +145,9 @@ def test_credential_shapes_redacted_value_only(text, expected):
     "пароль: bcrypt12", "contraseña: utf8mb4", "パスワードはbcrypt12で保存", "Passwort ist 12Zeichen lang",
     "password changed to bcrypt12", "secret: ConfigMap2", "password: argon2id", "password: OAuth2",
     "password: x86_64", "password: 2024-05-01T10:00:00Z", "password: AES-256-GCM", "palabra clave: async2await",
+    # "default" begins a .netrc entry and is an ordinary word: "default password <word>" in prose is no entry
+    "Always change the default password immediately", "Reset the default password afterwards",
+    "the router's default password remains unchanged",
 ])
 def test_prose_is_not_a_credential(text):
     assert scan_secrets(text) == []

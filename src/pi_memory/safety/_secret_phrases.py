@@ -272,6 +272,8 @@ def netrc_password(m: re.Match[str], text: str) -> tuple[int, int] | None:
     value = text[start:end].rstrip(_TRAILING)
     if len(value) < 4 or _placeholder(value) or value.lower() in _NOT_A_PASSWORD:
         return None
+    if host is None and "login" not in m.group("pairs") and value.isalpha():
+        return None  # "default" is an ordinary word too: "change the default password immediately" is prose
     return (start, start + len(value))
 
 
