@@ -152,3 +152,18 @@ def test_the_cli_says_partial_on_standard_error_lists_the_write_and_exits_1(agen
     said = PARTIAL.format(job=1).replace(" and FAILURES.md", "")
     assert result.exit_code == 1 and result.stderr == f"review: partial (job 1): {said}\n"
     assert result.stdout.startswith("  add to USER.md: User prefers tea\n")
+
+
+def test_a_store_file_not_in_the_store_s_format_refuses_the_job_before_another_store_is_written(agent, llm, brain,
+                                                                                               project):
+    memory = _memory(agent, llm, project)
+    path = project.parent / "data" / "MEMORY.md"
+    path.write_bytes(b"Deploy with make ship\n\xa7\nCaf\xe9 opens at 9\n")  # Latin-1, not UTF-8
+    learner = memory.learner()
+    brain.replies.append({"operations": [TEA, {"target": "memory", "action": "add", "content": "Ship on Tuesdays"}]})
+    report = review_session(learner, TURNS, trigger="t", session_id=None)
+    assert (report.outcome, report.writes) == ("refused", [])
+    assert report.message.startswith("MEMORY.md is not valid UTF-8") and report.message.endswith(
+        " So nothing was written.")
+    assert learner.store.read("user").entries == []
+    assert path.read_bytes() == b"Deploy with make ship\n\xa7\nCaf\xe9 opens at 9\n"

@@ -36,15 +36,15 @@ class Plan:
     misses: list = field(default_factory=list)
 
 
-def first_refusal(store: MemoryStore, target: str, plan: Plan, check: Callable[[str, list[Operation]], object],
+def first_refusal(store: MemoryStore, target: str, plan: Plan, shown, check: Callable[[str, list[Operation]], object],
                   budget_left: Callable[[], int]) -> str | None:
     """Why the store would refuse ``plan`` (in a person's words, ending "nothing was written"), or ``None``.
-    ``check(target, batch)``: the store's own content and scan checks (:meth:`MemoryStore.check`);
-    ``budget_left()``: tokens left of the day's learning budget (a full store's advice)."""
+    ``shown``: the store's :meth:`MemoryStore.read` of ``target`` the plan was made on; ``check(target, batch)``:
+    the store's own content and scan checks (:meth:`MemoryStore.check`); ``budget_left()``: tokens left of the
+    day's learning budget (a full store's advice)."""
     name = store.name(target)
     if (refused := store.write_refused(target)) is not None:
         return f"{name}: {for_person(refused.error)}"
-    shown = store.read(target)
     if not shown.success:
         return f"{name}: {for_person(shown.error)}"
     if store.drift(target) is not None and shown.notice:

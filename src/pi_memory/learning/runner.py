@@ -379,11 +379,12 @@ class Learner:
             if target not in self.store.targets:
                 return writes, results, "refused", (f"the {target} store is not available here (no project), so "
                                                     "nothing was written")
-            self.store.read(target)
+            shown = self.store.read(target)
             plan = Plan(target, [Operation(action=o.action, content=o.content, old_text=o.old_text,
                                            place=getattr(o, "place", None)) for o in group])
             plan.planned = plan_writes(self.store, target, group, plan.misses)
-            if (refusal := first_refusal(self.store, target, plan, self.store.check, self.budget_left)) is not None:
+            if (refusal := first_refusal(self.store, target, plan, shown, self.store.check,
+                                         self.budget_left)) is not None:
                 return writes, results, "refused", ("dry run: would be refused: " if dry else "") + refusal
             plans.append(plan)
         for n, plan in enumerate(plans):
