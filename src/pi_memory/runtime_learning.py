@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from pathlib import Path
 from typing import Any
 
 from pi_memory.curated import MemoryStore
@@ -66,11 +67,13 @@ class LearningWiring:
             log.warning("%s", note)
         return spec, why
 
-    def learner(self, conn: sqlite3.Connection | None = None, log_only: bool = False):
+    def learner(self, conn: sqlite3.Connection | None = None, log_only: bool = False,
+                cwd: Path | str | None = None):
         """A :class:`pi_memory.learning.Learner` on ``conn`` (default: this host's index connection), with a
         store of its own mirrored through that connection; ``None`` when the learning settings are invalid.
         ``log_only``: for reading the log and undoing a job (no model, no budget), which the settings do not
-        decide: then a learner on the default settings when they are invalid."""
+        decide: then a learner on the default settings when they are invalid. ``cwd``: the folder whose project
+        store the learner writes (default: this memory's; ``pi-memory review FILE``: the session's)."""
         if self.learning is None and not log_only:
             return None
         from pi_memory.index import sync_store
@@ -78,7 +81,7 @@ class LearningWiring:
         from pi_memory.learning import Learner, LearningSettings
 
         conn = conn if conn is not None else self.index()
-        store = MemoryStore.from_settings(self.settings, cwd=self.cwd)
+        store = MemoryStore.from_settings(self.settings, cwd=self.cwd if cwd is None else cwd)
 
         def mirror(target: str, entries: list[str]) -> None:
             scope = "project" if target == "project" else "global"
@@ -87,8 +90,11 @@ class LearningWiring:
         store.on_change = mirror
         store.write_check = lambda: read_only(conn)
         store.load_from_disk()
+        own = store.project_id == self.store.project_id  # the agent's store learns the writes of its own project
+        acknowledge = self.store.acknowledge if own else (
+            lambda target, entries: None if target == "project" else self.store.acknowledge(target, entries))
         return Learner(self.learning or LearningSettings(), conn, store, self.learning_model,
-                       project=store.project_id, on_write=self.store.acknowledge)
+                       project=store.project_id, on_write=acknowledge)
 
     def _no_model(self) -> str | None:
         """``None`` when learning jobs have a model, else why not (the overflow handler's wording)."""

@@ -92,19 +92,18 @@ def test_the_dry_run_command_prints_would_be_refused_and_exits_1(agent, llm, bra
     assert result.stderr.startswith(f"consolidate: refused (job 1): dry run: would be refused: {reason}")
 
 
-def test_a_dry_run_keeps_the_writes_of_a_target_before_the_refused_one_as_a_real_run_does(agent, llm, brain,
-                                                                                        project):
+def test_a_job_refused_on_one_store_writes_to_none_dry_run_and_real_alike(agent, llm, brain, project):
+    """It wrote USER.md, then said "refused ... nothing was written" for MEMORY.md (precheck.py: all or nothing)."""
     memory, learner = _learner(agent, llm, project)
     ops = {"operations": [{"target": "user", "action": "add", "content": "Prefers tabs"},
                           {"target": "memory", "action": "add", "content": f"The CI token is {GITHUB}"}]}
     brain.replies.extend([ops, ops])
     dry = review_session(learner, TURNS, trigger="t", session_id=None, dry_run=True)
     real = review_session(learner, TURNS, trigger="t", session_id=None)
-    assert [w.to_dict() for w in dry.writes] == [w.to_dict() for w in real.writes] == [
-        {"target": "user", "store": "USER.md", "action": "add", "before": None, "after": "Prefers tabs"}]
+    assert dry.writes == real.writes == []
     assert (dry.outcome, real.outcome) == ("refused", "refused")
     assert dry.message == f"dry run: would be refused: {real.message}" and _no_secret(dry.message)
-    assert learner.store.entries("memory") == [] and learner.store.entries("user") == ["Prefers tabs"]
+    assert learner.store.entries("memory") == [] and learner.store.entries("user") == []
 
 
 NOTES = [

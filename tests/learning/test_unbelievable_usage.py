@@ -70,12 +70,17 @@ def test_a_2_mb_reply_counts_the_1200_tokens_the_request_allowed(agent, llm, bra
     text = json.dumps({"operations": [], "note": "z" * 2_000_000})
     brain.replies.append(Reply(text=text, usage=usage))
     report = review_session(learner, TURNS, trigger="t", session_id=None)
-    assert (report.outcome, report.input_tokens, report.output_tokens) == ("nothing", _sent(brain), 1_200)
+    # a reply past 16 characters a token of max_tokens ran away: refused whole (runner.CHARS_PER_REPLY_TOKEN)
+    assert (report.outcome, report.input_tokens, report.output_tokens) == ("invalid_output", _sent(brain), 1_200)
     said = ([] if usage is LEFT_OUT else ["the server reported 515,727 output tokens, more than the 1,200 the "
                                           "request allowed (max_tokens); not believed, counted 1,200"])
     said.append(f"the reply was {len(text):,} characters (about {math.ceil(len(text) / 4):,} tokens), far more than "
                 "the 1,200 tokens the request allowed: the server ignored max_tokens; counted 1,200")
-    assert report.message == "z" * 299 + "…; token count: " + "; ".join(said)
+    assert report.message == (f"the model ran away: its reply was {len(text):,} characters, far more than a reply "
+                              "to this job may hold (at most 200 operations and 19,200 characters, for a reply of "
+                              "1,200 tokens), so none of it was applied and nothing was written. A model that loops, "
+                              "or a server that ignores max_tokens, answers like this; another model (pi-memory.llm) "
+                              "would help; token count: " + "; ".join(said))
     assert learner.budget_status()["spentToday"] == _sent(brain) + 1_200
     [job] = list_jobs(learner.conn)
     assert (job["inputTokens"], job["outputTokens"]) == (_sent(brain), 1_200)

@@ -32,7 +32,8 @@ def _op(action: str, old: str | None = None, content: str | None = None) -> dict
     (ABC, [_op("replace", "A-first", "A and B merged"), _op("remove", "B-second")]),
     (ABC, [_op("remove", "A-first")]),  # the first entry
     (ABC, [_op("remove", "C-third")]),  # the last
-    (ABC, [_op("remove", "B-second"), _op("remove", "C-third")]),  # two in a row
+    # two in a row (of five: a consolidation removing more than half without merging is refused)
+    ([f"{c}-entry" for c in "ABCDE"], [_op("remove", "B-entry"), _op("remove", "C-entry")]),
     (ABC, [_op("replace", "C-third", "A-first entry")]),  # a replace onto an existing entry merges (a remove)
     ([f"Fact {n}: " + "x" * 20 for n in range(1, 6)],
      [_op("remove", "Fact 2:"), _op("remove", "Fact 4:"), _op("replace", "Fact 5:", "Fact 5, shorter")]),

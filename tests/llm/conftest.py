@@ -34,6 +34,8 @@ class Step:
     headers: dict[str, str] = field(default_factory=dict)
     finish: str | None = None
     raw: dict[str, Any] | None = None  # sent as the 200 body instead of a well-formed reply
+    body: bytes | None = None  # sent as it is, with ``content_type``: a reply that is not JSON (an HTML page)
+    content_type: str = "text/html"
 
 
 @dataclass
@@ -71,6 +73,13 @@ class _Handler(BaseHTTPRequestHandler):
         anthropic = self.path.rstrip("/").endswith("/messages")
         if step.raw is not None:
             self._reply(200, step.raw, step.headers)
+            return
+        if step.body is not None:
+            self.send_response(200)
+            self.send_header("Content-Type", step.content_type)
+            self.send_header("Content-Length", str(len(step.body)))
+            self.end_headers()
+            self.wfile.write(step.body)
             return
         if step.status != 200:
             err = {"type": "api_error", "message": step.error}

@@ -4,6 +4,7 @@ same lines, :mod:`pi_memory.reports`)."""
 
 from __future__ import annotations
 
+import click
 import typer
 
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, open_mem, out, state
@@ -36,11 +37,29 @@ def projects_cmd(dir: DirOpt = None, json_: JsonOpt = False) -> None:
 
 @app.command()
 def interview(dir: DirOpt = None) -> None:
-    """Answer a few questions to pre-fill USER.md (an empty answer skips the question)."""
+    """Answer a few questions to pre-fill USER.md (an empty answer skips the question).
+
+    When the input ends early (a pipe, Ctrl-D), the answers given so far are saved and the rest skipped;
+    Ctrl-C saves nothing."""
     from pi_memory.integrations.pi.commands import INTERVIEW, save_interview
 
     memory = open_mem(dir)
-    answers = {key: typer.prompt(question, default="", show_default=False) for key, question, _ in INTERVIEW}
+    answers: dict[str, str] = {}
+    for number, (key, question, _) in enumerate(INTERVIEW, 1):
+        try:
+            answers[key] = typer.prompt(question, default="", show_default=False)
+        except (click.Abort, typer.Abort) as stop:  # an end of input and Ctrl-C alike
+            given = sum(bool(a.strip()) for a in answers.values())
+            if not isinstance(stop.__context__, EOFError):
+                out.print(f"\nInterrupted at question {number} of {len(INTERVIEW)}: nothing was saved.", markup=False)
+                raise typer.Exit(130) from None
+            if not given:
+                out.print(f"\nInput ended at question {number} of {len(INTERVIEW)} before any answer: nothing was "
+                          "saved.", markup=False)
+                raise typer.Exit(1) from None
+            out.print(f"\nInput ended at question {number} of {len(INTERVIEW)}: the answers given are saved, the "
+                      "rest skipped.", markup=False)
+            break
     lines = save_interview(memory, answers)
     for line in lines:
         out.print(line, markup=False)

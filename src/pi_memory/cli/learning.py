@@ -42,23 +42,24 @@ class JobKind(enum.StrEnum):
 MAX_LOG_LIMIT = 10_000  # a larger --limit is taken as this
 
 
-def _learner(dir_: Path | None, command: str, log_only: bool = False):
+def _learner(dir_: Path | None, command: str, log_only: bool = False, cwd: str | None = None):
     """The learner of a command. ``log_only`` (``learning log`` / ``undo``: no model, no budget): also when the
-    learning settings are invalid, whose warning the open printed once. Any other command refuses then."""
+    learning settings are invalid, whose warning the open printed once. Any other command refuses then.
+    ``cwd``: the folder whose project store it writes (default: the current folder's)."""
     memory = open_mem(dir_)
-    learner = memory.learner(log_only=log_only)
+    learner = memory.learner(log_only=log_only, cwd=cwd)
     if learner is None:
         raise fail(memory.learning_status if state.json else f"{command} did not run: it needs valid learning "
                    "settings (see the warning above).", 2)
     return memory, learner
 
 
-def _finish(report, as_json: bool) -> None:
+def _finish(report, as_json: bool, extra: dict | None = None) -> None:
     ok = report.outcome in QUIET_OUTCOMES
     if as_json or state.json:
         data = report.to_dict()
         data["success"] = ok
-        emit_json(data)
+        emit_json({**data, **(extra or {})})
         raise typer.Exit(0 if ok else 1)
     head = f"{report.kind}: {report.outcome}" + (f" (job {report.job_id})" if report.job_id else "")
     # "consolidate is off: ..." says its kind already: printed alone, not after "consolidate: off:"
@@ -98,13 +99,16 @@ def _blocked_for_person(text: str) -> str:
 
 @learning_app.command("log")
 def log_cmd(limit: Annotated[int, typer.Option(
-                "--limit", min=1, max=MAX_LOG_LIMIT, clamp=True,
-                help=f"Newest jobs to show (at most {MAX_LOG_LIMIT:,}).")] = 20,
+                "--limit", help=f"Newest jobs to show, 1 or more (at most {MAX_LOG_LIMIT:,}).")] = 20,
             kind: Annotated[JobKind | None, typer.Option("--kind", help="Only jobs of this kind.")] = None,
             dir: DirOpt = None, json_: JsonOpt = False) -> None:
     """List the background jobs, newest first: kind, trigger, tokens, outcome and each write."""
     from pi_memory.learning import list_jobs
 
+    if limit < 1:
+        raise fail(f"--limit is the number of newest jobs to show, so it must be 1 or more; {limit} shows none. "
+                   "Leave it out to show the newest 20.", 2)
+    limit = min(limit, MAX_LOG_LIMIT)
     memory, learner = _learner(dir, "learning log", log_only=True)
     jobs = list_jobs(learner.conn, limit=limit, kind=kind.value if kind else None)
     if memory.learning is None:  # invalid settings: no job runs, whatever model is named
@@ -213,19 +217,44 @@ UNUSABLE = {  # a correction the rules found but do not save (corrections.unusab
 
 @app.command("review")
 def review_cmd(session_file: Path, dir: DirOpt = None, json_: JsonOpt = False, dry_run: DryOpt = False) -> None:
-    """Run one background review over a session file now (pi, Claude Code or Codex JSONL)."""
-    from pi_memory.learning import read_turns, review_session
+    """Run one background review over a session file now (pi, Claude Code or Codex JSONL).
+
+    Project facts go to the project of the folder the session ran in (as its transcript records it, the folder
+    the session index files it under), not to the current folder's; a transcript that does not say is reviewed
+    for the current folder's project, and the command says so."""
+    from pi_memory.learning import review_session
+    from pi_memory.learning.prompts import read_session_turns
 
     if (problem := _transcript_problem(session_file)) is not None:
         raise fail(f"{session_file} {problem}; pass the path of a session transcript (.jsonl) of pi, Claude Code "
                    "or Codex.", 2)
-    _, learner = _learner(dir, "review")
     try:
-        sid, turns, _ = read_turns(session_file)
+        sid, turns, _, cwd = read_session_turns(session_file)
     except (OSError, ValueError) as exc:
+        open_mem(dir)  # the settings' own errors first, as every command gives them
         raise fail(f"Cannot read {session_file} as a session transcript: {_read_problem(exc, session_file)}.",
                    2) from exc
-    _finish(review_session(learner, turns, trigger="manual", session_id=sid, dry_run=dry_run or None), json_)
+    memory, learner = _learner(dir, "review", cwd=cwd)
+    where = _review_project(memory, learner, session_file, cwd)
+    if where["said"] and not (json_ or state.json):
+        (out if cwd else err).print(where["said"], markup=False)
+    report = review_session(learner, turns, trigger="manual", session_id=sid, dry_run=dry_run or None)
+    _finish(report, json_, {"project": {k: where[k] for k in ("name", "cwd", "from")}, "projectNote": where["said"]})
+
+
+def _review_project(memory, learner, path: Path, cwd: str | None) -> dict:
+    """Whose project a review of ``path`` writes: ``name`` (``None``: no project store), ``cwd``, ``from``
+    (``"session"`` | ``"current folder"``), and ``said``: a sentence when it is not the current folder's project
+    or when the transcript does not say where the session ran."""
+    store = learner.store
+    name = store.project_name if "project" in store.targets else None
+    if cwd is None:
+        goes = f"go to this folder's project ({name})" if name else "are not saved (this folder is in no project)"
+        return {"name": name, "cwd": str(memory.cwd), "from": "current folder",
+                "said": f"note: {path} does not say which folder the session ran in, so its project facts {goes}."}
+    differs = store.project_id != memory.store.project_id
+    said = f"project facts go to project {name}, where the session ran ({cwd})." if differs and name else None
+    return {"name": name, "cwd": cwd, "from": "session", "said": said}
 
 
 def _transcript_problem(path: Path) -> str | None:

@@ -3,6 +3,10 @@ hand (``pi-memory consolidate``, pi's ``/memory-consolidate``) or by the overflo
 (:mod:`pi_memory.learning.overflow`). The job must strictly shrink the store; a store of fewer than two entries
 ends "nothing" without a model call. Run by an overflow, the job also makes the add that overflowed, in the same
 batch, when it then fits: its undo then gives back the store as it was before that add.
+
+A consolidation keeps the store's facts. The model's answer is refused, with nothing written, when it would
+leave the store empty, or would remove more than half of its entries (:data:`MAX_DROPPED_SHARE`) without writing
+any merged text (no replace, no add): that is a deletion, which a person makes by hand (``pi-memory remove``).
 """
 
 from __future__ import annotations
@@ -14,10 +18,12 @@ from filelock import FileLock, Timeout
 from pi_memory.curated.entries import joined_length
 from pi_memory.curated.sanitise import sanitise_entry
 from pi_memory.curated.store import MemoryStore
+from pi_memory.learning.precheck import entries_after
 from pi_memory.learning.prompts import LearnReply, stores_block, to_planned
 from pi_memory.learning.runner import JobContext, JobReport, JobStop, Learner, PlannedOp, plan_writes
 from pi_memory.learning.wording import unmatched
 
+MAX_DROPPED_SHARE = 0.5  # of a store's entries a consolidation may remove without writing any merged text
 LOCK_WAIT_S = 2.0  # a caller waits out brief contention for the per-target lock
 CONSOLIDATE_REPLY_TOKENS = 1_500
 SYSTEM = (
@@ -73,7 +79,9 @@ def _work(ctx: JobContext, learner: Learner, target: str, usage: dict, then_add:
         prompt += f"\n\n# Usage signals\n\n{signals}"
     reply = ctx.ask(prompt, LearnReply, system=SYSTEM, max_tokens=CONSOLIDATE_REPLY_TOKENS)
     ops = [op for op in to_planned(reply.operations, store) if op.target == target]
-    after = _after(store, target, ops)
+    after, writes = _after(store, target, ops)
+    if (refusal := _deletion(name, target, before, after, writes)) is not None:
+        raise JobStop("refused", refusal)
     if joined_length(after) >= joined_length(before):
         raise JobStop("no_shrink", f"the model's operations would not shrink {store.name(target)} "
                       f"({joined_length(before):,} -> {joined_length(after):,} chars); nothing was written")
@@ -84,19 +92,29 @@ def _work(ctx: JobContext, learner: Learner, target: str, usage: dict, then_add:
     return ops
 
 
-def _after(store: MemoryStore, target: str, ops: list[PlannedOp]) -> list[str]:
-    entries, misses = store.entries(target), []
+def _after(store: MemoryStore, target: str, ops: list[PlannedOp]) -> tuple[list[str], list]:
+    """The entries after ``ops`` and the writes that make them."""
+    misses: list = []
     writes = plan_writes(store, target, ops, misses)
     if misses:  # the store would refuse the batch: say which step, not "would not shrink"
         raise JobStop("invalid_output", unmatched(store.name(target), misses))
-    for w in writes:
-        if w.action == "add":
-            entries.append(w.after)
-        elif w.action == "remove":
-            entries.remove(w.before)
-        else:
-            entries[entries.index(w.before)] = w.after
-    return entries
+    return entries_after(store.entries(target), writes), writes
+
+
+def _deletion(name: str, target: str, before: list[str], after: list[str], writes: list) -> str | None:
+    """Why the model's answer is a deletion rather than a consolidation (``None``: it is not): it empties the
+    store, or removes more than :data:`MAX_DROPPED_SHARE` of its entries without writing merged text."""
+    by_hand = f"`pi-memory remove {target} TEXT` deletes an entry by hand"
+    if not after:
+        return (f"the model's answer would remove all {len(before)} entries of {name}, so nothing was written: a "
+                f"consolidation merges and prunes, it never empties a store ({by_hand})")
+    dropped = sum(e not in after for e in before)
+    merged = any(w.action in ("add", "replace") for w in writes)
+    if not merged and dropped > len(before) * MAX_DROPPED_SHARE:
+        return (f"the model's answer would remove {dropped} of the {len(before)} entries of {name} without merging "
+                f"them into another (no replace, no add), so nothing was written: a consolidation drops at most half "
+                f"of a store's entries unless it merges them ({by_hand})")
+    return None
 
 
 def usage_signals(learner: Learner, target: str) -> dict[str, tuple[int, str | None]]:

@@ -13,8 +13,11 @@ durable facts into the stores, in the seed's four phases (orient, gather, consol
   is not input; leaving it out never removes a fact.
 * One call: the prompt holds the current stores (orient) and the recent sessions; the model gathers durable
   facts, preferences, corrections and lessons, returns operations that consolidate them, and prunes entries the
-  sessions show to be superseded. The gate moves forward after every dream that reached the model (ok, nothing,
-  refused), not after a budget refusal or an error, so those are retried at the next start. A dream that found no
+  sessions show to be superseded. The gate moves forward after every dream that reached the model and wrote or
+  had nothing to write (ok, nothing), not after a budget refusal or an error, so those are retried at the next
+  start. A dream whose writes were refused (a full store, a hostile or unmatched operation: nothing written, see
+  :mod:`.precheck`) restarts the clock but leaves its messages unread, and says so: the next dream, or `pi-memory
+  dream --force` once the store has room, reads them again. A dream that found no
   new message to read (``--force`` with nothing indexed since) makes no call and leaves the hours alone: it only
   marks the messages it looked past as seen.
 """
@@ -146,6 +149,8 @@ def dream(learner: Learner, data_dir: Path, *, model_named: bool, force: bool = 
                 ctx.note = ("no new session messages since the last dream" if last_at else
                             "no session messages to read yet (run `pi-memory index-sessions` to index past sessions)")
                 return []
+            ctx.if_refused = (f"The {len(keys)} session(s) it read stay unread: the next dream reads them again, "
+                              "and `pi-memory dream --force` does so now")
             prompt = f"# Current memory (orient)\n\n{stores}\n\n# Recent sessions (gather)\n\n{text}"
             if "project" in learner.store.targets:
                 prompt += (f"\n\nThe project store belongs to project {learner.store.project_name}: put there only "
@@ -154,10 +159,14 @@ def dream(learner: Learner, data_dir: Path, *, model_named: bool, force: bool = 
 
         report = learner.run("dream", trigger + (" (forced)" if force and not is_open else ""), work,
                              dry_run=dry_run, model_kind="dream")
-        if report.outcome in ("ok", "nothing", "refused") and not report.dry_run:
+        if report.outcome in ("ok", "nothing") and not report.dry_run:
             # Only a dream that reached the model restarts the clock; one that found nothing to read (no call)
             # marks the messages seen, so the next dream still waits for new turns but not for the hours.
             jlog.set_gate(learner.conn, name, now_iso() if report.calls else last_at, newest)
+        elif report.outcome in ("refused", "partial") and not report.dry_run:
+            # The clock restarts (a refusal is not retried at every start), the messages stay unread: the next
+            # dream, or `dream --force` once the store has room, reads them again.
+            jlog.set_gate(learner.conn, name, now_iso(), last_id)
         return report
     finally:
         lock.release()

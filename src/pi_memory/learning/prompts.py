@@ -131,6 +131,13 @@ def transcript(turns: list[Turn], char_cap: int) -> tuple[str, list[Turn]]:
 def read_turns(path: Path | str) -> tuple[str | None, list[Turn], int]:
     """User and assistant messages of a session file (pi, Claude Code, Codex) on its active branch, the
     session id, and the number of tool calls in it."""
+    sid, turns, tools, _ = read_session_turns(path)
+    return sid, turns, tools
+
+
+def read_session_turns(path: Path | str) -> tuple[str | None, list[Turn], int, str | None]:
+    """:func:`read_turns` and the folder the session ran in, as its transcript records it (``None``: it does not
+    say): the folder whose project the session index files it under."""
     from pi_memory.index.readers import active_branch, read_session
 
     result = read_session(Path(path))
@@ -143,7 +150,7 @@ def read_turns(path: Path | str) -> tuple[str | None, list[Turn], int]:
             tools += 1
         elif r.kind == "message" and r.role in ("user", "assistant") and r.text.strip():
             turns.append(Turn(r.role, r.text, r.entry_id))
-    return result.info.session_id, turns, tools
+    return result.info.session_id, turns, tools, result.info.cwd
 
 
 def transcript_cap(job_budget: int, reply_tokens: int, fixed_chars: int) -> int:

@@ -3,7 +3,9 @@
 A job is a function ``work(ctx) -> list[PlannedOp]``: it reads what it needs, asks the model through
 :meth:`JobContext.ask` (JSON validated by a pydantic schema) and returns the store operations it wants. The
 runner then applies them through the curated store API (:meth:`MemoryStore.apply`: one all-or-nothing batch per
-target, the threat and secret scanners, the lock, the drift guard) or, in a dry run, only reports them. Every
+target, the threat and secret scanners, the lock, the drift guard) or, in a dry run, only reports them. A job is
+all or nothing across its stores too: every batch is checked before the first is written (:mod:`.precheck`), so a
+refused job wrote nothing; only a refusal no check could foresee leaves a ``partial`` job, said as such. Every
 job leaves a row in the learning log with its writes as before/after pairs (:mod:`.log`), and for a store file it
 wrote that was not in the store's format, that file's layout (so its undo gives back the exact bytes).
 
@@ -22,6 +24,9 @@ Guards, in the order they apply:
   output at most the call's ``max_tokens`` (a reply longer than that, from a server that ignored it, too), and
   the job's calls together at most ``learning.jobTokenBudget``. A figure not believed is said in the job's
   message and log (``token count: ...``), so one bad reply never uses up the day;
+* a runaway reply (more than :data:`MAX_JOB_OPERATIONS` operations, or more than :data:`CHARS_PER_REPLY_TOKEN`
+  characters per token of the call's ``max_tokens``) ends the job ``invalid_output`` before any of it is applied
+  or sent back, with nothing written;
 * at most ``learning.maxCallsPerJob`` (3) model calls per job: a reply that does not validate is sent back with
   the problem, and after the last call the job ends ``invalid_output`` with nothing written;
 * ``learning.jobTimeoutSeconds`` (120) for the whole job, checked before each call;
@@ -47,13 +52,19 @@ from pi_memory.curated.give_back import GiveBack
 from pi_memory.curated.layout import Published, Restore
 from pi_memory.curated.store import MemoryStore, Operation
 from pi_memory.learning import log as jlog
+from pi_memory.learning.precheck import Plan, first_refusal, partial_message
 from pi_memory.learning.settings import LearningSettings
-from pi_memory.learning.wording import duplicates, store_refusal, unusable_reply
+from pi_memory.learning.wording import duplicates, runaway_reply, store_refusal, unusable_reply
 from pi_memory.llm import ChatModel, LLMError, LLMTimeoutError, MalformedReplyError, Usage
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
 WRITABLE_TARGETS = ("memory", "user", "project", "failure")  # never STANDING.md, never a path
+# A reply's bounds: a dream's 2,000-token reply holds at most ~110 operations (the shortest is ~18 tokens), and
+# no tokenizer averages 16 characters a token; past either, the model ran away (a loop, a server ignoring
+# max_tokens: 1.19 MB with 20,000 operations took 36.7 s to apply, then filled the store).
+MAX_JOB_OPERATIONS = 200
+CHARS_PER_REPLY_TOKEN = 16
 
 
 class PlannedOp(BaseModel):
@@ -139,6 +150,7 @@ class JobContext:
         self.session_ids: list[str] = []
         self.entry_ids: list[str] = []
         self.note: str | None = None  # a job's own summary (e.g. "nothing to save")
+        self.if_refused: str | None = None  # said after the message of a job refused or partly written
         self.arrange: dict[str, Callable] = {}  # target -> the layout its file gets after the batch (undo's copies)
         self.restore: dict[str, Restore] = {}  # target -> the bytes its file gets back when it may (an undo's)
         self.give_back: dict[str, GiveBack] = {}  # target -> the texts an undo writes back unrefused for controls
@@ -186,6 +198,11 @@ class JobContext:
                 self.doubts += completion.doubts
                 used = (max(u.input_tokens, sent), max(u.output_tokens, self._reply_tokens(len(completion.text),
                                                                                            max_tokens)), u.cost_usd)
+                operations = getattr(value, "operations", None)
+                count = len(operations) if isinstance(operations, list) else 0
+                if count > MAX_JOB_OPERATIONS or len(completion.text) > max_tokens * CHARS_PER_REPLY_TOKEN:
+                    raise JobStop("invalid_output", runaway_reply(len(completion.text), count, max_tokens,
+                                                                  MAX_JOB_OPERATIONS, CHARS_PER_REPLY_TOKEN))
                 return value
             except MalformedReplyError as exc:
                 # A rejected reply was billed too: counted as a used one is (its text is kept cut at 2,000
@@ -332,6 +349,8 @@ class Learner:
         except Exception as exc:  # a job bug must not take the session down; it is logged with the reason
             log.exception("learning job %s failed", kind)
             outcome, message = "error", f"{type(exc).__name__}: {exc}"
+        if ctx.if_refused and outcome in ("refused", "partial"):
+            message = f"{message.rstrip('.')}. {ctx.if_refused}"
         if ctx.doubts:  # a count not believed is said where the job's tokens are shown
             message = f"{message}; token count: {doubts_said(ctx.doubts)}"
         duration = (time.perf_counter() - started) * 1000
@@ -346,8 +365,9 @@ class Learner:
 
     def apply(self, ops: list[PlannedOp], dry: bool, ctx: JobContext | None = None,
               ) -> tuple[list[jlog.Write], list[dict], str, str]:
-        """Apply ``ops`` (one batch per target, in first-seen order) or, ``dry``, only compute their writes (and
-        the copies of exact duplicates the write would merge). From ``ctx``: ``arrange[target]``, the layout of the
+        """Apply ``ops`` (one batch per target, in first-seen order, every batch checked before the first is
+        written: :mod:`.precheck`) or, ``dry``, only compute their writes (and the copies of exact duplicates the
+        write would merge). From ``ctx``: ``arrange[target]``, the layout of the
         entries after the batch, and ``restore[target]``, the bytes to give back (:meth:`MemoryStore.apply`); what
         each file store's write did goes to ``ctx.published``."""
         arrange, restore, given = (ctx.arrange, ctx.restore, ctx.give_back) if ctx is not None else ({}, {}, {})
@@ -356,30 +376,39 @@ class Learner:
         by_target: dict[str, list[PlannedOp]] = {}
         for op in ops:
             by_target.setdefault(op.target, []).append(op)
-        for target, group in by_target.items():
+        plans: list[Plan] = []
+        for target, group in by_target.items():  # every store's batch checked before any is written
             if target not in self.store.targets:
-                return writes, results, "refused", f"the {target} store is not available here (no project)"
-            self.store.read(target)
-            misses: list = []
-            planned = plan_writes(self.store, target, group, misses)
-            batch = [Operation(action=o.action, content=o.content, old_text=o.old_text,
-                               place=getattr(o, "place", None)) for o in group]
-            if dry:  # the store's own checks of a batch (content, threat and secret scans), nothing written
-                if (refusal := self.store.check(target, batch, given.get(target))) is not None:
-                    return writes, results, "refused", "dry run: would be refused: " + store_refusal(
-                        self.store, target, refusal, planned, misses, self.budget_left())
+                return writes, results, "refused", (f"the {target} store is not available here (no project), so "
+                                                    "nothing was written")
+            shown = self.store.read(target)
+            plan = Plan(target, [Operation(action=o.action, content=o.content, old_text=o.old_text,
+                                           place=getattr(o, "place", None)) for o in group])
+            plan.planned = plan_writes(self.store, target, group, plan.misses)
+            if (refusal := first_refusal(self.store, target, plan, shown,
+                                         lambda t, b: self.store.check(t, b, given.get(t)),
+                                         self.budget_left)) is not None:
+                return writes, results, "refused", ("dry run: would be refused: " if dry else "") + refusal
+            plans.append(plan)
+        for n, plan in enumerate(plans):
+            target, planned = plan.target, plan.planned
+            if dry:  # what the real write would do, nothing written
                 if any(w.before != w.after for w in planned):  # a write that changes the store merges its copies
                     writes += _copies(self.store, target)
                 writes += planned
                 continue
-            result = self.store.apply(target, batch, arrange=arrange.get(target), restore=restore.get(target),
+            result = self.store.apply(target, plan.batch, arrange=arrange.get(target), restore=restore.get(target),
                                       give_back=given.get(target))
             results.append(result.to_dict())
             if ctx is not None and result.published is not None:
                 ctx.published[target] = result.published
-            if not result.success:
-                return writes, results, "refused", store_refusal(self.store, target, result, planned, misses,
-                                                                 self.budget_left())
+            if not result.success:  # what no check could see before (a file changed in the moment, a team server)
+                refusal = store_refusal(self.store, target, result, planned, plan.misses, self.budget_left())
+                if not writes:
+                    return writes, results, "refused", refusal
+                return writes, results, "partial", partial_message(
+                    self.store, writes, target, refusal, [p.target for p in plans[n + 1:]],
+                    ctx.job_id if ctx is not None else None)
             # the copies of exact duplicates the write merged come first: they went as the store was read
             writes += [jlog.Write(target, self.store.name(target), "dedupe", c.text, None, c.place())
                        for c in result.merged_copies] + planned

@@ -29,6 +29,16 @@ def unusable_reply(calls: int, max_calls: int, schema, problem: str, last_text: 
             "(pi-memory.llm) would help")
 
 
+def runaway_reply(chars: int, operations: int, max_tokens: int, max_operations: int, chars_per_token: int) -> str:
+    """A reply past a job's bounds (:data:`pi_memory.learning.runner.MAX_JOB_OPERATIONS`, the characters its
+    ``max_tokens`` can hold), said with what it held and what a reply may hold; none of it was applied."""
+    held = f"{chars:,} characters" + (f" with {operations:,} operations" if operations else "")
+    return (f"the model ran away: its reply was {held}, far more than a reply to this job may hold (at most "
+            f"{max_operations:,} operations and {max_tokens * chars_per_token:,} characters, for a reply of "
+            f"{max_tokens:,} tokens), so none of it was applied and nothing was written. A model that loops, or a "
+            "server that ignores max_tokens, answers like this; another model (pi-memory.llm) would help")
+
+
 def reply_problem(schema, text: str) -> str | None:
     """What is wrong with ``text`` as a ``schema`` reply, as a clause about "its last answer" (``None``: fine)."""
     from pydantic import ValidationError

@@ -16,6 +16,7 @@ Whatever the mode, the reply is parsed and validated by :meth:`ChatModel.complet
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -99,6 +100,11 @@ class OpenAICompatibleChatModel(SdkChatModel):
                 },
             }
         resp = self._client.chat.completions.create(**kwargs)
+        if isinstance(resp, str | bytes):  # the SDK hands back a body that is not JSON as it came
+            raise LLMRequestError(
+                f"The server at {self.where} answered, but not with a chat completion: {not_json(resp)}. Check "
+                "that baseUrl points at an OpenAI-compatible API (…/v1)."
+            )
         choices = getattr(resp, "choices", None)
         if choices is None:
             keys = sorted(set(getattr(resp, "model_fields_set", None) or ()) | set(getattr(resp, "model_extra", None)
@@ -121,3 +127,24 @@ class OpenAICompatibleChatModel(SdkChatModel):
             model=str(getattr(resp, "model", None) or self.model),
             stop_reason=finish,
         )
+
+
+_PAGE = re.compile(r"\s*(<!doctype\s+html|<html|<head|<body)", re.IGNORECASE)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+QUOTED_CHARS = 80
+
+
+def not_json(body: str | bytes) -> str:
+    """A reply body that is not JSON, as a clause: an HTML page or text, quoting its first words (at most
+    :data:`QUOTED_CHARS` characters, credentials redacted, control characters as ``\\xNN``)."""
+    from pi_memory.safety import redact  # here: the scanners' import is not every caller's
+
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    words = " ".join(text.split())
+    if not words:
+        return "its reply was empty, not JSON"
+    shown = redact(words[:QUOTED_CHARS * 5])  # redacted before the cut, so no half key is left
+    head = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", shown[:QUOTED_CHARS])
+    cut = "…" if len(shown) > QUOTED_CHARS else ""
+    kind = "an HTML page" if _PAGE.match(text) else "text"
+    return f"its reply is {kind}, not JSON (it begins \"{head}{cut}\")"

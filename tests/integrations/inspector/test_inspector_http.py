@@ -270,3 +270,30 @@ def test_a_drifted_store_is_shown_in_words_and_its_file_kept(tmp_path, monkeypat
     finally:
         memory.close()
     assert (tmp_path / "MEMORY.md").read_bytes() == broken
+
+
+def test_the_learning_log_says_partial_beside_undo_and_refused_without_it(client, inspector_data) -> None:
+    """A refused job writes nothing now (learning/precheck.py): the page listed "refused ... nothing was written"
+    beside an Undo button and the write it had made. A partial job says what was written, with Undo."""
+    from pi_memory.learning.log import Write, finish_job, start_job
+
+    learner = inspector_data.memory.learner()
+    refused = start_job(learner.conn, "review", "manual", project=None, dry_run=False, model="fake-model")
+    finish_job(learner.conn, refused, outcome="refused", detail="the model's answer would have put text matching a "
+               "threat pattern (ignore_instructions) in MEMORY.md, so nothing was written", duration_ms=5.0,
+               writes=[], session_ids=[], entry_ids=[])
+    partial = start_job(learner.conn, "review", "manual", project=None, dry_run=False, model="fake-model")
+    said = (f"partly written: 1 write(s) to USER.md were made, but nothing to MEMORY.md: MEMORY.md: MEMORY.md is "
+            f"locked by another process; nothing was written; `pi-memory learning undo {partial}` takes back what "
+            "was written")
+    finish_job(learner.conn, partial, outcome="partial", detail=said, duration_ms=5.0,
+               writes=[Write("user", "USER.md", "add", None, "User prefers green tea")], session_ids=[], entry_ids=[])
+    page = client.get("/learning").text
+    shown = page.split(f'data-job="{partial}"', 1)[1].split('<div class="entry job"', 1)[0]
+    assert '<span class="tag bad">partial</span>' in shown and str(escape(said)) in shown
+    assert "User prefers green tea" in shown and f'hx-post="/learning/{partial}/undo"' in shown
+    shown = page.split(f'data-job="{refused}"', 1)[1].split('<div class="entry job"', 1)[0]
+    assert '<span class="tag bad">refused</span>' in shown and "nothing was written" in shown
+    assert "<table>" not in shown and "/undo" not in shown
+    health = client.get("/health").text.split('id="worker-errors"', 1)[1].split("</section>", 1)[0]
+    assert f"job #{partial} in the learning log" in health and f"job #{refused} in" not in health

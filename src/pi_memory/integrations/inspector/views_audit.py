@@ -21,7 +21,8 @@ from pi_memory.skills.person import result_for_person
 
 CHART_DAYS = 14
 JOBS_SHOWN = 50
-FAILED_OUTCOMES = ("error", "invalid_output", "budget")  # learning_jobs.outcome of a job that did not do its work
+# learning_jobs.outcome of a job that did not do its work (a partial one: only some of it, the rest refused)
+FAILED_OUTCOMES = ("error", "invalid_output", "budget", "partial")
 COUNT_LABELS = {"sessionFiles": "session files", "memories": "curated entries (index mirror)",
                 "extended": "extended store entries"}
 
