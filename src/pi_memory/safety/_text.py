@@ -361,6 +361,21 @@ def blank_escapes(text: str) -> str:
     return _TERMINAL_ESCAPE.sub(lambda m: " " * len(m.group()), text)
 
 
+def escape_readings(text: str) -> list[str]:
+    """The other readings of a text holding a terminal escape (``[]`` without one), each as long as ``text`` so a
+    span found in one is a span of ``text``; the scanners match :func:`blank_escapes`'s reading and these too,
+    since each reader sees the text another way:
+
+    * the introducers alone blanked (``ESC``, U+009B): a model reads ``\x1bghp_…`` as the token, where a
+      terminal takes ``ESC g`` as a sequence and the full blanking hid the token's first letter;
+    * every sequence removed (its characters made U+200B, which :func:`fold` drops and maps back): a terminal
+      shows ``ghp_A1b2\x1b[0mC3d4…`` and ``ign\x1b[0more`` whole, where blanking split them in two words."""
+    if "\x1b" not in text and "\x9b" not in text:
+        return []
+    return [text.replace("\x1b", " ").replace("\x9b", " "),
+            _TERMINAL_ESCAPE.sub(lambda m: "\u200b" * len(m.group()), text)]
+
+
 class Folded:
     """The folded text, and a map from its offsets back to raw offsets. Terminal escape sequences are blanked
     first (:func:`blank_escapes`: same length, so a raw offset is the same in both).

@@ -185,7 +185,7 @@ from ._secret_values import (
     _url_password,
     _vault_legacy,
 )
-from ._text import fold
+from ._text import escape_readings, fold
 from .threats import Finding
 
 SECRET = "secret"
@@ -376,10 +376,29 @@ def _plain_matches(text: str, lacking: frozenset[str] = frozenset()) -> list[tup
     return out
 
 
+def _escaped_matches(text: str) -> list[tuple[int, int, int, str]]:
+    """:func:`_plain_matches` of ``text`` and of its other readings around terminal escapes
+    (:func:`._text.escape_readings`), overlapping spans joined: nothing any reading finds stays in the clear."""
+    found = _plain_matches(text)
+    readings = escape_readings(text)
+    if not readings:
+        return found
+    spans = sorted(found + [m for reading in readings for m in _plain_matches(reading)])
+    out: list[tuple[int, int, int, str]] = []
+    for start, end, prio, ident in spans:
+        if out and start < out[-1][1]:
+            last = out[-1]
+            out[-1] = (last[0], max(last[1], end), last[2], last[3])
+            continue
+        out.append((start, end, prio, ident))
+    return out
+
+
 def _matches(text: str) -> list[tuple[int, int, int, str]]:
     """Every accepted secret span of ``text`` (raw offsets, sorted, non-overlapping): the spans of the text
-    itself and of each decoded view of its escapes (:mod:`._escapes`), the deepest view first."""
-    plain = _plain_matches(text)
+    itself (every reading around terminal escapes) and of each decoded view of its backslash escapes
+    (:mod:`._escapes`), the deepest view first."""
+    plain = _escaped_matches(text)
     levels = views(text) if "\\" in text else []
     if not levels:
         return plain

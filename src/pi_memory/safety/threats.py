@@ -136,7 +136,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from ._keywords import Hits, keyword_hits
-from ._text import Folded, fold, invisible_findings, smuggled_texts
+from ._text import Folded, escape_readings, fold, invisible_findings, smuggled_texts
 from ._threat_patterns import (
     COMPACT_CATEGORY,
     COMPACT_ID,
@@ -327,11 +327,13 @@ def scan_threats(text: str) -> list[Finding]:
     for ch, i in invisible_findings(text):
         ident = f"{INVISIBLE_UNICODE}_U+{ord(ch):04X}"
         found[ident] = Finding(ident, INVISIBLE_UNICODE, (i, i + 1))
-    norm = fold(_without_id_lists(text))
-    for ident, category, start, end in _scan_folded(norm):  # some ids have several rows: keep the earliest
-        finding = Finding(ident, category, norm.raw_span(start, end))
-        if ident not in found or finding.span < found[ident].span:
-            found[ident] = finding
+    plain = _without_id_lists(text)
+    for reading in (plain, *escape_readings(plain)):  # every reading around terminal escapes (._text)
+        norm = fold(reading)
+        for ident, category, start, end in _scan_folded(norm):  # some ids have several rows: keep the earliest
+            finding = Finding(ident, category, norm.raw_span(start, end))
+            if ident not in found or finding.span < found[ident].span:
+                found[ident] = finding
     # Tag characters and variation-selector runs can smuggle text; scan the decoded text as well.
     for decoded, run_start, run_end in smuggled_texts(text):
         for ident, category, _s, _e in _scan_folded(Folded(decoded)):
