@@ -30,6 +30,13 @@ REFUSED = [  # each was saved as a lesson, the password in it
     "以后都用密码 swordfish",
     "以后都用密码swordfish",
     "以后都用密码是swordfish",
+    # a second tester's misses: a quoted value, German "lautet", an env variable, "X as the password"
+    'No, use the password "swordfish" for staging.',
+    "No, use the password 'swordfish'",
+    "Always use: das Passwort lautet schwertfisch",
+    "No, set DB_PASSWORD to swordfish",
+    "No, use swordfish as the password",
+    "Always use swordfish as the staging password",
 ]
 
 ALLOWED = [  # (message, the lesson saved): lessons about passwords, with no password in them
@@ -51,6 +58,13 @@ ALLOWED = [  # (message, the lesson saved): lessons about passwords, with no pas
     ("Never send the password over email", "Never send the password over email"),
     ("Всегда используй пароль администратора", "Всегда используй пароль администратора"),
     ("以后都用密码管理器", "以后都用密码管理器"),
+    # a second tester's false positives: the word after "password" says what about it
+    ("No, never log the password value.", "Never log the password value"),
+    ("Stop, never log the password itself.", "Never log the password itself"),
+    ("No, use the password flag.", "Use the password flag"),
+    ("No, use the password hook", "Use the password hook"),
+    ("Never log the password though", "Never log the password though"),
+    ("Never use the password as the username", "Never use the password as the username"),
 ]
 
 

@@ -18,6 +18,9 @@ for a value only when all of these hold:
   password word, no Chinese word (密码管理器 is "password manager"); and in Cyrillic, no word ending as a
   genitive or an adjective does ("пароль администратора", "пароль надёжный").
 
+Besides: a quoted word after a password word or an ``…_PASSWORD`` variable is a value whatever the word
+('use the password "swordfish"'), and so are ``DB_PASSWORD to swordfish`` and "use swordfish as the password".
+
 Why here and not in the shared scanner (:mod:`pi_memory.safety`): the scanner refuses and redacts every memory
 write and every text a model is shown, where "password" followed by a plain word is ordinary prose, and its
 password rule takes a bare value only when it looks random (``benchmarks/scanner_accuracy.py``: 0.0 % of its
@@ -35,16 +38,28 @@ import re
 from pi_memory.learning import correction_languages as langs
 
 _NAME = (r"(?<![\w-])(?:passwor[dt]|passphrase|passwd|kennwort|contraseña|mot\s+de\s+passe|пароль|паролем)"
-         r"(?:[^\S\n]*[:=：][^\S\n]*|[^\S\n]+(?:(?:is|ist|es|est|это|—|-)[^\S\n]+)?)"
+         r"(?:[^\S\n]*[:=：][^\S\n]*|[^\S\n]+(?:(?:is|ist|lautet|es|est|это|—|-)[^\S\n]+)?)"
          r"|(?:密码|口令)[^\S\n]*(?:[:=：是为][^\S\n]*)?")
 _GIVEN = re.compile(
     rf"(?:{_NAME})(?P<value>[^\W\d_]{{4,}})"
     r"(?=[^\S\n]*(?:$|[,;.!?)\]，；。！？:\n])|[^\S\n]+(?P<next>[^\W\d_]+))",
     re.IGNORECASE | re.MULTILINE)
+# A quoted word after a password word or an env variable's name is a value whatever the word ('use the password
+# "swordfish"', "set DB_PASSWORD to 'swordfish'"); so is a word given "as the password" ("use swordfish as the
+# password").
+_QUOTED = re.compile(r"(?:(?<![\w-])(?:passwor[dt]|passphrase|passwd|kennwort|contraseña|mot\s+de\s+passe|пароль)"
+                     r"|密码|口令|[A-Z][A-Z0-9]*_PASS(?:WORD|WD)?)"
+                     r"[^\S\n]*(?:[:=：]|is|ist|lautet|to)?[^\S\n]*[\"'“‘«`][^\W\d_]{4,}[\"'”’»`]", re.IGNORECASE)
+_AS_THE = re.compile(r"(?<![\w-])(?P<value>[^\W\d_]{4,})[^\S\n]+as[^\S\n]+(?:the|my|our|your)[^\S\n]+"
+                     r"(?:\w+[^\S\n]+)?password\b", re.IGNORECASE)
+_ENV_TO = re.compile(r"\b[A-Z][A-Z0-9]*_PASS(?:WORD|WD)?[^\S\n]*(?:=|[^\S\n]to[^\S\n])[^\S\n]*[^\W\d_]{4,}\b")
 
 # What a sentence says about a password, in the capture's languages (lower case).
 _ABOUT = """
 manager managers vault keychain keyring store safe file files field fields prompt prompts box input entry hash salt
+value values itself flag flags hook hooks though too also variable param parameter argument option setting config
+token key column attribute property string check logic handling requirement there here again instead ever yet now
+properly please first anyway
 reset policy policies rules rule length strength change changes rotation expiry expiration hint hints recovery
 login logon auth check protection protected complexity history strong weak secret private secure plain plaintext
 cleartext default temporary temp master current new old same wrong correct right invalid valid empty blank unset
@@ -69,6 +84,12 @@ _LINKS = frozenset(_LINK_WORDS.split())
 
 def gives_password(lesson: str, function_words: frozenset[str], directives: frozenset[str]) -> bool:
     """Whether ``lesson`` gives a password in letters alone (the module's rules)."""
+    if _QUOTED.search(lesson) or _ENV_TO.search(lesson):
+        return True
+    for m in _AS_THE.finditer(lesson):
+        value = m.group("value").lower()
+        if value not in function_words and value not in directives and value not in ABOUT:
+            return True
     for m in _GIVEN.finditer(lesson):
         value = m.group("value").lower()
         following = (m.group("next") or "").lower()
