@@ -242,6 +242,24 @@ def test_a_date_counts_twice_in_keyword_evidence(backend, conn, embedder):
     assert ids("what did we decide on 2026-11-24?") == {"s1#n1", "s1#n2"}
 
 
+def test_a_turn_written_days_apart_in_its_session_lends_no_evidence(backend, conn, embedder):
+    """A session resumed 11 days later: its older turn about a game lent yesterday's database turns its keywords and
+    its cosine (the window's evidence), and "what was the score of the match yesterday?" injected them."""
+    from pi_memory.semantic import turn_vectors
+
+    _turns(conn, [("g1", "2026-11-19T10:00:00.000Z", "did you see the score of the match"),
+                  ("m1", "2026-11-30T10:00:00.000Z", "we upgraded the production database to postgres 16"),
+                  ("m2", "2026-11-30T11:00:00.000Z", "the migration took 40 minutes and the replicas caught up")])
+    turn_vectors.backfill(conn, embedder)
+    for prompt in ("what was the score of the match yesterday?", "did you see the score of the match yesterday?"):
+        ids = [h.id for h in recall(backend, prompt, scope=ALICE, include=("sessions",), conn=conn, as_of=AS_OF)]
+        assert "s1#m1" not in ids and "s1#m2" not in ids, (prompt, ids)
+    # written within hours of each other, a turn still carries the evidence of the one next to it
+    ids = [h.id for h in recall(backend, "how long did the postgres upgrade take?", scope=ALICE, include=("sessions",),
+                                conn=conn, as_of=AS_OF)]
+    assert set(ids[:2]) == {"s1#m1", "s1#m2"}, ids
+
+
 def test_a_past_windows_margin_never_lets_the_day_asked_on_pass_by_date(backend, conn, embedder):
     from pi_memory.semantic import turn_vectors
 

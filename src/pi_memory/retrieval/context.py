@@ -94,7 +94,29 @@ def context_evidence(conn: sqlite3.Connection | None, failing: Sequence[int], vo
     if conn is None or not failing or not vouching:
         return set()
     near = neighbours(conn, list(dict.fromkeys(failing)), WINDOW, until)
-    return {m for m, ns in near.items() if vouching.intersection(ns)}
+    lent = {m: vouching.intersection(ns) for m, ns in near.items()}
+    lent = {m: vs for m, vs in lent.items() if vs}
+    if not lent:
+        return set()
+    ids = sorted(set(lent) | {v for vs in lent.values() for v in vs})
+    stamps = dict(conn.execute(f"SELECT id, timestamp FROM messages WHERE id IN ({','.join('?' * len(ids))})", ids))
+    return {m for m, vs in lent.items() if any(near_in_time(stamps.get(m), stamps.get(v)) for v in vs)}
+
+
+NEAR_HOURS = 48  # a neighbour written further apart in its session (a session resumed days later) vouches for nothing
+
+
+def near_in_time(a: str | None, b: str | None) -> bool:
+    """Whether two turns' timestamps are within :data:`NEAR_HOURS` (``True`` when either is unknown or unreadable):
+    a turn next to one about the prompt is its answer when it follows it, not when it was written 11 days later
+    ("Did the Lakers win yesterday?" lent yesterday's database turns the evidence of an older turn about a game)."""
+    from datetime import datetime
+
+    try:
+        gap = abs(datetime.fromisoformat(a) - datetime.fromisoformat(b))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return True
+    return gap.total_seconds() <= NEAR_HOURS * 3600
 
 
 def spread(conn: sqlite3.Connection, ranked: Sequence[tuple[int, float]], limit: int, window: int = WINDOW,

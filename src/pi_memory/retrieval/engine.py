@@ -394,8 +394,8 @@ def recall(
             if hit.kind != "session" or str(f.key) not in loaded:  # load_turns judged those in context
                 hit.coverage = keyword_coverage(terms, hit.source_text or hit.text)
             hit.dated = ("dates" in hit.ranks or "dated" in hit.ranks) and recall_dates.in_windows(
-                hit.when or hit.date, past) and (bare or hit.coverage > 0
-                                                  or (hit.similarity or 0.0) >= DATED_SIMILARITY * min_similarity)
+                hit.when or hit.date, past) and (bare or (hit.similarity or 0.0) >= DATED_SIMILARITY * min_similarity
+                                                  or _own_coverage(hit, loaded.get(str(f.key)), terms) > 0)
             judged.append((hit, has_evidence(hit, floor)))
         near.update(h.message_id for h, _ in judged if h.message_id and (h.similarity or 0.0) >= floor)
         lifted = context_evidence(conn, [h.message_id for h, ok in judged if not ok and h.message_id], near, moment)
@@ -414,6 +414,13 @@ def recall(
     out = out[:top_k]
     _complete_semantic(backend, scope, out)
     return out
+
+
+def _own_coverage(hit: RecallHit, whole: tuple[str, str] | None, terms: recall_lang.Evidence) -> float:
+    """``hit``'s keyword coverage by its own text: a turn :func:`.vector_lists.load_turns` read has the coverage of
+    its window (the matches that lent it its score), which must not make a turn of the day asked about pass by a
+    keyword another turn of its session holds ("Did the Lakers win yesterday?")."""
+    return hit.coverage if whole is None else keyword_coverage(terms, whole[1])
 
 
 def _dated_list(conn: sqlite3.Connection, query: str, windows: list, pending: Any, moment: str, project: str | None,

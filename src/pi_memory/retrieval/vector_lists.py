@@ -138,11 +138,13 @@ def load_turns(conn: sqlite3.Connection, wanted: Mapping[str, Sequence[int]], it
     """Read the turns ``wanted`` (key -> message id, then the ids of the matches that lent it its keyword score:
     :func:`pi_memory.retrieval.context.spread`) into ``items`` as recall hits, replacing what is there, with
     their day and ``coverage`` = share of ``keywords`` in the turn and its lenders together (a turn found through
-    the question before it carries that question's evidence). Returns ``key -> (role, whole text)``: a hit's
+    the question before it carries that question's evidence; a lender written more than
+    :data:`~pi_memory.retrieval.context.NEAR_HOURS` apart lends nothing). Returns ``key -> (role, whole text)``: a hit's
     ``text`` is its snippet, made by :func:`snippet_turns` for the hits recall keeps (most read here fail the
     evidence floor, and a snippet costs a secret scan). One query; rows deleted since the search are left out."""
     if not wanted:
         return {}
+    from pi_memory.retrieval.context import near_in_time
     from pi_memory.retrieval.engine import RecallHit, keyword_coverage
 
     ids = sorted({mid for mids in wanted.values() for mid in mids})
@@ -154,7 +156,8 @@ def load_turns(conn: sqlite3.Connection, wanted: Mapping[str, Sequence[int]], it
             _, role, timestamp, text = rows[mid]
             hit = RecallHit("session", key[2:], f"{role}: …", (timestamp or "")[:10], when=timestamp or "",
                             message_id=mid)
-            hit.coverage = keyword_coverage(keywords, "\n".join([text, *(rows[m][3] for m in lent if m in rows)]))
+            hit.coverage = keyword_coverage(keywords, "\n".join(
+                [text, *(rows[m][3] for m in lent if m in rows and near_in_time(timestamp, rows[m][2]))]))
             items[key] = hit
             whole[key] = (role, text)
     return whole
