@@ -57,3 +57,12 @@ def test_what_a_store_refuses_is_still_only_control_characters():
     own content rule and ``holds_control`` still mean C0/C1 controls only."""
     assert content_problem("ctrlname \u202e x") is None and not holds_control("zw\u200bname")
     assert content_problem("desc \x1b[2J") == "control" and holds_control("desc \x1b[2J")
+
+
+def test_the_prompts_fences_escape_them_as_a_terminal_does():
+    """Every fenced prompt part (snapshot, standing instructions, blocks) goes through ``neutralise_fence``, which
+    escapes with the same function: the model reads ``\\u202e`` where a person's terminal shows it."""
+    from pi_memory.curated.snapshot import neutralise_fence
+
+    assert neutralise_fence("ship \u202e it \x1b[8m", "standing-instructions") == "ship \\u202e it \\x1b[8m"
+    assert neutralise_fence("Persian می\u200cخواهم", "memory-blocks") == "Persian می\u200cخواهم"
