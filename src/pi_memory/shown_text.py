@@ -2,8 +2,9 @@
 
 A file edited by hand can hold anything: a credential, a control character (``NUL``, an ``ESC`` sequence that
 rewrites a terminal line), ten megabytes. What a person is shown of it has credentials redacted (a screen share
-or a scrollback is one more place a key would leak from), control characters escaped as ``\\xNN``
-(:func:`pi_memory.curated.entries.printable`), and, past a bound, only a prefix: cut where it does not end
+or a scrollback is one more place a key would leak from), control characters escaped as ``\\xNN`` and hidden
+or line-reordering characters (U+202E, U+200B...) as ``\\uXXXX`` (:func:`pi_memory.curated.entries.printable`,
+:mod:`pi_memory.terminal_text`), and, past a bound, only a prefix: cut where it does not end
 inside a credential, so redacting the prefix hides all of it, and only that prefix is redacted and escaped (a
 whole 10 MB file took seconds on every page). Whoever cuts says so, with the size (:func:`cut_note`).
 """

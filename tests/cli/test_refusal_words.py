@@ -67,11 +67,14 @@ def test_an_import_refused_at_the_terminal_has_no_words_for_a_model(data, tmp_pa
     (data / "index.sqlite3").chmod(0o444)
     code, out, _ = text_cli(["import", "claude-code-memory", "--apply"])
     index = data / "index.sqlite3"
-    assert code == 0 and MODEL not in out
+    assert code == 1 and MODEL not in out  # 1: an entry was refused
     assert out.splitlines()[0] == (
         f"refused: user: I like short answers (Nothing was saved to USER.md: you have no permission to write the file "
         f"{index} in the data folder {data} (its mode 0444 lets no one write it, {ROOT}). Give your user write access "
         f"to it (for example `chmod u+w {index}`), or use another folder with --dir or $PI_MEMORY_DIR.)")
+    code, out, _ = text_cli(["import", "claude-code-memory"])  # the dry run says so beforehand
+    assert code == 1 and out.splitlines()[0].startswith("would be refused: user: I like short answers (Nothing was "
+                                                        "saved to USER.md: you have no permission to write the file")
 
 
 def test_a_read_only_memory_file_is_a_read_only_refusal(data):

@@ -251,8 +251,11 @@ InstructionsOpt = Annotated[bool, typer.Option("--instructions/--no-instructions
 
 def _import(source: str, where: str, planned: list, project: Path, apply: bool, json_: bool,
             skipped: list | None = None) -> None:
-    """Show (dry run) or write (``--apply``) ``planned``; ``where``: the folders and files read, for people."""
+    """Show (dry run) or write (``--apply``) ``planned``; ``where``: the folders and files read, for people.
+    Exit code 1 when an entry was refused (a dry run: would be refused, by the same checks), else 0; 2 for
+    settings that cannot be read."""
     from pi_memory.config import SettingsError
+    from pi_memory.curated.entries import printable
     from pi_memory.curated.messages import for_person, merged_note
     from pi_memory.integrations.hooks.imports import apply as write_entries
     from pi_memory.integrations.hooks.imports import preview
@@ -278,32 +281,36 @@ def _import(source: str, where: str, planned: list, project: Path, apply: bool, 
         finally:
             memory.close()
     merged = [(r["target"], r["duplicatesMerged"]) for r in (results or rows or []) if r.get("duplicatesMerged")]
+    refused = sum(1 for r in (results or rows or []) if r["status"] in ("refused", "would be refused"))
     if state.json:
         emit_json({"success": True, "source": source, "folder": where, "dryRun": not apply,
                    "entries": [p.to_dict() for p in planned], "preview": rows, "results": results,
-                   "skipped": skipped, "duplicatesMerged": sum(n for _, n in merged)})
-        return
-    for note in skipped:
-        out.print(f"skipped: {note['source']} ({note['reason']})", markup=False)
+                   "skipped": skipped, "duplicatesMerged": sum(n for _, n in merged), "refused": refused})
+        raise typer.Exit(1 if refused else 0)
+    for note in skipped:  # stored and model-written text, paths too: escapes shown, never run (printable)
+        out.print(printable(f"skipped: {note['source']} ({note['reason']})"), markup=False)
     if not planned:
-        out.print(f"Nothing to import: no {source} memories in {where}.", markup=False)
+        out.print(printable(f"Nothing to import: no {source} memories in {where}."), markup=False)
         return
     for row in results or rows:
         why = f" ({for_person(row['message'])})" if row.get("status") in ("refused", "would be refused") and row.get(
             "message") else ""
-        out.print(f"{row['status']}: {row['target']}: {row['text']}{why}", markup=False)
+        out.print(printable(f"{row['status']}: {row['target']}: {row['text']}{why}"), markup=False)
     for target, n in merged:  # a hand-made store's exact duplicates, merged by the first add to it
         out.print(merged_note(memory.store.name(target), n, dry_run=not apply), markup=False)
     if results is None:
         counts = {s: sum(1 for r in rows if r["status"] == s) for s in ("would add", "already there",
                                                                         "would be refused")}
-        out.print(f"{len(planned)} entr{'y' if len(planned) == 1 else 'ies'} from {where}: {counts['would add']} "
-                  f"to add, {counts['already there']} already there, {counts['would be refused']} refused by the "
-                  "scanners; nothing was written. Run again with --apply to import them.", markup=False)
+        out.print(printable(f"{len(planned)} entr{'y' if len(planned) == 1 else 'ies'} from {where}: "
+                            f"{counts['would add']} to add, {counts['already there']} already there, "
+                            f"{counts['would be refused']} would be refused; nothing was written. Run again with "
+                            "--apply to import them."), markup=False)
     else:
         counts = {s: sum(1 for r in results if r["status"] == s) for s in ("added", "duplicate", "refused")}
-        out.print(f"{counts['added']} added, {counts['duplicate']} already there, {counts['refused']} refused. "
-                  f"{where}: left as it was.", markup=False)
+        out.print(printable(f"{counts['added']} added, {counts['duplicate']} already there, {counts['refused']} "
+                            f"refused. {where}: left as it was."), markup=False)
+    if refused:
+        raise typer.Exit(1)
 
 
 def _import_both(source: str, folder: Path, memories: list, instructions, project: Path, apply: bool,
@@ -320,7 +327,8 @@ IMPORT_TARGETS = ("Instruction files: each bullet and paragraph (outside code) i
                   "standing instruction (STANDING.md) and anything else goes to USER.md; from the project's files "
                   "everything goes to the project's store. @imports of Markdown files are followed (5 deep; a project's links only inside the project "
                   "or the host's folder). "
-                  "Nothing of the host's is changed; a re-run adds nothing twice.")
+                  "Nothing of the host's is changed; a re-run adds nothing twice. The dry run asks each entry every "
+                  "check --apply makes. Exit code 1 when an entry is refused (a dry run: would be), else 0.")
 
 
 @import_app.command("claude-code-memory", help=(

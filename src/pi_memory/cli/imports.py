@@ -18,6 +18,7 @@ import typer
 from rich.markup import escape
 
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, fail, open_mem, out, state
+from pi_memory.curated.entries import printable
 
 import_app = typer.Typer(help="Move over from another memory extension or agent (a dry run unless --apply).",
                          no_args_is_help=True)
@@ -30,8 +31,8 @@ def _emit(report) -> None:
     if state.json:
         emit_json(report.to_dict())
     else:
-        for line in report.lines():
-            out.print(escape(line))
+        for line in report.lines():  # items are escaped already; a note or a folder's name may not be
+            out.print(escape(printable(line)))
 
 
 def _project_map(values: list[str]) -> dict[str, Path]:

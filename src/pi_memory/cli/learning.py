@@ -64,7 +64,8 @@ def _finish(report, as_json: bool, extra: dict | None = None) -> None:
     head = f"{report.kind}: {report.outcome}" + (f" (job {report.job_id})" if report.job_id else "")
     # "consolidate is off: ..." says its kind already: printed alone, not after "consolidate: off:"
     said = report.message.startswith(f"{report.kind} ") and not report.job_id
-    (out if ok else err).print(report.message if said else f"{head}: {report.message}", markup=False)
+    shown = printable(report.message)  # it may quote a model's note (escaped when logged; once more is a no-op)
+    (out if ok else err).print(shown if said else f"{head}: {shown}", markup=False)
     for w in report.writes:
         _print_write(w.to_dict(), "would " if report.dry_run else "")
     if report.calls:
@@ -131,7 +132,7 @@ def log_cmd(limit: Annotated[int, typer.Option(
         flags = " (dry run)" if job["dryRun"] else ""
         flags += " (undone)" if job["undoneAt"] else ""
         out.print(f"#{job['id']} {job['startedAt']} {job['kind']} [{job['trigger']}] {job['outcome']}{flags}: "
-                  f"{job['detail'] or ''}", markup=False)
+                  f"{printable(job['detail'] or '')}", markup=False)  # an older row: escaped when logged, not for U+202E
         if job["calls"]:
             cost = f", ${job['costUsd']:.4f}" if job["costUsd"] is not None else ""
             out.print(f"  {job['model']}: {job['calls']} call(s), {job['inputTokens']:,} in / {job['outputTokens']:,} "

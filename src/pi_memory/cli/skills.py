@@ -21,6 +21,7 @@ from rich.table import Table
 
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, fail, out, state
 from pi_memory.config import SettingsError
+from pi_memory.curated.entries import printable
 from pi_memory.runtime import open_memory
 from pi_memory.skills.person import EMPTY, for_person, result_for_person
 
@@ -104,7 +105,7 @@ def view(skill_id: Annotated[str, typer.Argument(help="global:<slug>, project:<s
     if state.json:
         emit_json({"success": True, "skill": found.summary(), "text": text, **({"note": note} if note else {})})
     else:
-        out.print(escape(text), end="")
+        out.print(escape(printable(text)), end="")  # a hand-edited file's escape codes are shown, never run
         if note:
             out.print(f"\n{note}", markup=False)
 

@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from pi_memory import safety
+from pi_memory import safety, terminal_text
 
 DELIMITER = "\n§\n"
 SECTION_SIGN = "§"
@@ -143,7 +143,7 @@ def usage(current: int, limit: int) -> str:
     return f"{pct}% — {current:,}/{limit:,} chars"
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = terminal_text.CONTROL
 
 
 def content_problem(content: str) -> str | None:
@@ -167,13 +167,14 @@ def content_problem(content: str) -> str | None:
 
 
 def holds_control(text: str) -> bool:
-    """Whether ``text`` holds a control character :func:`printable` would escape."""
+    """Whether ``text`` holds a C0/C1 control character (tab and newline excepted): what a store refuses."""
     return bool(_CONTROL.search(text))
 
 
 def printable(text: str) -> str:
-    """``text`` with control characters shown as ``\\xNN`` escapes, for printing to a terminal."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """``text`` for a terminal: control characters shown as ``\\xNN`` escapes, and the format characters that
+    draw nothing or reorder a line (U+202E, U+200B...) as ``\\uXXXX`` (:mod:`pi_memory.terminal_text`)."""
+    return terminal_text.printable(text)
 
 
 @dataclass(frozen=True)

@@ -336,13 +336,15 @@ class MemoryStore:
             self._guard.note(target, key)
             return self._result(target, False, **msg.io_error(self.names[target], self.dir, exc))
 
-    def check(self, target: str, operations: list[Operation], give_back: GiveBack | None = None) -> MemoryResult | None:
+    def check(self, target: str, operations: list[Operation], give_back: GiveBack | None = None,
+              single: bool = False) -> MemoryResult | None:
         """The refusal ``apply`` would give ``operations`` on their own (content rules, threat and secret scans;
-        not the entries they match), or ``None``: what a dry run says without writing."""
+        not the entries they match), or ``None``: what a dry run says without writing. ``single``: worded as for
+        one call's one operation (:meth:`add`), without the batch's ``Operation 1 (add):``."""
         given = None if target == "project" and self.team_project is not None else give_back
         try:
             for i, op in enumerate(operations):
-                edits.prepare(op, self.names[target], edits.where(i, op, False), self.limits[target], given)
+                edits.prepare(op, self.names[target], edits.where(i, op, single), self.limits[target], given)
         except Refused as refusal:
             return self._refused(target, refusal)
         return None

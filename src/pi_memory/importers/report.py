@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
-from pi_memory.curated.results import preview
+from pi_memory.curated.entries import printable
+from pi_memory.shown_text import raw_prefix, shown
 
 # action -> (dry-run wording, applied wording), for people
 ACTIONS = {
@@ -42,7 +43,13 @@ class ImportReport:
     duplicates_merged: int = 0  # copies of exact duplicates in our stores that the import merged (dry run: would)
 
     def add(self, kind: str, what: str, action: str, reason: str | None = None, to: str | None = None) -> None:
-        self.items.append(ImportItem(kind, preview(" ".join(what.split()), 100), action, reason, to))
+        """One item; ``what`` and ``reason`` are kept as a person is shown them (a refused entry is shown too):
+        ``what`` its first 100 characters on one line, credentials redacted, and both with control and hidden
+        characters as escapes (:func:`pi_memory.shown_text.shown`), so no escape code reaches a terminal."""
+        flat = " ".join(what.split())
+        part = raw_prefix(flat, 100)
+        shown_what = shown(part) + ("..." if len(part) < len(flat) else "")
+        self.items.append(ImportItem(kind, shown_what, action, None if reason is None else printable(reason), to))
 
     def counts(self) -> dict[str, dict[str, int]]:
         out: dict[str, Counter] = {}

@@ -1,8 +1,10 @@
 """Bring ``SKILL.md`` folders (or the peer's older flat ``skills/<name>.md`` files) into a :class:`SkillStore`.
 
-A skill is taken as it is (its frontmatter and supporting files), after the same threat and secret scan as a
-new skill, and only when a host could load it as it is: a body within the body limit, a name and a description
-that are plain text (:func:`pi_memory.skills.checks.frontmatter_problems`, which ``skills export`` applies too).
+A skill is taken as it is (its frontmatter and supporting files), after the checks of a new skill on the
+fields as YAML reads them (:func:`field_refusal`: lengths, control characters, threat and secret scans; the
+raw file is scanned as well), and only when a host could load it as it is: a body within the body limit, a name
+and a description that are plain text (:func:`pi_memory.skills.checks.frontmatter_problems`, which ``skills
+export`` applies too).
 The same slug with the same name, description and body is "already there"; with other content it is a clash
 and ours is kept (nothing is overwritten, whichever is newer: the report gives both dates).
 """
@@ -13,8 +15,18 @@ from pathlib import Path
 
 from pi_memory.importers.curated import refusal
 from pi_memory.importers.report import ImportReport
-from pi_memory.skills import SKILL_FILE, SkillFormatError, SkillStore, checks, parse, slugify
+from pi_memory.skills import SKILL_FILE, SkillFormatError, SkillStore, checks, fields, parse, slugify
 from pi_memory.skills.document import body_problem
+
+
+def field_refusal(doc) -> str | None:
+    """Why ``skill_manage create`` would refuse the parsed fields of ``doc`` (:func:`pi_memory.skills.fields.check`:
+    lengths, control characters, the scanners), else ``None``. The raw file is scanned too, but YAML escapes
+    (``name: "a\\u200bb"``, ``description: "\\x1b[2J"``) put into a field what its bytes do not show."""
+    display = doc.extra.get("display_name")
+    named = {"display name": display} if isinstance(display, str) else {}
+    refused = fields.check(doc.name, " ".join(doc.description.split()), doc.body) or fields.scan(named)
+    return refused["error"] if refused else None
 
 
 def _same(a, b) -> bool:
@@ -45,7 +57,7 @@ def import_skills(report: ImportReport, store: SkillStore, scope: str, folder: P
             continue
         form = checks.frontmatter_problems(text)  # what a host could not load (skills export refuses it too)
         why = (refusal(text) or body_problem(doc.body)
-               or (form and f"{checks.summary(form)}: {checks.fix_hint(form)}"))
+               or (form and f"{checks.summary(form)}: {checks.fix_hint(form)}") or field_refusal(doc))
         if why:
             report.add(kind, f"{scope}:{slug}", "skip", why)
             continue

@@ -2,8 +2,10 @@
 
 :func:`check` (create): a name of at most :data:`~pi_memory.skills.document.MAX_NAME` characters, a description
 of at most :data:`~pi_memory.skills.document.MAX_DESCRIPTION`, a body within the body limit, then :func:`scan`:
-every field through :func:`pi_memory.safety.check_write` (a threat, else a credential), so nothing that would
-be refused for a curated entry is saved as a skill. Patch and update scan what they change with :func:`scan`.
+a control character in any field (:func:`control`), then every field through
+:func:`pi_memory.safety.check_write` (a threat, else a credential), so nothing that would be refused for a
+curated entry is saved as a skill. Patch and update scan what they change with :func:`scan`; an import asks
+:func:`check` of the parsed fields (:mod:`pi_memory.importers.skills`).
 
 Results are plain dicts (:func:`ok`, :func:`no`: ``{"success", "message" | "code", "error", ...}``) written for
 the model; the CLI and the pi manager read the structured fields and word things for a person themselves.
@@ -16,6 +18,7 @@ import unicodedata
 
 from pi_memory import safety
 from pi_memory.skills import document as fmt
+from pi_memory.terminal_text import CONTROL, printable
 
 
 def ok(message: str, **fields) -> dict:
@@ -26,8 +29,24 @@ def no(code: str, error: str, **fields) -> dict:
     return {"success": False, "code": code, "error": error, **fields}
 
 
+def control(fields: dict[str, str]) -> dict | None:
+    """An ``invalid_content`` refusal naming the first field (by its label) that holds a control character
+    (``ESC``, ``BEL``...; tab, newline and a carriage return ending a line excepted): escape codes in a skill
+    can retitle or rewrite the terminal of a person listing skills, and hide text there."""
+    for label, text in fields.items():
+        found = CONTROL.search((text or "").replace("\r\n", "\n"))
+        if found:
+            return no("invalid_content", f"The {label} holds a control character ({printable(found.group())}: "
+                      "terminal escape codes or similar), which can hide or change text on a screen showing it. "
+                      "Nothing was saved. Remove it and write plain text.", field=label)
+    return None
+
+
 def scan(fields: dict[str, str]) -> dict | None:
-    """A ``secret`` / ``threat`` refusal naming the first field (by its label) the scanners find something in."""
+    """A refusal naming the first field (by its label) that holds a control character (:func:`control`), else
+    a ``secret`` / ``threat`` refusal naming the first field the scanners find something in."""
+    if refused := control(fields):
+        return refused
     for label, text in fields.items():
         finding = safety.check_write(text or "")
         if finding is not None:

@@ -156,46 +156,54 @@ class StandingStore:
                 "shorten them."]
 
     def add(self, text: str) -> PinResult:
-        rule = normalise_rule(" ".join(text.split()))  # pasted lines become one rule
-        if len(rule) > MAX_CHARS:  # can never fit: refused before any scan (a 50 MB rule took 2 min to be told so)
-            return self._refuse("too_long", f"The rule is {len(rule):,} characters long; all the standing "
-                                f"instructions together may take at most {MAX_CHARS:,}. Nothing was pinned. Shorten "
-                                "it to one short instruction.")
-        if not rule:
-            return self._refuse("empty", "The rule is empty (or a # comment). Nothing was pinned. Write the "
-                                "instruction as plain text, e.g. pi-memory pin add \"never push to main\".")
-        if safety.is_unreadable(rule):  # only undecodable bytes / lone surrogates, replaced at the edge
-            return self._refuse("invalid_content", f"The rule has no readable text: {safety.UNREADABLE}. Nothing "
-                                "was pinned. Retype the rule, or check the encoding of what was sent.")
-        if holds_control(rule):
-            return self._refuse("invalid_content", "The rule holds control characters (terminal escape codes or "
-                                "similar), which can hide or change text on a screen showing it. Nothing was "
-                                "pinned. Remove them and pin plain text.")
-        finding = safety.check_write(rule)
-        if finding is not None:
-            code = "secret" if finding.category == "secret" else "threat"
-            if code == "secret":
-                return self._refuse(code, safety.refusal_message(finding, "standing instructions"))
-            return self._refuse(code, f"Not pinned: the rule matches the threat pattern {finding.id} "
-                                f"({finding.category}). Standing instructions go into every session's system "
-                                "prompt, so a rule must not try to override the agent's safeguards, hide text or "
-                                "send data away. Rephrase the rule without that wording.")
+        rule, refused = self._new_rule(text)
+        if refused is not None:
+            return refused
 
         def change(lines: list[str], rules: list[str]) -> tuple[list[str], str]:
-            if rule_key(rule) in {rule_key(r) for r in rules}:
-                raise _Refused("duplicate", "That instruction is already pinned; nothing was changed.")
-            if len(rules) >= MAX_RULES:
-                raise _Refused("too_many", f"{len(rules)} instructions are pinned, the most allowed is "
-                               f"{MAX_RULES}. Nothing was pinned. Remove one first (pi-memory pin list, then "
-                               "pin remove N), or merge two into one.")
-            total = joined_chars([*rules, rule])
-            if total > MAX_CHARS:
-                raise _Refused("too_long", f"With this rule the instructions would take {total:,} of "
-                               f"{MAX_CHARS:,} characters. Nothing was pinned. Shorten it, or remove or "
-                               "shorten another rule first.")
+            _fits(rule, rules)
             return [*lines, rule], f"Pinned as rule {len(rules) + 1}: {rule}"
 
         return self._edit(change)
+
+    def check(self, text: str, rules: list[str]) -> PinResult | None:
+        """The refusal :meth:`add` would give ``text`` with ``rules`` pinned (every check, nothing written), or
+        ``None``: what a dry run says (an import's plan pins rule after rule)."""
+        rule, refused = self._new_rule(text)
+        if refused is not None:
+            return refused
+        try:
+            _fits(rule, rules)
+        except _Refused as refusal:
+            return PinResult(False, refusal.code, self.path, list(rules), error=refusal.message)
+        return None
+
+    def _new_rule(self, text: str) -> tuple[str, PinResult | None]:
+        """``(rule, refusal)``: the rule ``text`` pins, and why it cannot be pinned whatever else is pinned."""
+        rule = normalise_rule(" ".join(text.split()))  # pasted lines become one rule
+        if len(rule) > MAX_CHARS:  # can never fit: refused before any scan (a 50 MB rule took 2 min to be told so)
+            return rule, self._refuse("too_long", f"The rule is {len(rule):,} characters long; all the standing "
+                                      f"instructions together may take at most {MAX_CHARS:,}. Nothing was pinned. "
+                                      "Shorten it to one short instruction.")
+        if not rule:
+            return rule, self._refuse("empty", "The rule is empty (or a # comment). Nothing was pinned. Write the "
+                                      "instruction as plain text, e.g. pi-memory pin add \"never push to main\".")
+        if safety.is_unreadable(rule):  # only undecodable bytes / lone surrogates, replaced at the edge
+            return rule, self._refuse("invalid_content", f"The rule has no readable text: {safety.UNREADABLE}. "
+                                      "Nothing was pinned. Retype the rule, or check the encoding of what was sent.")
+        if holds_control(rule):
+            return rule, self._refuse("invalid_content", "The rule holds control characters (terminal escape codes "
+                                      "or similar), which can hide or change text on a screen showing it. Nothing "
+                                      "was pinned. Remove them and pin plain text.")
+        finding = safety.check_write(rule)
+        if finding is None:
+            return rule, None
+        if finding.category == "secret":
+            return rule, self._refuse("secret", safety.refusal_message(finding, "standing instructions"))
+        return rule, self._refuse("threat", f"Not pinned: the rule matches the threat pattern {finding.id} "
+                                  f"({finding.category}). Standing instructions go into every session's system "
+                                  "prompt, so a rule must not try to override the agent's safeguards, hide text or "
+                                  "send data away. Rephrase the rule without that wording.")
 
     def remove(self, *numbers: int) -> PinResult:
         """Remove the rules with these numbers (as a listing numbers them before this removal), all or none."""
@@ -280,6 +288,21 @@ class StandingStore:
         return PinResult(False, "io_error", self.path, rules,
                          error=f"Could not read or write {self.path} ({type(exc).__name__}: {exc}). Nothing was "
                          "changed. Check that the file and its folder are writable, then retry.")
+
+
+def _fits(rule: str, rules: list[str]) -> None:
+    """Raise :class:`_Refused` when ``rule`` is already pinned in ``rules`` or would break a cap."""
+    if rule_key(rule) in {rule_key(r) for r in rules}:
+        raise _Refused("duplicate", "That instruction is already pinned; nothing was changed.")
+    if len(rules) >= MAX_RULES:
+        raise _Refused("too_many", f"{len(rules)} instructions are pinned, the most allowed is "
+                       f"{MAX_RULES}. Nothing was pinned. Remove one first (pi-memory pin list, then "
+                       "pin remove N), or merge two into one.")
+    total = joined_chars([*rules, rule])
+    if total > MAX_CHARS:
+        raise _Refused("too_long", f"With this rule the instructions would take {total:,} of "
+                       f"{MAX_CHARS:,} characters. Nothing was pinned. Shorten it, or remove or "
+                       "shorten another rule first.")
 
 
 class _Refused(Exception):

@@ -15,7 +15,8 @@ pi-memory's stores, planned first (dry run), written only with ``--apply``. The 
   files: :mod:`.imports_instructions`.
 
 Entries pass through the store as any write does (threat and secret scanning, character limits, duplicates
-skipped), so what is refused is reported with the store's reason and nothing is half written.
+skipped), so what is refused is reported with the store's reason and nothing is half written. The dry run
+(:func:`preview`) asks every entry the same checks, in order, so it says what ``--apply`` will do.
 """
 
 from __future__ import annotations
@@ -192,27 +193,72 @@ def _standing_rules(standing) -> set[str]:
     return {rule_key(r) for r in standing.rules()} if standing is not None else set()
 
 
+def _store_refusal(store, target: str, text: str, current: list[str] | None) -> str | None:
+    """Why ``store.add(target, text)`` would refuse ``text`` with ``current`` the entries of ``target`` by
+    then (``None``: no such store), or ``None`` when it would not: the store's own checks (the folder can be
+    written, content rules, threat and secret scans, then the character limit), nothing written."""
+    from pi_memory.curated import entries as fmt
+    from pi_memory.curated import messages as msg
+    from pi_memory.curated.operations import Operation
+    from pi_memory.curated.store import LIMIT_SETTINGS
+
+    if current is None:
+        return msg.invalid_target(target, store.targets)
+    op = Operation(action="add", content=text)
+    refused = store.write_refused(target) or store.check(target, [op], single=True)
+    if refused is not None:
+        return refused.error or ""
+    entry = fmt.normalise_newlines(text).strip()
+    limit = store.limits[target]
+    if entry in current or not store.enforce_limits and len(entry) <= limit:
+        return None
+    before, after = fmt.joined_length(current), fmt.joined_length([*current, entry])
+    if after <= limit:
+        return None
+    words = msg.over_limit(store.name(target), limit, before, after, Operation(action="add", content=entry),
+                           LIMIT_SETTINGS[target])
+    if store.on_overflow is not None:  # learning's memoryOverflowStrategy may make room at --apply
+        words += (" (With --apply, your learning setting memoryOverflowStrategy may first make room: consolidate "
+                  "the store or evict its oldest entries.)")
+    return words
+
+
 def preview(store, planned: list[Planned], standing=None) -> list[dict]:
     """The dry run of :func:`apply`, writing nothing: one row per entry, ``status``: ``would add`` | ``already
-    there`` | ``would be refused`` (with the scanner's reason in ``message``). A store limit (characters, the
-    20 standing rules) can still refuse an entry at ``--apply``. The first entry added to a hand-made store holding
-    exact duplicates merges them: its row says so (``duplicatesMerged``, and the words in ``message``)."""
-    from pi_memory import safety
+    there`` | ``would be refused`` (with the store's reason in ``message``). Each entry is asked every check
+    :func:`apply`'s write makes (control characters, the scanners, a store's character limit, the pins' caps),
+    against the stores as the entries before it would leave them, so the dry run says what ``--apply`` does. The
+    first entry added to a hand-made store holding exact duplicates merges them: its row says so
+    (``duplicatesMerged``, and the words in ``message``)."""
+    from pi_memory.curated import entries as fmt
     from pi_memory.curated.messages import merged_note
+    from pi_memory.standing import normalise_rule
 
-    rules = _standing_rules(standing)
+    rules = standing.rules() if standing is not None else []
+    current = {t: list(store.entries(t)) for t in store.targets}
     rows = []
     copies = {t: len(store.copies(t)) for t in store.targets}  # merged by the first add to each store
     for item in planned:
-        finding = safety.check_write(item.text)
-        if finding is not None:
-            where = "standing instructions" if item.target == "standing" else "memory"
-            rows.append({**item.to_dict(), "status": "would be refused",
-                         "message": safety.refusal_message(finding, where)})
-        elif (rule_key(item.text) in rules if item.target == "standing" else
-              item.target in store.targets and item.text in store.entries(item.target)):
+        if item.target == "standing":
+            if standing is None:
+                raise ValueError("a standing instruction to import needs the standing store")
+            refused = standing.check(item.text, rules)
+            if refused is not None and refused.code == "duplicate":
+                rows.append({**item.to_dict(), "status": "already there", "message": ""})
+            elif refused is not None:
+                rows.append({**item.to_dict(), "status": "would be refused", "message": refused.error or ""})
+            else:
+                rules.append(normalise_rule(" ".join(item.text.split())))
+                rows.append({**item.to_dict(), "status": "would add", "message": ""})
+            continue
+        entries = current.get(item.target)
+        why = _store_refusal(store, item.target, item.text, entries)
+        if why is not None:
+            rows.append({**item.to_dict(), "status": "would be refused", "message": why})
+        elif (entry := fmt.normalise_newlines(item.text).strip()) in entries:
             rows.append({**item.to_dict(), "status": "already there", "message": ""})
         else:
+            entries.append(entry)
             rows.append({**item.to_dict(), "status": "would add", "message": ""})
             if n := copies.pop(item.target, 0):
                 rows[-1].update(message=merged_note(store.name(item.target), n, dry_run=True), duplicatesMerged=n)
