@@ -104,6 +104,10 @@ def test_undo_of_a_job_id_past_sqlite_is_no_such_job(site: Site) -> None:
     assert f"undo: refused — there is no learning job {HUGE}; `pi-memory learning log` lists them" in r.text
     largest = site.post("/learning/9223372036854775807/undo", {})  # the largest SQLite holds: asked as it is
     assert "undo: refused — there is no learning job 9223372036854775807;" in largest.text
+    # 5,000 digits: Starlette's int convertor raised past Python's 4,300-digit limit (HTTP 500); not a number: 404
+    longest = site.post("/learning/" + "9" * 5000 + "/undo", {})
+    assert longest.status_code == 200 and f"there is no learning job {'9' * 24}…;" in longest.text
+    assert site.post("/learning/abc/undo", {}).status_code == 200
 
 
 def test_a_skill_refusal_on_the_page_is_in_a_persons_words(site: Site) -> None:

@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from pi_memory.bounds import row_number
+from pi_memory.bounds import parse_row_number
 from pi_memory.index import describe_repair, index_path, repairs
 from pi_memory.index import outcomes as job_outcomes
 from pi_memory.insights import index_counts
@@ -45,9 +45,11 @@ def routes(memory, renderer, team) -> list[Route]:
         learner = memory.learner()
         if learner is None:
             return renderer.fragment("_jobs.html", **learning_context())
-        job_id = row_number(request.path_params["job_id"])
-        if job_id is None:  # more digits than SQLite holds: no such job (the query would overflow)
-            report = JobReport("undo", "refused", f"there is no learning job {request.path_params['job_id']}; `pi-memory learning log` lists them")
+        job_id = parse_row_number(request.path_params["job_id"])  # read here: Starlette's int convertor raised
+        if job_id is None:  # (a 5,000-digit id: HTTP 500); more digits than SQLite holds names no job either
+            shown_id = request.path_params["job_id"][:24] + ("…" if len(request.path_params["job_id"]) > 24 else "")
+            report = JobReport("undo", "refused", f"there is no learning job {shown_id}; `pi-memory learning log` "
+                                                  "lists them")
         else:
             report = undo_job(learner, job_id)
         return renderer.fragment("_jobs.html", **learning_context(report))
@@ -106,6 +108,6 @@ def routes(memory, renderer, team) -> list[Route]:
         return renderer.page(request, "health.html", "health", info=info, labels=COUNT_LABELS,
                              semantic_status=memory.semantic_status, settings=memory.settings, server=server)
 
-    return [Route("/learning", learning), Route("/learning/{job_id:int}/undo", undo, methods=["POST"]),
+    return [Route("/learning", learning), Route("/learning/{job_id:str}/undo", undo, methods=["POST"]),
             Route("/skills", skills), Route("/skills/{action:str}", skill_change, methods=["POST"]),
             Route("/health", health)]
