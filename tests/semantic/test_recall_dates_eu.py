@@ -87,6 +87,12 @@ LAST_WEDNESDAY = (date(2026, 6, 9), date(2026, 6, 11))  # asked on a Wednesday: 
     ("qu'avons-nous décidé mardi dernier ?", LAST_TUESDAY, "qu'avons-nous décidé ?"),
     ("o que decidimos na terça-feira passada?", LAST_TUESDAY, "o que decidimos ?"),
     ("Wir haben am vergangenen Mittwoch deployt", LAST_WEDNESDAY, "Wir haben deployt"),
+    # a tester's phrasings that read no window
+    ("na última terça o deploy falhou", LAST_TUESDAY, "o deploy falhou"),
+    ("¿Qué pasó el último martes?", LAST_TUESDAY, "¿Qué pasó ?"),
+    ("qu'est-ce qu'on a fait le mardi passé ?", LAST_TUESDAY, "qu'est-ce qu'on a fait ?"),
+    ("Letzter Dienstag war chaotisch", LAST_TUESDAY, "war chaotisch"),
+    ("o que fizemos terça-feira passada?", LAST_TUESDAY, "o que fizemos ?"),
 ])
 def test_last_weekday_in_five_languages(prompt, window, rest):
     assert date_windows(prompt, AS_OF) == ([window], rest)
@@ -94,6 +100,8 @@ def test_last_weekday_in_five_languages(prompt, window, rest):
 
 @pytest.mark.parametrize("prompt", [
     "am Dienstag deployen wir", "el martes hacemos deploy", "mardi on déploie",  # no "last": maybe the coming one
+    # Portuguese "segunda/quinta passada" is also "the second/fifth pass": no window without "na"/"no" or "-feira"
+    "Otimize a segunda passada do algoritmo de ordenação", "a quinta passada do teste falhou",
     "hier ist der Code für das Gateway",  # German "here", not French "yesterday"
     "Mars is the fourth planet", "Mai Tran reviewed the gateway", "el mayo es un mes",  # no preposition
     "der Mai-Baum", "la marche en avant", "вчерашний отчёт готов",  # a longer word, not the date word

@@ -18,8 +18,8 @@ phrase                                                                          
 ``в мае`` ``im Mai`` ``en mayo`` ``en mai`` ``em maio``                          ``in May``
 ``3 мая`` ``3. Mai`` ``am 3. Mai`` ``3 de mayo`` ``le 3 mai`` ``3 de maio``      ``May 3``
 ``в мае 2019 года`` ``im März 2019`` ``3 de mayo de 2021``                        ``May 2019``, ``May 3, 2021``
-``в прошлый вторник`` ``letzten Dienstag`` ``el martes pasado`` ``mardi dernier``  ``last Tuesday``
-``na terça passada``
+``в прошлый вторник`` ``letzten Dienstag`` ``el martes pasado`` ``mardi dernier``  ``last Tuesday`` (``el último``,
+``na terça passada`` ``letzter Dienstag`` ``le mardi passé`` ``na última terça``          ``terça-feira passada``)
 ===============================================================================  ==============================
 
 A month name alone is no date (``mars`` is also the planet, ``Mai`` a name): it needs its preposition (``в``/
@@ -121,15 +121,20 @@ _WEEKDAY_NAMES = {
 }
 # "last <weekday>": the latest such day before the day asked on (English "last Tuesday"); a weekday without
 # "last" is not read (``am Dienstag``, ``el martes`` may be the coming one)
-_LAST_WEEKDAY = {"ru": "(?:в )?прошл(?:ый|ую|ое) {wd}", "de": "(?:am )?(?:letzten|vergangenen|vorigen) {wd}",
-                 "es": "(?:el )?(?:{wd} pasado|pasado {wd2})", "fr": "{wd} dernier", "pt": "(?:n[ao] )?{wd} passad[ao]"}
+_LAST_WEEKDAY = {"ru": "(?:в )?прошл(?:ый|ую|ое) {wd}",
+                 "de": "(?:am )?(?:letzten|vergangenen|vorigen) {wd}|letzter {wd2}",
+                 "es": "(?:el )?(?:{wd} pasado|pasado {wd2})|(?:el )?último {wd3}",
+                 "fr": "(?:le )?{wd} (?:dernier|passé)",
+                 # "segunda passada" is also "the second pass": Portuguese needs "na"/"no" or the "-feira" form
+                 "pt": "n[ao] {wd} passad[ao]|{wd2}-feira passada|n[ao] últim[ao] {wd3}"}
 
 
 def _weekday_rules() -> list[tuple[str, re.Pattern[str]]]:
     out = []
     for lang, names in _WEEKDAY_NAMES.items():
-        wd, wd2 = ("(?:" + "|".join(f"(?P<{p}{i}>{name})" for i, name in enumerate(names)) + ")" for p in "wv")
-        out.append(("wd", re.compile(r"(?<!\w)" + _LAST_WEEKDAY[lang].format(wd=wd, wd2=wd2) + r"(?!\w)",
+        wd, wd2, wd3 = ("(?:" + "|".join(f"(?P<{p}{i}>{name})" for i, name in enumerate(names)) + ")"
+                        for p in "wvx")
+        out.append(("wd", re.compile(r"(?<!\w)(?:" + _LAST_WEEKDAY[lang].format(wd=wd, wd2=wd2, wd3=wd3) + r")(?!\w)",
                                      re.IGNORECASE)))
     return out
 
@@ -159,7 +164,7 @@ def _reading(kind: str, m: re.Match[str]) -> tuple[str, int, int | str | None] |
     if kind == "day":
         return "ago", _DAYS_BACK[m.group().lower().replace("’", "'")], "day"
     if kind == "wd":
-        return "wd", next(int(k[1:]) for k, v in g.items() if v and k[0] in "wv" and k[1:].isdigit()), None
+        return "wd", next(int(k[1:]) for k, v in g.items() if v and k[0] in "wvx" and k[1:].isdigit()), None
     if kind == "ago":
         n = g["n"].lower()
         return "ago", int(n) if n.isdigit() else _NUMBER_WORDS[n], next(u for u in _UNIT_WORDS if g.get(u))
