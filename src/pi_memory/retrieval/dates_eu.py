@@ -18,9 +18,9 @@ phrase                                                                          
 ``в мае`` ``im Mai`` ``en mayo`` ``en mai`` ``em maio``                          ``in May``
 ``3 мая`` ``3. Mai`` ``am 3. Mai`` ``3 de mayo`` ``le 3 mai`` ``3 de maio``      ``May 3``
 ``в мае 2019 года`` ``im März 2019`` ``3 de mayo de 2021``                        ``May 2019``, ``May 3, 2021``
-``в прошлый вторник`` ``letzten Dienstag`` ``el martes pasado`` ``mardi dernier````last Tuesday``
-``na terça passada`` ``letzter Dienstag`` ``el último martes`` ``le mardi passé``
-``na última terça`` ``terça-feira passada``
+``в прошлый вторник`` ``letzten Dienstag`` ``letzter Dienstag``                   ``last Tuesday``
+``el martes pasado`` ``el último martes`` ``mardi dernier`` ``le mardi passé``
+``na terça passada`` ``na última terça`` ``terça-feira passada``
 ===============================================================================  ==============================
 
 A month name alone is no date (``mars`` is also the planet, ``Mai`` a name): it needs its preposition (``в``/
