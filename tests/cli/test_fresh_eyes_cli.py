@@ -93,6 +93,20 @@ def test_export_into_a_skills_path_that_is_a_file_is_refused_in_words(env) -> No
     assert (home / ".claude" / "skills").read_text(encoding="utf-8") == "not a folder"
 
 
+def test_export_through_a_link_to_nothing_says_so(env) -> None:
+    """A ~/.claude/skills linked to a missing folder was called "a file"."""
+    run, home, data = env
+    assert SkillStore(data).create("deploy staging", "Deploy the app to staging", "global", BODY)["success"]
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "skills").symlink_to(home / "gone")
+    r = run("skills", "export", "--to", "claude-code", "--scope", "global")
+    assert (r.exit_code, r.output) == (1, f"refused: {home}/.claude/skills is a symbolic link to {home}/gone, which "
+                                          f"does not exist, so the folder {home}/.claude/skills, where Claude Code "
+                                          "reads skills, cannot be made. Nothing was exported. Make the folder it "
+                                          "points to, or remove the link, then run this command again.\n")
+    assert not (home / "gone").exists()
+
+
 def test_skill_refusals_and_an_empty_list_are_in_a_persons_words(env) -> None:
     run, _, data = env
     r = run("skills", "list", "--scope", "global")

@@ -12,6 +12,7 @@ control characters escaped, a description past the 1,024 characters a host reads
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -201,7 +202,12 @@ def _not_a_folder(folder: Path, host: str) -> str | None:
     for part in (folder, *folder.parents):
         if part.is_dir():
             return None
-        if part.exists() or part.is_symlink():
+        if part.is_symlink() and not part.exists():  # a link to nothing: not "a file"
+            what = (f"{part} is a symbolic link to {os.readlink(part)}, which does not exist, so the folder {folder}, "
+                    f"where {host} reads skills, cannot be made")
+            return (f"{what}. Nothing was exported. Make the folder it points to, or remove the link, then run this "
+                    "command again.")
+        if part.exists():
             what = (f"{folder} is a file, but {host} reads skills from a folder of that name" if part == folder
                     else f"{part} is a file, so the folder {folder}, where {host} reads skills, cannot be made")
             return f"{what}. Nothing was exported. Move or rename that file, then run this command again."
