@@ -158,6 +158,19 @@ def test_a_reinstall_after_the_entry_changed_updates_the_hooks_and_uninstall_res
     assert not (home / ".claude" / "settings.json").exists()
 
 
+def test_a_data_root_named_like_a_hook_command_is_not_taken_for_one(home, tmp_path):
+    """A PI_MEMORY_DIR of ".../pi-memory hook codex notes": the regex found "pi-memory hook codex" inside the quoted
+    value, so install added the Claude Code hooks a second time and uninstall left all of them."""
+    claude_entry(home, {"PI_MEMORY_DIR": str(tmp_path / "pi-memory hook codex notes")})
+    claude_code.install("user", script="/opt/bin/pi-memory")
+    claude_code.install("user", script="/opt/bin/pi-memory")
+    hooks = json.loads((home / ".claude" / "settings.json").read_bytes())["hooks"]
+    assert {event: len(groups) for event, groups in hooks.items()} == {
+        "SessionStart": 1, "UserPromptSubmit": 1, "PreCompact": 1, "Stop": 1, "SessionEnd": 1}
+    claude_code.uninstall("user")
+    assert not (home / ".claude" / "settings.json").exists()
+
+
 # -- what is refused, before anything is written ----------------------------------------------------------------
 
 @pytest.mark.parametrize(("value", "why"), [

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import shutil
 import sys
@@ -57,7 +56,6 @@ from pi_memory.curated.files import atomic_write_text, backup
 from pi_memory.integrations.hooks import state
 
 MCP_NAME = "pi-memory"
-_OURS = re.compile(r"(?:^|[/\\'\"\s])pi-memory['\"]?\s+hook\s+(claude-code|codex)\s")
 
 
 class InstallError(Exception):
@@ -110,8 +108,13 @@ def hook_command(script: str, host: str, event: str, env: dict[str, str] | None 
 
 
 def is_ours(command: object, host: str) -> bool:
-    match = _OURS.search(f" {command} ") if isinstance(command, str) else None
-    return bool(match) and match.group(1) == host
+    """Whether ``command`` is one of our hook commands for ``host``: read as the shell reads it, so words inside a
+    quoted value (a data root named ``…/pi-memory hook codex notes``) are not the command."""
+    try:
+        words = shlex.split(command) if isinstance(command, str) else []
+    except ValueError:  # unbalanced quotes: not a command we wrote
+        return False
+    return any(Path(w).name == "pi-memory" and words[i + 1:i + 3] == ["hook", host] for i, w in enumerate(words))
 
 
 BOM = "\ufeff"
