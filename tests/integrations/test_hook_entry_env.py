@@ -158,6 +158,21 @@ def test_a_reinstall_after_the_entry_changed_updates_the_hooks_and_uninstall_res
     assert not (home / ".claude" / "settings.json").exists()
 
 
+def test_uninstall_keeps_the_env_the_user_edited_after_install(home, tmp_path):
+    """Uninstall put back the env noted at the first install: a data root the user had moved to since was undone
+    without a word (install never changes a user's env, so uninstall has nothing of it to give back)."""
+    path = claude_entry(home, {"PI_MEMORY_DIR": "/home/me/notes"})
+    claude_code.install("user", script="/opt/bin/pi-memory")
+    data = json.loads(path.read_bytes())
+    data["mcpServers"]["pi-memory"]["env"] = {"PI_MEMORY_DIR": "/srv/moved", "PI_CODING_AGENT_DIR": "/srv/pi"}
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    claude_code.install("user", script="/opt/bin/pi-memory")
+    claude_code.uninstall("user")
+    entry = json.loads(path.read_bytes())["mcpServers"]["pi-memory"]
+    assert entry == {"command": "uvx", "args": ["pi-memory", "mcp"],
+                     "env": {"PI_MEMORY_DIR": "/srv/moved", "PI_CODING_AGENT_DIR": "/srv/pi"}}
+
+
 def test_a_data_root_named_like_a_hook_command_is_not_taken_for_one(home, tmp_path):
     """A PI_MEMORY_DIR of ".../pi-memory hook codex notes": the regex found "pi-memory hook codex" inside the quoted
     value, so install added the Claude Code hooks a second time and uninstall left all of them."""

@@ -63,7 +63,7 @@ def test_the_users_own_claude_entry_keeps_its_env_and_comes_back_byte_for_byte(h
     claude_code.install("user", script="/new/venv/bin/pi-memory")  # a moved venv: still the user's entry to restore
     removed = claude_code.uninstall("user")
     assert (removed[1].action, removed[1].details) == ("updated", [
-        "your own MCP server pi-memory is back as it was before the install",
+        "your own MCP server pi-memory runs what it ran before the install (its env as it is now)",
         "the file is again byte for byte as before the install"])
     assert path.read_bytes() == before  # was: the entry deleted
 

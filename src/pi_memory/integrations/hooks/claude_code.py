@@ -143,7 +143,8 @@ def uninstall(scope: str = "user", project: Path | None = None) -> list[common.C
             original = common.original_of(mcp_path, manifest, json.loads)
             saved = (manifest.get("userServers") or {}).get(str(mcp_path))
             if common.restore_user_server(servers[common.MCP_NAME], saved):
-                done = f"your own MCP server {common.MCP_NAME} is back as it was before the install"
+                done = (f"your own MCP server {common.MCP_NAME} runs what it ran before the install (its env as it "
+                        "is now)")
             else:
                 del servers[common.MCP_NAME]
                 done = f"removed MCP server {common.MCP_NAME}"

@@ -334,6 +334,8 @@ def restore_user_server(entry, saved: object) -> bool:
             saved.get("values"), dict):
         return False
     for key in saved["keys"]:
+        if key == "env" and (key in saved["values"] or entry.get(key)):
+            continue  # install keeps the user's env as it is: today's, edited since or added since, stays
         if key in saved["values"]:
             if entry.get(key) != saved["values"][key]:
                 entry[key] = saved["values"][key]
