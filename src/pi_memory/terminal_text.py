@@ -73,3 +73,13 @@ def printable(text: str) -> str:
 def holds_hidden(text: str) -> bool:
     """Whether :func:`printable` would show anything in ``text`` as an escape."""
     return printable(text) != text
+
+
+def reworded(text: str | None, pairs: tuple[tuple[str, str], ...]) -> str | None:
+    """``text`` (a result written for a model) in a person's words: each ``(model's phrase, person's phrase)`` of
+    ``pairs`` replaced, in order (``None`` stays ``None``). The curated stores' and the skill store's tables use it."""
+    if text is None:
+        return None
+    for model, person in pairs:
+        text = text.replace(model, person)
+    return text

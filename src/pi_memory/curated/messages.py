@@ -15,6 +15,7 @@ from pathlib import Path
 from pi_memory import safety
 from pi_memory.curated.entries import Analysis
 from pi_memory.curated.results import MemoryResult, preview
+from pi_memory.terminal_text import reworded
 
 EMPTY_OLD_TEXT = (
     "oldText is empty, so there is no way to tell which entry you mean. Nothing was changed. "
@@ -279,11 +280,7 @@ _FOR_PERSON = (
 
 def for_person(text: str | None) -> str | None:
     """``text`` (a result's message or error, written for a model) in words for a person at a terminal."""
-    if text is None:
-        return None
-    for model, person in _FOR_PERSON:
-        text = text.replace(model, person)
-    return text
+    return reworded(text, _FOR_PERSON)
 
 
 def success(ops: list, name: str, notes: list[str], single: bool) -> str:

@@ -4,6 +4,8 @@ person's, as :data:`pi_memory.curated.messages._FOR_PERSON` does for the curated
 
 from __future__ import annotations
 
+from pi_memory.terminal_text import reworded
+
 EMPTY = ("The agent saves a skill when a task taught it a procedure worth reusing, or when you ask it to save "
          "one.")  # a listing with no skill, for a person (the model is told of skill_manage in its own tool text)
 
@@ -14,11 +16,7 @@ _FOR_PERSON = (
 
 def for_person(text: str | None) -> str | None:
     """A store's message or refusal (a model's words) in a person's words."""
-    if text is None:
-        return None
-    for model, person in _FOR_PERSON:
-        text = text.replace(model, person)
-    return text
+    return reworded(text, _FOR_PERSON)
 
 
 def result_for_person(result: dict) -> dict:
