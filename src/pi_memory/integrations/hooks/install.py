@@ -23,16 +23,14 @@ Rules every host installer follows:
   also an event the user left empty (``"Stop": []``);
 * a file the install created and that holds only our entries is removed by uninstall, without a backup (there
   is nothing of the user's in it);
-* our hook entries are recognised by their command (``... pi-memory hook <host> <event>``), whatever path the
-  script had when they were written, so installing again replaces them (idempotent, also after the venv
-  moved) and uninstalling removes exactly them; everything else in the file stays as it was;
+* our hook entries are recognised by their command as a shell reads it (``... pi-memory hook <host> <event>``,
+  whatever path the script had), so installing again replaces them and uninstalling removes exactly them;
 * our entries go after the user's own, so hosts that key state by position (Codex's hook trust) keep the
   user's keys;
 * an MCP server entry named ``pi-memory`` that is the user's own (``uvx pi-memory mcp`` with an ``env`` of theirs)
   is taken over, not replaced: install sets only its command and arguments (what runs) and keeps everything else
   in it (``env``: a ``PI_MEMORY_DIR`` the user chose, timeouts); the first install remembers the values it
-  changed (:func:`remember_user_server`) and uninstall puts them back, so the entry is again the user's, byte
-  for byte when nothing else changed. A remote entry of the user's (a ``url``: an HTTP server) is refused
+  changed (:func:`remember_user_server`) and uninstall puts them back (the ``env`` as the user has it then). A remote entry of the user's (a ``url``: an HTTP server) is refused
   instead, since a local command in its place would silently point the host at another memory. The variables
   of that entry's ``env`` that choose the data root and the settings go into our hook commands too
   (``env PI_MEMORY_DIR=… <pi-memory> hook …``, :mod:`.hook_env`), read from the entry at each install, so the
