@@ -68,11 +68,8 @@ from pi_memory.retrieval.fenced import (  # noqa: F401 - the fenced text, re-exp
     render_line,
     safe_id,
 )
-from pi_memory.retrieval.floors import (  # noqa: F401 - re-exported: recall's floor, its settings' defaults
+from pi_memory.retrieval.floors import (  # re-exported: settings' default too
     DEFAULT_MIN_SIMILARITY,
-    MIXED_SCRIPT_SHARE,
-    SCRIPT_FLOORS,
-    UNMEASURED_SCRIPT_FLOOR,
     script_floor,
 )
 from pi_memory.retrieval.fusion import RRF_K, rrf_fuse

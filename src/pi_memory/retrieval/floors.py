@@ -28,7 +28,7 @@ from pi_memory.retrieval import lang as recall_lang
 DEFAULT_MIN_SIMILARITY = 0.40
 # The bundled model was trained on English: any two strings of another script sit close together (two unrelated
 # Chinese sentences: 0.45-0.87), so one cosine cannot serve every prompt. Per script of the prompt
-# (:func:`pi_memory.retrieval.lang.script_shares`), the floor is at least this (:class:`Floor`). Measured with
+# (:func:`pi_memory.retrieval.lang.script_shares`), the floor is at least this (:func:`script_floor`). Measured with
 # ``benchmarks/recall_floor.py`` (its multilingual rows: per language 3 memories, 3 related and 3 unrelated
 # prompts, all 48 memories of every language in one index): best match of an unrelated prompt, max over the
 # language's prompts -- zh 0.663, ja 0.649, ko 0.684 (cjk); ru 0.665 (cyrillic); fa 0.873 (arabic); de 0.506, es 0.496
@@ -41,7 +41,7 @@ DEFAULT_MIN_SIMILARITY = 0.40
 SCRIPT_FLOORS = {"latin": 0.0, "latin_other": 0.60, "cjk": 0.80, "cyrillic": 0.75, "arabic": 0.95}
 UNMEASURED_SCRIPT_FLOOR = 0.95
 # A script holding at least this share of a text's letters (a CJK character counts twice) is one of its scripts
-# (:class:`Floor`): a Chinese prompt full of code names is still a Chinese prompt.
+# (:func:`script_floor`): a Chinese prompt full of code names is still a Chinese prompt.
 MIXED_SCRIPT_SHARE = 0.25
 
 
