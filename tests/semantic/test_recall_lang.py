@@ -38,6 +38,16 @@ from pi_memory.semantic.terms import keyword_terms
     # found "timezone", coverage 1.0)
     ("what's 17 times 23?", "The user's name is Tomasz and he works from Warsaw (CET timezone).", 0.0),
     ("what time is it in Tokyo?", "He works from Warsaw (CET timezone).", 0.0),
+    # an operator word between two numbers is arithmetic, no keyword ("times" found "time zone", coverage 1.0)
+    ("what's 17 times 23?", "The user's time zone is CET (Warsaw).", 0.0),
+    ("17 times 23", "Build times went from 4 to 2 minutes", 0.0),
+    ("what is 1200 divided by 16?", "Split the work into 16 parts divided by team", 0.0),
+    ("what is 7 plus 5", "We pay for the plus plan", 0.0),
+    ("wie viel ist 6 mal 7?", "Das Mal in der Ecke", 0.0),
+    ("¿cuánto es 12 por 3?", "Pagamos por horas", 0.0),
+    ("сколько будет 8 умножить на 9?", "Умножить матрицы на GPU", 0.0),
+    ("I run the tests 3 times a day", "The test suite times out", 0.5),  # test, tim(es); no number after it
+    ("build times over 10 minutes", "build times went up", 2 / 3),  # build, tim(es) of build, times, minutes
     ("how do I log into jenkins?", "Jenkins login is admin; see the blog post", 0.5),  # jenkin(s), not log
     ("how do I log into jenkins?", "Logs are shipped to Loki", 0.5),  # log(s)
     ("lgtm, ship it", "Logs are shipped to Loki", 0.5),  # ship(ped)
@@ -163,6 +173,17 @@ def test_a_prompt_of_stop_words_alone_has_no_keyword_evidence_and_injects_nothin
     assert not evidence_terms(prompt)
     insert_turns(conn, ALICE.project_id, [("e1", "2026-11-02T10:00:00.000Z", "the deploy is on the way, what is the plan"),
                                           ("e2", "2026-11-02T10:01:00.000Z", "Die Datenbank ist in der Cloud und das ist gut")])
+    assert recall(backend, prompt, scope=ALICE, include=("semantic", "sessions"), conn=conn) == []
+
+
+@pytest.mark.parametrize("prompt", ["what's 17 times 23?", "17 times 23", "what is 7 plus 5 minus 2?",
+                                    "what's 1200 divided by 16"])
+def test_arithmetic_injects_nothing(backend, stored, conn, prompt):
+    # "times" was the prompt's one keyword: it found "time zone" and injected the user's time zone
+    backend.add("The user's time zone is CET; he works from Warsaw.", scope=ALICE)
+    backend.add("We pay for the plus plan of the CI provider.", scope=ALICE)
+    insert_turns(conn, ALICE.project_id, [("e1", "2026-11-02T10:00:00.000Z", "Build times went from 4 to 2 minutes"),
+                                          ("e2", "2026-11-02T10:01:00.000Z", "Split the work into parts divided by team")])
     assert recall(backend, prompt, scope=ALICE, include=("semantic", "sessions"), conn=conn) == []
 
 

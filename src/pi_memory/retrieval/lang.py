@@ -249,9 +249,19 @@ def _cjk_units(query: str) -> tuple[tuple[str, ...], ...]:
     return tuple(out)
 
 
+# An operator word between two numbers is arithmetic, not a topic: "what's 17 times 23?" had "times" as its one
+# keyword, found "time zone" (coverage 1.0) and injected the user's time zone. Our own list, the operators a prompt
+# spells out in the languages :data:`STOP` reads; the word is left out of the evidence (the numbers are too short
+# to be terms anyway). "3 times a week" keeps "times": a word, not a number, follows it.
+_ARITHMETIC = re.compile(
+    r"(?<=\d)(\s+)(?:times|plus|minus|multiplied\s+by|divided\s+by|over|modulo|mod|to\s+the\s+power\s+of|mal|"
+    r"geteilt\s+durch|por|m[aá]s|menos|entre|dividido\s+por|fois|moins|divis[ée]\s+par|vezes|умножить\s+на|"
+    r"разделить\s+на|плюс|минус)(?=\s+[-+]?\d)", re.IGNORECASE)
+
+
 def evidence_terms(query: str) -> Evidence:
     """The :class:`Evidence` of ``query`` (module docstring)."""
-    text = query or ""
+    text = _ARITHMETIC.sub(" ", query or "")
     rest = CJK_RUN.sub(" ", text)
     langs = tuple(lang for lang in languages(rest) if lang != "english")
     if langs:  # the words as written (the English suffix cut would spoil a Spanish or Russian stem)
