@@ -58,3 +58,40 @@ def test_was_the_old_value_in_the_new_text_is_not_a_new_value(text, expected):
 ])
 def test_a_person_who_changed_teams(text, expected):
     assert outdated_by(text, TEAM_OLD, TEAM_NEW) is expected
+
+
+FRIDAY_OLD = "We deploy to production on Fridays."
+FRIDAY_NEW = "We never deploy to production on Fridays."
+MIGRATE_OLD = "Never run database migrations on Fridays."
+MIGRATE_NEW = "Database migrations may run on Fridays now."
+
+
+def test_a_change_by_negation_is_a_flip_and_its_negation_words_are_no_values():
+    assert change(FRIDAY_OLD, FRIDAY_NEW).flip is False  # the old text said it without a negation
+    assert change(FRIDAY_OLD, FRIDAY_NEW).new == frozenset()
+    assert change(MIGRATE_OLD, MIGRATE_NEW).flip is True
+    assert change(MIGRATE_OLD, MIGRATE_NEW).old == frozenset()
+    assert change("We don't deploy on Fridays.", "We never deploy on Fridays.").flip is None  # both negated
+    assert change(REDIS_OLD, REDIS_NEW).flip is None
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("let's deploy to prod on Friday afternoon", True),  # the whole subject, said the old way
+    ("ok, deploying the hotfix to production this Friday", True),
+    ("we don't deploy to production on Fridays", False),  # the new way
+    ("no, never deploy to production on a Friday", False),
+    ("the production deploy failed", False),  # not the whole subject: says nothing of Fridays
+    ("I can't deploy to production on Friday, but staging is fine on Fridays", False),  # the new way
+])
+def test_a_text_saying_what_a_negation_replaced(text, expected):
+    assert outdated_by(text, FRIDAY_OLD, FRIDAY_NEW) is expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("don't run the database migrations on Friday", True),
+    ("we never run database migrations on Fridays", True),
+    ("database migrations can run on Fridays", False),
+    ("the database migrations ran fine", False),  # no Friday
+])
+def test_a_text_saying_what_an_undone_negation_replaced(text, expected):
+    assert outdated_by(text, MIGRATE_OLD, MIGRATE_NEW) is expected

@@ -237,3 +237,17 @@ def test_a_turn_saying_a_value_two_replacements_ago_is_marked_with_the_active_fa
     marked = {h.id: (h.replaced_by, h.replaced_on) for h in hits if h.kind == "session"}
     assert marked == {"s1#b1": (third.id, "2026-06-01")}  # said before the first change (observed June 1)
     assert [h.id for h in hits].index(third.id) < [h.id for h in hits].index("s1#b1")
+
+
+def test_a_turn_saying_what_a_negation_replaced_is_marked_below_the_current_rule(backend, conn):
+    insert_turns(conn, ALICE.project_id, [
+        ("f1", "2026-11-02T10:00:00.000Z", "let's deploy to production on Friday afternoon, as usual"),
+        ("f2", "2026-11-03T10:00:00.000Z", "lunch plans for the team offsite next month"),
+    ])
+    old = backend.add("We deploy to production on Fridays.", scope=ALICE)
+    new = backend.update(old.id, "We never deploy to production on Fridays.", scope=ALICE)
+    hits = recall(backend, "can we deploy to production on Friday?", scope=ALICE,
+                  include=("semantic", "sessions"), conn=conn)
+    turn = next(h for h in hits if h.kind == "session")
+    assert [h.id for h in hits].index(new.id) < hits.index(turn)
+    assert turn.replaced_by == new.id and "since replaced by" in render_line(turn)

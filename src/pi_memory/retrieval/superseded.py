@@ -24,6 +24,13 @@ value: in the new text, an old word among the two content words after ``from``, 
 ("PostgreSQL 16 (upgraded from 15)" leaves 15 an old value), and words that tell of a change rather than a
 value (:data:`CHANGE_WORDS`: "moved", "now", "upgraded"...).
 
+**A change by negation** ("We deploy to production on Fridays." -> "We never deploy ..."): the words of
+negation (:data:`NEGATIONS`, and "n't") are no value; the change is a *flip* when a clause of one text is negated
+and no clause of the other is. A text is then outdated when it holds the whole subject (all of it up to three words,
+all but one of more, at least two) and a clause of it holding a subject word says it the old way, none the new way
+("let's deploy to prod on Friday" before the change; "we don't deploy on Fridays" is not outdated). The rules
+below about who said it when apply as to values.
+
 **When a text is outdated** by a replacement (:func:`outdated_by`), all of:
 
 * it *states* more old values than new ones: a value is stated when it is in a clause of the text (cut at
@@ -70,6 +77,11 @@ JOINERS = frozenset({"so", "but", "because", "although", "though", "whereas", "w
 MIN_PREFIX = 4
 PAST_MARKERS = frozenset({"from", "was", "were", "previously", "formerly", "replacing", "replaced", "instead"})
 PAST_SPAN = 2  # content words after a past marker that name the old value
+# a clause holding one of these (or "n't": "don't" is read as "don", "t") says the opposite of the same clause without
+NEGATIONS = frozenset({"not", "never", "no", "nobody", "nothing", "none", "neither", "nor", "without", "cannot",
+                       "stopped"})
+_NT = frozenset({"don", "doesn", "didn", "isn", "aren", "wasn", "weren", "won", "wouldn", "shouldn", "can",
+                 "couldn", "mustn", "haven", "hasn", "hadn"})
 CHANGE_WORDS = frozenset({"now", "currently", "moved", "moves", "since", "upgraded", "downgraded", "changed",
                           "switched", "migrated", "anymore", "longer", "instead", "new", "still", "today"})
 
@@ -105,7 +117,12 @@ def _clauses(text: str) -> list[list[str]]:
 
 
 def _content(clause: list[str]) -> list[str]:
-    return [w for w in clause if w not in STOP_WORDS]
+    return [w for w in clause if w not in STOP_WORDS and w not in NEGATIONS]
+
+
+def _negated(clause: list[str]) -> bool:
+    """Whether a clause (its words, stop words included) is negated."""
+    return any(w in NEGATIONS or (w == "t" and i and clause[i - 1] in _NT) for i, w in enumerate(clause))
 
 
 @functools.lru_cache(maxsize=256)
@@ -113,6 +130,12 @@ def _read(text: str) -> tuple[list[list[str]], frozenset[str]]:
     """``text``'s clauses without stop words and all its words (read once per recall's texts and facts)."""
     clauses = [_content(c) for c in _clauses(text)]
     return clauses, frozenset(w for c in clauses for w in c)
+
+
+@functools.lru_cache(maxsize=256)
+def _negations(text: str) -> tuple[bool, ...]:
+    """Per clause of :func:`_read`, whether it is negated."""
+    return tuple(_negated(c) for c in _clauses(text))
 
 
 def _around(words: list[str], i: int) -> list[str]:
@@ -128,6 +151,7 @@ class Change:
     old: frozenset[str]
     new: frozenset[str]
     beside: dict[str, frozenset[str]]  # an old value -> the subject words right next to it in the old text
+    flip: bool | None = None  # a change by negation: whether the old text was the negated one (None: no flip)
 
 
 @functools.lru_cache(maxsize=64)
@@ -142,7 +166,7 @@ def change(old: str, new: str) -> Change:
             if w in PAST_MARKERS:
                 span = PAST_SPAN
                 continue
-            if w in STOP_WORDS:
+            if w in STOP_WORDS or w in NEGATIONS:
                 continue
             if span:
                 span -= 1
@@ -157,7 +181,19 @@ def change(old: str, new: str) -> Change:
         for i, w in enumerate(c):
             if w in old_vals:
                 beside.setdefault(w, set()).update(x for x in _around(c, i) if x in subject)
-    return Change(subject, old_vals, new_vals, {k: frozenset(v) for k, v in beside.items()})
+    was_negated, is_negated = any(_negations(old)), any(_negations(new))
+    return Change(subject, old_vals, new_vals, {k: frozenset(v) for k, v in beside.items()},
+                  was_negated if was_negated != is_negated else None)
+
+
+def _flipped(text: str, ch: Change) -> bool:
+    """Whether ``text`` says the whole subject the old way of a change by negation (module docstring)."""
+    clauses, said = _read(text)
+    shared = sum(_has(said, w) for w in ch.subject)
+    if len(ch.subject) < 2 or shared < (len(ch.subject) if len(ch.subject) <= 3 else len(ch.subject) - 1):
+        return False
+    ways = {neg for c, neg in zip(clauses, _negations(text), strict=True) if any(_has(ch.subject, w) for w in c)}
+    return ways == {ch.flip}
 
 
 def _stated(clauses: list[list[str]], about: list[bool], values: frozenset[str]) -> int:
@@ -179,6 +215,8 @@ def outdated_by(text: str, old: str, new: str) -> bool:
     """Whether ``text`` states ``old`` rather than ``new`` and is about the same thing (module docstring, its
     first two rules)."""
     ch = change(old, new)
+    if ch.flip is not None and _flipped(text, ch):
+        return True
     clauses, said = _read(text)
     if not any(_has(said, v) for v in ch.old):  # most texts: no old value at all
         return False
