@@ -278,3 +278,50 @@ def test_a_past_windows_margin_never_lets_the_day_asked_on_pass_by_date(backend,
     # "today" in a text written weeks ago is no evidence for a question about today
     assert ids("is it cold today?") == set()
     assert ids("what did we deploy today?", as_of="2026-11-02T18:00:00.000Z") == {"s1#o1"}
+
+
+@pytest.mark.parametrize(("prompt", "asks"), [
+    ("what did we end up deciding about caching", True), ("which database did we choose", True),
+    ("what did we agree on for the logo", True), ("what was the decision on retries", True),
+    ("что мы решили про кэш", True), ("我们决定用什么缓存", True), ("Did the Lakers win", False),
+    ("what did I eat for dinner", False), ("what went wrong with the signing key", False),
+])
+def test_a_prompt_asking_what_was_decided(prompt, asks):
+    from pi_memory.retrieval.dates import asks_decision
+
+    assert asks_decision(prompt) is asks
+
+
+@pytest.mark.parametrize(("text", "states"), [
+    ("we agreed to drop redis and keep an in-process LRU", True), ("let's go with pnpm for the monorepo", True),
+    ("we'll keep the old bucket until March", True), ("going with option B, it is simpler", True),
+    ("we switched to uv last sprint", True), ("Decision: retries back off exponentially", True),
+    ("lunch plans for friday, the thai place again", False), ("flaky test is the websocket reconnect one", False),
+    ("the migration locked the orders table for minutes", False), ("let's see what the logs say", False),
+])
+def test_a_turn_recording_a_decision(text, states):
+    from pi_memory.retrieval.dates import states_decision
+
+    assert states_decision(text) is states
+
+
+def test_a_decision_asked_about_a_past_window_recalls_its_answer_in_other_words(backend, conn, embedder):
+    """recall_floor.py's first dated prompt: its answer shares no word with it and sits at cosine 0.15, under half
+    the floor and under the lunch plans' 0.20, and the floor dropped it. A turn of the window recording a decision
+    passes by its day; the others do not."""
+    from pi_memory.semantic import turn_vectors
+
+    _turns(conn, [("a0", "2026-11-24T09:00:00.000Z", "we agreed to drop redis and keep an in-process LRU for the hot "
+                                                     "keys"),
+                  ("a1", "2026-11-26T09:00:00.000Z", "flaky test is the websocket reconnect one, it sleeps 200ms"),
+                  ("a2", "2026-11-27T09:00:00.000Z", "lunch plans for friday, the thai place again")])
+    turn_vectors.backfill(conn, embedder)
+
+    def ids(prompt, as_of=AS_OF):
+        return [h.id for h in recall(backend, prompt, scope=ALICE, include=("sessions",), conn=conn, as_of=as_of)]
+
+    assert ids("what did we end up deciding about caching last week?") == ["s1#a0"]
+    assert ids("which database did we choose last week?") == ["s1#a0"]  # last week's one decision
+    assert ids("what did we decide about caching?") == []  # no window: no day to pass by
+    assert "s1#a0" not in ids("Did the caching change land last week?")  # not a question about a decision
+    assert ids("what did we decide about caching last week?", as_of="2030-06-15") == []  # the window holds no turn

@@ -307,6 +307,32 @@ _ACTIVITY = re.compile(
     r"무엇을|무슨\s*일|뭐|뭘|했|있었|일어났")
 
 
+# Words that ask what was decided ("what did we decide about caching last week?", "which database did we choose?"):
+# the answer is a turn of the window that says so in its own words ("we agreed to drop redis and keep an in-process
+# LRU"), which may share no word with the prompt and sit at a cosine no higher than an unrelated turn's.
+_DECISION = re.compile(
+    r"(?i)\b(?:decid\w*|decision\w*|agree[ds]?|agreement|settled?\s+on|cho(?:se|ose|osing|sen|ice)|conclu\w*|"
+    r"went\s+with|land(?:ed)?\s+on|end(?:ed)?\s+up|решили|договорились|выбрали|beschlossen|entschieden|vereinbart|"
+    r"decidimos|acordamos|elegimos|décidé|convenu|choisi|decidiu|escolhemos)\b|决定|决策|定了|決めた|決定|결정")
+
+
+# What a turn recording a decision says: the words of _DECISION, or a first person settling on something ("let's go
+# with pnpm", "we'll keep the LRU", "going with option B", "we switched to uv").
+_DECIDED = re.compile(
+    r"(?i)\b(?:let'?s|let\s+us|we'?ll|we\s+will|we\s+are|we'?re|i'?ll)\s+(?:go\s+with|use|keep|drop|switch|move|stick|"
+    r"stay|pick|take)\b|\b(?:going|went)\s+with\b|\bwe\s+(?:switched|moved|dropped|picked|kept)\b")
+
+
+def asks_decision(rest: str) -> bool:
+    """Whether ``rest`` (a prompt without its date phrases) asks what was decided (``_DECISION``)."""
+    return _DECISION.search(rest) is not None
+
+
+def states_decision(text: str) -> bool:
+    """Whether ``text`` (a turn, a memory) records a decision (``_DECISION``, ``_DECIDED``)."""
+    return _DECISION.search(text or "") is not None or _DECIDED.search(text or "") is not None
+
+
 def what_went_on(rest: str) -> str | None:
     """``rest`` (a prompt without its date phrases) without the words that ask what went on (``_ACTIVITY``), or
     ``None`` when it holds none of them."""

@@ -107,7 +107,13 @@ PARTIAL_SIMILARITY = 0.75  # times the floor
 # at 0.3, the script floor's half would be 0.4). Measured on the
 # tester's date-only prompts: the turns of the day asked about that the topic did not match sat at cosine 0.02-0.17
 # ("Did the Lakers win yesterday?", "what did I eat for dinner yesterday?"), while the answers of
-# recall_floor.py's date-phrased prompts and "what did we decide about caching last week?" hold a keyword or more.
+# recall_floor.py's date-phrased prompts hold a keyword or more, but one: "what did we end up deciding about caching
+# last week ..." is answered by "we agreed to drop redis and keep an in-process LRU for the hot keys" (no keyword,
+# cosine 0.163, where "what did we agree on for the logo colors last week?" meets an unrelated turn at 0.242: no
+# cosine tells them apart). So for a prompt asking what was decided (:func:`.dates.asks_decision`), a candidate of
+# the window that records a decision (:func:`.dates.states_decision`: "we agreed", "let's go with") passes by its
+# day: the window's decisions are what the prompt asks for, whatever words they are in; when none was about the
+# topic, the agent reads that week's other decisions, and no turn that decided nothing comes in.
 DATED_SIMILARITY = 0.5
 # RRF weight of the ``dates`` list (candidates dated inside a window the prompt names): as much as one keyword
 # list, so a turn from "last week" that the keyword or vector list also found moves above undated ones.
@@ -175,8 +181,8 @@ def has_evidence(hit: RecallHit, min_similarity: float) -> bool:
     """Whether ``hit`` may be injected: ``min_similarity <= 0`` (floor off), a cosine at or above the floor,
     keyword coverage at or above :data:`MIN_KEYWORD_COVERAGE`, a day inside a date window the prompt names
     (``dated``: "what did we decide about caching last week?" keeps last week's turns holding a keyword or half the
-    floor's cosine, :data:`DATED_SIMILARITY`; recall sets it only before the day asked on in a window in the past,
-    and for a prompt asking only what went on whatever the turn holds), a session turn
+    floor's cosine, :data:`DATED_SIMILARITY`, and those recording a decision; recall sets it only before the day
+    asked on in a window in the past, and for a prompt asking only what went on whatever the turn holds), a session turn
     next to one whose cosine meets the floor (``near_evidence``: recall sets it), a third of the keywords with three
     quarters of the floor's cosine together (:data:`PARTIAL_COVERAGE`), or a remote backend's hit that came with no score
     details at all (``unscored``: its service ranked it by meaning and there is nothing here to judge it by).
@@ -365,6 +371,7 @@ def recall(
     left = recall_dates.what_went_on(rest) if windows else None
     bare = left is not None and not recall_lang.evidence_terms(left)
     past = recall_dates.floor_windows(windows, moment, bare=bare)
+    decision = bool(past) and not bare and recall_dates.asks_decision(rest)  # (DATED_SIMILARITY)
     # with facts and turns or entries together, a few more are judged: a turn saying what a fact replaced moves
     # below that fact, which may be brought in (:mod:`.recall_superseded`): what that pushes out must be known
     check_replaced = "semantic" in include and bool(include & {"sessions", "curated"})
@@ -390,9 +397,13 @@ def recall(
                 hit.similarity = cosines.get(str(f.key))
             if hit.kind != "session" or str(f.key) not in loaded:  # load_turns judged those in context
                 hit.coverage = keyword_coverage(terms, hit.source_text or hit.text)
-            hit.dated = ("dates" in hit.ranks or "dated" in hit.ranks) and recall_dates.in_windows(
-                hit.when or hit.date, past) and (bare or (hit.similarity or 0.0) >= DATED_SIMILARITY * min_similarity
-                                                  or _own_coverage(hit, loaded.get(str(f.key)), terms) > 0)
+            in_past = ("dates" in hit.ranks or "dated" in hit.ranks) and recall_dates.in_windows(hit.when or hit.date,
+                                                                                                past)
+            hit.dated = in_past and (bare or (hit.similarity or 0.0) >= DATED_SIMILARITY * min_similarity
+                                     or _own_coverage(hit, loaded.get(str(f.key)), terms) > 0)
+            if in_past and decision and not hit.dated:
+                whole = loaded.get(str(f.key))
+                hit.dated = recall_dates.states_decision(whole[1] if whole else hit.source_text or hit.text)
             judged.append((hit, has_evidence(hit, floor)))
         near.update(h.message_id for h, _ in judged if h.message_id and (h.similarity or 0.0) >= floor)
         lifted = context_evidence(conn, [h.message_id for h, ok in judged if not ok and h.message_id], near, moment)
