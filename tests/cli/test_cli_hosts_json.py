@@ -26,6 +26,12 @@ DEMO_CHECKS = [  # what the demo checks, in order, when pi runs but does nothing
     ("Session 4: another session adds a second fact: pi exited cleanly", True),
     ("the second fact is on disk", False),
     ("session 2 can be resumed", False),
+    ("Session 5: the user mentions a fact in passing: pi exited cleanly", True),
+    ("the fact was captured as a semantic memory", False),
+    ("it is stored embedded, with a vector from the local embedder", False),
+    ("Session 6: a later session asks about it: pi exited cleanly", True),
+    ("session 6's request carries the fact inside the recall fence", False),
+    ("the recalled memory stays out of the system prompt", False),
 ]
 
 
@@ -175,11 +181,16 @@ def test_demo_json_summarises_every_check_and_fails_when_one_did(env, tmp_path):
                        text=True, timeout=120)
     assert r.returncode == 1
     summary = json.loads(r.stdout)
-    assert summary["success"] is False and summary["failed"] == 5
+    assert summary["success"] is False and summary["failed"] == 9
     assert [(c["name"], c["ok"]) for c in summary["checks"]] == DEMO_CHECKS
     assert all(set(c) == {"name", "ok", "detail"} for c in summary["checks"])
     assert summary["checks"][1]["detail"] == "''" and summary["checks"][8]["detail"] == "session 2 left no session file"
-    assert "5 check(s) failed." in r.stderr  # the walk-through goes to standard error
+    semantic = [c["detail"] for c in summary["checks"][9:] if not c["ok"]]  # the pi runs' details are timings
+    assert semantic == [
+        "found []", "backend embedded, embedder all-MiniLM-L6-v2-int8, 0 active memory(ies), 0 vector(s), "
+        "0 without a current vector", "0 request(s) with the question, 0 recall fence(s) in the last one",
+        "no request carried the question"]
+    assert "9 check(s) failed." in r.stderr  # the walk-through goes to standard error
 
 
 def test_demo_json_without_pi(env, tmp_path):

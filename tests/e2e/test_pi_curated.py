@@ -7,9 +7,7 @@ what the "model" received: system prompts (the memory snapshot) and tool-result 
 from __future__ import annotations
 
 import json
-import os
 import stat
-import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -253,24 +251,6 @@ def test_status_line_counts_entries(pi: PiE2E) -> None:
 def test_status_line_shows_offline(pi: PiE2E) -> None:
     seen = statuses(pi.rpc_prompt("hello", env={"PI_MEMORY_PYTHON": "/nonexistent/python3"}))
     assert seen and all(s.startswith("memory: offline (could not start /nonexistent/python3") for s in seen)
-
-
-def test_demo_runs_clean(pi: PiE2E) -> None:
-    """``pi-memory --json demo``: every check held, summarised as one JSON object; the walk-through on stderr."""
-    env = {**os.environ, "PI_MEMORY_PI_BIN": str(pi.sandbox.launcher)}
-    r = subprocess.run([sys.executable, "-m", "pi_memory", "--json", "demo"], env=env, capture_output=True,
-                       text=True, timeout=600)
-    assert r.returncode == 0, r.stderr[-3000:]
-    summary = json.loads(r.stdout)
-    assert summary["success"] is True and summary["failed"] == 0
-    assert [c["name"] for c in summary["checks"] if c["ok"]] == [
-        "Session 1: the agent saves a fact: pi exited cleanly", "MEMORY.md holds exactly the saved fact",
-        "Session 2: a new session starts: pi exited cleanly", "session 2's system prompt contains the fact",
-        "Session 3: someone tries to plant an instruction: pi exited cleanly", "the hostile entry was refused",
-        "Session 4: another session adds a second fact: pi exited cleanly", "the second fact is on disk",
-        "Session 2 resumed: pi exited cleanly", "the resumed session's system prompt is byte-identical",
-        "the frozen snapshot does not pick up the later write"]
-    assert "All checks held" in r.stderr
 
 
 def test_threshold_compaction_refreshes_the_snapshot(pi: PiE2E) -> None:

@@ -7,6 +7,11 @@ In a throw-away HOME it starts the scripted LLM, points pi at it, installs the e
 2. session 2 starts                                      -> its system prompt carries the fact
 3. a hostile "memory" is offered                         -> refused; the model sees why
 4. session 2 is resumed after memory changed             -> its system prompt is byte-identical
+5. the user states a fact in a turn                      -> it is captured as a semantic memory, embedded
+6. a later session asks about it                         -> the model gets it inside the recall fence
+
+Steps 5 and 6 are :mod:`pi_memory.integrations.pi.demo_semantic`; the scripted model also answers semantic
+capture's calls (:mod:`pi_memory.devtools.scripted_memory`), named as pi-memory's model with ``llm.fromPi``.
 
 pi comes from ``$PI_MEMORY_PI_BIN`` or from the checkout's ``.cache/e2e`` (``scripts/setup-e2e.sh``).
 """
@@ -28,6 +33,8 @@ from rich.text import Text
 
 from pi_memory.devtools.pi_runner import PI_VERSIONS, PiRun, PiSandbox, installed_pi_version, pi_launcher
 from pi_memory.devtools.scripted_llm import ScriptedLLM, prompt_of, system_prompt_of, tool_results_of
+from pi_memory.devtools.scripted_memory import memory_responder
+from pi_memory.integrations.pi.demo_semantic import CAPTURE_MODEL, semantic_steps
 from pi_memory.integrations.pi.install import install_pi_extension
 
 FACT = "The build uses make; run `make test` before committing"
@@ -82,6 +89,7 @@ class _Demo:
         self.console = console
         self.sandbox = sandbox
         self.llm = llm
+        self.bridge_log = sandbox.root / "bridge.log"  # the bridges' warnings, for a failed check's detail
         self.checks: list[Check] = []
 
     def check(self, name: str, ok: bool, detail: str = "") -> bool:
@@ -93,7 +101,8 @@ class _Demo:
         shown_args = [a.replace(str(self.sandbox.home), "~") for a in args]
         shown = " ".join(["pi", *shown_args, "-p", *(json.dumps(p) for p in prompts)])
         self.console.print(Text(f"$ {shown}", style="dim"))
-        result = self.sandbox.run(prompts, args=args, timeout=RUN_TIMEOUT)
+        result = self.sandbox.run(prompts, args=args, timeout=RUN_TIMEOUT,
+                                  env={"PI_MEMORY_BRIDGE_LOG": str(self.bridge_log)})
         ok = result.returncode == 0 and not result.timed_out
         detail = f"{result.seconds:.1f}s" if ok else f"rc={result.returncode} timed_out={result.timed_out}"
         self.check(f"{title}: pi exited cleanly", ok, detail)
@@ -155,6 +164,9 @@ class _Demo:
         elif session2 is None:
             self.check("session 2 can be resumed", False, "session 2 left no session file")
 
+        # 5-6. semantic memory: captured after a turn, recalled into a later session
+        semantic_steps(self)
+
     def report(self) -> None:
         table = Table(title="pi-memory demo", show_lines=False)
         table.add_column("", width=2)
@@ -167,7 +179,8 @@ class _Demo:
         if failed:
             self.console.print(f"[red bold]{len(failed)} check(s) failed.[/]")
         else:
-            self.console.print("[green bold]All checks held: pi remembered across sessions through pi-memory.[/]")
+            self.console.print("[green bold]All checks held: pi remembered across sessions through pi-memory, "
+                               "curated and semantic memory both.[/]")
 
 
 NO_PI = ("No pi CLI found. Install the pinned versions with `bash scripts/setup-e2e.sh` (from a pi-memory "
@@ -188,12 +201,14 @@ def demo_checks(console: Console | None = None) -> list[Check]:
         console.print(NO_PI, style="red", markup=False)
         return [Check("pi CLI found", False, NO_PI)]
     launcher, label = found
-    with tempfile.TemporaryDirectory(prefix="pi-memory-demo-") as tmp, ScriptedLLM() as llm:
+    with (tempfile.TemporaryDirectory(prefix="pi-memory-demo-") as tmp,
+          ScriptedLLM(responder=memory_responder) as llm):
         sandbox = PiSandbox(Path(tmp), llm, launcher)
         installed = install_pi_extension(sandbox.agent_dir, sys.executable).folder
         console.print(Panel(
             f"pi: {launcher} ({label})\nscripted model: {llm.base_url}\nHOME: {sandbox.home}\n"
-            f"extension: {installed}\nmemory: {sandbox.memory_dir}",
+            f"extension: {installed}\nmemory: {sandbox.memory_dir}\n"
+            f"semantic memory: embedded store, local embedder; capture (from session 5) asks {CAPTURE_MODEL}",
             title="pi-memory demo (offline, temporary HOME)",
         ))
         demo = _Demo(console, sandbox, llm)
