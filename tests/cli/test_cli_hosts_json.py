@@ -187,8 +187,8 @@ def test_demo_json_summarises_every_check_and_fails_when_one_did(env, tmp_path):
     assert summary["checks"][1]["detail"] == "''" and summary["checks"][8]["detail"] == "session 2 left no session file"
     semantic = [c["detail"] for c in summary["checks"][9:] if not c["ok"]]  # the pi runs' details are timings
     assert semantic == [
-        "found []", "backend embedded, embedder all-MiniLM-L6-v2-int8, 0 active memory(ies), 0 vector(s), "
-        "0 without a current vector", "0 request(s) with the question, 0 recall fence(s) in the last one",
+        "found []", "backend embedded, embedder all-MiniLM-L6-v2-int8, 0 active memories, 0 vectors, "
+        "0 without a current vector", "0 requests with the question, 0 recall fences in the last one",
         "no request carried the question"]
     assert "9 check(s) failed." in r.stderr  # the walk-through goes to standard error
 

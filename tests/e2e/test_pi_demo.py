@@ -54,8 +54,8 @@ def test_demo_runs_clean(pi: PiE2E) -> None:
     details = {c["name"]: c["detail"] for c in summary["checks"]}
     assert details["the fact was captured as a semantic memory"] == (
         "['The project database is PostgreSQL, listening on port 5433']")
-    assert details[EMBEDDED] == ("backend embedded, embedder all-MiniLM-L6-v2-int8, 1 active memory(ies), "
-                                 "1 vector(s), 0 without a current vector")
+    assert details[EMBEDDED] == ("backend embedded, embedder all-MiniLM-L6-v2-int8, 1 active memory, "
+                                 "1 vector, 0 without a current vector")
     assert "All checks held" in r.stderr
     assert "[UNTRUSTED MEMORY DATA]" in r.stderr  # the recall the model received, shown to the person
 
@@ -77,8 +77,8 @@ def test_demo_fails_a_check_when_the_embedder_cannot_load(tmp_path: Path) -> Non
     assert [c["name"] for c in summary["checks"]] == CHECKS
     [failed] = [c for c in summary["checks"] if not c["ok"]]
     assert failed["name"] == EMBEDDED
-    assert failed["detail"].startswith("backend embedded, embedder all-MiniLM-L6-v2-int8, 1 active memory(ies), "
-                                       "0 vector(s), 1 without a current vector | semantic memory: ")
+    assert failed["detail"].startswith("backend embedded, embedder all-MiniLM-L6-v2-int8, 1 active memory, "
+                                       "0 vectors, 1 without a current vector | semantic memory: ")
     assert "importing them failed (onnxruntime left out on purpose)" in failed["detail"]
     assert "what pi-memory reported" in r.stderr and "1 check(s) failed." in r.stderr
     assert "All checks held" not in r.stderr

@@ -104,6 +104,10 @@ def _failed(demo: DemoHost, name: str, detail: str) -> None:
     demo.console.print(Panel(detail.replace(" | ", "\n"), title="what pi-memory reported", border_style="red"))
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word[:-1] + 'ies' if word.endswith('y') else word + 's'}"
+
+
 def _embedding(status: dict[str, Any]) -> tuple[bool, int, int, str]:
     """``(every active memory has a current vector in the embedded store, vectors, active, a summary)``."""
     embedder = status.get("embedder") or {}
@@ -111,8 +115,9 @@ def _embedding(status: dict[str, Any]) -> tuple[bool, int, int, str]:
     active = (status.get("memories") or {}).get("active", 0)
     stale = embedder.get("staleMemories", 0)
     ok = status.get("backend") == "embedded" and active >= 1 and vectors >= active and not stale
-    return ok, vectors, active, (f"backend {status.get('backend')}, embedder {embedder.get('model')}, {active} "
-                                 f"active memory(ies), {vectors} vector(s), {stale} without a current vector")
+    return ok, vectors, active, (f"backend {status.get('backend')}, embedder {embedder.get('model')}, "
+                                 f"{_count(active, 'active memory')}, {_count(vectors, 'vector')}, {stale} without a "
+                                 "current vector")
 
 
 def capture_step(demo: DemoHost) -> None:
@@ -141,9 +146,9 @@ def capture_step(demo: DemoHost) -> None:
     capture = (status.get("jobs") or {}).get("capture") or {}
     c.print(Panel(f"store: {status.get('backend')} (a file in the data folder, no server)\n"
                   f"embedder: {(status.get('embedder') or {}).get('model')} (runs on this machine): "
-                  f"{vectors} vector(s) for {active} memory(ies)\n"
-                  f"capture: {capture.get('modelCalls', 0)} model call(s) (pick out the facts, then add or update), "
-                  f"{capture.get('ADD', 0)} memory added",
+                  f"{_count(vectors, 'vector')} for {_count(active, 'memory')}\n"
+                  f"capture: {_count(capture.get('modelCalls', 0), 'model call')} (pick out the facts, then add or "
+                  f"update), {_count(capture.get('ADD', 0), 'memory')} added",
                   title="how it was stored", border_style="cyan" if ok else "red"))
     if ok:
         demo.check(embedded, True, summary)
@@ -168,8 +173,8 @@ def recall_step(demo: DemoHost) -> None:
     if any(json.dumps(FACT, ensure_ascii=False) in block for block in blocks):
         demo.check(fenced, True)
     else:
-        _failed(demo, fenced, _why(demo, f"{len(found)} request(s) with the question, {len(blocks)} recall "
-                                         "fence(s) in the last one"))
+        _failed(demo, fenced, _why(demo, f"{_count(len(found), 'request')} with the question, "
+                                         f"{_count(len(blocks), 'recall fence')} in the last one"))
     system = system_prompt_of(found[-1]) if found else None
     apart = system is not None and FENCE_OPEN not in system and FACT not in system
     demo.check("the recalled memory stays out of the system prompt", apart,
