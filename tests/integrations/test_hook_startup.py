@@ -98,7 +98,8 @@ def test_a_real_question_still_recalls(env):
 
 
 JOBS = ("pi_memory.learning.runner", "pi_memory.learning.prompts", "pi_memory.learning.consolidate",
-        "pi_memory.learning.review", "pi_memory.learning.dream", "httpx")
+        "pi_memory.learning.review", "pi_memory.learning.dream", "httpx",
+        "pi_memory.learning.corrections")  # the correction rules: about 70 ms of regular expressions to compile
 
 
 def test_a_real_question_loads_neither_the_learning_jobs_nor_httpx(env):

@@ -21,9 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pi_memory.learning.corrections import CorrectionRules
-
 if TYPE_CHECKING:  # the jobs' modules (runner, prompts, pydantic models) load on the worker, when a job runs:
+    from pi_memory.learning.corrections import CorrectionRules  # and the correction rules at the first turn
     from pi_memory.learning.prompts import Turn  # a hook process opening a session never pays for them
     from pi_memory.learning.runner import JobReport, Learner
 from pi_memory.learning.settings import LearningSettings
@@ -43,11 +42,7 @@ class SessionLearning:
         self.model_named, self.model_status = model_status
         self.data_dir = data_dir
         self.session_id = session_id
-        self.rules = CorrectionRules.from_lists(settings.correction_strong_patterns, settings.correction_weak_patterns,
-                                                settings.correction_negative_patterns,
-                                                settings.correction_directive_words)
-        for problem in self.rules.problems:  # reported once, at session start
-            log.warning("%s", problem)
+        self._rules: CorrectionRules | None = None  # built at the first turn (:attr:`rules`)
         self.turn = 0
         self.turns = 0  # since the last review
         self.tool_calls = 0  # since the last review
@@ -59,6 +54,20 @@ class SessionLearning:
         self.reports: list[dict] = []
         self.budget: dict | None = None  # spent today, left, when it resets, the latest budget refusal
         self._lock = threading.Lock()
+
+    @property
+    def rules(self) -> CorrectionRules:
+        """The correction rules, compiled at first use and their problems logged then: compiling them is about
+        70 ms, which a session that only recalls (a host's prompt hook, a new process per prompt) never pays."""
+        if self._rules is None:
+            from pi_memory.learning.corrections import CorrectionRules
+
+            s = self.settings
+            self._rules = CorrectionRules.from_lists(s.correction_strong_patterns, s.correction_weak_patterns,
+                                                     s.correction_negative_patterns, s.correction_directive_words)
+            for problem in self._rules.problems:  # reported once
+                log.warning("%s", problem)
+        return self._rules
 
     # ------------------------------------------------------------- triggers
     def add_tool_calls(self, count: int) -> None:
