@@ -34,12 +34,12 @@ def test_a_consolidation_over_the_job_budget_is_not_told_about_reviews(agent, ll
     for entry in ("Builds with make", "Deploys on Fridays"):
         assert cli("add", "memory", entry)[0] == 0
     code, data = cli("consolidate", "memory", "--json")
-    needs = int(re.search(r"needs about ([\d,]+);", data["message"]).group(1).replace(",", ""))
+    needs = int(re.search(r"needs about ([\d,]+) tokens", data["message"]).group(1).replace(",", ""))
     assert (code, data["outcome"]) == (1, "budget") and needs > 1_000 and llm.chat_requests == []
     assert data["message"] == (
-        f"the job budget (learning.jobTokenBudget = 1,000 tokens) would be exceeded: 0 spent, the next call needs "
-        f"about {needs:,}; it applies to each job (raise it: a consolidation sends the whole store, so a store this "
-        "large needs a larger job budget; or shorten the store by hand with `pi-memory remove`)")
+        f"not run, the model was not called: its first call needs about {needs:,} tokens, more than the job budget "
+        "allows (learning.jobTokenBudget = 1,000 tokens, for each job); raise it: a consolidation sends the whole "
+        "store, so a store this large needs a larger job budget; or shorten the store by hand with `pi-memory remove`")
 
 
 @pytest.mark.parametrize(("used", "held", "holders", "state", "wait"), [
@@ -68,7 +68,8 @@ def test_a_job_refused_while_another_runs_says_what_the_running_job_holds(agent,
                             session_id=None)
     assert report.outcome == "budget" and llm.chat_requests == []
     assert report.message.startswith(
-        "the daily learning budget (learning.dailyTokenBudget = 2,400 tokens) has 94 tokens left today (216 spent, "
+        "not run, the model was not called: the daily learning budget (learning.dailyTokenBudget = 2,400 tokens) has "
+        "94 tokens left today (216 spent, "
         "2,090 reserved by a running job), too few for the next call (about ")
     assert report.message.endswith("; a running job gives back what it reserved and did not use when it ends")
     status = learner.budget_status()

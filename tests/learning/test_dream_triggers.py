@@ -129,7 +129,8 @@ def test_a_budget_refusal_shows_in_the_session_status(agent, llm, brain, project
     assert session.worker.drain(10) and llm.chat_requests == []
     status = session.learning_status()
     assert status["jobs"][-1]["outcome"] == "budget"
-    assert status["budget"]["lastRefusal"].startswith("review not run: the job budget (learning.jobTokenBudget = 300")
+    assert status["budget"]["lastRefusal"].startswith("review not run: its first call needs about ")
+    assert "more than the job budget allows (learning.jobTokenBudget = 300 tokens" in status["budget"]["lastRefusal"]
     assert status["budget"]["spentToday"] == 0 and status["budget"]["resetsAt"].endswith("T00:00:00Z")
     session.shutdown()
 

@@ -106,7 +106,8 @@ def test_daily_budget_is_shared_by_connections_and_says_when_it_resets(agent, ll
     jlog.settle(other.conn, jid, 0, 4000, 100, None)
     report = review_session(learner, TURNS, trigger="t", session_id=None)
     assert report.outcome == "budget" and report.message.startswith(
-        "the daily learning budget (learning.dailyTokenBudget = 5,000 tokens) has 900 tokens left today (4,100 "
+        "not run, the model was not called: the daily learning budget (learning.dailyTokenBudget = 5,000 tokens) has "
+        "900 tokens left today (4,100 "
         "spent), too few for the next call (about ")
     assert report.message.endswith(f"; it resets at {jlog.next_reset()} (UTC midnight), or raise "
                                    "learning.dailyTokenBudget to run jobs before then") and llm.chat_requests == []

@@ -20,6 +20,7 @@ from pi_memory import safety
 from pi_memory.bounds import row_number
 from pi_memory.cli.app import DirOpt, JsonOpt, Target, app, emit_json, err, fail, open_mem, out, state
 from pi_memory.curated.entries import printable
+from pi_memory.learning.wording import calls_said
 
 learning_app = typer.Typer(help="The learning log: what background jobs wrote, and undo.", no_args_is_help=True)
 app.add_typer(learning_app, name="learning")
@@ -68,9 +69,12 @@ def _finish(report, as_json: bool, extra: dict | None = None) -> None:
     (out if ok else err).print(shown if said else f"{head}: {shown}", markup=False)
     for w in report.writes:
         _print_write(w.to_dict(), "would " if report.dry_run else "")
-    if report.calls:
+    if report.calls and report.input_tokens + report.output_tokens:
         out.print(f"model calls: {report.calls}, tokens: {report.input_tokens:,} in / {report.output_tokens:,} out",
                   markup=False)
+    elif report.calls:  # "tokens: 0 in / 0 out" read as "it ran and cost nothing"
+        (out if ok else err).print(f"model calls: {report.calls} tried, none reached the model, so no tokens were "
+                                   "spent", markup=False)
     raise typer.Exit(0 if ok else 1)
 
 
@@ -135,8 +139,8 @@ def log_cmd(limit: Annotated[int, typer.Option(
                   f"{printable(job['detail'] or '')}", markup=False)  # an older row: escaped when logged, not for U+202E
         if job["calls"]:
             cost = f", ${job['costUsd']:.4f}" if job["costUsd"] is not None else ""
-            out.print(f"  {job['model']}: {job['calls']} call(s), {job['inputTokens']:,} in / {job['outputTokens']:,} "
-                      f"out{cost}, {job['durationMs'] or 0:.0f} ms", markup=False)
+            out.print(f"  {job['model']}: {calls_said(job['calls'], job['inputTokens'], job['outputTokens'])}"
+                      f"{cost}, {job['durationMs'] or 0:.0f} ms", markup=False)
         for w in job["writes"]:
             _print_write(w)
     if budget is None:

@@ -38,9 +38,12 @@ ProjectOpt = Annotated[Path | None, typer.Option("--project", help="A folder of 
 
 
 def _service(dir_: Path | None, project: Path | None, *, model: bool = False, host: str | None = None,
-             index_check: bool | None = None) -> Any:
+             index_check: bool | None = None, held_ok: bool = False) -> Any:
     """The semantic service of ``project``'s scope. ``index_check``: as :func:`pi_memory.index.open_index`'s
-    ``check`` (``None``: ``PRAGMA quick_check`` of an index up to 32 MiB, which reads every page)."""
+    ``check`` (``None``: ``PRAGMA quick_check`` of an index up to 32 MiB, which reads every page). ``held_ok``
+    (a command that only reads): when another process holds the index while semantic memory's tables must be
+    set up, wait at most ``runtime.SEMANTIC_WAIT_S``, say so in one line and read what is there
+    (:mod:`pi_memory.cli.semantic_held`), instead of the connection's 10 s and a refusal."""
     from pi_memory.embed import EmbeddingError
     from pi_memory.semantic.backend import BackendError
     from pi_memory.semantic.config import SemanticSettingsError, load_semantic_settings
@@ -63,6 +66,11 @@ def _service(dir_: Path | None, project: Path | None, *, model: bool = False, ho
 
             return recalled_for(SkillStore.from_settings(resolved, cwd=cwd), host, Path.home())
 
+        if held_ok:
+            from pi_memory.cli.semantic_held import open_or_read_held
+
+            return open_or_read_held(open_semantic, resolved.data_dir, sem, cwd, host=host, index_check=index_check,
+                                     skills=skills, **kwargs)
         return open_semantic(sem, cwd, data_dir=resolved.data_dir, background_reembed=False, warm=False, host=host,
                              index_check=index_check, skills=skills, **kwargs)
     except (SemanticSettingsError, EmbeddingError, BackendError, ValueError) as exc:
@@ -134,8 +142,10 @@ def status(dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = Fals
     every process (kept in the index: turns read and skipped, model calls, refusals, the latest error).
 
     The index is not read page by page here (that grows with its size): `pi-memory status --check` checks it."""
-    service = _service(dir, project, model=True, index_check=False)
+    service = _service(dir, project, model=True, index_check=False, held_ok=True)
     info = service.status_info()  # read once: its counts read every memory (they were read twice for a person)
+    if getattr(service, "index_busy", False):  # read while another process writes: what could be read
+        info = {**info, "indexBusy": True}
     if not _json(info, json_):
         out.print(service.status(info), markup=False)
 
@@ -189,7 +199,7 @@ def recall(prompt: str,
     if as_of is not None and not as_of.strip():  # an unset variable in a script, most likely: not "now" in silence
         raise fail("--as-of is empty. Give the moment the prompt is asked at (2026-11-20, 2026-11-20T14:00Z, an age "
                    "such as 2d, or now), or leave the option out for now.", 2)
-    service = _service(dir, project, host=None if host == "pi" else host)
+    service = _service(dir, project, host=None if host == "pi" else host, held_ok=True)
     try:
         preview = service.recall_preview(prompt, source, as_of=as_of)
     except ValueError as exc:

@@ -89,8 +89,11 @@ def skipped(conn: object, what: str) -> bool:
     key = (str(problem.folder), what)
     if key not in _said:
         _said.add(key)
-        why = {"read_only": "a read-only file system", "disk_full": "a full disk"}.get(problem.kind, "no permission")
-        log.warning("%s skipped: the data folder %s is open for reading only (%s)", what, problem.folder, why)
+        why = {"read_only": "a read-only file system", "disk_full": "a full disk",
+               "locked": "another process is writing to it"}.get(problem.kind, "no permission")
+        # a command reading while another process writes said it once already (cli/semantic_held.py)
+        level = logging.INFO if problem.kind == "locked" else logging.WARNING
+        log.log(level, "%s skipped: the data folder %s is open for reading only (%s)", what, problem.folder, why)
     return True
 
 
@@ -233,6 +236,14 @@ def open_read_only_index(path: Path, check: bool | None, problem: StorageProblem
         finally:
             conn.close()
     return conn
+
+
+def open_while_held(path: Path, problem: StorageProblem, timeout: float) -> ReadOnlyConnection:
+    """``path`` opened for reading only while another process holds its write lock (an indexing pass, a rebuild):
+    a command that only reads answers from what is there instead of waiting for the lock. ``problem`` (kind
+    ``locked``) is the refusal a write through it gets; a feature whose tables were never made reads as empty
+    (:func:`check_schema`)."""
+    return _open_file(path, problem, timeout)[0]
 
 
 def _open_file(path: Path, problem: StorageProblem, timeout: float) -> tuple[ReadOnlyConnection, bool]:

@@ -54,7 +54,7 @@ from pi_memory.curated.store import MemoryStore, Operation
 from pi_memory.learning import log as jlog
 from pi_memory.learning.precheck import Plan, first_refusal, partial_message
 from pi_memory.learning.settings import LearningSettings
-from pi_memory.learning.wording import duplicates, runaway_reply, store_refusal, unusable_reply
+from pi_memory.learning.wording import NOT_CALLED, duplicates, runaway_reply, store_refusal, unusable_reply
 from pi_memory.llm import ChatModel, LLMError, LLMTimeoutError, MalformedReplyError, Usage
 
 log = logging.getLogger(__name__)
@@ -178,13 +178,12 @@ class JobContext:
                 raise JobStop("invalid_output", unusable_reply(self.calls, jobs.max_calls_per_job, schema,
                                                                problem, last))
             if time.monotonic() > self.deadline:
-                raise JobStop("timeout", f"the job ran past learning.jobTimeoutSeconds = {jobs.job_timeout_seconds:g}")
+                raise JobStop("timeout", f"the job ran past learning.jobTimeoutSeconds = {jobs.job_timeout_seconds:g} "
+                              "(raise it to give jobs more time)")
             estimate = estimate_tokens(system, *(m["content"] for m in convo)) + 600 + max_tokens
             spent = self.input_tokens + self.output_tokens
             if spent + estimate > jobs.job_token_budget:
-                raise JobStop("budget", f"the job budget (learning.jobTokenBudget = {jobs.job_token_budget:,} tokens) "
-                              f"would be exceeded: {spent:,} spent, the next call needs about {estimate:,}; it "
-                              f"applies to each job ({job_budget_advice(self.kind)})")
+                raise JobStop("budget", job_budget_refusal(jobs.job_token_budget, spent, estimate, self.kind))
             self.learner.reserve(self.job_id, estimate)
             sent = estimate_tokens(system, *(m["content"] for m in convo))
             used: tuple[int, int, float | None] = (0, 0, None)
@@ -259,6 +258,15 @@ def doubts_said(doubts: list[str]) -> str:
         kinds.setdefault(re.sub(r"\d[\d,]*", "#", said), []).append(said)
     return "; ".join(said[0] + (f" (likewise on {len(said) - 1} more call(s))" if len(said) > 1 else "")
                      for said in kinds.values())
+
+
+def job_budget_refusal(budget: int, spent: int, estimate: int, kind: str) -> str:
+    """Why the next call of a job of ``kind`` does not fit ``learning.jobTokenBudget``, for a person."""
+    if not spent:
+        return (f"its first call needs about {estimate:,} tokens, more than the job budget allows "
+                f"(learning.jobTokenBudget = {budget:,} tokens, for each job); {job_budget_advice(kind)}")
+    return (f"the job budget (learning.jobTokenBudget = {budget:,} tokens) would be exceeded: {spent:,} spent, the "
+            f"next call needs about {estimate:,}; it applies to each job ({job_budget_advice(kind)})")
 
 
 def job_budget_advice(kind: str) -> str:
@@ -344,6 +352,8 @@ class Learner:
                 message = f"{note}; {message}"
         except JobStop as stop:
             outcome, message = stop.outcome, stop.message
+            if ctx.calls == 0 and outcome in ("budget", "timeout"):  # "0 tokens" would read as "it ran for free"
+                message = f"{NOT_CALLED}: {message}"
             if stop.outcome == "budget":
                 self.last_refusal = f"{kind} not run: {stop.message}"
         except Exception as exc:  # a job bug must not take the session down; it is logged with the reason

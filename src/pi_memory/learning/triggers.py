@@ -11,6 +11,14 @@ on the worker thread and returns the worker's :class:`Learner` (its own index co
 * ``flush(reason)`` (compaction, shutdown): a flush job when at least ``flushMinTurns`` user turns came since
   the last review or flush.
 * ``start()``: the dream gate, checked on the worker (a session start never waits for it).
+
+The mark of what was reviewed (``reviewed``: messages of the session file a review or flush has read) moves only
+when the review ran: its model answered (``ok``, ``nothing``, ``dry_run``, ``partial``). A review that did not
+run (``budget``, ``timeout``, a model server that cannot be reached: ``error``, a reply never usable:
+``invalid_output``) leaves it, so the next review or flush reads those messages again. A review whose writes a
+store refused (``refused``: the threat or secret scanner, a full store) leaves it once: the next one reads them
+again, and a second refusal of the same messages moves it, so one hostile message cannot keep every later review
+re-reading it.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from pi_memory.learning.settings import LearningSettings
 log = logging.getLogger(__name__)
 CORRECTION_EVERY_TURNS = 3
 MIN_USER_MESSAGES = 3
+REVIEWED_OUTCOMES = ("ok", "nothing", "dry_run", "partial")  # the review ran: what it read counts as reviewed
 
 
 class SessionLearning:
@@ -49,7 +58,8 @@ class SessionLearning:
         self.user_messages = 0  # since the last review
         self.since_flush = 0  # user turns since the last review or flush
         self.last_correction_turn = -CORRECTION_EVERY_TURNS
-        self.reviewed = 0  # messages of the session file already reviewed or flushed
+        self.reviewed = 0  # messages of the session file already reviewed or flushed (the module docstring)
+        self.refused_from = -1  # the mark a review refused by a store started from (-1: none)
         self.review_running = False
         self.reports: list[dict] = []
         self.budget: dict | None = None  # spent today, left, when it resets, the latest budget refusal
@@ -151,12 +161,22 @@ class SessionLearning:
             from pi_memory.learning.review import review_session
 
             sid, turns, _ = _read(session_file)
-            new = turns[self.reviewed:]
-            self.reviewed = len(turns)
-            self._keep(review_session(learner, new, kind=kind, trigger=trigger, session_id=self.session_id or sid))
+            start = self.reviewed if self.reviewed <= len(turns) else 0  # a shorter file: another one, from its start
+            report = self._keep(review_session(learner, turns[start:], kind=kind, trigger=trigger,
+                                               session_id=self.session_id or sid))
+            self._mark(report.outcome, start, len(turns))
         finally:
             if kind == "review":
                 self.review_running = False
+
+    def _mark(self, outcome: str, start: int, end: int) -> None:
+        """Move the mark to ``end`` after a review of ``turns[start:end]`` that ended ``outcome`` when it ran, or
+        when a store refused the same messages' writes a second time (the module docstring)."""
+        if outcome == "refused" and self.refused_from != start:
+            self.refused_from = start
+            return
+        if outcome in REVIEWED_OUTCOMES or outcome == "refused":
+            self.reviewed, self.refused_from = end, -1
 
     def _dream(self) -> None:
         from pi_memory.learning.dream import dream

@@ -20,6 +20,20 @@ _KINDS = {"string": "text", "list": "a list", "dict": "an object", "model": "an 
           "bool": "true or false", "float": "a number"}
 
 
+# What a job ended before its first model call says first: it did not run, and cost nothing because of that
+NOT_CALLED = "not run, the model was not called"
+
+
+def calls_said(calls: int, input_tokens: int, output_tokens: int) -> str:
+    """A job's model calls and what they counted, for a person: a call that never reached the model (a server
+    that refused the connection) counts nothing, which is said as such, not as "0 in / 0 out"."""
+    if not calls:
+        return "the model was not called"
+    if input_tokens + output_tokens == 0:
+        return f"{calls} call(s) tried, none reached the model, so no tokens were spent"
+    return f"{calls} call(s), {input_tokens:,} in / {output_tokens:,} out"
+
+
 def unusable_reply(calls: int, max_calls: int, schema, problem: str, last_text: str) -> str:
     """A job whose ``calls`` model answers all failed ``schema``; ``problem`` / ``last_text``: of the last one."""
     what = reply_problem(schema, last_text) or f"its last answer could not be used: {problem}"

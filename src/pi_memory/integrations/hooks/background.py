@@ -30,7 +30,9 @@ LOCK_WAIT_S = 30.0
 FLUSH_REASONS = {"pre-compact": "compaction", "session-end": "shutdown"}
 # the learning triggers' per-session counters (pi keeps them in its one bridge process; a hook job is a new
 # process each turn, so they live in the host session's state between jobs)
-COUNTERS = ("turn", "turns", "tool_calls", "user_messages", "since_flush", "last_correction_turn")
+# and the mark of the transcript's messages a review or flush has read (``reviewed``, ``refused_from``)
+COUNTERS = ("turn", "turns", "tool_calls", "user_messages", "since_flush", "last_correction_turn", "reviewed",
+            "refused_from")
 
 
 def restore_counters(learning, saved: dict) -> None:
