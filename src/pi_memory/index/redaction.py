@@ -60,7 +60,7 @@ from filelock import FileLock, Timeout
 from pi_memory.index import redaction_semantic, segments
 from pi_memory.safety import redact, secret_spans
 
-VERSION = 6
+VERSION = 7
 """The scanner's patterns the stored rows were redacted with: raised whenever the secret scanner learns a
 format (2: truncated private keys, Vault, Telegram, ``.pgpass``, Basic auth, Docker auths; 3: ``.netrc``,
 registry ``login -p``, password phrases in 11 languages, age and PuTTY keys; 4: password phrases with an arrow,
@@ -69,7 +69,9 @@ call's JSON arguments), XML config secrets, ``--api-token``-style flags, ``twine
 Hub, Shopify, Google OAuth client secret, GitLab runner and other ``gl…-`` tokens, Discord bot tokens; 6: a password
 named with a qualifier before its copula or value (``Passwort für den Server lautet X``, ``пароль от сервера X``),
 login pairs (``login: admin / hunter2``), a long random value after a token word with only a space, and a plain word
-after "password is"). An index whose finished state has an older version runs the text phases again
+after "password is"; 7: PINs, PUKs, passcodes, door and alarm codes, safe combinations (``pin_code``), a plain word
+after a password label of another language or script (``Passwort ist sommerwiese``, ``пароль: подсолнух``,
+``密码是向日葵``), and a passphrase of several English words). An index whose finished state has an older version runs the text phases again
 (:func:`redact_pending_index`)."""
 BATCH = 2000
 CONTEXT_CHARS = 120

@@ -21,7 +21,12 @@ hold:
   - after ``:``/``=`` only: 6+ digits, or 12+ ASCII letters that do not end like a derived English word
     (-ing, -tion, -ment, ...): ``correcthorsebattery`` but not ``authentication``.
   A copula or a set verb is ordinary grammar ("the secret is to cache it", "reset your password to continue"),
-  so after one only the mixed form counts.
+  so after one only the mixed form counts, or
+  - after ``:``/``=`` or a copula (not "now"), with a label of another language: a plain word that ends the
+    clause and is not one prose puts there (``Passwort ist sommerwiese``, ``пароль: подсолнух``, ``密码是向日葵``,
+    ``رمز عبور من آفتابگردان است``; rule and word lists in ``_secret_words.plain_password``).
+  A value may be written in Cyrillic, Arabic or CJK letters (``пароль: подсолнух77``, ``密码：向日葵2020``); a CJK
+  sentence ending glued to it stays (``パスワードはひまわりです``), and the looser forms read Latin values only.
 
 The looser forms are what prose and code look like most ("password reset link", "password VARCHAR(255)",
 "password -> passwd_hash" in a rename, "password 2FA-enabled"), so after them the value must also look random:
@@ -63,6 +68,7 @@ from ._secret_values import (
     _placeholder,
     technical,
 )
+from ._secret_words import SCRIPT_CHARS, counted_length, plain_password, trim_wide
 from ._text import fold
 
 
@@ -105,14 +111,20 @@ _ADVERB = re.compile(rf"(?<![^\W_])(?:{_ADVERBS})(?![^\W_])|{_CJK_ADVERBS}", re.
 _SET_TO = r"[ \t]+(?:(?:is|was|has[ \t]+been|been|got)[ \t]+)?(?:(?P<verb>set|changed|reset|updated)[ \t]+)?to[ \t]+"
 _ARROW = r"-{1,2}>|==>|[→⇒⟶➔➜]"
 # A bare value: printable ASCII and Latin letters, no quotes, commas or semicolons (CJK punctuation ends it).
-_BARE = r"[A-Za-z0-9!#$%&()*+\-./:<=>?@\[\]\\^_{|}~\u00c0-\u024f]{4,200}"
+_BARE_CHARS = r"A-Za-z0-9!#$%&()*+\-./:<=>?@\[\]\\^_{|}~\u00c0-\u024f"
+_BARE = rf"[{_BARE_CHARS}]{{4,200}}"
+_NARROW = re.compile(rf"[{_BARE_CHARS}]*")
+# A value holding letters of another script (Cyrillic, Arabic, CJK): ``пароль: подсолнух77``, ``密码：向日葵2020``;
+# never the Persian copula itself ("... X است").
+_WIDE = (rf"(?!(?:{_folded('است', 'هست')})(?![^\W_]))(?=[{_BARE_CHARS}]{{0,200}}[{SCRIPT_CHARS}])"
+         rf"[{_BARE_CHARS}{SCRIPT_CHARS}]{{2,200}}")
 
 
 def _value(p: str) -> str:
     """The value after a label, in groups named with the prefix ``p``: quoted (``q``), in curly or CJK quotes
     (``q2``) or bare (``v``)."""
     return (rf"(?:(?P<{p}qc>[\"'`])(?P<{p}q>[^\s\"'`]{{4,200}})(?P={p}qc)|[“‘「『](?P<{p}q2>[^\s”’」』]{{4,200}})[”’」』]"
-            rf"|(?P<{p}v>{_BARE}))")
+            rf"|(?P<{p}w>{_WIDE})|(?P<{p}v>{_BARE}))")
 
 
 # What may follow the value of the qualifier-space-value form ("пароль от сервера X"): the end of the line, a
@@ -134,6 +146,7 @@ PHRASE_KEYWORDS = tuple(fold(w).text.lower() for w in (
     "pass", "secret", "palavra", "mot", "kennwort", "contrase", "clave", "senha", "mdp", "пароль", "كلمة", "رمز", "کلمه", "گذرواژه",
     "密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "패스워드", "암호"))
 
+_ENGLISH_LABELS = frozenset({"password", "passwd", "passphrase", "passcode"})
 _WEAK_LABELS = frozenset({"pass", "secret", "secret_key", "secret-key", "secretkey", "clave"})
 _SECRET_STORES = frozenset({
     "1password", "lastpass", "bitwarden", "keepass", "keepassxc", "dashlane", "vault", "keychain",
@@ -231,20 +244,38 @@ def phrase_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
             return None
         if "=" not in m.group("sep") and not _PASS_CONTEXT.search(text, max(0, m.start() - 20), m.start()):
             return None
-    group = next(g for g in ("q", "q2", "v", "cq", "cq2", "cv", "bq", "bq2", "bv") if m.group(g) is not None)
+    group = next(g for g in ("q", "q2", "w", "v", "cq", "cq2", "cw", "cv", "bq", "bq2", "bw", "bv")
+                 if m.group(g) is not None)
     start, end = m.span(group)
     value = text[start:end]
+    # Persian puts its copula last: "رمز عبور من آفتابگردان است" gives a word as definitely as "password is"
+    persian = (m.group("bare") is not None and group == "bw" and _ARABIC.search(value) is not None
+               and _ARABIC.search(m.group("bare")) is not None and _FA_COPULA.match(text, end) is not None)
+    if group.endswith("w"):
+        value = trim_wide(value)
+        if loose and not persian:  # the looser forms read Latin values only, as before wide values were read
+            value = _NARROW.match(value).group()
+            if len(value) < 4:
+                return None
+        end = start + len(value)
     if loose and end < len(text) and text[end].isalpha() and ord(text[end]) < 0x2E80:
         return None  # glued to a word of another script: "пароль Router2-сети" (CJK, from U+2E80, runs on)
-    if group.endswith("v"):
+    if group.endswith(("v", "w")):
         stripped = value.rstrip(_TRAILING)
         if stripped.rstrip("!?").isalpha():
             stripped = stripped.rstrip("!?")  # "Passwort: Zeichen!" ends a sentence
         end -= len(value) - len(stripped)
         value = stripped
-    if not value or _in_marker(text, start) or not _credential_like(value, weak=weak, after_sep=after_sep):
+    if not value or _in_marker(text, start) or counted_length(value):
         return None
-    if loose and not _random_looking(value):
+    # a word alone after a label of another language (``_secret_words.plain_password``); English is read by the
+    # password_in_prose row
+    plain = (value.isalpha() and not weak and label not in _ENGLISH_LABELS
+             and (persian or not loose and (after_sep or m.group("is") is not None)))
+    if not _credential_like(value, weak=weak, after_sep=after_sep) and not (
+            plain and plain_password(value, text, end, closed=persian)):
+        return None
+    if loose and not persian and not _random_looking(value):
         return None
     if m.group("qbare") is not None and not (_HARD_SYMBOL.search(value) or len(value) >= 12):
         return None  # "password for user Bob2024" names a user; "пароль от сервера Zima2026!Moskva" gives one

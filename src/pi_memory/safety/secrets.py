@@ -67,19 +67,24 @@ xml_secret               an XML element ``<password>``/``<dbPassword>``/``<secre
                          value="…"/>`` (rules in ``_secret_formats``)
 password_in_prose        ``password: x``, ``Password for Test WebUI: x``, ``pw = "x"``, ``the password is x``,
                          ``password is: x``, ``pass=x``, ``passphrase x`` (6+ chars; not "forgot my password",
-                         "password policy", "password: required")
+                         "password policy", "password: required"); a passphrase of 3-8 words ("password is correct
+                         horse battery staple", rule in ``_secret_words``)
 secret_assignment        ``api_key/secret/token/… = <16+ chars, letters and digits, entropy ≥ 3 bits/char>``,
                          also written ``the API token is <value>`` / ``the secret is: <value>``, and with only a
                          space when the value is 32+ hex or random base64 (``use token 3f9a…``; ``_secret_pairs``)
 password_phrase          a password/secret label in 11 languages (``Passwort ist X``, ``пароль: X``, ``密码是X``,
                          ``wifi pass: X``, ``secret=X``, ``set password to X``) with a value that looks like a
-                         credential; also ``password -> X``, ``password is now X``, ``пароль X`` and the Persian
-                         ``رمز عبور سرور X است`` when X looks random (rule and reasons in ``_secret_phrases``);
-                         only what the rows above miss
+                         credential, or a plain word in a definite form (``Passwort ist sommerwiese``,
+                         ``пароль: подсолнух``, ``密码是向日葵``; ``_secret_words``); also ``password -> X``,
+                         ``password is now X``, ``пароль X`` and the Persian ``رمز عبور سرور X است`` when X looks
+                         random (rule and reasons in ``_secret_phrases``); only what the rows above miss
 credential_pair          the password of a login pair: ``login: admin / hunter2``, ``creds are admin:Sup3rS3cret!``,
                          ``Zugangsdaten: admin / Geheim123`` (the user name stays; rule in ``_secret_pairs``)
 payment_card             13-19 digits with a card network's prefix passing the Luhn check, grouped
                          (``4111 1111 1111 1111``) or with a card word nearby (``visa 4111111111111111``)
+pin_code                 a PIN, PUK, passcode, door/gate/alarm code or safe combination: ``PIN: 4821``, ``my bank PIN
+                         is 4821``, ``the door code is 7731``, ``safe combination: 12-34-56`` (4-8 digits after a label
+                         that names a secret code; not a board's ``pin 13``; rule in ``_secret_codes``; last row)
 =======================  =============================================================================
 
 Only values count: an environment variable *name* (``OPENAI_API_KEY``) is where a secret lives, not a secret.
@@ -134,6 +139,7 @@ from typing import Any, NamedTuple
 
 from ._escapes import merge_spans, still_missing, view_spans, views
 from ._keywords import keyword_hits
+from ._secret_codes import CODE_ANCHOR, CODE_KEYWORDS, CODE_PATTERN, code_value
 from ._secret_formats import (
     CLI_TOKEN_KEYWORDS,
     CLI_TOKEN_PATTERN,
@@ -185,6 +191,7 @@ from ._secret_values import (
     _url_password,
     _vault_legacy,
 )
+from ._secret_words import PASSPHRASE_KEYWORDS, PASSPHRASE_PATTERN, passphrase_value
 from ._text import escape_readings, fold
 from .threats import Finding
 
@@ -312,6 +319,8 @@ PATTERNS: tuple[_SecretPattern, ...] = (
     _sp("xml_secret", XML_ELEMENT_PATTERN, *XML_KEYWORDS, flags=_I, validate=xml_element, hint=XML_ELEMENT_HINT),
     _sp("xml_secret", XML_ATTRIBUTE_PATTERN, *XML_KEYWORDS, flags=_I, validate=xml_attribute,
         hint=XML_ATTRIBUTE_HINT),
+    # a passphrase of several words ("wifi password is correct horse battery staple"), before the one-word row
+    _sp("password_in_prose", PASSPHRASE_PATTERN, *PASSPHRASE_KEYWORDS, validate=passphrase_value, anchor=0),
     _sp("password_in_prose",
         r"(?P<key>password|passwd|passphrase|passcode|pwd|pw|pass)(?![A-Za-z0-9])"
         r"(?:[ \t]+(?:for|of|on|at|to)[ \t]+[^:=\n\"]{1,40}?)?[\"']?"
@@ -336,6 +345,8 @@ PATTERNS: tuple[_SecretPattern, ...] = (
     _sp("credential_pair", PAIR_PATTERN, *PAIR_KEYWORDS, flags=_I, validate=pair_password, anchor=PAIR_ANCHOR),
     # last: it only adds what the rows above leave (their ids stay as they were)
     _sp("password_phrase", PHRASE_PATTERN, *PHRASE_KEYWORDS, flags=_I, validate=phrase_value, anchor=0),
+    # after it: "密码：123456" stays a password_phrase; a PIN, a PUK, a door code is what the rows above leave
+    _sp("pin_code", CODE_PATTERN, *CODE_KEYWORDS, flags=_I, validate=code_value, anchor=CODE_ANCHOR),
 )
 _PRIORITY = {id(pat): prio for prio, pat in enumerate(PATTERNS)}  # earlier rows win an overlap
 
