@@ -106,7 +106,8 @@ class Memory(LearningWiring):
                 self.mirrored = sync_changed(conn, self.settings.data_dir)
         except (OSError, sqlite3.Error) as exc:  # said: a search now may miss what the files hold
             busy = is_locked(exc)
-            why = "another process held the search index" if busy else f"mirroring them failed ({exc})"
+            why = ("the search index was busy with another write (an indexing pass of this or another process)"
+                   if busy else f"mirroring them failed ({exc})")
             log.warning("The memory files changed since the search index last mirrored them, but %s, so "
                         "memory_search may not find those changes yet; the next pi-memory command or session "
                         "mirrors them (`pi-memory sync-markdown` does it now).", why)

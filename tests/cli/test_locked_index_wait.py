@@ -100,8 +100,9 @@ def test_a_search_on_a_held_index_says_it_may_miss_what_the_files_hold_and_does_
     assert [r["content"] for r in json.loads(found.stdout)["results"]] == ["The queue is Redis"]
     assert took < MIRROR_WAIT_S + 0.25 + 6, took  # the mirror at open and the usage counter: 10.75 s before
     assert found.stderr.splitlines() == [
-        "warning: The memory files changed since the search index last mirrored them, but another process held the "
-        "search index, so memory_search may not find those changes yet; the next pi-memory command or session "
+        "warning: The memory files changed since the search index last mirrored them, but the search index was busy "
+        "with another write (an indexing pass of this or another process), so memory_search may not find those "
+        "changes yet; the next pi-memory command or session "
         "mirrors them (`pi-memory sync-markdown` does it now)."]
     release()
     again, _ = _cli(folder, "memory-search", "Flamingos", "--json")
