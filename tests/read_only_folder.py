@@ -170,3 +170,46 @@ def seed(folder: Path, sessions: Path, cwd: str = "/work/shop") -> None:
         assert index_paths(conn, [sessions]).messages_added == len(TURNS)
     finally:
         conn.close()
+
+
+SKILL = {"action": "create", "name": "evil", "description": "Deploys the staging server with make", "scope": "global",
+         "procedure_steps": ["make deploy"]}
+
+
+def seed_every_store(folder: Path) -> None:
+    """A data folder every writer has written (through the public APIs): a MEMORY.md entry, the default blocks
+    (``agent`` holding a line), the skill ``global:evil``, a pinned rule."""
+    from pi_memory.runtime import open_memory
+    from pi_memory.standing import StandingStore
+
+    memory = open_memory(override_dir=folder)
+    try:
+        assert memory.store.add("memory", "the build uses make").success
+        blocks = memory.blocks()
+        assert [b.key for b in blocks.ensure_defaults()] == ["user", "agent"]
+        assert blocks.update("agent", "reviews every diff").success
+        tools = {tool.name: tool for tool in memory.tools()}
+        assert tools["skill_manage"].call(SKILL).result["success"]
+        assert StandingStore.in_data_dir(folder).add("never push to main").success
+    finally:
+        memory.close()
+    import gc
+
+    gc.collect()  # connections left to the garbage collector close (and checkpoint) now, not during a test
+
+
+def root_read_only(folder: Path) -> str:
+    """``chmod 0555`` of the data folder alone (its subfolders stay writable, as a user's `chmod 555` leaves
+    them); returns the words of what is wrong that every refusal then says, in a person's words."""
+    folder.chmod(0o555)
+    return (f"you have no permission to write in the data folder {folder} (its mode 0555 lets no one write there, "
+            "and pi-memory honours that even when running as root).")
+
+
+def root_todo(folder: Path) -> str:
+    """What a refusal of :func:`root_read_only`'s folder says to do."""
+    return (f"Give your user write access to it (for example `chmod u+w {folder}`), or use another folder with "
+            "--dir or $PI_MEMORY_DIR.")
+
+
+TELL = "Retrying will not help; tell the user, who can fix it: "  # what a model's refusal says before the todo

@@ -244,6 +244,15 @@ def read_only_problem(kind: Kind, folder: Path, detail: str = "", file: Path | N
                           file=file)
 
 
+def data_write_problem(folder: Path) -> StorageProblem | None:
+    """The refusal every write into data folder ``folder`` gets now (:func:`read_only_problem`), found without
+    writing (:func:`write_blocker` of the folder itself), or ``None`` when nothing stops a write. The one check the
+    stores beside the curated ones are given (memory blocks, skills, ``STANDING.md``): a folder opened for reading
+    only has its subfolders refused too, though their own modes (or root) would let a write through."""
+    blocked = write_blocker(folder)
+    return read_only_problem(blocked[0], Path(folder), blocked[1]) if blocked is not None else None
+
+
 def _chain(exc: BaseException) -> list[BaseException]:
     seen: list[BaseException] = []
     while exc is not None and exc not in seen:

@@ -124,7 +124,7 @@ def test_a_block_in_a_read_only_folder_is_a_read_only_refusal(data):
     path = data / "blocks" / "notes.md"
     assert code == 1 and result["refusal"] == "read_only", result
     assert result["error"] == (
-        f"Block 'notes' was not created at {path}: you have no permission to write in the folder {data} (its mode "
+        f"Block 'notes' was not created at {path}: you have no permission to write in the data folder {data} (its mode "
         f"0555 lets no one write there, {ROOT}). Give your user write access to it (for example `chmod u+w {data}`), "
         "or use another folder with --dir or $PI_MEMORY_DIR.")
     assert not os.path.exists(data / "blocks")

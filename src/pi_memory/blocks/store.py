@@ -42,7 +42,9 @@ block has one lock whatever folder it is in. Every process writing blocks of one
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from pi_memory import safety
@@ -65,8 +67,9 @@ from pi_memory.blocks.shown import MAX_DESCRIPTION, prompt_value
 from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S
 from pi_memory.curated.entries import holds_control
 from pi_memory.curated.files import StoreLockedError, atomic_write_text, locked, try_read_bytes
+from pi_memory.curated.messages import not_written
 from pi_memory.curated.results import preview
-from pi_memory.storage import write_failure
+from pi_memory.storage import data_write_problem, write_failure
 
 PROJECT_FOLDER = Path(".pi") / "memory-blocks"
 GLOBAL_FOLDER = "blocks"
@@ -129,8 +132,11 @@ class BlockStore:
 
     def __init__(self, global_dir: Path | str, project_root: Path | str | None = None,
                  lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S, *, project_trusted: bool = False,
-                 lock_dir: Path | str | None = None):
+                 lock_dir: Path | str | None = None, write_check: Callable[[], object] | None = None):
         self.global_dir = Path(global_dir)
+        # () -> StorageProblem | None: why no write may happen now (the data folder open for reading only), asked
+        # before a write takes its lock; set from the settings by from_settings
+        self.write_check = write_check
         # the data root's locks folder (the global folder is <data root>/blocks)
         self.lock_dir = Path(lock_dir) if lock_dir is not None else self.global_dir.parent / LOCK_FOLDER
         self.project_root = Path(project_root) if project_root is not None else None
@@ -140,8 +146,12 @@ class BlockStore:
 
     @classmethod
     def from_settings(cls, settings, project_root: Path | str | None, project_trusted: bool) -> BlockStore:
-        return cls(Path(settings.data_dir) / GLOBAL_FOLDER, project_root, settings.lock_timeout,
-                   project_trusted=project_trusted, lock_dir=Path(settings.data_dir) / LOCK_FOLDER)
+        """The blocks of ``settings``' data root and ``project_root``; a write is refused while the data root
+        cannot be written (:func:`pi_memory.storage.data_write_problem`): its locks live there, and a folder
+        opened for reading only gets no write, also in its subfolders or a project's block folder."""
+        data = Path(settings.data_dir)
+        return cls(data / GLOBAL_FOLDER, project_root, settings.lock_timeout, project_trusted=project_trusted,
+                   lock_dir=data / LOCK_FOLDER, write_check=partial(data_write_problem, data))
 
     # ------------------------------------------------------------------ read
     def folders(self) -> list[tuple[str, Path]]:
@@ -286,6 +296,9 @@ class BlockStore:
         path = folder / f"{key}.md"
         if (refused := self._clash(key, scope, path)) is not None:
             return refused
+        if (problem := self._write_problem()) is not None:  # a person creates blocks: what to do, no "retry"
+            return BlockResult(False, "read_only", key, error=not_written(f"Block {key!r} was not created at {path}",
+                                                                          problem, for_model=False))
         fm = yaml.safe_dump({"description": description, "limit": limit}, sort_keys=False,
                             allow_unicode=True, width=10_000)
         try:
@@ -340,6 +353,9 @@ class BlockStore:
         block = self.get(key) if isinstance(key, str) else None
         if block is None:
             return self._unknown(key)
+        if (problem := self._write_problem()) is not None:  # before any other check: retrying cannot help
+            return BlockResult(False, "read_only", key, block=block,
+                               error=not_written(f"Nothing was saved to block {key!r}", problem))
         new_text = (new_text or "").replace("\r\n", "\n")
         if old_text == "":  # an empty oldText is the same as leaving it out
             old_text = None
@@ -367,6 +383,9 @@ class BlockStore:
             return BlockResult(False, "io_error", key, block=block, error=f"Could not read or write {block.path} "
                                f"({type(exc).__name__}: {exc}). Nothing was changed. Check that the file is "
                                "writable, then retry.")
+
+    def _write_problem(self):
+        return self.write_check() if self.write_check is not None else None
 
     def _unknown(self, key: object, link: bool = False) -> BlockResult:
         """The refusal for a key no block in effect has: a file whose link leads out of its folder is named as

@@ -7,6 +7,11 @@
 * Atomic write: temp file in the same directory -> write -> flush -> fsync -> ``os.replace`` -> fsync of the
   directory. A reader sees the old file or the new one, never a torn one. A symlinked store is written through
   its link (the link stays a link).
+* Stale temp files: a writer killed between the temp file and the rename (SIGKILL, power loss) leaves
+  ``.<name>.<8 random characters>.tmp`` beside the file. The next write of that file deletes those of its name
+  whose last change is over :data:`STALE_TMP_S` old (:func:`remove_stale_temps`): a live writer changes its temp
+  file while it writes and renames it right after its last ``fsync``, so one untouched for that long has no
+  writer any more.
 * Backups: ``<file>.bak.<unix-seconds>``; when a backup with identical bytes already exists it is reused, so a
   drifted file refused many times does not fill the folder with copies.
 """
@@ -16,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -27,6 +33,8 @@ from filelock import FileLock, Timeout
 
 from pi_memory.private_files import make_private_folder
 from pi_memory.storage import refuse_read_only_file, refuse_read_only_folder
+
+STALE_TMP_S = 15 * 60  # a temp file of an atomic write untouched this long has no live writer (module docstring)
 
 
 class StoreLockedError(RuntimeError):
@@ -104,6 +112,7 @@ def atomic_write_text(path: Path, text: str, *, follow_links: bool = True) -> No
     refuse_read_only_folder(target.parent)  # its temp file is a new file there
     make_private_folder(target.parent)
     refuse_read_only_file(target)  # no write bit for anyone: read-only on purpose (honoured even as root)
+    remove_stale_temps(target)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -121,6 +130,26 @@ def atomic_write_text(path: Path, text: str, *, follow_links: bool = True) -> No
             os.unlink(tmp)
         raise
     _fsync_dir(target.parent)
+
+
+def remove_stale_temps(target: Path, older_than: float = STALE_TMP_S) -> list[Path]:
+    """Delete the temp files earlier atomic writes of ``target`` left beside it (``.<name>.<8 characters>.tmp``,
+    as :func:`atomic_write_text` names them), regular files only, last changed over ``older_than`` seconds ago;
+    returns those deleted. Anything else (a link, a folder, another name, a recent one) is left alone."""
+    pattern = re.compile(re.escape(f".{target.name}.") + r"[a-z0-9_]{8}\.tmp")
+    cutoff = time.time() - older_than
+    removed = []
+    try:
+        names = [e for e in os.scandir(target.parent) if pattern.fullmatch(e.name)]
+    except OSError:
+        return removed
+    for entry in names:
+        with contextlib.suppress(OSError):
+            st = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode) and st.st_mtime < cutoff:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+    return removed
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -111,7 +111,7 @@ def io_error(name: str, folder, exc: OSError) -> dict[str, str]:
     return {"code": "io_error", "error": f"Could not write {name}. {what} Nothing was changed. {todo}"}
 
 
-_NO_RETRY = "Retrying will not help; tell the user, who can fix it: "
+_NO_RETRY = NO_RETRY = "Retrying will not help; tell the user, who can fix it: "
 _NO_RETRY_END = " Retrying will not help; tell the user."
 
 
@@ -127,6 +127,17 @@ def write_refused(name: str, problem) -> dict[str, str]:
                                               f"{_NO_RETRY}{todo}"}
     return {"code": problem.kind, "error": f"Nothing was saved to {name}: its search index cannot be used. "
                                            f"{problem.message}{_NO_RETRY_END}"}
+
+
+def not_written(subject: str, problem, for_model: bool = True) -> str:
+    """The refusal of a write checked before anything was touched, when the data folder is open for reading only
+    (``problem``: :func:`pi_memory.storage.data_write_problem`): ``subject`` says what was not done ("Nothing was
+    saved to block 'agent'"), then what is wrong and what to do; a model is also told that retrying will not help
+    (:func:`for_person` drops that)."""
+    from pi_memory.storage import describe
+
+    what, todo = describe(problem.kind, problem.folder, problem.detail, file=getattr(problem, "file", None))
+    return f"{subject}: {what[0].lower()}{what[1:]} {_NO_RETRY if for_model else ''}{todo}"
 
 
 def invalid_target(target: object, available: tuple[str, ...] = ("memory", "user")) -> str:

@@ -33,6 +33,7 @@ from pi_memory.index.db import now_iso
 from pi_memory.learning import log as jlog
 from pi_memory.learning.prompts import ROUTING, ask_ops, shown_message, stores_block
 from pi_memory.learning.runner import JobContext, JobReport, Learner, PlannedOp, estimate_tokens
+from pi_memory.private_files import make_private_folder
 
 DREAM_REPLY_TOKENS = 2_000
 PER_SESSION_MESSAGES = 12
@@ -127,7 +128,7 @@ def dream(learner: Learner, data_dir: Path, *, model_named: bool, force: bool = 
           trigger: str = "session start", project_only: bool = False) -> JobReport:
     """Run the dream when the gate is open (or ``force``) and the lock is free."""
     lock = FileLock(Path(data_dir) / ".locks" / "dream.lock", timeout=0)
-    Path(data_dir, ".locks").mkdir(parents=True, exist_ok=True)
+    make_private_folder(Path(data_dir, ".locks"))  # private, as the rest of the data root
     try:
         lock.acquire()
     except Timeout:

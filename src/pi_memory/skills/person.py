@@ -4,6 +4,7 @@ person's, as :data:`pi_memory.curated.messages._FOR_PERSON` does for the curated
 
 from __future__ import annotations
 
+from pi_memory.curated.messages import NO_RETRY
 from pi_memory.terminal_text import reworded
 
 EMPTY = ("The agent saves a skill when a task taught it a procedure worth reusing, or when you ask it to save "
@@ -11,6 +12,7 @@ EMPTY = ("The agent saves a skill when a task taught it a procedure worth reusin
 
 _FOR_PERSON = (
     ("(action 'view' without an id lists them)", "(`pi-memory skills list` lists them)"),
+    (NO_RETRY, ""),  # a data root open for reading only: the person is the one who can fix it
 )
 
 

@@ -33,16 +33,20 @@ import shutil
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from pi_memory import safety
 from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S
 from pi_memory.curated.files import StoreLockedError, atomic_write_text, locked
+from pi_memory.curated.messages import not_written
+from pi_memory.private_files import make_private_folder
 from pi_memory.skills import checks, fields, marker
 from pi_memory.skills import document as fmt
 from pi_memory.skills.fields import no as _no
 from pi_memory.skills.fields import ok as _ok
 from pi_memory.skills.similarity import find_clash
+from pi_memory.storage import data_write_problem
 
 SCOPES = ("global", "project")
 _TRASH = Path(".trash") / "skills"
@@ -86,8 +90,9 @@ class SkillStore:
 
     def __init__(self, data_dir: Path | str, project_root: Path | str | None = None,
                  foreign_dirs: Iterable[Path] = (), lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S,
-                 clock: Callable[[], str] = fmt.today):
+                 clock: Callable[[], str] = fmt.today, write_check: Callable[[], object] | None = None):
         self.data_dir = Path(data_dir).expanduser()
+        self.write_check = write_check  # () -> StorageProblem | None: the data root open for reading only
         self.roots: dict[str, Path] = {"global": self.data_dir / "skills"}
         self.project_root = Path(project_root) if project_root is not None else None
         self.project_name: str | None = None
@@ -121,7 +126,8 @@ class SkillStore:
             if candidate not in (home.resolve(), Path(candidate.anchor)):
                 root = candidate
                 foreign += [root / ".pi" / "skills", root / ".agents" / "skills"]
-        return cls(settings.data_dir, project_root=root, foreign_dirs=foreign, lock_timeout=settings.lock_timeout)
+        return cls(settings.data_dir, project_root=root, foreign_dirs=foreign, lock_timeout=settings.lock_timeout,
+                   write_check=partial(data_write_problem, settings.data_dir))
 
     # ------------------------------------------------------------------ reading
     @property
@@ -213,7 +219,10 @@ class SkillStore:
 
     def _locked(self, step: Callable[[], dict | None], failed: str) -> dict | None:
         """Run ``step`` under the one skills lock; its refusal, a ``locked`` / ``io_error`` refusal (``failed``
-        says what could not be done), or ``None`` when it went through."""
+        says what could not be done), or ``None`` when it went through. Every write comes here: a data root open
+        for reading only (``write_check``) is refused before the lock, so nothing in it changes."""
+        if self.write_check is not None and (problem := self.write_check()) is not None:
+            return _no("read_only", not_written(f"{failed}; nothing was changed", problem))
         try:
             with locked(self.data_dir / ".skills", self.lock_timeout):
                 return step()
@@ -384,7 +393,7 @@ class SkillStore:
             target, n = trash, 1
             while target.exists():
                 target, n = trash.with_name(f"{trash.name}-{n}"), n + 1
-            target.parent.mkdir(parents=True, exist_ok=True)
+            make_private_folder(target.parent)  # .trash/skills: private, as the rest of the data root
             shutil.move(str(skill.folder), str(target))
             where.append(target)
             return None
@@ -420,7 +429,7 @@ class SkillStore:
             if dest.exists():
                 return _no("exists", f"{to_scope}:{skill.slug} already exists; {skill.id} stays where it is. "
                            "Rename or delete one of them first.", skill_id=skill.id)
-            dest.parent.mkdir(parents=True, exist_ok=True)
+            make_private_folder(dest.parent)
             try:
                 shutil.move(str(skill.folder), str(dest))
             except OSError:
@@ -449,7 +458,7 @@ class SkillStore:
             if source is None:
                 atomic_write_text(dest / fmt.SKILL_FILE, text or "")
                 return None
-            dest.parent.mkdir(parents=True, exist_ok=True)
+            make_private_folder(dest.parent)
             shutil.copytree(source, dest, ignore=shutil.ignore_patterns("*.lock"))
             return None
 

@@ -24,13 +24,16 @@ rule whether the agent gets it and why not: :func:`pi_memory.standing.reach.reac
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from pi_memory import safety
 from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S
 from pi_memory.curated.entries import holds_control
 from pi_memory.curated.files import StoreLockedError, atomic_write_text, locked, try_read_bytes
+from pi_memory.curated.messages import not_written
 from pi_memory.shown_text import shown
 from pi_memory.standing.reach import (
     LISTED_RULES,
@@ -41,6 +44,7 @@ from pi_memory.standing.reach import (
     reach_data,
     rule_key,
 )
+from pi_memory.storage import data_write_problem
 
 FILE_NAME = "STANDING.md"
 _BULLET = re.compile(r"^(?:[-*+•]\s+|\d{1,3}[.)]\s+)")
@@ -107,13 +111,17 @@ class StandingStore:
     """Read and edit ``<data root>/STANDING.md``. Methods return :class:`PinResult`; they never raise for a
     refusal, a locked file or an unwritable folder."""
 
-    def __init__(self, path: Path | str, lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S):
+    def __init__(self, path: Path | str, lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S,
+                 write_check: Callable[[], object] | None = None):
         self.path = Path(path)
         self.lock_timeout = lock_timeout
+        self.write_check = write_check  # () -> StorageProblem | None: the data root open for reading only
 
     @classmethod
     def in_data_dir(cls, data_dir: Path | str, lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S) -> StandingStore:
-        return cls(Path(data_dir) / FILE_NAME, lock_timeout)
+        """``STANDING.md`` of data root ``data_dir``, refusing every edit while the folder cannot be written
+        (:func:`pi_memory.storage.data_write_problem`)."""
+        return cls(Path(data_dir) / FILE_NAME, lock_timeout, write_check=partial(data_write_problem, Path(data_dir)))
 
     def _text(self, strict: bool = False) -> str:
         """The file's text (``""`` when missing). ``strict`` (before a rewrite): bytes that are not UTF-8 raise
@@ -258,6 +266,9 @@ class StandingStore:
     # ------------------------------------------------------------------ internals
     def _edit(self, change) -> PinResult:
         rules: list[str] = []
+        if self.write_check is not None and (problem := self.write_check()) is not None:  # only a person pins
+            return PinResult(False, "read_only", self.path, self.rules(),
+                             error=not_written(f"Nothing was saved to {self.path.name}", problem, for_model=False))
         try:
             with locked(self.path, self.lock_timeout):
                 lines = self._text(strict=True).splitlines()
