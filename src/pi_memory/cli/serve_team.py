@@ -124,22 +124,27 @@ def token_list(all_: Annotated[bool, typer.Option("--all", help="Include revoked
 
 
 @token_app.command("revoke")
-def token_revoke(token_id: Annotated[str, typer.Argument(help="The id `token list` shows.")],
+def token_revoke(token: Annotated[str, typer.Argument(metavar="TOKEN_ID", help="The id `token list` shows, or the "
+                                                      "whole token as `token create` printed it.")],
                  database_url: DatabaseOpt = None, json_: JsonOpt = False) -> None:
-    """Revoke a token at once: every server sharing the database refuses it from its next request."""
+    """Revoke a token at once: every server sharing the database refuses it from its next request.
+
+    Name it by its id or by the whole token (its secret must match); a secret is never printed back."""
     pool = _pool(database_url)
     from pi_memory.semantic.backends.team_auth import TokenStore
 
     try:
-        done = TokenStore(pool).revoke(token_id)
+        outcome = TokenStore(pool).revoke_named(token)
     finally:
         pool.close()
-    if not done:
-        raise fail(f"No active token {token_id!r}; `pi-memory serve token list` shows the ids.", 1)
+    if not outcome.done:
+        raise fail(outcome.problem or "nothing was revoked", 1)
+    record = outcome.record
     if json_ or state.json:
-        emit_json({"revoked": token_id})
+        emit_json({"revoked": record.id, "userId": record.user_id, "revokedAt": record.revoked_at})
         return
-    out.print(f"revoked {token_id}", markup=False)
+    out.print(f"revoked {record.id} (user {record.user_id}); every server refuses it from its next request.",
+              markup=False)
 
 
 @serve_app.command()
