@@ -70,6 +70,7 @@ TOKEN_ENV = "PI_MEMORY_SERVER_TOKEN"
 
 CONNECT_RETRIES = 2
 CONNECT_TIMEOUT_S = 3.0
+WHOAMI_WAIT_S = 1.0  # asked at a start when the settings name no user: a server that is up answers in ms
 RETRY_BACKOFF_S = (0.05, 0.2)
 MAX_FETCH = 100  # results per search request: the self-hosted server's cap (rest_handlers.MAX_TOP_K)
 MAX_LIST = 1000  # memories per list request: the self-hosted server's cap (rest_handlers.MAX_LIST)
@@ -191,9 +192,10 @@ class RestBackend:
                 raise MemoryChangedError(str(data["id"]), str(data["memory_status"]), data.get("superseded_by") or None)
         if response.status_code in (401, 403):
             detail = _error_text(response)
+            fix = ("" if response.status_code == 403 else  # a 403's text says what to change (rest_handlers)
+                   f"; give the client a token of that server (settings' \"apiKey\", or ${TOKEN_ENV})")
             raise ServerRefusedError(f"the memory server at {self.shown_url} refused the request "
-                                     f"({response.status_code}: {detail}); give the client the server's token "
-                                     f"(settings, or ${TOKEN_ENV})", response.status_code, detail)
+                                     f"({response.status_code}: {detail}){fix}", response.status_code, detail)
         if response.status_code >= 400:
             raise BackendError(f"the memory server at {self.shown_url} answered {method} {path} with "
                                f"{response.status_code}: {_error_text(response)}")
@@ -227,6 +229,18 @@ class RestBackend:
         """``GET /whoami`` (``user_id``, ``admin``, ``token_id``); ``None`` from a server without it (Mem0)."""
         data = self._call("GET", "/whoami", missing_ok=True)
         return data if isinstance(data, dict) else None
+
+    def token_user(self, wait: float = WHOAMI_WAIT_S) -> str | None:
+        """The user this client's token belongs to when it is a user's token (``GET /whoami``, waiting at most
+        ``wait`` seconds, no retry), else ``None``: an admin or the shared token, no token, a server without
+        that route (Mem0) or one that did not answer (the requests that follow say what is wrong)."""
+        try:
+            response = self._http.get("/whoami", timeout=httpx.Timeout(min(self._timeout, wait)))
+        except httpx.HTTPError:
+            return None
+        data = _json_object(response) if response.status_code == 200 else {}
+        user = data.get("user_id")
+        return user.strip() if isinstance(user, str) and user.strip() and data.get("admin") is False else None
 
     def _own(self, item: dict[str, Any], scope: Scope) -> SemanticMemory | None:
         """The item as a memory if it is exactly in ``scope``; ``None`` for another scope's or a broken item."""

@@ -87,7 +87,10 @@ class RestService:
         principal = getattr(request.state, "principal", None)
         if principal is not None and not principal.may_act_for(scope.user_id):
             raise ApiError(403, f"this token belongs to user {principal.user_id!r} and may not act for user "
-                                f"{scope.user_id!r}; use that user's own token, or an admin token")
+                                f"{scope.user_id!r}. If the token is yours, set \"userId\": "
+                                f"\"{principal.user_id}\" in the client's pi-memory settings (or leave "
+                                "\"userId\" out: pi-memory then acts as the token's user); to act for the other "
+                                "user, use that user's own token or an admin token")
         return scope
 
     async def audit(self, request: Request, action: str, scope: Scope, memory_id: str | None = None,
