@@ -218,8 +218,8 @@ class RestBackend:
         """True when the server says it checks scope on per-id routes (``pi-memory serve`` does; Mem0 not)."""
         if self._scope_checked is None:
             response = self._send("GET", "/health")
-            try:
-                data = response.json() if response.status_code == 200 else {}
+            try:  # a 503: our team server whose database is down, which checks scope all the same
+                data = response.json() if response.status_code in (200, 503) else {}
             except ValueError:
                 data = {}
             self._scope_checked = isinstance(data, dict) and data.get("scope_checked") is True
