@@ -41,3 +41,34 @@ def test_the_limit_itself_is_stored(client):
     answer = client.post("/memories", json={"messages": _messages(200), "user_id": "alice", "infer": False},
                          headers=AUTH)
     assert answer.status_code == 200 and len(answer.json()["results"]) == 200
+
+
+# --- what a refused request is told (a tester's finding: "instance of AddBody"; "project_id" for a run_id) ----
+MESSAGES = ('messages: must be a list of messages such as [{"role": "user", "content": "…"}], one such message, '
+            "or a string")
+
+
+@pytest.mark.parametrize(("method", "path", "body", "error"), [
+    ("POST", "/memories", [1, 2], 'invalid request body: the request body must be one JSON object (with fields '
+                                  'such as "user_id"), not a list'),
+    ("POST", "/memories", "x", 'invalid request body: the request body must be one JSON object (with fields such '
+                               'as "user_id"), not a string'),
+    ("POST", "/search", [], 'invalid request body: the request body must be one JSON object (with fields such as '
+                            '"user_id"), not a list'),
+    ("POST", "/memories", {"text": 5, "user_id": "a"}, "invalid request body: text: must be a string"),
+    ("POST", "/memories", {"messages": 5, "user_id": "a"}, "invalid request body: " + MESSAGES),
+    ("POST", "/memories", {"messages": [{"role": "user", "content": 5}], "user_id": "a"},
+     'invalid request body: messages.0.content: must be a string or a list of parts such as [{"type": "text", '
+     '"text": "…"}]'),
+    ("POST", "/memories", {"text": "x", "user_id": "a", "infer": "maybe"},
+     "invalid request body: infer: must be true or false"),
+    ("POST", "/search", {"user_id": "a"}, "invalid request body: query: is required"),
+    ("POST", "/memories", {"text": "x", "user_id": "a", "run_id": "r" * 600},
+     "run_id: run_id is longer than 256 characters"),
+    ("PUT", "/memories/x", {"text": "y", "user_id": "a", "run_id": "r" * 600},
+     "run_id: run_id is longer than 256 characters"),
+    ("GET", "/memories?user_id=a&run_id=" + "r" * 600, None, "run_id: run_id is longer than 256 characters"),
+])
+def test_a_refusal_names_the_requests_own_fields(client, method, path, body, error):
+    answer = client.request(method, path, json=body, headers=AUTH)
+    assert (answer.status_code, answer.json()) == (400, {"error": error})
