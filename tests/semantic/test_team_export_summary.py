@@ -82,3 +82,12 @@ def test_an_export_to_standard_output_says_it_on_standard_error(run, team_db):
         "The release branch is cut on Thursdays", "CI runs on two cores", "The release branch is cut on Wednesdays"]
     assert stderr == ("exported 3 memories (4 history events, 3 vectors) to standard output. This server has no "
                       "shared project stores (an export would not hold them).")
+
+
+def test_an_export_to_standard_output_with_json_reports_on_standard_error(run, team_db):
+    url, backend = team_db
+    _fill(backend, {"web": 2})
+    code, stdout, stderr = run("serve", "export", "--database-url", url, "--json")
+    assert code == 0 and len(stdout.splitlines()) == 3
+    assert json.loads(stderr) == {"path": None, "memories": 3, "history": 4, "vectors": 3,
+                                  "projectStoresIncluded": False, "projectStores": [{"project": "web", "entries": 2}]}
