@@ -18,8 +18,8 @@ from pi_memory.semantic.backends.rest_runner import ServerThread
 from pi_memory.semantic.backends.team_server import open_team
 
 SHARED = "health-shared-token-0123456789"
-UNREACHABLE_END = ("; the server cannot read or write memories until PostgreSQL is back. Check that the "
-                   "PostgreSQL server runs and that its address is right, then retry.")
+UNREACHABLE_END = ("; retry the request in a moment (a repeated add is stored once). If this goes on, check that "
+                   "the PostgreSQL server runs and that its address is right.")
 OK = {"status": "ok", "service": "pi-memory", "api": 1, "scope_checked": True, "infer": False}
 
 

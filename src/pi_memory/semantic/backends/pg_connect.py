@@ -230,9 +230,9 @@ def connection(pool: Any) -> Iterator[Any]:
             stack.push(block)  # its exit: the pool's (commit or roll back, give the connection back)
             yield conn
     except DatabaseUnreachable as exc:
-        raise BackendError(f"the team database cannot be reached ({exc}); the server cannot read or write "
-                           "memories until PostgreSQL is back. Check that the PostgreSQL server runs and that "
-                           "its address is right, then retry.") from exc
+        raise BackendError(f"the team database cannot be reached ({exc}); retry the request in a moment (a "
+                           "repeated add is stored once). If this goes on, check that the PostgreSQL server runs "
+                           "and that its address is right.") from exc
     except (errors.OperationalError, PoolTimeout) as exc:
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise BackendError(f"the team database did not answer ({detail}); retry the request in a moment (a "
