@@ -288,7 +288,7 @@ def test_search_is_scoped_exactly(client):
     ({"query": "x", "filters": {"agent_id": "a"}}, "user_id is required"),
     ({"query": "  ", "user_id": "alice"}, "query is empty"),
     ({"query": "x", "user_id": "alice", "top_k": 0}, "top_k must be between"),
-    ({"user_id": "alice"}, "query: Field required"),
+    ({"user_id": "alice"}, "query: is required"),
     ({"query": "x", "user_id": "alice:project:p", "run_id": "q"}, "send one of them"),
 ])
 def test_search_validation(client, body, needle):

@@ -208,7 +208,12 @@ def test_the_export_holds_no_credential_and_the_command_says_what_it_rewrote(db,
         ("m-1", P_AWS, "", ""), ("m-2", "alice", P_GHP, P_JWT), ("m-3", f"bob-{P_GHP}", "", P_PIM),
         ("m-4", "alice", "", "")]
     assert not [s for s in SECRETS if s in result.stdout or s in result.stderr]
-    assert result.stderr.splitlines() == LINES
+    *said, projects = result.stderr.splitlines()
+    assert said == [*LINES, "exported 4 memories (4 history events, 0 vectors) to standard output."]
+    assert projects.startswith("Not in it: the 1 shared project store (redacted-github_token-")
+    assert projects.endswith(": 1 entry); `serve export` copies the semantic memories only. Back them up from the "
+                             'database: pg_dump --data-only --table=project_stores "$PI_MEMORY_DATABASE_URL" > '
+                             "project-stores.sql (restore with psql into the same schema).")
     again = CliRunner().invoke(app, ["serve", "migrate", "--json", "--database-url", db])
     assert (json.loads(again.stdout)["idsCleaned"], again.stderr) == (None, "")
 

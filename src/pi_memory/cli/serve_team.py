@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from pi_memory.cli.app import JsonOpt, emit_json, err, fail, out, state
+from pi_memory.cli.app import JsonOpt, emit_json, emit_json_line, err, fail, out, state
 from pi_memory.cli.serve import DATABASE_URL_ENV, DatabaseOpt, require_team_packages, serve_app
 
 token_app = typer.Typer(help="Per-user bearer tokens of the team store (shown once at creation, stored hashed).",
@@ -124,22 +124,27 @@ def token_list(all_: Annotated[bool, typer.Option("--all", help="Include revoked
 
 
 @token_app.command("revoke")
-def token_revoke(token_id: Annotated[str, typer.Argument(help="The id `token list` shows.")],
+def token_revoke(token: Annotated[str, typer.Argument(metavar="TOKEN_ID", help="The id `token list` shows, or the "
+                                                      "whole token as `token create` printed it.")],
                  database_url: DatabaseOpt = None, json_: JsonOpt = False) -> None:
-    """Revoke a token at once: every server sharing the database refuses it from its next request."""
+    """Revoke a token at once: every server sharing the database refuses it from its next request.
+
+    Name it by its id or by the whole token (its secret must match); a secret is never printed back."""
     pool = _pool(database_url)
     from pi_memory.semantic.backends.team_auth import TokenStore
 
     try:
-        done = TokenStore(pool).revoke(token_id)
+        outcome = TokenStore(pool).revoke_named(token)
     finally:
         pool.close()
-    if not done:
-        raise fail(f"No active token {token_id!r}; `pi-memory serve token list` shows the ids.", 1)
+    if not outcome.done:
+        raise fail(outcome.problem or "nothing was revoked", 1)
+    record = outcome.record
     if json_ or state.json:
-        emit_json({"revoked": token_id})
+        emit_json({"revoked": record.id, "userId": record.user_id, "revokedAt": record.revoked_at})
         return
-    out.print(f"revoked {token_id}", markup=False)
+    out.print(f"revoked {record.id} (user {record.user_id}); every server refuses it from its next request.",
+              markup=False)
 
 
 @serve_app.command()
@@ -204,10 +209,11 @@ def import_(from_sqlite: Annotated[Path | None, typer.Option("--from-sqlite", he
 @serve_app.command()
 def export(output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write, readable by you "
                                                         "only (default: standard output).")] = None,
-           database_url: DatabaseOpt = None) -> None:
+           database_url: DatabaseOpt = None, json_: JsonOpt = False) -> None:
     """Write every memory of the team store as JSON Lines (ids, history, vectors): what `serve import` reads.
 
-    The file holds every memory of the team: it is written readable by its owner only (mode 0600)."""
+    The file holds every memory of the team: it is written readable by its owner only (mode 0600). The shared
+    project stores are not in it: the summary names them and how to back them up (pg_dump)."""
     if output is not None:
         folder = output.parent
         if not folder.is_dir():
@@ -217,22 +223,56 @@ def export(output: Annotated[Path | None, typer.Option("--output", "-o", help="F
             raise fail(f"-o {output} is a folder; name a file to write, e.g. -o {output / 'team.jsonl'}", 2)
     backend = _backend(database_url, copy=True)
     from pi_memory.semantic.backend import BackendError
-    from pi_memory.semantic.backends.team_server import export_rows
+    from pi_memory.semantic.backends.team_server import export_rows, project_store_sizes
 
     try:
         stream = _private_output(output) if output else sys.stdout
     except OSError as exc:
         backend.close()
         raise fail(f"cannot write {output}: {exc.strerror or exc}. Choose a file you may write.", 1) from None
+    counts = {"memories": 0, "history": 0, "vectors": 0}
     try:
         for row in export_rows(backend):
             stream.write(json.dumps(row, ensure_ascii=False) + "\n")
+            counts["memories"] += 1
+            counts["history"] += len(row["history"])
+            counts["vectors"] += len(row["vectors"])
+        projects = project_store_sizes(backend)
     except BackendError as exc:
         raise fail(f"{exc} The export is incomplete.", 1) from None
     finally:
         backend.close()
         if output:
             stream.close()
+    _say_exported(output, counts, projects, json_ or state.json)
+
+
+def _say_exported(output: Path | None, counts: dict[str, int], projects: list[tuple[str, int]],
+                  as_json: bool) -> None:
+    """What ``serve export`` wrote, on standard output with ``-o`` (standard error when the export itself went
+    to standard output), and that the shared project stores are not in it."""
+    where = str(output) if output else None
+    if as_json:
+        data = {"path": where, **counts, "projectStoresIncluded": False,
+                "projectStores": [{"project": name, "entries": n} for name, n in projects]}
+        emit_json(data) if output else emit_json_line(data, sys.stderr)
+        return
+    say = out if output else err
+    memories, history = _count(counts["memories"], "memory", "memories"), _count(counts["history"], "history event")
+    say.print(f"exported {memories} ({history}, {_count(counts['vectors'], 'vector')}) to "
+              f"{where or 'standard output'}.", markup=False)
+    if not projects:
+        say.print("This server has no shared project stores (an export would not hold them).", markup=False)
+        return
+    names = ", ".join(f"{name}: {_count(n, 'entry', 'entries')}" for name, n in projects)
+    say.print(f"Not in it: the {_count(len(projects), 'shared project store')} ({names}); `serve export` copies "
+              "the semantic memories only. Back them up from the database: pg_dump --data-only --table="
+              f"project_stores \"${DATABASE_URL_ENV}\" > project-stores.sql (restore with psql into the same "
+              "schema).", markup=False)
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"
 
 
 def _private_output(path: Path):

@@ -30,7 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pi_memory.semantic.models import HistoryEvent, Scope, SemanticHit, SemanticMemory
 
-__all__ = ["BackendError", "MemoryNotFoundError", "SemanticBackend"]
+__all__ = ["BackendDownError", "BackendError", "MemoryNotFoundError", "SemanticBackend"]
 
 
 def count_query(scope_clause: str, scope: Scope | None, status: str | None, mark: str) -> tuple[str, list[Any]]:
@@ -49,6 +49,11 @@ def count_query(scope_clause: str, scope: Scope | None, status: str | None, mark
 
 class BackendError(RuntimeError):
     """A backend operation failed (storage unavailable, server error...). The message says what to do."""
+
+
+class BackendDownError(BackendError):
+    """A remote store that cannot be used now: not reachable, not answering in time, or answering that it cannot
+    serve (its database down). Its message is for a person (how to fix it); a model is told less."""
 
 
 class MemoryNotFoundError(BackendError, KeyError):

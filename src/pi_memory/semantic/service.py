@@ -435,8 +435,6 @@ def open_semantic(settings: SemanticSettings | None = None, cwd: Path | str | No
     """
     where = Path(cwd) if cwd is not None else Path.cwd()
     settings = host_recall_sources(settings or load_semantic_settings(where, agent_dir), host)
-    scope = Scope.for_project(settings.user_id, where, exact=settings.user_id_scope == "exact",
-                              agent_id=settings.agent_id)
     if backend is None:
         if data_dir is None and conn is None and settings.backend.type == "embedded":
             from pi_memory.config import load_settings
@@ -448,6 +446,9 @@ def open_semantic(settings: SemanticSettings | None = None, cwd: Path | str | No
             embedder = get_embedder(settings.embedder or None)
         backend = build_backend(settings.backend, data_dir=Path(data_dir) if data_dir else None,
                                 embedder=embedder, conn=conn, index_check=index_check, migrate_wait=migrate_wait)
+    settings = adopt_token_user(settings, backend)
+    scope = Scope.for_project(settings.user_id, where, exact=settings.user_id_scope == "exact",
+                              agent_id=settings.agent_id)
     service = SemanticService(settings, backend, scope, model=model, cwd=where, conn=conn, agent_dir=agent_dir,
                               data_dir=Path(data_dir) if data_dir else None, skills=skills)
     if background_reembed:
@@ -458,6 +459,20 @@ def open_semantic(settings: SemanticSettings | None = None, cwd: Path | str | No
     if warm and settings.enabled and settings.auto_recall and hasattr(backend, "warm"):
         threading.Thread(target=_quietly, args=(service.warm,), name="pi-memory-warm", daemon=True).start()
     return service
+
+
+def adopt_token_user(settings: SemanticSettings, backend: Any) -> SemanticSettings:
+    """``settings`` acting as the user a team server's token belongs to, when they name no ``"userId"`` (whose
+    default, the computer's user name, a user's token may not act for: every call was a 403). The server is
+    asked once (``GET /whoami``, a short wait); an admin or shared token, a server without that route or one
+    that does not answer leaves the settings as they are. An explicit ``"userId"`` always wins."""
+    if settings.backend.type != "self-hosted" or "user_id" in settings.model_fields_set:
+        return settings
+    ask = getattr(backend, "token_user", None)
+    user = ask() if callable(ask) else None
+    if not user or user == settings.user_id:
+        return settings
+    return settings.model_copy(update={"user_id": user})
 
 
 def _quietly(fn: Callable[..., Any], *args: Any) -> None:

@@ -11,6 +11,7 @@ replaced by the blocked marker (the id stays, so the model can delete it), crede
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from pi_memory.semantic.service import SemanticService
     from pi_memory.tools import ToolSpec
 
+log = logging.getLogger(__name__)
 TOOL_NAME = "mem0_memory"
 MAX_LIST = 100
 MAX_TOP_K = 50
@@ -95,9 +97,16 @@ NOT_OPEN = ("Semantic memory could not be opened: another process (an indexing p
             "session_search work meanwhile).")
 
 
+SERVER_DOWN = ("The team memory server is not working right now, so mem0_memory cannot be used; nothing was read "
+               "or changed. Carry on with the task without team memory, and tell the user that the team memory "
+               "server is not answering. Do not call mem0_memory again for now.")
+
+
 def handle(service: SemanticService, a: MemoryToolArgs) -> dict[str, Any]:
-    """Run one validated call; the result dict has ``success`` and, on failure, ``error``."""
-    from pi_memory.semantic.backend import BackendError
+    """Run one validated call; the result dict has ``success`` and, on failure, ``error``. A team server that is
+    down, hung or without its database answers :data:`SERVER_DOWN` (what the model can act on: carry on, tell
+    the user); how to fix it, which is for a person, goes to the log."""
+    from pi_memory.semantic.backend import BackendDownError, BackendError
     from pi_memory.semantic.service import RefusedError
     from pi_memory.storage import ReadOnlyDataError
 
@@ -132,6 +141,9 @@ def handle(service: SemanticService, a: MemoryToolArgs) -> dict[str, Any]:
         return {"success": False, "action": a.action, "error": str(exc)}
     except ReadOnlyDataError as exc:  # a data folder opened for reading only: what happened, what to do
         return {"success": False, "action": a.action, "code": "read_only", "error": str(exc)}
+    except BackendDownError as exc:
+        log.warning("mem0_memory %s: %s", a.action, exc)
+        return {"success": False, "action": a.action, "code": "server_down", "error": SERVER_DOWN}
     except (BackendError, ValueError) as exc:
         return {"success": False, "action": a.action, "error": f"{exc}"}
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,7 @@ from pi_memory.semantic.backend import BackendError
 from pi_memory.semantic.backends import pg_clean, pg_schema
 
 log = logging.getLogger(__name__)
+CHECKOUT_SLICE = 0.25  # a request waiting for a free connection looks at the pool's last connect attempt this often
 CLIENT_GRACE = 1.0  # the client's bound is the server's statement_timeout plus this: a live server answers first
 _WAIT_TIMEOUT: Any = getattr(errors, "_WaitTimeout", None)  # psycopg >= 3.3: a bounded wait ran out
 
@@ -156,9 +158,25 @@ def open_pool(database_url: str, *, min_size: int = 1, max_size: int = 8, timeou
             conn.execute(f"SET statement_timeout = {int(timeouts.statement * 1000)}")
         conn.client_timeout = timeouts.client
 
-    pool = ConnectionPool(database_url, min_size=min_size, max_size=max_size, timeout=timeouts.checkout, open=False,
-                          kwargs=kwargs, connection_class=BoundedConnection, configure=configure,
-                          check=ConnectionPool.check_connection)
+    class Pool(ConnectionPool):
+        """A pool that remembers whether its last attempt to connect was refused (:func:`connection` then fails
+        fast instead of waiting the whole checkout for a database that refuses connections)."""
+
+        connect_failure: str | None = None
+
+        def _connect(self, timeout: float | None = None):  # type: ignore[override]
+            try:
+                conn = super()._connect(timeout)
+            except Exception as exc:  # a connect that timed out is a silent database: waited for as before
+                said = _first_line(hide_url_secrets(str(exc), database_url), exc)
+                self.connect_failure = None if "timeout" in said.lower() else said
+                raise
+            self.connect_failure = None
+            return conn
+
+    pool = Pool(database_url, min_size=min_size, max_size=max_size, timeout=timeouts.checkout, open=False,
+                kwargs=kwargs, connection_class=BoundedConnection, configure=configure,
+                check=ConnectionPool.check_connection)
     try:
         pool.open(wait=True, timeout=max(timeouts.checkout, timeouts.connect * 2))
     except Exception as exc:
@@ -167,21 +185,70 @@ def open_pool(database_url: str, *, min_size: int = 1, max_size: int = 8, timeou
     return pool
 
 
+class DatabaseUnreachable(errors.OperationalError):
+    """The pool had no free connection and its last attempt to connect failed (refused, no route, a wrong
+    password): waiting the whole checkout for it would only delay the same answer."""
+
+
+def _first_line(text: str, exc: BaseException) -> str:
+    text = text.strip()
+    return text.splitlines()[0].strip() if text else type(exc).__name__
+
+
+def _checkout(pool: Any) -> tuple[Any, Any]:
+    """``pool.connection()`` entered: a free connection at once, else one within the pool's timeout, waited for
+    in slices of :data:`CHECKOUT_SLICE` s; after a slice, a failed last attempt to connect ends the wait
+    (:class:`DatabaseUnreachable`)."""
+    from psycopg_pool import PoolTimeout
+
+    total = getattr(pool, "timeout", None) or SERVER_TIMEOUTS.checkout
+    deadline = time.monotonic() + total
+    while True:
+        left = deadline - time.monotonic()
+        block = pool.connection(timeout=max(0.01, min(CHECKOUT_SLICE, left)))
+        try:
+            return block, block.__enter__()
+        except PoolTimeout:
+            failure = getattr(pool, "connect_failure", None)
+            if failure:
+                raise DatabaseUnreachable(failure) from None
+            if time.monotonic() >= deadline:
+                raise
+
+
 @contextlib.contextmanager
 def connection(pool: Any) -> Iterator[Any]:
     """A pooled connection; a database that is down, restarting, unreachable or silent (psycopg's
     ``OperationalError``, a bound of :class:`Timeouts`, the pool's timeout) becomes a :class:`BackendError`
-    (the server's 503) saying so, instead of a crash or a wait without end."""
+    (the server's 503) saying so, instead of a crash or a wait without end. A database that refuses
+    connections is said to be so within about :data:`CHECKOUT_SLICE` s, not after the whole checkout."""
     from psycopg_pool import PoolTimeout
 
     try:
-        with pool.connection() as conn:
+        block, conn = _checkout(pool)
+        with contextlib.ExitStack() as stack:
+            stack.push(block)  # its exit: the pool's (commit or roll back, give the connection back)
             yield conn
+    except DatabaseUnreachable as exc:
+        raise BackendError(f"the team database cannot be reached ({exc}); retry the request in a moment (a "
+                           "repeated add is stored once). If this goes on, check that the PostgreSQL server runs "
+                           "and that its address is right.") from exc
     except (errors.OperationalError, PoolTimeout) as exc:
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise BackendError(f"the team database did not answer ({detail}); retry the request in a moment (a "
                            "repeated add is stored once). If this goes on, check the PostgreSQL server.") from exc
 
 
-__all__ = ["COPY_TIMEOUTS", "SERVER_TIMEOUTS", "BoundedConnection", "DatabaseTimeout", "Timeouts", "connection",
-           "open_pool", "shown", "unbounded"]
+def ping(pool: Any) -> str | None:
+    """``None`` when the database answers ``SELECT 1`` through ``pool``, else what is wrong, in words (the REST
+    server's ``GET /health``)."""
+    try:
+        with connection(pool) as conn:
+            conn.execute("SELECT 1")
+    except BackendError as exc:
+        return str(exc)
+    return None
+
+
+__all__ = ["COPY_TIMEOUTS", "SERVER_TIMEOUTS", "BoundedConnection", "DatabaseTimeout", "DatabaseUnreachable",
+           "Timeouts", "connection", "open_pool", "ping", "shown", "unbounded"]

@@ -34,7 +34,7 @@ import httpx
 
 from pi_memory import safety
 from pi_memory.safety.urls import redact_url
-from pi_memory.semantic.backend import BackendError, MemoryChangedError, MemoryNotFoundError
+from pi_memory.semantic.backend import BackendDownError, BackendError, MemoryChangedError, MemoryNotFoundError
 from pi_memory.semantic.backends.rest_wire import (  # noqa: F401  (re-exported: the wire format's old home)
     IDENTITY_KEYS,
     PROJECT_MARK,
@@ -61,7 +61,8 @@ from pi_memory.semantic.models import (
 from pi_memory.semantic.sanitize import clean_metadata, clean_reason, clean_source
 
 __all__ = [
-    "IDENTITY_KEYS", "TOKEN_ENV", "AddBody", "Message", "RestBackend", "SearchBody", "ServerRefusedError", "ServerUnreachableError",
+    "IDENTITY_KEYS", "TOKEN_ENV", "AddBody", "Message", "RestBackend", "SearchBody", "ServerRefusedError", "ServerTimeoutError",
+    "ServerUnavailableError", "ServerUnreachableError",
     "UpdateBody", "history_to_row", "item_to_memory", "memory_to_item", "pretty_errors", "row_to_history",
     "scope_from_wire", "scope_to_wire",
 ]
@@ -70,13 +71,23 @@ TOKEN_ENV = "PI_MEMORY_SERVER_TOKEN"
 
 CONNECT_RETRIES = 2
 CONNECT_TIMEOUT_S = 3.0
+DOWN_WINDOW_S = 30.0  # a server found not answering is not asked again for this long (each call would wait again)
+WHOAMI_WAIT_S = 1.0  # asked at a start when the settings name no user: a server that is up answers in ms
 RETRY_BACKOFF_S = (0.05, 0.2)
 MAX_FETCH = 100  # results per search request: the self-hosted server's cap (rest_handlers.MAX_TOP_K)
 MAX_LIST = 1000  # memories per list request: the self-hosted server's cap (rest_handlers.MAX_LIST)
 
 
-class ServerUnreachableError(BackendError):
+class ServerUnreachableError(BackendDownError):
     """No connection could be made to the memory server (down, wrong address, firewall)."""
+
+
+class ServerTimeoutError(BackendDownError):
+    """The memory server took the connection but did not answer within the request's time (hung, overloaded)."""
+
+
+class ServerUnavailableError(BackendDownError):
+    """The memory server answered 502, 503 or 504: it runs but cannot serve memories now (its database is down)."""
 
 
 class ServerRefusedError(BackendError):
@@ -125,7 +136,7 @@ class RestBackend:
 
     def __init__(self, base_url: str, token: str | None = None, timeout: float = 10, *,
                  composite_user_id: bool = False, connect_retries: int = CONNECT_RETRIES,
-                 transport: httpx.BaseTransport | None = None) -> None:
+                 transport: httpx.BaseTransport | None = None, down_window: float = DOWN_WINDOW_S) -> None:
         url = (base_url or "").strip().rstrip("/")
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"the memory server URL (settings \"backend\": {{\"baseUrl\": ...}}) must start with "
@@ -146,6 +157,8 @@ class RestBackend:
                                   follow_redirects=False)
         self._timeout = timeout
         self._scope_checked: bool | None = None
+        self.down_window = down_window
+        self._down: tuple[float, type[BackendError], str] | None = None  # (until, error class, its text)
 
     # --- plumbing -------------------------------------------------------------------------------------------
     def close(self) -> None:
@@ -159,6 +172,19 @@ class RestBackend:
 
     def _send(self, method: str, path: str, *, params: dict[str, Any] | None = None,
               json: Any = None) -> httpx.Response:
+        down = self._down
+        if down is not None and time.monotonic() < down[0]:  # found not answering moments ago: say so at once
+            raise down[1](f"{down[2]} (not asked again for {down[0] - time.monotonic():.0f} s)")
+        try:
+            response = self._request(method, path, params=params, json=json)
+        except (ServerUnreachableError, ServerTimeoutError) as exc:
+            self._down = (time.monotonic() + self.down_window, type(exc), str(exc))
+            raise
+        self._down = None
+        return response
+
+    def _request(self, method: str, path: str, *, params: dict[str, Any] | None = None,
+                 json: Any = None) -> httpx.Response:
         last: Exception | None = None
         for attempt in range(self.connect_retries + 1):
             try:
@@ -171,7 +197,7 @@ class RestBackend:
                 last = exc
                 break
             except httpx.TimeoutException as exc:
-                raise BackendError(f"the memory server at {self.shown_url} did not answer {method} {path} within "
+                raise ServerTimeoutError(f"the memory server at {self.shown_url} did not answer {method} {path} within "
                                    f"{self._timeout:g} s; it may be overloaded -- retry, or raise the timeout") from exc
             except httpx.HTTPError as exc:
                 raise BackendError(f"talking to the memory server at {self.shown_url} failed: {exc}") from exc
@@ -191,9 +217,13 @@ class RestBackend:
                 raise MemoryChangedError(str(data["id"]), str(data["memory_status"]), data.get("superseded_by") or None)
         if response.status_code in (401, 403):
             detail = _error_text(response)
+            fix = ("" if response.status_code == 403 else  # a 403's text says what to change (rest_handlers)
+                   f"; give the client a token of that server (settings' \"apiKey\", or ${TOKEN_ENV})")
             raise ServerRefusedError(f"the memory server at {self.shown_url} refused the request "
-                                     f"({response.status_code}: {detail}); give the client the server's token "
-                                     f"(settings, or ${TOKEN_ENV})", response.status_code, detail)
+                                     f"({response.status_code}: {detail}){fix}", response.status_code, detail)
+        if response.status_code in (502, 503, 504):
+            raise ServerUnavailableError(f"the memory server at {self.shown_url} answered {method} {path} with "
+                                         f"{response.status_code}: {_error_text(response)}")
         if response.status_code >= 400:
             raise BackendError(f"the memory server at {self.shown_url} answered {method} {path} with "
                                f"{response.status_code}: {_error_text(response)}")
@@ -216,8 +246,8 @@ class RestBackend:
         """True when the server says it checks scope on per-id routes (``pi-memory serve`` does; Mem0 not)."""
         if self._scope_checked is None:
             response = self._send("GET", "/health")
-            try:
-                data = response.json() if response.status_code == 200 else {}
+            try:  # a 503: our team server whose database is down, which checks scope all the same
+                data = response.json() if response.status_code in (200, 503) else {}
             except ValueError:
                 data = {}
             self._scope_checked = isinstance(data, dict) and data.get("scope_checked") is True
@@ -227,6 +257,18 @@ class RestBackend:
         """``GET /whoami`` (``user_id``, ``admin``, ``token_id``); ``None`` from a server without it (Mem0)."""
         data = self._call("GET", "/whoami", missing_ok=True)
         return data if isinstance(data, dict) else None
+
+    def token_user(self, wait: float = WHOAMI_WAIT_S) -> str | None:
+        """The user this client's token belongs to when it is a user's token (``GET /whoami``, waiting at most
+        ``wait`` seconds, no retry), else ``None``: an admin or the shared token, no token, a server without
+        that route (Mem0) or one that did not answer (the requests that follow say what is wrong)."""
+        try:
+            response = self._http.get("/whoami", timeout=httpx.Timeout(min(self._timeout, wait)))
+        except httpx.HTTPError:
+            return None
+        data = _json_object(response) if response.status_code == 200 else {}
+        user = data.get("user_id")
+        return user.strip() if isinstance(user, str) and user.strip() and data.get("admin") is False else None
 
     def _own(self, item: dict[str, Any], scope: Scope) -> SemanticMemory | None:
         """The item as a memory if it is exactly in ``scope``; ``None`` for another scope's or a broken item."""

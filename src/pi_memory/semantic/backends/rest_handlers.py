@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -41,6 +42,7 @@ SERVICE = "pi-memory"
 API_VERSION = 1
 MAX_TOP_K = 100  # search results per request
 MAX_LIST = 1000  # memories per GET /memories
+HEALTH_WAIT_S = 2.0  # GET /health's wait for the team database's SELECT 1: a database that is up answers in ms
 
 BackendFactory = Callable[[], SemanticBackend]
 # capture(backend, messages=[{"role", "content"}], scope=Scope, metadata=dict, source=dict | None,
@@ -57,6 +59,7 @@ class RestService:
         self._backend: SemanticBackend | None = None
         self._lock = threading.Lock()
         self.capture = capture
+        self._ping: asyncio.Future | None = None  # the database check GET /health is waiting for
 
     def backend(self) -> SemanticBackend:
         with self._lock:
@@ -87,7 +90,10 @@ class RestService:
         principal = getattr(request.state, "principal", None)
         if principal is not None and not principal.may_act_for(scope.user_id):
             raise ApiError(403, f"this token belongs to user {principal.user_id!r} and may not act for user "
-                                f"{scope.user_id!r}; use that user's own token, or an admin token")
+                                f"{scope.user_id!r}. If the token is yours, set \"userId\": "
+                                f"\"{principal.user_id}\" in the client's pi-memory settings (or leave "
+                                "\"userId\" out: pi-memory then acts as the token's user); to act for the other "
+                                "user, use that user's own token or an admin token")
         return scope
 
     async def audit(self, request: Request, action: str, scope: Scope, memory_id: str | None = None,
@@ -124,8 +130,31 @@ class RestService:
 
     # handlers ------------------------------------------------------------------------------------------
     async def health(self, request: Request) -> Response:
-        return JSONResponse({"status": "ok", "service": SERVICE, "api": API_VERSION, "scope_checked": True,
-                             "infer": self.capture is not None})
+        """``ok``, or for a team server whose database does not answer a ``SELECT 1`` within
+        :data:`HEALTH_WAIT_S` a 503 whose ``error`` says so (a load balancer then stops sending requests)."""
+        body = {"status": "ok", "service": SERVICE, "api": API_VERSION, "scope_checked": True,
+                "infer": self.capture is not None}
+        problem = await self._database_problem()
+        if problem:
+            return JSONResponse({**body, "status": "unavailable", "error": problem}, status_code=503)
+        return JSONResponse(body)
+
+    async def _database_problem(self) -> str | None:
+        """What is wrong with the team database (one check at a time, shared by concurrent health requests),
+        or ``None``; the embedded store has nothing to check here."""
+        pool = getattr(self._tokens, "pool", None)
+        if pool is None:
+            return None
+        from pi_memory.semantic.backends.pg_connect import ping
+
+        if self._ping is None or self._ping.done():
+            self._ping = asyncio.ensure_future(run_in_threadpool(ping, pool))
+        try:
+            return await asyncio.wait_for(asyncio.shield(self._ping), HEALTH_WAIT_S)
+        except TimeoutError:
+            return (f"the team database did not answer a check (SELECT 1) within {HEALTH_WAIT_S:g} s (paused, "
+                    "overloaded or its host unreachable); the server cannot read or write memories until it "
+                    "answers. Check the PostgreSQL server.")
 
     async def whoami(self, request: Request) -> Response:
         """Whom the request's token acts for: ``{"user_id", "admin", "token_id"}`` (``user_id`` ``null`` for the

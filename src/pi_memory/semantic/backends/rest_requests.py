@@ -23,6 +23,10 @@ from pi_memory.semantic.backends.rest_wire import (
 from pi_memory.semantic.models import Scope
 
 MAX_BODY_BYTES = 1 << 20  # 1 MiB: a memory is one fact of at most 4,000 characters; a capture turn fits easily
+# Messages in one add: each is stored (or read by the extraction model) in turn, so 20,000 tiny ones within the
+# 1 MiB ran for minutes, past every client's timeout. A chat turn is a few messages; pi-memory's client sends
+# one. 200 keeps the slowest request within a few seconds (docs/architecture.md, "One add holds at most 200").
+MAX_MESSAGES = 200
 
 
 class ApiError(Exception):
@@ -130,7 +134,13 @@ def messages_of(body: AddBody) -> list[Message]:
         raise ApiError(400, "messages (or text) is required")
     if isinstance(body.messages, str):
         return [Message(role="user", content=body.messages)]
-    return [body.messages] if isinstance(body.messages, Message) else list(body.messages)
+    if isinstance(body.messages, Message):
+        return [body.messages]
+    if len(body.messages) > MAX_MESSAGES:
+        raise ApiError(413, f"the request holds {len(body.messages):,} messages; one request may hold at most "
+                            f"{MAX_MESSAGES} (a conversation turn needs a few). Nothing was stored; split the "
+                            f"messages into requests of at most {MAX_MESSAGES} each and send them one after another.")
+    return list(body.messages)
 
 
 def clean_metadata(metadata: dict[str, Any] | None) -> dict[str, Any]:

@@ -14,6 +14,7 @@ Routes (every one but ``GET /health`` needs ``Authorization: Bearer <token>`` wh
 * team server only (PostgreSQL): ``GET /projects/{project}/entries`` and ``POST /projects/{project}/entries``
   ``{operations, expectedVersion?}``, the shared project stores (:mod:`.team_projects`)
 * ``GET /health`` → ``{"status": "ok", "service": "pi-memory", "scope_checked": true, "infer": bool}``
+  (the team server: a 503 with ``"status": "unavailable"`` and ``error`` while its database does not answer)
 * ``GET /whoami`` → ``{"user_id", "admin", "token_id", "auth"}``: whom the token acts for (never the token)
 
 Items are Mem0's ``{id, memory, hash, created_at, updated_at, user_id, agent_id, run_id, metadata, score?}``

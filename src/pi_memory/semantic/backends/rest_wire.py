@@ -97,13 +97,49 @@ def history_to_row(event: HistoryEvent, index: int) -> dict[str, Any]:
     }
 
 
+_KINDS = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "true or false",
+          type(None): "null"}
+_SAYS = {"string_type": "must be a string", "bool_type": "must be true or false",
+         "bool_parsing": "must be true or false", "int_type": "must be a whole number",
+         "int_parsing": "must be a whole number", "int_from_float": "must be a whole number",
+         "dict_type": "must be a JSON object", "list_type": "must be a list", "missing": "is required"}
+_UNIONS = {  # fields that take several shapes: one sentence for the field, not one per shape
+    "messages": 'must be a list of messages such as [{"role": "user", "content": "…"}], one such message, or a string',
+    "content": 'must be a string or a list of parts such as [{"type": "text", "text": "…"}]',
+}
+_WIRE_NAMES = {"project_id": "run_id"}  # the scope's own field names, as a client sends them
+
+
+def _wire(text: str) -> str:
+    for ours, theirs in _WIRE_NAMES.items():
+        text = text.replace(ours, theirs)
+    return text
+
+
 def pretty_errors(exc: ValidationError) -> list[str]:
-    """``["field: problem", ...]`` for an error message."""
-    out = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err.get("loc", ())) or "body"
-        out.append(f"{where}: {err.get('msg', 'invalid')}")
-    return out
+    """``["field: problem", ...]`` for an error message, in the request's own terms: a field's place as the
+    client wrote it (``messages.0.content``, ``run_id``), never a model or type name of the server; one
+    sentence for a field that takes several shapes."""
+    found: list[tuple[str, str]] = []
+    for err in exc.errors(include_url=False):
+        # a union's member tags ("list[Message]", "str") and model names are the server's, not the request's
+        loc = [str(p) for p in err.get("loc", ()) if isinstance(p, int) or not (set(str(p)) & set("[]") or
+                                                                                 str(p)[:1].isupper() or
+                                                                                 str(p) in ("str", "int", "dict"))]
+        where = _wire(".".join(loc))
+        kind = err.get("type", "")
+        if not where and kind in ("model_type", "dict_type"):
+            got = _KINDS.get(type(err.get("input")), "something else")
+            line = f"the request body must be one JSON object (with fields such as \"user_id\"), not {got}"
+        elif loc and loc[-1] in _UNIONS and not kind.startswith("value_error"):
+            line = f"{where}: {_UNIONS[loc[-1]]}"
+        else:
+            said = _SAYS.get(kind) or _wire(str(err.get("msg", "invalid")).removeprefix("Value error, "))
+            line = f"{where or 'body'}: {said}"
+        if (where, line) not in found:
+            found.append((where, line))
+    # a union field that failed inside one of its shapes (messages.0.content) is told there, not as a whole too
+    return [line for where, line in found if not (where and any(w.startswith(where + ".") for w, _ in found))]
 
 
 # --- request bodies (validated by the server) ------------------------------------------------------------

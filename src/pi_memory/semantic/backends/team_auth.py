@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,6 +33,8 @@ from pi_memory.semantic.models import now_iso
 from pi_memory.semantic.sanitize import id_problem
 
 PREFIX = "pim_"
+_ID = re.compile(r"[0-9a-f]{12}")  # secrets.token_hex(6)
+_SHOWABLE = re.compile(r"[A-Za-z0-9_.-]{1,24}")
 SHARED = "shared"
 # The request being served on this thread: (its principal, the action prefix: "" or "capture-").
 _WRITER: ContextVar[tuple[Principal, str] | None] = ContextVar("pi_memory_team_writer", default=None)
@@ -48,6 +51,16 @@ class Principal:
 
     def may_act_for(self, user_id: str) -> bool:
         return self.admin or self.user_id == user_id
+
+
+@dataclass(frozen=True)
+class Revocation:
+    """What ``token revoke`` did: ``record`` (the token named, when there is one), ``done`` (revoked now) or
+    ``problem`` (why not, in words, without any secret)."""
+
+    record: TokenRecord | None
+    done: bool
+    problem: str | None
 
 
 @dataclass(frozen=True)
@@ -106,6 +119,48 @@ class TokenStore:
             cur = conn.execute("UPDATE api_tokens SET revoked_at = %s WHERE id = %s AND revoked_at IS NULL",
                                (now_iso(), token_id))
             return cur.rowcount == 1
+
+    def record(self, token_id: str) -> TokenRecord | None:
+        """The token with this id (active or revoked), else ``None``."""
+        with connection(self.pool) as conn:
+            row = conn.execute("SELECT id, user_id, admin, label, created_at, revoked_at FROM api_tokens WHERE id = %s",
+                               (token_id,)).fetchone()
+        return TokenRecord(*row) if row else None
+
+    def revoke_named(self, given: str) -> Revocation:
+        """Revoke the token ``given`` names: its id (what ``token list`` shows) or the whole token as ``token
+        create`` printed it (its secret must be that token's). The outcome's ``problem`` says in words why
+        nothing was revoked; no text of it ever holds a secret (a whole token is named by its id part)."""
+        given = (given or "").strip()
+        whole = given.startswith(PREFIX)
+        token_id = id_part(given) if whole else given
+        if token_id is None:
+            return Revocation(None, False, "what you gave starts like a token (pim_) but is not a whole one "
+                              "(pim_<id>_<secret>) nor a token id; nothing was revoked. Give the id `pi-memory serve "
+                              "token list` shows, or the whole token exactly as `token create` printed it.")
+        record = self.record(token_id)
+        if record is None:
+            if whole:
+                return Revocation(None, False, f"no token of this database has the id {token_id} (the token you gave "
+                                               "is not one of this database's); nothing was revoked. `pi-memory "
+                                               "serve token list` shows the ids.")
+            shown = repr(given) if _showable(given) else "you gave (not repeated: it is not an id and may be a secret)"
+            return Revocation(None, False, f"No token has the id {shown}; nothing was revoked. `pi-memory serve "
+                                           "token list` shows the ids.")
+        if whole:
+            with connection(self.pool) as conn:
+                row = conn.execute("SELECT id FROM api_tokens WHERE token_hash = %s", (_hash(given),)).fetchone()
+            if row is None or row[0] != token_id:
+                return Revocation(record, False, f"the token you gave names id {token_id} (user {record.user_id!r}), "
+                                                 "but its secret is not that token's (mistyped or cut short?); "
+                                                 "nothing was revoked. To revoke that token by its id: pi-memory "
+                                                 f"serve token revoke {token_id}")
+        if record.revoked_at:
+            return Revocation(record, False, f"token {token_id} (user {record.user_id!r}) was already revoked at "
+                                             f"{record.revoked_at}; every server refuses it. Nothing to do.")
+        if not self.revoke(token_id):  # revoked meanwhile by someone else
+            return Revocation(self.record(token_id), False, f"token {token_id} was revoked meanwhile; nothing to do.")
+        return Revocation(self.record(token_id), True, None)
 
     def resolve(self, presented: bytes) -> Principal | None:
         """The principal of a presented bearer token, or ``None`` (unknown, revoked or malformed)."""
@@ -179,7 +234,7 @@ class TokenStore:
         return [dict(zip(keys, r, strict=True)) for r in rows]
 
 
-__all__ = ["Principal", "TokenRecord", "TokenStore"]
+__all__ = ["Principal", "Revocation", "TokenRecord", "TokenStore", "id_part"]
 
 
 def _ours(presented: bytes) -> str | None:
@@ -189,3 +244,15 @@ def _ours(presented: bytes) -> str | None:
     except UnicodeDecodeError:
         return None
     return token if token.startswith(PREFIX) and len(token) <= 200 else None
+
+
+def id_part(token: str) -> str | None:
+    """The id of a whole token ``pim_<id>_<secret>`` (never its secret), else ``None``."""
+    token_id, sep, secret = token.removeprefix(PREFIX).partition("_")
+    return token_id if token.startswith(PREFIX) and sep and secret and _ID.fullmatch(token_id) else None
+
+
+def _showable(given: str) -> bool:
+    """Whether a ``token revoke`` argument that names no token may be repeated in the refusal: short, one plain
+    word and nothing the secret scanner knows (a pasted secret is never echoed)."""
+    return bool(_SHOWABLE.fullmatch(given)) and safety.redact(given) == given

@@ -98,5 +98,14 @@ def export_rows(backend: PostgresBackend) -> Iterator[dict[str, Any]]:
             yield row
 
 
+def project_store_sizes(backend: PostgresBackend) -> list[tuple[str, int]]:
+    """``(project, entries)`` of every shared project store (:mod:`.team_projects`), by name: what ``serve export``
+    does not copy, so it says so."""
+    with backend.pool.connection() as conn:
+        rows = conn.execute("SELECT project_id, SUM(jsonb_array_length(entries))::bigint FROM project_stores "
+                            "GROUP BY project_id ORDER BY project_id").fetchall()
+    return [(name, int(count or 0)) for name, count in rows]
+
+
 __all__ = ["DATABASE_URL_ENV", "ImportProblem", "ImportReport", "Team", "export_rows", "import_rows", "jsonl_rows",
-           "open_team", "open_tokens", "sqlite_rows"]
+           "open_team", "open_tokens", "project_store_sizes", "sqlite_rows"]
