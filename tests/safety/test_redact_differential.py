@@ -224,6 +224,9 @@ def test_redact_gives_what_the_plain_reading_gives():
 
 
 ROW_SAMPLES = [
+    "| host | pw |\n|---|:--:|\n| db | Xk29!fpQ7zz |", "        |  ---- | --- |\n| a | b |", "token\n---|---\nci|3f9a8b7c6d5e4f3a2b1c",
+    "Password:\n\n  Xk29!fpQ7zz\n", "API key :\n`4Gx7pQ2mZ9vB1nL8kR3tY6wE0uI5oA`", "pw: toor)", "pass=abcd&",
+    "the unseal key is 4Gx7pQ2mZ9vB1nL8kR3tY6wE0uI5oA==", "Cookie: sid=Qm4Tz8Lp2Vx7Nc3Rb9Wk5Hd1Jf6Gs0Ya",
     "aws_secret_access_key = Zq7Lm2Xp9Vt4Rk8Wn3Bc6Hy1Jd5Fg0TsEaQm/K7+",
     "AWSSecretAccessKey: 'Zq7Lm2Xp9Vt4Rk8Wn3Bc6Hy1Jd5Fg0TsEaQm/K7+'",
     "https://hooks.slack.com/services/T0000000/B0000000/XXXXXXXXXXXXXXXXXXXXXXXX",

@@ -60,7 +60,7 @@ from filelock import FileLock, Timeout
 from pi_memory.index import redaction_semantic, segments
 from pi_memory.safety import redact, secret_spans
 
-VERSION = 7
+VERSION = 8
 """The scanner's patterns the stored rows were redacted with: raised whenever the secret scanner learns a
 format (2: truncated private keys, Vault, Telegram, ``.pgpass``, Basic auth, Docker auths; 3: ``.netrc``,
 registry ``login -p``, password phrases in 11 languages, age and PuTTY keys; 4: password phrases with an arrow,
@@ -71,7 +71,10 @@ named with a qualifier before its copula or value (``Passwort für den Server la
 login pairs (``login: admin / hunter2``), a long random value after a token word with only a space, and a plain word
 after "password is"; 7: PINs, PUKs, passcodes, door and alarm codes, safe combinations (``pin_code``), a plain word
 after a password label of another language or script (``Passwort ist sommerwiese``, ``пароль: подсолнух``,
-``密码是向日葵``), and a passphrase of several English words). An index whose finished state has an older version runs the text phases again
+``密码是向日葵``), and a passphrase of several English words; 8: a value on the line after its label (``Password:\nX``),
+key material after a label naming a key, cookie, seed or salt (``encryption key: 4Gx7…==``), a password or token
+column of a Markdown table, and a 4-5 character password after ``pw:``/``pass=``). An index whose finished state has
+an older version runs the text phases again
 (:func:`redact_pending_index`)."""
 BATCH = 2000
 CONTEXT_CHARS = 120

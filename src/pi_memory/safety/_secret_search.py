@@ -41,24 +41,34 @@ class Row(Protocol):
     def hint_regex(self) -> re.Pattern[str] | None: ...
 
 
-def keyword_places(lowered: str, keywords: tuple[str, ...]) -> list[int]:
-    """Every offset of ``lowered`` where one of ``keywords`` starts, in order."""
+Places = dict[str, list[int]]
+
+
+def keyword_places(lowered: str, keywords: tuple[str, ...], seen: Places | None = None) -> list[int]:
+    """Every offset of ``lowered`` where one of ``keywords`` starts, in order. ``seen``: each keyword's offsets
+    in this text as rows before found them (filled here), so a keyword many rows share is looked for once."""
     places: list[int] = []
     for kw in keywords:
-        i = lowered.find(kw)
-        while i >= 0:
-            places.append(i)
-            i = lowered.find(kw, i + 1)
+        found = seen.get(kw) if seen is not None else None
+        if found is None:
+            found = []
+            i = lowered.find(kw)
+            while i >= 0:
+                found.append(i)
+                i = lowered.find(kw, i + 1)
+            if seen is not None:
+                seen[kw] = found
+        places.extend(found)
     places.sort()
     return places
 
 
-def anchored(row: Row, text: str, lowered: str, back: int) -> Iterator[re.Match[str]]:
+def anchored(row: Row, text: str, lowered: str, back: int, seen: Places | None = None) -> Iterator[re.Match[str]]:
     """``row.regex.finditer(text)`` for a row whose matches start at most ``back`` characters before one of its
     keywords: the regex is tried only at those starts, in order, so the leftmost match comes first."""
     regex = row.regex
     pos = tried = 0
-    for place in keyword_places(lowered, row.keywords):
+    for place in keyword_places(lowered, row.keywords, seen):
         start = max(pos, tried, place - back)
         while start <= place:
             m = regex.match(text, start)
@@ -70,14 +80,15 @@ def anchored(row: Row, text: str, lowered: str, back: int) -> Iterator[re.Match[
         tried = max(tried, place + 1)
 
 
-def near(row: Row, text: str, lowered: str, reach: int, width: int) -> Iterator[re.Match[str]]:
+def near(row: Row, text: str, lowered: str, reach: int, width: int, seen: Places | None = None
+         ) -> Iterator[re.Match[str]]:
     """The matches of ``row.regex`` (all ``width`` characters long, none hiding another) that start within
     ``reach`` characters of one of the row's keywords, in order. Each stretch is searched with its end cut
     ``width + 1`` characters after its last start, so a match that starts in it is read with the character
     after it (its look-ahead), as in the whole text; one that starts past the stretch is not taken."""
     regex, size = row.regex, len(text)
     stretches: list[list[int]] = []
-    for place in keyword_places(lowered, row.keywords):
+    for place in keyword_places(lowered, row.keywords, seen):
         low, high = max(0, place - reach), place + reach
         if stretches and low <= stretches[-1][1] + 1:
             stretches[-1][1] = max(stretches[-1][1], high)
@@ -91,14 +102,16 @@ def near(row: Row, text: str, lowered: str, reach: int, width: int) -> Iterator[
             pos = m.end()
 
 
-def matches(row: Row, text: str, lowered: str) -> Iterator[re.Match[str]] | list[re.Match[str]]:
-    """The matches of ``row`` in ``text`` (``lowered`` is ``text.lower()``), as ``finditer`` gives them."""
+def matches(row: Row, text: str, lowered: str, seen: Places | None = None
+            ) -> Iterator[re.Match[str]] | list[re.Match[str]]:
+    """The matches of ``row`` in ``text`` (``lowered`` is ``text.lower()``), as ``finditer`` gives them; ``seen``
+    as in :func:`keyword_places`, one dict a text."""
     hint = row.hint_regex
     if hint is not None and hint.search(text) is None:
         return []
     if len(lowered) == len(text):
         if row.anchor is not None:
-            return anchored(row, text, lowered, row.anchor)
+            return anchored(row, text, lowered, row.anchor, seen)
         if row.near is not None:
-            return near(row, text, lowered, *row.near)
+            return near(row, text, lowered, *row.near, seen)
     return row.regex.finditer(text)

@@ -68,10 +68,15 @@ xml_secret               an XML element ``<password>``/``<dbPassword>``/``<secre
 password_in_prose        ``password: x``, ``Password for Test WebUI: x``, ``pw = "x"``, ``the password is x``,
                          ``password is: x``, ``pass=x``, ``passphrase x`` (6+ chars; not "forgot my password",
                          "password policy", "password: required"); a passphrase of 3-8 words ("password is correct
-                         horse battery staple", rule in ``_secret_words``)
+                         horse battery staple", rule in ``_secret_words``); a 4-5 character value after ``pw:``,
+                         ``pass=`` (``pw: toor``; ``_secret_keys``), a value alone on the line after its label
+                         (``Password:\nX``) and a cell under a password column of a Markdown table (``_secret_layout``)
 secret_assignment        ``api_key/secret/token/… = <16+ chars, letters and digits, entropy ≥ 3 bits/char>``,
                          also written ``the API token is <value>`` / ``the secret is: <value>``, and with only a
-                         space when the value is 32+ hex or random base64 (``use token 3f9a…``; ``_secret_pairs``)
+                         space when the value is 32+ hex or random base64 (``use token 3f9a…``; ``_secret_pairs``);
+                         key material after a label naming a key, cookie, seed or salt (``encryption key: 4Gx7…==``,
+                         ``session cookie is …``; ``_secret_keys``), on the line after such a label or under such a
+                         table column (``_secret_layout``)
 password_phrase          a password/secret label in 11 languages (``Passwort ist X``, ``пароль: X``, ``密码是X``,
                          ``wifi pass: X``, ``secret=X``, ``set password to X``) with a value that looks like a
                          credential, or a plain word in a definite form (``Passwort ist sommerwiese``,
@@ -137,6 +142,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, NamedTuple
 
+from . import _secret_layout as _layout
 from ._escapes import merge_spans, still_missing, view_spans, views
 from ._keywords import keyword_hits
 from ._secret_codes import CODE_ANCHOR, CODE_KEYWORDS, CODE_PATTERN, code_value
@@ -347,6 +353,15 @@ PATTERNS: tuple[_SecretPattern, ...] = (
     _sp("password_phrase", PHRASE_PATTERN, *PHRASE_KEYWORDS, flags=_I, validate=phrase_value, anchor=0),
     # after it: "密码：123456" stays a password_phrase; a PIN, a PUK, a door code is what the rows above leave
     _sp("pin_code", CODE_PATTERN, *CODE_KEYWORDS, flags=_I, validate=code_value, anchor=CODE_ANCHOR),
+    # after it, what a label's layout or a short form gives (``_secret_keys``, ``_secret_layout``): ids as above
+    _sp("secret_assignment", _layout.KEY_PATTERN, *_layout.KEY_KEYWORDS, flags=_I, validate=_layout.key_value,
+        anchor=0),
+    _sp("password_in_prose", _layout.PASSWORD_PATTERN, *_layout.PASSWORD_KEYWORDS, flags=_I,
+        validate=_layout.password_value, anchor=0),
+    _sp("password_in_prose", _layout.TABLE_PATTERN, *_layout.TABLE_KEYWORDS, validate=_layout.table_password,
+        hint=_layout.TABLE_HINT, anchor=_layout.TABLE_ANCHOR),
+    _sp("secret_assignment", _layout.TABLE_PATTERN, *_layout.TABLE_KEYWORDS, validate=_layout.table_key,
+        hint=_layout.TABLE_HINT, anchor=_layout.TABLE_ANCHOR),
 )
 _PRIORITY = {id(pat): prio for prio, pat in enumerate(PATTERNS)}  # earlier rows win an overlap
 
@@ -361,17 +376,17 @@ def _folded_matches(text: str, anchored: bool = True, lacking: frozenset[str] = 
         hits.lacks(lacking)
     lowered = hits.lowered  # text.lower(), as the keywords were looked for in it
     taken: list[tuple[int, int, int, str]] = []  # kept sorted and non-overlapping
+    seen: dict[str, list[int]] = {}  # each keyword's places, found once for every row that names it
     for pat in hits.rows(PATTERNS):
         prio = _PRIORITY[id(pat)]
-        found = search_row(pat, text, lowered) if anchored else pat.regex.finditer(text)
+        found = search_row(pat, text, lowered, seen) if anchored else pat.regex.finditer(text)
         for m in found:
             span = pat.validate(m, text) if pat.validate else m.span(pat.group)
-            if span is None or span[0] == span[1]:
-                continue
-            i = bisect_left(taken, (span[0],))
-            if (i > 0 and taken[i - 1][1] > span[0]) or (i < len(taken) and taken[i][0] < span[1]):
-                continue
-            taken.insert(i, (span[0], span[1], prio, pat.id))
+            for start, end in (span if isinstance(span, list) else (span,) if span else ()):  # a table: a list
+                i = bisect_left(taken, (start,))
+                if start == end or (i > 0 and taken[i - 1][1] > start) or (i < len(taken) and taken[i][0] < end):
+                    continue
+                taken.insert(i, (start, end, prio, pat.id))
     return taken
 
 

@@ -1,0 +1,194 @@
+"""The same-line forms of two secret rows (:mod:`._secret_layout` joins each with its next-line form and
+:mod:`.secrets` holds the table), and the value checks they share: key material after a label naming a key,
+cookie, seed or salt, and a short password after ``pw``, ``pwd``, ``pass``, ``passwd`` or ``password``. Each
+validator takes the match and the text and returns the secret value's span, or ``None``.
+
+Key material (``secret_assignment``, its key form)
+--------------------------------------------------
+``The backup encryption key: 4Gx7…==``, ``the vault unseal key is …``, ``Unseal Key 1: …``, ``session cookie is
+…``, ``Cookie: sessionid=…``, ``wallet seed: …``, ``salt: …``, ``encryption_key = '…'``: the word ``key``, ``cookie``,
+``seed`` or ``salt``, then ``:``/``=`` or ``is``/``was``, then 16+ characters of base64, base64url or hex. What the
+value must look like depends on the word before the label (joined by a space, ``_`` or ``-``):
+
+* a word naming a secret (encryption, signing, private, secret, unseal, master, recovery, HMAC, session, API, access,
+  wallet, …: ``_SECRET_WORDS``), or the labels ``cookie`` and ``salt`` themselves: what an assignment takes
+  (16+ characters with letters and digits, entropy >= 3 bits/char; a hex digest counts);
+* a word naming a key of data or a public value (primary, sort, partition, cache, public, foreign, idempotency,
+  routing, …: ``_DATA_WORDS``): never;
+* any other word ("the key is …", "seed: …"): only random base64 (24+ characters with upper case, lower case and
+  3+ digits, entropy >= 3.8 bits/char); a hex digest there is a hash or an id, not a secret.
+
+Never a UUID (an id), a path of words (``projects/p-1/locations/…/cryptoKeys/k``), a file name, a URL or a
+CONSTANT_NAME. ``Cookie: name=value`` keeps the cookie's name. Costs: a key named by a word the lists lack and
+written in hex ("the backup key is 9f86…") is missed; "the key is <random base64>" in a note about a cache is
+replaced.
+
+Short passwords (``password_in_prose``, its short form)
+-------------------------------------------------------
+``ssh root@10.0.0.5 (pw: toor)``, ``pass=toor``, ``user=bob&pass=abcd``, ``PGPASSWORD=toor``, ``password: 1234``:
+the password row takes 6+ characters; this one takes 4-5 after ``:``/``=`` (``pass`` only with ``=``), when the
+value ends there (end, a space, a quote, ``,``/``;``/``&``/a closing bracket). The value has a letter (digits alone
+only after ``pw``/``pwd``/``passwd``/``password``: ``pass=1234`` is a count of tests) and is not a placeholder, a
+default, a boolean, a word a form or note puts there (``same``, ``unset``, ``auto``, ``skip``, ``none``: ``_NOT_SHORT``)
+or a path; a plain word must end the sentence or be followed by another ``name=`` pair ("pass=toor port=22",
+not "password: same as ssh"). Cost: "pw is toor", a 1-3 character password and "pass: toor" are missed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ._secret_values import (
+    _CODE_REF,
+    _NOT_A_PASSWORD,
+    _PROSE_SUFFIX,
+    _PROSE_WORDS,
+    _entropy,
+    _in_marker,
+    _placeholder,
+    assignment_like,
+    technical,
+)
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# ---- key material ---------------------------------------------------------------------------------------
+# What follows the label (``_secret_layout`` puts the label before it, and the next-line form beside it).
+KEY_TAIL = (
+    r"(?:[ \t]+\d{1,2})?(?:[\"']?[ \t]*[:=][ \t]*|[ \t]+(?:is|was)[ \t]*:?[ \t]*)[\"'`]?"
+    r"(?P<v>[A-Za-z0-9_\-+/=.~]{16,400})"
+)
+_SECRET_WORDS = _words("""
+    encryption decryption encrypt decrypt crypto cipher signing sign private secret unseal master recovery hmac aes
+    symmetric shared preshared psk wallet session api access auth authentication license root kek dek jwt vault
+    backup webhook admin otp totp 2fa mfa client app
+""")
+_DATA_WORDS = _words("""
+    public primary foreign sort partition cache caching object row routing idempotency lookup composite unique index
+    hash map dict dictionary registry redis s3 bucket translation i18n shard sharding dedup deduplication range
+    natural surrogate candidate compound search group message config json yaml table column field entry record react
+    list gpg pgp ssh deploy host verify verification fingerprint cluster storage sorting hot
+""")
+_WORD_BEFORE = re.compile(r"([A-Za-z0-9]+)[ \t_-]+$")
+_UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+_FILE_NAME = re.compile(r"\.[A-Za-z]{2,5}$")
+_CONSTANT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_COOKIE_NAME = re.compile(r"[A-Za-z_][\w-]{0,40}=(?=[^=])")
+
+
+def word_before(text: str, start: int) -> str:
+    """The word right before ``start`` (joined to it by spaces, ``_`` or ``-``), lower-cased, or ``""``."""
+    m = _WORD_BEFORE.search(text, max(0, start - 40), start)
+    return m.group(1).lower() if m else ""
+
+
+def _path_of_words(value: str) -> bool:
+    """A resource path ("projects/p-1/locations/global/keyRings/r/cryptoKeys/k"): 3+ parts, half of them words."""
+    parts = value.split("/")
+    return len(parts) >= 3 and sum(p.isalpha() for p in parts) * 2 >= len(parts)
+
+
+def random_base64(value: str) -> bool:
+    """24+ characters with upper case, lower case, 3+ digits and entropy >= 3.8 bits/char."""
+    return (len(value) >= 24 and sum(c.isdigit() for c in value) >= 3 and any(c.isupper() for c in value)
+            and any(c.islower() for c in value) and _entropy(value) >= 3.8)
+
+
+def key_material(value: str, named: bool) -> bool:
+    """Whether ``value`` is key material after a label; ``named``: the label names a secret (module docstring)."""
+    if not value or _placeholder(value) or _UUID.fullmatch(value) or _CONSTANT_NAME.fullmatch(value):
+        return False
+    if _path_of_words(value) or _FILE_NAME.search(value) or value.lower().startswith(("http", "www.")):
+        return False
+    return assignment_like(value) if named else random_base64(value)
+
+
+def label_named(label: str, text: str, start: int) -> bool | None:
+    """For the label ``label`` starting at ``start``: ``True`` when it names a secret, ``False`` when it names
+    nothing either way, ``None`` when the word before it names a key of data or a public value."""
+    before = word_before(text, start)
+    if before in _DATA_WORDS:
+        return None
+    return label in ("cookie", "salt", "secret", "token") or before in _SECRET_WORDS
+
+
+def key_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    start, end = m.span("v")
+    label = m.group("key").lower()
+    if _in_marker(text, start) or (named := label_named(label, text, m.start("key"))) is None:
+        return None
+    value = text[start:end].rstrip(".")
+    if label == "cookie" and (name := _COOKIE_NAME.match(value)) is not None:
+        start, value = start + name.end(), value[name.end():]
+    if not key_material(value, named):
+        return None
+    return (start, start + len(value))
+
+
+# ---- short passwords ------------------------------------------------------------------------------------
+SHORT_TAIL = (
+    r"[\"']?[ \t]*(?P<sep>[:=])[ \t]*"
+    r"(?:(?P<qc>[\"'`])(?P<q>[^\s\"'`]{4,5})(?P=qc)|(?P<v>[^\s\"'`,;&()\[\]{}<>]{4,6}))"
+    r"(?![^ \r\n\"'`,;&)\]}>])"  # not a tab: in a decoded reading it is an escape inside a longer value
+)
+_NOT_SHORT = _words("""
+    true false yes no on off skip skipped fail ok okay done todo tbd same auto unset empty blank any all see nil ask
+    env file vault none null here there below above later soon n/a unknown set hash salt plain text hidden mask
+    given sent stdin ldap sso oauth saml token key keys cert pin otp totp prompt input bool str string int char
+    bytes void new old long short weak strong good bad valid ready yours mine both each same none mfa twofa
+    sshkey local type hint value field label name
+""")
+_GOES_ON = re.compile(r"[ \t]+[A-Za-z][\w-]*(?![\w-]*[=:])")
+
+
+def password_like(value: str, *, short: bool) -> bool:
+    """Whether ``value``, given right under or after a password label (a column header, a label on the line
+    before, ``pw:``), reads as a password: 6+ characters mixing letters with digits or symbols, 6+ digits, or a
+    small-letter word of 6+ letters that prose does not put there; with ``short``, also 4-5 characters with a
+    letter that are none of ``_NOT_SHORT``. A word with sentence punctuation ("Welcome!", "Authenticating...")
+    is read as the word."""
+    if (core := value.rstrip(".!?")) != value and core.isalpha():
+        value = core
+    low = value.lower()
+    if len(value) < 4 or _placeholder(value) or low in _NOT_A_PASSWORD or low in _PROSE_WORDS or low in _NOT_SHORT:
+        return False
+    if value[0] in "/~.\\-" or "://" in value or value.endswith(":") or technical(value) or _CODE_REF.match(value):
+        return False
+    has_alpha = any(c.isalpha() for c in value)
+    if value.isdigit():
+        return len(value) >= 6
+    if not has_alpha:
+        return False
+    if value.isalpha():
+        if not value.islower():
+            return False  # "Required", "Remember": a form's words
+        return (len(value) >= 6 and _PROSE_SUFFIX.search(value) is None) or (short and len(value) < 6)
+    return len(value) >= 6 or short
+
+
+def short_password(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    key = m.group("key")
+    key_start = m.start("key")
+    if key_start > 0 and text[key_start - 1].isalnum() and not key.isupper():
+        return None  # "1Password:", "bypass=": another word
+    if key.lower() == "pass" and m.group("sep") != "=":
+        return None  # "pass: 3 of 4 tests"
+    group = "q" if m.group("q") is not None else "v"
+    start, end = m.span(group)
+    value = text[start:end]
+    if group == "v":
+        value = value.rstrip(".")
+        end = start + len(value)
+    if not 4 <= len(value) <= 5 or "\\" in value or _in_marker(text, start):
+        return None  # a backslash: an escape ("password: x\\n" in a docstring), read decoded elsewhere
+    if value.isdigit():
+        if key.lower() == "pass" or len(set(value)) <= 2:
+            return None  # "pass=1234 fail=0" counts tests
+    elif not password_like(value, short=True):
+        return None
+    if value.isalpha() and m.group("sep") == ":" and _GOES_ON.match(text, end):
+        return None  # "password: same as ssh": the sentence goes on ("PGPASSWORD=toor psql" is a command)
+    return (start, end)

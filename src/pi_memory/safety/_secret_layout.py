@@ -1,0 +1,190 @@
+"""Secret rows that read a credential out of a text's layout rather than one line of it (:mod:`.secrets` holds the
+table): a value alone on the line after its label, and the cells of a Markdown table under a column named for a
+password or a token. The value checks are :mod:`._secret_keys`' own (``password_like``, ``key_material``); the
+next-line form shares its row with the same-line form of :mod:`._secret_keys` (one look for the labels' places).
+
+A value on the next line (``password_in_prose`` / ``secret_assignment``, their next-line form)
+----------------------------------------------------------------------------------------------
+``Password:\\nXk29!fpQ7zz``, ``password:\\n  Xk29!fpQ7zz``, ``API key:\\n\\n4Gx7…``, ``**Password:**\\n`Xk29…```:
+a label line holding a password label (password, passwd, passphrase, passcode, pwd, pw, Passwort, Kennwort,
+contraseña, senha, пароль) or a key label (secret, token, key, cookie, seed, salt), perhaps a
+qualifier in brackets and ``**``, then ``:`` and the end of the line; at most one blank line; then a line holding
+one value and nothing else (indented, or in quotes or backticks). Before the label on its line stand at most four
+words and list or quote marks ("- Prod DB password:", "The backup encryption key:"): a sentence that ends in a
+label is prose. The value must read as a password (``password_like``, short values too: ``Password:\\ntoor``) or as
+key material after that label (``key_material``; a key of data, "sort key:\\ncreated_at", is none). Form dumps and
+YAML stay: "Password:\\nRemember me" and "password:\\n  valueFrom:" hold no lone value.
+
+A Markdown table (``password_in_prose`` / ``secret_assignment``, their table form)
+---------------------------------------------------------------------------------
+``| host | user | password |\\n|---|---|---|\\n| db | admin | Xk29!fpQ7zz |``: a separator row (``|---|:--:|``, with
+or without the outer pipes) under a header row of as many cells, one of which names a password (its last word is a
+password label: "password", "DB Password", "root pw") or a secret ("token", "API token", "secret", "API key",
+"cookie": ``label_named``); every row after it with the header's number of cells, up to the first line without a
+pipe, gives the cell in that column when it reads as a password or as key material. A row with no header ("| db |
+admin | Xk29!fpQ7zz |") names no column: it is missed, as is a second password column of one table.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ._secret_keys import KEY_TAIL, SHORT_TAIL, key_material, label_named, password_like, short_password
+from ._secret_keys import key_value as same_line_key
+from ._secret_values import _in_marker
+from ._text import fold
+
+
+def _folded(*words: str) -> str:
+    return "|".join(re.escape(fold(w).text).replace(r"\ ", r"[ \t]+") for w in words)
+
+
+_PASSWORD_LABELS = _folded("password", "passwd", "passphrase", "passcode", "passwort", "pwd", "pw", "kennwort",
+                           "contraseña", "senha", "пароль")
+_KEY_LABELS = "secret|token|key|cookie|seed|salt"
+_SHORT_LABELS = frozenset(("password", "passwd", "pwd", "pw", "pass"))
+_NEXT_LINE = (r"[ \t]*(?:\([^)\n]{1,30}\)[ \t]*)?\**[ \t]*:[ \t]*\**[ \t]*\r?\n(?:[ \t]*\r?\n)?[ \t]*"
+              r"(?:(?P<nqc>[\"'`])(?P<nq>[^\s\"'`]{4,400})(?P=nqc)|(?P<nv>[^\s\"'`]{4,400}))[ \t]*(?=\r?\n|$)")
+# One row a label family, each with its same-line form (``_secret_keys``) and its next-line form: one look for the
+# keywords' places serves both.
+PASSWORD_PATTERN = rf"(?P<key>{_PASSWORD_LABELS}|pass)(?![A-Za-z0-9])(?:{SHORT_TAIL}|{_NEXT_LINE})"
+KEY_PATTERN = rf"(?<![A-Za-z0-9])(?P<key>{_KEY_LABELS})(?![A-Za-z0-9])(?:{KEY_TAIL}|{_NEXT_LINE})"
+PASSWORD_KEYWORDS = tuple(fold(w).text.lower() for w in ("pass", "pw", "kennwort", "contrase", "senha", "пароль"))
+KEY_KEYWORDS = ("secret", "token", "key", "cookie", "seed", "salt")
+# What may stand before the label on its line: list, quote or heading marks, a number, at most four words.
+_LINE_HEAD = re.compile(r"[ \t>#*+-]*(?:\d{1,2}[.)][ \t]*)?\**(?:[^\W\d_][\w'.-]{0,20}[ \t_-]+){0,4}$")
+
+
+def _label_line(text: str, key_start: int) -> bool:
+    line_start = text.rfind("\n", 0, key_start) + 1
+    return key_start - line_start <= 80 and _LINE_HEAD.match(text, line_start, key_start) is not None
+
+
+def _next_line_value(m: re.Match[str], text: str, *, password: bool) -> tuple[int, int] | None:
+    key_start = m.start("key")
+    if (key_start > 0 and text[key_start - 1].isalnum()) or not _label_line(text, key_start):
+        return None
+    group = "nq" if m.group("nq") is not None else "nv"
+    start, end = m.span(group)
+    value = text[start:end]
+    if _in_marker(text, start):
+        return None
+    if password:
+        return (start, end) if password_like(value, short=True) else None
+    named = label_named(m.group("key").lower(), text, key_start)
+    return (start, end) if named is not None and key_material(value, named) else None
+
+
+def password_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    """A short password on the label's line (``pw: toor``) or any password on the line after it."""
+    label = m.group("key").lower()
+    if m.group("sep") is not None:
+        return short_password(m, text) if label in _SHORT_LABELS else None
+    return None if label == "pass" else _next_line_value(m, text, password=True)
+
+
+def key_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    """Key material on the label's line (``encryption key: …``) or on the line after it (``secret:\\n…``)."""
+    if m.group("v") is not None:  # "secret: X" and "token is X" on one line are the assignment row's
+        return None if m.group("key").lower() in ("secret", "token") else same_line_key(m, text)
+    return _next_line_value(m, text, password=False)
+
+
+# ---- Markdown tables ------------------------------------------------------------------------------------
+_CELL_RULE = r"[ \t]*:?-{3,}:?[ \t]*"
+# A separator row at a line's start, indented by at most 8: its first "---" stands at most ``TABLE_ANCHOR``
+# characters after the match's start, so the row is tried only there (``_secret_search.anchored``); the header's
+# words are the validator's to read.
+TABLE_PATTERN = (rf"(?<![^\n])[ \t]{{0,8}}(?:\|[ \t]{{0,4}}:?-{{3,}}:?[ \t]*(?:\|{_CELL_RULE})*\|?"
+                 rf"|:?-{{3,}}:?[ \t]*(?:\|{_CELL_RULE})+\|?)[ \t]*\r?(?=\n|\Z)")
+TABLE_KEYWORDS = ("---",)
+TABLE_ANCHOR = 14
+TABLE_HINT = r"\|[ \t]*:?---|---:?[ \t]*\|"
+_HEADER_WORDS = re.compile(r"pass|pw|kennwort|contrase|senha|пароль|secret|token|key|cookie|seed|salt".replace(
+    "пароль", fold("пароль").text.lower()), re.IGNORECASE)
+_PIPE = re.compile(r"(?<!\\)\|")
+_HEADER_PASSWORD = re.compile(rf"(?:^|[ \t_-])(?:{_PASSWORD_LABELS})$", re.IGNORECASE)
+_HEADER_KEY = re.compile(rf"(?:^|[ \t_-])(?P<key>{_KEY_LABELS})$", re.IGNORECASE)
+_MAX_ROWS = 1000
+
+
+def _cells(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The cells of the table line ``text[start:end]`` as stripped spans, without the outer pipes' empty cells."""
+    bounds = [start] + [p.start() for p in _PIPE.finditer(text, start, end)] + [end]
+    cells = []
+    for i in range(len(bounds) - 1):
+        low, high = bounds[i] + (i > 0), bounds[i + 1]
+        while low < high and text[low] in " \t":
+            low += 1
+        while high > low and text[high - 1] in " \t\r":
+            high -= 1
+        cells.append((low, high))
+    if cells and cells[0][0] == cells[0][1] and text[start:bounds[1]].strip() == "":
+        cells.pop(0)
+    if cells and cells[-1][0] == cells[-1][1]:
+        cells.pop()
+    return cells
+
+
+def _header_columns(text: str, cells: list[tuple[int, int]], password: bool) -> list[int]:
+    """The columns of a header row named for a password (``password``) or a secret."""
+    columns = []
+    for i, (low, high) in enumerate(cells):
+        name = text[low:high].strip("*_` \t")
+        name = re.sub(r"[ \t]*\([^)]*\)$", "", name)  # "Password (prod)"
+        if len(name.split()) > 3:
+            continue
+        if password:
+            named = _HEADER_PASSWORD.search(name) is not None
+        else:
+            key = _HEADER_KEY.search(name)
+            named = key is not None and bool(label_named(key.group("key").lower(), name, key.start("key")))
+        if named:
+            columns.append(i)
+    return columns
+
+
+def _table_cells(m: re.Match[str], text: str, *, password: bool) -> list[tuple[int, int]] | None:
+    rule_start = m.start()
+    if rule_start == 0:
+        return None
+    header_start = text.rfind("\n", 0, rule_start - 1) + 1
+    if _HEADER_WORDS.search(text, header_start, rule_start) is None:
+        return None  # no column can name a secret
+    header = _cells(text, header_start, rule_start - 1)
+    if len(header) != len(_cells(text, rule_start, m.end())) or "|" not in text[header_start:rule_start]:
+        return None
+    columns = _header_columns(text, header, password)
+    if not columns:
+        return None
+    spans = []
+    pos = m.end()
+    for _ in range(_MAX_ROWS):
+        if not text.startswith("\n", pos):
+            break
+        line_end = text.find("\n", pos + 1)
+        line_end = len(text) if line_end < 0 else line_end
+        if "|" not in text[pos + 1:line_end]:
+            break
+        row = _cells(text, pos + 1, line_end)
+        pos = line_end
+        if len(row) != len(header):
+            continue
+        for col in columns:
+            low, high = row[col]
+            if high - low >= 2 and text[low] == text[high - 1] and text[low] in "`\"'":
+                low, high = low + 1, high - 1
+            value = text[low:high]
+            if not value or any(c.isspace() for c in value) or _in_marker(text, low):
+                continue
+            if password_like(value, short=True) if password else key_material(value, True):
+                spans.append((low, high))
+    return spans or None
+
+
+def table_password(m: re.Match[str], text: str) -> list[tuple[int, int]] | None:
+    return _table_cells(m, text, password=True)
+
+
+def table_key(m: re.Match[str], text: str) -> list[tuple[int, int]] | None:
+    return _table_cells(m, text, password=False)
