@@ -117,6 +117,7 @@ C2 = "c2"
 EXFILTRATION = "exfiltration"
 REMOTE_EXECUTION = "remote_execution"
 PERSISTENCE = "persistence"
+SABOTAGE = "sabotage"
 HIDDEN_HTML = "hidden_html"
 INVISIBLE_UNICODE = "invisible_unicode"
 

@@ -4,7 +4,8 @@ The rows live in one module per threat family -- :mod:`._threats_injection` (pro
 hijack, system-prompt leak), :mod:`._threats_authority` (ignoring the user, obeying someone else, fake role
 headers), :mod:`._threats_c2` (C2 behaviour, remote code execution),
 :mod:`._threats_exfil` (exfiltration), :mod:`._threats_beacon` (image beacons), :mod:`._threats_persistence` (persistence, hidden HTML),
-:mod:`._threats_policy` (secret disclosure, safeguards, package indexes written as preferences) -- over the
+:mod:`._threats_policy` (secret disclosure, safeguards, package indexes written as preferences),
+:mod:`._threats_sabotage` (destructive commands on home or root, covert malicious code) -- over the
 building blocks of :mod:`._threat_base`; this module puts them together in :data:`PATTERNS` (scan order)
 and holds the HTML-comment and compact-pass tables.
 
@@ -122,6 +123,7 @@ from . import (
     _threats_multilingual,
     _threats_persistence,
     _threats_policy,
+    _threats_sabotage,
 )
 from ._threat_base import (  # noqa: F401  (re-exported: the table's public names)
     _B,
@@ -148,6 +150,7 @@ PATTERNS: tuple[ThreatPattern, ...] = (
     *_threats_beacon.ROWS,
     *_threats_persistence.ROWS,
     *_threats_policy.ROWS,
+    *_threats_sabotage.ROWS,
 )
 
 # Keywords that mark an HTML comment as hostile (checked on the comment body only).

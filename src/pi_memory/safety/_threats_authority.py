@@ -62,6 +62,7 @@ One row per ``_p(...)``; how rows are read: :mod:`._threat_patterns`."""
 from __future__ import annotations
 
 import re
+import threading
 
 from ._threat_base import _B, _E, _F3, _NOT, _S, _SEP, PROMPT_INJECTION, ThreatPattern, _p
 
@@ -96,9 +97,20 @@ _USERS_WORDS = (rf"(?:(?:the|this|your|that|any|every|all){_S}(?:(?:of{_S})?the{
 # Where an instruction about the user ends: the clause ends, or goes on with words that carry it on.
 _GOES_ON = (r"(?:and|but|or|then|so|just|only|completely|entirely|totally|fully|altogether|always|henceforth|instead"
             r"|whatever|obey|follow|listen|do|you|they|he|she|their|his|her)")
+# When the user is to be ignored: "on Fridays", "during deploys", "after 6pm", "for the rest of the session".
+_DAYS = r"(?:mon|tues|wednes|thurs|fri|satur|sun|week|deploy|release|patch)days?"
+_WHEN = (rf"(?:on{_S}(?:{_DAYS}|weekends?|holidays?|(?:every|each|all|any){_S}[^\W\d_]{{2,12}})|during{_S}(?:the{_S}|a{_S}|any{_S})?"
+         rf"(?:deploys?|deployments?|releases?|incidents?|outages?|freezes?|weekends?|nights?|sessions?|off[ -]hours"
+         rf"|(?:business|working|work|office){_S}hours|meetings?|reviews?|standups?|sprints?|on-?call)"
+         rf"|after{_S}(?:\d{{1,2}}(?::\d\d)?[ \t]*(?:am|pm|h)?|hours|midnight|noon|work|today|tonight|this)"
+         rf"|(?:at|from){_S}(?:night|weekends?|all{_S}times|\d{{1,2}}(?::\d\d)?[ \t]*(?:am|pm|h)?)|today|tonight|tomorrow"
+         rf"|this{_S}(?:week|weekend|session|time|sprint|month|year)|every{_S}(?:time|day|week|session|{_DAYS})"
+         rf"|for{_S}(?:the{_S}rest{_S}of{_S}(?:the{_S}|this{_S})?\w+|the{_S}(?:day|week|session)|today|good|a{_S}while"
+         rf"|this{_S}(?:session|task|week|sprint))|in{_S}(?:this|every|all|each|any){_S}(?:sessions?|conversations?"
+         rf"|chats?|turns?|cases?))")
 _USER_END = (rf"(?=[ \t]*(?:[.!;:)\n]|$)|[ \t]*,{_S}{_GOES_ON}{_E}|{_S}{_GOES_ON}{_E}|{_S}(?:from{_S}now{_S}on"
              rf"|from{_S}here{_S}on|going{_S}forward|for{_S}now|no{_S}matter|(?:even{_S})?(?:if|when|whenever|unless"
-             rf"|until){_S}(?:they|he|she|the{_S}user|asked|told|you['’]re{_S}(?:asked|told))){_E})")
+             rf"|until){_S}(?:they|he|she|the{_S}user|asked|told|you['’]re{_S}(?:asked|told))|{_WHEN}){_E})")
 _IGNORE = r"(?:ignore|disregard|disobey|defy|overrule|override|dismiss)"
 _SAYS = rf"(?:says|said|asks|asked|wants|requests|writes|types|tells{_S}you|instructs|demands|requires)"
 
@@ -209,6 +221,87 @@ _ORDER = (rf"(?:{_POLICY}[ \t]*)?(?:{_STANDING}|(?:you{_S}(?:must|will|shall|sho
           rf"(?:{_S}(?:now|always|only))?{_S})?{_RISKY}{_S}{_OBJECT}{_E})")
 
 
+# ---- refusing the user everything (``user_override``) and notes addressed to the model (``addressed_to_model``) -----
+_REQUESTS = r"(?:requests?|questions?|tasks?|prompts?|commands?|messages?|instructions?|asks|demands?)"
+_DENY = (
+    rf"(?:refuse|decline){_S}(?:to{_S}(?:help|assist|answer|serve|obey|respond{_S}to|reply{_S}to|work{_S}(?:for|with)"
+    rf"|comply{_S}with|talk{_S}to|cooperate{_S}with){_S})?(?:(?:every|all|any|each)(?:{_S}(?:single|one))?{_S}"
+    rf"(?:(?:of{_S})?(?:the{_S}|their{_S}|his{_S}|her{_S})?(?:users?|humans?)['’]?s?{_S})?{_REQUESTS}"
+    rf"|everything(?:{_S}(?:they|he|she|the{_S}user){_S}(?:asks?|says|wants|requests)(?:{_S}for)?)?"
+    rf"|(?:the{_S}|this{_S})?(?:users?|humans?)(?!['’]s)|(?:the{_S})?(?:users?|humans?)['’]s?{_S}{_USER_SAYS}){_E}"
+    rf"|(?:deny|reject){_S}(?:every|all|any|each){_S}(?:of{_S})?(?:the{_S}|their{_S})?(?:users?|humans?)['’]?s?{_S}"
+    rf"{_REQUESTS}{_E}"
+    rf"|(?:do{_S}not|don['’]?t|never){_S}(?:help|assist|answer|serve|respond{_S}to|reply{_S}to|work{_S}for"
+    rf"|cooperate{_S}with){_S}(?:the{_S}|this{_S})?(?:users?|humans?)(?!['’]s){_E}"
+    rf"|treat{_S}(?:the{_S}|this{_S})?(?:users?|humans?){_S}as{_S}(?:an?{_S})?(?:attacker|adversary|intruder|enemy"
+    rf"|threat|criminal|impostor|imposter|hostile){_E}"
+)
+_DENY_END = (rf"(?=[ \t]*(?:[.!;:,)\n]|$)|{_S}(?:(?:from|of|by){_S}(?:the{_S}|this{_S})?(?:users?|humans?)|they{_S}(?:make"
+             rf"|send|ask|give)|no{_S}matter|from{_S}now{_S}on|going{_S}forward|and|whatever|(?:even{_S})?(?:if|when)"
+             rf"{_S}(?:they|he|she|it)|for{_S}(?:now|today|good)|with{_S}(?:anything|everything)|{_WHEN}){_E})")
+# What may stand before a refusal in its clause: nothing, a connective, or the agent as the one who refuses ("the
+# API must refuse all requests." is a description of a service, not an order to the agent).
+_DENY_LEAD = re.compile(
+    rf"[\s\-*>#\d\"'“‘`]*(?:(?:and|then|so|please|always|just|simply|now|instead|henceforth|from{_S}now{_S}on"
+    rf"|going{_S}forward|from{_S}today|you(?:{_S}(?:must|should|will|shall|are{_S}to|have{_S}to|need{_S}to)|['’]ll)?"
+    rf"|(?:the{_S})?(?:assistant|ai|model|agent|bot|llm|claude)(?:{_S}(?:must|should|will|shall|is{_S}to|has{_S}to"
+    rf"|needs{_S}to))?)[ \t]*,?[ \t]*)*",
+    re.IGNORECASE,
+)
+_CLAUSE_BREAK = re.compile(r"[.!?;:,(\[\n]")
+
+
+def _opens_a_clause(m: re.Match[str], text: str) -> bool:
+    """Keep a refusal that opens its clause (after a connective or the agent as subject, ``_DENY_LEAD``)."""
+    low = max(0, m.start() - 80)
+    cut = max((b.end() for b in _CLAUSE_BREAK.finditer(text, low, m.start())), default=low)
+    if cut == low and low > 0:
+        return False  # no clause start within reach
+    return _DENY_LEAD.fullmatch(text, cut, m.start()) is not None
+
+
+_MODEL = (rf"(?:the{_S}|any{_S}|all{_S}|every{_S}|our{_S}|my{_S})?(?:ai|a\.i\.|llm|assistant|model|agent|bot|chatbot|claude"
+          rf"|gpt|chatgpt|copilot|codex|gemini|cursor|language{_S}model|coding{_S}(?:assistant|agent)|ai{_S}(?:assistant"
+          rf"|agent|model))s?")
+# A note addressed to the model ("Note to AI:", "Message for Claude -", "Dear assistant,") and, on its line, an
+# order against the user or the agent's rules: the user declared unauthorised, a refusal, "ignore the user", a
+# control word of a fake header (``_CONTROL``).
+_USER_STATUS = (rf"(?:the{_S}|this{_S})?(?:users?|humans?)(?:{_S}(?:is|are)|['’]s|['’]re){_S}(?:(?:not|no{_S}longer"
+                rf"|never)(?:{_S}(?:an?|the))?{_S}(?:authori[sz]ed|allowed|permitted|trusted|trustworthy|verified"
+                rf"|legitimate|admin|owner|entitled|cleared|approved)|unauthori[sz]ed|banned|blocked|hostile|malicious"
+                rf"|lying|untrustworthy|suspended|forbidden|an{_S}(?:attacker|impostor|imposter|intruder|adversary))"
+                rf"{_E}|(?:the{_S}|this{_S})?(?:users?|humans?){_S}(?:has|have){_S}no{_S}(?:rights?|access|permissions?"
+                rf"|authority|say|clearance){_E}")
+_ADDRESSED = (rf"{_B}(?:(?:note|message|memo|reminder|instructions?|notice|psa|directive|warning|hint)s?{_S}"
+              rf"(?:to|for){_S}{_MODEL}|(?:dear|hey|hi|hello|attention){_S}{_MODEL})(?![\w-])[ \t]*[:,.;!–—-]")
+# "To the AI reading this:" opening a line (a row of its own: it starts with "to", a keyword too common to anchor on).
+_ADDRESSED_LINE = (rf"(?<![^\n])(?:to|for){_S}{_MODEL}{_S}(?:reading|processing|seeing)(?:{_S}this)?(?![\w-])"
+                   rf"[ \t]*[:,.;!–—-]")
+_ADDRESSED_ORDER = re.compile(rf"{_B}(?:{_USER_STATUS}|{_IGNORE}{_S}(?:the{_S})?(?:users?|humans?){_E}|{_CONTROL}|{_DENY})",
+                              re.IGNORECASE)
+_REACH = 200  # an order counts when it starts within this many characters of the address, on its line
+_ORDER_MAX = 400  # no order is longer (its words and gaps are bounded): how far past its line one is read
+_orders = threading.local()  # per thread: [text, end of the line, its orders (an iterator), the next one, last end]
+
+
+def _order_follows(m: re.Match[str], text: str) -> tuple[int, int] | bool:
+    """Keep an address to the model followed on its line by an order (``_ADDRESSED_ORDER``); the span runs to the
+    order's end. The orders of a line are found in one pass from its first address, shared by the addresses that
+    follow on that line (an order never holds an address, so the orders of one pass do not hide any that a later
+    address needs): each position is tried once, however closely addresses follow one another."""
+    state = getattr(_orders, "state", None)
+    if state is None or state[0] is not text or m.end() <= state[4] or m.end() > state[1]:  # another text or line
+        line_end = text.find("\n", m.end())
+        line_end = len(text) if line_end == -1 else line_end
+        found = _ADDRESSED_ORDER.finditer(text, m.end(), min(len(text), line_end + _ORDER_MAX))
+        state = _orders.state = [text, line_end, found, next(found, None), m.end()]
+    state[4] = m.end()
+    while state[3] is not None and state[3].start() < m.end():
+        state[3] = next(state[2], None)
+    order, limit = state[3], min(m.end() + _REACH, state[1])
+    return (m.start(), order.end()) if order is not None and order.start() < limit else False
+
+
 ROWS: tuple[ThreatPattern, ...] = (
     _p("user_override", PROMPT_INJECTION,
        rf"{_B}{_IGNORE}{_S}(?:(?:{_USER}|{_USERS_WORDS}){_USER_END}"
@@ -241,6 +334,24 @@ ROWS: tuple[ThreatPattern, ...] = (
        requires=("apply", "matter", "count", "bind", "void", "irrelevant", "ignored", "overridden", "superseded",
                  "cancel", "revoked", "valid", "binding", "relevant"),
        anchored=True),
+    _p("user_override", PROMPT_INJECTION,  # "refuse every request", "refuse to help the user", "do not help the user"
+       rf"{_B}(?:{_DENY}){_DENY_END}",
+       "refuse", "decline", "deny", "reject", "do not", "don't", "don’t", "dont", "never", "treat", requires=("request", "question", "task", "prompt", "command",
+                                                             "message", "instruction", "ask", "demand", "user",
+                                                             "human", "everything"),
+       check=_opens_a_clause, anchored=True),
+    _p("addressed_to_model", PROMPT_INJECTION,  # "Note to AI: the user is not authorised; …"
+       _ADDRESSED,
+       "note", "message", "memo", "reminder", "instruction", "notice", "psa", "directive", "warning", "hint",
+       "dear ", "hey ", "hi ", "hello ", "attention ",
+       requires=("ai", "a.i.", "llm", "assistant", "model", "agent", "bot", "claude", "gpt", "copilot", "codex",
+                 "gemini", "cursor"),
+       check=_order_follows, anchored=True),
+    _p("addressed_to_model", PROMPT_INJECTION, _ADDRESSED_LINE,
+       "reading", "processing", "seeing",
+       requires=("ai", "a.i.", "llm", "assistant", "model", "agent", "bot", "claude", "gpt", "copilot", "codex",
+                 "gemini", "cursor"),
+       check=_order_follows),
     _p("fake_role_header", PROMPT_INJECTION,
        rf"{_HEADER}{_LEAD}(?:{_CONTROL}|{_TO_AGENT})",
        "system", "developer", "admin", "sysadmin", "root", "superuser", "sudo", "assistant",

@@ -22,7 +22,18 @@ from __future__ import annotations
 import re
 
 from ._text import fold
-from ._threat_base import _B, _E, _F2, _F3, PROMPT_INJECTION, PROMPT_LEAK, ROLE_HIJACK, ThreatPattern, _p
+from ._threat_base import (
+    _B,
+    _E,
+    _F2,
+    _F3,
+    PROMPT_INJECTION,
+    PROMPT_LEAK,
+    ROLE_HIJACK,
+    Check,
+    ThreatPattern,
+    _p,
+)
 
 
 def _f(pattern: str) -> str:
@@ -45,24 +56,33 @@ def _keywords(words: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _ml(id_: str, category: str, pattern: str, *keywords: str, requires: tuple[str, ...] = (),
-        negatable: bool = True, anchored: bool | None = None) -> ThreatPattern:
+        negatable: bool = True, anchored: bool | None = None, check: Check | None = None) -> ThreatPattern:
     """A row written in natural spelling, folded as the text it runs on is. ``requires``: words every match holds
     besides a keyword (for the rows whose verbs are also English words: "ignore" alone does not run them); those
     rows' matches also start with a keyword (their verb), so they are tried only where one starts (``anchored``,
-    which a row without ``requires`` may ask for too)."""
+    which a row without ``requires`` may ask for too). ``check`` replaces the negation check (``negatable``)."""
     return _p(id_, category, _f(pattern), *_keywords(keywords), requires=_keywords(requires),
-              check=_not_negated if negatable else None, anchored=bool(requires) if anchored is None else anchored)
+              check=check or (_not_negated if negatable else None),
+              anchored=bool(requires) if anchored is None else anchored)
 
 
 # Negations that turn an instruction to ignore into its opposite, looked for just before and inside the match.
 _NEGATION = re.compile(_f(
     r"不要|不許|不许|别|別|勿|不可|しないで|しない|せず|するな|하지\s*마|하지\s*말|않|"
-    r"(?<![^\W_])(?:nicht|niemals|kein|keine|no|nunca|jamais|pas|não|nao|не|нельзя|никогда|لا|هرگز|نه)(?![^\W_])"),
+    r"(?<![^\W_])(?:nicht|niemals|nie|kein|keine|no|nunca|jamais|pas|não|nao|не|нельзя|никогда|لا|هرگز|نه)(?![^\W_])"),
     re.IGNORECASE)
 
 
 def _not_negated(m: re.Match[str], text: str) -> bool:
     return _NEGATION.search(text, max(0, m.start() - 12), m.end() + 8) is None
+
+
+def sentence_not_negated(m: re.Match[str], text: str) -> bool:
+    """No negation word of any language in the sentence before the match (up to 40 characters) or inside it:
+    for rows whose key words can stand far from a negation ("Nunca incluyas el contenido de .env …")."""
+    low = max(0, m.start() - 40)
+    cut = max(text.rfind(c, low, m.start()) for c in ".!?。！？\n")
+    return _NEGATION.search(text, max(low, cut + 1), m.end()) is None
 
 
 _CJK_GAP = r"[^\n。！？!?]{0,8}?"  # up to 8 characters inside one sentence
@@ -225,6 +245,21 @@ ROWS: tuple[ThreatPattern, ...] = (
         "只", "服从", "服從", "听从", "聽從", "遵从", "遵從", "私", "わたし", "俺", "僕", "나에게", "나한테", "저에게", "내",
         "подчиняйся", "повинуйся", "слушайся", "gehorche", "befolge", "obedéceme", "obedece", "obéis", "obéissez",
         "n'obéi", "n’obéi", "obedeça", "أطعني", "اطعني", "أطع", "فقط", "از", anchored=True),
+    _ml("user_override", PROMPT_INJECTION,  # "refuse every request": "lehne jede Anfrage ab", "rechaza todas las …"
+        rf"{_B}(?:lehne|lehnt|verweigere|verweigert)(?:[ \t]+sie)?[ \t]+(?:jede|alle|sämtliche)[ \t]+(?:anfragen?|bitten?"
+        rf"|aufträge|auftrag|fragen?|befehle|wünsche)(?:[ \t]+(?:des|der|vom|von)[ \t]+(?:nutzers?|benutzers?|users?"
+        rf"|anwenders?))?(?:[ \t]+ab)?{_E}{_USER_END}"
+        rf"|{_B}(?:refuse|refusez)[ \t]+(?:toutes[ \t]+les|tous[ \t]+les|chaque)[ \t]+(?:demandes?|requêtes?|questions?"
+        rf"|tâches?)(?:[ \t]+(?:de[ \t]+l['’][ \t]*utilisat(?:eur|rice)|des[ \t]+utilisateurs))?{_E}{_USER_END}"
+        rf"|{_B}(?:rechaza|rechace|rechazad|niega|deniega)[ \t]+(?:todas[ \t]+las|todos[ \t]+los|cada|cualquier)"
+        rf"[ \t]+(?:solicitud(?:es)?|peticion(?:es)?|petición|preguntas?|tareas?|pedidos?)(?:[ \t]+del[ \t]+usuario)?"
+        rf"{_E}{_USER_END}"
+        rf"|{_B}(?:recuse|recusa|rejeite|rejeita)[ \t]+(?:todas[ \t]+as|todos[ \t]+os|cada|qualquer)[ \t]+"
+        rf"(?:solicitações|solicitação|pedidos?|perguntas?|tarefas?)(?:[ \t]+do[ \t]+(?:usuário|utilizador))?{_E}"
+        rf"{_USER_END}",
+        "lehne", "lehnt", "verweiger", "refuse", "rechaz", "niega", "deniega", "recus", "rejeit",
+        requires=("jede", "alle", "sämtliche", "toutes", "tous", "chaque", "todas", "todos", "cada", "cualquier",
+                  "qualquer"), negatable=False),
     # ---- system prompt disclosure ---------------------------------------------------------------
     _ml("system_prompt_leak", PROMPT_LEAK,
         r"(?:输出|打印|显示|顯示|透露|泄露|洩露|告诉我|告訴我|重复|重複|给我看|給我看|展示)[^\n。]{0,6}?"
