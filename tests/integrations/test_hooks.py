@@ -60,6 +60,29 @@ def test_the_cache_is_used_only_while_its_inputs_are_unchanged(env, monkeypatch)
     assert context_of(start(env, "s4")) == "rebuilt" and len(calls) == 2  # so does another data root
 
 
+def test_a_change_in_any_module_of_the_safety_scanner_invalidates_the_cache(env, monkeypatch, tmp_path):
+    """Only two of the scanner's modules were inputs of the cache: a new rule in ``_threats_sabotage.py`` left a
+    cached snapshot holding an entry the new rule blocks."""
+    import shutil
+
+    code = tmp_path / "code"
+    for name in handlers._CODE:
+        (code / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(handlers._PKG / name, code / name)
+    shutil.copytree(handlers._PKG / "safety", code / "safety", ignore=shutil.ignore_patterns("__pycache__"),
+                    dirs_exist_ok=True)
+    monkeypatch.setattr(handlers, "_PKG", code)
+    (env / "data" / "MEMORY.md").write_text("cached fact\n", encoding="utf-8")
+    built = context_of(start(env, "s1"))
+    calls = []
+    monkeypatch.setattr(handlers, "session_context", lambda cwd, *_: calls.append(cwd) or {"memory": "rebuilt",
+                                                                                        "run": ""})
+    assert context_of(start(env, "s2")) == built and calls == []
+    rules = code / "safety" / "_threats_policy.py"
+    rules.write_text(rules.read_text(encoding="utf-8") + "\n# a new rule\n", encoding="utf-8")
+    assert context_of(start(env, "s3")) == "rebuilt" and len(calls) == 1
+
+
 def test_empty_stores_give_no_snapshot_only_the_run_parts(env):
     text = context_of(start(env, "s1"))
     assert "<memory-snapshot>" not in text and text.startswith("<memory-blocks>")

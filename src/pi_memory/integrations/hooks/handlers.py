@@ -29,11 +29,16 @@ from pi_memory.integrations.hooks.protocol import CLAUDE_CONTEXT_CAP, RUN_PIECE_
 
 CACHE_VERSION = "2"  # 2: the run parts' pieces (``pieces``) are cached with them
 _PKG = Path(__file__).resolve().parents[2]  # src/pi_memory
-# the code a cached context was built by: a changed file (an upgrade, an edit) invalidates the cache
-_CODE = ("curated/snapshot.py", "curated/sanitise.py", "curated/entries.py", "safety/threats.py",
-         "safety/secrets.py", "safety/_secret_values.py", "safety/_threat_patterns.py", "prompt/context.py",
-         "prompt/render.py", "prompt/pieces.py",
-         "integrations/hooks/handlers.py")
+# the code a cached context was built by: a changed file (an upgrade, an edit) invalidates the cache; every module
+# of the safety scanner (its rules live in many: a new rule in one of them must not be served stale)
+_CODE = ("curated/snapshot.py", "curated/sanitise.py", "curated/entries.py", "prompt/context.py",
+         "prompt/render.py", "prompt/pieces.py", "integrations/hooks/handlers.py")
+_CODE_FOLDERS = ("safety",)
+
+
+def _code_files() -> list[str]:
+    return [*(str(_PKG / c) for c in _CODE),
+            *(str(p) for folder in _CODE_FOLDERS for p in sorted((_PKG / folder).glob("*.py")))]
 
 
 def _text(value: object) -> str:
@@ -75,7 +80,7 @@ def session_context(cwd: str, team_deadline: float | None = None, team_wait: flo
             deps = [*(str(p) for p in settings_files(Path(cwd))),
                     *(str(p) for p in memory.store.files.values()), *(str(f) for f in folders),
                     *(str(p) for f in folders if f.is_dir() for p in sorted(f.glob("*.md"))),
-                    str(StandingStore.in_data_dir(memory.settings.data_dir).path), *(str(_PKG / c) for c in _CODE)]
+                    str(StandingStore.in_data_dir(memory.settings.data_dir).path), *_code_files()]
             before = state.fingerprint(deps)
             run, pieces = run_texts(memory, RUN_PIECE_CHARS, claude_length)
             value = {"memory": memory_part(memory).text, "run": run, "pieces": pieces}
