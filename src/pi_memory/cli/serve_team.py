@@ -48,12 +48,26 @@ def _pool(database_url: str | None, *, copy: bool = False, on_clean=_say_cleaned
         raise fail(str(exc), 1) from exc
 
 
-def _backend(database_url: str | None, *, copy: bool = False):
+def _backend(database_url: str | None, *, copy: bool = False, configured: bool = False):
+    """The team store. ``configured`` (``serve import``): with the embedder of the semantic settings, as `serve`
+    opens it, so the rows an import queues for lack of a vector of that model are those `serve` embeds."""
+    embedder: dict | None = None
+    if configured:
+        from pi_memory.semantic.config import SemanticSettingsError, load_semantic_settings
+
+        try:
+            embedder = load_semantic_settings().embedder
+        except SemanticSettingsError as exc:
+            raise fail(str(exc), 2) from exc
     pool = _pool(database_url, copy=copy)
-    from pi_memory.embed import get_embedder
+    from pi_memory.embed import EmbeddingError, get_embedder
     from pi_memory.semantic.backends.postgres import PostgresBackend
 
-    return PostgresBackend(pool, get_embedder())
+    try:
+        return PostgresBackend(pool, get_embedder(embedder))
+    except EmbeddingError as exc:
+        pool.close()
+        raise fail(str(exc), 2) from exc
 
 
 @serve_app.command()
@@ -177,6 +191,7 @@ def import_(from_sqlite: Annotated[Path | None, typer.Option("--from-sqlite", he
     Every row passes the checks of an add: credentials are redacted (text, metadata, history), and a row whose
     text the threat scanner refuses, that is longer than 4,000 characters, holds a NUL character or names a
     user/agent/project id that looks like a credential is not copied; the report counts them by reason. A
+    memory without a vector of the configured embedding model is queued: `serve` embeds it when it starts. A
     file that is not what `serve export` writes stops the copy, naming the line: nothing is imported."""
     if (from_sqlite is None) == (from_jsonl is None):
         raise fail("Name one source: --from-sqlite PATH/index.sqlite3 or --from-jsonl FILE.", 2)
@@ -184,7 +199,7 @@ def import_(from_sqlite: Annotated[Path | None, typer.Option("--from-sqlite", he
     if not source.is_file():
         raise fail(f"{source} is not a file; name the index.sqlite3 of a data folder (--from-sqlite) or a file "
                    "`serve export` wrote (--from-jsonl).", 2)
-    backend = _backend(database_url, copy=True)
+    backend = _backend(database_url, copy=True, configured=True)
     from pi_memory.semantic.backend import BackendError
     from pi_memory.semantic.backends.team_import import ImportProblem, import_rows, jsonl_rows, sqlite_rows
 
