@@ -168,7 +168,9 @@ def test_an_embedded_index_holding_a_nul_text_and_a_duplicate_is_copied_without_
     local = EmbeddedBackend(conn, embedder)
     scope = Scope(user_id="nul-" + uuid.uuid4().hex[:8])
     good = local.add("The staging host is stg-3", scope=scope)
-    nul = local.add("nul\u0000byte in a fact", scope=scope)
+    nul = local.add("a fact to be given a NUL", scope=scope)  # stored by an older version: adds refuse it now
+    with conn:
+        conn.execute("UPDATE semantic_memories SET text = ? WHERE id = ?", ("nul\u0000byte in a fact", nul.id))
     conn.close()
     taken = store.add("The staging host is stg-3", scope=scope)  # the team store already holds that text
     report = import_rows(store, sqlite_rows(tmp_path / "data" / "index.sqlite3"))

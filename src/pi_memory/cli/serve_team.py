@@ -163,9 +163,12 @@ def token_revoke(token: Annotated[str, typer.Argument(metavar="TOKEN_ID", help="
 
 @serve_app.command()
 def audit(limit: Annotated[int, typer.Option("--limit", min=1, max=10_000, help="Rows to show, newest first.")] = 50,
-          user: Annotated[str | None, typer.Option("--user", help="Only writes made with this user's tokens.")] = None,
+          user: Annotated[str | None, typer.Option("--user", help="Only the writes this user made (who wrote, with "
+                                                   "their own tokens), not the writes into their memories: an admin's "
+                                                   "writes are under the admin's name, the shared token's under "
+                                                   "'shared'.")] = None,
           database_url: DatabaseOpt = None, json_: JsonOpt = False) -> None:
-    """Every write made through the team server, with the token and user that made it."""
+    """Every write made through the team server, newest first, with the token and user that made it."""
     pool = _pool(database_url)
     from pi_memory.semantic.backends.team_auth import TokenStore
 
@@ -176,6 +179,10 @@ def audit(limit: Annotated[int, typer.Option("--limit", min=1, max=10_000, help=
     if json_ or state.json:
         emit_json({"audit": rows})
         return
+    if not rows:
+        out.print(f"No audit rows for user {user!r}: that user has written nothing through the team server (--user "
+                  "names who wrote; `pi-memory serve audit` without it lists every writer)." if user else
+                  "No audit rows: nothing has been written through the team server yet.", markup=False)
     for r in rows:
         out.print(f"{r['at']}  {r['userId']} ({r['tokenId']})  {r['action']}  {r['memoryId'] or ''}  {r['scope']}",
                   markup=False)

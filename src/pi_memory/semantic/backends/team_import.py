@@ -255,7 +255,7 @@ def _history_text(text: str | None) -> tuple[str | None, bool]:
     if text is None:
         return None, True
     checked = check_text(text)
-    return checked.text, checked.refusal not in ("threat", "long")
+    return checked.text, checked.refusal not in ("threat", "long", "control")
 
 
 @dataclass
