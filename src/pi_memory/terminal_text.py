@@ -70,6 +70,17 @@ def printable(text: str) -> str:
     return _SHOWN.sub(lambda m: m.group() if _kept(text, m.start()) else _escape(m.group()), text)
 
 
+def holds_control(text: str) -> bool:
+    """Whether ``text`` holds a C0/C1 control character (tab and newline excepted): what every store refuses
+    (the curated stores, standing rules, blocks, semantic memories on every path: tool, CLI, REST, import)."""
+    return bool(CONTROL.search(text))
+
+
+def normalise_newlines(text: str) -> str:
+    """CRLF and CR as LF: the line breaks a store keeps (a CR is otherwise a control character it refuses)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def holds_hidden(text: str) -> bool:
     """Whether :func:`printable` would show anything in ``text`` as an escape."""
     return printable(text) != text

@@ -1,7 +1,7 @@
 """Text a person sees from search results never runs in their terminal.
 
 Transcripts keep tool output as it was, colours and terminal titles included (``\\x1b[31m``, ``\\x1b]0;…\\x07``),
-and a semantic memory may hold them too: ``session-search``, ``semantic search|list|history`` show such codes
+and a semantic memory an older version stored may hold them too: ``session-search``, ``semantic search|list|history`` show such codes
 as ``\\xNN`` (as ``read`` does), so a result cannot clear the screen, retitle the window or hide text."""
 
 from __future__ import annotations
@@ -40,8 +40,21 @@ def test_session_search_shows_escape_codes_of_a_transcript(env) -> None:
 
 
 def test_semantic_search_and_list_show_escape_codes(env) -> None:
+    """An add refuses such codes now (as the curated stores do); a memory an older version stored is shown
+    escaped."""
+    from pi_memory.index import open_index
+
     base = ["--dir", env["data"], "--project", str(env["project"])]
-    assert RUN.invoke(app, ["semantic", "add", HOSTILE, *base]).exit_code == 0
+    refused = RUN.invoke(app, ["semantic", "add", HOSTILE, *base])
+    assert refused.exit_code == 2 and " ".join(refused.output.split()) == (
+        "error: Not saved: the memory text holds a control character (\\x1b: terminal escape codes or similar), "
+        "which can hide or change text on a screen showing it. Remove it and send plain text.")
+    assert RUN.invoke(app, ["semantic", "add", "pelican build then done red", *base]).exit_code == 0
+    db = open_index(Path(env["data"]))
+    with db:  # as an older version stored it
+        db.execute("UPDATE semantic_memories SET text = ?", (HOSTILE,))
+        db.execute("UPDATE semantic_history SET new_text = ?", (HOSTILE,))
+    db.close()
     for command in (["semantic", "search", "pelican build"], ["semantic", "list"]):
         r = RUN.invoke(app, [*command, *base])
         assert r.exit_code == 0 and "\x1b" not in r.stdout, command

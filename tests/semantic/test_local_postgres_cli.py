@@ -47,3 +47,43 @@ def test_local_postgres_serves_pgvector_on_loopback_and_removes_its_folder_on_ct
         pass
     else:
         raise AssertionError("the server still answers after Ctrl-C")
+
+
+def test_local_postgres_says_when_its_postgresql_exits_and_cleans_its_folder(tmp_path):
+    """A tester killed the PostgreSQL under `serve local-postgres`: it stayed silent and claimed "running" for
+    over a minute. It now looks every second, says in one line what happened, where the log is kept and what to
+    do, removes its folder and exits 2."""
+    import os
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "pi_memory", "serve", "local-postgres"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    kept = None
+    try:
+        url = _started(proc)
+        with psycopg.connect(url, connect_timeout=10) as conn:
+            data = Path(conn.execute("SHOW data_directory").fetchone()[0])
+        pid = int((data / "postmaster.pid").read_text().split()[0])
+        os.kill(pid, signal.SIGKILL)  # the postmaster this test's command started
+        killed = time.monotonic()
+        rest, err = proc.communicate(timeout=30)
+        took = time.monotonic() - killed
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 2, err
+    assert took < 5
+    assert "Stopped" not in rest
+    found = re.fullmatch(r"error: the local PostgreSQL on 127\.0\.0\.1:(\d+) \(pid (\d+)\) exited by itself(; its "
+                         r"log's last line: [^\n]*)?; its log is kept in (\S+)\. Its folder and the memories in it "
+                         r"are removed; start a new one with `pi-memory serve local-postgres` and export the URL it "
+                         r"prints\.\n", err)
+    assert found, err
+    assert found.group(1) == url.rsplit(":", 1)[1].split("/")[0] and int(found.group(2)) == pid
+    kept = Path(found.group(4))
+    try:
+        assert "database system is ready to accept connections" in kept.read_text()
+        assert kept.stat().st_mode & 0o077 == 0
+    finally:
+        kept.unlink()
+    assert not data.parent.exists()

@@ -83,7 +83,9 @@ def test_an_import_redacts_refuses_and_counts_as_an_add_would(store, tmp_path, c
         "1 matched the threat pattern ignore_instructions, 1 its agent_id looks like a credential, 1 same text as an "
         "active memory of its scope already there, 1 longer than 4,000 characters, 1 its user_id holds an "
         "invisible or direction-changing character), not copied. 1 history event left out: the same checks refuse "
-        "its text. Credentials were redacted in 1 memory (1 embedded again).")
+        "its text. Credentials were redacted in 1 memory (1 embedded again). 1 memory had no vector of this "
+        f"server's embedding model ({embedder.model_name}): it is queued, and `pi-memory serve` embeds it when it "
+        "starts (restart a server that is running); until then a search finds it by its words only.")
     assert lines[1:] == [
         f"  refused: {where.format(2)} (id {p}-2): matched the threat pattern ignore_instructions",
         f"  refused: {where.format(3)} (id {p}-3): holds a NUL character",
@@ -166,7 +168,9 @@ def test_an_embedded_index_holding_a_nul_text_and_a_duplicate_is_copied_without_
     local = EmbeddedBackend(conn, embedder)
     scope = Scope(user_id="nul-" + uuid.uuid4().hex[:8])
     good = local.add("The staging host is stg-3", scope=scope)
-    nul = local.add("nul\u0000byte in a fact", scope=scope)
+    nul = local.add("a fact to be given a NUL", scope=scope)  # stored by an older version: adds refuse it now
+    with conn:
+        conn.execute("UPDATE semantic_memories SET text = ? WHERE id = ?", ("nul\u0000byte in a fact", nul.id))
     conn.close()
     taken = store.add("The staging host is stg-3", scope=scope)  # the team store already holds that text
     report = import_rows(store, sqlite_rows(tmp_path / "data" / "index.sqlite3"))

@@ -152,7 +152,8 @@ def test_a_revoked_token_is_told_so_with_its_id(team):
     unknown = call(team, "pim_000000000000_" + "y" * 43, "GET", "/memories")
     assert unknown.json() == {"error": (
         "unauthorised: the bearer token is wrong: it is no token this server knows. Send 'Authorization: Bearer "
-        "<token>' with a token from `pi-memory serve token create`, or the team's shared --token.")}
+        "<token>' with your own token, which the server's admin makes with `pi-memory serve token create --user "
+        "NAME`; this server takes per-user tokens only.")}
 
 
 def test_the_self_hosted_client_reads_a_409_as_a_memory_changed_meanwhile(team):

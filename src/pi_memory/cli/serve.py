@@ -91,6 +91,7 @@ def serve(
     if ctx.invoked_subcommand is not None:
         return
     from pi_memory.llm import resolve_chat_model
+    from pi_memory.semantic.backends.rest_runner import say_event
     from pi_memory.semantic.backends.rest_server import ServeError, model_capture
     from pi_memory.semantic.backends.rest_server import serve as run_server
     from pi_memory.semantic.config import SemanticSettingsError, load_semantic_settings
@@ -126,11 +127,17 @@ def serve(
     model, status = resolve_chat_model()
     capture = (model_capture(model, semantic.custom_instructions, semantic.capture_max_input_tokens)
                if model is not None else None)
-    err.print(f"infer=true adds: {status}", markup=False)
+    say = lambda line: err.print(line, markup=False)  # noqa: E731
+    events = emit_json_line if json_ or state.json else say_event(say)
+
+    def report(event: dict) -> None:  # what infer=true adds do is said once the server is up, not before a failure
+        events(event)
+        if event.get("event") == "listening":
+            say(f"infer=true adds: {status}")
+
     try:
         run_server(host=host, port=port, token=token, data_dir=Path(resolved.data_dir), capture=capture,
-                   embedder=semantic.embedder, announce=lambda line: err.print(line, markup=False),
-                   report=emit_json_line if json_ or state.json else None, database_url=database_url,
+                   embedder=semantic.embedder, announce=say, report=report, database_url=database_url,
                    tls=(str(tls_cert), str(tls_key)) if tls_cert and tls_key else None, insecure_http=insecure_http,
                    ef_search=ef_search, project_char_limit=resolved.project_char_limit)
     except ServeError as exc:

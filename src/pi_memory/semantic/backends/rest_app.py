@@ -37,15 +37,18 @@ class _Auth:
     ``request.state.principal`` for the handlers' per-user checks."""
 
     def __init__(self, app: ASGIApp, token: str | None, resolve: Callable[[bytes], Any] | None = None,
-                 revoked: Callable[[bytes], Any] | None = None) -> None:
+                 revoked: Callable[[bytes], Any] | None = None, shared: bool = False) -> None:
         self.app = app
         self.token = token.encode() if token else None
         self.resolve = resolve
         self.revoked = revoked  # team_auth.TokenStore.revoked: the record of a revoked token, to say so
+        self.shared = shared or self.token is not None  # a shared team token is accepted too (the 401's words)
 
     def _principal(self, presented: bytes) -> Any:
         if self.resolve is not None:
-            return self.resolve(presented)
+            principal = self.resolve(presented)
+            if principal is not None or self.token is None:
+                return principal
         if self.token is not None and hmac.compare_digest(presented, self.token):
             from pi_memory.semantic.backends.team_auth import SHARED, Principal
 
@@ -101,8 +104,14 @@ class _Auth:
             return (f"unauthorised: this bearer token (id {record.id}, user {record.user_id!r}) was revoked at "
                     f"{record.revoked_at}. Ask the server's admin for a new one (`pi-memory serve token create "
                     f"--user {record.user_id}`) and put it in the client's settings.")
-        where = ("a token from `pi-memory serve token create`, or the team's shared --token" if self.resolve else
-                 f"the token the server printed at start (or its --token / ${TOKEN_ENV})")
+        if self.resolve is None:
+            where = f"the token the server printed at start (or its --token / ${TOKEN_ENV})"
+        elif self.shared:
+            where = ("your own token (`pi-memory serve token create --user NAME`, made by the server's admin) or the "
+                     f"team's shared token this server was started with (its --token, --token-file or ${TOKEN_ENV})")
+        else:
+            where = ("your own token, which the server's admin makes with `pi-memory serve token create --user "
+                     "NAME`; this server takes per-user tokens only")
         why = "missing" if not presented else "wrong: it is no token this server knows"
         return f"unauthorised: the bearer token is {why}. Send 'Authorization: Bearer <token>' with {where}."
 
@@ -164,7 +173,8 @@ def create_app(backend_factory: BackendFactory, token: str | None, *, capture: C
                                 MemoryNotFoundError: _plain(404), ValueError: _plain(400), BackendError: _plain(503),
                                 Exception: _crash}
     auth = Middleware(_Auth, token=token, resolve=tokens.resolve if tokens is not None else None,
-                      revoked=tokens.revoked if tokens is not None else None)
+                      revoked=tokens.revoked if tokens is not None else None,
+                      shared=tokens is not None and tokens.shared is not None)
     app = Starlette(routes=routes, middleware=[auth], exception_handlers=handlers)
     app.state.service = service
     return app

@@ -93,7 +93,7 @@ class TokenStore:
         user_id = (user_id or "").strip()
         if not user_id:
             raise ValueError("a token needs a user id: name the user it acts for, e.g. --user alice")
-        problem = id_problem("the user id", user_id, max_chars=200, example="--user alice")
+        problem = id_problem("the user id", user_id, max_chars=200, example="--user alice") or _unusable(user_id)
         if problem:
             raise ValueError(problem + " No token was created.")
         label = safety.redact(label) if label else label  # shown by `token list`: no credential in it
@@ -235,6 +235,24 @@ class TokenStore:
 
 
 __all__ = ["Principal", "Revocation", "TokenRecord", "TokenStore", "id_part"]
+
+
+def _unusable(user_id: str) -> str | None:
+    """Why no request could act for ``user_id`` (so its token would be refused on every request), else ``None``:
+    a request's ``user_id`` is read as the server reads it (:func:`~.rest_wire.scope_from_wire`), and a token
+    reaches only the user that reading gives."""
+    from pi_memory.semantic.backends.rest_wire import PROJECT_MARK, scope_from_wire
+
+    try:
+        read = scope_from_wire(user_id)
+    except ValueError as exc:
+        return f"the user id {user_id!r} cannot name a user ({exc})."
+    if read.user_id == user_id and read.project_id is None:
+        return None
+    return (f"the user id {user_id!r} holds {PROJECT_MARK!r}: the server reads a user_id 'NAME{PROJECT_MARK}PROJECT' "
+            f"as user {read.user_id!r} in project {read.project_id!r}, so a token for {user_id!r} would be refused "
+            f"on every request (403). Name the user alone (e.g. --user {read.user_id}): a user's token reaches all "
+            "of that user's projects.")
 
 
 def _ours(presented: bytes) -> str | None:

@@ -18,7 +18,11 @@ the tester's report of credentials copied in verbatim):
 * an active row whose text an active memory of its scope already holds (another id) is refused as a duplicate;
   a row whose id is already there is skipped (so a copy can run again: it adds only what is new);
 * vectors are kept when the text is stored unchanged; when redaction changed it, they were computed from the
-  credential, so they are dropped and the stored text is embedded again.
+  credential, so they are dropped and the stored text is embedded again;
+* a row copied without a vector of the store's embedding model (an export of another model, a hand-written
+  file without ``vectors``, an embedding that failed) is queued in ``pi_memory_reembed``, which ``serve``
+  embeds when it opens the store (:meth:`~.postgres.PostgresBackend.embed_queued`); the report counts them
+  (``queued``) and says so: until then a search finds them by their words only.
 
 A source that is not what ``serve export`` writes (a line that is not a JSON object, a row without ``id``,
 ``user_id`` or ``text``, a malformed field or vector; a file that is no pi-memory index) stops the copy with
@@ -68,7 +72,8 @@ class ImportReport:
     """What a copy did: ``memories`` copied, ``skipped`` (their id was already there), ``refused`` rows by
     reason (``refused_rows``: the first of them, where and why), ``history`` events and ``vectors`` copied,
     ``history_left_out`` events the checks refused, ``redacted`` rows whose credentials were redacted,
-    ``reembedded`` rows embedded again after redaction."""
+    ``reembedded`` rows embedded again after redaction, ``queued`` rows copied without a vector of ``model``
+    (the store's embedding model), queued for ``serve`` to embed."""
 
     memories: int = 0
     skipped: int = 0
@@ -77,6 +82,8 @@ class ImportReport:
     history_left_out: int = 0
     redacted: int = 0
     reembedded: int = 0
+    queued: int = 0
+    model: str = ""
     reasons: Counter = field(default_factory=Counter)
     refused_rows: list[dict[str, str]] = field(default_factory=list)
 
@@ -93,7 +100,7 @@ class ImportReport:
         return {"memories": self.memories, "skipped": self.skipped, "refused": self.refused,
                 "reasons": dict(self.reasons), "refusedRows": self.refused_rows, "history": self.history,
                 "historyLeftOut": self.history_left_out, "vectors": self.vectors, "redacted": self.redacted,
-                "reembedded": self.reembedded}
+                "reembedded": self.reembedded, "queued": self.queued}
 
     def summary(self) -> str:
         """One paragraph: ``copied N memories (…); S were already there; refused M (reasons)``."""
@@ -109,6 +116,12 @@ class ImportReport:
         if self.redacted:
             text += (f" Credentials were redacted in {_n(self.redacted, 'memory', 'memories')} "
                      f"({self.reembedded} embedded again).")
+        if self.queued:
+            text += (f" {_n(self.queued, 'memory', 'memories')} had no vector of this server's embedding model "
+                     f"({self.model}): {'it is' if self.queued == 1 else 'they are'} queued, and `pi-memory serve` "
+                     f"embeds {'it' if self.queued == 1 else 'them'} when it starts (restart a server that is "
+                     "running); until then a search finds "
+                     f"{'it' if self.queued == 1 else 'them'} by {'its' if self.queued == 1 else 'their'} words only.")
         return text
 
 
@@ -242,7 +255,7 @@ def _history_text(text: str | None) -> tuple[str | None, bool]:
     if text is None:
         return None, True
     checked = check_text(text)
-    return checked.text, checked.refusal not in ("threat", "long")
+    return checked.text, checked.refusal not in ("threat", "long", "control")
 
 
 @dataclass
@@ -306,7 +319,7 @@ def import_rows(backend: Any, rows: Iterable[Row]) -> ImportReport:
 
     from pi_memory.semantic.backends.postgres import SCOPE, _vector_literal
 
-    report = ImportReport()
+    report = ImportReport(model=backend.model)
     links: list[tuple[str, str]] = []
     events: list[tuple[int, str, Scope, dict[str, Any]]] = []
     with backend.pool.connection() as conn, conn.transaction():
@@ -358,10 +371,12 @@ def import_rows(backend: Any, rows: Iterable[Row]) -> ImportReport:
                     vectors = [{"model": backend.model, "dim": int(embedded.shape[1]), "vector": embedded[0]}]
                     report.reembedded += 1
             for v in vectors:
-                conn.execute("INSERT INTO semantic_vectors(memory_id, model, dim, embedding) VALUES "
-                             "(%s,%s,%s,%s::vector) ON CONFLICT DO NOTHING",
-                             (row["id"], v["model"], v["dim"], _vector_literal(v["vector"])))
-                report.vectors += 1
+                report.vectors += conn.execute(
+                    "INSERT INTO semantic_vectors(memory_id, model, dim, embedding) VALUES (%s,%s,%s,%s::vector) "
+                    "ON CONFLICT DO NOTHING", (row["id"], v["model"], v["dim"], _vector_literal(v["vector"]))).rowcount
+            if not any(v["model"] == backend.model for v in vectors):  # `serve` embeds it when it opens the store
+                report.queued += conn.execute("INSERT INTO pi_memory_reembed(memory_id) VALUES (%s) ON CONFLICT DO "
+                                              "NOTHING", (row["id"],)).rowcount
         for _seq, memory_id, scope, h in sorted(events, key=lambda e: e[0]):
             conn.execute("INSERT INTO semantic_history(memory_id, user_id, project_id, agent_id, event, old_text, "
                          "new_text, related_id, reason, at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
