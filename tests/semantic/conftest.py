@@ -66,3 +66,24 @@ def chat_model(scripted: ScriptedMemoryModel):
 
 
 from pg_fixture import pg_server, pg_url  # noqa: E402,F401  (the team-store tests' PostgreSQL)
+
+
+@pytest.fixture
+def invoke_cli(monkeypatch, tmp_path: Path):
+    """The CLI run in this process on a temporary agent and data folder, with no database URL from the environment:
+    each call returns typer's result (an uncaught exception other than an exit fails the test)."""
+    from typer.testing import CliRunner
+
+    from pi_memory.cli.app import app
+
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    monkeypatch.setenv("PI_MEMORY_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("PI_MEMORY_DATABASE_URL", raising=False)
+
+    def invoke(*args: str):
+        result = CliRunner().invoke(app, list(args))
+        assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+        return result
+
+    return invoke
+

@@ -7,10 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
 
 from pg_fixture import own_database
-from pi_memory.cli.app import app
 from pi_memory.semantic.backends.postgres import PostgresBackend, open_pool
 from pi_memory.semantic.models import Scope
 
@@ -19,14 +17,9 @@ BACKUP = ('Back them up from the database: pg_dump --data-only --table=project_s
 
 
 @pytest.fixture
-def run(monkeypatch, tmp_path):
-    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
-    monkeypatch.setenv("PI_MEMORY_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("PI_MEMORY_DATABASE_URL", raising=False)
-
+def run(invoke_cli):
     def run(*args: str):
-        result = CliRunner().invoke(app, list(args))
-        assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+        result = invoke_cli(*args)
         return result.exit_code, result.stdout, " ".join(result.stderr.split())
 
     return run

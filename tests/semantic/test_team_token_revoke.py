@@ -8,20 +8,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
-
-from pi_memory.cli.app import app
 
 
 @pytest.fixture
-def run(monkeypatch, tmp_path):
-    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
-    monkeypatch.setenv("PI_MEMORY_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("PI_MEMORY_DATABASE_URL", raising=False)
-
+def run(invoke_cli):
     def run(*args: str):
-        result = CliRunner().invoke(app, list(args))
-        assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+        result = invoke_cli(*args)
         return result.exit_code, " ".join(result.output.split())
 
     return run
