@@ -10,9 +10,7 @@ import json
 import uuid
 
 import pytest
-from typer.testing import CliRunner
 
-from pi_memory.cli.app import app
 from pi_memory.semantic.backends.postgres import PostgresBackend, open_pool
 from pi_memory.semantic.backends.team_import import import_rows, jsonl_rows
 from pi_memory.semantic.backends.team_server import open_team
@@ -27,15 +25,9 @@ def store(pg_url, embedder):
 
 
 @pytest.fixture
-def cli(monkeypatch, tmp_path, pg_url):
-    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
-    monkeypatch.setenv("PI_MEMORY_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("PI_MEMORY_DATABASE_URL", raising=False)
-
+def cli(invoke_cli, pg_url):
     def run(*args: str):
-        result = CliRunner().invoke(app, ["serve", *args, "--database-url", pg_url])
-        assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-        return result
+        return invoke_cli("serve", *args, "--database-url", pg_url)
 
     return run
 
