@@ -136,16 +136,16 @@ def alias_of(payload: dict, text: str) -> str:
     raise AssertionError(f"{text!r} was not shown to the model: {payload['existing_memories']}")
 
 
-def insert_turns(conn, project_id: str, rows) -> None:
-    """Index session ``s1`` of ``project_id`` with user turns ``rows`` = ``(entry id, timestamp, text)``."""
+def insert_turns(conn, project_id: str, rows, session: str = "s1") -> None:
+    """Index session ``session`` of ``project_id`` with user turns ``rows`` = ``(entry id, timestamp, text)``."""
     from pi_memory.index.db import transaction
     from pi_memory.index.indexer import insert_messages
 
     with transaction(conn):
         sid = conn.execute("INSERT INTO sessions(source, session_key, cwd, project_id, project_name) "
-                           "VALUES ('pi', 's1', '/w', ?, 'demo') RETURNING id", (project_id,)).fetchone()[0]
-        fid = conn.execute("INSERT INTO session_files(path, session_id, size, mtime_ns) VALUES ('/s1', ?, 0, 0) "
-                           "RETURNING id", (sid,)).fetchone()[0]
+                           "VALUES ('pi', ?, '/w', ?, 'demo') RETURNING id", (session, project_id)).fetchone()[0]
+        fid = conn.execute("INSERT INTO session_files(path, session_id, size, mtime_ns) VALUES (?, ?, 0, 0) "
+                           "RETURNING id", (f"/{session}", sid)).fetchone()[0]
         insert_messages(conn, [(sid, fid, eid, None, i, stamp, "user", "message", None, "active", text)
                                for i, (eid, stamp, text) in enumerate(rows, 1)])
 

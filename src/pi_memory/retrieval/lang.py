@@ -41,7 +41,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
-from pi_memory.index.query import STOP_WORDS
+from pi_memory.index.query import STOP_WORDS, compound_parts
 from pi_memory.index.words import CJK_STOP
 from pi_memory.semantic.terms import MAX_TERMS, MIN_TERM_CHARS, WORD, keyword_terms
 
@@ -163,6 +163,7 @@ class Evidence:
     stems: tuple[tuple[str, ...], ...] = ()
     cjk: tuple[tuple[str, ...], ...] = field(default=())
     unmatched: float = 0.0
+    parts: tuple[tuple[int, tuple[str, ...]], ...] = ()  # (index in words, its words): compounds only
 
     @property
     def total(self) -> float:
@@ -178,19 +179,32 @@ class Evidence:
             return 0.0
         folded = (text or "").casefold()
         found = 0.0
+        missed: list[int] = []
         if self.words and not self.langs:  # an English prompt: its terms as written (no stems to compare)
-            found += sum(1 for term in _english_patterns(self.words) if term.search(folded))
+            for i, term in enumerate(_english_patterns(self.words)):
+                if term.search(folded):
+                    found += 1
+                else:
+                    missed.append(i)
         elif self.words:
             text_stems: list[set[str]] | None = None
             for i, term in enumerate(self.words):
                 if term.casefold() in folded:
                     found += 1
                     continue
+                missed.append(i)
                 if text_stems is None:
                     tokens = set(_WORDS.findall(folded))
                     text_stems = [{stem(t, lang) for t in tokens} for lang in self.langs]
                 if any(self.stems[i][j] in text_stems[j] for j in range(len(self.langs))):
                     found += 1
+                    missed.pop()
+        if missed and self.parts:  # a compound not found whole: the share of its words the text holds
+            for i, words in self.parts:
+                if i in missed:
+                    held = [bool(w.search(folded)) for w in _english_patterns(words)]
+                    share = sum(held) / len(held)
+                    found += 1.0 if held[-1] and share >= 0.5 else share
         found += CJK_WEIGHT * sum(1 for grams in self.cjk if any(g in folded for g in grams))
         return found / total
 
@@ -272,7 +286,19 @@ def evidence_terms(query: str) -> Evidence:
         words = tuple(w for w in keyword_terms(rest) if w not in STOP_WORDS and w not in STOP["english"])
     words += tuple(w for w in korean_words(text) if w not in words)
     stems = tuple(tuple(stem(w, lang) for lang in langs) for w in words)
-    return Evidence(words, langs, stems, _cjk_units(text))
+    parts = tuple((i, found) for i, w in enumerate(words) if (found := _compound_words(w)))
+    return Evidence(words, langs, stems, _cjk_units(text), parts=parts)
+
+
+def _compound_words(term: str) -> tuple[str, ...]:
+    """The words of a compound term (``celery.exceptions.timeouterror`` -> ``celery``, ``exception``,
+    ``timeouterror``: :func:`pi_memory.index.query.compound_parts`, each cut as an English term is), or ``()``.
+    A text naming some of them apart holds that share of the compound's unit, and the whole unit when it holds
+    the last word (the name itself: ``TimeoutError``; the words before it are where it lives) and half of them
+    ("a celery TimeoutError", "a requests ConnectionError")."""
+    if not any(not ch.isalnum() for ch in term):
+        return ()
+    return tuple(dict.fromkeys(keyword_terms(" ".join(compound_parts(term))))) if len(compound_parts(term)) > 1 else ()
 
 
 def coverage_of(terms: Evidence | Sequence[str], text: str) -> float:

@@ -4,7 +4,9 @@
   (``semantic_words``: the project's word rules, :mod:`pi_memory.index.words`): English stop words dropped, the
   crude suffix cut of :func:`_stem`, then a prefix query when the stem has 4+ characters (``prefers`` ->
   ``prefer*``, which finds ``preferred`` and ``preference`` as the trigram substring did), else the word as
-  written and its stem; a word the tokenizer splits (``OPS-4821``, ``svc_ser29``) is a phrase of its tokens;
+  written and its stem; a word the tokenizer splits (``OPS-4821``, ``svc_ser29``) is a phrase of its tokens,
+  and a compound of words (``celery.exceptions.TimeoutError``) also brings each of its words
+  (:func:`pi_memory.index.query.compound_parts`), so a memory naming them apart is a candidate;
   runs of CJK characters become phrases of two characters (their bigrams that hold a content character).
 * :func:`keyword_terms` reads the same query into substring terms (stop words dropped, the suffix cut, CJK as
   character trigrams): recall's keyword evidence (:mod:`pi_memory.retrieval.lang`) and the team store's
@@ -18,7 +20,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pi_memory.index.query import MIN_PREFIX_CHARS, STOP_WORDS
+from pi_memory.index.query import MIN_PREFIX_CHARS, STOP_WORDS, compound_parts
 from pi_memory.index.words import CJK_RANGES, CJK_STOP, HAS_CJK, word_tokens
 
 MIN_TERM_CHARS = 3  # the trigram tokenizer indexes nothing shorter
@@ -147,7 +149,9 @@ def word_terms(query: str) -> list[WordTerm]:
     content = [p for p in pieces if p not in STOP_WORDS]
     out: list[WordTerm] = []
     for piece in content or pieces:
-        for term in _cjk_terms(piece) if HAS_CJK.match(piece) else _latin_terms(piece.strip(".'’-")):
+        cjk = HAS_CJK.match(piece)
+        for term in _cjk_terms(piece) if cjk else [
+                *_latin_terms(piece.strip(".'’-")), *(t for part in compound_parts(piece) for t in _latin_terms(part))]:
             if term not in out:
                 out.append(term)
             if len(out) >= MAX_TERMS:
