@@ -172,6 +172,7 @@ class PostgresBackend:
         cleaned = check_no_nul(clean_text(text), "the memory text")
         check_no_nul(metadata, "metadata")
         check_no_nul(source, "source")
+        metadata = clean_metadata(metadata, IDENTITY_KEYS)  # before the duplicate check: a control character is refused
         observed_at = check_observed_at(observed_at)
         digest = text_hash(cleaned)
         with self._conn() as conn:
@@ -183,7 +184,7 @@ class PostgresBackend:
             mem = SemanticMemory(text=cleaned, user_id=scope.user_id, project_id=scope.project_id,
                                  agent_id=scope.agent_id, created_at=now, updated_at=now,
                                  observed_at=observed_at or now, source=clean_source(source),
-                                 metadata=clean_metadata(metadata, IDENTITY_KEYS), hash=digest)
+                                 metadata=metadata, hash=digest)
             try:
                 with conn.transaction():
                     self._insert(conn, mem, vecs[0] if vecs is not None else None)

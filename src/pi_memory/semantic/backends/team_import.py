@@ -15,6 +15,7 @@ the tester's report of credentials copied in verbatim):
 * its user, agent and project ids must be plain names, as a new scope's on ``POST /memories``
   (:func:`~pi_memory.semantic.sanitize.id_problem`: no credential, no invisible character): else refused;
 * a NUL character (U+0000) anywhere in the row refuses it (PostgreSQL cannot keep one; the server answers 400);
+  so does a control character other than tab and newline in a metadata key or value (an add's 400 too);
 * an active row whose text an active memory of its scope already holds (another id) is refused as a duplicate;
   a row whose id is already there is skipped (so a copy can run again: it adds only what is new);
 * vectors are kept when the text is stored unchanged; when redaction changed it, they were computed from the
@@ -294,7 +295,10 @@ def _clean(row: dict[str, Any]) -> _Clean | str:
         observed = check_observed_at(row.get("observed_at"))
     except ValueError:
         return "its observed_at is not a date"
-    metadata = clean_metadata(row.get("metadata"), _DROP)
+    try:
+        metadata = clean_metadata(row.get("metadata"), _DROP)
+    except ValueError:  # a key or value holds a control character, as an add refuses it
+        return "its metadata holds a control character"
     source = clean_source(row.get("source")).model_dump(exclude_none=True)
     history, left_out = [], 0
     for h in row.get("history") or []:
