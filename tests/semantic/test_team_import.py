@@ -76,8 +76,8 @@ def test_an_import_redacts_refuses_and_counts_as_an_add_would(store, tmp_path, c
         "active memory of its scope already there, 1 longer than 4,000 characters, 1 its user_id holds an "
         "invisible or direction-changing character), not copied. 1 history event left out: the same checks refuse "
         "its text. Credentials were redacted in 1 memory (1 embedded again). 1 memory had no vector of this "
-        f"server's embedding model ({embedder.model_name}): it is queued, and `pi-memory serve` embeds it when it "
-        "starts (restart a server that is running); until then a search finds it by its words only.")
+        f"server's embedding model ({embedder.model_name}): it is queued, and `pi-memory serve` embeds it (a running "
+        "server within 30 s, 256 a pass; otherwise when it starts); until then a search finds it by its words only.")
     assert lines[1:] == [
         f"  refused: {where.format(2)} (id {p}-2): matched the threat pattern ignore_instructions",
         f"  refused: {where.format(3)} (id {p}-3): holds a NUL character",

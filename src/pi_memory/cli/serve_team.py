@@ -198,7 +198,7 @@ def import_(from_sqlite: Annotated[Path | None, typer.Option("--from-sqlite", he
     Every row passes the checks of an add: credentials are redacted (text, metadata, history), and a row whose
     text the threat scanner refuses, that is longer than 4,000 characters, holds a NUL character or names a
     user/agent/project id that looks like a credential is not copied; the report counts them by reason. A
-    memory without a vector of the configured embedding model is queued: `serve` embeds it when it starts. A
+    memory without a vector of the configured embedding model is queued: a running `serve` embeds it within 30 s, another when it starts. A
     file that is not what `serve export` writes stops the copy, naming the line: nothing is imported."""
     if (from_sqlite is None) == (from_jsonl is None):
         raise fail("Name one source: --from-sqlite PATH/index.sqlite3 or --from-jsonl FILE.", 2)

@@ -243,12 +243,15 @@ class PostgresBackend:
             self._history(conn, scope, old.id, "SUPERSEDE", old.text, target.text, target.id, reason, now)
         return target
 
-    def embed_queued(self, batch: int = 64) -> int:
-        """Embed the memories queued in ``pi_memory_reembed`` (their text was redacted at a start, their vectors
-        dropped: :mod:`.pg_sweep`); returns how many got a vector. When embedding fails they stay queued."""
+    def embed_queued(self, batch: int = 64, limit: int | None = None) -> int:
+        """Embed the memories queued in ``pi_memory_reembed`` (their text was redacted at a start, or an import
+        copied them without a vector of this model: :mod:`.pg_sweep`, :mod:`.team_import`), at most ``limit``
+        of them (oldest first; ``None``: all); returns how many got a vector. When embedding fails they stay
+        queued."""
         with self._conn() as conn:
             queued = conn.execute("SELECT q.memory_id, m.text FROM pi_memory_reembed q JOIN semantic_memories m ON "
-                                  "m.id = q.memory_id ORDER BY q.memory_id").fetchall()
+                                  "m.id = q.memory_id ORDER BY q.queued_at, q.memory_id LIMIT %s",
+                                  (limit,)).fetchall()
         done = 0
         for start in range(0, len(queued), batch):
             rows = queued[start:start + batch]
@@ -261,6 +264,12 @@ class PostgresBackend:
                 conn.execute("DELETE FROM pi_memory_reembed WHERE memory_id = ANY(%s)", ([r[0] for r in rows],))
             done += len(rows)
         return done
+
+    def queued_count(self) -> int:
+        """Memories waiting in ``pi_memory_reembed`` for a vector of this store's model."""
+        with self._conn() as conn:
+            return int(conn.execute("SELECT count(*) FROM pi_memory_reembed q JOIN semantic_memories m ON "
+                                    "m.id = q.memory_id").fetchone()[0])
 
     # --- reads ------------------------------------------------------------------------------------------
     def get(self, memory_id: str, *, scope: Scope) -> SemanticMemory | None:

@@ -22,8 +22,8 @@ the tester's report of credentials copied in verbatim):
   credential, so they are dropped and the stored text is embedded again;
 * a row copied without a vector of the store's embedding model (an export of another model, a hand-written
   file without ``vectors``, an embedding that failed) is queued in ``pi_memory_reembed``, which ``serve``
-  embeds when it opens the store (:meth:`~.postgres.PostgresBackend.embed_queued`); the report counts them
-  (``queued``) and says so: until then a search finds them by their words only.
+  embeds when it opens the store and, while it runs, every 30 s (:mod:`.team_reembed`); the report counts
+  them (``queued``) and says so: until then a search finds them by their words only.
 
 A source that is not what ``serve export`` writes (a line that is not a JSON object, a row without ``id``,
 ``user_id`` or ``text``, a malformed field or vector; a file that is no pi-memory index) stops the copy with
@@ -44,6 +44,7 @@ from typing import Any
 
 from pi_memory import safety
 from pi_memory.semantic.backends.rest_wire import IDENTITY_KEYS as WIRE_IDENTITY_KEYS
+from pi_memory.semantic.backends.team_reembed import CAP, EVERY_S
 from pi_memory.semantic.embedded import IDENTITY_KEYS, check_text
 from pi_memory.semantic.models import Scope, now_iso, parse_iso, text_hash
 from pi_memory.semantic.sanitize import (
@@ -120,8 +121,8 @@ class ImportReport:
         if self.queued:
             text += (f" {_n(self.queued, 'memory', 'memories')} had no vector of this server's embedding model "
                      f"({self.model}): {'it is' if self.queued == 1 else 'they are'} queued, and `pi-memory serve` "
-                     f"embeds {'it' if self.queued == 1 else 'them'} when it starts (restart a server that is "
-                     "running); until then a search finds "
+                     f"embeds {'it' if self.queued == 1 else 'them'} (a running server within "
+                     f"{EVERY_S:g} s, {CAP} a pass; otherwise when it starts); until then a search finds "
                      f"{'it' if self.queued == 1 else 'them'} by {'its' if self.queued == 1 else 'their'} words only.")
         return text
 
