@@ -25,6 +25,10 @@ the tester's report of credentials copied in verbatim):
   embeds when it opens the store and, while it runs, every 30 s (:mod:`.team_reembed`); the report counts
   them (``queued``) and says so: until then a search finds them by their words only.
 
+A shared project store's line (what ``serve export`` writes after the memories) is copied under the rules of
+the server's own writes to it, entry by entry (:mod:`.team_project_copy`); a store already on the server is
+left as it is.
+
 A source that is not what ``serve export`` writes (a line that is not a JSON object, a row without ``id``,
 ``user_id`` or ``text``, a malformed field or vector; a file that is no pi-memory index) stops the copy with
 an :class:`ImportProblem` naming the line or row and what to do. Everything runs in one transaction: when the
@@ -88,6 +92,10 @@ class ImportReport:
     model: str = ""
     reasons: Counter = field(default_factory=Counter)
     refused_rows: list[dict[str, str]] = field(default_factory=list)
+    project_stores: int = 0  # shared project stores copied (team_project_copy), their entries copied
+    project_entries: int = 0
+    project_skipped: int = 0  # already on the server: left as they are
+    project_refused: Counter = field(default_factory=Counter)  # entries (or whole stores) by the store's code
 
     @property
     def refused(self) -> int:
@@ -102,7 +110,9 @@ class ImportReport:
         return {"memories": self.memories, "skipped": self.skipped, "refused": self.refused,
                 "reasons": dict(self.reasons), "refusedRows": self.refused_rows, "history": self.history,
                 "historyLeftOut": self.history_left_out, "vectors": self.vectors, "redacted": self.redacted,
-                "reembedded": self.reembedded, "queued": self.queued}
+                "reembedded": self.reembedded, "queued": self.queued,
+                "projectStores": {"copied": self.project_stores, "entries": self.project_entries,
+                                  "alreadyThere": self.project_skipped, "refused": dict(self.project_refused)}}
 
     def summary(self) -> str:
         """One paragraph: ``copied N memories (…); S were already there; refused M (reasons)``."""
@@ -124,6 +134,15 @@ class ImportReport:
                      f"embeds {'it' if self.queued == 1 else 'them'} (a running server within "
                      f"{EVERY_S:g} s, {CAP} a pass; otherwise when it starts); until then a search finds "
                      f"{'it' if self.queued == 1 else 'them'} by {'its' if self.queued == 1 else 'their'} words only.")
+        if self.project_stores or self.project_skipped or self.project_refused:
+            text += (f" Shared project stores: copied {self.project_stores} "
+                     f"({_n(self.project_entries, 'entry', 'entries')}); {self.project_skipped} "
+                     f"{'was' if self.project_skipped == 1 else 'were'} already there (left as "
+                     f"{'it is' if self.project_skipped == 1 else 'they are'})")
+            if self.project_refused:
+                why = ", ".join(f"{n} {reason}" for reason, n in self.project_refused.most_common())
+                text += f"; refused {sum(self.project_refused.values())} ({why}), not copied"
+            text += "."
         return text
 
 
@@ -316,12 +335,16 @@ def _clean(row: dict[str, Any]) -> _Clean | str:
 
 
 # --- the copy ------------------------------------------------------------------------------------------
-def import_rows(backend: Any, rows: Iterable[Row]) -> ImportReport:
+def import_rows(backend: Any, rows: Iterable[Row], *, project_char_limit: int | None = None) -> ImportReport:
     """Copy ``rows`` (``(where, row)`` from :func:`sqlite_rows` or :func:`jsonl_rows`) into the team store of
-    ``backend`` (a :class:`~.postgres.PostgresBackend`) under the module's rules, in one transaction."""
+    ``backend`` (a :class:`~.postgres.PostgresBackend`) under the module's rules, in one transaction. A shared
+    project store's line is copied by :mod:`.team_project_copy` within ``project_char_limit`` (default: the
+    curated project store's limit), as the server's own writes are."""
     from psycopg import errors
     from psycopg.types.json import Jsonb
 
+    from pi_memory.config import DEFAULT_MEMORY_CHAR_LIMIT
+    from pi_memory.semantic.backends import team_project_copy as projects
     from pi_memory.semantic.backends.postgres import SCOPE, _vector_literal
 
     report = ImportReport(model=backend.model)
@@ -329,6 +352,13 @@ def import_rows(backend: Any, rows: Iterable[Row]) -> ImportReport:
     events: list[tuple[int, str, Scope, dict[str, Any]]] = []
     with backend.pool.connection() as conn, conn.transaction():
         for where, row in rows:
+            if projects.is_project_store(row):
+                problem = projects.shape_problem(row)
+                if problem:
+                    raise ImportProblem(f"{where}: {problem}. `serve import` reads what `serve export` writes; fix or "
+                                        "remove that line and run the import again. Nothing was imported.")
+                projects.copy_project_store(conn, row, project_char_limit or DEFAULT_MEMORY_CHAR_LIMIT, report)
+                continue
             _shape(where, row)
             clean = _clean(row)
             if isinstance(clean, str):

@@ -112,14 +112,13 @@ def export_rows(backend: PostgresBackend) -> Iterator[dict[str, Any]]:
             yield row
 
 
-def project_store_sizes(backend: PostgresBackend) -> list[tuple[str, int]]:
-    """``(project, entries)`` of every shared project store (:mod:`.team_projects`), by name: what ``serve export``
-    does not copy, so it says so."""
+def project_store_rows(backend: PostgresBackend) -> list[dict[str, Any]]:
+    """Every shared project store as the line ``serve export`` writes for it (:mod:`.team_project_copy`)."""
+    from pi_memory.semantic.backends.team_project_copy import project_store_rows as rows
+
     with backend.pool.connection() as conn:
-        rows = conn.execute("SELECT project_id, SUM(jsonb_array_length(entries))::bigint FROM project_stores "
-                            "GROUP BY project_id ORDER BY project_id").fetchall()
-    return [(name, int(count or 0)) for name, count in rows]
+        return rows(conn)
 
 
 __all__ = ["DATABASE_URL_ENV", "ImportProblem", "ImportReport", "Team", "export_rows", "import_rows", "jsonl_rows",
-           "open_team", "open_tokens", "project_store_sizes", "sqlite_rows"]
+           "open_team", "open_tokens", "project_store_rows", "sqlite_rows"]
