@@ -196,7 +196,7 @@ class RestBackend:
         """Wait at most ``seconds`` for each request from now on (never longer than the settings' timeout): a
         caller with a deadline of its own (a hook's time ceiling) gets a server that does not answer as
         :class:`ServerTimeoutError` in time, and so remembers it as down."""
-        seconds = max(0.05, min(float(seconds), self._timeout))
+        seconds = max(0.05, round(min(float(seconds), self._timeout), 2))
         self._timeout = seconds
         self._http.timeout = httpx.Timeout(seconds, connect=min(seconds, CONNECT_TIMEOUT_S))
 
