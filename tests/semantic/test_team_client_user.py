@@ -160,3 +160,50 @@ def test_a_whoami_that_failed_is_asked_again_at_the_next_open():
     transport = httpx.MockTransport(answer)
     assert [RestBackend("http://127.0.0.1:9", "t", transport=transport).token_user() for _ in range(4)] == [
         None, None, "alice", "alice"]  # the fourth open is answered from what the third learnt
+
+
+def test_the_prompt_hooks_ask_whoami_once_for_their_processes_and_keep_no_token(pg_url, embedder, tmp_path):
+    """Each prompt hook is a process of its own: without a file they asked GET /whoami at every prompt. The answer
+    is kept in the hook state as a digest of the server URL and token, never the token."""
+    import json
+    import subprocess
+    import sys
+
+    from team_sockets import team_env
+
+    pool = open_pool(pg_url, max_size=4)
+    tokens = TokenStore(pool)
+    alice = "alice-" + uuid.uuid4().hex[:6]
+    token = tokens.create(alice)[1]
+    backend = PostgresBackend(pool, embedder)
+    env = team_env(tmp_path, None) | {"PI_MEMORY_HOOK_CEILING_S": "6"}  # makes the project folder proj
+    project = __import__("pi_memory.semantic.models", fromlist=["Scope"]).Scope.for_project(alice, tmp_path / "proj")
+    backend.add("The staging database is restored every Sunday night", scope=project)
+    app = create_app(lambda: backend, None, tokens=tokens)
+    asked: list[str] = []
+
+    async def counting(scope, receive, send):
+        if scope["type"] == "http":
+            asked.append(scope["path"])
+        await app(scope, receive, send)
+
+    try:
+        with ServerThread(counting) as server:
+            semantic = {"backend": {"type": "self-hosted", "baseUrl": server.url, "apiKey": token}}
+            (tmp_path / "agent" / "settings.json").write_text(json.dumps({"pi-memory": {"semantic": semantic}}),
+                                                              encoding="utf-8")
+            contexts = []
+            for sid in ("s1", "s2"):
+                payload = {"session_id": sid, "hook_event_name": "UserPromptSubmit", "cwd": str(tmp_path / "proj"),
+                           "prompt": "when is the staging database restored?"}
+                done = subprocess.run([sys.executable, "-m", "pi_memory", "hook", "claude-code", "prompt"],
+                                      input=json.dumps(payload), capture_output=True, text=True, env=env,
+                                      cwd=tmp_path / "proj", timeout=60)
+                assert done.returncode == 0, done.stderr
+                contexts.append(json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"])
+    finally:
+        pool.close()
+    assert all("restored every Sunday night" in c for c in contexts)  # both recalls acted as the token's user
+    assert asked.count("/whoami") == 1 and asked.count("/search") == 2
+    kept = (tmp_path / "state" / "hooks" / "team-servers.json").read_text(encoding="utf-8")
+    assert token not in kept and server.url not in kept and alice in kept
