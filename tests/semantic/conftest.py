@@ -20,6 +20,17 @@ from pi_memory.index import open_index  # noqa: E402
 from pi_memory.semantic.embedded import EmbeddedBackend  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _forget_servers():
+    """Each test starts with a process that remembers no memory server (whose tokens, which were down):
+    tests reuse addresses such as http://127.0.0.1:9 with other answers."""
+    from pi_memory.semantic.backends import rest_memo
+
+    rest_memo.forget()
+    yield
+    rest_memo.forget()
+
+
 @pytest.fixture(scope="session")
 def embedder():
     return get_embedder()

@@ -98,3 +98,112 @@ def test_token_user_of_a_server_without_whoami_or_down_is_none():
         raise httpx.ConnectError("[Errno 111] Connection refused")
 
     assert RestBackend("http://127.0.0.1:9", "t", transport=httpx.MockTransport(refuse)).token_user() is None
+
+
+def test_whoami_is_asked_once_per_server_and_token_in_a_process(pg_url, embedder, tmp_path, monkeypatch):
+    """A tester's finding: every open of the self-hosted backend without a userId asked GET /whoami again (up to
+    1 s each). The answer is kept for the process per (server URL, token); the token only as a digest."""
+    import json
+
+    from pi_memory.semantic.backends import rest_memo
+
+    monkeypatch.setenv("LOGNAME", "os-user")
+    pool = open_pool(pg_url, max_size=4)
+    tokens = TokenStore(pool)
+    alice = "alice-" + uuid.uuid4().hex[:6]
+    made = {"alice": tokens.create(alice)[1], "admin": tokens.create("ops-" + alice, admin=True)[1]}
+    app = create_app(lambda: PostgresBackend(pool, embedder), None, tokens=tokens)
+    asked: list[str] = []
+
+    async def counting(scope, receive, send):
+        if scope["type"] == "http" and scope["path"] == "/whoami":
+            asked.append(dict(scope["headers"]).get(b"authorization", b"").decode())
+        await app(scope, receive, send)
+
+    def users(server, who: str, times: int) -> list[str]:
+        found = []
+        for _ in range(times):
+            settings = parse_semantic({"backend": {"type": "self-hosted", "baseUrl": server.url,
+                                                   "apiKey": made[who]}})
+            service = open_semantic(settings, tmp_path, data_dir=tmp_path / "data", model=None,
+                                    background_reembed=False, warm=False)
+            found.append(service.scope.user_id)
+            service.close()
+        return found
+
+    try:
+        with ServerThread(counting) as server:
+            assert users(server, "alice", 3) == [alice] * 3
+            assert users(server, "admin", 2) == ["os-user"] * 2  # "no user" is an answer too, kept as well
+            assert asked == [f"Bearer {made['alice']}", f"Bearer {made['admin']}"]
+            kept = json.dumps(rest_memo.snapshot())
+            assert made["alice"] not in kept and made["admin"] not in kept and alice in kept
+            rest_memo.forget()
+            assert users(server, "alice", 1) == [alice] and len(asked) == 3  # a new process asks again
+    finally:
+        pool.close()
+
+
+def test_a_whoami_that_failed_is_asked_again_at_the_next_open():
+    import httpx
+
+    answers = iter([httpx.ConnectError("[Errno 111] Connection refused"),
+                    httpx.Response(503, json={"error": "the team database cannot be reached"}),
+                    httpx.Response(200, json={"user_id": "alice", "admin": False, "token_id": "x", "auth": True})])
+
+    def answer(request):
+        got = next(answers)
+        if isinstance(got, Exception):
+            raise got
+        return got
+
+    transport = httpx.MockTransport(answer)
+    assert [RestBackend("http://127.0.0.1:9", "t", transport=transport).token_user() for _ in range(4)] == [
+        None, None, "alice", "alice"]  # the fourth open is answered from what the third learnt
+
+
+def test_the_prompt_hooks_ask_whoami_once_for_their_processes_and_keep_no_token(pg_url, embedder, tmp_path):
+    """Each prompt hook is a process of its own: without a file they asked GET /whoami at every prompt. The answer
+    is kept in the hook state as a digest of the server URL and token, never the token."""
+    import json
+    import subprocess
+    import sys
+
+    from team_sockets import team_env
+
+    pool = open_pool(pg_url, max_size=4)
+    tokens = TokenStore(pool)
+    alice = "alice-" + uuid.uuid4().hex[:6]
+    token = tokens.create(alice)[1]
+    backend = PostgresBackend(pool, embedder)
+    env = team_env(tmp_path, None) | {"PI_MEMORY_HOOK_CEILING_S": "6"}  # makes the project folder proj
+    project = __import__("pi_memory.semantic.models", fromlist=["Scope"]).Scope.for_project(alice, tmp_path / "proj")
+    backend.add("The staging database is restored every Sunday night", scope=project)
+    app = create_app(lambda: backend, None, tokens=tokens)
+    asked: list[str] = []
+
+    async def counting(scope, receive, send):
+        if scope["type"] == "http":
+            asked.append(scope["path"])
+        await app(scope, receive, send)
+
+    try:
+        with ServerThread(counting) as server:
+            semantic = {"backend": {"type": "self-hosted", "baseUrl": server.url, "apiKey": token}}
+            (tmp_path / "agent" / "settings.json").write_text(json.dumps({"pi-memory": {"semantic": semantic}}),
+                                                              encoding="utf-8")
+            contexts = []
+            for sid in ("s1", "s2"):
+                payload = {"session_id": sid, "hook_event_name": "UserPromptSubmit", "cwd": str(tmp_path / "proj"),
+                           "prompt": "when is the staging database restored?"}
+                done = subprocess.run([sys.executable, "-m", "pi_memory", "hook", "claude-code", "prompt"],
+                                      input=json.dumps(payload), capture_output=True, text=True, env=env,
+                                      cwd=tmp_path / "proj", timeout=60)
+                assert done.returncode == 0, done.stderr
+                contexts.append(json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"])
+    finally:
+        pool.close()
+    assert all("restored every Sunday night" in c for c in contexts)  # both recalls acted as the token's user
+    assert asked.count("/whoami") == 1 and asked.count("/search") == 2
+    kept = (tmp_path / "state" / "hooks" / "team-servers.json").read_text(encoding="utf-8")
+    assert token not in kept and server.url not in kept and alice in kept

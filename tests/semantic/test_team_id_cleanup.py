@@ -203,17 +203,16 @@ def test_the_export_holds_no_credential_and_the_command_says_what_it_rewrote(db,
     monkeypatch.setenv("PI_MEMORY_DIR", str(tmp_path / "data"))
     result = CliRunner().invoke(app, ["serve", "export", "--database-url", db])
     assert result.exit_code == 0, result.output
-    exported = [json.loads(line) for line in result.stdout.splitlines()]
+    *exported, store = [json.loads(line) for line in result.stdout.splitlines()]
+    assert store["project_store"].startswith("redacted-github_token-") and len(store["entries"]) == 1
     assert [(r["id"], r["user_id"], r["project_id"], r["agent_id"]) for r in exported] == [
         ("m-1", P_AWS, "", ""), ("m-2", "alice", P_GHP, P_JWT), ("m-3", f"bob-{P_GHP}", "", P_PIM),
         ("m-4", "alice", "", "")]
     assert not [s for s in SECRETS if s in result.stdout or s in result.stderr]
-    *said, projects = result.stderr.splitlines()
-    assert said == [*LINES, "exported 4 memories (4 history events, 0 vectors) to standard output."]
-    assert projects.startswith("Not in it: the 1 shared project store (redacted-github_token-")
-    assert projects.endswith(": 1 entry); `serve export` copies the semantic memories only. Back them up from the "
-                             'database: pg_dump --data-only --table=project_stores "$PI_MEMORY_DATABASE_URL" > '
-                             "project-stores.sql (restore with psql into the same schema).")
+    *said, summary = result.stderr.splitlines()
+    assert said == LINES
+    assert summary == ("exported 4 memories (4 history events, 0 vectors) and 1 shared project store "
+                       f"({store['project_store']}: 1 entry) to standard output.")
     again = CliRunner().invoke(app, ["serve", "migrate", "--json", "--database-url", db])
     assert (json.loads(again.stdout)["idsCleaned"], again.stderr) == (None, "")
 

@@ -76,8 +76,8 @@ def test_an_import_redacts_refuses_and_counts_as_an_add_would(store, tmp_path, c
         "active memory of its scope already there, 1 longer than 4,000 characters, 1 its user_id holds an "
         "invisible or direction-changing character), not copied. 1 history event left out: the same checks refuse "
         "its text. Credentials were redacted in 1 memory (1 embedded again). 1 memory had no vector of this "
-        f"server's embedding model ({embedder.model_name}): it is queued, and `pi-memory serve` embeds it when it "
-        "starts (restart a server that is running); until then a search finds it by its words only.")
+        f"server's embedding model ({embedder.model_name}): it is queued, and `pi-memory serve` embeds it (a running "
+        "server within 30 s, 256 a pass; otherwise when it starts); until then a search finds it by its words only.")
     assert lines[1:] == [
         f"  refused: {where.format(2)} (id {p}-2): matched the threat pattern ignore_instructions",
         f"  refused: {where.format(3)} (id {p}-3): holds a NUL character",
@@ -204,3 +204,14 @@ def test_one_reading_of_a_text_gives_what_is_stored_and_why_it_is_refused(text, 
             clean_text(text)
     else:
         assert clean_text(text) == checked.text
+
+
+def test_an_import_refuses_a_row_whose_metadata_holds_a_control_character(store, tmp_path):
+    """As an add refuses it (400): an escape sequence in a metadata key or value would come back in every result."""
+    user = "ctl-" + uuid.uuid4().hex[:8]
+    rows = [_row(f"{user}-1", user, "The build cache lives in S3", metadata={"note": "\u001b[2Jcleared"}),
+            _row(f"{user}-2", user, "The linter is ruff", metadata={"k\u0007": "v"}),
+            _row(f"{user}-3", user, "The formatter is black", metadata={"note": "tab\tand\nnewline"})]
+    report = import_rows(store, jsonl_rows(__import__("pathlib").Path(_write(tmp_path / "ctl.jsonl", rows))))
+    assert (report.memories, dict(report.reasons)) == (1, {"its metadata holds a control character": 2})
+    assert [m.metadata for m in store.get_all(scope=Scope(user_id=user))] == [{"note": "tab\tand\nnewline"}]

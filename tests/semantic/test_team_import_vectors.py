@@ -72,8 +72,8 @@ def test_rows_without_a_vector_are_queued_said_and_embedded_when_serve_opens_the
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
         "copied 3 memories (0 history events, 1 vector); 0 were already there. 3 memories had no vector of this "
-        f"server's embedding model ({embedder.model_name}): they are queued, and `pi-memory serve` embeds them when "
-        "it starts (restart a server that is running); until then a search finds them by their words only."]
+        f"server's embedding model ({embedder.model_name}): they are queued, and `pi-memory serve` embeds them (a "
+        "running server within 30 s, 256 a pass; otherwise when it starts); until then a search finds them by their words only."]
     ids = [other, staging, tabs]
     assert _queued(store, ids) == ids
     assert _vectors(store, ids) == {other: ["another-model"], staging: [], tabs: []}
@@ -105,5 +105,39 @@ def test_the_report_counts_queued_rows_and_only_vectors_really_stored(store, tmp
     assert _queued(store, [f"{user}-1", f"{user}-2", f"{user}-3"]) == [f"{user}-2", f"{user}-3"]
     assert report.summary() == (
         "copied 3 memories (0 history events, 1 vector); 0 were already there. 2 memories had no vector of this "
-        f"server's embedding model ({embedder.model_name}): they are queued, and `pi-memory serve` embeds them when "
-        "it starts (restart a server that is running); until then a search finds them by their words only.")
+        f"server's embedding model ({embedder.model_name}): they are queued, and `pi-memory serve` embeds them (a "
+        "running server within 30 s, 256 a pass; otherwise when it starts); until then a search finds them by their words only.")
+
+
+def test_a_running_server_embeds_an_import_without_a_restart_a_capped_pass_at_a_time(pg_url, embedder):
+    """A tester's finding: rows an import queued waited for the next `serve` start. The server that runs (what
+    `serve` starts: Team.start_reembed) embeds them, at most `cap` a pass."""
+    import time
+
+    from pg_fixture import own_database
+
+    with own_database(pg_url, "reembed") as url:
+        team = open_team(url)  # an empty queue: nothing to embed at the start
+        other = open_pool(url, max_size=1)  # `serve import` from another process
+        passes: list[tuple[int, int]] = []
+        try:
+            team.start_reembed(every=0.2, cap=2, report=lambda done, left: passes.append((done, left)))
+            user = "run-" + uuid.uuid4().hex[:8]
+            texts = ["The staging database runs on PostgreSQL 16", "Priya prefers tabs over spaces for indentation",
+                     "Lunch is served at noon on Fridays", "The on-call rotation changes every Monday",
+                     "Release notes are written in the wiki"]
+            report = import_rows(PostgresBackend(other, embedder),
+                                 [(f"row {i}", _row(f"{user}-{i}", user, t)) for i, t in enumerate(texts)])
+            assert report.queued == 5
+            deadline = time.monotonic() + 30
+            while team.backend.queued_count() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert passes == [(2, 3), (2, 1), (1, 0)]
+            ids = [f"{user}-{i}" for i in range(5)]
+            assert _vectors(team.backend, ids) == {i: [embedder.model_name] for i in ids}
+            hits = team.backend.search("which whitespace character does she indent code with", scope=Scope(user_id=user))
+            assert hits[0].memory.id == f"{user}-1"
+        finally:
+            team.close()
+            other.close()
+        assert not team.reembed._thread.is_alive()  # stopped with the server

@@ -169,3 +169,42 @@ def test_the_self_hosted_client_reads_a_409_as_a_memory_changed_meanwhile(team):
         client.update(old.id, "Alice's CI runs on Drone", scope=scope)
     assert isinstance(err.value, MemoryNotFoundError)  # callers that know only "not found" still catch it
     assert (err.value.memory_id, err.value.status, err.value.superseded_by) == (old.id, "superseded", new.id)
+
+
+CONTROL_SAID = ("holds a control character ({char}), which can hide or change text on a screen showing it. Nothing "
+                "was stored; remove it (tab and newline are fine) and send the request again.")
+
+
+@pytest.mark.parametrize(("metadata", "where", "char"), [
+    ({"note": "red\u001b[31malert"}, "metadata.note", "U+001B ESC"),
+    ({"ti\u0007tle": "x"}, "the key 'ti\\x07tle' of metadata", "U+0007"),
+    ({"k": ["ok", {"deep": "a\u009bb"}]}, "metadata.k[1].deep", "U+009B"),
+    ({"k": "carriage\rreturn"}, "metadata.k", "U+000D"),
+])
+def test_a_control_character_in_metadata_is_a_400_naming_the_field(team, metadata, where, char):
+    """A tester's finding: an escape sequence in a metadata key or value was stored and came back in every result
+    and listing, acting on the screen that showed it; the text of a memory already refused one."""
+    text = "The release train leaves on Wednesdays " + uuid.uuid4().hex[:6]
+    r = add(team, text, metadata=metadata)
+    assert (r.status_code, r.json()) == (400, {"error": f"invalid request body: {where} "
+                                                        + CONTROL_SAID.format(char=char)})
+    listed = call(team, "alice", "GET", f"/memories?user_id={team['alice']}&limit=1000").json()["results"]
+    assert [m for m in listed if m["memory"] == text] == []
+    stored = add(team, text, metadata={"note": "tab\tand\nnewline are kept"})
+    assert stored.status_code == 200 and stored.json()["results"][0]["metadata"] == {"note": "tab\tand\nnewline are kept"}
+    again = add(team, text, metadata=metadata)  # the same text already stored: still refused, not a quiet NOOP
+    assert again.status_code == 400
+
+
+def test_the_backend_refuses_a_control_character_in_metadata_before_anything_is_stored(team, pg_url, embedder):
+    pool = open_pool(pg_url, max_size=1)
+    try:
+        backend = PostgresBackend(pool, embedder)
+        scope = __import__("pi_memory.semantic.models", fromlist=["Scope"]).Scope(user_id=team["alice"])
+        with pytest.raises(ValueError) as refused:
+            backend.add("Builds run on the ARM runners", scope=scope, metadata={"why": "\u001b]0;owned\u0007"})
+        assert str(refused.value) == "metadata.why " + CONTROL_SAID.format(char="U+001B ESC")
+        assert backend.count(scope=scope, status=None) == len(backend.get_all(scope=scope, include_superseded=True))
+        assert [m.text for m in backend.get_all(scope=scope) if "ARM runners" in m.text] == []
+    finally:
+        pool.close()

@@ -120,3 +120,45 @@ def test_a_refused_connection_remembered_is_still_unreachable():
     for _ in range(2):
         with pytest.raises(ServerUnreachableError):
             backend.get_all(scope=Scope(user_id="alice"))
+
+
+def test_recall_before_a_run_says_the_tools_words_when_the_team_server_stops(pg_url, embedder, tmp_path, caplog):
+    """A tester's finding: recall before a run said nothing to the model when the team server was down (the
+    mem0_memory tool did). A real team server on PostgreSQL answers a recall, then stops: the next recall gives
+    the model the same advice as the tool, the fix goes to the log, and the next recall of the process does not
+    ask the server again for the down window."""
+    import uuid
+
+    from pi_memory.semantic.backend import RECALL_SERVER_DOWN, SERVER_DOWN_ADVICE, SERVER_DOWN_STATE
+    from pi_memory.semantic.backends.postgres import PostgresBackend, open_pool
+    from pi_memory.semantic.backends.rest_app import create_app
+    from pi_memory.semantic.backends.rest_runner import ServerThread
+
+    pool = open_pool(pg_url, max_size=2)
+    user = "recall-" + uuid.uuid4().hex[:6]
+    server = ServerThread(create_app(lambda: PostgresBackend(pool, embedder), None)).start()
+    settings = parse_semantic({"backend": {"type": "self-hosted", "baseUrl": server.url}, "userId": user})
+    service = open_semantic(settings, tmp_path, data_dir=tmp_path / "data", model=None, background_reembed=False,
+                            warm=False)
+    try:
+        service.add("The staging database is restored every Sunday night")
+        before = service.recall_for_prompt("when is the staging database restored?")
+        assert before.reason == "ok" and "restored every Sunday night" in before.text
+        server.stop()
+        with caplog.at_level(logging.WARNING, logger="pi_memory.semantic.service"):
+            down = service.recall_for_prompt("when is the staging database restored?")
+        assert (down.text, down.reason) == (RECALL_SERVER_DOWN, "server_down")
+        assert RECALL_SERVER_DOWN.startswith(SERVER_DOWN_STATE) and SERVER_DOWN_ADVICE in SERVER_DOWN
+        assert SERVER_DOWN_ADVICE in RECALL_SERVER_DOWN
+        assert [r.getMessage() for r in caplog.records] == [
+            f"semantic recall went without team memory: the memory server at {server.url} is not reachable "
+            f"({down.error.split('reachable (', 1)[1]}"]
+        assert "start it with `pi-memory serve`" in down.error
+        started = time.monotonic()
+        again = service.recall_for_prompt("who restores the staging database?")
+        assert again.text == RECALL_SERVER_DOWN and time.monotonic() - started < 0.1
+        assert again.error.endswith(" s)") and "(not asked again for " in again.error
+    finally:
+        service.close()
+        server.stop()
+        pool.close()

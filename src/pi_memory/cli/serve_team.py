@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from pi_memory.cli.app import JsonOpt, emit_json, emit_json_line, err, fail, out, state
+from pi_memory.cli.app import JsonOpt, emit_json, emit_json_line, err, fail, out, settings, state
 from pi_memory.cli.serve import DATABASE_URL_ENV, DatabaseOpt, require_team_packages, serve_app
 
 token_app = typer.Typer(help="Per-user bearer tokens of the team store (shown once at creation, stored hashed).",
@@ -193,13 +193,15 @@ def import_(from_sqlite: Annotated[Path | None, typer.Option("--from-sqlite", he
                                                             "index.sqlite3 to copy in.")] = None,
             from_jsonl: Annotated[Path | None, typer.Option("--from-jsonl", help="A file `serve export` wrote.")] = None,
             database_url: DatabaseOpt = None, json_: JsonOpt = False) -> None:
-    """Copy memories into the team store with their ids, history and vectors; already copied ids are skipped.
+    """Copy memories (and the shared project stores of an export) into the team store with their ids, history and vectors; already copied ids are skipped.
 
     Every row passes the checks of an add: credentials are redacted (text, metadata, history), and a row whose
     text the threat scanner refuses, that is longer than 4,000 characters, holds a NUL character or names a
     user/agent/project id that looks like a credential is not copied; the report counts them by reason. A
-    memory without a vector of the configured embedding model is queued: `serve` embeds it when it starts. A
-    file that is not what `serve export` writes stops the copy, naming the line: nothing is imported."""
+    memory without a vector of the configured embedding model is queued: a running `serve` embeds it within 30 s, another when it starts. A
+    file that is not what `serve export` writes stops the copy, naming the line: nothing is imported.
+
+    The shared project stores of an export are copied entry by entry under the rules of the server's own writes (its projectCharLimit; an entry holding a credential or an injection is left out and counted); a project store the server already has is left as it is."""
     if (from_sqlite is None) == (from_jsonl is None):
         raise fail("Name one source: --from-sqlite PATH/index.sqlite3 or --from-jsonl FILE.", 2)
     source = from_sqlite or from_jsonl
@@ -211,7 +213,8 @@ def import_(from_sqlite: Annotated[Path | None, typer.Option("--from-sqlite", he
     from pi_memory.semantic.backends.team_import import ImportProblem, import_rows, jsonl_rows, sqlite_rows
 
     try:
-        report = import_rows(backend, sqlite_rows(source) if from_sqlite else jsonl_rows(source))
+        report = import_rows(backend, sqlite_rows(source) if from_sqlite else jsonl_rows(source),
+                             project_char_limit=settings(None).project_char_limit)
     except ImportProblem as exc:
         raise fail(str(exc), 2) from None
     except BackendError as exc:
@@ -232,10 +235,9 @@ def import_(from_sqlite: Annotated[Path | None, typer.Option("--from-sqlite", he
 def export(output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write, readable by you "
                                                         "only (default: standard output).")] = None,
            database_url: DatabaseOpt = None, json_: JsonOpt = False) -> None:
-    """Write every memory of the team store as JSON Lines (ids, history, vectors): what `serve import` reads.
+    """Write every memory and every shared project store of the team store as JSON Lines (ids, history, vectors; each project store's entries and version): what `serve import` reads.
 
-    The file holds every memory of the team: it is written readable by its owner only (mode 0600). The shared
-    project stores are not in it: the summary names them and how to back them up (pg_dump)."""
+    The file holds every memory of the team: it is written readable by its owner only (mode 0600)."""
     if output is not None:
         folder = output.parent
         if not folder.is_dir():
@@ -245,7 +247,7 @@ def export(output: Annotated[Path | None, typer.Option("--output", "-o", help="F
             raise fail(f"-o {output} is a folder; name a file to write, e.g. -o {output / 'team.jsonl'}", 2)
     backend = _backend(database_url, copy=True)
     from pi_memory.semantic.backend import BackendError
-    from pi_memory.semantic.backends.team_server import export_rows, project_store_sizes
+    from pi_memory.semantic.backends.team_server import export_rows, project_store_rows
 
     try:
         stream = _private_output(output) if output else sys.stdout
@@ -253,13 +255,16 @@ def export(output: Annotated[Path | None, typer.Option("--output", "-o", help="F
         backend.close()
         raise fail(f"cannot write {output}: {exc.strerror or exc}. Choose a file you may write.", 1) from None
     counts = {"memories": 0, "history": 0, "vectors": 0}
+    projects: list[tuple[str, int]] = []
     try:
         for row in export_rows(backend):
             stream.write(json.dumps(row, ensure_ascii=False) + "\n")
             counts["memories"] += 1
             counts["history"] += len(row["history"])
             counts["vectors"] += len(row["vectors"])
-        projects = project_store_sizes(backend)
+        for row in project_store_rows(backend):
+            stream.write(json.dumps(row, ensure_ascii=False) + "\n")
+            projects.append((row["project_store"], len(row["entries"])))
     except BackendError as exc:
         raise fail(f"{exc} The export is incomplete.", 1) from None
     finally:
@@ -272,25 +277,21 @@ def export(output: Annotated[Path | None, typer.Option("--output", "-o", help="F
 def _say_exported(output: Path | None, counts: dict[str, int], projects: list[tuple[str, int]],
                   as_json: bool) -> None:
     """What ``serve export`` wrote, on standard output with ``-o`` (standard error when the export itself went
-    to standard output), and that the shared project stores are not in it."""
+    to standard output): the memories and the shared project stores, by name."""
     where = str(output) if output else None
     if as_json:
-        data = {"path": where, **counts, "projectStoresIncluded": False,
+        data = {"path": where, **counts, "projectStoresIncluded": True,
                 "projectStores": [{"project": name, "entries": n} for name, n in projects]}
         emit_json(data) if output else emit_json_line(data, sys.stderr)
         return
     say = out if output else err
     memories, history = _count(counts["memories"], "memory", "memories"), _count(counts["history"], "history event")
-    say.print(f"exported {memories} ({history}, {_count(counts['vectors'], 'vector')}) to "
+    stores = ""
+    if projects:
+        names = ", ".join(f"{name}: {_count(n, 'entry', 'entries')}" for name, n in projects)
+        stores = f" and {_count(len(projects), 'shared project store')} ({names})"
+    say.print(f"exported {memories} ({history}, {_count(counts['vectors'], 'vector')}){stores} to "
               f"{where or 'standard output'}.", markup=False)
-    if not projects:
-        say.print("This server has no shared project stores (an export would not hold them).", markup=False)
-        return
-    names = ", ".join(f"{name}: {_count(n, 'entry', 'entries')}" for name, n in projects)
-    say.print(f"Not in it: the {_count(len(projects), 'shared project store')} ({names}); `serve export` copies "
-              "the semantic memories only. Back them up from the database: pg_dump --data-only --table="
-              f"project_stores \"${DATABASE_URL_ENV}\" > project-stores.sql (restore with psql into the same "
-              "schema).", markup=False)
 
 
 def _count(n: int, one: str, many: str | None = None) -> str:

@@ -30,7 +30,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from pi_memory.semantic.models import HistoryEvent, Scope, SemanticHit, SemanticMemory
 
-__all__ = ["BackendDownError", "BackendError", "MemoryNotFoundError", "SemanticBackend"]
+__all__ = ["RECALL_SERVER_DOWN", "SERVER_DOWN_ADVICE", "SERVER_DOWN_STATE", "BackendDownError", "BackendError",
+           "MemoryNotFoundError", "SemanticBackend"]
 
 
 def count_query(scope_clause: str, scope: Scope | None, status: str | None, mark: str) -> tuple[str, list[Any]]:
@@ -54,6 +55,17 @@ class BackendError(RuntimeError):
 class BackendDownError(BackendError):
     """A remote store that cannot be used now: not reachable, not answering in time, or answering that it cannot
     serve (its database down). Its message is for a person (how to fix it); a model is told less."""
+
+
+# What a model is told when the team server is down (its error's text, how to fix it, goes to the log): the state
+# and the advice are the same words wherever it meets the outage -- the mem0_memory tool
+# (``tools.semantic.SERVER_DOWN``) and the recall before a run, on pi and in the Claude Code / Codex hooks
+# (:data:`RECALL_SERVER_DOWN`).
+SERVER_DOWN_STATE = "The team memory server is not working right now"
+SERVER_DOWN_ADVICE = ("Carry on with the task without team memory, and tell the user that the team memory server is "
+                      "not answering.")
+RECALL_SERVER_DOWN = (f"{SERVER_DOWN_STATE}, so no team memories were recalled for this prompt. "
+                      f"{SERVER_DOWN_ADVICE}")
 
 
 class MemoryNotFoundError(BackendError, KeyError):

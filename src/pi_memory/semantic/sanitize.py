@@ -10,6 +10,9 @@ Decisions
 * Metadata is redacted recursively: string values, string keys, and strings inside lists and nested dicts.
   Numbers, booleans and ``None`` are kept as they are. Nesting deeper than :data:`MAX_DEPTH` is stored as the
   redacted ``str()`` of the rest (JSON bodies can nest arbitrarily; a memory's metadata has no reason to).
+* A metadata key or value (at any depth) holding a C0/C1 control character other than tab and newline is
+  refused with ``ValueError`` naming the field (the REST server's 400), as a memory text holding one is:
+  metadata comes back in every result and is shown on screens, where an escape sequence would act.
 * Identity keys (``user_id``, ``projectId``...) are dropped from metadata: scope comes only from the explicit
   id fields (mem0 #6655). Each caller passes its own key set.
 * ``observed_at`` must be an ISO-8601 date or date-time (``2026-03-14``, ``2026-03-14T09:00:00Z``, with an
@@ -29,12 +32,15 @@ from typing import Any
 from pi_memory import safety
 from pi_memory.safety.secrets import MAX_DEPTH, redact_value  # noqa: F401  (re-exported: their home is safety)
 from pi_memory.semantic.models import MemorySource, parse_iso, to_iso_keep_offset
+from pi_memory.terminal_text import holds_control, printable
 
 
 def clean_metadata(metadata: dict[str, Any] | None, identity_keys: Iterable[str]) -> dict[str, Any]:
-    """Caller metadata without ``identity_keys`` and with every string redacted (module docstring)."""
+    """Caller metadata without ``identity_keys`` and with every string redacted (module docstring); a
+    ``ValueError`` naming the field when a key or value holds a control character (:func:`check_no_control`)."""
     drop = frozenset(identity_keys)
-    return redact_value({k: v for k, v in (metadata or {}).items() if k not in drop})
+    kept = {k: v for k, v in (metadata or {}).items() if k not in drop}
+    return redact_value(check_no_control(kept, "metadata"))
 
 
 def clean_source(source: dict[str, Any] | MemorySource | None) -> MemorySource:
@@ -59,22 +65,50 @@ NUL = "\x00"
 def nul_place(value: Any, where: str = "") -> str | None:
     """Where ``value`` (a string, or dicts and lists of them, keys included) holds a NUL character (U+0000):
     ``where`` extended to the key or index (``metadata.note``, ``messages[0].content``), else ``None``."""
+    found = _place(value, where, lambda text: NUL in text)
+    return found[0] if found else None
+
+
+def _place(value: Any, where: str, holds: Any) -> tuple[str, str] | None:
+    """``(where, the string)`` of the first string in ``value`` (keys included) for which ``holds`` is true."""
     if isinstance(value, str):
-        return where or "the text" if NUL in value else None
+        return (where or "the text", value) if holds(value) else None
     if isinstance(value, dict):
         for key, item in value.items():
             inner = f"{where}.{key}" if where else str(key)
-            if isinstance(key, str) and NUL in key:
-                return f"the key {key!r} of {where}" if where else f"the key {key!r}"
-            found = nul_place(item, inner)
+            if isinstance(key, str) and holds(key):
+                return (f"the key {key!r} of {where}" if where else f"the key {key!r}", key)
+            found = _place(item, inner, holds)
             if found:
                 return found
     elif isinstance(value, (list, tuple)):
         for i, item in enumerate(value):
-            found = nul_place(item, f"{where}[{i}]")
+            found = _place(item, f"{where}[{i}]", holds)
             if found:
                 return found
     return None
+
+
+def check_no_control(value: Any, what: str) -> Any:
+    """``value`` unchanged; ``ValueError`` naming the field (``metadata.note``, ``the key 'a\\x1b' of metadata``)
+    and the character when a string in it, keys included, holds a C0/C1 control character other than tab and
+    newline (:func:`pi_memory.terminal_text.holds_control`, the rule of every store's text).
+
+    Decision: metadata is refused, not cleaned, as a memory's text is. It is returned by every read and shown by
+    the CLI and the inspector, where an escape sequence would act on the screen; the sender should see and fix
+    it rather than have other values stored in its name."""
+    found = _place(value, what, holds_control)
+    if found is None:
+        return value
+    where, text = found
+    ch = next(c for c in text if holds_control(c))
+    import unicodedata
+
+    label = unicodedata.name(ch, "") or {"\x1b": "ESC", "\x7f": "DEL", "\x00": "NUL"}.get(ch, "")
+    shown = f"U+{ord(ch):04X}" + (f" {label}" if label else "")
+    raise ValueError(f"{printable(where)} holds a control character ({shown}), which can hide or change text on a "
+                     "screen showing it. Nothing was stored; remove it (tab and newline are fine) and send the "
+                     "request again.")
 
 
 def check_no_nul(value: Any, what: str) -> Any:

@@ -43,7 +43,7 @@ from pi_memory.retrieval.engine import (
 )
 from pi_memory.retrieval.lang import evidence_terms
 from pi_memory.semantic import outcomes
-from pi_memory.semantic.backend import SemanticBackend
+from pi_memory.semantic.backend import RECALL_SERVER_DOWN, BackendDownError, SemanticBackend
 from pi_memory.semantic.backends.build import build_backend  # re-exported: open_semantic's, and the hosts'
 from pi_memory.semantic.config import (
     SemanticSettings,
@@ -176,6 +176,8 @@ class SemanticService:
         try:
             hits = self.recall_hits(prompt, vector_deadline=vector_deadline, as_of=as_of)
             text = format_recall(hits, s.recall_token_budget) or None
+        except BackendDownError as exc:  # the model carries on without team memory and tells the user; the fix
+            return self._server_down(exc, start, marker)  # is for a person: the log
         except Exception as exc:  # noqa: BLE001 - recall must never break the agent run
             self.stats["recall_errors"] += 1
             log.warning("semantic recall failed: %s", exc, exc_info=True)
@@ -186,6 +188,19 @@ class SemanticService:
             return RecallOutcome(None, marker, "error", error=str(exc),
                                  latency_ms=round((time.perf_counter() - start) * 1000, 2))
         return RecallOutcome(text, marker, "ok" if text else "no matches", hits,
+                             latency_ms=round((time.perf_counter() - start) * 1000, 2))
+
+    def _server_down(self, exc: BackendDownError, start: float, marker: str | None) -> RecallOutcome:
+        """The outcome of a recall the team server could not answer: :data:`RECALL_SERVER_DOWN` for the model
+        (the tool's words), the error (how to fix it) in the log and the job outcomes; the attempt counts for
+        ``recallFrequency: "session"`` as a failed one does."""
+        self.stats["recall_errors"] += 1
+        log.warning("semantic recall went without team memory: %s", exc)
+        conn = self.outcomes_conn()
+        if conn is not None:
+            with self._conn_lock():
+                outcomes.record_recall_error(conn, f"{type(exc).__name__}: {exc}", self.scope.project_id)
+        return RecallOutcome(RECALL_SERVER_DOWN, marker, "server_down", error=str(exc),
                              latency_ms=round((time.perf_counter() - start) * 1000, 2))
 
     def recall_hits(self, prompt: str, sources: list[str] | None = None, *,

@@ -19,6 +19,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
 from pi_memory import safety
 from pi_memory.retrieval.engine import blocked_line
+from pi_memory.semantic.backend import SERVER_DOWN_ADVICE, SERVER_DOWN_STATE
 from pi_memory.semantic.models import SemanticMemory
 
 if TYPE_CHECKING:
@@ -97,9 +98,8 @@ NOT_OPEN = ("Semantic memory could not be opened: another process (an indexing p
             "session_search work meanwhile).")
 
 
-SERVER_DOWN = ("The team memory server is not working right now, so mem0_memory cannot be used; nothing was read "
-               "or changed. Carry on with the task without team memory, and tell the user that the team memory "
-               "server is not answering. Do not call mem0_memory again for now.")
+SERVER_DOWN = (f"{SERVER_DOWN_STATE}, so mem0_memory cannot be used; nothing was read or changed. "
+               f"{SERVER_DOWN_ADVICE} Do not call mem0_memory again for now.")
 
 
 def handle(service: SemanticService, a: MemoryToolArgs) -> dict[str, Any]:

@@ -9,7 +9,10 @@
   recall token budget; the session is opened for this host, so recall's default sources include skills:
   :data:`pi_memory.semantic.config.HOST_RECALL_SOURCES`), after the run parts when they changed since the session
   last got them (or, in Claude Code, their pieces still owed since a session start over its cap); the prompt
-  is kept as the user half of the turn the stop hook captures.
+  is kept as the user half of the turn the stop hook captures. A team memory server that does not answer within
+  the recall's share of the time gives the model the words ``mem0_memory`` gives (carry on without team memory,
+  tell the user), the fix goes to the hook log, and the next prompts do not ask it again for 30 s
+  (:mod:`.team_servers`).
 * ``pre-compact``, ``stop``, ``session-end``: queue indexing of ``transcript_path`` (incremental) and, on
   ``stop``, capture of the turn, in a detached child process (:mod:`.background`) so the host never waits.
 
@@ -24,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-from pi_memory.integrations.hooks import state
+from pi_memory.integrations.hooks import state, team_servers
 from pi_memory.integrations.hooks.protocol import CLAUDE_CONTEXT_CAP, RUN_PIECE_CHARS, claude_length
 
 CACHE_VERSION = "2"  # 2: the run parts' pieces (``pieces``) are cached with them
@@ -177,7 +180,10 @@ def on_prompt(host: str, payload: dict, vector_deadline: float | None = None) ->
     if vector_deadline is not None:  # semantic memory set up on a held index must leave the hook time to answer
         memory.semantic_wait = min(memory.semantic_wait, max(0.0, vector_deadline - time.monotonic()))
     session = AgentSession(cwd, sid or None, memory=memory)
+    learnt = team_servers.restore()  # a team server's token user, or that it was found down, by earlier hooks
+    _bound_team_wait(memory, vector_deadline)
     outcome = session.recall(prompt, {RECALL_MARKER_KEY: saved.get("recallMarker")}, vector_deadline)
+    team_servers.keep(learnt)
     recall = outcome.text if outcome is not None and outcome.text else ""
     room = CLAUDE_CONTEXT_CAP - (claude_length(recall) + 2 if recall else 0)
     run = _next_run(host, sid, _run_of(cached) if cached is not None else _built_run(host, session), saved, room)
@@ -192,6 +198,18 @@ def on_prompt(host: str, payload: dict, vector_deadline: float | None = None) ->
     if host == "claude-code" and recall:
         recall = _fit_recall(host, recall, CLAUDE_CONTEXT_CAP - (claude_length(run) + 2 if run else 0))
     return _join(run, recall) or None
+
+
+def _bound_team_wait(memory, vector_deadline: float | None) -> None:
+    """A team memory server (the self-hosted backend) waited for until ``vector_deadline`` at most, so one that
+    hangs is found down within the hook's time, said to the model (``RECALL_SERVER_DOWN``) and not asked again
+    by the next prompts for its down window (:mod:`.team_servers`), instead of the hook being abandoned."""
+    if vector_deadline is None:
+        return
+    service = memory.semantic()
+    limit = getattr(getattr(service, "backend", None), "limit_wait", None)
+    if callable(limit):
+        limit(max(0.2, vector_deadline - time.monotonic()))
 
 
 def _fit_recall(host: str, recall: str, room: int) -> str:

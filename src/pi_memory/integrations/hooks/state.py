@@ -10,6 +10,8 @@ under the state folder (``$PI_MEMORY_STATE_DIR``, else ``$XDG_STATE_HOME/pi-memo
   modification time of every file it was built from (settings, trust list, the curated stores, the memory
   blocks and standing instructions, the code that renders them); reused only while all of them are unchanged
   and for at most an hour, so a new session start after no memory change imports no scanner at all;
+* ``hooks/team-servers.json``: what a prompt hook learnt of a team memory server for the next one (whose the
+  token is, a server found down and until when), as digests of the URL and token (:mod:`.team_servers`);
 * ``hooks.log``: why a hook answered empty (errors, the time ceiling) and what background jobs did; cut to its
   newest half past 1 MiB.
 

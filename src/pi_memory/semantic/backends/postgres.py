@@ -172,6 +172,7 @@ class PostgresBackend:
         cleaned = check_no_nul(clean_text(text), "the memory text")
         check_no_nul(metadata, "metadata")
         check_no_nul(source, "source")
+        metadata = clean_metadata(metadata, IDENTITY_KEYS)  # before the duplicate check: a control character is refused
         observed_at = check_observed_at(observed_at)
         digest = text_hash(cleaned)
         with self._conn() as conn:
@@ -183,7 +184,7 @@ class PostgresBackend:
             mem = SemanticMemory(text=cleaned, user_id=scope.user_id, project_id=scope.project_id,
                                  agent_id=scope.agent_id, created_at=now, updated_at=now,
                                  observed_at=observed_at or now, source=clean_source(source),
-                                 metadata=clean_metadata(metadata, IDENTITY_KEYS), hash=digest)
+                                 metadata=metadata, hash=digest)
             try:
                 with conn.transaction():
                     self._insert(conn, mem, vecs[0] if vecs is not None else None)
@@ -242,12 +243,15 @@ class PostgresBackend:
             self._history(conn, scope, old.id, "SUPERSEDE", old.text, target.text, target.id, reason, now)
         return target
 
-    def embed_queued(self, batch: int = 64) -> int:
-        """Embed the memories queued in ``pi_memory_reembed`` (their text was redacted at a start, their vectors
-        dropped: :mod:`.pg_sweep`); returns how many got a vector. When embedding fails they stay queued."""
+    def embed_queued(self, batch: int = 64, limit: int | None = None) -> int:
+        """Embed the memories queued in ``pi_memory_reembed`` (their text was redacted at a start, or an import
+        copied them without a vector of this model: :mod:`.pg_sweep`, :mod:`.team_import`), at most ``limit``
+        of them (oldest first; ``None``: all); returns how many got a vector. When embedding fails they stay
+        queued."""
         with self._conn() as conn:
             queued = conn.execute("SELECT q.memory_id, m.text FROM pi_memory_reembed q JOIN semantic_memories m ON "
-                                  "m.id = q.memory_id ORDER BY q.memory_id").fetchall()
+                                  "m.id = q.memory_id ORDER BY q.queued_at, q.memory_id LIMIT %s",
+                                  (limit,)).fetchall()
         done = 0
         for start in range(0, len(queued), batch):
             rows = queued[start:start + batch]
@@ -260,6 +264,12 @@ class PostgresBackend:
                 conn.execute("DELETE FROM pi_memory_reembed WHERE memory_id = ANY(%s)", ([r[0] for r in rows],))
             done += len(rows)
         return done
+
+    def queued_count(self) -> int:
+        """Memories waiting in ``pi_memory_reembed`` for a vector of this store's model."""
+        with self._conn() as conn:
+            return int(conn.execute("SELECT count(*) FROM pi_memory_reembed q JOIN semantic_memories m ON "
+                                    "m.id = q.memory_id").fetchone()[0])
 
     # --- reads ------------------------------------------------------------------------------------------
     def get(self, memory_id: str, *, scope: Scope) -> SemanticMemory | None:

@@ -35,6 +35,7 @@ import httpx
 from pi_memory import safety
 from pi_memory.safety.urls import redact_url
 from pi_memory.semantic.backend import BackendDownError, BackendError, MemoryChangedError, MemoryNotFoundError
+from pi_memory.semantic.backends import rest_memo
 from pi_memory.semantic.backends.rest_wire import (  # noqa: F401  (re-exported: the wire format's old home)
     IDENTITY_KEYS,
     PROJECT_MARK,
@@ -157,8 +158,8 @@ class RestBackend:
                                   follow_redirects=False)
         self._timeout = timeout
         self._scope_checked: bool | None = None
-        self.down_window = down_window
-        self._down: tuple[float, type[BackendError], str] | None = None  # (until, error class, its text)
+        self.down_window = down_window  # a server found down is remembered for the process (rest_memo)
+        self._token_key = rest_memo.token_key(url, token)  # whose the token is, kept under a digest only
 
     # --- plumbing -------------------------------------------------------------------------------------------
     def close(self) -> None:
@@ -172,16 +173,32 @@ class RestBackend:
 
     def _send(self, method: str, path: str, *, params: dict[str, Any] | None = None,
               json: Any = None) -> httpx.Response:
-        down = self._down
-        if down is not None and time.monotonic() < down[0]:  # found not answering moments ago: say so at once
-            raise down[1](f"{down[2]} (not asked again for {down[0] - time.monotonic():.0f} s)")
+        self.raise_if_down()
         try:
             response = self._request(method, path, params=params, json=json)
         except (ServerUnreachableError, ServerTimeoutError) as exc:
-            self._down = (time.monotonic() + self.down_window, type(exc), str(exc))
+            kind = "timeout" if isinstance(exc, ServerTimeoutError) else "unreachable"
+            rest_memo.mark_down(self.base_url, self.down_window, kind, str(exc))
             raise
-        self._down = None
+        rest_memo.mark_up(self.base_url)
         return response
+
+    def raise_if_down(self) -> None:
+        """Raise the error the server gave when this process (or a hook process before it, :mod:`.rest_memo`)
+        found it not answering less than ``down_window`` seconds ago: it is not asked again meanwhile."""
+        down = rest_memo.down(self.base_url)
+        if down is not None:
+            left, kind, text = down
+            raise (ServerTimeoutError if kind == "timeout" else ServerUnreachableError)(
+                f"{text} (not asked again for {max(left, 1):.0f} s)")
+
+    def limit_wait(self, seconds: float) -> None:
+        """Wait at most ``seconds`` for each request from now on (never longer than the settings' timeout): a
+        caller with a deadline of its own (a hook's time ceiling) gets a server that does not answer as
+        :class:`ServerTimeoutError` in time, and so remembers it as down."""
+        seconds = max(0.05, round(min(float(seconds), self._timeout), 2))
+        self._timeout = seconds
+        self._http.timeout = httpx.Timeout(seconds, connect=min(seconds, CONNECT_TIMEOUT_S))
 
     def _request(self, method: str, path: str, *, params: dict[str, Any] | None = None,
                  json: Any = None) -> httpx.Response:
@@ -261,14 +278,27 @@ class RestBackend:
     def token_user(self, wait: float = WHOAMI_WAIT_S) -> str | None:
         """The user this client's token belongs to when it is a user's token (``GET /whoami``, waiting at most
         ``wait`` seconds, no retry), else ``None``: an admin or the shared token, no token, a server without
-        that route (Mem0) or one that did not answer (the requests that follow say what is wrong)."""
+        that route (Mem0) or one that did not answer (the requests that follow say what is wrong).
+
+        The answer is kept for the process per (server URL, token) (:mod:`.rest_memo`: the token as a digest
+        only), so a process that opens the backend again does not ask again; a server in its down window is not
+        asked at all."""
+        known, user = rest_memo.known_user(self._token_key)
+        if known:
+            return user
+        if rest_memo.down(self.base_url) is not None:
+            return None
         try:
             response = self._http.get("/whoami", timeout=httpx.Timeout(min(self._timeout, wait)))
         except httpx.HTTPError:
+            return None  # not kept: asked again at the next open
+        if response.status_code not in (200, 404, 405):  # 401, 5xx: no answer about the token
             return None
         data = _json_object(response) if response.status_code == 200 else {}
         user = data.get("user_id")
-        return user.strip() if isinstance(user, str) and user.strip() and data.get("admin") is False else None
+        user = user.strip() if isinstance(user, str) and user.strip() and data.get("admin") is False else None
+        rest_memo.keep_user(self._token_key, user)
+        return user
 
     def _own(self, item: dict[str, Any], scope: Scope) -> SemanticMemory | None:
         """The item as a memory if it is exactly in ``scope``; ``None`` for another scope's or a broken item."""

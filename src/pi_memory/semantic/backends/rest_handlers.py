@@ -172,7 +172,10 @@ class RestService:
         if body.memory_type:
             raise ApiError(400, f"memory_type {body.memory_type!r} is not supported by this server; leave it out")
         messages = messages_of(body)
-        metadata = clean_metadata(body.metadata)
+        try:
+            metadata = clean_metadata(body.metadata)
+        except ValueError as exc:  # a control character in a key or value: the field is named
+            raise ApiError(400, f"invalid request body: {exc}") from exc
         source = clean_source(body.source).model_dump(exclude_none=True) if body.source else None
         try:
             body.observed_at = check_observed_at(body.observed_at)

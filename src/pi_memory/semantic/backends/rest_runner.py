@@ -320,6 +320,10 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None 
     main = threading.current_thread() is threading.main_thread()  # only there can signal handlers be set
     previous = {sig: signal.signal(sig, stopped) for sig in (signal.SIGINT, signal.SIGTERM)} if main else {}
     caught = None
+    if team is not None:  # what an import queues while the server runs gets its vectors without a restart
+        team.start_reembed(report=lambda done, left: say(
+            f"embedded {done} queued {'memory' if done == 1 else 'memories'} (imported or redacted without a "
+            f"vector of this server's model); {left} still queued"))
     try:
         server.run(sockets=[sock])
     except _Stopped as exc:  # uvicorn shut down gracefully, then re-raised the signal it had caught

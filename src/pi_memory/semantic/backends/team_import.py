@@ -15,14 +15,19 @@ the tester's report of credentials copied in verbatim):
 * its user, agent and project ids must be plain names, as a new scope's on ``POST /memories``
   (:func:`~pi_memory.semantic.sanitize.id_problem`: no credential, no invisible character): else refused;
 * a NUL character (U+0000) anywhere in the row refuses it (PostgreSQL cannot keep one; the server answers 400);
+  so does a control character other than tab and newline in a metadata key or value (an add's 400 too);
 * an active row whose text an active memory of its scope already holds (another id) is refused as a duplicate;
   a row whose id is already there is skipped (so a copy can run again: it adds only what is new);
 * vectors are kept when the text is stored unchanged; when redaction changed it, they were computed from the
   credential, so they are dropped and the stored text is embedded again;
 * a row copied without a vector of the store's embedding model (an export of another model, a hand-written
   file without ``vectors``, an embedding that failed) is queued in ``pi_memory_reembed``, which ``serve``
-  embeds when it opens the store (:meth:`~.postgres.PostgresBackend.embed_queued`); the report counts them
-  (``queued``) and says so: until then a search finds them by their words only.
+  embeds when it opens the store and, while it runs, every 30 s (:mod:`.team_reembed`); the report counts
+  them (``queued``) and says so: until then a search finds them by their words only.
+
+A shared project store's line (what ``serve export`` writes after the memories) is copied under the rules of
+the server's own writes to it, entry by entry (:mod:`.team_project_copy`); a store already on the server is
+left as it is.
 
 A source that is not what ``serve export`` writes (a line that is not a JSON object, a row without ``id``,
 ``user_id`` or ``text``, a malformed field or vector; a file that is no pi-memory index) stops the copy with
@@ -43,6 +48,7 @@ from typing import Any
 
 from pi_memory import safety
 from pi_memory.semantic.backends.rest_wire import IDENTITY_KEYS as WIRE_IDENTITY_KEYS
+from pi_memory.semantic.backends.team_reembed import CAP, EVERY_S
 from pi_memory.semantic.embedded import IDENTITY_KEYS, check_text
 from pi_memory.semantic.models import Scope, now_iso, parse_iso, text_hash
 from pi_memory.semantic.sanitize import (
@@ -86,6 +92,10 @@ class ImportReport:
     model: str = ""
     reasons: Counter = field(default_factory=Counter)
     refused_rows: list[dict[str, str]] = field(default_factory=list)
+    project_stores: int = 0  # shared project stores copied (team_project_copy), their entries copied
+    project_entries: int = 0
+    project_skipped: int = 0  # already on the server: left as they are
+    project_refused: Counter = field(default_factory=Counter)  # entries (or whole stores) by the store's code
 
     @property
     def refused(self) -> int:
@@ -100,7 +110,9 @@ class ImportReport:
         return {"memories": self.memories, "skipped": self.skipped, "refused": self.refused,
                 "reasons": dict(self.reasons), "refusedRows": self.refused_rows, "history": self.history,
                 "historyLeftOut": self.history_left_out, "vectors": self.vectors, "redacted": self.redacted,
-                "reembedded": self.reembedded, "queued": self.queued}
+                "reembedded": self.reembedded, "queued": self.queued,
+                "projectStores": {"copied": self.project_stores, "entries": self.project_entries,
+                                  "alreadyThere": self.project_skipped, "refused": dict(self.project_refused)}}
 
     def summary(self) -> str:
         """One paragraph: ``copied N memories (…); S were already there; refused M (reasons)``."""
@@ -119,9 +131,18 @@ class ImportReport:
         if self.queued:
             text += (f" {_n(self.queued, 'memory', 'memories')} had no vector of this server's embedding model "
                      f"({self.model}): {'it is' if self.queued == 1 else 'they are'} queued, and `pi-memory serve` "
-                     f"embeds {'it' if self.queued == 1 else 'them'} when it starts (restart a server that is "
-                     "running); until then a search finds "
+                     f"embeds {'it' if self.queued == 1 else 'them'} (a running server within "
+                     f"{EVERY_S:g} s, {CAP} a pass; otherwise when it starts); until then a search finds "
                      f"{'it' if self.queued == 1 else 'them'} by {'its' if self.queued == 1 else 'their'} words only.")
+        if self.project_stores or self.project_skipped or self.project_refused:
+            text += (f" Shared project stores: copied {self.project_stores} "
+                     f"({_n(self.project_entries, 'entry', 'entries')}); {self.project_skipped} "
+                     f"{'was' if self.project_skipped == 1 else 'were'} already there (left as "
+                     f"{'it is' if self.project_skipped == 1 else 'they are'})")
+            if self.project_refused:
+                why = ", ".join(f"{n} {reason}" for reason, n in self.project_refused.most_common())
+                text += f"; refused {sum(self.project_refused.values())} ({why}), not copied"
+            text += "."
         return text
 
 
@@ -294,7 +315,10 @@ def _clean(row: dict[str, Any]) -> _Clean | str:
         observed = check_observed_at(row.get("observed_at"))
     except ValueError:
         return "its observed_at is not a date"
-    metadata = clean_metadata(row.get("metadata"), _DROP)
+    try:
+        metadata = clean_metadata(row.get("metadata"), _DROP)
+    except ValueError:  # a key or value holds a control character, as an add refuses it
+        return "its metadata holds a control character"
     source = clean_source(row.get("source")).model_dump(exclude_none=True)
     history, left_out = [], 0
     for h in row.get("history") or []:
@@ -311,12 +335,16 @@ def _clean(row: dict[str, Any]) -> _Clean | str:
 
 
 # --- the copy ------------------------------------------------------------------------------------------
-def import_rows(backend: Any, rows: Iterable[Row]) -> ImportReport:
+def import_rows(backend: Any, rows: Iterable[Row], *, project_char_limit: int | None = None) -> ImportReport:
     """Copy ``rows`` (``(where, row)`` from :func:`sqlite_rows` or :func:`jsonl_rows`) into the team store of
-    ``backend`` (a :class:`~.postgres.PostgresBackend`) under the module's rules, in one transaction."""
+    ``backend`` (a :class:`~.postgres.PostgresBackend`) under the module's rules, in one transaction. A shared
+    project store's line is copied by :mod:`.team_project_copy` within ``project_char_limit`` (default: the
+    curated project store's limit), as the server's own writes are."""
     from psycopg import errors
     from psycopg.types.json import Jsonb
 
+    from pi_memory.config import DEFAULT_MEMORY_CHAR_LIMIT
+    from pi_memory.semantic.backends import team_project_copy as projects
     from pi_memory.semantic.backends.postgres import SCOPE, _vector_literal
 
     report = ImportReport(model=backend.model)
@@ -324,6 +352,13 @@ def import_rows(backend: Any, rows: Iterable[Row]) -> ImportReport:
     events: list[tuple[int, str, Scope, dict[str, Any]]] = []
     with backend.pool.connection() as conn, conn.transaction():
         for where, row in rows:
+            if projects.is_project_store(row):
+                problem = projects.shape_problem(row)
+                if problem:
+                    raise ImportProblem(f"{where}: {problem}. `serve import` reads what `serve export` writes; fix or "
+                                        "remove that line and run the import again. Nothing was imported.")
+                projects.copy_project_store(conn, row, project_char_limit or DEFAULT_MEMORY_CHAR_LIMIT, report)
+                continue
             _shape(where, row)
             clean = _clean(row)
             if isinstance(clean, str):

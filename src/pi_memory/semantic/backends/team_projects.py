@@ -74,17 +74,26 @@ class VersionConflict(Exception):
         self.version, self.entries = version, entries
 
 
-def check_project(name: str) -> str:
-    """``name`` when it may name a project store, else a 400: not a plain name, or one the secret scanner reads
-    as a credential (a store stored under such a name before is renamed at the server's start: :mod:`.pg_clean`)."""
+def project_problem(name: str) -> str | None:
+    """Why ``name`` may not name a project store, in words, or ``None``: not a plain name, or one the secret
+    scanner reads as a credential (a store stored under such a name before is renamed at the server's start:
+    :mod:`.pg_clean`)."""
     if not PROJECT_NAME.match(name or ""):
-        raise ApiError(400, f"project {name!r} is not a valid project name: use 1-128 letters, digits, '.', '_', "
-                            "'~' or '-', starting with a letter or digit (e.g. acme-api)")
+        return (f"project {name!r} is not a valid project name: use 1-128 letters, digits, '.', '_', '~' or '-', "
+                "starting with a letter or digit (e.g. acme-api)")
     findings = safety.scan_secrets(name)
     if findings:
-        raise ApiError(400, f"the project name looks like a credential ({findings[0].id}); names are stored as "
-                            "written and shown in the audit log. Name the project store with a plain name (e.g. "
-                            "acme-api) and keep secrets out of names.")
+        return (f"the project name looks like a credential ({findings[0].id}); names are stored as written and "
+                "shown in the audit log. Name the project store with a plain name (e.g. acme-api) and keep secrets "
+                "out of names.")
+    return None
+
+
+def check_project(name: str) -> str:
+    """``name`` when it may name a project store, else a 400 saying why (:func:`project_problem`)."""
+    problem = project_problem(name)
+    if problem is not None:
+        raise ApiError(400, problem)
     return name
 
 
@@ -198,4 +207,4 @@ class ProjectRoutes:
                              "placed": placed, **extra}, status_code=200 if result.success else 422)
 
 
-__all__ = ["ProjectRoutes", "TeamProjectStore", "VersionConflict", "check_project"]
+__all__ = ["ProjectRoutes", "TeamProjectStore", "VersionConflict", "check_project", "project_problem"]

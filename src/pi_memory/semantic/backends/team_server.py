@@ -36,8 +36,20 @@ class Team:
     per_user: bool
     where: str
     projects: Any = None  # team_projects.ProjectRoutes
+    reembed: Any = None  # team_reembed.ReembedLoop, once started
+
+    def start_reembed(self, every: float | None = None, cap: int | None = None,
+                      report: Any = None) -> None:
+        """Embed what an import (or a start's sweep) queues while the server runs (:mod:`.team_reembed`):
+        a pass every ``every`` seconds (default :data:`~.team_reembed.EVERY_S`), ``cap`` memories at most each."""
+        from pi_memory.semantic.backends import team_reembed
+
+        self.reembed = team_reembed.ReembedLoop(self.backend, every=every or team_reembed.EVERY_S,
+                                                cap=cap or team_reembed.CAP, report=report).start()
 
     def close(self) -> None:
+        if self.reembed is not None:
+            self.reembed.stop()
         self.backend.close()
 
 
@@ -64,7 +76,9 @@ def open_team(database_url: str, embedder: dict[str, Any] | None = None, *, shar
     except ValueError as exc:
         pool.close()
         raise ServeError(str(exc)) from exc
-    backend.embed_queued()  # memories whose text was redacted as the store opened (pg_sweep): vectors again
+    from pi_memory.semantic.backends.team_reembed import embed_pass
+
+    embed_pass(backend)  # queued by an import or this start's sweep (pg_sweep); more: Team.start_reembed
     return Team(backend, tokens, tokens.has_tokens(), shown(database_url),
                 ProjectRoutes(pool, tokens, project_char_limit or DEFAULT_MEMORY_CHAR_LIMIT))
 
@@ -98,14 +112,13 @@ def export_rows(backend: PostgresBackend) -> Iterator[dict[str, Any]]:
             yield row
 
 
-def project_store_sizes(backend: PostgresBackend) -> list[tuple[str, int]]:
-    """``(project, entries)`` of every shared project store (:mod:`.team_projects`), by name: what ``serve export``
-    does not copy, so it says so."""
+def project_store_rows(backend: PostgresBackend) -> list[dict[str, Any]]:
+    """Every shared project store as the line ``serve export`` writes for it (:mod:`.team_project_copy`)."""
+    from pi_memory.semantic.backends.team_project_copy import project_store_rows as rows
+
     with backend.pool.connection() as conn:
-        rows = conn.execute("SELECT project_id, SUM(jsonb_array_length(entries))::bigint FROM project_stores "
-                            "GROUP BY project_id ORDER BY project_id").fetchall()
-    return [(name, int(count or 0)) for name, count in rows]
+        return rows(conn)
 
 
 __all__ = ["DATABASE_URL_ENV", "ImportProblem", "ImportReport", "Team", "export_rows", "import_rows", "jsonl_rows",
-           "open_team", "open_tokens", "project_store_sizes", "sqlite_rows"]
+           "open_team", "open_tokens", "project_store_rows", "sqlite_rows"]
