@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from pi_memory.integrations.pi.bridge import Bridge
+from pi_memory.standing import parse_rules
 
 
 @pytest.fixture
@@ -48,7 +49,7 @@ def test_pin_verbs_like_the_seed(bridge):
     assert cmd(bridge, "pin", "NEVER run find /")["level"] == "warning"
     assert cmd(bridge, "pin", "remove 1")["text"].startswith("Removed rule 1: never run find /")
     assert cmd(bridge, "pin", "remove x")["text"].startswith("Usage: /memory-pin")
-    assert cmd(bridge, "pin", "clear")["text"].splitlines()[0] == "Removed all 1 standing instruction(s)."
+    assert cmd(bridge, "pin", "clear")["text"].splitlines()[0].startswith("Removed all 1 standing instruction(s). The file")
 
 
 def test_pin_remove_takes_several_numbers(bridge):
@@ -155,3 +156,38 @@ def test_run_context_carries_blocks_and_standing(bridge):
     ctx = bridge.run_context()
     assert [p["name"] for p in ctx["parts"]] == ["blocks", "standing"]
     assert ctx["text"].index("<memory-blocks>") < ctx["text"].index("1. never push to main")
+
+
+@pytest.mark.parametrize("rule", ["Clear the build cache before running the test suite",
+                                  "List the changed files before every commit",
+                                  "Remove debug prints before committing", "clear out tmp/ after each run"])
+def test_a_rule_starting_with_a_verb_word_is_pinned_not_run(bridge, rule):
+    # "Clear the build cache ..." ran `clear`: every pinned rule removed, STANDING.md left empty
+    assert cmd(bridge, "pin", "never push to main")["level"] == "info"
+    r = cmd(bridge, "pin", rule)
+    assert r["level"] == "info" and r["text"].splitlines()[-1].endswith(f"2. {rule}")
+    assert parse_rules((Path(os.environ["PI_MEMORY_DIR"]) / "STANDING.md").read_text()) == ["never push to main", rule]
+
+
+@pytest.mark.parametrize(("args", "rule"), [('add "use uv, not pip"', "use uv, not pip"), ("“run ruff first”", "run ruff first"),
+                                            ("add  list", "list"), ("  keep   it short  ", "keep it short")])
+def test_pin_drops_the_quotes_around_a_rule(bridge, args, rule):
+    cmd(bridge, "pin", args)
+    assert parse_rules((Path(os.environ["PI_MEMORY_DIR"]) / "STANDING.md").read_text()) == [rule]
+
+
+@pytest.mark.parametrize("args", ["add", "remove", "add  ", "remove 2 x"])
+def test_pin_with_nothing_to_pin_prints_the_usage(bridge, args):
+    assert cmd(bridge, "pin", args)["text"].startswith("Usage: /memory-pin")
+    assert not (Path(os.environ["PI_MEMORY_DIR"]) / "STANDING.md").exists()
+
+
+def test_clear_keeps_the_file_as_it_was(bridge):
+    cmd(bridge, "pin", "never push to main")
+    cmd(bridge, "pin", "run the tests with -q")
+    first = cmd(bridge, "pin", "CLEAR")["text"].splitlines()[0]
+    copies = list((Path(os.environ["PI_MEMORY_DIR"]) / ".trash" / "standing").iterdir())
+    assert len(copies) == 1 and first == (f"Removed all 2 standing instruction(s). The file as it was is kept in "
+                                          f"{copies[0]}: pin a rule again to bring it back.")
+    assert parse_rules(copies[0].read_text()) == ["never push to main", "run the tests with -q"]
+    assert oct(copies[0].parent.stat().st_mode & 0o777) == "0o700"

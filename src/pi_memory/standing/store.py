@@ -8,7 +8,8 @@ Writing (:class:`StandingStore`): only the user writes this file, through ``pi-m
 ``/memory-pin`` (or an editor). No tool, background job or recall path holds a :class:`StandingStore`; the
 prompt assembly only reads the file. Every write takes the same cross-process lock as the curated stores,
 re-reads the file under it and publishes atomically. Edits keep the user's comments and blank lines: ``add``
-appends one line, ``remove N [N ...]`` drops the lines of those rules, ``clear`` drops every rule line and keeps comments.
+appends one line, ``remove N [N ...]`` drops the lines of those rules, ``clear`` drops every rule line and keeps comments
+(the file as it was goes to ``<data root>/.trash/standing/`` first).
 Every new rule goes through the threat and secret scanners, and one holding a control character (``ESC``, ``NUL``:
 the curated stores' check, :func:`pi_memory.curated.entries.holds_control`) is refused; a duplicate (the same
 :func:`~pi_memory.standing.reach.rule_key`: case and trailing punctuation aside) is refused, and so is a rule that
@@ -24,6 +25,7 @@ rule whether the agent gets it and why not: :func:`pi_memory.standing.reach.reac
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -34,6 +36,7 @@ from pi_memory.config import DEFAULT_LOCK_TIMEOUT_S
 from pi_memory.curated.entries import holds_control
 from pi_memory.curated.files import StoreLockedError, atomic_write_text, locked, try_read_bytes
 from pi_memory.curated.messages import not_written
+from pi_memory.private_files import make_private_folder
 from pi_memory.shown_text import shown
 from pi_memory.standing.reach import (
     LISTED_RULES,
@@ -256,12 +259,29 @@ class StandingStore:
         return self._edit(change)
 
     def clear(self) -> PinResult:
+        """Drop every rule line (comments stay). The file as it was is kept first in ``<data root>/.trash/standing/``
+        (private, as the rest of the data root), so a clear typed by mistake loses nothing: the message names
+        the copy."""
         def change(lines: list[str], rules: list[str]) -> tuple[list[str], str]:
             if not rules:
                 raise _Refused("empty", "No standing instructions are pinned; there is nothing to clear.")
-            return [x for x in lines if not normalise_rule(x)], f"Removed all {len(rules)} standing instruction(s)."
+            copy = self._keep_copy("\n".join(lines) + "\n")
+            return [x for x in lines if not normalise_rule(x)], (
+                f"Removed all {len(rules)} standing instruction(s). The file as it was is kept in {copy}: "
+                "pin a rule again to bring it back.")
 
         return self._edit(change)
+
+    def _keep_copy(self, text: str) -> Path:
+        """Write ``text`` to a new file in ``<data root>/.trash/standing/`` and return its path (under the lock)."""
+        folder = self.path.parent / ".trash" / "standing"
+        make_private_folder(folder)
+        stem = f"{self.path.stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+        target, n = folder / f"{stem}.md", 1
+        while target.exists():
+            target, n = folder / f"{stem}-{n}.md", n + 1
+        atomic_write_text(target, text)
+        return target
 
     # ------------------------------------------------------------------ internals
     def _edit(self, change) -> PinResult:

@@ -77,22 +77,45 @@ def _insights(memory, _args: str, _data: dict) -> dict[str, Any]:
     return _reply(reports.insights_lines(insights.collect(memory)))
 
 
+_QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»"}
+
+
+def pin_action(args: str) -> tuple[str, Any]:
+    """What ``/memory-pin ARGS`` asks: ``("list", None)`` for nothing or exactly ``list``, ``("clear", None)`` for
+    exactly ``clear``, ``("remove", numbers)`` for ``remove`` followed by numbers only (``("add", "")``, the usage,
+    for ``remove`` alone, with one other word, or with numbers and words), else ``("add", rule)``: the text after an ``add``, or
+    the whole text, one pair of quotes around it dropped (``""``: the usage). A verb is one only as the whole
+    command: a rule that starts with one ("Clear the build cache before the tests", "List the changed files",
+    "Remove debug prints") is pinned, where it used to clear every rule, list them or print the usage."""
+    text = " ".join((args or "").split())
+    word, _, rest = text.partition(" ")
+    if text.casefold() in ("", "list"):
+        return "list", None
+    if text.casefold() == "clear":
+        return "clear", None
+    if word.casefold() == "remove" and (len(rest.split()) < 2 or rest.split()[0].isdigit()):  # "remove x": usage
+        numbers = rest.split()
+        return ("remove", [int(n) for n in numbers]) if numbers and all(n.isdigit() for n in numbers) else ("add", "")
+    rule = rest if word.casefold() == "add" else text
+    if len(rule) >= 2 and _QUOTES.get(rule[0]) == rule[-1]:
+        rule = rule[1:-1].strip()
+    return "add", rule
+
+
 def _pin(memory, args: str, _data: dict) -> dict[str, Any]:
     settings = memory.settings
     store = StandingStore.in_data_dir(settings.data_dir, settings.lock_timeout)
-    verb, _, rest = args.partition(" ")
-    verb = verb.lower()
-    if not args or verb == "list":
+    action, value = pin_action(args)
+    if action == "list":
         result = store.list()
-    elif verb == "remove":
-        numbers = rest.split()
-        if not numbers or not all(n.isdigit() for n in numbers):
-            return _reply([PIN_HELP], "warning")
-        result = store.remove(*(int(n) for n in numbers))
-    elif verb == "clear":
+    elif action == "remove":
+        result = store.remove(*value)
+    elif action == "clear":
         result = store.clear()
+    elif not value:
+        return _reply([PIN_HELP], "warning")
     else:
-        result = store.add(rest if verb == "add" else args)
+        result = store.add(value)
     return _reply(reports.pin_lines(result, settings.standing_enabled), "info" if result.success else "warning")
 
 
