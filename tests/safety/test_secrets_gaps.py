@@ -232,3 +232,16 @@ def test_a_code_after_an_opening_verb_is_redacted(text, expected):
 ])
 def test_numbers_near_opening_verbs_stay(text):
     _clean(text)
+
+
+def test_our_checksum_agrees_with_the_reference_implementation():
+    from mnemonic import Mnemonic
+
+    from pi_memory.safety._secret_seeds import checksum_ok
+
+    reference = Mnemonic("english")
+    phrases = [SEED12, SEED15, SEED24, SEED12.replace("forward", "forest"),
+               "cable drum fresh layer glass orange paper river stone table water winter",
+               " ".join(["abandon"] * 11 + ["about"]), " ".join(["zoo"] * 23 + ["vote"]), " ".join(["zoo"] * 24)]
+    assert [checksum_ok(p.split()) for p in phrases] == [reference.check(p) for p in phrases]
+    assert [checksum_ok(p.split()) for p in phrases] == [True, True, True, False, False, True, True, False]

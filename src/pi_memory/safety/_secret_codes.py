@@ -176,7 +176,8 @@ def code_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
 # ---- a code with no label: "the door opens with 7731" ------------------------------------------------------------
 OPEN_PATTERN = (r"(?<![^\W_])(?:(?:open|unlock|disarm)(?:s|ed)?(?P<obj>[ \t]+[^\n\d.,;:!?]{1,40}?)?[ \t]+with"
                 r"|(?:punch|key|type)(?:es|s|ed)?[ \t]+in)[ \t]+(?:(?:the[ \t]+)?code[ \t]+)?[\"'`]?" + _VALUE)
-OPEN_KEYWORDS = ("open", "unlock", "disarm", "punch", "key", "type")
+OPEN_KEYWORDS = ("open", "unlock", "disarm", "punch", "key in", "keys in", "keyed in", "type in", "types in",
+                 "typed in")
 _GOES_ON_TO = re.compile(r"[ \t]+(?:(?:at|on|for|to)[ \t]+(?:the|a|an|our|my|your|its)?[ \t]*[^\W\d_]{2,}"
                          r"|(?:when|before|after|if|and|then)(?![^\W_]))", re.IGNORECASE)
 # What the verb form also opens: a device's lock screen ("unlock the phone with 4821").
