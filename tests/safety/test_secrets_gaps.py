@@ -37,6 +37,8 @@ def _clean(text: str) -> None:
      f"Root credentials\n| prod-db | admin | {PROSE} |\n| staging-db | jsmith | {PROSE} |"),
     ("Staging logins:\n\n| web-1 | jsmith | `Fq83!zLw0p` | ssh |", f"Staging logins:\n\n| web-1 | jsmith | `{PROSE}` | ssh |"),
     ("  | bastion | ec2-user | Tr0ub4dor&3 |", f"  | bastion | ec2-user | {PROSE} |"),
+    ("| jsmith@corp.com | Xk29!fpQ7zz |", f"| jsmith@corp.com | {PROSE} |"),
+    ("| host | user | pass |\n| db | bob | Xk29!fpQ7zz |", f"| host | user | pass |\n| db | bob | {PROSE} |"),
 ])
 def test_a_password_in_a_table_row_with_no_header_is_redacted(text, expected):
     assert redact(text) == expected
@@ -47,6 +49,8 @@ def test_a_password_in_a_table_row_with_no_header_is_redacted(text, expected):
     "| root | /root | 0700 |\n| admin | int64 | v2.1.0 |",
     "| web-1 | jsmith | Fq83!zLw0p |",  # no account name, nothing above names credentials
     "| admin | admin@example.com | owner |",
+    "| alice@corp.com | Owner | 2024-05-01 |\n| bob@corp.com | Editor | v2.1.0 |",
+    "| host | user | note |\n| db | bob | fix-login-1234 |",
     "| admin | ROLE_ADMIN | 3f9a8b7c |",
     "Release notes\n| v2.1.0 | 2024-05-01 | fix-login-1234 |",
     "Credentials are rotated by the vault job:\n| service | owner | rotated |\n| db | alice | 2024-05-01 |",
@@ -63,6 +67,8 @@ def test_ordinary_tables_and_pipes_stay(text):
     ("### API token\n\n4Gx7pQ2mZ9vB1nL8kR3tY6wE0uI5oA", f"### API token\n\n{ASSIGN}"),
     ("**Password**\n`Fq83!zLw0p`", f"**Password**\n`{PROSE}`"),
     ("# Staging DB password\nhunter22", f"# Staging DB password\n{PROSE}"),
+    ("## Password\n```\nXk29!fpQ7zz\n```", f"## Password\n```\n{PROSE}\n```"),
+    ("Password:\n~~~text\nXk29!fpQ7zz\n~~~", f"Password:\n~~~text\n{PROSE}\n~~~"),
 ])
 def test_a_value_under_a_heading_is_redacted(text, expected):
     assert redact(text) == expected
@@ -77,6 +83,8 @@ def test_a_value_under_a_heading_is_redacted(text, expected):
     "Password\nXk29!fpQ7zz",  # no heading mark and no colon: a form's two lines, not a label
     "## Password policy\nMinimum12chars",
     "**Password** manager\nBitwarden",
+    "## Password\n```\nexport PGPASSWORD=$(vault read -field=pw db)\n```",
+    "API key:\n```bash\ncurl -H \"Authorization: Bearer $TOKEN\" https://api.example.com\n```",
 ])
 def test_a_heading_over_prose_stays(text):
     _clean(text)
@@ -112,6 +120,8 @@ def test_a_form_word_under_a_password_label_stays(text):
     (f"signing secret {HEX64}", f"signing secret {ASSIGN}"),
     (f"webhook signing secret: {HEX64}", f"webhook signing secret: {ASSIGN}"),
     (f"the tenant key is {HEX64}.", f"the tenant key is {ASSIGN}."),
+    (f"the HMAC key {HEX64}", f"the HMAC key {ASSIGN}"),
+    (f"private key {HEX64}", f"private key {ASSIGN}"),
 ])
 def test_hex_key_material_after_a_content_word_is_redacted(text, expected):
     assert redact(text) == expected
@@ -129,6 +139,8 @@ def test_hex_key_material_after_a_content_word_is_redacted(text, expected):
     f"mapping key: {HEX32}",
     f"build key: {HEX64}, checksum verified",
     f"the layer key is {HEX64}",
+    f"the public key {HEX64}",
+    f"sort key {HEX64}",
 ])
 def test_hashes_ids_and_data_keys_stay(text):
     _clean(text)

@@ -33,9 +33,10 @@ show that it lists logins. A cell counts when
   ec2-user, sa, …: ``_ACCOUNTS``) and reads as a password that is not a word (``password_like``, letters mixed
   with digits or symbols, not an identifier, a hyphenated term, an e-mail address, a version or a hex id): "| db |
   admin | hunter2 |"; or
+* it comes after an e-mail address and also looks random (three kinds of character, or letters with 3+ digits);
 * the first line above the table's block names credentials (credentials, creds, passwords, logins, Zugangsdaten,
-  пароли, …) and the cell also looks random (three kinds of character, or letters with 3+ digits): "Staging
-  logins\n| web-1 | jsmith | Fq83!zLw0p |".
+  пароли, …), or the block's first row does as a header with no separator ("| host | user | pass |"), and the cell
+  also looks random: "Staging logins\n| web-1 | jsmith | Fq83!zLw0p |".
 
 An ordinary table ("| user | string | required |", "| admin | read-write |", "| root | /root | 0700 |") gives
 nothing. Costs: a password that is a word ("| admin | sunflower |") in a row with no header is missed, and so is a
@@ -61,7 +62,8 @@ _PASSWORD_LABELS = _folded("password", "passwd", "passphrase", "passcode", "pass
                            "contraseña", "senha", "пароль")
 _KEY_LABELS = "secret|token|key|cookie|seed|salt"
 _SHORT_LABELS = frozenset(("password", "passwd", "pwd", "pw", "pass"))
-_NEXT_LINE = (r"[ \t]*(?:\([^)\n]{1,30}\)[ \t]*)?(?:\**[ \t]*:[ \t]*\**|(?P<nh>\**))[ \t]*\r?\n(?:[ \t]*\r?\n)?[ \t]*"
+_NEXT_LINE = (r"[ \t]*(?:\([^)\n]{1,30}\)[ \t]*)?(?:\**[ \t]*:[ \t]*\**|(?P<nh>\**))[ \t]*\r?\n(?:[ \t]*\r?\n)?"
+              r"(?:[ \t]*(?:```|~~~)[\w-]{0,20}[ \t]*\r?\n)?[ \t]*"  # a fence may open the value's block
               r"(?:(?P<nqc>[\"'`])(?P<nq>[^\s\"'`]{4,400})(?P=nqc)|(?P<nv>[^\s\"'`]{4,400}))[ \t]*(?=\r?\n|$)")
 # One row a label family, each with its same-line form (``_secret_keys``) and its next-line form: one look for the
 # keywords' places serves both.
@@ -231,6 +233,9 @@ _CREDENTIAL_WORDS = re.compile(
     r"credential|creds|password|passwort|kennw|login|zugangsdaten|contrase|senha|mot de passe|" + fold("пароль").text,
     re.IGNORECASE)
 _HEX_ID = re.compile(r"[0-9a-fA-F]{7,64}")
+# The block's first row read as a header with no separator under it ("| host | user | pass |").
+_HEADER_NAMES_PASSWORD = re.compile(r"(?<![^\W_])(?:pass|pw|pwd|password|passwort|kennwort|secret|creds?)(?![^\W_])",
+                                    re.IGNORECASE)
 
 
 def _not_a_word(value: str) -> bool:
@@ -244,19 +249,21 @@ def _not_a_word(value: str) -> bool:
 def _credentials_above(text: str, line_start: int) -> bool:
     """Whether the first line above the table block holding ``line_start`` (one blank line between) names
     credentials."""
-    pos, blank = line_start, False
+    pos, blank, top = line_start, False, None
     for _ in range(50):
         if pos == 0:
-            return False
+            break
         above = text.rfind("\n", 0, pos - 1) + 1
         line = text[above:pos - 1]
         if not line.strip() and not blank:
             pos, blank = above, True
             continue
         if "|" not in line:
-            return _CREDENTIAL_WORDS.search(line) is not None
-        pos = above
-    return False
+            if _CREDENTIAL_WORDS.search(line) is not None:
+                return True
+            break
+        pos, top = above, line
+    return top is not None and _HEADER_NAMES_PASSWORD.search(top) is not None
 
 
 def row_password(m: re.Match[str], text: str) -> list[tuple[int, int]] | None:
@@ -274,7 +281,7 @@ def row_password(m: re.Match[str], text: str) -> list[tuple[int, int]] | None:
         if not value or any(c.isspace() for c in value) or _in_marker(text, low) or not _not_a_word(value):
             continue
         user = text[cells[i - 1][0]:cells[i - 1][1]].strip("`*_ ").lower() if i else ""
-        if user in _ACCOUNTS:
+        if user in _ACCOUNTS or (_EMAIL.fullmatch(user) and _random_looking(value)):
             spans.append((low, high))
             continue
         if above is None:
