@@ -14,7 +14,8 @@ Narrowings, and what they cost:
   a command written as a warning: a negation or warning word before it in the same sentence ("never run", "avoid",
   "beware", "blocks", "accidentally", "incident", "postmortem", "outage") or "is blocked/refused" after it, and so
   does a report of what ran: a past tense of running right before the command ("the script ran rm -rf $HOME on the
-  runner last night", "a bad deploy executed `rm -rf /`"). Cost: a report that is advice in disguise ("last week I
+  runner last night", "a bad deploy executed `rm -rf /`", "someone typed rm -rf / on prod", "the job wiped the
+  runner with rm -rf ~"). Cost: a report that is advice in disguise ("last week I
   ran rm -rf ~ and the flaky cache went away") passes; a report with the command away from its verb ("the script's
   last step, rm -rf $HOME, wiped the runner") is still refused; ``mkfs`` and ``dd`` of an image onto a disk
   (setting up a machine) are left alone.
@@ -57,8 +58,9 @@ _WARNED = re.compile(
 # A report of what ran: a past tense of running right before the command ("the script ran rm -rf $HOME on the
 # runner", "a bad deploy executed `rm -rf /`"); an order to run it says "run", "execute".
 _RAN_BEFORE = re.compile(
-    rf"{_B}(?:ran|executed|invoked|triggered|issued|fired{_S}off|(?:had|has|have|was|were|got|been){_S}(?:run|executed"
-    r"|invoked|triggered))[ \t]*[`\"']?[ \t]*$",
+    rf"{_B}(?:ran|executed|invoked|triggered|issued|did|typed|entered|pasted|fired{_S}off|(?:had|has|have|was|were|got"
+    rf"|been){_S}(?:run|executed|invoked|triggered)|(?:wiped|deleted|destroyed|erased|nuked|trashed|broke)"
+    r"(?:[ \t]+[^\s.!?;]{1,30}){0,6}?[ \t]+with)[ \t]*[`\"']?[ \t]*$",
     re.IGNORECASE,
 )
 _REFUSED_AFTER = re.compile(
