@@ -172,6 +172,7 @@ def test_a_bip39_seed_phrase_is_redacted(text, expected):
     "keywords: apple banana cherry grape lemon mango orange peach pear plum",
     "I wrote excess enable volcano viable random naive private word include cube share forward on a card",  # a known miss
     "Never store your seed phrase in a note; write the twelve words on paper.",
+    "word " * 24, "<html>" + "word " * 100, "mnemonic: " + "abandon " * 12,  # one word again and again
 ])
 def test_word_lists_and_notes_about_seeds_stay(text):
     _clean(text)

@@ -14,6 +14,9 @@ when
 * a seed label stands within 60 characters before it (seed, mnemonic, recovery phrase, backup phrase, wallet words,
   助记词, …: ``_LABEL``): a phrase copied with a typo is still a wallet's key.
 
+Its words are (almost) all different: 24 words drawn from 2,048 repeat one in eight times, so more than two repeats
+mean a text that says one word again and again ("word word word …"), whose checksum passes one time in 16.
+
 The run starts after a line break, a colon, a quote, a bracket, ``=``, a bullet or a number, at the text's start,
 or within 40 characters after a seed label on its line. Prose rarely gets that far: the list has no "the", "a", "of", "to", "is" or "and", and the run is cut at the first
 word outside the list. The longest run that qualifies is taken (a run of list words around a 12-word phrase gives
@@ -101,9 +104,10 @@ def seed_phrase(m: re.Match[str], text: str) -> tuple[int, int] | None:
         texts = [w.group() for w in run]
         for size in _LENGTHS:
             for first in range(len(run) - size + 1):
-                if checksum_ok(texts[first:first + size]):
+                window = texts[first:first + size]
+                if len(set(window)) >= size - 2 and checksum_ok(window):
                     return (run[first].start(), run[first + size - 1].end())
         start = run[0].start()
-        if len(run) in _LENGTHS and _LABEL.search(text, max(0, start - 60), start):
+        if len(run) in _LENGTHS and len(set(texts)) >= len(texts) - 2 and _LABEL.search(text, max(0, start - 60), start):
             return (start, run[-1].end())
     return None
