@@ -32,7 +32,8 @@ A code with no label (``pin_code``, its verb form)
 7731 at the gate``: a verb of opening (open, unlock, disarm) and ``with``, or punch/key/type and ``in``, then 4-8
 digits as above, when a thing such a code opens (``_OPENS``: door, gate, safe, alarm, keypad, lockbox, …) stands
 within 40 characters before the verb, as its object (a phone or laptop too) or in the words after the digits, and
-the digits end the clause or go on with "at/on/for the …" or "when/before/if …" ("the gate opens with 1200 ms delay" gives a unit; "the door opens with 2 keys" is too short). Digits alone
+the digits end the clause or go on with "at/on/for the …" or "when/before/if …" ("the gate opens with 1200 ms
+delay" gives a unit; "the door opens with 2 keys" is too short). Digits alone
 with no verb or label ("door 7731", "7731 opens it") are not read: they are room numbers, extensions and counts as
 often as codes, and nothing in the words around them tells which.
 

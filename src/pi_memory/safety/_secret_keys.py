@@ -16,9 +16,6 @@ value must look like depends on the word before the label (joined by a space, ``
 * a word naming a key of data or a public value (primary, sort, partition, cache, public, foreign, idempotency,
   routing, …: ``_DATA_WORDS``): never;
 * any other word ("the key is …", "seed: …"): only random base64 (24+ characters with upper case, lower case and
-  3+ digits, entropy >= 3.8 bits/char); a hex digest there is a hash or an id, not a secret.
-
-* any other word ("the key is …", "seed: …"): only random base64 (24+ characters with upper case, lower case and
   3+ digits, entropy >= 3.8 bits/char); a hex digest there is a hash or an id, not a secret, except
 * hex of a key's length (32, 48 or 64 digits: 128, 192 or 256 bits) after a word of content that the lists lack
   ("the disk key was 9f86…", "LUKS key: …"), when the line names no hash (sha, md5, digest, checksum, hash, commit,
@@ -86,7 +83,7 @@ _DATA_WORDS = _words("""
     natural surrogate candidate compound search group message config json yaml table column field entry record react
     list gpg pgp ssh deploy host verify verification fingerprint cluster storage sorting hot content blob file chunk
     layer image artifact build commit tree manifest git etag request trace span correlation event job task lock
-    legend foreign natural keyboard hotkey shortcut piano music song mapping join ordering merge version node
+    legend keyboard hotkey shortcut piano music song mapping join ordering merge version node
     document doc item asset media upload download payload cursor page pagination query element sequence
 """)
 # Determiners and pronouns: "the key is <hex>" names no key, so its hex is a hash or an id.

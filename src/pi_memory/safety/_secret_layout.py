@@ -8,10 +8,13 @@ A value on the next line (``password_in_prose`` / ``secret_assignment``, their n
 ``Password:\\nXk29!fpQ7zz``, ``password:\\n  Xk29!fpQ7zz``, ``API key:\\n\\n4Gx7…``, ``**Password:**\\n`Xk29…```:
 a label line holding a password label (password, passwd, passphrase, passcode, pwd, pw, Passwort, Kennwort,
 contraseña, senha, пароль) or a key label (secret, token, key, cookie, seed, salt), perhaps a
-qualifier in brackets and ``**``, then ``:`` and the end of the line; at most one blank line; then a line holding
-one value and nothing else (indented, or in quotes or backticks). Before the label on its line stand at most four
+qualifier in brackets and ``**``, then ``:`` and the end of the line, or, with no colon, a Markdown heading that
+ends with the label (``## Password``, ``### API token``, a bold ``**Password**`` line); at most one blank line and a
+fence line (```` ``` ````, ``~~~``); then a line holding one value and nothing else (indented, or in quotes or
+backticks). Before the label on its line stand at most four
 words and list or quote marks ("- Prod DB password:", "The backup encryption key:"): a sentence that ends in a
-label is prose. The value must read as a password (``password_like``, short values too: ``Password:\\ntoor``) or as
+label is prose. The value must read as a password (``password_like``, short values and capitalised words that no
+form puts there too: ``Password:\\ntoor``, ``Password:\\nSunflower``, not ``Password:\\nRequired``) or as
 key material after that label (``key_material``; a key of data, "sort key:\\ncreated_at", is none). Form dumps and
 YAML stay: "Password:\\nRemember me" and "password:\\n  valueFrom:" hold no lone value.
 
