@@ -114,6 +114,8 @@ CASES = [
     ("netrc_password", "machine api.example.com login bob password FakeNetrc99", "FakeNetrc99"),
     ("cli_password", "docker login -u bob -p FakeDockerPw1", "FakeDockerPw1"),
     ("password_phrase", "Mein Passwort ist FakePasswort7!", "FakePasswort7!"),
+    ("seed_phrase", "seed: hen melody bargain shed dumb capital dismiss clay sibling canyon year obscure",
+     "hen melody bargain shed dumb capital dismiss clay sibling canyon year obscure"),  # more in test_secrets_gaps.py
     ("pin_code", "my bank PIN is 4821", "4821"),  # PINs and door codes (more in test_secrets_codes_words.py)
     ("age_secret_key", f"key {AGE_KEY}", AGE_KEY),
     ("putty_private_key", "Private-Lines: 1\nAAAAIFAKEexampleFAKEexampleFAKEexample0000\n",

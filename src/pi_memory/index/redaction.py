@@ -60,7 +60,7 @@ from filelock import FileLock, Timeout
 from pi_memory.index import redaction_semantic, segments
 from pi_memory.safety import redact, secret_spans
 
-VERSION = 8
+VERSION = 9
 """The scanner's patterns the stored rows were redacted with: raised whenever the secret scanner learns a
 format (2: truncated private keys, Vault, Telegram, ``.pgpass``, Basic auth, Docker auths; 3: ``.netrc``,
 registry ``login -p``, password phrases in 11 languages, age and PuTTY keys; 4: password phrases with an arrow,
@@ -73,8 +73,11 @@ after "password is"; 7: PINs, PUKs, passcodes, door and alarm codes, safe combin
 after a password label of another language or script (``Passwort ist sommerwiese``, ``пароль: подсолнух``,
 ``密码是向日葵``), and a passphrase of several English words; 8: a value on the line after its label (``Password:\nX``),
 key material after a label naming a key, cookie, seed or salt (``encryption key: 4Gx7…==``), a password or token
-column of a Markdown table, and a 4-5 character password after ``pw:``/``pass=``). An index whose finished state has
-an older version runs the text phases again
+column of a Markdown table, and a 4-5 character password after ``pw:``/``pass=``; 9: a password in a table row with
+no header, a value under a heading (``## Password\nX``), a capitalised word under a label, hex key material after a
+label word the lists lacked, BIP39 seed phrases, ``pw is toor`` and 2-3 character passwords, words people choose as
+passwords (``Passwort ist geheim``), and a door code after an opening verb (``the door opens with 7731``). An index
+whose finished state has an older version runs the text phases again
 (:func:`redact_pending_index`)."""
 BATCH = 2000
 CONTEXT_CHARS = 120

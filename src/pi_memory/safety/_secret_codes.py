@@ -26,9 +26,20 @@ label decides, and a code counts only when all of these hold:
   "pin: 13 (LED)", "the pin on the PCB is GPIO 4", "set pin 4 high" are pins. Two- and three-digit values are
   never codes, so Arduino pin numbers stay whatever the context.
 
-Costs: a code given with no label ("the office door opens with 7731"), a lower-case ``pin`` with only a space
-and no owner word ("pin 4821"), a PIN of fewer than 4 digits, and a code in a line that also speaks of a
-circuit board are missed; a lower-case "pin: 4821" outside electronics is taken for a PIN.
+A code with no label (``pin_code``, its verb form)
+------------------------------------------------
+``the office door opens with 7731``, ``unlock the lockbox with 0917``, ``disarm the alarm with 4821``, ``punch in
+7731 at the gate``: a verb of opening (open, unlock, disarm) and ``with``, or punch/key/type and ``in``, then 4-8
+digits as above, when a thing such a code opens (``_OPENS``: door, gate, safe, alarm, keypad, lockbox, …) stands
+within 40 characters before the verb, as its object (a phone or laptop too) or in the words after the digits, and
+the digits end the clause or go on with "at/on/for the …" or "when/before/if …" ("the gate opens with 1200 ms
+delay" gives a unit; "the door opens with 2 keys" is too short). Digits alone
+with no verb or label ("door 7731", "7731 opens it") are not read: they are room numbers, extensions and counts as
+often as codes, and nothing in the words around them tells which.
+
+Costs: a lower-case ``pin`` with only a space and no owner word ("pin 4821"), a PIN of fewer than 4 digits, a code in
+a line that also speaks of a circuit board, and a code with no label or opening verb are missed; a lower-case "pin:
+4821" outside electronics is taken for a PIN.
 """
 
 from __future__ import annotations
@@ -160,4 +171,31 @@ def code_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
             return None  # "pin 4821": a lower-case pin with only a space needs an owner ("card pin 0917")
     if m.group("bare") is not None and m.group("qual") and not _CLAUSE_END.match(text, end):
         return None  # after a qualifier and a space only a value that ends the clause: "код от домофона 1234"
+    return (start, end)
+
+
+# ---- a code with no label: "the door opens with 7731" ------------------------------------------------------------
+OPEN_PATTERN = (r"(?<![^\W_])(?:(?:open|unlock|disarm)(?:s|ed)?(?P<obj>[ \t]+[^\n\d.,;:!?]{1,40}?)?[ \t]+with"
+                r"|(?:punch|key|type)(?:es|s|ed)?[ \t]+in)[ \t]+(?:(?:the[ \t]+)?code[ \t]+)?[\"'`]?" + _VALUE)
+OPEN_KEYWORDS = ("open", "unlock", "disarm", "punch", "key in", "keys in", "keyed in", "type in", "types in",
+                 "typed in")
+_GOES_ON_TO = re.compile(r"[ \t]+(?:(?:at|on|for|to)[ \t]+(?:the|a|an|our|my|your|its)?[ \t]*[^\W\d_]{2,}"
+                         r"|(?:when|before|after|if|and|then)(?![^\W_]))", re.IGNORECASE)
+# What the verb form also opens: a device's lock screen ("unlock the phone with 4821").
+_DEVICE = re.compile(r"(?<![^\W_])(?:screen|phone|iphone|ipad|tablet|laptop)(?![^\W_])", re.IGNORECASE)
+
+
+def open_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    """A code after a verb of opening, with a thing it opens before the verb or as its object (module docstring)."""
+    start, end = m.span("v")
+    value = m.group("v")
+    if not value.isdigit() or not 4 <= len(value) <= 8 or len(set(value)) <= 1 or _in_marker(text, start):
+        return None
+    if _UNIT.match(text, end) or not (_CLAUSE_END.match(text, end) or _GOES_ON_TO.match(text, end)):
+        return None
+    line_start = max(text.rfind("\n", 0, m.start()) + 1, m.start() - 40)
+    obj, after = m.group("obj") or "", text[end:end + 30]
+    if not (_OPENS.search(text, line_start, m.start()) or _OPENS.search(obj) or _DEVICE.search(obj)
+            or _OPENS.search(after)):
+        return None
     return (start, end)

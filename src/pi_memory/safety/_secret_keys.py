@@ -16,12 +16,15 @@ value must look like depends on the word before the label (joined by a space, ``
 * a word naming a key of data or a public value (primary, sort, partition, cache, public, foreign, idempotency,
   routing, …: ``_DATA_WORDS``): never;
 * any other word ("the key is …", "seed: …"): only random base64 (24+ characters with upper case, lower case and
-  3+ digits, entropy >= 3.8 bits/char); a hex digest there is a hash or an id, not a secret.
+  3+ digits, entropy >= 3.8 bits/char); a hex digest there is a hash or an id, not a secret, except
+* hex of a key's length (32, 48 or 64 digits: 128, 192 or 256 bits) after a word of content that the lists lack
+  ("the disk key was 9f86…", "LUKS key: …"), when the line names no hash (sha, md5, digest, checksum, hash, commit,
+  fingerprint, etag, …: ``_HASH_WORDS``). A 40-digit value (a SHA-1, a commit) never counts there, nor after a
+  determiner alone ("the key is <sha256>").
 
 Never a UUID (an id), a path of words (``projects/p-1/locations/…/cryptoKeys/k``), a file name, a URL or a
-CONSTANT_NAME. ``Cookie: name=value`` keeps the cookie's name. Costs: a key named by a word the lists lack and
-written in hex ("the backup key is 9f86…") is missed; "the key is <random base64>" in a note about a cache is
-replaced.
+CONSTANT_NAME. ``Cookie: name=value`` keeps the cookie's name. Costs: "the key is <random base64>" in a note about a
+cache is replaced, and so is a 64-digit digest called "the <word> key" on a line that does not say it is a hash.
 
 Short passwords (``password_in_prose``, its short form)
 -------------------------------------------------------
@@ -31,7 +34,15 @@ value ends there (end, a space, a quote, ``,``/``;``/``&``/a closing bracket). T
 only after ``pw``/``pwd``/``passwd``/``password``: ``pass=1234`` is a count of tests) and is not a placeholder, a
 default, a boolean, a word a form or note puts there (``same``, ``unset``, ``auto``, ``skip``, ``none``: ``_NOT_SHORT``)
 or a path; a plain word must end the sentence or be followed by another ``name=`` pair ("pass=toor port=22",
-not "password: same as ssh"). Cost: "pw is toor", a 1-3 character password and "pass: toor" are missed.
+not "password: same as ssh"). Also:
+
+* ``pw is toor``, ``the pwd was r00t``: 4-5 characters after ``pw``/``pwd``/``passwd``/``password`` and ``is``/``was``,
+  ending the clause, and none of the words a sentence puts there (``fine``, ``safe``, ``long``, ``here``, …);
+* ``password: 42x``, ``pw=a1``, ``password: 123``: 2-3 characters after the same labels and ``:``/``=``, ending the
+  clause, that mix letters with digits or symbols, or three digits that are not all one digit.
+
+Costs: "pass: toor", a one-character password, two or three letters alone ("password: abc") and two digits are
+missed; "password: 2x" in a note that ends there is replaced.
 """
 
 from __future__ import annotations
@@ -70,8 +81,17 @@ _DATA_WORDS = _words("""
     public primary foreign sort partition cache caching object row routing idempotency lookup composite unique index
     hash map dict dictionary registry redis s3 bucket translation i18n shard sharding dedup deduplication range
     natural surrogate candidate compound search group message config json yaml table column field entry record react
-    list gpg pgp ssh deploy host verify verification fingerprint cluster storage sorting hot
+    list gpg pgp ssh deploy host verify verification fingerprint cluster storage sorting hot content blob file chunk
+    layer image artifact build commit tree manifest git etag request trace span correlation event job task lock
+    legend keyboard hotkey shortcut piano music song mapping join ordering merge version node
+    document doc item asset media upload download payload cursor page pagination query element sequence
 """)
+# Determiners and pronouns: "the key is <hex>" names no key, so its hex is a hash or an id.
+_DETERMINERS = _words("the a an this that its my our your his her their which whose same each every any one")
+# A line naming a hash: hex on it is a digest, whatever the key word before it says.
+_HASH_WORDS = re.compile(r"(?<![^\W_])(?:sha-?\d*|sha3\w*|md5|blake\w*|digests?|checksums?|hash\w*|commits?|fingerprints?"
+                         r"|etags?|integrity|sums?|crc\d*|rev(?:ision)?s?)(?![^\W_])", re.IGNORECASE)
+_KEY_HEX = re.compile(r"[0-9a-fA-F]{32}|[0-9a-fA-F]{48}|[0-9a-fA-F]{64}")
 _WORD_BEFORE = re.compile(r"([A-Za-z0-9]+)[ \t_-]+$")
 _UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 _FILE_NAME = re.compile(r"\.[A-Za-z]{2,5}$")
@@ -115,6 +135,22 @@ def label_named(label: str, text: str, start: int) -> bool | None:
     return label in ("cookie", "salt", "secret", "token") or before in _SECRET_WORDS
 
 
+def _line_of(text: str, start: int, end: int) -> str:
+    low = max(text.rfind("\n", 0, start) + 1, start - 120)
+    high = text.find("\n", end)
+    return text[low: min(high if high >= 0 else len(text), end + 120)]
+
+
+def key_hex(value: str, text: str, label_start: int, value_end: int) -> bool:
+    """Hex of a key's length after a word of content the lists lack, on a line naming no hash (module docstring)."""
+    if not _KEY_HEX.fullmatch(value) or not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)):
+        return False
+    before = word_before(text, label_start)
+    if not before or before in _DETERMINERS or before.isdigit():
+        return False
+    return _HASH_WORDS.search(_line_of(text, label_start, value_end)) is None
+
+
 def key_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
     start, end = m.span("v")
     label = m.group("key").lower()
@@ -123,15 +159,15 @@ def key_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
     value = text[start:end].rstrip(".")
     if label == "cookie" and (name := _COOKIE_NAME.match(value)) is not None:
         start, value = start + name.end(), value[name.end():]
-    if not key_material(value, named):
+    if not key_material(value, named) and not (label == "key" and key_hex(value, text, m.start("key"), end)):
         return None
     return (start, start + len(value))
 
 
 # ---- short passwords ------------------------------------------------------------------------------------
 SHORT_TAIL = (
-    r"[\"']?[ \t]*(?P<sep>[:=])[ \t]*"
-    r"(?:(?P<qc>[\"'`])(?P<q>[^\s\"'`]{4,5})(?P=qc)|(?P<v>[^\s\"'`,;&()\[\]{}<>]{4,6}))"
+    r"(?:[\"']?[ \t]*(?P<sep>[:=])[ \t]*|[ \t]+(?P<sis>is|was)[ \t]+)"
+    r"(?:(?P<qc>[\"'`])(?P<q>[^\s\"'`]{2,5})(?P=qc)|(?P<v>(?!\*)[^\s\"'`,;&()\[\]{}<>]{2,6}))"
     r"(?![^ \r\n\"'`,;&)\]}>])"  # not a tab: in a decoded reading it is an escape inside a longer value
 )
 _NOT_SHORT = _words("""
@@ -139,19 +175,39 @@ _NOT_SHORT = _words("""
     env file vault none null here there below above later soon n/a unknown set hash salt plain text hidden mask
     given sent stdin ldap sso oauth saml token key keys cert pin otp totp prompt input bool str string int char
     bytes void new old long short weak strong good bad valid ready yours mine both each same none mfa twofa
-    sshkey local type hint value field label name
+    sshkey local type hint value field label name 2fa u2f sso otp n/a tba
 """)
+# What a sentence puts after "pw is": "the pw is fine", "… is long enough", "… is here".
+_NOT_AFTER_IS = _words("""
+    fine safe easy hard long here there gone lost known used wrong right okay cool nice good open free full real fake
+    sent set same weak also just only very too still what this that when case dead live less more much most
+""")
+_SHORT_LABELS = frozenset(("pw", "pwd", "passwd", "password"))
+_CLAUSE_END = re.compile(r"[ \t]*(?:[.!?;,)\]}>\"'`\n]|$)")
+_HARD = re.compile(r"[^A-Za-z0-9\-_./:']")
 _GOES_ON = re.compile(r"[ \t]+[A-Za-z][\w-]*(?![\w-]*[=:])")
 
 
-def password_like(value: str, *, short: bool) -> bool:
+# Words a form or a page puts under "Password" (a capitalised word there is one of these or a password).
+_FORM_WORDS = _words("""
+    submit signin signup register cancel confirm continue remember forgot forget username email hidden visible
+    strength medium excellent invalid warning success loading please verify repeat retype generate random change
+    update create delete unlock login logout account profile settings security privacy details sample unchanged
+    another choose select toggle button caption tooltip minimum maximum characters numbers letters symbols digits
+    policy rules requirements criteria format pattern expires expiry expiration never always reveal mask unmask
+    spaces allowed session access recovery backup manager vault keychain keyring lastpass bitwarden welcome
+""")
+
+
+def password_like(value: str, *, short: bool, capital: bool = False) -> bool:
     """Whether ``value``, given right under or after a password label (a column header, a label on the line
     before, ``pw:``), reads as a password: 6+ characters mixing letters with digits or symbols, 6+ digits, or a
     small-letter word of 6+ letters that prose does not put there; with ``short``, also 4-5 characters with a
-    letter that are none of ``_NOT_SHORT``. A word with sentence punctuation ("Welcome!", "Authenticating...")
-    is read as the word."""
+    letter that are none of ``_NOT_SHORT``; with ``capital``, also a capitalised word of 6+ letters that is none of
+    the words a form puts there (``_FORM_WORDS``: "Password:\nSunflower", not "Password:\nRequired"). A word with
+    sentence punctuation ("Welcome!", "Authenticating...") is read as the word."""
     if (core := value.rstrip(".!?")) != value and core.isalpha():
-        value = core
+        value, capital = core, False  # "Welcome!", "Done.": a sentence, not a capitalised password
     low = value.lower()
     if len(value) < 4 or _placeholder(value) or low in _NOT_A_PASSWORD or low in _PROSE_WORDS or low in _NOT_SHORT:
         return False
@@ -163,6 +219,8 @@ def password_like(value: str, *, short: bool) -> bool:
     if not has_alpha:
         return False
     if value.isalpha():
+        if capital and len(value) >= 6 and value[0].isupper() and value[1:].islower() and low not in _FORM_WORDS:
+            value = low
         if not value.islower():
             return False  # "Required", "Remember": a form's words
         return (len(value) >= 6 and _PROSE_SUFFIX.search(value) is None) or (short and len(value) < 6)
@@ -182,8 +240,12 @@ def short_password(m: re.Match[str], text: str) -> tuple[int, int] | None:
     if group == "v":
         value = value.rstrip(".")
         end = start + len(value)
-    if not 4 <= len(value) <= 5 or "\\" in value or _in_marker(text, start):
+    if "\\" in value or _in_marker(text, start):
         return None  # a backslash: an escape ("password: x\\n" in a docstring), read decoded elsewhere
+    if m.group("sis") is not None or len(value) < 4:
+        return _short_or_said(key.lower(), value, m.group("sis") is not None, text, start, end)
+    if len(value) > 5:
+        return None
     if value.isdigit():
         if key.lower() == "pass" or len(set(value)) <= 2:
             return None  # "pass=1234 fail=0" counts tests
@@ -192,3 +254,23 @@ def short_password(m: re.Match[str], text: str) -> tuple[int, int] | None:
     if value.isalpha() and m.group("sep") == ":" and _GOES_ON.match(text, end):
         return None  # "password: same as ssh": the sentence goes on ("PGPASSWORD=toor psql" is a command)
     return (start, end)
+
+
+def _short_or_said(label: str, value: str, said: bool, text: str, start: int, end: int) -> tuple[int, int] | None:
+    """``pw is toor`` (``said``: 4-5 characters after "is"/"was") and ``password: 42x`` (2-3 characters after
+    ``:``/``=``): module docstring."""
+    if label not in _SHORT_LABELS or _CLAUSE_END.match(text, end) is None:
+        return None
+    low = value.lower()
+    if said:
+        if not 4 <= len(value) <= 5 or low in _NOT_AFTER_IS:
+            return None
+        if value.isdigit():
+            return (start, end) if len(set(value)) > 2 else None
+        return (start, end) if password_like(value, short=True) else None
+    if len(value) > 3 or low in _NOT_SHORT or value[0] in "$<{%*[(?-." or len(set(low)) == 1:
+        return None
+    if value.isdigit():
+        return (start, end) if len(value) == 3 else None
+    letters = any(c.isalpha() for c in value)
+    return (start, end) if letters and (any(c.isdigit() for c in value) or _HARD.search(value)) else None

@@ -8,10 +8,13 @@ A value on the next line (``password_in_prose`` / ``secret_assignment``, their n
 ``Password:\\nXk29!fpQ7zz``, ``password:\\n  Xk29!fpQ7zz``, ``API key:\\n\\n4Gx7…``, ``**Password:**\\n`Xk29…```:
 a label line holding a password label (password, passwd, passphrase, passcode, pwd, pw, Passwort, Kennwort,
 contraseña, senha, пароль) or a key label (secret, token, key, cookie, seed, salt), perhaps a
-qualifier in brackets and ``**``, then ``:`` and the end of the line; at most one blank line; then a line holding
-one value and nothing else (indented, or in quotes or backticks). Before the label on its line stand at most four
+qualifier in brackets and ``**``, then ``:`` and the end of the line, or, with no colon, a Markdown heading that
+ends with the label (``## Password``, ``### API token``, a bold ``**Password**`` line); at most one blank line and a
+fence line (```` ``` ````, ``~~~``); then a line holding one value and nothing else (indented, or in quotes or
+backticks). Before the label on its line stand at most four
 words and list or quote marks ("- Prod DB password:", "The backup encryption key:"): a sentence that ends in a
-label is prose. The value must read as a password (``password_like``, short values too: ``Password:\\ntoor``) or as
+label is prose. The value must read as a password (``password_like``, short values and capitalised words that no
+form puts there too: ``Password:\\ntoor``, ``Password:\\nSunflower``, not ``Password:\\nRequired``) or as
 key material after that label (``key_material``; a key of data, "sort key:\\ncreated_at", is none). Form dumps and
 YAML stay: "Password:\\nRemember me" and "password:\\n  valueFrom:" hold no lone value.
 
@@ -21,8 +24,26 @@ A Markdown table (``password_in_prose`` / ``secret_assignment``, their table for
 or without the outer pipes) under a header row of as many cells, one of which names a password (its last word is a
 password label: "password", "DB Password", "root pw") or a secret ("token", "API token", "secret", "API key",
 "cookie": ``label_named``); every row after it with the header's number of cells, up to the first line without a
-pipe, gives the cell in that column when it reads as a password or as key material. A row with no header ("| db |
-admin | Xk29!fpQ7zz |") names no column: it is missed, as is a second password column of one table.
+pipe, gives the cell in that column when it reads as a password or as key material. A second password column of one
+table is missed.
+
+A table row with no header (``password_in_prose``, its row form)
+----------------------------------------------------------------
+``| prod-db | admin | Xk29!fpQ7zz |``: nothing names the column, so the row itself or the line above its table must
+show that it lists logins. A cell counts when
+
+* it comes right after a cell holding an account name people log in with (admin, root, deploy, postgres, ubuntu,
+  ec2-user, sa, …: ``_ACCOUNTS``) and reads as a password that is not a word (``password_like``, letters mixed
+  with digits or symbols, not an identifier, a hyphenated term, an e-mail address, a version or a hex id): "| db |
+  admin | hunter2 |"; or
+* it comes after an e-mail address and also looks random (three kinds of character, or letters with 3+ digits);
+* the first line above the table's block names credentials (credentials, creds, passwords, logins, Zugangsdaten,
+  пароли, …), or the block's first row does as a header with no separator ("| host | user | pass |"), and the cell
+  also looks random: "Staging logins\n| web-1 | jsmith | Fq83!zLw0p |".
+
+An ordinary table ("| user | string | required |", "| admin | read-write |", "| root | /root | 0700 |") gives
+nothing. Costs: a password that is a word ("| admin | sunflower |") in a row with no header is missed, and so is a
+random one under an account name that is not a known one with no credential word above the table.
 """
 
 from __future__ import annotations
@@ -31,6 +52,7 @@ import re
 
 from ._secret_keys import KEY_TAIL, SHORT_TAIL, key_material, label_named, password_like, short_password
 from ._secret_keys import key_value as same_line_key
+from ._secret_phrases import _EMAIL, _IDENTIFIER, _TERM, _VERSION, _random_looking
 from ._secret_values import _in_marker
 from ._text import fold
 
@@ -43,7 +65,8 @@ _PASSWORD_LABELS = _folded("password", "passwd", "passphrase", "passcode", "pass
                            "contraseña", "senha", "пароль")
 _KEY_LABELS = "secret|token|key|cookie|seed|salt"
 _SHORT_LABELS = frozenset(("password", "passwd", "pwd", "pw", "pass"))
-_NEXT_LINE = (r"[ \t]*(?:\([^)\n]{1,30}\)[ \t]*)?\**[ \t]*:[ \t]*\**[ \t]*\r?\n(?:[ \t]*\r?\n)?[ \t]*"
+_NEXT_LINE = (r"[ \t]*(?:\([^)\n]{1,30}\)[ \t]*)?(?:\**[ \t]*:[ \t]*\**|(?P<nh>\**))[ \t]*\r?\n(?:[ \t]*\r?\n)?"
+              r"(?:[ \t]*(?:```|~~~)[\w-]{0,20}[ \t]*\r?\n)?[ \t]*"  # a fence may open the value's block
               r"(?:(?P<nqc>[\"'`])(?P<nq>[^\s\"'`]{4,400})(?P=nqc)|(?P<nv>[^\s\"'`]{4,400}))[ \t]*(?=\r?\n|$)")
 # One row a label family, each with its same-line form (``_secret_keys``) and its next-line form: one look for the
 # keywords' places serves both.
@@ -60,17 +83,25 @@ def _label_line(text: str, key_start: int) -> bool:
     return key_start - line_start <= 80 and _LINE_HEAD.match(text, line_start, key_start) is not None
 
 
+# A heading: the label line starts with "#" marks, or is bold as a whole ("**Password**").
+_HEADING = re.compile(r"[ \t]{0,3}(?:#{1,6}[ \t]|\*\*)")
+
+
 def _next_line_value(m: re.Match[str], text: str, *, password: bool) -> tuple[int, int] | None:
     key_start = m.start("key")
     if (key_start > 0 and text[key_start - 1].isalnum()) or not _label_line(text, key_start):
         return None
+    if m.group("nh") is not None:  # no colon: only a heading names what the next line holds ("## Password")
+        heading = _HEADING.match(text, text.rfind("\n", 0, key_start) + 1)
+        if heading is None or heading.group().endswith("**") != (m.group("nh") == "**"):
+            return None
     group = "nq" if m.group("nq") is not None else "nv"
     start, end = m.span(group)
     value = text[start:end]
     if _in_marker(text, start):
         return None
     if password:
-        return (start, end) if password_like(value, short=True) else None
+        return (start, end) if password_like(value, short=True, capital=True) else None
     named = label_named(m.group("key").lower(), text, key_start)
     return (start, end) if named is not None and key_material(value, named) else None
 
@@ -78,7 +109,7 @@ def _next_line_value(m: re.Match[str], text: str, *, password: bool) -> tuple[in
 def password_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
     """A short password on the label's line (``pw: toor``) or any password on the line after it."""
     label = m.group("key").lower()
-    if m.group("sep") is not None:
+    if m.group("sep") is not None or m.group("sis") is not None:
         return short_password(m, text) if label in _SHORT_LABELS else None
     return None if label == "pass" else _next_line_value(m, text, password=True)
 
@@ -177,7 +208,7 @@ def _table_cells(m: re.Match[str], text: str, *, password: bool) -> list[tuple[i
             value = text[low:high]
             if not value or any(c.isspace() for c in value) or _in_marker(text, low):
                 continue
-            if password_like(value, short=True) if password else key_material(value, True):
+            if password_like(value, short=True, capital=True) if password else key_material(value, True):
                 spans.append((low, high))
     return spans or None
 
@@ -188,3 +219,76 @@ def table_password(m: re.Match[str], text: str) -> list[tuple[int, int]] | None:
 
 def table_key(m: re.Match[str], text: str) -> list[tuple[int, int]] | None:
     return _table_cells(m, text, password=False)
+
+
+# ---- a table row with no header --------------------------------------------------------------------------------
+# The row is tried at each "|" that starts a line (indented by at most 8); the validator reads the cells.
+ROW_PATTERN = r"(?<![^\n])[ \t]{0,8}\|[^\n]{3,2000}\|[ \t]*\r?(?=\n|\Z)"
+ROW_KEYWORDS = ("|",)
+ROW_ANCHOR = 8
+ROW_HINT = r"\|[^|\n]+\|[^|\n]+\|"
+_ACCOUNTS = frozenset((
+    "admin", "administrator", "root", "deploy", "deployer", "postgres", "ubuntu", "ec2-user", "centos", "debian", "sa",
+    "sysadmin", "dba", "dbadmin", "operator", "superuser", "jenkins", "gitlab-runner", "oracle", "elastic", "kibana",
+    "grafana", "rabbitmq", "ci", "svc", "service", "www-data", "ftp", "sftp", "backup", "readonly", "readwrite", "app",
+    "appuser", "webadmin", "manager", "owner", "master"))
+_CREDENTIAL_WORDS = re.compile(
+    r"credential|creds|password|passwort|kennw|login|zugangsdaten|contrase|senha|mot de passe|" + fold("пароль").text,
+    re.IGNORECASE)
+_HEX_ID = re.compile(r"[0-9a-fA-F]{7,64}")
+# The block's first row read as a header with no separator under it ("| host | user | pass |").
+_HEADER_NAMES_PASSWORD = re.compile(r"(?<![^\W_])(?:pass|pw|pwd|password|passwort|kennwort|secret|creds?)(?![^\W_])",
+                                    re.IGNORECASE)
+
+
+def _not_a_word(value: str) -> bool:
+    """A password that is not a word, an id or a name: ``password_like`` with letters mixed with something else."""
+    if value.isalpha() or not password_like(value, short=False):
+        return False
+    return not (_IDENTIFIER.fullmatch(value) or _TERM.fullmatch(value) or _EMAIL.fullmatch(value)
+                or _VERSION.fullmatch(value) or _HEX_ID.fullmatch(value))
+
+
+def _credentials_above(text: str, line_start: int) -> bool:
+    """Whether the first line above the table block holding ``line_start`` (one blank line between) names
+    credentials."""
+    pos, blank, top = line_start, False, None
+    for _ in range(50):
+        if pos == 0:
+            break
+        above = text.rfind("\n", 0, pos - 1) + 1
+        line = text[above:pos - 1]
+        if not line.strip() and not blank:
+            pos, blank = above, True
+            continue
+        if "|" not in line:
+            if _CREDENTIAL_WORDS.search(line) is not None:
+                return True
+            break
+        pos, top = above, line
+    return top is not None and _HEADER_NAMES_PASSWORD.search(top) is not None
+
+
+def row_password(m: re.Match[str], text: str) -> list[tuple[int, int]] | None:
+    """The password cells of a table row with no header naming them (module docstring)."""
+    line_start = text.rfind("\n", 0, m.start() + 1) + 1
+    cells = _cells(text, line_start, m.end())
+    if len(cells) < 2:
+        return None
+    above = None
+    spans = []
+    for i, (low, high) in enumerate(cells):
+        if high - low >= 2 and text[low] == text[high - 1] and text[low] in "`\"'":
+            low, high = low + 1, high - 1
+        value = text[low:high]
+        if not value or any(c.isspace() for c in value) or _in_marker(text, low) or not _not_a_word(value):
+            continue
+        user = text[cells[i - 1][0]:cells[i - 1][1]].strip("`*_ ").lower() if i else ""
+        if user in _ACCOUNTS or (_EMAIL.fullmatch(user) and _random_looking(value)):
+            spans.append((low, high))
+            continue
+        if above is None:
+            above = _credentials_above(text, line_start)
+        if above and _random_looking(value):
+            spans.append((low, high))
+    return spans or None

@@ -23,8 +23,9 @@ around a colon or with no label before it.
 
 The bare token rule (``secret_assignment``, its bare form)
 ----------------------------------------------------------
-``use token 3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c for the api``, ``api key 7f3e…``, ``secret Zm9vYmFy…``: a token, API
-key, access key, secret key, client secret or secret word, then only spaces (or a quote), then a value that is
+``use token 3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c for the api``, ``api key 7f3e…``, ``secret Zm9vYmFy…``, ``the HMAC key
+9f86…``: a token, API key, access key, secret key, client secret or secret word, or a key named HMAC, signing,
+private, encryption, master, unseal or AES, then only spaces (or a quote), then a value that is
 
 * 32-128 hex digits with letters and digits among them (an API key, a session token), or
 * 24+ base64 or base64url characters with upper case, lower case and 3+ digits and entropy >= 3.8 bits/char.
@@ -95,9 +96,11 @@ def pair_password(m: re.Match[str], text: str) -> tuple[int, int] | None:
 
 # ---- the bare token form of secret_assignment -----------------------------------------------------------
 # The match starts at the keyword (``token``, ``key``, ``secret``), so the row is tried once a keyword
-# place; "key" counts only after "api", "access" or "secret" (look-behinds), as a plain "key" names hashes too.
-_KEY_AFTER = ("(?:" + "|".join(rf"(?<=(?<![A-Za-z0-9]){w})" for w in ("api", r"api[ \t_-]", r"access[ \t_-]",
-                                                                       r"secret[ \t_-]")) + ")key")
+# place; "key" counts only after "api", "access", "secret", "hmac", "signing", "private", "encryption", "master",
+# "unseal" or "aes" (look-behinds), as a plain "key" names hashes too.
+_KEY_AFTER = ("(?:" + "|".join(rf"(?<=(?<![A-Za-z0-9]){w})" for w in (
+    "api", r"api[ \t_-]", r"access[ \t_-]", r"secret[ \t_-]", r"hmac[ \t_-]", r"signing[ \t_-]", r"private[ \t_-]",
+    r"encryption[ \t_-]", r"master[ \t_-]", r"unseal[ \t_-]", r"aes[ \t_-]")) + ")key")
 BARE_TOKEN_PATTERN = (
     rf"(?:(?<![A-Za-z0-9])(?:token|secret)|{_KEY_AFTER})(?![\w-])"
     r"[ \t]+[\"'`]?(?P<v>[A-Za-z0-9+/_=-]{24,400})(?![\w+/=~-]|\.\w)"

@@ -61,6 +61,12 @@ _PROSE_WORDS = frozenset({
     "unclear", "garbage", "rubbish", "sometimes", "either", "neither", "otherwise", "instead", "already", "yourself",
 })
 _PROSE_SUFFIX = re.compile(r"(?:ed|ly|ing|able|ible|ive|ful|less|ous|ent|ant|ary|ory|ic|al|tion|sion|ness)$")
+# Words people choose as passwords that the prose rules above would take for prose ("geheim" is "secret",
+# "butterfly" ends in -ly): after a label in a definite form, ending the clause, they are the password.
+_COMMON_WORDS = frozenset({
+    "geheim", "sesam", "secreto", "segreto", "butterfly", "dragonfly", "blessing", "darling", "sterling", "starling",
+    "lovely", "amazing", "sparkling",
+})
 # A value that is code, not a password: a call or index ("getpass(", "cfg["), a dotted reference
 # ("settings.db_password"), or a CONSTANT name ("DB_PASSWORD", "PASSWORD").
 _CODE_REF = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*[(\[]|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|[A-Z_]+$")
@@ -126,7 +132,8 @@ def _password_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
     # it ends the clause and is not a word prose puts there (``_NOT_A_PASSWORD``, ``_PROSE_WORDS``, or an -ed,
     # -ly, -ing, -able, ... ending): "the password is stored in Vault", "… is required", "… is unique." stay.
     if m.group("is") and not quoted and plain_word and (
-        value in _PROSE_WORDS or _PROSE_SUFFIX.search(value) or not _CLAUSE_ENDS.match(text, end)
+        (value not in _COMMON_WORDS and (value in _PROSE_WORDS or _PROSE_SUFFIX.search(value)))
+        or not _CLAUSE_ENDS.match(text, end)
     ):
         return None
     if plain_word and not quoted and re.match(r"[ \t]+[a-z]", text[end : end + 2]):

@@ -18,8 +18,13 @@ took a value mixing letters with digits or symbols. Now a value of letters alone
   -ado, -ida, -ble, -nte; Russian -ый, -ая, -ен, verbs -ет, -ть; ...); a CJK value holds none of the grammar
   characters of ``_CJK_PROSE`` (的, 不, 请, 何, ません, 없, ...), and no digit counted as a length (8位, 8文字).
 
-Costs: a password that is such a word ("Passwort ist geheim", "contraseña es segura", "пароль — новый") or that
-ends like one ("dorado") is missed, and so is one the sentence goes on after ("Passwort ist sommerwiese und …").
+A word of ``_secret_values._COMMON_WORDS`` (words people choose as passwords: geheim, sesam, secreto, butterfly, …)
+counts although prose puts it there, in English too ("the password is butterfly"): "Passwort ist geheim" is
+replaced, "Das Passwort ist geheim und wird nicht weitergegeben" is not (the clause goes on).
+
+Costs: a password that is another such word ("contraseña es segura", "пароль — новый") or that ends like one
+("dorado") is missed, and so is one the sentence goes on after ("Passwort ist sommerwiese und …"); "Das Passwort ist
+geheim." said of a password is replaced.
 
 A passphrase (``passphrase_value``)
 -----------------------------------
@@ -38,7 +43,7 @@ from __future__ import annotations
 
 import re
 
-from ._secret_values import _CLAUSE_ENDS, _DEFAULTS, _NOT_A_PASSWORD, _PROSE_SUFFIX, _in_marker
+from ._secret_values import _CLAUSE_ENDS, _COMMON_WORDS, _DEFAULTS, _NOT_A_PASSWORD, _PROSE_SUFFIX, _in_marker
 from ._text import fold
 
 
@@ -123,7 +128,11 @@ def plain_password(value: str, text: str, end: int, *, closed: bool = False) -> 
         scripts = {name for name, rx in _CJK_SCRIPTS if rx.search(value)}
         return (len(value) >= 3 and len(scripts) == 1 and _CJK_PROSE.search(value) is None
                 and (_LINE_GOES_ON.match(text, end) is not None or text.startswith(_CJK_ENDINGS, end)))
-    if len(value) < 6 or not value.isalpha() or not (closed or _CLAUSE_ENDS.match(text, end) is not None):
+    if not value.isalpha() or not (closed or _CLAUSE_ENDS.match(text, end) is not None):
+        return False
+    if low in _COMMON_WORDS:
+        return True  # "Passwort ist geheim": a word people choose, whatever prose puts there
+    if len(value) < 6:
         return False
     if low in _PROSE or low in _NOT_A_PASSWORD or _PROSE_SUFFIX.search(low) is not None:
         return False

@@ -30,6 +30,16 @@ def _fill(n: int) -> str:
 
 
 _F2, _F3, _F4, _F6, _F8 = _fill(2), _fill(3), _fill(4), _fill(6), _fill(8)
+# One filler word that may be a snake_case or CONSTANT name ("AWS_SECRET_ACCESS_KEY" counts as one word, not four):
+# the "_" parts are taken possessively, so the name is never split again into words and "_" gaps.
+_NAME_WORD = r"[^\W_]{1,30}+(?:_[^\W_]{1,30}+){0,8}+"
+
+
+def _fill_names(n: int) -> str:
+    """Like ``_fill(n)``, with a snake_case or CONSTANT name counted as one word."""
+    return rf"(?:{_GAP}{_NAME_WORD}){{0,{n}}}?{_GAP}"
+
+
 _NOT = rf"(?:do{_S}not|don['’]?t|dont|never|must{_S}not|should{_S}not|shouldn['’]?t)"
 _CLAUSE_END = r"[ \t]*(?:[.!;:,)\n]|$)"
 

@@ -12,9 +12,13 @@ Narrowings, and what they cost:
   ``/dev/zero`` or ``/dev/urandom`` onto a disk. A folder under home or root
   (``rm -rf ~/.cache/pip``, ``/tmp/build``, ``/var/lib/apt/lists/*``) is ordinary cleanup and stays clean, and so does
   a command written as a warning: a negation or warning word before it in the same sentence ("never run", "avoid",
-  "beware", "blocks", "accidentally") or "is blocked/refused" after it. Cost: a report of an incident that names
-  the command with none of those words ("the script ran rm -rf $HOME on the runner") is refused; ``mkfs`` and
-  ``dd`` of an image onto a disk (setting up a machine) are left alone.
+  "beware", "blocks", "accidentally", "incident", "postmortem", "outage") or "is blocked/refused" after it, and so
+  does a report of what ran: a past tense of running right before the command ("the script ran rm -rf $HOME on the
+  runner last night", "a bad deploy executed `rm -rf /`", "someone typed rm -rf / on prod", "the job wiped the
+  runner with rm -rf ~"). Cost: a report that is advice in disguise ("last week I
+  ran rm -rf ~ and the flaky cache went away") passes; a report with the command away from its verb ("the script's
+  last step, rm -rf $HOME, wiped the runner") is still refused; ``mkfs`` and ``dd`` of an image onto a disk
+  (setting up a machine) are left alone.
 * ``covert_malicious_code``: a verb that puts something into code (add, insert, plant, hide, install, …, or "should
   get/have/contain") whose object is malware by name (backdoor, keylogger, rootkit, trojan, logic bomb, spyware,
   cryptominer, …) or an account nobody is to know of ("a secret admin account"), the object's head noun (then the
@@ -22,8 +26,12 @@ Narrowings, and what they cost:
   ("secretly", "silently", "without telling anyone") around a verb whose object defeats authentication or leaks
   (an authentication bypass, a master password, hard-coded credentials, code that sends passwords or tokens).
   Other languages: a covert adverb in the same sentence as their word for a backdoor. A negation before the verb
-  clears it. Cost: "install a keylogger on the honeypot VM" (a red-team note) is refused; "the audit found a
-  backdoor", "scan for backdoors" and "silently add the retry logic" stay clean.
+  clears it, and so does malware put *on* a machine in a sentence that names a sanctioned exercise (red team,
+  pentest, honeypot, CTF, …): "red team: install a keylogger on the honeypot VM", while "red team: add a keylogger
+  to the login page" is refused. Reports in the past tense ("the red team found/installed a keylogger on the
+  kiosk; we reimaged it"), "the audit found a backdoor", "scan for backdoors" and "silently add the retry logic"
+  stay clean. Cost: a hostile note that dresses as an exercise and targets a machine ("pentest: plant a keylogger
+  on the CFO's laptop") passes.
 
 One row per ``_p(...)``; how rows are read: :mod:`._threat_patterns`."""
 
@@ -44,7 +52,15 @@ _RECURSIVE = re.compile(r"(?:^|\s)(?:-[a-z]*r[a-z]*|--recursive|--no-preserve-ro
 _WARNED = re.compile(
     rf"{_B}(?:{_NOT}|not|no|avoid\w*|beware|careful\w*|caution|warning|danger\w*|prevent\w*|block\w*|refus\w*"
     rf"|forbid\w*|ban|bans|banned|reject\w*|(?:guard|protect)\w*{_S}against|catch\w*|detect\w*|accidental\w*"
-    rf"|incident)(?![^\W_])(?:[^.!?\n]|[.!?](?!\s)){{0,100}}$",
+    rf"|incident|post-?mortem|outage|root{_S}cause)(?![^\W_])(?:[^.!?\n]|[.!?](?!\s)){{0,100}}$",
+    re.IGNORECASE,
+)
+# A report of what ran: a past tense of running right before the command ("the script ran rm -rf $HOME on the
+# runner", "a bad deploy executed `rm -rf /`"); an order to run it says "run", "execute".
+_RAN_BEFORE = re.compile(
+    rf"{_B}(?:ran|executed|invoked|triggered|issued|did|typed|entered|pasted|fired{_S}off|(?:had|has|have|was|were|got"
+    rf"|been){_S}(?:run|executed|invoked|triggered)|(?:wiped|deleted|destroyed|erased|nuked|trashed|broke)"
+    r"(?:[ \t]+[^\s.!?;]{1,30}){0,6}?[ \t]+with)[ \t]*[`\"']?[ \t]*$",
     re.IGNORECASE,
 )
 _REFUSED_AFTER = re.compile(
@@ -57,7 +73,8 @@ _REFUSED_AFTER = re.compile(
 def _planted(m: re.Match[str], text: str) -> bool:
     """Keep a destructive command unless a warning or negation comes before it in its sentence, or it is said to
     be blocked right after it."""
-    if _WARNED.search(text, max(0, m.start() - 120), m.start()):
+    if _WARNED.search(text, max(0, m.start() - 120), m.start()) or _RAN_BEFORE.search(
+            text, max(0, m.start() - 30), m.start()):
         return False
     return _REFUSED_AFTER.match(text, m.end(), m.end() + 60) is None
 
@@ -109,6 +126,27 @@ _NEGATED = re.compile(rf"{_B}{_NOT}{_E}(?:[^.!?\n]|[.!?](?!\s)){{0,40}}$", re.IG
 
 def _not_negated(m: re.Match[str], text: str) -> bool:
     return _NEGATED.search(text, max(0, m.start() - 60), m.start()) is None
+
+
+# A sanctioned exercise named in the sentence: malware put *on* a machine there is the exercise's plan or report
+# ("red team: install a keylogger on the honeypot VM"); put *into* something ("add a keylogger to the login page")
+# it is still code to write.
+_EXERCISE = re.compile(r"(?<![^\W_])(?:red[ \t-]?team\w*|purple[ \t-]?team\w*|pen-?test\w*|penetration[ \t]+test\w*"
+                       r"|honeypots?|ctf|tabletop|attack[ \t]+simulation|edr[ \t]+test\w*)(?![^\W_])", re.IGNORECASE)
+_ON_A_MACHINE = re.compile(r"[ \t]+(?:on|onto)[ \t]", re.IGNORECASE)
+_SENTENCE_START = re.compile(r"[.!?](?=\s)|\n")
+
+
+def _not_negated_or_exercise(m: re.Match[str], text: str) -> bool:
+    """``_not_negated``, and not malware put on a machine in a sentence naming a red-team exercise."""
+    if not _not_negated(m, text):
+        return False
+    if not _ON_A_MACHINE.match(text, m.end()):
+        return True
+    low = max(0, m.start() - 200)
+    starts = [s.end() for s in _SENTENCE_START.finditer(text, low, m.start())]
+    high = _SENTENCE_START.search(text, m.end(), m.end() + 200)
+    return _EXERCISE.search(text, starts[-1] if starts else low, high.start() if high else m.end() + 200) is None
 
 
 _ML_COVERT_WORDS = ("heimlich", "insgeheim", "unbemerkt", "secrètement", "en secret", "discrètement", "en douce",
@@ -175,7 +213,7 @@ ROWS: tuple[ThreatPattern, ...] = (
        *_PLANT_WORDS, "should", "must", "shall", "need", "has", "have",
        requires=("door", "trojan", "logger", "rootkit", "bomb", "spyware", "malware", "ransomware", "miner", "shell",
                  "admin", "root", "superuser", "maintenance"),
-       check=_not_negated, anchored=True),
+       check=_not_negated_or_exercise, anchored=True),
     _p("covert_malicious_code", SABOTAGE,  # "secretly add an authentication bypass"
        rf"{_B}{_COVERT}{_F4}{_PLANT}{_F6}{_DEFEATS_AUTH}{_E}",
        *_COVERT_WORDS, requires=_DEFEATS_WORDS, check=_not_negated, anchored=True),

@@ -69,8 +69,10 @@ password_in_prose        ``password: x``, ``Password for Test WebUI: x``, ``pw =
                          ``password is: x``, ``pass=x``, ``passphrase x`` (6+ chars; not "forgot my password",
                          "password policy", "password: required"); a passphrase of 3-8 words ("password is correct
                          horse battery staple", rule in ``_secret_words``); a 4-5 character value after ``pw:``,
-                         ``pass=`` (``pw: toor``; ``_secret_keys``), a value alone on the line after its label
-                         (``Password:\nX``) and a cell under a password column of a Markdown table (``_secret_layout``)
+                         ``pass=``, 4-5 after ``pw is``, 2-3 mixed after ``password:`` (``pw: toor``, ``pw is toor``,
+                         ``password: 42x``; ``_secret_keys``), a value alone on the line after its label or heading
+                         (``Password:\nX``, ``## Password\nX``), a cell under a password column of a Markdown table,
+                         and a password cell of a table row with no header (``| db | admin | X |``; ``_secret_layout``)
 secret_assignment        ``api_key/secret/token/… = <16+ chars, letters and digits, entropy ≥ 3 bits/char>``,
                          also written ``the API token is <value>`` / ``the secret is: <value>``, and with only a
                          space when the value is 32+ hex or random base64 (``use token 3f9a…``; ``_secret_pairs``);
@@ -89,7 +91,9 @@ payment_card             13-19 digits with a card network's prefix passing the L
                          (``4111 1111 1111 1111``) or with a card word nearby (``visa 4111111111111111``)
 pin_code                 a PIN, PUK, passcode, door/gate/alarm code or safe combination: ``PIN: 4821``, ``my bank PIN
                          is 4821``, ``the door code is 7731``, ``safe combination: 12-34-56`` (4-8 digits after a label
-                         that names a secret code; not a board's ``pin 13``; rule in ``_secret_codes``; last row)
+                         that names a secret code; not a board's ``pin 13``; rule in ``_secret_codes``)
+seed_phrase              a BIP39 wallet seed: 12-24 words of its list with a valid checksum or after a seed label
+                         (``seed phrase: legal winner thank …``; rule in ``_secret_seeds``; last row)
 =======================  =============================================================================
 
 Only values count: an environment variable *name* (``OPENAI_API_KEY``) is where a secret lives, not a secret.
@@ -114,22 +118,16 @@ Decisions
   ``changeme``, …): defaults are documented, not secret. Cost: a real password that happens to be
   ``postgres`` is not caught. Token formats with a vendor prefix have no placeholder exemption.
 * "the password is <word>": a plain lower-case word of 6+ letters counts when it ends the clause and does not
-  read as prose (required, incorrect, expired, stored, wrong, unique, …; or an -ed/-ly/-ing/-able/-ive/…
-  ending). So "password is letmein", "The db password is correcthorsebatterystaple" are caught and "the
-  password is required" / "is incorrect" / "is too short" / "is stored in the vault" / "is unique." are not.
-  Cost: a password that is such a word ("password is dragonfly", "-ly") or that a sentence goes on after
-  ("password is letmein and …") is missed. "letmein" is no longer taken for a default: it is a password people
-  use, not one a product ships with.
-* ``url_credentials`` needs a password part (``postgres://user@host`` has none) of 4+ characters.
-* ``bearer_token`` no longer needs a digit (many tokens are letters only); instead CONSTANT_NAME
-  placeholders (``Bearer YOUR_ACCESS_TOKEN``) and low-entropy values are ignored.
-* ``pass`` alone (``pass=x``) counts only with ``=``: "pass: ..." and "the pass is ..." are too often prose
-  (a mountain pass, a boarding pass). ``passphrase x`` without ``:``/``=``/``is`` counts only when the value
-  does not read as a word: 8+ characters with a digit or a symbol, not a ``-flag``.
-* ``twilio_key`` needs ``SK`` in capitals followed by exactly 32 hex digits as a whole word (``S`` and ``K`` are
-  not hex digits, so a hash cannot look like it).
-* ``aws_secret_access_key`` in prose needs the context word, so random 40-char base64 strings elsewhere
-  (and 40-char hex git hashes anywhere) are not reported.
+  read as prose (required, incorrect, expired, stored, wrong, unique, …; or an -ed/-ly/-ing/-able/-ive/… ending),
+  unless it is a word people choose ("butterfly", ``_secret_values._COMMON_WORDS``): "password is letmein" is
+  caught, "the password is required" / "is too short" / "is stored in the vault" are not. Cost: another word with
+  such an ending ("password is lightning") or one a sentence goes on after ("is letmein and …") is missed.
+* ``url_credentials`` needs a password part (``postgres://user@host`` has none) of 4+ characters. ``bearer_token``
+  ignores CONSTANT_NAME placeholders (``Bearer YOUR_ACCESS_TOKEN``) and low-entropy values.
+* ``pass`` alone (``pass=x``) counts only with ``=``: "pass: ..." and "the pass is ..." are too often prose (a
+  mountain pass). ``passphrase x`` without ``:``/``=``/``is`` needs 8+ characters with a digit or symbol.
+* ``twilio_key`` needs ``SK`` in capitals and exactly 32 hex digits as a whole word; ``aws_secret_access_key`` in
+  prose needs its context word, so random 40-char base64 strings elsewhere and git hashes are not reported.
 """
 
 from __future__ import annotations
@@ -142,10 +140,10 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, NamedTuple
 
+from . import _secret_codes as _codes
 from . import _secret_layout as _layout
 from ._escapes import merge_spans, still_missing, view_spans, views
 from ._keywords import keyword_hits
-from ._secret_codes import CODE_ANCHOR, CODE_KEYWORDS, CODE_PATTERN, code_value
 from ._secret_formats import (
     CLI_TOKEN_KEYWORDS,
     CLI_TOKEN_PATTERN,
@@ -182,6 +180,7 @@ from ._secret_phrases import (
     putty_private_key,
 )
 from ._secret_search import matches as search_row
+from ._secret_seeds import SEED_ROWS, seed_phrase
 from ._secret_values import (
     _assignment_value,
     _aws_prose,
@@ -352,7 +351,9 @@ PATTERNS: tuple[_SecretPattern, ...] = (
     # last: it only adds what the rows above leave (their ids stay as they were)
     _sp("password_phrase", PHRASE_PATTERN, *PHRASE_KEYWORDS, flags=_I, validate=phrase_value, anchor=0),
     # after it: "密码：123456" stays a password_phrase; a PIN, a PUK, a door code is what the rows above leave
-    _sp("pin_code", CODE_PATTERN, *CODE_KEYWORDS, flags=_I, validate=code_value, anchor=CODE_ANCHOR),
+    _sp("pin_code", _codes.CODE_PATTERN, *_codes.CODE_KEYWORDS, flags=_I, validate=_codes.code_value,
+        anchor=_codes.CODE_ANCHOR),
+    _sp("pin_code", _codes.OPEN_PATTERN, *_codes.OPEN_KEYWORDS, flags=_I, validate=_codes.open_value, anchor=0),
     # after it, what a label's layout or a short form gives (``_secret_keys``, ``_secret_layout``): ids as above
     _sp("secret_assignment", _layout.KEY_PATTERN, *_layout.KEY_KEYWORDS, flags=_I, validate=_layout.key_value,
         anchor=0),
@@ -362,6 +363,9 @@ PATTERNS: tuple[_SecretPattern, ...] = (
         hint=_layout.TABLE_HINT, anchor=_layout.TABLE_ANCHOR),
     _sp("secret_assignment", _layout.TABLE_PATTERN, *_layout.TABLE_KEYWORDS, validate=_layout.table_key,
         hint=_layout.TABLE_HINT, anchor=_layout.TABLE_ANCHOR),
+    _sp("password_in_prose", _layout.ROW_PATTERN, *_layout.ROW_KEYWORDS, validate=_layout.row_password,
+        hint=_layout.ROW_HINT, anchor=_layout.ROW_ANCHOR),
+    *(_sp("seed_phrase", pat, *words, validate=seed_phrase, anchor=anchor, hint=hint) for pat, words, anchor, hint in SEED_ROWS),
 )
 _PRIORITY = {id(pat): prio for prio, pat in enumerate(PATTERNS)}  # earlier rows win an overlap
 
