@@ -1,4 +1,4 @@
-"""``pi-memory semantic status`` and ``semantic recall`` on an index another process holds (an indexing pass, a
+"""``pi-memory semantic status``, ``recall``, ``search``, ``list`` and ``history`` (the commands that only read) on an index another process holds (an indexing pass, a
 rebuild) while semantic memory's tables must still be set up: they waited the index connection's 10 s busy
 timeout, then stopped with "locked". They now wait at most :data:`pi_memory.runtime.SEMANTIC_WAIT_S`, print one
 warning line (:data:`HELD_WARNING`) and answer from the index opened for reading only: what is there is read, and
