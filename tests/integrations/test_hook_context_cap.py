@@ -184,3 +184,16 @@ def test_status_warns_when_claude_code_sessions_get_the_snapshot_cut(env, monkey
     assert (said in data["warnings"]) is expected
     text = CliRunner().invoke(app, ["status"]).stdout
     assert (f"warning: {said}" in text.replace("\n", " ") or f"warning: {said}" in text) is expected
+
+
+@pytest.mark.parametrize("rest", ["\n\n<memory-blocks>\nnotes\n</memory-blocks>", ""])
+def test_only_the_snapshot_is_cut_and_what_follows_it_stays_whole(rest):
+    from pi_memory.curated.snapshot import RULE
+    from pi_memory.integrations.hooks import fit_context, snapshot_over_cap
+
+    entries = "\n§\n".join(f"Fact {i}: the deploy runs from CI" for i in range(600))
+    snapshot = f"<memory-snapshot>\nPreamble.\n\n{RULE}\nMEMORY (your notes) [x]\n{RULE}\n{entries}\n</memory-snapshot>"
+    fitted, said = fit_context(snapshot + rest)
+    assert len(fitted) <= CLAUDE_CONTEXT_CAP and fitted.endswith("</memory-snapshot>" + rest)
+    [left] = NOTE.findall(fitted)
+    assert said == snapshot_over_cap(len(snapshot), int(left.replace(",", "")))

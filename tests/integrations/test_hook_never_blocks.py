@@ -153,3 +153,14 @@ def test_a_context_past_claude_codes_cap_is_cut_to_it_and_said(env, monkeypatch)
     assert answer["systemMessage"] == snapshot_over_cap(10_001, left)
     assert (env / "state" / "hooks.log").read_text(encoding="utf-8").endswith(
         f"] claude-code session-start: {snapshot_over_cap(10_001, left)}\n")
+
+
+def test_a_prompt_answer_past_the_cap_is_only_logged(env, monkeypatch):
+    """A prompt's answer is kept within the cap by its handler (recall trimmed by rank); were one over it, a cut
+    could split its fence, so it goes as it is and is logged."""
+    monkeypatch.setattr("pi_memory.integrations.hooks.handlers.handle", lambda *a, **k: "y" * 10_001)
+    answer = json.loads(hooks.run_hook("claude-code", "prompt", "{}", ceiling=60))
+    assert answer["hookSpecificOutput"]["additionalContext"] == "y" * 10_001 and "systemMessage" not in answer
+    assert (env / "state" / "hooks.log").read_text(encoding="utf-8").endswith(
+        "] claude-code prompt: the context is 10001 characters; Claude Code keeps 10000 in the model's context and "
+        "shows it the rest as a file\n")

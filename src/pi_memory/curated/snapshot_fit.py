@@ -26,22 +26,25 @@ def cut_note(left: int, cap: int, what: str = "store", tool: str = "the memory_r
             f"characters of this text. Read the whole {what} with {tool} before relying on what is missing.]")
 
 
-def fit_snapshot(text: str, cap: int, length: Callable[[str], int] = len) -> tuple[str, int]:
+def fit_snapshot(text: str, cap: int, length: Callable[[str], int] = len, limit: int | None = None
+                 ) -> tuple[str, int]:
     """``text`` (a rendered snapshot, or any text) within ``cap`` as ``length`` counts it, and how many characters
-    were left out (0: it fitted as it was)."""
+    were left out (0: it fitted as it was). ``limit``: the host's limit the notes name (default ``cap``; less
+    room is left when other text follows the snapshot)."""
     if length(text) <= cap:
         return text, 0
+    said = cap if limit is None else limit
     if text.startswith(OPEN_TAG) and text.endswith(CLOSE_TAG):
         head, *blocks = text[len(OPEN_TAG):-len(CLOSE_TAG)].split(SEPARATOR)
         titled = [b.split(f"\n{RULE}\n", 1) for b in blocks]
         if blocks and all(len(t) == 2 for t in titled):
-            fitted = _fit_blocks(head, [(t[0], t[1]) for t in titled], cap, length)
+            fitted = _fit_blocks(head, [(t[0], t[1]) for t in titled], cap, length, said)
             if fitted is not None:
                 return fitted
-    return _fit_plain(text, cap, length)
+    return _fit_plain(text, cap, length, said)
 
 
-def _fit_blocks(head: str, blocks: list[tuple[str, str]], cap: int, length) -> tuple[str, int] | None:
+def _fit_blocks(head: str, blocks: list[tuple[str, str]], cap: int, length, said: int) -> tuple[str, int] | None:
     """The snapshot of ``blocks`` (title, content) after ``head``, each content cut to a fair share of the room,
     and how many characters of the stores were left out."""
     def build(contents: list[str]) -> str:
@@ -62,8 +65,8 @@ def _fit_blocks(head: str, blocks: list[tuple[str, str]], cap: int, length) -> t
                 continue
             core = content.rstrip("\n")  # the last store's line break before the closing tag stays
             end = content[len(core):]
-            kept = _cut(core, max(0, share - length(cut_note(len(core), cap) + end) - 1), length)
-            note = cut_note(len(core) - len(kept), cap)  # no longer than the one it was sized with
+            kept = _cut(core, max(0, share - length(cut_note(len(core), said) + end) - 1), length)
+            note = cut_note(len(core) - len(kept), said)  # no longer than the one it was sized with
             contents.append(f"{kept}\n{note}{end}" if kept else note + end)
             left += len(core) - len(kept)
         fitted = build(contents)
@@ -101,10 +104,10 @@ def _cut(text: str, units: int, length) -> str:
     return kept.rstrip()
 
 
-def _fit_plain(text: str, cap: int, length) -> tuple[str, int]:
+def _fit_plain(text: str, cap: int, length, said: int) -> tuple[str, int]:
     """Not a snapshot (a policy text, a host's other text): its start, and the note."""
     def note(left: int) -> str:
-        return cut_note(left, cap, "text", "the memory tools")
+        return cut_note(left, said, "text", "the memory tools")
 
     kept = _cut(text, cap - length(note(len(text))) - 1, length)
     left = len(text) - len(kept)
