@@ -111,3 +111,40 @@ def test_unknown_key_far_from_any_lists_the_known_ones(agent, tmp_path):
     write(agent / "settings.json", {"zzqx": 1})
     (warning,) = load_settings(cwd=tmp_path).warnings
     assert "unknown pi-memory key 'zzqx' ignored; known keys: " in warning and "memoryCharLimit" in warning
+
+
+# ${HOME} and ~ in the settings under PI_MEMORY_HOME: the Claude Code / Codex hooks get it from a pi-memory MCP
+# server entry whose env sets HOME, so a dataDir naming the home means the server's home in the hooks too (before:
+# the hooks' own home, another data root than the server's).
+@pytest.mark.parametrize(("data_dir", "env_dir", "expect"), [
+    ("${HOME}/notes", None, "server/notes"),
+    ("~/notes", None, "server/notes"),
+    ("~", None, "server"),
+    ("${HOME}", None, "server"),
+    (None, "~/env notes", "server/env notes"),
+])
+def test_home_in_the_settings_is_pi_memory_home_when_set(agent, tmp_path, monkeypatch, data_dir, env_dir, expect):
+    monkeypatch.setenv("HOME", str(tmp_path / "hook"))
+    if data_dir is not None:
+        write(agent / "settings.json", {"dataDir": data_dir})
+    if env_dir is not None:
+        monkeypatch.setenv("PI_MEMORY_DIR", env_dir)
+    assert load_settings(cwd=tmp_path).data_dir == tmp_path / "hook" / expect.removeprefix("server").lstrip("/")
+    monkeypatch.setenv("PI_MEMORY_HOME", str(tmp_path / "server"))
+    assert load_settings(cwd=tmp_path).data_dir == tmp_path / expect  # before: under the hook's own home
+
+
+@pytest.mark.parametrize("value", ["", "relative/home"])
+def test_a_pi_memory_home_that_is_not_an_absolute_path_is_not_used(agent, tmp_path, monkeypatch, value):
+    monkeypatch.setenv("HOME", str(tmp_path / "hook"))
+    monkeypatch.setenv("PI_MEMORY_HOME", value)
+    write(agent / "settings.json", {"dataDir": "~/notes"})
+    assert load_settings(cwd=tmp_path).data_dir == tmp_path / "hook" / "notes"
+
+
+def test_the_default_agent_folder_is_under_pi_memory_home(tmp_path, monkeypatch):
+    monkeypatch.delenv("PI_CODING_AGENT_DIR", raising=False)
+    monkeypatch.delenv("PI_MEMORY_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "hook"))
+    monkeypatch.setenv("PI_MEMORY_HOME", str(tmp_path / "server"))
+    assert load_settings(cwd=tmp_path).data_dir == tmp_path / "server" / ".pi" / "agent" / "memories"

@@ -69,7 +69,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 
-from pi_memory.settings_files import TRUST_FILE_NAME, agent_dir, trust_file  # noqa: F401 - re-exported
+from pi_memory.settings_files import (  # noqa: F401 - re-exported
+    TRUST_FILE_NAME,
+    agent_dir,
+    expand_home,
+    home_variable,
+    trust_file,
+)
 
 SETTINGS_KEY = "pi-memory"
 DEFAULT_MEMORY_CHAR_LIMIT = 2200
@@ -235,13 +241,13 @@ def _interpolate(block: dict, warnings: list[str], path: Path) -> dict:
     out = {}
     for key, value in block.items():
         if isinstance(value, str):
-            missing = [name for name in _VAR.findall(value) if name not in os.environ]
+            missing = [name for name in _VAR.findall(value) if home_variable(name) is None]
             if missing:
                 warnings.append(
                     f"{path}: {SETTINGS_KEY}.{key} uses unset variable(s) {', '.join(missing)}; setting ignored."
                 )
                 continue
-            value = _VAR.sub(lambda m: os.environ[m.group(1)], value)
+            value = _VAR.sub(lambda m: home_variable(m.group(1)) or "", value)
         out[key] = value
     return out
 
@@ -340,15 +346,15 @@ def load_settings(cwd: Path | None = None, override_dir: Path | None = None) -> 
     if override_dir is not None:
         data_dir = Path(override_dir)
     elif os.environ.get("PI_MEMORY_DIR"):
-        data_dir = Path(os.environ["PI_MEMORY_DIR"])
+        data_dir = expand_home(os.environ["PI_MEMORY_DIR"])
     elif project.data_dir:
-        data_dir = cwd / Path(project.data_dir).expanduser()
+        data_dir = cwd / expand_home(project.data_dir)
     elif user.data_dir:
-        data_dir = adir / Path(user.data_dir).expanduser()  # a relative path is relative to agentDir
+        data_dir = adir / expand_home(user.data_dir)  # a relative path is relative to agentDir
     else:
         data_dir = adir / "memories"
 
-    data_dir = data_dir.expanduser().resolve()
+    data_dir = expand_home(data_dir).resolve()
     unset = f"{user_path}: {SETTINGS_KEY}.dataDir uses unset variable(s)"
     warnings = [f"{w} Data is kept in {data_dir} instead." if w.startswith(unset) else w for w in warnings]
     return Settings(

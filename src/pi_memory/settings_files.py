@@ -11,12 +11,39 @@ import os
 from pathlib import Path
 
 TRUST_FILE_NAME = "pi-memory-trust.json"
+# The home folder pi-memory's settings are read under, when it is not the process's own: the Claude Code / Codex
+# hooks get it from a ``pi-memory`` MCP server entry whose ``env`` sets ``HOME`` (integrations/hooks/hook_env.py),
+# so ``${HOME}`` and ``~`` in the settings (``dataDir``) mean in the hooks what they mean in that server.
+SETTINGS_HOME = "PI_MEMORY_HOME"
+
+
+def settings_home() -> Path:
+    """The home folder ``${HOME}`` and ``~`` stand for in pi-memory's settings: ``$PI_MEMORY_HOME``, else this
+    process's home."""
+    env = os.environ.get(SETTINGS_HOME)
+    return Path(env) if env and os.path.isabs(env) else Path.home()
+
+
+def home_variable(name: str) -> str | None:
+    """A variable as the settings read it: ``HOME`` is :func:`settings_home` when ``$PI_MEMORY_HOME`` is set."""
+    if name == "HOME" and os.environ.get(SETTINGS_HOME):
+        return str(settings_home())
+    return os.environ.get(name)
+
+
+def expand_home(path: str | Path) -> Path:
+    """``path`` with a leading ``~`` (alone or before a ``/``) read as :func:`settings_home`; ``~user`` as the
+    system says."""
+    text = str(path)
+    if text == "~" or text.startswith("~/"):
+        return settings_home() / text[2:] if text != "~" else settings_home()
+    return Path(text).expanduser()
 
 
 def agent_dir() -> Path:
-    """pi's agent folder: ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``."""
+    """pi's agent folder: ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent`` (``~``: :func:`settings_home`)."""
     env = os.environ.get("PI_CODING_AGENT_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".pi" / "agent"
+    return expand_home(env) if env else settings_home() / ".pi" / "agent"
 
 
 def trust_file() -> Path:

@@ -244,13 +244,29 @@ def read_only_problem(kind: Kind, folder: Path, detail: str = "", file: Path | N
                           file=file)
 
 
+INDEX_FILE = "index.sqlite3"  # the search index of a data folder (pi_memory.index names it too)
+
+
 def data_write_problem(folder: Path) -> StorageProblem | None:
     """The refusal every write into data folder ``folder`` gets now (:func:`read_only_problem`), found without
-    writing (:func:`write_blocker` of the folder itself), or ``None`` when nothing stops a write. The one check the
-    stores beside the curated ones are given (memory blocks, skills, ``STANDING.md``): a folder opened for reading
-    only has its subfolders refused too, though their own modes (or root) would let a write through."""
+    writing, or ``None`` when nothing stops a write. The one check the stores beside the curated ones are given
+    (memory blocks, skills, ``STANDING.md``): a folder opened for reading only has its subfolders refused too,
+    though their own modes (or root) would let a write through. That is a folder :func:`write_blocker` stops, or
+    one whose search index (``index.sqlite3``) cannot be written (a ``0444`` file in a writable folder): a host
+    opens such a folder for reading only and says every write is skipped, so a block, skill or pin is refused too,
+    naming the index file to ``chmod u+w`` (before, they were written while the curated stores were refused). A
+    store's own file or folder that cannot be written is its write's own refusal (:func:`write_failure`)."""
     blocked = write_blocker(folder)
-    return read_only_problem(blocked[0], Path(folder), blocked[1]) if blocked is not None else None
+    if blocked is not None:
+        return read_only_problem(blocked[0], Path(folder), blocked[1])
+    index = Path(folder) / INDEX_FILE
+    if index.is_file() and write_blocker(folder, [index]) is not None:
+        mode = index.stat().st_mode & 0o7777
+        why = (f"its mode {mode:04o} lets no one write it, and pi-memory honours that even when running as root"
+               if not mode & 0o222 else "this user may not write it")
+        why += "; while the index cannot be written, the whole data folder is open for reading only"
+        return read_only_problem("permission", Path(folder), why, file=index)
+    return None
 
 
 def _chain(exc: BaseException) -> list[BaseException]:

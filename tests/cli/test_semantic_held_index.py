@@ -244,3 +244,44 @@ def test_semantic_status_once_the_index_is_free_sets_up_its_tables(held):
             assert "indexBusy" not in json.loads(proc.stdout)
         else:
             assert "memories in this scope: 0 active, 0 superseded, 0 deleted" in proc.stdout.splitlines()
+
+
+# `semantic search`, `semantic list` and `semantic history` met the same held index at their first use: 10 s, then
+# "refused: ... is locked". They read too, so they now get the same treatment as status and recall.
+@pytest.mark.parametrize(("args", "expect"), [
+    (["semantic", "search", "Redis"], "No memory is related enough (similarity floor 0.4, or at least half of the "
+                                      "query's keywords); --no-floor shows the closest ones anyway.\n"),
+    (["semantic", "search", "staging", "--no-floor", "--top-k", "3"], "No matching memories.\n"),
+    (["semantic", "list"], "No memories stored in this scope yet.\n"),
+    (["semantic", "list", "--all", "--limit", "5"], "No memories stored in this scope yet.\n"),
+])
+def test_semantic_reading_commands_on_a_held_index_say_it_in_one_line_and_read_what_they_can(held, args, expect):
+    from pi_memory.cli.semantic_held import HELD_WARNING
+
+    (code, out, err), took = _timed(text_cli, args)
+    assert took < SEMANTIC_WAIT_S + SLACK_S, took  # before: 10 s, then "refused: ... locked"
+    assert (code, out, err.splitlines()) == (0, expect, [HELD_WARNING]), err
+
+
+@pytest.mark.parametrize(("args", "expect"), [
+    (["semantic", "search", "Redis"], {"query": "Redis", "count": 0, "floor": 0.4, "results": []}),
+    (["semantic", "list"], {"count": 0, "results": []}),
+])
+def test_semantic_reading_commands_json_on_a_held_index(held, args, expect):
+    from pi_memory.cli.semantic_held import HELD_WARNING
+
+    (code, result, err), took = _timed(cli, args)
+    assert took < SEMANTIC_WAIT_S + SLACK_S, took
+    assert (code, result, err.splitlines()) == (0, expect, [HELD_WARNING])
+
+
+@pytest.mark.parametrize("memory_id", ["mem_0123456789abcdef", "nope"])
+def test_semantic_history_on_a_held_index_answers_without_the_long_wait(held, memory_id):
+    from pi_memory.cli.semantic_held import HELD_WARNING
+
+    (code, out, err), took = _timed(text_cli, ["semantic", "history", memory_id])
+    assert took < SEMANTIC_WAIT_S + SLACK_S, took
+    assert (code, out) == (1, "")
+    assert err.splitlines()[0] == HELD_WARNING
+    assert " ".join(err.splitlines()[1:]).split() == (
+        f"refused: no memory '{memory_id}' in this scope (see `pi-memory semantic list --all`)").split()

@@ -7,6 +7,7 @@ whole in its own reminder; below the cap, and for Codex, nothing changes."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -73,3 +74,126 @@ def test_codex_gets_everything_at_the_start(env):
     first = start(env, "x1", host="codex")
     assert "<memory-snapshot>" in first and "<memory-blocks>" in first and len(first) > CLAUDE_CONTEXT_CAP
     assert prompt(env, "x1", host="codex") is None
+
+
+# A frozen snapshot over the cap on its own (character limits raised far above the defaults) was only logged: Claude
+# Code gave the model a short preview and a file path. It is now cut to the cap, each store keeping its start and a
+# note the model reads, and the person is told (systemMessage at the start, `pi-memory status`).
+def big_stores(env, memory: int, user: int, entry: str = "the deploy runs from CI and ships on Tuesdays") -> None:
+    agent = env / "home" / ".pi" / "agent"
+    agent.mkdir(parents=True, exist_ok=True)
+    (agent / "settings.json").write_text(json.dumps({"pi-memory": {"memoryCharLimit": 60_000,
+                                                                   "userCharLimit": 60_000}}), encoding="utf-8")
+    data = env / "data"
+    (data / "MEMORY.md").write_text("\n§\n".join(f"Fact {i}: {entry}" for i in range(memory)) + "\n", encoding="utf-8")
+    (data / "USER.md").write_text("\n§\n".join(f"Preference {i}: short answers" for i in range(user)) + "\n",
+                                  encoding="utf-8")
+
+
+def start_answer(env, sid: str, host: str = "claude-code") -> dict:
+    payload = {"session_id": sid, "cwd": str(env / "proj"), "source": "startup", "hook_event_name": "SessionStart"}
+    return json.loads(hooks.run_hook(host, "session-start", json.dumps(payload), ceiling=60))
+
+
+NOTE = re.compile(r"\[… ([\d,]+) more characters of this store are not shown here: the host keeps at most 10,000 "
+                  r"characters of this text\. Read the whole store with the memory_read tool before relying on what "
+                  r"is missing\.\]")
+
+
+@pytest.mark.parametrize(("memory", "user", "cut"), [
+    (400, 5, ["MEMORY"]),          # one long store: the short one stays whole
+    (400, 600, ["MEMORY", "USER"]),  # both long: both cut, fairly
+    (260, 260, ["MEMORY", "USER"]),
+])
+def test_a_snapshot_over_the_cap_is_cut_store_by_store_with_a_note_and_the_person_told(env, memory, user, cut):
+    from pi_memory.integrations.hooks import snapshot_over_cap
+    from pi_memory.integrations.hooks.protocol import claude_length
+    from pi_memory.prompt import memory_part
+
+    big_stores(env, memory, user)
+    whole = memory_part(open_memory(env / "proj")).text
+    answer = start_answer(env, "big")
+    context = answer["hookSpecificOutput"]["additionalContext"]
+    assert claude_length(context) <= CLAUDE_CONTEXT_CAP < claude_length(whole)  # before: all of it, over the cap
+    assert context.startswith("<memory-snapshot>") and context.endswith("</memory-snapshot>")
+    assert "MEMORY (your notes)" in context and "USER PROFILE (who the user is)" in context
+    assert "Fact 0: " in context and "Preference 0: " in context  # each store keeps its start
+    notes = NOTE.findall(context)
+    assert len(notes) == len(cut)
+    if cut == ["MEMORY"]:
+        assert f"Preference {user - 1}: short answers" in context
+    from pi_memory.curated.snapshot_fit import SEPARATOR
+
+    left = 0
+    def stores(text: str) -> list[str]:
+        return [b.removesuffix("</memory-snapshot>").removesuffix("\n") for b in text.split(SEPARATOR)[1:]]
+
+    for was, got in zip(stores(whole), stores(context), strict=True):
+        if (found := NOTE.search(got)) is None:
+            assert got == was
+            continue
+        kept = got[: found.start()].removesuffix("\n")
+        assert was.startswith(kept) and was[len(kept):].startswith("\n§\n")  # whole entries from the start
+        assert int(found.group(1).replace(",", "")) == len(was) - len(kept)  # what was left out
+        left += len(was) - len(kept)
+    assert answer["systemMessage"] == snapshot_over_cap(len(whole), left)
+    assert answer["systemMessage"].startswith(f"pi-memory: the memory snapshot is {len(whole):,} characters, more "
+                                              "than the 10,000 Claude Code keeps whole in a session's start")
+    for line in context.splitlines():  # every entry shown is whole
+        if line.startswith("Fact "):
+            assert line.endswith("Tuesdays"), line
+
+
+def test_wide_characters_count_twice_against_the_cap(env):
+    from pi_memory.integrations.hooks.protocol import claude_length
+
+    big_stores(env, 300, 3, entry="deploy 🚀🚀🚀 on Tuesdays 🚀🚀")
+    context = start_answer(env, "wide")["hookSpecificOutput"]["additionalContext"]
+    assert claude_length(context) <= CLAUDE_CONTEXT_CAP < claude_length(context) + context.count("🚀")
+    assert len(NOTE.findall(context)) == 1
+
+
+def test_codex_still_gets_the_whole_snapshot(env):
+    big_stores(env, 400, 5)
+    answer = start_answer(env, "cx", host="codex")
+    assert "systemMessage" not in answer and not NOTE.search(answer["hookSpecificOutput"]["additionalContext"])
+    assert "Fact 399: " in answer["hookSpecificOutput"]["additionalContext"]
+
+
+@pytest.mark.parametrize(("installed", "memory"), [(True, 400), (True, 3), (False, 400)])
+def test_status_warns_when_claude_code_sessions_get_the_snapshot_cut(env, monkeypatch, installed, memory):
+    from typer.testing import CliRunner
+
+    from pi_memory.cli.app import app
+    from pi_memory.integrations.hooks import snapshot_over_cap
+    from pi_memory.integrations.hooks.protocol import claude_length
+    from pi_memory.prompt import memory_part
+
+    big_stores(env, memory, 5)
+    if installed:  # what `pi-memory install claude-code` records
+        (env / "state" / "installs").mkdir(parents=True)
+        (env / "state" / "installs" / "claude-code.json").write_text("{}", encoding="utf-8")
+    monkeypatch.chdir(env / "proj")
+    chars = claude_length(memory_part(open_memory(env / "proj")).text)
+    result = CliRunner().invoke(app, ["status", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    expected = installed and chars > CLAUDE_CONTEXT_CAP
+    assert data.get("claudeCodeSnapshot") == ({"chars": chars, "cap": CLAUDE_CONTEXT_CAP} if expected else None)
+    said = snapshot_over_cap(chars).removeprefix("pi-memory: ")
+    assert (said in data["warnings"]) is expected
+    text = CliRunner().invoke(app, ["status"]).stdout
+    assert (f"warning: {said}" in text.replace("\n", " ") or f"warning: {said}" in text) is expected
+
+
+@pytest.mark.parametrize("rest", ["\n\n<memory-blocks>\nnotes\n</memory-blocks>", ""])
+def test_only_the_snapshot_is_cut_and_what_follows_it_stays_whole(rest):
+    from pi_memory.curated.snapshot import RULE
+    from pi_memory.integrations.hooks import fit_context, snapshot_over_cap
+
+    entries = "\n§\n".join(f"Fact {i}: the deploy runs from CI" for i in range(600))
+    snapshot = f"<memory-snapshot>\nPreamble.\n\n{RULE}\nMEMORY (your notes) [x]\n{RULE}\n{entries}\n</memory-snapshot>"
+    fitted, said = fit_context(snapshot + rest)
+    assert len(fitted) <= CLAUDE_CONTEXT_CAP and fitted.endswith("</memory-snapshot>" + rest)
+    [left] = NOTE.findall(fitted)
+    assert said == snapshot_over_cap(len(snapshot), int(left.replace(",", "")))

@@ -122,11 +122,31 @@ def test_an_entry_setting_home_pins_the_agent_folder_it_chooses_not_home(home, t
     claude_entry(home, {"HOME": str(other)})
     claude_code.install("user", script=wrapper(tmp_path))
     command = commands(home / ".claude" / "settings.json")["SessionStart"]
-    assert command.startswith(f"env {shlex.quote('PI_CODING_AGENT_DIR=' + str(other / '.pi' / 'agent'))} ")
-    assert "HOME=" not in command
+    assert command.startswith(f"env {shlex.quote('PI_CODING_AGENT_DIR=' + str(other / '.pi' / 'agent'))} "
+                              f"{shlex.quote('PI_MEMORY_HOME=' + str(other))} ")
+    assert "'HOME=" not in command and " HOME=" not in command  # the hooks' own HOME is not moved
     context = run_through_shell(command, tmp_path, host_root=False)
     assert "Other home fact: from the agent folder" in context
     assert not (home / ".pi").exists()  # the hooks' own HOME held no agent folder of theirs
+
+
+@pytest.mark.parametrize("data_dir", ["${HOME}/team notes", "~/team notes", "${HOME}/a/../team notes"])
+@pytest.mark.parametrize("agent_too", [False, True])
+def test_a_settings_data_dir_under_the_entrys_home_is_the_servers_in_the_hooks(home, tmp_path, data_dir, agent_too):
+    """An entry pinning HOME, whose settings file names ``dataDir`` by ``${HOME}`` or ``~``: the hooks read it
+    under their own HOME, another data root than the server's (before: the session start was empty)."""
+    other = tmp_path / "other home"
+    agent = other / ".pi" / "agent" if not agent_too else tmp_path / "agent elsewhere"
+    put(agent / "settings.json", json.dumps({"pi-memory": {"dataDir": data_dir}}).encode())
+    seeded(other / "team notes", "Server root fact: the hooks read the server's memory")
+    seeded(home / "team notes", "Hook home fact: never shown")
+    entry = {"HOME": str(other), **({"PI_CODING_AGENT_DIR": str(agent)} if agent_too else {})}
+    claude_entry(home, entry)
+    claude_code.install("user", script=wrapper(tmp_path))
+    command = commands(home / ".claude" / "settings.json")["SessionStart"]
+    assert shlex.quote(f"PI_MEMORY_HOME={other}") in command
+    context = run_through_shell(command, tmp_path, host_root=False)
+    assert "Server root fact: the hooks read the server's memory" in context and "Hook home fact" not in context
 
 
 def test_no_env_and_our_own_entry_give_plain_commands(home, tmp_path):

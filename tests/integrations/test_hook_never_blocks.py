@@ -138,10 +138,29 @@ def test_system_message_goes_only_where_the_hosts_accept_it():
     assert protocol.answer("stop", None, "m") == "{}"
 
 
-def test_a_context_past_claude_codes_cap_is_logged(env, monkeypatch):
+def test_a_context_past_claude_codes_cap_is_cut_to_it_and_said(env, monkeypatch):
+    """It was only logged, and Claude Code gave the model a preview and a file path (tests/integrations/
+    test_hook_context_cap.py has the snapshots)."""
+    from pi_memory.integrations.hooks import snapshot_over_cap
+
     monkeypatch.setattr("pi_memory.integrations.hooks.handlers.handle", lambda *a, **k: "x" * 10_001)
-    answer = hooks.run_hook("claude-code", "session-start", "{}", ceiling=60)
-    assert len(json.loads(answer)["hookSpecificOutput"]["additionalContext"]) == 10_001
+    answer = json.loads(hooks.run_hook("claude-code", "session-start", "{}", ceiling=60))
+    context = answer["hookSpecificOutput"]["additionalContext"]
+    assert len(context) <= 10_000 and context.endswith(" characters of this text. Read the whole text with the "
+                                                       "memory tools before relying on what is missing.]")
+    left = 10_001 - context.index("\n")
+    assert context.split("\n")[1].startswith(f"[… {left:,} more characters of this text are not shown here")
+    assert answer["systemMessage"] == snapshot_over_cap(10_001, left)
     assert (env / "state" / "hooks.log").read_text(encoding="utf-8").endswith(
-        "] claude-code session-start: the context is 10001 characters; Claude Code keeps 10000 in the model's "
-        "context and shows it the rest as a file\n")
+        f"] claude-code session-start: {snapshot_over_cap(10_001, left)}\n")
+
+
+def test_a_prompt_answer_past_the_cap_is_only_logged(env, monkeypatch):
+    """A prompt's answer is kept within the cap by its handler (recall trimmed by rank); were one over it, a cut
+    could split its fence, so it goes as it is and is logged."""
+    monkeypatch.setattr("pi_memory.integrations.hooks.handlers.handle", lambda *a, **k: "y" * 10_001)
+    answer = json.loads(hooks.run_hook("claude-code", "prompt", "{}", ceiling=60))
+    assert answer["hookSpecificOutput"]["additionalContext"] == "y" * 10_001 and "systemMessage" not in answer
+    assert (env / "state" / "hooks.log").read_text(encoding="utf-8").endswith(
+        "] claude-code prompt: the context is 10001 characters; Claude Code keeps 10000 in the model's context and "
+        "shows it the rest as a file\n")

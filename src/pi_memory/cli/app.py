@@ -417,12 +417,38 @@ def status(
     from pi_memory.insights import status_data
     from pi_memory.reports import status_lines
 
-    data = status_data(open_mem(dir, load=False), check=check)  # each store read once, there
+    memory = open_mem(dir, load=False)
+    data = status_data(memory, check=check)  # each store read once, there
+    if (over := _claude_snapshot_over(memory)) is not None:
+        from pi_memory.integrations.hooks import snapshot_over_cap
+
+        data["claudeCodeSnapshot"] = over
+        data["warnings"] = [*data.get("warnings", []), snapshot_over_cap(over["chars"]).removeprefix("pi-memory: ")]
     if json_ or state.json:
         emit_json(data)
         return
     for line in status_lines(data):
         out.print(line, markup=False)
+
+
+def _claude_snapshot_over(memory) -> dict | None:
+    """With the Claude Code hooks installed, the memory snapshot's size when it is over what Claude Code keeps
+    whole in a session's start (:data:`pi_memory.integrations.hooks.protocol.CLAUDE_CONTEXT_CAP`): those sessions
+    get it cut (:func:`pi_memory.curated.snapshot_fit.fit_snapshot`). ``None`` otherwise."""
+    from pi_memory.integrations.hooks import state as hook_state
+    from pi_memory.integrations.hooks.protocol import CLAUDE_CONTEXT_CAP, claude_length
+
+    installed = hook_state.state_dir() / "installs" / "claude-code.json"  # what `install claude-code` recorded
+    if memory.settings.prompt_mode != "snapshot" or not installed.is_file():
+        return None
+    from pi_memory.prompt import memory_part
+
+    try:
+        memory.store.load_from_disk()
+        chars = claude_length(memory_part(memory).text)
+    except Exception:  # noqa: BLE001 - status shows what it can; the stores' own problems are listed already
+        return None
+    return {"chars": chars, "cap": CLAUDE_CONTEXT_CAP} if chars > CLAUDE_CONTEXT_CAP else None
 
 
 def _register_subcommands() -> None:

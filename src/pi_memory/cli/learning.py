@@ -221,12 +221,17 @@ UNUSABLE = {  # a correction the rules found but do not save (corrections.unusab
 
 
 @app.command("review")
-def review_cmd(session_file: Path, dir: DirOpt = None, json_: JsonOpt = False, dry_run: DryOpt = False) -> None:
+def review_cmd(session_file: Path, dir: DirOpt = None, json_: JsonOpt = False, dry_run: DryOpt = False,
+               from_: Annotated[int, typer.Option("--from", min=1, help="The message to start at (1: the first). A "
+                                                  "transcript too long for one job is read from here, oldest first, "
+                                                  "as far as learning.jobTokenBudget allows; the answer names the "
+                                                  "next --from.")] = 1) -> None:
     """Run one background review over a session file now (pi, Claude Code or Codex JSONL).
 
     Project facts go to the project of the folder the session ran in (as its transcript records it, the folder
     the session index files it under), not to the current folder's; a transcript that does not say is reviewed
-    for the current folder's project, and the command says so."""
+    for the current folder's project, and the command says so. The messages are read oldest first; what does
+    not fit one job is named, with the --from that reads it."""
     from pi_memory.learning import review_session
     from pi_memory.learning.prompts import read_session_turns
 
@@ -243,8 +248,14 @@ def review_cmd(session_file: Path, dir: DirOpt = None, json_: JsonOpt = False, d
     where = _review_project(memory, learner, session_file, cwd)
     if where["said"] and not (json_ or state.json):
         (out if cwd else err).print(where["said"], markup=False)
-    report = review_session(learner, turns, trigger="manual", session_id=sid, dry_run=dry_run or None)
-    _finish(report, json_, {"project": {k: where[k] for k in ("name", "cwd", "from")}, "projectNote": where["said"]})
+    start = min(from_ - 1, len(turns))
+    then = f"were not read: `pi-memory review {session_file} --from {{next}}` reads them"  # {next}: filled in
+    report = review_session(learner, turns[start:], trigger="manual", session_id=sid, dry_run=dry_run or None,
+                            offset=start, then=then)
+    extra = {"project": {k: where[k] for k in ("name", "cwd", "from")}, "projectNote": where["said"]}
+    if report.messages is not None and report.messages["to"] < report.messages["of"]:
+        extra["nextFrom"] = report.messages["to"] + 1
+    _finish(report, json_, extra)
 
 
 def _review_project(memory, learner, path: Path, cwd: str | None) -> dict:

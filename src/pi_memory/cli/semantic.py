@@ -163,7 +163,7 @@ def search(query: str,
 
     Like recall, only memories related to QUERY are shown: a similarity of at least recallMinSimilarity, or
     at least half of the query's keywords in the text. --no-floor shows the ranked list as it is."""
-    service = _service(dir, project)
+    service = _service(dir, project, held_ok=True)
     hits = service.search(query, top_k=top_k, floor=not no_floor)
     floor = None if no_floor else service.settings.recall_min_similarity
     if _json({"query": query, "count": len(hits), "floor": floor, "results": [h.to_public() for h in hits]},
@@ -234,7 +234,7 @@ def list_(limit: Annotated[int, typer.Option("--limit", min=1, max=MAX_LIST_LIMI
           all_: Annotated[bool, typer.Option("--all", help="Include superseded and deleted memories.")] = False,
           dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """This scope's memories, newest first."""
-    mems = _service(dir, project).list(limit=limit, include_superseded=all_)
+    mems = _service(dir, project, held_ok=True).list(limit=limit, include_superseded=all_)
     if _json({"count": len(mems), "results": [m.to_public() for m in mems]}, json_):
         return
     if not mems:
@@ -290,7 +290,7 @@ def delete(memory_id: str, reason: Annotated[str | None, typer.Option(
 @_backend_errors
 def history(memory_id: str, dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """The changes of memory ID and of the memories it replaced or was replaced by, oldest first."""
-    events = _service(dir, project).history(memory_id)
+    events = _service(dir, project, held_ok=True).history(memory_id)
     if not events:
         raise fail(f"no memory {memory_id!r} in this scope (see `pi-memory semantic list --all`)", 1, id=memory_id,
                    events=[])

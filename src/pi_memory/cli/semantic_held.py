@@ -1,9 +1,10 @@
-"""``pi-memory semantic status`` and ``semantic recall`` on an index another process holds (an indexing pass, a
-rebuild) while semantic memory's tables must still be set up: they waited the index connection's 10 s busy
-timeout, then stopped with "locked". They now wait at most :data:`pi_memory.runtime.SEMANTIC_WAIT_S`, print one
-warning line (:data:`HELD_WARNING`) and answer from the index opened for reading only: what is there is read, and
-semantic memory never set up in this index reads as empty (:func:`pi_memory.index.read_only.check_schema`). When
-its tables exist but need a step of this version, reading must wait too: a clear refusal (:data:`HELD_REFUSAL`).
+"""``pi-memory semantic status``, ``recall``, ``search``, ``list`` and ``history`` (the commands that only read)
+on an index another process holds (an indexing pass, a rebuild) while semantic memory's tables must still be set
+up: they waited the index connection's 10 s busy timeout, then stopped with "locked". They now wait at most
+:data:`pi_memory.runtime.SEMANTIC_WAIT_S`, print one warning line (:data:`HELD_WARNING`) and answer from the index
+opened for reading only: what is there is read, and semantic memory never set up in this index reads as empty
+(:func:`pi_memory.index.read_only.check_schema`). When its tables exist but need a step of this version, reading
+must wait too: a clear refusal (:data:`HELD_REFUSAL`).
 """
 
 from __future__ import annotations

@@ -163,6 +163,7 @@ def export(to: Annotated[str, typer.Option("--to", help="'claude-code' or 'codex
         TARGETS,
         destinations,
         export_skills,
+        folder_problem,
     )
 
     if to not in TARGETS:
@@ -172,16 +173,21 @@ def export(to: Annotated[str, typer.Option("--to", help="'claude-code' or 'codex
     for where, folder in destinations(to, Path.home(), store.project_root).items():
         if scope in (None, where) and (problem := _not_a_folder(folder, HOSTS[to])) is not None:
             raise fail(problem, 1, refusal="not_a_folder", folder=str(folder))
+        if scope in (None, where) and (blocked := folder_problem(folder, HOSTS[to])) is not None:
+            raise fail(blocked[1], 1, refusal=blocked[0], folder=str(folder))
     items = export_skills(store, to, Path.home(), scope=scope, dry_run=dry_run)
+    failed = [i for i in items if i.action == "failed"]
     skipped = [i for i in items if i.action == "skipped"]
     refused = [i for i in items if i.action in ("refused", "withdrawn")]
     links = sum(len(i.links) for i in items)  # files left out of the skills exported
     if state.json:
         reasons = [i.code for i in [*skipped, *refused]]
-        emit_json({"success": True, "dryRun": dry_run, "target": to, "items": [i.to_dict() for i in items],
-                   "skipped": len(skipped), "refused": len(refused),
+        emit_json({"success": not failed, "dryRun": dry_run, "target": to, "items": [i.to_dict() for i in items],
+                   "skipped": len(skipped), "refused": len(refused), "failed": len(failed),
                    "byReason": {code: reasons.count(code) for code in dict.fromkeys(reasons)},
                    "skippedFiles": links, "skippedFilesByReason": {"link": links} if links else {}})
+        if failed:
+            raise typer.Exit(1)
         return
     if not items:
         out.print("No skills to export.")
@@ -195,6 +201,9 @@ def export(to: Annotated[str, typer.Option("--to", help="'claude-code' or 'codex
             out.print(escape(f"{n} not exported: {why}; fix each as said above, then run this command again."))
     if links:
         out.print(escape(f"{links} file(s) skipped: {LINK_SKIP}; {SKIP_TODO['link']}"))
+    if failed:
+        raise fail(f"{len(failed)} skill(s) not exported: their folder cannot be written (each said above); an "
+                   "earlier copy of each is left as it was.", 1)
 
 
 def _not_a_folder(folder: Path, host: str) -> str | None:
@@ -226,7 +235,7 @@ SKIP_TODO = {  # what a person does about a skipped skill, by its code (skills.e
 def _export_line(item, dry_run: bool) -> str:
     """One export item for a person: ``<id>: <what happened> -> <where> (<why>)``; a refused skill's line is its
     reason, which says where to fix it."""
-    if item.action in ("refused", "withdrawn"):
+    if item.action in ("refused", "withdrawn", "failed"):
         return f"{item.skill_id}: {item.reason}"
     verb = f"would be {item.action}" if dry_run and item.action not in ("skipped", "unchanged") else item.action
     left = f"; {len(item.links)} link(s) left out: {', '.join(item.links)}" if item.links else ""

@@ -129,14 +129,15 @@ def write_refused(name: str, problem) -> dict[str, str]:
                                            f"{problem.message}{_NO_RETRY_END}"}
 
 
-def not_written(subject: str, problem, for_model: bool = True) -> str:
+def not_written(subject: str, problem, for_model: bool = True, label: str = "data folder") -> str:
     """The refusal of a write checked before anything was touched, when the data folder is open for reading only
     (``problem``: :func:`pi_memory.storage.data_write_problem`): ``subject`` says what was not done ("Nothing was
     saved to block 'agent'"), then what is wrong and what to do; a model is also told that retrying will not help
-    (:func:`for_person` drops that)."""
+    (:func:`for_person` drops that). ``label``: the role of ``problem.folder`` ("folder" for one inside the data
+    folder, as :func:`pi_memory.storage.write_failure` was told)."""
     from pi_memory.storage import describe
 
-    what, todo = describe(problem.kind, problem.folder, problem.detail, file=getattr(problem, "file", None))
+    what, todo = describe(problem.kind, problem.folder, problem.detail, label, file=getattr(problem, "file", None))
     return f"{subject}: {what[0].lower()}{what[1:]} {_NO_RETRY if for_model else ''}{todo}"
 
 

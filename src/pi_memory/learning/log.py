@@ -20,6 +20,9 @@ Tables (own named migrations, applied by :func:`open_log` like the semantic laye
   (:class:`pi_memory.curated.layout.Layout`: the text between the entries and their line breaks, no entry text)
   and the SHA-256 of the bytes the write left, so the job's undo can give back the file's exact bytes.
 * ``learning_gate``: named gate state (the dream gate: ``last_run_at``, ``last_message_id``).
+* ``learning_pending`` (``learning_006_pending_flush``): per session file, the mark of the messages a flush at a
+  session's end could not review (a budget, a model that did not answer, a process that ended first), which the
+  next session of the project reviews (:mod:`.pending`).
 
 The day's budget is shared by every process on the data root: a job reserves its estimate in a
 ``BEGIN IMMEDIATE`` transaction that first sums what the day already spent and holds. Token counts are never
@@ -136,6 +139,20 @@ LEARNING_MIGRATIONS = [
         """, readers_need=False),  # only undo reads it
     # A read-only index written before is listed without it (:func:`job_writes`).
     Migration("learning_005_write_shown", "ALTER TABLE learning_writes ADD COLUMN shown TEXT;", readers_need=False),
+    # The mark of a session a flush at its end could not review (:mod:`.pending`); only writable sessions read it.
+    Migration("learning_006_pending_flush", """
+        CREATE TABLE learning_pending (
+            session_file TEXT PRIMARY KEY,
+            project TEXT NOT NULL DEFAULT '',
+            session_id TEXT,
+            reviewed INTEGER NOT NULL,
+            refused_from INTEGER NOT NULL DEFAULT -1,
+            reason TEXT NOT NULL,
+            since TEXT NOT NULL,
+            outcome TEXT,
+            detail TEXT
+        ) WITHOUT ROWID;
+        """, readers_need=False),
 ]
 
 

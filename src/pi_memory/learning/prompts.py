@@ -114,17 +114,22 @@ def shown_message(text: str, cap: int = MESSAGE_CAP, context: str = "") -> str:
     return f"{redact_text(text[: half + MARGIN], context)[:half]} […] {redact_text(text[-half - MARGIN:])[-half:]}"
 
 
-def transcript(turns: list[Turn], char_cap: int) -> tuple[str, list[Turn]]:
-    """The newest turns that fit in ``char_cap`` characters, oldest first, and the turns it holds."""
+def transcript(turns: list[Turn], char_cap: int, *, oldest_first: bool = False) -> tuple[str, list[Turn]]:
+    """The turns that fit in ``char_cap`` characters, shown oldest first, and the turns it holds: the newest
+    that fit, or with ``oldest_first`` the oldest (a review's backlog is read from its start, so what does not fit
+    is what comes after, left for the next job, never what came before). At least one turn is held (cut to the
+    cap)."""
     picked, size = [], 0
-    for i in range(len(turns) - 1, -1, -1):
+    order = range(len(turns)) if oldest_first else range(len(turns) - 1, -1, -1)
+    for i in order:
         turn = turns[i]
         line = f"{turn.role.upper()}: {shown_message(turn.text, context=turns[i - 1].text if i else '')}"
         if size + len(line) > char_cap and picked:
             break
         picked.append((turn, line[:char_cap]))
         size += len(line) + 1
-    picked.reverse()
+    if not oldest_first:
+        picked.reverse()
     return "\n".join(line for _, line in picked), [t for t, _ in picked]
 
 

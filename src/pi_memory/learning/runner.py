@@ -111,6 +111,8 @@ class JobReport:
     duration_ms: float = 0.0
     store_results: list[dict] = field(default_factory=list)
     published: dict[str, Published] = field(default_factory=dict)  # target -> what its file store's write did
+    read: int = 0  # a review or flush: messages of the turns it was given that it read or left by setting
+    messages: dict | None = None  # a review or flush of part of a backlog: {"from", "to", "of", "skipped"}
 
     @property
     def duplicates_merged(self) -> int:
@@ -126,7 +128,8 @@ class JobReport:
                 "message": self.message, "dryRun": self.dry_run, "writes": [w.to_dict() for w in self.writes],
                 "duplicatesMerged": self.duplicates_merged,
                 "inputTokens": self.input_tokens, "outputTokens": self.output_tokens, "calls": self.calls,
-                "costUsd": self.cost_usd, "durationMs": round(self.duration_ms, 1)}
+                "costUsd": self.cost_usd, "durationMs": round(self.duration_ms, 1),
+                **({"messages": self.messages} if self.messages is not None else {})}
 
 
 def estimate_tokens(*texts: str) -> int:
@@ -151,6 +154,7 @@ class JobContext:
         self.entry_ids: list[str] = []
         self.note: str | None = None  # a job's own summary (e.g. "nothing to save")
         self.if_refused: str | None = None  # said after the message of a job refused or partly written
+        self.after: str | None = None  # said after the message of a job that read what it was given (what it read)
         self.arrange: dict[str, Callable] = {}  # target -> the layout its file gets after the batch (undo's copies)
         self.restore: dict[str, Restore] = {}  # target -> the bytes its file gets back when it may (an undo's)
         self.give_back: dict[str, GiveBack] = {}  # target -> the texts an undo writes back unrefused for controls
@@ -361,6 +365,8 @@ class Learner:
             outcome, message = "error", f"{type(exc).__name__}: {exc}"
         if ctx.if_refused and outcome in ("refused", "partial"):
             message = f"{message.rstrip('.')}. {ctx.if_refused}"
+        if ctx.after and outcome in ("ok", "nothing", "dry_run", "partial", "refused"):
+            message = f"{message.rstrip('.')}; {ctx.after}"
         if ctx.doubts:  # a count not believed is said where the job's tokens are shown
             message = f"{message}; token count: {doubts_said(ctx.doubts)}"
         duration = (time.perf_counter() - started) * 1000

@@ -10,7 +10,8 @@ on the worker thread and returns the worker's :class:`Learner` (its own index co
   running; both counters then reset.
 * ``flush(reason)`` (compaction, shutdown): a flush job when at least ``flushMinTurns`` user turns came since
   the last review or flush.
-* ``start()``: the dream gate, checked on the worker (a session start never waits for it).
+* ``start()``: the sessions of this project whose flush at their end did not finish (:mod:`.pending`), then the
+  dream gate, on the worker (a session start never waits for them).
 
 The mark of what was reviewed (``reviewed``: messages of the session file a review or flush has read) moves only
 when the review ran: its model answered (``ok``, ``nothing``, ``dry_run``, ``partial``). A review that did not
@@ -18,7 +19,13 @@ run (``budget``, ``timeout``, a model server that cannot be reached: ``error``, 
 ``invalid_output``) leaves it, so the next review or flush reads those messages again. A review whose writes a
 store refused (``refused``: the threat or secret scanner, a full store) leaves it once: the next one reads them
 again, and a second refusal of the same messages moves it, so one hostile message cannot keep every later review
-re-reading it.
+re-reading it (:func:`pi_memory.learning.review.next_mark`).
+
+A long backlog (a session reviewed for the first time, reviews refused for a while) is read oldest first in parts
+that each fit the job budget: one trigger runs at most :data:`BACKLOG_PARTS` review jobs one after the other, the
+mark moving over each part read, and what is left waits for the next review or flush; each job's message says
+which messages it read and what happens to the rest. A shutdown flush keeps its mark in the index while it runs
+(:mod:`.pending`), so what it could not review is reviewed by the next session of the project.
 """
 
 from __future__ import annotations
@@ -38,7 +45,10 @@ from pi_memory.learning.settings import LearningSettings
 log = logging.getLogger(__name__)
 CORRECTION_EVERY_TURNS = 3
 MIN_USER_MESSAGES = 3
-REVIEWED_OUTCOMES = ("ok", "nothing", "dry_run", "partial")  # the review ran: what it read counts as reviewed
+BACKLOG_PARTS = 3  # review jobs one trigger runs over a long backlog, oldest part first
+NEXT_PART = "are read by the next part of this review, at once"
+AFTER_REVIEW = "wait for the next review or flush"
+AFTER_SHUTDOWN = "are kept for the next session of this project, which reviews them (the mark is kept in the index)"
 
 
 class SessionLearning:
@@ -62,6 +72,8 @@ class SessionLearning:
         self.refused_from = -1  # the mark a review refused by a store started from (-1: none)
         self.review_running = False
         self.reports: list[dict] = []
+        self.pending_flushes = 0  # sessions of this project an earlier end left unreviewed (as the worker last saw)
+        self._carried: dict[str, int] = {}  # session file -> its mark as an earlier session's flush left it
         self.budget: dict | None = None  # spent today, left, when it resets, the latest budget refusal
         self._lock = threading.Lock()
 
@@ -122,13 +134,22 @@ class SessionLearning:
                                                f"(flushMinTurns = {self.settings.flush_min_turns})"}
         with self._lock:
             self.since_flush = 0
-        self._submit(lambda: self._review(session_file, "flush", reason), f"learning: flush ({reason})")
+        self._submit(lambda: self._review(session_file, "flush", reason, keep=reason == "shutdown"),
+                     f"learning: flush ({reason})")
         return {"queued": True, "reason": reason}
 
     def start(self) -> None:
-        """Check the dream gate on the worker (the session start never waits for it)."""
+        """Review what earlier sessions' end left unreviewed, then check the dream gate, on the worker (the
+        session start never waits for them)."""
+        self.pick_up()
         if self.model_named and self.settings.dreaming.enabled is not False:
             self._submit(self._dream, "learning: dream gate")
+
+    def pick_up(self) -> None:
+        """Queue the review of what earlier sessions' end left unreviewed (:mod:`.pending`) on the worker: at a
+        session's start, or a host hook session's first turn (its start has no time for it)."""
+        if self.model_named:
+            self._submit(self._pending, "learning: flushes left by earlier sessions")
 
     # ------------------------------------------------------------- on the worker
     def _keep(self, report: JobReport) -> JobReport:
@@ -153,30 +174,88 @@ class SessionLearning:
             _, turns, _ = _read(session_file)
             self._keep(refine_correction(learner, added, turns, session_id=self.session_id))
 
-    def _review(self, session_file: str, kind: str, trigger: str) -> None:
+    def _review(self, session_file: str, kind: str, trigger: str, keep: bool = False) -> None:
+        """A review or flush of the session since the mark, oldest first in parts; ``keep`` (a shutdown flush):
+        the mark kept in the index while it runs and after, until the session is reviewed to its end."""
         try:
             learner = self._learner()
             if learner is None:
                 return
-            from pi_memory.learning.review import review_session
+            from pi_memory.learning import pending
 
             sid, turns, _ = _read(session_file)
             start = self.reviewed if self.reviewed <= len(turns) else 0  # a shorter file: another one, from its start
-            report = self._keep(review_session(learner, turns[start:], kind=kind, trigger=trigger,
-                                               session_id=self.session_id or sid))
-            self._mark(report.outcome, start, len(turns))
+            carried = self._carried.get(session_file, 0)  # this file's mark as an earlier session's flush left it
+            start = carried if start < carried <= len(turns) else start
+            refused_from = self.refused_from if start == self.reviewed else -1
+            sid = self.session_id or sid
+            if keep:
+                pending.record(learner.conn, session_file, learner.project, sid, start, refused_from, trigger)
+            self.reviewed, self.refused_from, last = self._backlog(learner, turns, start, refused_from, kind,
+                                                                   trigger, sid, AFTER_SHUTDOWN if keep else
+                                                                   AFTER_REVIEW)
+            if keep:
+                self._kept(learner, session_file, sid, len(turns), self.reviewed, self.refused_from, trigger, last)
         finally:
             if kind == "review":
                 self.review_running = False
 
-    def _mark(self, outcome: str, start: int, end: int) -> None:
-        """Move the mark to ``end`` after a review of ``turns[start:end]`` that ended ``outcome`` when it ran, or
-        when a store refused the same messages' writes a second time (the module docstring)."""
-        if outcome == "refused" and self.refused_from != start:
-            self.refused_from = start
+    def _backlog(self, learner: Learner, turns: list[Turn], start: int, refused_from: int, kind: str, trigger: str,
+                 sid: str | None, then: str) -> tuple[int, int, JobReport | None]:
+        """Review ``turns[start:]`` oldest first, at most :data:`BACKLOG_PARTS` jobs, each going on only after the
+        one before ran; ``(mark, refused_from, the last job's report)``."""
+        from pi_memory.learning.review import next_mark, review_session
+
+        reviewed, report = start, None
+        for part in range(1, BACKLOG_PARTS + 1):
+            said = trigger if part == 1 else f"{trigger}; part {part} of a long backlog"
+            report = self._keep(review_session(learner, turns[start:], kind=kind, trigger=said, session_id=sid,
+                                               offset=start, then=NEXT_PART if part < BACKLOG_PARTS else then))
+            end = start + report.read
+            reviewed, refused_from = next_mark(report.outcome, start, end, reviewed, refused_from)
+            if reviewed != end or not report.read or end >= len(turns):
+                break
+            start = end
+        return reviewed, refused_from, report
+
+    def _kept(self, learner: Learner, session_file: str, sid: str | None, total: int, reviewed: int,
+              refused_from: int, trigger: str, last: JobReport | None) -> None:
+        """After a kept flush: its row removed once the session is reviewed to its end, else its mark moved."""
+        from pi_memory.learning import pending
+
+        if reviewed >= total:
+            pending.clear(learner.conn, session_file)
+        else:
+            pending.record(learner.conn, session_file, learner.project, sid, reviewed, refused_from, trigger,
+                           last.outcome if last else None, last.message if last else None)
+            log.warning("learning: %d message(s) of %s not reviewed yet; the next session of this project reviews "
+                        "them", total - reviewed, session_file)
+        self.pending_flushes = pending.count(learner.conn, learner.project)
+
+    def _pending(self) -> None:
+        """Review the sessions of this project whose flush at their end did not finish (:mod:`.pending`)."""
+        learner = self._learner()
+        if learner is None:
             return
-        if outcome in REVIEWED_OUTCOMES or outcome == "refused":
-            self.reviewed, self.refused_from = end, -1
+        from pi_memory.learning import pending
+
+        for left in pending.waiting(learner.conn, learner.project):
+            if not Path(left.session_file).is_file():
+                pending.clear(learner.conn, left.session_file)
+                log.warning("learning: %s is gone, so the messages its session's end left unreviewed (from message "
+                            "%d) cannot be reviewed", left.session_file, left.reviewed + 1)
+                continue
+            _sid, turns, _ = _read(left.session_file)
+            start = left.reviewed if left.reviewed <= len(turns) else 0
+            trigger = f"left by an earlier session's {left.reason} ({left.outcome or 'not finished'})"
+            reviewed, refused_from, last = self._backlog(learner, turns, start, left.refused_from, "flush", trigger,
+                                                         left.session_id, AFTER_SHUTDOWN)
+            self._carried[left.session_file] = reviewed
+            self._kept(learner, left.session_file, left.session_id, len(turns), reviewed, refused_from,
+                       left.reason, last)
+            if reviewed < len(turns):  # refused again (a budget, no answer): the next start tries again
+                break
+        self.pending_flushes = pending.count(learner.conn, learner.project)
 
     def _dream(self) -> None:
         from pi_memory.learning.dream import dream
@@ -189,6 +268,7 @@ class SessionLearning:
         return {"model": self.model_status, "flushCompactTimeoutMs": self.settings.flush_compact_timeout_ms,
                 "turnsSinceReview": self.turns, "toolCallsSinceReview": self.tool_calls,
                 "userTurnsSinceFlush": self.since_flush, "reviewRunning": self.review_running,
+                "pendingFlushes": self.pending_flushes,
                 "ruleProblems": list(self.rules.problems), "jobs": list(self.reports), "budget": self.budget}
 
 

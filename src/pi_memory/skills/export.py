@@ -20,6 +20,12 @@ makes through the store (``skill_manage``: scanned before they are written) reac
 (:func:`refresh`, the store's ``after_change`` set by the runtime); a hand edit reaches them at the next export,
 which scans it. Links an older version made are replaced by copies at the next export.
 
+A folder of the hosts that cannot be written (a mode without write bits, honoured even when running as root, a
+read-only file system, a full disk, no permission; for a folder not made yet, the folder it would be made in) is
+refused before anything is written, in words naming that folder and what to do (:func:`folder_problem`): the CLI
+stops with nothing exported, a skill whose own copy cannot be replaced is ``failed`` with the reason, and a copy
+that fails while being made leaves the earlier copy as it was (the new one is made beside it and swapped in).
+
 Each copy holds a ``.pi-memory-export`` file (:mod:`.marker`) naming its skill and its source folder. Nothing of
 the user's is ever overwritten: a destination that exists and is not our copy (or an older link of ours) is
 skipped and reported. After a ``move`` or ``delete`` the store's ``after_removal`` (:func:`prune_exports`, set by
@@ -37,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pi_memory.skills import checks, marker
+from pi_memory.storage import write_blocker, write_failure
 
 if TYPE_CHECKING:
     from pi_memory.skills.store import Skill, SkillStore
@@ -51,7 +58,8 @@ class ExportItem:
     """What happened to one skill: ``action`` is ``copied``, ``updated`` (our earlier copy or link replaced by a
     fresh copy), ``unchanged`` (our copy is already the skill as it is), ``skipped`` (``reason`` says why),
     ``refused`` (the skill trips the threat or secret scanner: ``reason`` says where and what to do),
-    ``withdrawn`` (refused, and our earlier export of it removed), ``removed`` (our export of a skill moved or
+    ``withdrawn`` (refused, and our earlier export of it removed), ``failed`` (its folder cannot be written:
+    ``reason`` says which and what to do; an earlier copy is left as it was), ``removed`` (our export of a skill moved or
     deleted since) or, in a dry run, the action it would take. ``code``, for a skipped or refused skill, is the
     kind of reason (:data:`SKIP_CODES`, :data:`REFUSAL_CODES`), so a summary can count them. ``links``: the
     symbolic links inside the skill's folder (paths in it) that its copy leaves out (:data:`LINK_SKIP`)."""
@@ -143,16 +151,30 @@ def _same(source: Path, dest: Path) -> bool:
 
 
 def _copy(source: Path, dest: Path, skill_id: str) -> None:
-    """Copy exactly the files the scan read (:func:`.checks.skill_files`: no link is followed or copied)."""
+    """Copy exactly the files the scan read (:func:`.checks.skill_files`: no link is followed or copied). The copy
+    is made beside ``dest`` and swapped in; an earlier copy is set aside first and put back when the swap fails,
+    so a failed export leaves what was there."""
     staging = dest.with_name(f".{dest.name}.pi-memory-tmp")
+    old = dest.with_name(f".{dest.name}.pi-memory-old")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    for name in sorted(_files(source)):
-        (staging / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source / name, staging / name, follow_symlinks=False)
-    marker.write(staging, skill_id, source.resolve())
-    _remove(dest)
-    os.replace(staging, dest)
+    try:
+        for name in sorted(_files(source)):
+            (staging / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source / name, staging / name, follow_symlinks=False)
+        marker.write(staging, skill_id, source.resolve())
+        if dest.exists() or dest.is_symlink():
+            _remove(old)
+            os.replace(dest, old)
+        try:
+            os.replace(staging, dest)
+        except OSError:
+            if (old.exists() or old.is_symlink()) and not (dest.exists() or dest.is_symlink()):
+                os.replace(old, dest)
+            raise
+        _remove(old)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _remove(dest: Path) -> None:
@@ -206,6 +228,35 @@ def refusal(skill: Skill, found: list[checks.SkillProblem], target: str, withdra
             f"{checks.fix_hint(found)}; then export again. Or delete it: `pi-memory skills delete {skill.id}`.")
 
 
+def folder_problem(folder: Path, host: str) -> tuple[str, str] | None:
+    """Why nothing can be written into ``folder``, where ``host`` reads skills (one not made yet: the folder it
+    would be made in), seen without writing (:func:`pi_memory.storage.write_blocker`): ``(kind, sentence for a
+    person with what to do)``, or ``None``."""
+    existing = folder
+    while not existing.exists() and not existing.is_symlink() and existing != existing.parent:
+        existing = existing.parent
+    blocked = write_blocker(folder)
+    if blocked is None:
+        return None
+    kind, detail = blocked
+    place = f"{folder}" if existing == folder else f"{existing}, where {folder} would be made"
+    if kind == "read_only":
+        what, todo = f"{existing} is on a read-only file system", "Remount it read-write"
+    elif kind == "disk_full":
+        what, todo = f"the disk holding {existing} is full ({detail})", "Free some space on that disk"
+    else:
+        why = detail.replace(f"the mode of {existing}, where it would be created,", "its mode") if detail else \
+            "this user may not write there"
+        what, todo = (f"you have no permission to write in {place} ({why})",
+                      f"Give your user write access to it (for example `chmod u+w {existing}`)")
+    return kind, (f"The skills cannot be exported where {host} reads them: {what}. Nothing was exported or "
+                  f"changed. {todo}, then run this command again.")
+
+
+def _failed(skill: Skill, dest: Path, reason: str, code: str) -> ExportItem:
+    return ExportItem(skill.id, str(dest), "failed", reason, code)
+
+
 def _export_one(skill: Skill, dest: Path, roots: list[Path], target: str, dry_run: bool) -> ExportItem:
     if skill.doc is None:
         return ExportItem(skill.id, str(dest), "skipped", f"unreadable: {skill.error}", "unreadable")
@@ -227,9 +278,17 @@ def _export_one(skill: Skill, dest: Path, roots: list[Path], target: str, dry_ru
     links = tuple(checks.skill_links(skill.folder))  # left out of the copy: said, never silently
     if ours == "copy" and _same(skill.folder, dest):
         return ExportItem(skill.id, str(dest), "unchanged", links=links)
+    for folder in (dest.parent, dest) if ours == "copy" else (dest.parent,):  # refused before anything changes
+        if (problem := folder_problem(folder, HOSTS[target])) is not None:
+            return _failed(skill, dest, problem[1], problem[0])
     if not dry_run:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        _copy(skill.folder, dest, skill.id)
+        try:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            _copy(skill.folder, dest, skill.id)
+        except OSError as exc:  # the earlier copy, if any, is left as it was: the new one is swapped in whole
+            problem = write_failure(exc, dest, "folder")
+            return _failed(skill, dest, f"not exported: {problem.message if problem else exc}",
+                           problem.kind if problem else "io_error")
     return ExportItem(skill.id, str(dest), "updated" if ours else "copied", links=links)
 
 

@@ -46,7 +46,7 @@ from pi_memory.skills import document as fmt
 from pi_memory.skills.fields import no as _no
 from pi_memory.skills.fields import ok as _ok
 from pi_memory.skills.similarity import find_clash
-from pi_memory.storage import data_write_problem
+from pi_memory.storage import data_write_problem, write_failure
 
 SCOPES = ("global", "project")
 _TRASH = Path(".trash") / "skills"
@@ -217,10 +217,11 @@ class SkillStore:
                        "Use scope 'global', or start the session inside the project folder.")
         return None
 
-    def _locked(self, step: Callable[[], dict | None], failed: str) -> dict | None:
-        """Run ``step`` under the one skills lock; its refusal, a ``locked`` / ``io_error`` refusal (``failed``
-        says what could not be done), or ``None`` when it went through. Every write comes here: a data root open
-        for reading only (``write_check``) is refused before the lock, so nothing in it changes."""
+    def _locked(self, step: Callable[[], dict | None], failed: str, path: Path | None = None) -> dict | None:
+        """Run ``step`` under the one skills lock; its refusal, a ``locked`` / ``read_only`` / ``io_error``
+        refusal (``failed``: what could not be done), or ``None``. A data root open for reading only
+        (``write_check``) is refused before the lock; a write of ``path`` refused by a read-only mode (a ``0444``
+        ``SKILL.md``, a ``0555`` folder) or the system is ``read_only`` (:func:`pi_memory.storage.write_failure`)."""
         if self.write_check is not None and (problem := self.write_check()) is not None:
             return _no("read_only", not_written(f"{failed}; nothing was changed", problem))
         try:
@@ -229,6 +230,8 @@ class SkillStore:
         except StoreLockedError as exc:
             return _no("locked", str(exc))
         except OSError as exc:
+            if path is not None and (problem := write_failure(exc, path, "folder")) is not None:
+                return _no("read_only", not_written(f"{failed}; nothing was changed", problem, label="folder"))
             return _no("io_error", f"{failed}: {exc}. Nothing was changed; check the folder's permissions and "
                        "free space, then retry.")
 
@@ -243,7 +246,7 @@ class SkillStore:
             atomic_write_text(path, built.render())
             return None
 
-        return self._locked(step, f"Could not write {path}")
+        return self._locked(step, f"Could not write {path}", path)
 
     # ---------------------------------------------------------------- mutations
     def create(self, name: str, description: str, scope: str | None, body: str) -> dict:
@@ -398,7 +401,7 @@ class SkillStore:
             where.append(target)
             return None
 
-        refusal = self._locked(step, f"Could not delete {skill.id}")
+        refusal = self._locked(step, f"Could not delete {skill.id}", skill.folder)
         if refusal:
             return refusal
         trash = where[0]
@@ -439,7 +442,7 @@ class SkillStore:
                 raise
             return None
 
-        refusal = self._locked(step, f"Could not move {skill.id}")
+        refusal = self._locked(step, f"Could not move {skill.id}", dest)
         if refusal:
             return refusal
         self._removed()
@@ -462,7 +465,7 @@ class SkillStore:
             shutil.copytree(source, dest, ignore=shutil.ignore_patterns("*.lock"))
             return None
 
-        refusal = self._locked(step, f"Could not write {dest}")
+        refusal = self._locked(step, f"Could not write {dest}", dest / fmt.SKILL_FILE)
         if refusal:
             return refusal
         return _ok(f"Imported {scope}:{slug}.", skill=self._load(scope, dest).summary())

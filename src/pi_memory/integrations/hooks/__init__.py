@@ -78,10 +78,41 @@ def run_hook(host: str, event: str, raw: str, ceiling: float = CEILING_S) -> str
     context = result.get("context")
     if host == "claude-code" and context and protocol.claude_length(context) > protocol.CLAUDE_CONTEXT_CAP:
         # the handlers keep the run parts and the recall within the cap; only a frozen snapshot over it on its
-        # own (character limits set far above the defaults) still gets here
-        state.log(f"{host} {event}: the context is {protocol.claude_length(context)} characters; Claude Code keeps "
-                  f"{protocol.CLAUDE_CONTEXT_CAP} in the model's context and shows it the rest as a file")
+        # own (character limits set far above the defaults) still gets here: at a session start, cut to the cap,
+        # each store keeping its start and a note the model reads, and the person told
+        if event == "session-start":
+            context, said = fit_context(context)
+            message = f"{message}\n{said}" if message else said
+        else:
+            said = (f"the context is {protocol.claude_length(context)} characters; Claude Code keeps "
+                    f"{protocol.CLAUDE_CONTEXT_CAP} in the model's context and shows it the rest as a file")
+        state.log(f"{host} {event}: {said}")
     return protocol.answer(event, context, message)
+
+
+def fit_context(context: str) -> tuple[str, str]:
+    """A Claude Code session start over :data:`.protocol.CLAUDE_CONTEXT_CAP` cut to it: its memory snapshot
+    (:func:`pi_memory.curated.snapshot_fit.fit_snapshot`; what follows it is left whole), or the whole text when it
+    holds none; and what the person is told about it."""
+    from pi_memory.curated.snapshot import CLOSE_TAG, OPEN_TAG
+    from pi_memory.curated.snapshot_fit import fit_snapshot
+
+    cap, length = protocol.CLAUDE_CONTEXT_CAP, protocol.claude_length
+    end = context.find(CLOSE_TAG) + len(CLOSE_TAG) if context.startswith(OPEN_TAG) else 0
+    snapshot, rest = (context[:end], context[end:]) if end > len(CLOSE_TAG) else (context, "")
+    fitted, left = fit_snapshot(snapshot, cap - length(rest), length, cap)
+    return fitted + rest, snapshot_over_cap(length(snapshot), left)
+
+
+def snapshot_over_cap(total: int, left: int | None = None) -> str:
+    """The warning a person reads about a memory snapshot of ``total`` characters (Claude Code's count) at a
+    Claude Code session start (``left``: characters left out; ``None``: as ``pi-memory status`` foresees it)."""
+    cap = protocol.CLAUDE_CONTEXT_CAP
+    cut = (f"{left:,} characters were left out" if left is not None else "part of each long store is left out")
+    return (f"pi-memory: the memory snapshot is {total:,} characters, more than the {cap:,} Claude Code keeps whole "
+            f"in a session's start, so the agent gets the start of each store: {cut}, with a note telling it to read "
+            "the rest with the memory_read tool. To fit, shorten the stores (`pi-memory consolidate memory`, "
+            "`pi-memory remove`) or lower their character limits.")
 
 
 def _notices(host: str, event: str, result: dict) -> str | None:

@@ -2,7 +2,8 @@
 
 ``python -m pi_memory.integrations.hooks.background '<job JSON>'`` with ``{"host", "event", "sessionId",
 "cwd", "transcript", "userText"?, "assistantText"?}``. It is one :class:`pi_memory.session.AgentSession` for
-one run (``after_run``, on ``pre-compact`` / ``session-end`` also the learning flush, then ``shutdown``),
+one run (``after_run``, on ``pre-compact`` / ``session-end`` also the learning flush, on a session's first
+``stop`` the flushes earlier sessions' end left undone, then ``shutdown``),
 never a resident process. The learning triggers' turn counters are kept in the host session's state between
 jobs (:data:`COUNTERS`), so "review every N turns" and ``flushMinTurns`` count the session's turns:
 
@@ -71,6 +72,8 @@ def run(job: dict) -> bool:
                           assistant_text=str(job.get("assistantText") or ""),
                           source={"host": host, "session_id": sid})
         session.learning = learning
+        if event == "stop" and learning is not None and learning.turn == 1:  # the host session's first turn
+            learning.pick_up()  # what earlier sessions' end left unreviewed (learning/pending.py)
         flushed = None
         if event in FLUSH_REASONS and learning is not None:
             flushed = session.flush(FLUSH_REASONS[event], transcript)

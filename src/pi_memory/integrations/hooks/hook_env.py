@@ -15,8 +15,11 @@ Which variables, and why only those:
 * ``HOME`` is not pinned as such: it also moves what the hooks must keep reading from the real home folder (the
   host's own skill folders that prompt recall offers, the hook state folder and its log, model caches). What it
   chooses for pi-memory is its agent folder, ``$HOME/.pi/agent``, so an entry setting ``HOME`` without
-  ``PI_CODING_AGENT_DIR`` gets that folder pinned as ``PI_CODING_AGENT_DIR``. (A settings file whose ``dataDir``
-  names ``${HOME}`` or ``~`` still reads the hooks' own home: not covered.)
+  ``PI_CODING_AGENT_DIR`` gets that folder pinned as ``PI_CODING_AGENT_DIR``, and what ``${HOME}`` and ``~``
+  mean in pi-memory's settings (a ``dataDir`` of ``${HOME}/notes``, a ``PI_MEMORY_DIR`` of ``~/notes``), pinned
+  as ``PI_MEMORY_HOME`` (:data:`pi_memory.settings_files.SETTINGS_HOME`): the hooks read those as the server
+  does, and nothing else of theirs moves. (Before, such a ``dataDir`` named the hooks' own home: another data
+  root than the server's.)
 * ``PI_MEMORY_STATE_DIR`` and anything else (API keys, timeouts) are not: they choose no data root, and a key in
   a hook command line would be in a settings file in plain text a second time.
 
@@ -36,6 +39,8 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
+
+from pi_memory.settings_files import SETTINGS_HOME
 
 MCP_NAME = "pi-memory"
 PINNED = ("PI_MEMORY_DIR", "PI_CODING_AGENT_DIR")
@@ -58,11 +63,13 @@ def pinned(entry: object, path: Path, host: str) -> dict[str, str]:
     for name in PINNED:
         if name in env:
             out[name] = _checked(name, env[name], path, host)
-    if "HOME" in env and "PI_CODING_AGENT_DIR" not in env:
+    if "HOME" in env:
         home = _checked("HOME", env["HOME"], path, host)
         if home.startswith("~") or not home:
             raise _refuse(path, "HOME", home, "home")
-        out["PI_CODING_AGENT_DIR"] = str(Path(home).joinpath(*AGENT_BELOW_HOME))
+        if "PI_CODING_AGENT_DIR" not in env:
+            out["PI_CODING_AGENT_DIR"] = str(Path(home).joinpath(*AGENT_BELOW_HOME))
+        out[SETTINGS_HOME] = home
     return out
 
 
