@@ -72,6 +72,11 @@ def import_skills(report: ImportReport, store: SkillStore, scope: str, folder: P
                            f"(ours updated {ours}, theirs {doc.updated or 'undated'}); ours was kept. Merge them "
                            f"by hand from {path}.")
             continue
+        if (other := store.other_scope(scope, slug)) is not None:  # one name in two scopes: pi would keep one
+            report.add(kind, f"{scope}:{slug}", "clash", f"{other} already has this name (ours kept); a second skill "
+                       f"of one name would hide the other in pi. Merge them by hand from {path}, or import it under "
+                       "another name.")
+            continue
         if apply:
             result = store.adopt(scope, slug, source=source, text=None if source else text)
             if not result["success"]:
