@@ -303,6 +303,9 @@ _FOR_PERSON = (
     ("with memory_add", "with `pi-memory add`"),
     (_NO_RETRY, ""),
     (_NO_RETRY_END, ""),
+    # safety.refusal_message's advice shows a model what a memory looks like; a person rewords their own text
+    (' Rephrase it as a plain fact (e.g. "User prefers X") without that wording.',
+     " Reword it as a plain note, without that wording."),
     # a team project server's answers (:mod:`.team_answers`): the person is the user; who can act runs the server
     ("; if the server keeps not answering, tell the user.", "; if the server keeps not answering, tell whoever runs it."),
     ("; tell the user if this repeats: the server", "; if this repeats, the server"),
