@@ -5,6 +5,7 @@ escaped it. `trust` / `untrust` and every refusal through `fail` now show such c
 from __future__ import annotations
 
 import pytest
+
 from cli_homes import isolated_cli
 
 NAMES = [("zz\x1b[31mRED", "zz\\x1b[31mRED"), ("rtl\u202eevil", "rtl\\u202eevil"),
