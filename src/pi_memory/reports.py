@@ -40,6 +40,19 @@ def one_line(text: str, width: int = 120) -> str:
     return flat[:width] + "…" if len(flat) > width else flat
 
 
+def redacted_line(text: str) -> str | None:
+    """The line after a semantic memory was stored from ``text`` (``pi-memory semantic add``, pi's ``/mem0 add``)
+    when ``text`` held credentials: they were stored redacted, never refused, so say it, lest someone believe the
+    value was kept; ``None`` when it held none."""
+    from pi_memory import safety
+
+    found = sorted({span.id for span in safety.secret_spans(text)})
+    if not found:
+        return None
+    return (f"Credentials were replaced by [REDACTED:…] and not stored ({', '.join(found)}); keep where a secret "
+            "lives in memory, never its value.")
+
+
 def more_rules_line(more: int, path: Path | str) -> str:
     """The line after the first :data:`~pi_memory.standing.LISTED_RULES` rules of a listing (``pin list``,
     ``insights``) when ``STANDING.md`` holds ``more`` besides."""

@@ -102,7 +102,7 @@ def test_a_frontmatter_a_host_cannot_load_is_refused_by_export_import_and_pis_li
     report = ImportReport("peer", applied=True)
     import_skills(report, SkillStore(tmp_path / "other-data"), "global", source, apply=True)
     assert [i.to_dict() for i in report.items] == [
-        {"kind": "skills", "what": "global:listy", "action": "skip", "reason": f"{found}: {hint}"}]
+        {"kind": "skills", "what": "global:listy", "action": "skip", "reason": f"{found}: {hint}", "refused": True}]
     assert not (tmp_path / "other-data" / "skills" / "listy").exists()
 
 

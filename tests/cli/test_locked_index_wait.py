@@ -58,9 +58,9 @@ def test_a_write_on_a_held_index_is_saved_without_the_long_wait_and_found_once_t
     # two mirrors at most MIRROR_WAIT_S each, plus start-up: before, 20.6 s (10 s each)
     assert took < 2 * MIRROR_WAIT_S + 6, took
     assert proc.stderr.splitlines() == [
-        "warning: MEMORY.md was saved, but another process held the search index, so memory_search may not find the "
-        "change until the next pi-memory command or session brings the index up to date (`pi-memory sync-markdown` "
-        "does it now)."]
+        "warning: MEMORY.md was saved, but another process held the search index, so searches may not find the change "
+        "until the index is brought up to date (the next pi-memory command or session does it; `pi-memory "
+        "sync-markdown` does it now)."]
     release()
     found, _ = _cli(folder, "memory-search", "Memcached", "--json")
     assert found.returncode == 0, found.stderr

@@ -278,9 +278,9 @@ def test_a_failed_index_mirror_after_a_saved_write_is_one_warning_line(locked):
     assert "Traceback" not in proc.stderr
     assert "Saved to USER.md." in proc.stdout
     assert proc.stderr.splitlines() == [
-        "warning: USER.md was saved, but another process held the search index, so memory_search may not find the "
-        "change until the next pi-memory command or session brings the index up to date (`pi-memory sync-markdown` "
-        "does it now)."]
+        "warning: USER.md was saved, but another process held the search index, so searches may not find the change "
+        "until the index is brought up to date (the next pi-memory command or session does it; `pi-memory "
+        "sync-markdown` does it now)."]
 
 
 def test_mcp_serves_a_full_disk_for_reading(full_disk):

@@ -52,7 +52,7 @@ def test_a_field_create_refuses_is_skipped_with_creates_reason(peer, apply):
 def test_the_report_for_a_person_shows_no_raw_hidden_or_control_character(peer):
     result = peer["runner"].invoke(app, ["import", "pi-hermes-memory", str(peer["tmp"] / "X")],
                                    catch_exceptions=False)
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # refused skills: exit 1, as `import claude-code-memory`
     assert "\x1b" not in result.stdout and "\u202e" not in result.stdout and "\u200b" not in result.stdout
     assert "  [skills] global:zwname: " + HIDDEN.format("200B", "name") in result.stdout.splitlines()
 

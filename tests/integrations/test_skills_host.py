@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -50,11 +51,16 @@ def test_paths_and_list(bridge) -> None:
 def test_batch_move_is_partial_and_reports_each(bridge) -> None:
     b, store = bridge
     store.create("deploy", "Deploy it", "global", BODY)
-    store.create("deploy", "Deploy this repo", "project", BODY)
+    shutil.copytree(store.folder("global", "deploy"), store.folder("project", "deploy"))  # by hand: create refuses
     store.create("lint", "Lint it", "global", BODY)
     results = call(b, action="move", ids=["global:deploy", "global:lint"], to="project")["results"]
     assert [(r["id"], r["success"]) for r in results] == [("global:deploy", False), ("global:lint", True)]
-    assert results[0]["error"].startswith("project:deploy already exists; global:deploy stays where it is.")
+    # the /memory-skills manager is read by a person: no rename exists, so it says what can be done
+    assert results[0]["error"] == (
+        f"project:deploy already exists; global:deploy stays where it is. To keep one skill, copy what global:deploy "
+        f"adds into {store.folder('project', 'deploy') / 'SKILL.md'}, then run `pi-memory skills delete "
+        "global:deploy`; to have global:deploy there instead, run `pi-memory skills delete project:deploy` first, "
+        "then move global:deploy again (a deleted skill is kept in the data folder's .trash/skills/).")
     deleted = call(b, action="delete", ids=["project:lint", "nope"])["results"]
     assert [r["success"] for r in deleted] == [True, False]
 

@@ -50,11 +50,23 @@ def test_create_writes_frontmatter_and_sections(store: SkillStore) -> None:
     }
 
 
-def test_duplicate_slug_in_same_scope_is_refused_but_other_scope_is_fine(store: SkillStore) -> None:
+def test_duplicate_slug_in_same_scope_is_refused_and_in_the_other_scope_too(store: SkillStore) -> None:
+    """One name in both scopes handed pi two skills of one ``name:`` (it keeps the first), made the bare id
+    ambiguous and exported the name to both ~/.claude/skills and <repo>/.claude/skills: refused both ways."""
     assert store.create("deploy staging", "Deploy the app to staging", "global", BODY)["success"]
     again = store.create("Deploy Staging", "Something else entirely", "global", BODY)
     assert (again["code"], again["skill_id"]) == ("duplicate", "global:deploy-staging")
-    assert store.create("deploy staging", "Deploy this repo to staging", "project", BODY)["success"]
+    for name in ("deploy staging", "Deploy-Staging", "deploy  staging"):
+        other = store.create(name, "Deploy this repo to staging", "project", BODY)
+        assert (other["code"], other["skill_id"]) == ("other_scope", "global:deploy-staging")
+        assert other["error"].startswith("global:deploy-staging already has this name; a project skill of the same "
+                                         "name would hide it or be hidden (pi keeps the first skill of a name)")
+    assert not store.folder("project", "deploy-staging").exists()
+    assert store.create("migrate db", "Migrate this repo's database", "project", BODY)["success"]
+    back = store.create("migrate db", "Migrate any database", "global", BODY)
+    assert (back["code"], back["skill_id"]) == ("other_scope", "project:migrate-db")
+    assert store.move("global:deploy-staging", "project")["success"]  # a move is no second skill
+    assert store.create("deploy staging", "Deploy anything to staging", "global", BODY)["code"] == "other_scope"
 
 
 def test_similarity_guard_similar_and_name_collision(store: SkillStore) -> None:
@@ -140,15 +152,26 @@ def test_move_between_scopes_and_conflict(store: SkillStore) -> None:
     moved = store.move("global:deploy-staging", "project")
     assert moved["success"] and moved["skill"]["id"] == "project:deploy-staging"
     assert (store.roots["project"] / "deploy-staging" / "deploy.sh").read_text() == "echo hi\n"
-    store.create("deploy staging", "Deploy the app to staging (global)", "global", BODY)
+    assert store.create("deploy staging", "Deploy the app to staging (global)", "global", BODY)["code"] == \
+        "other_scope"
+    copy_to(store, "project:deploy-staging", "global")  # one name in both scopes: made by hand or an older version
     blocked = store.move("project:deploy-staging", "global")
     assert blocked["code"] == "exists"
     assert (store.roots["project"] / "deploy-staging" / "SKILL.md").is_file()
 
 
+def copy_to(store: SkillStore, skill_id: str, scope: str) -> None:
+    """A copy of ``skill_id``'s folder in ``scope`` under the same slug, as a hand copy or an older version made it
+    (a new skill can no longer take a name the other scope has)."""
+    import shutil
+
+    skill = store.find(skill_id)
+    shutil.copytree(skill.folder, store.folder(scope, skill.slug))
+
+
 def test_ambiguous_bare_slug_and_not_found(store: SkillStore) -> None:
     store.create("deploy staging", "Deploy the app to staging", "global", BODY)
-    store.create("deploy staging", "Deploy this repo", "project", BODY)
+    copy_to(store, "global:deploy-staging", "project")
     assert store.view("deploy-staging")["code"] == "ambiguous"
     assert store.view("project:repo:deploy-staging")["skill"]["id"] == "project:deploy-staging"
     assert store.view("nope")["code"] == "not_found"
@@ -231,3 +254,49 @@ def test_a_name_whose_folder_name_another_skill_has_gets_its_own_refusal(store: 
     assert store.create("部署预发布 环境", "Deploy to the pre-release environment", "global", BODY)["success"]
     same = store.create("Skill 6ecc37b7", "Another description", "global", BODY)  # the same name, spelled otherwise
     assert same["code"] == "duplicate"
+
+
+@pytest.mark.parametrize(("moving", "to", "existing"), [("global:deploy-staging", "project", "project:deploy-staging"),
+                                                        ("project:deploy-staging", "global", "global:deploy-staging")])
+def test_a_move_onto_a_taken_name_says_what_can_be_done_as_there_is_no_rename(store, moving, to, existing) -> None:
+    """`skills move` said "Rename or delete one of them first", but there is no rename (a tester's case)."""
+    from pi_memory.skills.person import result_for_person
+
+    store.create("deploy staging", "Deploy the app to staging", "global", BODY)
+    copy_to(store, "global:deploy-staging", "project")
+    blocked = store.move(moving, to)
+    assert (blocked["code"], blocked["existing"]) == ("exists", existing)
+    assert blocked["error"] == (
+        f"{existing} already exists; {moving} stays where it is. To keep one skill, update {existing} with what "
+        f"{moving} adds (action 'update'), then delete {moving} (action 'delete'); to have {moving} there instead, "
+        f"delete {existing} first, then move {moving} again.")
+    person = result_for_person(blocked)["error"]
+    assert "Rename" not in person and "action '" not in person
+    assert f"copy what {moving} adds into {store.folder(to, 'deploy-staging') / 'SKILL.md'}, then run `pi-memory " \
+           f"skills delete {moving}`" in person
+
+
+@pytest.mark.parametrize("apply", [False, True])
+@pytest.mark.parametrize(("ours", "theirs"), [("global", "project"), ("project", "global")])
+def test_an_import_of_a_name_the_other_scope_has_is_a_clash(store, tmp_path, apply, ours, theirs) -> None:
+    from pi_memory.importers.report import ImportReport
+    from pi_memory.importers.skills import import_skills
+
+    store.create("deploy staging", "Deploy the app to staging", ours, BODY)
+    source = tmp_path / "peer" / "skills" / "deploy-staging"
+    source.mkdir(parents=True)
+    (source / "SKILL.md").write_text("---\nname: deploy-staging\ndescription: Deploy the peer way\n---\n\nRun it.\n",
+                                     encoding="utf-8")
+    report = ImportReport("peer", applied=apply)
+    import_skills(report, store, theirs, source.parent, apply=apply)
+    [item] = report.items
+    assert (item.what, item.action, item.refused) == (f"{theirs}:deploy-staging", "clash", None)
+    assert item.reason.startswith(f"{ours}:deploy-staging already has this name (ours kept)")
+    assert not store.folder(theirs, "deploy-staging").exists()
+
+
+def test_a_pair_of_one_name_made_before_hands_pi_the_project_one_only(store) -> None:
+    store.create("deploy staging", "Deploy the app to staging", "global", BODY)
+    store.create("lint", "Lint it", "global", BODY)
+    copy_to(store, "global:deploy-staging", "project")
+    assert store.discoverable() == [store.folder("global", "lint"), store.folder("project", "deploy-staging")]

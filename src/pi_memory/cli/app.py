@@ -221,14 +221,15 @@ def fail(message: str, code: int, **fields: object) -> typer.Exit:
     """Report a refusal (``code`` 1) or an error (``code`` 2) and return the ``typer.Exit`` to raise.
 
     In JSON mode: ``{"success": false, "error": message, "exitCode": code, **fields}`` on standard output;
-    otherwise ``refused: message`` / ``error: message`` on standard error."""
+    otherwise ``refused: message`` / ``error: message`` on standard error, control characters escaped (a path or a
+    name given on the command line may hold an escape sequence: it is shown, never run by the terminal)."""
     if code == 1 and state.notices is not None:
         state.notices.drop()  # the refusal says why; the notice of a read-only open would repeat it
     if state.json:
         emit_json({"success": False, "error": message, "exitCode": code, **fields})
     else:
         err.print("[red]error:[/red] " if code == 2 else "[red]refused:[/red] ", end="")
-        err.print(message, markup=False)
+        err.print(printable(message), markup=False)
     return typer.Exit(code)
 
 

@@ -5,8 +5,10 @@
 
 Both print what they would bring (or brought), what clashes and what they skip, with the reason. With
 ``--json``: ``{"success", "source", "applied", "counts": {kind: {action: n}}, "items": [...], "notes"}``.
-Exit codes: 0 done (a skip or a clash is reported, not an error); 2 a missing or unreadable source, bad
-arguments or settings.
+With ``--json``, a refused item has ``"refused": true`` and ``refused`` counts them. Exit codes: 0 done (a clash,
+or a skip for another reason, such as a project with no known folder, is reported, not an error); 1 an item was
+refused by the scanners or a store's rules (a dry run: would be), as ``import claude-code-memory`` does; 2 a
+missing or unreadable source, bad arguments or settings.
 """
 
 from __future__ import annotations
@@ -28,11 +30,15 @@ ApplyOpt = Annotated[bool, typer.Option("--apply", help="Write the import (defau
 
 
 def _emit(report) -> None:
+    """Print ``report``; exit 1 when an item was refused (a dry run: would be), as `import claude-code-memory`
+    does, so a script notices what was left behind."""
     if state.json:
         emit_json(report.to_dict())
     else:
         for line in report.lines():  # items are escaped already; a note or a folder's name may not be
             out.print(escape(printable(line)))
+    if report.refused:
+        raise typer.Exit(1)
 
 
 def _project_map(values: list[str]) -> dict[str, Path]:

@@ -10,6 +10,7 @@ import typer
 
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, fail, open_mem, out, require_readable, state
 from pi_memory.config import SettingsError, agent_dir, set_trust, trusted_projects
+from pi_memory.curated.entries import printable
 from pi_memory.session import INDEX_EVERY_S
 
 install_app = typer.Typer(help="Install pi-memory into an agent.", no_args_is_help=True)
@@ -141,19 +142,22 @@ def _trust_json(project: Path, trusted: bool, through: Path | None, changed: boo
 
 def _set_trust(path: Path, trusted: bool, json_: bool) -> None:
     project = path.resolve()
+
+    def say(text: str) -> None:  # a folder's name may hold an escape sequence: shown, never run by the terminal
+        out.print(printable(text), markup=False)
+
     listed = trusted_projects()
     through = next((t for t in listed if t in project.parents), None)  # a trusted folder above it
     if trusted == (project in listed):  # already as asked: nothing is written, exit 0 as every no-op command
         if json_ or state.json:
             _trust_json(project, trusted, through, False, len(listed))
         elif trusted:
-            out.print(f"{project} was already trusted; nothing changed.", markup=False)
+            say(f"{project} was already trusted; nothing changed.")
         elif through is not None:
-            out.print(f"{project} was not trusted on its own, so nothing changed: it is trusted through {through}. "
-                      f"To stop that, run `pi-memory untrust {through}` (it covers every folder below it).",
-                      markup=False)
+            say(f"{project} was not trusted on its own, so nothing changed: it is trusted through {through}. "
+                f"To stop that, run `pi-memory untrust {through}` (it covers every folder below it).")
         else:
-            out.print(f"{project} was not trusted; nothing changed.", markup=False)
+            say(f"{project} was not trusted; nothing changed.")
         return
     try:
         projects = set_trust(path, trusted)
@@ -162,9 +166,9 @@ def _set_trust(path: Path, trusted: bool, json_: bool) -> None:
     if json_ or state.json:
         _trust_json(project, trusted, through, True, len(projects))
     elif trusted:
-        out.print(f"Trusted {project} ({len(projects)} trusted project(s)).", markup=False)
+        say(f"Trusted {project} ({len(projects)} trusted project(s)).")
     elif through is not None:
-        out.print(f"{project} is no longer trusted on its own, but it still is through {through}; run `pi-memory "
-                  f"untrust {through}` to stop that.", markup=False)
+        say(f"{project} is no longer trusted on its own, but it still is through {through}; run `pi-memory "
+            f"untrust {through}` to stop that.")
     else:
-        out.print(f"{project} is no longer trusted.", markup=False)
+        say(f"{project} is no longer trusted.")

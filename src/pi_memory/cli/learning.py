@@ -21,6 +21,7 @@ from pi_memory.bounds import row_number
 from pi_memory.cli.app import DirOpt, JsonOpt, Target, app, emit_json, err, fail, open_mem, out, state
 from pi_memory.curated.entries import printable
 from pi_memory.learning.wording import calls_said
+from pi_memory.shown_text import shown as person_text  # redacted, control and bidi characters escaped
 
 learning_app = typer.Typer(help="The learning log: what background jobs wrote, and undo.", no_args_is_help=True)
 app.add_typer(learning_app, name="learning")
@@ -186,11 +187,11 @@ def detect_cmd(text: str, dir: DirOpt = None, json_: JsonOpt = False) -> None:
     det, finding = found.detection, found.refused
     off = ("the learning settings are invalid" if s is None else
            "correctionDetection is false in the settings" if not s.correction_detection else None)
-    refused = {"code": "secret" if finding.category == safety.SECRET else "threat", "finding": finding.id} \
-        if finding else None
+    refused = ({"code": "secret" if finding.category == safety.SECRET else "threat", "finding": finding.id}
+               if finding else {"code": "invalid_content", "finding": "control_characters"} if found.control else None)
     directive = safety.redact(det.directive) if det.directive else det.directive
     if json_ or state.json:
-        emit_json({**det.to_dict(), "directive": directive, "entry": None if off or finding else found.entry,
+        emit_json({**det.to_dict(), "directive": directive, "entry": None if off or refused else found.entry,
                    "redacted": list(found.redacted), "refused": refused, "captureOff": off,
                    "problems": rules.problems})
         return
@@ -200,13 +201,15 @@ def detect_cmd(text: str, dir: DirOpt = None, json_: JsonOpt = False) -> None:
     if det.correction and off:
         out.print(f"correction (rule {det.rule}), but correction capture is off ({off}), so nothing is saved",
                   markup=False)
-    elif det.correction and finding is not None:
-        why = (f"it holds a credential ({finding.id})" if refused["code"] == "secret"
+    elif det.correction and refused is not None:
+        why = ("it holds control characters (terminal escape codes or similar)" if finding is None else
+               f"it holds a credential ({finding.id})" if refused["code"] == "secret"
                else f"it matches the threat pattern {finding.id} ({finding.category})")
         out.print(f"correction (rule {det.rule}), but not saved: {why}, so FAILURES.md would refuse it: "
-                  f"{safety.redact(found.entry or '')}", markup=False)
+                  f"{person_text(found.entry or '')}", markup=False)
     elif det.correction:
-        out.print(f"correction (rule {det.rule}); saves to FAILURES.md{cleaned}: {found.entry}", markup=False)
+        out.print(f"correction (rule {det.rule}); saves to FAILURES.md{cleaned}: {person_text(found.entry or '')}",
+                  markup=False)
     elif det.rule in UNUSABLE:
         out.print(f"not saved: {UNUSABLE[det.rule]}", markup=False)
     else:

@@ -27,6 +27,7 @@ from rich.markup import escape
 from pi_memory.bounds import MAX_LIST_LIMIT
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, err, fail, out, settings, state, text_arg
 from pi_memory.curated.entries import printable
+from pi_memory.reports import redacted_line
 
 log = logging.getLogger(__name__)
 semantic_app = typer.Typer(help="Semantic memory: facts captured from conversations, recalled by meaning.",
@@ -266,9 +267,8 @@ def add(text: str, dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOp
     redacted = sorted({span.id for span in safety.secret_spans(text)})
     if not _json({"event": "ADD" if created else "NOOP", "memory": mem.to_public(), "redacted": redacted}, json_):
         out.print(("Stored " if created else "Already stored as ") + mem.id, markup=False)
-        if redacted:
-            out.print(f"Credentials were replaced by [REDACTED:…] and not stored ({', '.join(redacted)}); keep "
-                      "where a secret lives in memory, never its value.", markup=False)
+        if (said := redacted_line(text)) is not None:
+            out.print(said, markup=False)
 
 
 @semantic_app.command()

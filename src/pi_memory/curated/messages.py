@@ -141,6 +141,35 @@ def not_written(subject: str, problem, for_model: bool = True, label: str = "dat
     return f"{subject}: {what[0].lower()}{what[1:]} {_NO_RETRY if for_model else ''}{todo}"
 
 
+_INDEX_FIX = {  # what a person does about a storage problem that kept a saved entry out of the search index
+    "disk_full": "free some space on that disk",
+    "read_only": "remount it read-write",
+    "permission": "give your user write access to it",
+}
+
+
+def not_mirrored(name: str, exc: BaseException, folder) -> str:
+    """A person's words for a write of ``name`` that was saved to its Markdown file while updating the search index
+    failed (``exc``): what was saved, what was not and why (no exception class: a person reads it), and what to do.
+    A storage problem (a disk that filled up between the file and the index, a folder made read-only) is said in
+    :func:`pi_memory.storage.describe`'s words, whose "nothing was saved" would contradict the saved file."""
+    from pi_memory.storage import describe, is_locked, storage_problem
+
+    searches = "searches may not find the change until the index is brought up to date"
+    if is_locked(exc):
+        return (f"{name} was saved, but another process held the search index, so {searches} (the next pi-memory "
+                "command or session does it; `pi-memory sync-markdown` does it now).")
+    problem = storage_problem(exc, Path(folder))
+    if problem is not None and problem.kind in _INDEX_FIX:
+        what, _ = describe(problem.kind, problem.folder, problem.detail, file=problem.file)
+        return (f"{name} was saved, but its search index was not updated: {what[0].lower()}{what[1:]} Searches may "
+                f"not find the change until the index is updated: {_INDEX_FIX[problem.kind]}, then run `pi-memory "
+                "sync-markdown`.")
+    detail = " ".join(str(exc).split()) or "no reason given"
+    return (f"{name} was saved, but updating its search index failed ({detail}), so {searches} (the next pi-memory "
+            "command or session tries again; `pi-memory sync-markdown` does it now).")
+
+
 def invalid_target(target: object, available: tuple[str, ...] = ("memory", "user")) -> str:
     choices = ", ".join(_TARGET_HELP[t] for t in available)
     extra = ""
@@ -275,6 +304,9 @@ _FOR_PERSON = (
     ("with memory_add", "with `pi-memory add`"),
     (_NO_RETRY, ""),
     (_NO_RETRY_END, ""),
+    # safety.refusal_message's advice shows a model what a memory looks like; a person rewords their own text
+    (' Rephrase it as a plain fact (e.g. "User prefers X") without that wording.',
+     " Reword it as a plain note, without that wording."),
     # a team project server's answers (:mod:`.team_answers`): the person is the user; who can act runs the server
     ("; if the server keeps not answering, tell the user.", "; if the server keeps not answering, tell whoever runs it."),
     ("; tell the user if this repeats: the server", "; if this repeats, the server"),

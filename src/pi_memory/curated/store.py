@@ -43,7 +43,6 @@ from pi_memory.curated.operations import Operation
 from pi_memory.curated.results import MemoryResult
 from pi_memory.curated.retry_guard import RetryGuard, call_key, invalid_key
 from pi_memory.curated.sanitise import sanitise_entry
-from pi_memory.storage import is_locked
 
 TARGET_FILES = {"memory": "MEMORY.md", "user": "USER.md", "failure": "FAILURES.md"}
 PROJECT_FILE = "MEMORY.md"
@@ -433,12 +432,7 @@ class MemoryStore:
         try:
             self.on_change(target, list(entries))
         except Exception as exc:  # the Markdown write already succeeded; the index can be rebuilt from it
-            busy = is_locked(exc)
-            why = ("another process held the search index" if busy else
-                   f"updating the search index failed: {type(exc).__name__}: {exc}")
-            log.warning("%s was saved, but %s, so memory_search may not find the change until the next pi-memory "
-                        "command or session brings the index up to date (`pi-memory sync-markdown` does it now).",
-                        self.names[target], why,
+            log.warning("%s", msg.not_mirrored(self.names[target], exc, self.dir),
                         exc_info=log.isEnabledFor(logging.DEBUG))
 
     def add_failure(self, content: str, category: str = "failure", reason: str | None = None) -> MemoryResult:

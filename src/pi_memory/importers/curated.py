@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pi_memory import safety
 from pi_memory.curated import entries as fmt
-from pi_memory.curated.messages import merged_note
+from pi_memory.curated.messages import for_person, merged_note
 from pi_memory.importers.report import ImportReport
 from pi_memory.index import list_memories
 from pi_memory.index.db import index_path
@@ -40,7 +40,28 @@ def refusal(text: str) -> str | None:
         return {"delimiter": "it holds a line that is only '§' (an entry separator)",
                 "control": "it holds terminal control characters"}.get(problem, "it is empty")
     finding = safety.check_write(text)
-    return safety.refusal_message(finding) if finding else None
+    return found_in_import(finding) if finding else None
+
+
+_AGAIN = "in the source, then import again"
+
+
+def found_in_import(finding) -> str:
+    """Why the scanners refuse an imported text (``finding``: :func:`pi_memory.safety.check_write`'s), in words for
+    the person running the import: the text is theirs, in the file they import from, so what to do is change it
+    there (a model writing memory is told to rephrase instead: :func:`pi_memory.safety.refusal_message`)."""
+    if finding.category == safety.SECRET:
+        return (f"it holds a credential ({finding.id}), and pi-memory stores no secrets: replace the value by where "
+                f"it is kept (e.g. \"API key is in ~/.config/x\") {_AGAIN}")
+    if finding.category == safety.INVISIBLE_UNICODE:
+        return (f"it holds a hidden character ({finding.id}) that can hide instructions in future prompts: remove it "
+                f"{_AGAIN}")
+    if finding.id in safety.IMAGE_BEACON_IDS:
+        return (f"it has an image whose address carries data (threat pattern {finding.id}), which a client would send "
+                f"to the image's host by loading it: remove the image or the data {_AGAIN}")
+    kind = "" if finding.category == finding.id else f", {finding.category}"
+    return (f"it reads like an instruction to the model (threat pattern {finding.id}{kind}), and what pi-memory stores "
+            f"goes into future prompts: reword it as a plain note {_AGAIN}, or leave it out")
 
 
 def import_entries(report: ImportReport, memory, store, target: str, texts: list[tuple[str, str | None]],
@@ -58,7 +79,7 @@ def import_entries(report: ImportReport, memory, store, target: str, texts: list
         text = raw.strip()
         why = refusal(text)
         if why:
-            report.add(kind, text, "skip", why)
+            report.add(kind, text, "skip", why, refused=True)
             continue
         if text in current or text in extended:
             report.add(kind, text, "already", to=store.name(target))
@@ -71,7 +92,7 @@ def import_entries(report: ImportReport, memory, store, target: str, texts: list
                 merged += result.duplicates_merged or 0
                 action = "add" if result.success else "extended" if result.code == "over_limit" else "skip"
                 if action == "skip":
-                    report.add(kind, text, "skip", result.error)
+                    report.add(kind, text, "skip", for_person(result.error), refused=True)
                     continue
             if action == "add":
                 added = True

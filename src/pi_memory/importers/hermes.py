@@ -182,7 +182,7 @@ def _import_extended(report: ImportReport, memory, db: Path, root: Path, project
             target = "project" if target == "memory" else target
         why = refusal(text)
         if why:
-            report.add(kind, text, "skip", why)
+            report.add(kind, text, "skip", why, refused=True)
             continue
         if text in existing_rows(conn, scope, pid, target):
             report.add(kind, text, "already", to="extended store")

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pi_memory import safety
+from pi_memory.importers.curated import found_in_import
 from pi_memory.importers.hermes import ImportSourceError
 from pi_memory.importers.report import ImportReport
 from pi_memory.semantic.models import normalise_text
@@ -161,7 +162,7 @@ def import_mem0(service, path: Path | None, default_dir: Path, apply: bool = Fal
             continue
         hostile = next((f for v in mem.versions for f in safety.scan_threats(v)), None)
         if hostile:
-            report.add(KIND, label, "skip", safety.refusal_message(hostile, where="memory"))
+            report.add(KIND, label, "skip", found_in_import(hostile), refused=True)
             continue
         if apply:
             _replay(backend, scope, mem)

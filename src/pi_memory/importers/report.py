@@ -29,6 +29,7 @@ class ImportItem:
     action: str
     reason: str | None = None
     to: str | None = None
+    refused: bool | None = None  # a skip our checks refused (a credential, a threat pattern...): the exit code is 1
 
     def to_dict(self) -> dict:
         return {k: v for k, v in asdict(self).items() if v is not None}
@@ -42,14 +43,23 @@ class ImportReport:
     notes: list[str] = field(default_factory=list)
     duplicates_merged: int = 0  # copies of exact duplicates in our stores that the import merged (dry run: would)
 
-    def add(self, kind: str, what: str, action: str, reason: str | None = None, to: str | None = None) -> None:
+    def add(self, kind: str, what: str, action: str, reason: str | None = None, to: str | None = None,
+            refused: bool = False) -> None:
         """One item; ``what`` and ``reason`` are kept as a person is shown them (a refused entry is shown too):
         ``what`` its first 100 characters on one line, credentials redacted, and both with control and hidden
-        characters as escapes (:func:`pi_memory.shown_text.shown`), so no escape code reaches a terminal."""
+        characters as escapes (:func:`pi_memory.shown_text.shown`), so no escape code reaches a terminal.
+        ``refused``: a skip the scanners or a store's rules refused (:attr:`refused`), not one left for another
+        reason (a project with no known folder, a session with no text left)."""
         flat = " ".join(what.split())
         part = raw_prefix(flat, 100)
         shown_what = shown(part) + ("..." if len(part) < len(flat) else "")
-        self.items.append(ImportItem(kind, shown_what, action, None if reason is None else printable(reason), to))
+        self.items.append(ImportItem(kind, shown_what, action, None if reason is None else printable(reason), to,
+                                     True if refused else None))
+
+    @property
+    def refused(self) -> int:
+        """How many items were refused (a dry run: would be): the command then exits 1, as the other imports do."""
+        return sum(1 for item in self.items if item.refused)
 
     def counts(self) -> dict[str, dict[str, int]]:
         out: dict[str, Counter] = {}
@@ -59,7 +69,7 @@ class ImportReport:
 
     def to_dict(self) -> dict:
         return {"success": True, "source": self.source, "applied": self.applied, "counts": self.counts(),
-                "items": [i.to_dict() for i in self.items], "notes": self.notes,
+                "items": [i.to_dict() for i in self.items], "notes": self.notes, "refused": self.refused,
                 "duplicatesMerged": self.duplicates_merged}
 
     def lines(self) -> list[str]:
@@ -77,4 +87,7 @@ class ImportReport:
             out.append("Not imported:")
             out += [f"  [{i.kind}] {i.what}: {i.reason}" for i in problems]
         out += self.notes
+        if self.refused:
+            out.append(f"{self.refused} item(s) {'were' if self.applied else 'would be'} refused (listed above): fix "
+                       "them in the source and import again; the command exits 1 meanwhile.")
         return out

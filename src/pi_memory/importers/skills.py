@@ -17,6 +17,7 @@ from pi_memory.importers.curated import refusal
 from pi_memory.importers.report import ImportReport
 from pi_memory.skills import SKILL_FILE, SkillFormatError, SkillStore, checks, fields, parse, slugify
 from pi_memory.skills.document import body_problem
+from pi_memory.skills.person import for_person
 
 
 def field_refusal(doc) -> str | None:
@@ -59,7 +60,7 @@ def import_skills(report: ImportReport, store: SkillStore, scope: str, folder: P
         why = (refusal(text) or body_problem(doc.body)
                or (form and f"{checks.summary(form)}: {checks.fix_hint(form)}") or field_refusal(doc))
         if why:
-            report.add(kind, f"{scope}:{slug}", "skip", why)
+            report.add(kind, f"{scope}:{slug}", "skip", why, refused=True)
             continue
         found = store.find(f"{scope}:{slug}")
         if not isinstance(found, dict):
@@ -71,9 +72,14 @@ def import_skills(report: ImportReport, store: SkillStore, scope: str, folder: P
                            f"(ours updated {ours}, theirs {doc.updated or 'undated'}); ours was kept. Merge them "
                            f"by hand from {path}.")
             continue
+        if (other := store.other_scope(scope, slug)) is not None:  # one name in two scopes: pi would keep one
+            report.add(kind, f"{scope}:{slug}", "clash", f"{other} already has this name (ours kept); a second skill "
+                       f"of one name would hide the other in pi. Merge them by hand from {path}, or import it under "
+                       "another name.")
+            continue
         if apply:
             result = store.adopt(scope, slug, source=source, text=None if source else text)
             if not result["success"]:
-                report.add(kind, f"{scope}:{slug}", "skip", result["error"])
+                report.add(kind, f"{scope}:{slug}", "skip", for_person(result["error"]), refused=True)
                 continue
         report.add(kind, f"{scope}:{slug}", "add", to=str(store.folder(scope, slug)))

@@ -42,4 +42,4 @@ def import_standing(report: ImportReport, data_dir: Path, source: Path, apply: b
                 action, reason = ("already", None) if result.code == "duplicate" else ("skip", result.error)
         if action == "add":
             rules.append(rule)
-        report.add(KIND, rule, action, reason, to=KIND if action != "skip" else None)
+        report.add(KIND, rule, action, reason, to=KIND if action != "skip" else None, refused=action == "skip")

@@ -256,12 +256,14 @@ class CorrectionRules:
 class Capture:
     """What the capture of one user message does: ``entry`` is the FAILURES.md entry it saves (``None``: not a
     correction), ``redacted`` the kinds of credential taken out of it, ``refused`` the finding the store would
-    refuse it for (a threat pattern), ``None`` when it would be saved."""
+    refuse it for (a threat pattern), ``None`` when it would be saved; ``control``: the entry holds a control character
+    (an escape sequence), which the store refuses too (:func:`pi_memory.terminal_text.holds_control`)."""
 
     detection: Detection
     entry: str | None = None
     redacted: tuple[str, ...] = ()
     refused: object | None = None  # pi_memory.safety.Finding
+    control: bool = False  # the entry holds a control character, which every store refuses (``invalid_content``)
 
 
 def capture(rules: CorrectionRules, text: str, project: str | None) -> Capture:
@@ -271,8 +273,9 @@ def capture(rules: CorrectionRules, text: str, project: str | None) -> Capture:
         return Capture(found)
     entry, redacted = correction_entry(found.directive or "", project)
     from pi_memory import safety
+    from pi_memory.terminal_text import holds_control
 
-    return Capture(found, entry, redacted, safety.check_write(entry))
+    return Capture(found, entry, redacted, safety.check_write(entry), holds_control(entry))
 
 
 def correction_entry(directive: str, project: str | None) -> tuple[str, tuple[str, ...]]:

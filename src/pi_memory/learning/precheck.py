@@ -23,7 +23,7 @@ from types import SimpleNamespace
 from pi_memory.curated.entries import joined_length
 from pi_memory.curated.messages import for_person
 from pi_memory.curated.store import MemoryStore, Operation
-from pi_memory.learning.wording import store_refusal, unmatched
+from pi_memory.learning.wording import MODEL_ANSWER, store_refusal, unmatched
 
 
 @dataclass
@@ -37,11 +37,11 @@ class Plan:
 
 
 def first_refusal(store: MemoryStore, target: str, plan: Plan, shown, check: Callable[[str, list[Operation]], object],
-                  budget_left: Callable[[], int]) -> str | None:
+                  budget_left: Callable[[], int], author: str = MODEL_ANSWER) -> str | None:
     """Why the store would refuse ``plan`` (in a person's words, ending "nothing was written"), or ``None``.
     ``shown``: the store's :meth:`MemoryStore.read` of ``target`` the plan was made on; ``check(target, batch)``:
     the store's own content and scan checks (:meth:`MemoryStore.check`); ``budget_left()``: tokens left of the
-    day's learning budget (a full store's advice)."""
+    day's learning budget (a full store's advice); ``author``: what the writes came from (:func:`store_refusal`)."""
     name = store.name(target)
     if (refused := store.write_refused(target)) is not None:
         return f"{name}: {for_person(refused.error)}"
@@ -52,7 +52,7 @@ def first_refusal(store: MemoryStore, target: str, plan: Plan, shown, check: Cal
     if plan.misses:
         return unmatched(name, plan.misses)
     if (result := check(target, plan.batch)) is not None:
-        return store_refusal(store, target, result, plan.planned, plan.misses, budget_left())
+        return store_refusal(store, target, result, plan.planned, plan.misses, budget_left(), author)
     before = store.entries(target)
     size, limit = joined_length(entries_after(before, plan.planned)), store.limit(target)
     grows = size > limit and size > joined_length(before)

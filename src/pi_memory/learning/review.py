@@ -123,6 +123,7 @@ def save_correction(learner: Learner, detection: Detection, *, session_id: str |
 
     def work(ctx: JobContext) -> list[PlannedOp]:
         ctx.read([session_id] if session_id else [])
+        ctx.author = "the correction the rules caught"  # no model wrote it: a refusal must not say one did
         return [PlannedOp(target="failure", action="add", content=entry)]
 
     return learner.run("correction", f"rule {detection.rule}", work, dry_run=dry_run, needs_model=False)

@@ -54,7 +54,14 @@ from pi_memory.curated.store import MemoryStore, Operation
 from pi_memory.learning import log as jlog
 from pi_memory.learning.precheck import Plan, first_refusal, partial_message
 from pi_memory.learning.settings import LearningSettings
-from pi_memory.learning.wording import NOT_CALLED, duplicates, runaway_reply, store_refusal, unusable_reply
+from pi_memory.learning.wording import (
+    MODEL_ANSWER,
+    NOT_CALLED,
+    duplicates,
+    runaway_reply,
+    store_refusal,
+    unusable_reply,
+)
 from pi_memory.llm import ChatModel, LLMError, LLMTimeoutError, MalformedReplyError, Usage
 
 log = logging.getLogger(__name__)
@@ -160,6 +167,7 @@ class JobContext:
         self.give_back: dict[str, GiveBack] = {}  # target -> the texts an undo writes back unrefused for controls
         self.published: dict[str, Published] = {}  # target -> what its file store's write replaced and wrote
         self.doubts: list[str] = []  # token figures not believed (a server's, a reply past max_tokens), in words
+        self.author = MODEL_ANSWER  # what the job's writes came from, as a refusal names it (no model: the job's)
 
     @property
     def settings(self) -> LearningSettings:
@@ -387,6 +395,7 @@ class Learner:
         entries after the batch, and ``restore[target]``, the bytes to give back (:meth:`MemoryStore.apply`); what
         each file store's write did goes to ``ctx.published``."""
         arrange, restore, given = (ctx.arrange, ctx.restore, ctx.give_back) if ctx is not None else ({}, {}, {})
+        author = ctx.author if ctx is not None else MODEL_ANSWER
         writes: list[jlog.Write] = []
         results: list[dict] = []
         by_target: dict[str, list[PlannedOp]] = {}
@@ -403,7 +412,7 @@ class Learner:
             plan.planned = plan_writes(self.store, target, group, plan.misses)
             if (refusal := first_refusal(self.store, target, plan, shown,
                                          lambda t, b: self.store.check(t, b, given.get(t)),
-                                         self.budget_left)) is not None:
+                                         self.budget_left, author)) is not None:
                 return writes, results, "refused", ("dry run: would be refused: " if dry else "") + refusal
             plans.append(plan)
         for n, plan in enumerate(plans):
@@ -419,7 +428,7 @@ class Learner:
             if ctx is not None and result.published is not None:
                 ctx.published[target] = result.published
             if not result.success:  # what no check could see before (a file changed in the moment, a team server)
-                refusal = store_refusal(self.store, target, result, planned, plan.misses, self.budget_left())
+                refusal = store_refusal(self.store, target, result, planned, plan.misses, self.budget_left(), author)
                 if not writes:
                     return writes, results, "refused", refusal
                 return writes, results, "partial", partial_message(

@@ -112,10 +112,16 @@ def consolidation_tokens(store_chars: int) -> int:
     return math.ceil(store_chars / 4) + CONSOLIDATION_TOKENS
 
 
-def store_refusal(store, target: str, result, planned: list, misses: list, budget_left: int | None = None) -> str:
+MODEL_ANSWER = "the model's answer"  # who wrote a job's writes, unless the job says (JobContext.author)
+
+
+def store_refusal(store, target: str, result, planned: list, misses: list, budget_left: int | None = None,
+                  author: str = MODEL_ANSWER) -> str:
     """Why the store refused a job's batch on ``target``: ``planned`` writes, ``misses`` of :func:`unmatched`.
     ``budget_left``: tokens left of the day's learning budget (``None``: not known); when a consolidation does not
-    fit them, a full store's refusal does not send a person to ``pi-memory consolidate``."""
+    fit them, a full store's refusal does not send a person to ``pi-memory consolidate``. ``author``: what the
+    writes came from, for a scanner's refusal ("the model's answer"; a rule-based correction names itself, since
+    no model was involved)."""
     from pi_memory.curated.store import LIMIT_SETTINGS
 
     name = store.name(target)
@@ -142,7 +148,7 @@ def store_refusal(store, target: str, result, planned: list, misses: list, budge
                 f"or raise {LIMIT_SETTINGS[target]} in settings")
     if result.code in ("secret", "threat") and result.findings:
         what = ("a credential" if result.code == "secret" else "text matching a threat pattern")
-        return f"the model's answer would have put {what} ({result.findings[0]}) in {name}, so nothing was written"
+        return f"{author} would have put {what} ({result.findings[0]}) in {name}, so nothing was written"
     return f"{name}: {for_person(result.error)}"
 
 

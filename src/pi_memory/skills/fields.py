@@ -93,3 +93,28 @@ def folder_taken(name: str, held: str, skill_id: str) -> str:
     return (f"The name {safety.quoted_name(name)} makes the folder name {slug}, which the skill {skill_id} (named "
             f"{safety.quoted_name(held)}) already has; two skills cannot share a folder. Nothing was saved. Give the "
             "new skill a different name (one more word is enough).")
+
+
+def move_clash(moving: str, existing: str) -> str:
+    """A move refused because ``existing`` (the destination's id) is taken, for the model calling ``skill_manage``:
+    there is no rename, so it says what the tool can do (:func:`move_clash_for_person` says it to a person)."""
+    return (f"{existing} already exists; {moving} stays where it is. To keep one skill, update {existing} with what "
+            f"{moving} adds (action 'update'), then delete {moving} (action 'delete'); to have {moving} there "
+            f"instead, delete {existing} first, then move {moving} again.")
+
+
+def move_clash_for_person(moving: str, existing: str, path: str) -> str:
+    """:func:`move_clash` for a person at the CLI or in the inspector: what they can do by hand and with commands."""
+    return (f"{existing} already exists; {moving} stays where it is. To keep one skill, copy what {moving} adds into "
+            f"{path}, then run `pi-memory skills delete {moving}`; to have {moving} there instead, run `pi-memory "
+            f"skills delete {existing}` first, then move {moving} again (a deleted skill is kept in the data "
+            "folder's .trash/skills/).")
+
+
+def other_scope(wanted: str, other: str) -> str:
+    """A new skill ``wanted`` (``scope:slug``) refused because ``other`` (the other scope) has its name: pi would be
+    handed two skills of one name and keep the first, and a bare id would name both."""
+    scope = wanted.split(":", 1)[0]
+    return (f"{other} already has this name; a {scope} skill of the same name would hide it or be hidden (pi keeps "
+            f"the first skill of a name) and make the bare name ambiguous. Improve {other} with action 'patch' or "
+            f"'update', move it to {scope} with action 'move' if it belongs there, or choose another name.")

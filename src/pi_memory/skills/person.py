@@ -23,4 +23,9 @@ def for_person(text: str | None) -> str | None:
 
 def result_for_person(result: dict) -> dict:
     """A store result (``success``, ``message`` or ``error``) with its texts in a person's words."""
-    return {**result, **{k: for_person(result[k]) for k in ("message", "error") if isinstance(result.get(k), str)}}
+    worded = {**result, **{k: for_person(result[k]) for k in ("message", "error") if isinstance(result.get(k), str)}}
+    if result.get("code") == "exists" and result.get("existing_path"):  # a move onto a taken id
+        from pi_memory.skills.fields import move_clash_for_person
+
+        worded["error"] = move_clash_for_person(result["skill_id"], result["existing"], result["existing_path"])
+    return worded

@@ -15,7 +15,9 @@ Every write: validate and scan every field (:mod:`.fields`) before any lock, the
 one skills lock (``<data root>/.skills.lock``, filelock) re-check what exists and publish ``SKILL.md``
 atomically (:func:`pi_memory.curated.files.atomic_write_text`). A delete moves the folder (supporting files
 too) to ``<data root>/.trash/skills/`` instead of erasing it. Create refuses, in this order: a slug already
-used in that scope (``duplicate``), a name too close to a skill of that scope (``similar`` /
+used in that scope (``duplicate``) or in the other one (``other_scope``: pi would be handed two skills of one name
+and keep the first, a bare id would name both, and an export would put the name in two hosts' folders; a move onto
+a taken name is refused too, ``exists``), a name too close to a skill of that scope (``similar`` /
 ``name-collision``, :mod:`.similarity`; the peer checked global skills only, we check both scopes because two
 near-identical project skills confuse the agent just as much), and a slug that one of pi's own skill folders
 (or an Agent Skills folder pi also reads) already has (``shadowed``): pi keeps the first skill of a name it
@@ -272,6 +274,8 @@ class SkillStore:
                                skill_id=f"{scope}:{slug}")
                 return _no("duplicate", f"A skill {scope}:{slug} already exists. Improve it with action 'patch' "
                            "(one section) or 'update' instead of creating a second one.", skill_id=f"{scope}:{slug}")
+            if (other := self.other_scope(scope, slug)) is not None:
+                return _no("other_scope", fields.other_scope(f"{scope}:{slug}", other), skill_id=other)
             others = [(s.id, s.doc.name, s.doc.description) for s in self.skills(scope) if s.doc]
             clash = find_clash(name, description, others)
             if clash:
@@ -430,8 +434,8 @@ class SkillStore:
 
         def step() -> dict | None:
             if dest.exists():
-                return _no("exists", f"{to_scope}:{skill.slug} already exists; {skill.id} stays where it is. "
-                           "Rename or delete one of them first.", skill_id=skill.id)
+                return _no("exists", fields.move_clash(skill.id, f"{to_scope}:{skill.slug}"), skill_id=skill.id,
+                           existing=f"{to_scope}:{skill.slug}", existing_path=str(dest / fmt.SKILL_FILE))
             make_private_folder(dest.parent)
             try:
                 shutil.move(str(skill.folder), str(dest))
@@ -458,6 +462,8 @@ class SkillStore:
         def step() -> dict | None:
             if dest.exists():
                 return _no("exists", f"{scope}:{slug} already exists.")
+            if (other := self.other_scope(scope, slug)) is not None:
+                return _no("other_scope", fields.other_scope(f"{scope}:{slug}", other), skill_id=other)
             if source is None:
                 atomic_write_text(dest / fmt.SKILL_FILE, text or "")
                 return None
@@ -469,6 +475,13 @@ class SkillStore:
         if refusal:
             return refusal
         return _ok(f"Imported {scope}:{slug}.", skill=self._load(scope, dest).summary())
+
+    def other_scope(self, scope: str, slug: str) -> str | None:
+        """The id of a skill of another scope with ``slug`` (``None``: none): one name in two scopes gives pi two
+        skills of one name (it keeps the first), a bare id that names both, and exports of one name in two hosts'
+        folders, so a new skill never takes a slug the other scope has (a move onto one is refused too)."""
+        return next((f"{sc}:{slug}" for sc in self.scopes if sc != scope
+                     and (self.folder(sc, slug) / fmt.SKILL_FILE).exists()), None)
 
     # -------------------------------------------------------------- for hosts
     def discoverable(self) -> list[Path]:
@@ -483,6 +496,8 @@ class SkillStore:
                 continue
             if self._visible_elsewhere(skill.slug):
                 continue
+            if skill.scope == "global" and self.other_scope("global", skill.slug):  # a pair made by hand or before
+                continue  # other_scope was refused: pi keeps one skill of a name, the project's is the closer one
             out.append(skill.folder)
         return out
 

@@ -146,10 +146,18 @@ def save_interview(memory, answers: dict[str, str]) -> list[str]:
     entries = interview_entries(answers)
     if not entries:
         return ["Nothing to save: every answer was empty."]
+    from pi_memory.shown_text import shown
+
     lines = []
     for entry in entries:
         result = memory.store.add("user", entry)
-        lines.append(f"saved: {entry}" if result.success else f"not saved ({result.code}): {entry} — {result.error}")
+        # a person reads this (pi's notification, the CLI): the answer redacted and escaped, as a refusal stores
+        # nothing of it, and the store's reason in a person's words
+        if result.success:
+            lines.append(f"saved: {shown(entry)}")
+        else:
+            why = (result.for_person().error or "").removeprefix("Not saved: ").replace("the memory text", "the answer")
+            lines.append(f"not saved ({result.code}): {shown(entry)} — {why}")
     lines.append(f"USER.md now: {memory.store.usage('user')}.")
     return lines
 

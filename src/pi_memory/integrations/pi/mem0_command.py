@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pi_memory.reports import one_line
+from pi_memory.reports import one_line, redacted_line
 
 HELP = "Usage: /mem0 status | search QUERY | profile | add TEXT | delete ID | dedup [--apply]"
 
@@ -29,7 +29,7 @@ def mem0(memory: Any, args: str) -> dict[str, Any]:
     try:
         return _run(service, verb.lower() or "status", rest)
     except Exception as exc:  # a backend error is shown to the user, not raised into pi
-        return _reply([f"/mem0 {verb} failed: {type(exc).__name__}: {exc}"], "error")
+        return _reply([f"/mem0 {verb} failed: {exc or type(exc).__name__}"], "error")  # a person's words
 
 
 def _run(service: Any, verb: str, rest: str) -> dict[str, Any]:
@@ -53,7 +53,8 @@ def _run(service: Any, verb: str, rest: str) -> dict[str, Any]:
             mem, created = service.add(rest, source={"kind": "pi-command"})
         except (RefusedError, ValueError) as exc:
             return _reply([f"Not stored: {exc}"], "warning")
-        return _reply([("Stored " if created else "Already stored as ") + mem.id])
+        said = redacted_line(rest)  # stored redacted, as `pi-memory semantic add` says too
+        return _reply([("Stored " if created else "Already stored as ") + mem.id, *([said] if said else [])])
     if verb == "delete":
         if not rest:
             return _reply([HELP], "warning")

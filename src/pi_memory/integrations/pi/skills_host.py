@@ -17,6 +17,7 @@ from typing import Any
 
 from pi_memory.skills import SkillStore, complex_run_nudge
 from pi_memory.skills.nudge import MIN_DISTINCT_TOOLS, MIN_TOOL_CALLS, NUDGE_TEXT
+from pi_memory.skills.person import result_for_person
 
 
 def _ids(ids: Any) -> list[str]:
@@ -26,6 +27,7 @@ def _ids(ids: Any) -> list[str]:
 
 
 def _outcome(skill_id: str, result: dict) -> dict:
+    result = result_for_person(result)  # the /memory-skills manager shows it to a person, not to a model
     out = {"id": skill_id, "success": bool(result.get("success"))}
     out["message" if out["success"] else "error"] = result.get("message") or result.get("error")
     return out
