@@ -27,18 +27,19 @@ MIN_START = 1_000  # a block longer than a piece starts in the piece before when
 
 
 def run_pieces(blocks: list[Block], standing: str, limit: int,
-               length: Callable[[str], int] = len) -> tuple[str, list[str]]:
-    """``(the run text, its pieces)``: the run text is ``blocks_text(blocks)`` and ``standing`` joined by a blank
-    line (what a host without a cap gets), the pieces the same in texts of at most ``limit`` (measured by
-    ``length``): none when there is nothing, one unmarked piece (the run text) when it fits."""
-    joined = "\n\n".join(t for t in (blocks_text(blocks), standing) if t)
+               length: Callable[[str], int] = len, note: str = "") -> tuple[str, list[str]]:
+    """``(the run text, its pieces)``: the run text is ``blocks_text(blocks, note)`` and ``standing`` joined by a
+    blank line (what a host without a cap gets), the pieces the same in texts of at most ``limit`` (measured by
+    ``length``): none when there is nothing, one unmarked piece (the run text) when it fits. ``note``: the line
+    naming the blocks the budget left out, after the last block."""
+    joined = "\n\n".join(t for t in (blocks_text(blocks, note), standing) if t)
     if not joined:
         return "", []
     if length(joined) <= limit:
         return joined, [joined]
     marker_room = length(MARKER.format(i=999, n=999)) + 1
     room = limit - length(blocks_fence([""])) - marker_room  # for the sections of one piece
-    groups = _groups(blocks, room, length)
+    groups = _groups(blocks, room, length, note)
 
     def marked(n: int) -> list[str]:
         return [blocks_fence(group, MARKER.format(i=i, n=n)) for i, group in enumerate(groups, 1)]
@@ -74,7 +75,7 @@ class _Filler:
             self.used = 0
 
 
-def _groups(blocks: list[Block], room: int, length: Callable[[str], int]) -> list[list[str]]:
+def _groups(blocks: list[Block], room: int, length: Callable[[str], int], note: str = "") -> list[list[str]]:
     """The blocks' sections in groups (one group, one piece). A block that fits in a piece is never cut: it goes
     whole into the current group, or starts the next. A longer one starts in the current group when a good part
     of it is left (:data:`MIN_START`) and goes on in the next ones, cut at line ends, each later part headed
@@ -101,6 +102,10 @@ def _groups(blocks: list[Block], room: int, length: Callable[[str], int]) -> lis
                 candidate = line
             chunk = candidate
         fill.add(f"{heading}\n{chunk}")
+    if note:  # a few hundred characters: after the last block, in a piece of its own when that one is full
+        if length(note) > fill.left():
+            fill.next_group()
+        fill.add(note)
     return [group for group in fill.groups if group]
 
 
