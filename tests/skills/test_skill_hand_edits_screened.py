@@ -111,3 +111,30 @@ def test_export_never_copies_the_temp_files_of_our_writes(store, tmp_path, names
         ".pi-memory-export", "SKILL.md", "scripts/run.sh"]
     [again] = export_skills(store, "claude-code", tmp_path / "home")
     assert again.action == "unchanged"
+
+
+@pytest.mark.parametrize(("text", "quoted"), [
+    ("deploy: Deploys \x1b]0;PWNED\x07 the app", '"deploy: Deploys \\\\x1b]0;PWNED\\\\x07 the app"'),
+    ("deploy: clears \x9b2J the screen", '"deploy: clears \\\\x9b2J the screen"'),  # C1: JSON leaves it raw
+    ("deploy: rubs out\x7f a letter", '"deploy: rubs out\\\\x7f a letter"'),  # DEL: JSON leaves it raw too
+])
+def test_the_recalled_skill_line_shows_control_characters_as_escapes(text, quoted):
+    from types import SimpleNamespace
+
+    from pi_memory.retrieval.sources_skills import render_line
+
+    line = render_line(SimpleNamespace(id="global:deploy", text=text, source_text=text))
+    assert line == (f"- skill:global:deploy: {quoted} (a saved skill; its steps load with skill_manage "
+                    '{"action": "view", "skill_id": "global:deploy"})')
+
+
+@pytest.mark.parametrize(("description", "shown"), [
+    ('"Deploys \\e[2J it"', "Deploys \\x1b[2J it"),
+    ('"Rings \\a twice"', "Rings \\x07 twice"),
+])
+def test_pis_skill_manager_lists_control_characters_as_escapes(store, description, shown):
+    from pi_memory.integrations.pi.skills_host import handle
+
+    hand_made(store, "ctrl", f"---\nname: ctrl\ndescription: {description}\n---\n1. step\n")
+    listed = {s["id"]: s for s in handle(store, "list", {})["skills"]}
+    assert (listed["global:ctrl"]["description"], listed["global:deploy"]["description"]) == (shown, "Deploys the app")

@@ -3,7 +3,9 @@ injected text whole only up to a cap (Claude Code: ``integrations.hooks.protocol
 one reaches the model as a short preview and a file path).
 
 The decision: the run parts are **split, not cut**. Nothing is dropped, since there is no tool that would give the
-model the rest of a block, and the user chose each block's limit. The pieces arrive in the order of the run parts
+model the rest of a block, and the user chose each block's limit. (Which blocks are in the run parts at all is the
+overall budget's decision, ``blocksCharBudget``, :mod:`pi_memory.blocks.budget`: the note naming those left out
+comes after the last block, in the last blocks piece.) The pieces arrive in the order of the run parts
 (the blocks in their order, then the standing instructions), each whole in a reminder of its own (the hooks send
 the first beside the snapshot when it fits, the rest with the first prompts: ``integrations.hooks.handlers``).
 Each piece is a complete fence of its own (``<memory-blocks>`` with the preamble, or ``<standing-instructions>``)

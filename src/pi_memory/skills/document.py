@@ -21,7 +21,7 @@
 * ``name`` is the slug (the folder's name), so pi, Claude Code and Codex, which expect the two to match, load
   the file as it is; a name given with other spelling is kept as ``display_name``.
 * The frontmatter is read by pi-memory's one safe loader (:mod:`pi_memory.front_matter`: YAML aliases and a
-  frontmatter past 65,536 characters make the file unreadable, said in words) and written with
+  frontmatter past 131,072 characters make the file unreadable, said in words) and written with
   ``python-frontmatter`` (PyYAML's safe dumper); a ``name`` or ``description`` that is a list or a mapping is
   refused as not plain text. Keys we do not know (``license``, ``allowed-tools``, ``metadata``...) are kept as
   they are on every rewrite.
