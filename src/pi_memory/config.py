@@ -13,7 +13,9 @@ Settings live under the ``"pi-memory"`` key of pi's ``settings.json``::
     {"pi-memory": {"dataDir": "${HOME}/notes/memory", "memoryCharLimit": 2200, "userCharLimit": 1375}}
 
 Keys: ``dataDir``, ``memoryCharLimit`` (2200), ``userCharLimit`` (1375), ``projectCharLimit`` (2200),
-``failureCharLimit`` (2 × memoryCharLimit), ``lockTimeoutSeconds`` (10), ``sessionRetentionDays`` (off).
+``failureCharLimit`` (2 × memoryCharLimit), ``lockTimeoutSeconds`` (10), ``sessionRetentionDays`` (off),
+``blocksCharBudget`` (100,000: the characters all memory blocks together may hold in one prompt, each counted up to
+its limit; blocks past it are left out whole and named, :mod:`pi_memory.blocks.budget`).
 
 Prompt keys (what a session's system prompt gets, :mod:`pi_memory.prompt`):
 
@@ -82,6 +84,7 @@ DEFAULT_MEMORY_CHAR_LIMIT = 2200
 DEFAULT_USER_CHAR_LIMIT = 1375
 DEFAULT_LOCK_TIMEOUT_S = 10.0
 MAX_CHAR_LIMIT = 1_000_000  # the largest character limit a store may be given (a team server's too)
+DEFAULT_BLOCKS_CHAR_BUDGET = 100_000  # all memory blocks in one prompt: what one block may hold at most
 PROMPT_MODES = {"snapshot": "snapshot", "legacy-inject": "snapshot", "policy": "policy", "policy-only": "policy"}
 SEMANTIC_PRESETS = ("hybrid", "active", "passive")
 POLICY_STYLES = ("full", "compact", "custom", "none")
@@ -126,6 +129,7 @@ class PiMemorySettings(BaseModel):
     user_char_limit: StrictInt | None = Field(default=None, alias="userCharLimit", gt=0, le=MAX_CHAR_LIMIT)
     project_char_limit: StrictInt | None = Field(default=None, alias="projectCharLimit", gt=0, le=MAX_CHAR_LIMIT)
     failure_char_limit: StrictInt | None = Field(default=None, alias="failureCharLimit", gt=0, le=MAX_CHAR_LIMIT)
+    blocks_char_budget: StrictInt | None = Field(default=None, alias="blocksCharBudget", gt=0, le=MAX_CHAR_LIMIT)
     session_retention_days: StrictInt | None = Field(default=None, alias="sessionRetentionDays", ge=0)
     lock_timeout_seconds: float | None = Field(default=None, alias="lockTimeoutSeconds", gt=0, le=600)
     memory_mode: Literal["snapshot", "policy", "legacy-inject", "policy-only", "hybrid", "active", "passive"] | None \
@@ -158,6 +162,7 @@ class Settings:
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S
     project_char_limit: int = DEFAULT_MEMORY_CHAR_LIMIT
     failure_char_limit: int | None = None  # None: twice memory_char_limit
+    blocks_char_budget: int = DEFAULT_BLOCKS_CHAR_BUDGET  # all memory blocks together in one prompt
     session_retention_days: int | None = None  # None: keep index rows forever
     prompt_mode: str = "snapshot"  # "snapshot" | "policy" (aliases resolved)
     policy_style: str = "full"  # "full" | "compact" | "custom" | "none"
@@ -364,6 +369,7 @@ def load_settings(cwd: Path | None = None, override_dir: Path | None = None) -> 
         lock_timeout=pick("lock_timeout_seconds", DEFAULT_LOCK_TIMEOUT_S),
         project_char_limit=pick("project_char_limit", DEFAULT_MEMORY_CHAR_LIMIT),
         failure_char_limit=pick("failure_char_limit", None),
+        blocks_char_budget=pick("blocks_char_budget", DEFAULT_BLOCKS_CHAR_BUDGET),
         session_retention_days=pick("session_retention_days", None) or None,  # 0: off (pi-hermes-memory's value)
         prompt_mode=next((PROMPT_MODES[m] for m in (project.memory_mode, user.memory_mode) if m in PROMPT_MODES),
                          "snapshot"),

@@ -77,10 +77,13 @@ def status_data(memory: Memory, check: bool = False) -> dict[str, Any]:
     unreadable, not a pi-memory index), settings sources, warnings, prompt mode, each store's usage and health;
     ``messagesNotSearchable``: past messages a rebuilt session word index has still to take back, else ``None``
     (:mod:`pi_memory.index.segments`); ``skippedBlocks`` (only when there are any): block files that are links
-    leading out of their folder, not read (:meth:`pi_memory.blocks.BlockStore.skipped`); ``indexCheck``: with
+    leading out of their folder or whose frontmatter is refused, not read (:meth:`pi_memory.blocks.BlockStore.
+    skipped`); ``blocksLeftOut`` (only when there are any): the blocks the prompt's budget leaves out, with the
+    ``message`` for a person (:mod:`pi_memory.blocks.budget`); ``indexCheck``: with
     ``check``, what the page-by-page check of the index found (:meth:`pi_memory.index.integrity.IntegrityReport.
     to_dict`), else ``None``. Without ``check`` nothing here reads the index page by page, so the time it takes
     does not grow with the index."""
+    from pi_memory.blocks.budget import person_warning
     from pi_memory.index import last_repair
     from pi_memory.index.file_guard import index_problem, write_problem
     from pi_memory.index.segments import messages_left
@@ -99,9 +102,13 @@ def status_data(memory: Memory, check: bool = False) -> dict[str, Any]:
         data["indexCheck"] = check_integrity(s.data_dir).to_dict()
     if unusable is not None:
         data["indexProblem"] = {"code": unusable.kind, "message": unusable.message}
-    skipped = memory.blocks().skipped()  # links out of a blocks folder: a person must know they are not read
+    blocks = memory.blocks()
+    skipped = blocks.skipped()  # links out of a blocks folder: a person must know they are not read
     if skipped:
         data["skippedBlocks"] = [s.to_dict() for s in skipped]
+    fitted = blocks.in_prompt()  # blocks past the budget reach no prompt: said as loudly
+    if fitted.left_out:
+        data["blocksLeftOut"] = {**fitted.to_dict(), "message": person_warning(fitted)}
     return data
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_memory.blocks import MAX_DESCRIPTION, Block, Skipped
+from pi_memory.blocks.budget import Fitted, person_warning
 from pi_memory.curated.entries import printable
 from pi_memory.curated.messages import for_person
 from pi_memory.index import describe_repair
@@ -122,13 +123,18 @@ def pin_lines(result: PinResult, enabled: bool = True) -> list[str]:
 
 
 def block_lines(blocks: list[Block], preview: int = 120, withheld: list[Path] | tuple = (),
-                skipped: list[Skipped] | tuple = ()) -> list[str]:
+                skipped: list[Skipped] | tuple = (), fitted: Fitted | None = None) -> list[str]:
     """Every block with a usage bar, its description and a preview; ``withheld``: the block files of an
     untrusted project (``BlockStore.withheld``), named with what makes them count; ``skipped``: block files
-    that are links leading out of their folder (``BlockStore.skipped``), each with a warning."""
+    not read (``BlockStore.skipped``: links leading out of their folder, frontmatter refused), each with a
+    warning; ``fitted``: which blocks the prompt's budget left out (``BlockStore.in_prompt``), warned about and
+    marked."""
     lines = [*withheld_lines(withheld), *(f"warning: {printable(s.message)}" for s in skipped)]
-    if skipped:
+    if fitted is not None and fitted.left_out:
+        lines.append(f"warning: {printable(person_warning(fitted))}")
+    if skipped or fitted is not None and fitted.left_out:
         lines.append("")
+    left_out = {(b.scope, b.key) for b in fitted.left_out} if fitted is not None else set()
     if not blocks:
         return [*lines, "No memory blocks yet; they are created at the next session start (user, agent), or "
                 "with pi-memory blocks create KEY."]
@@ -136,7 +142,9 @@ def block_lines(blocks: list[Block], preview: int = 120, withheld: list[Path] | 
         over = "  OVER LIMIT" if b.chars > b.limit else ""
         hidden = "  (hidden by the project block)" if b.shadowed else ""
         pending = "  (default: no file yet; the next session start creates it)" if b.default else ""
-        lines.append(f"{b.key} ({b.scope}) {usage_bar(b.chars, b.limit)} {b.usage}{over}{hidden}{pending}")
+        out = "  (LEFT OUT of the prompt: over the blocks' budget)" if (b.scope, b.key) in left_out and \
+            not b.shadowed else ""
+        lines.append(f"{b.key} ({b.scope}) {usage_bar(b.chars, b.limit)} {b.usage}{over}{hidden}{pending}{out}")
         if b.description:
             lines.append(f"  {one_line(shown(b.description, MAX_DESCRIPTION))}")
         # only a prefix is redacted and flattened: a hand-made 10 MB block took a second here
@@ -204,6 +212,8 @@ def status_lines(status: dict[str, Any]) -> list[str]:
         lines.append(index_check_line(status["indexCheck"]))
     lines += [f"warning: {w}" for w in status.get("warnings", [])]
     lines += [f"warning: {printable(s['message'])}" for s in status.get("skippedBlocks", [])]
+    if status.get("blocksLeftOut"):
+        lines.append(f"warning: {printable(status['blocksLeftOut']['message'])}")
     return lines
 
 

@@ -68,11 +68,6 @@ def test_the_testers_huge_skill_is_refused_unscanned_and_not_copied(env, monkeyp
 
 
 @pytest.mark.parametrize(("front", "found", "hint"), [
-    ("name: [a, b]\ndescription: Deploy", "its name is a list in the frontmatter, not text",
-     "write the name as one line of plain text (in quotes if YAML would read it otherwise, e.g. name: 'yes')"),
-    ("name: listy\ndescription: {when: deploying}", "its description is a mapping in the frontmatter, not text",
-     "write the description as one line of plain text (in quotes if YAML would read it otherwise, e.g. "
-     "description: 'yes')"),
     ("name: yes\ndescription: 2026-01-02",
      "its name is true/false (YAML reads yes, no, on and off so) in the frontmatter, not text; its description is "
      "a date in the frontmatter, not text",
@@ -104,6 +99,38 @@ def test_a_frontmatter_a_host_cannot_load_is_refused_by_export_import_and_pis_li
     assert [i.to_dict() for i in report.items] == [
         {"kind": "skills", "what": "global:listy", "action": "skip", "reason": f"{found}: {hint}", "refused": True}]
     assert not (tmp_path / "other-data" / "skills" / "listy").exists()
+
+
+@pytest.mark.parametrize(("front", "found"), [
+    ("name: [a, b]\ndescription: Deploy", "its name is a list in the frontmatter, not plain text"),
+    ("name: listy\ndescription: {when: deploying}", "its description is a mapping in the frontmatter, not plain text"),
+    ("name: listy\ndescription: [[lol, lol], [lol, lol]]", "its description is a list in the frontmatter, not plain "
+     "text"),
+])
+def test_a_list_or_mapping_name_or_description_makes_the_skill_unreadable_everywhere(env, tmp_path, front,
+                                                                                     found) -> None:
+    """A name or description that is a YAML list or mapping was listed as its Python repr (``skills list``, the
+    skill tool) and refused only by export; now the file cannot be read as a skill, and every reader says why."""
+    run, home, store = env
+    text = f"---\n{front}\n---\n1. ship\n"
+    path = hand_made(store, "listy", text)
+    why = f"{path} cannot be read: {found}; write it as one line of text"
+    data = json.loads(run("skills", "export", "--to", "claude-code", "--json").stdout)
+    [item] = [i for i in data["items"] if i["skill_id"] == "global:listy"]
+    assert (item["action"], item["code"], item["reason"]) == ("skipped", "unreadable", f"unreadable: {why}")
+    assert not (home / ".claude" / "skills" / "listy").exists()
+    assert store.roots["global"] / "listy" not in store.discoverable()
+    listed = json.loads(run("skills", "list", "--json").stdout)["skills"]
+    assert [s for s in listed if s["id"] == "global:listy"] == [
+        {"id": "global:listy", "scope": "global", "slug": "listy", "path": str(path), "error": why}]
+    source = tmp_path / "peer" / "skills"
+    (source / "listy").mkdir(parents=True)
+    (source / "listy" / "SKILL.md").write_text(text, encoding="utf-8")
+    report = ImportReport("peer", applied=True)
+    import_skills(report, SkillStore(tmp_path / "other-data"), "global", source, apply=True)
+    assert [i.to_dict() for i in report.items] == [{
+        "kind": "skills", "what": "listy", "action": "skip",
+        "reason": f"{source / 'listy' / 'SKILL.md'} cannot be read: {found}; write it as one line of text"}]
 
 
 def test_import_refuses_the_huge_skill_as_export_does(env, tmp_path) -> None:

@@ -1,6 +1,10 @@
 """One memory block file: :class:`Block` and its file format (YAML frontmatter with ``description`` and
 ``limit``, then the value), read by :func:`parse_block` and written back by :func:`join_file` with the
-frontmatter text as it was (see :mod:`pi_memory.blocks.store`)."""
+frontmatter text as it was (see :mod:`pi_memory.blocks.store`). The frontmatter is read by the one safe loader
+(:mod:`pi_memory.front_matter`): YAML aliases, or a frontmatter past its length, make :func:`parse_block` raise
+:class:`~pi_memory.front_matter.FrontMatterRefused` (the store skips that file and says so); YAML that cannot be
+read, a ``description`` that is not plain text or a ``limit`` out of range are problems of the block, whose
+defaults are used instead."""
 
 from __future__ import annotations
 
@@ -9,6 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pi_memory.curated.entries import usage
+from pi_memory.front_matter import FrontMatterError, FrontMatterRefused, kind, not_plain_text
+from pi_memory.front_matter import load as load_front_matter
+from pi_memory.front_matter import split as split_front_matter
 
 DEFAULT_LIMIT = 2000
 MAX_LIMIT = 100_000
@@ -50,20 +57,8 @@ class Block:
 
 
 def split_file(text: str) -> tuple[str | None, str]:
-    """``(frontmatter text or None, body)`` of a block file (python-frontmatter's YAML handler, imported only
-    for a file that starts with a ``---`` line: the host hooks read blocks on a tight time budget)."""
-    text = text.lstrip("\ufeff")
-    if text.startswith(_FENCE):
-        import frontmatter
-
-        handler = frontmatter.YAMLHandler()
-        if handler.detect(text):
-            try:
-                fm, body = handler.split(text)
-                return fm, body
-            except ValueError:
-                pass
-    return None, text
+    """``(frontmatter text or None, body)`` of a block file (:func:`pi_memory.front_matter.split`)."""
+    return split_front_matter(text)
 
 
 def join_file(fm: str | None, value: str) -> str:
@@ -77,32 +72,36 @@ def parse_block(key: str, scope: str, path: Path, text: str) -> Block:
     if fm is None:
         return block
     meta = _frontmatter(fm)
-    if isinstance(meta, str):
-        block.problems.append(f"frontmatter is not valid YAML ({meta}); defaults used")
+    if isinstance(meta, FrontMatterRefused):
+        raise FrontMatterRefused(str(meta))  # a new one: the cached one would collect every raise's traceback
+    if isinstance(meta, FrontMatterError):
+        block.problems.append(f"{str(meta).removeprefix('its ')}; defaults used")
         return block
     if not isinstance(meta, dict):
         block.problems.append("frontmatter is not a mapping; defaults used")
         return block
     description = meta.get("description")
-    if description is not None:
+    if isinstance(description, list | dict):  # its repr is no description (and may be huge)
+        block.problems.append(f"{not_plain_text('description', description)}; no description used (write it as "
+                              "one line of text)")
+    elif description is not None:
         block.description = " ".join(str(description).split())
     limit = meta.get("limit")
     if limit is not None:
         if isinstance(limit, int) and not isinstance(limit, bool) and 0 < limit <= MAX_LIMIT:
             block.limit = limit
         else:
-            block.problems.append(f"limit {limit!r} is not a whole number from 1 to {MAX_LIMIT:,}; the default "
+            shown = kind(limit) if isinstance(limit, list | dict) else repr(limit)
+            block.problems.append(f"limit {shown} is not a whole number from 1 to {MAX_LIMIT:,}; the default "
                                   f"limit {DEFAULT_LIMIT:,} is used instead")
     return block
 
 
 @functools.lru_cache(maxsize=256)
 def _frontmatter(fm: str) -> object:
-    """The parsed frontmatter (cached by its text: a block is read every run), or the parser's first error
-    line as a string. libyaml's safe loader when present."""
-    import yaml
-
+    """The parsed frontmatter (cached by its text: a block is read every run), or the
+    :class:`~pi_memory.front_matter.FrontMatterError` it gives (cached too: a refused file is met at every run)."""
     try:
-        return yaml.load(fm, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}  # noqa: S506 - safe
-    except yaml.YAMLError as exc:
-        return str(exc).splitlines()[0]
+        return load_front_matter(fm) or {}
+    except FrontMatterError as exc:
+        return exc

@@ -1,5 +1,6 @@
 """Which files of a blocks folder are blocks: the key rule, symlinks that leave the folder, keys that differ
-only by case.
+only by case. (A file whose frontmatter the safe loader refuses, :mod:`pi_memory.front_matter`, is skipped too:
+:class:`Skipped` with ``refused``, found by the store as it reads the file.)
 
 * **Keys** are ASCII: 1-64 letters ``A-Z a-z``, digits, ``-`` or ``_``, starting with a letter or digit
   (:func:`valid_key`). A key is the block's file name and its heading in every prompt, and the model types it
@@ -79,9 +80,18 @@ class Skipped:
     key: str | None = None
     links: int = 0  # a hard link: how many names the file has (``target``: the file, its other names unknown)
     alias: str | None = None  # a link to another block file of the same folder: that block's key
+    refused: str = ""  # a frontmatter the safe loader refuses (YAML aliases, too long): why, for a person
+
+    @property
+    def code(self) -> str:
+        """The refusal code a write or ``blocks show`` of it gets."""
+        return "unreadable_frontmatter" if self.refused else "link_outside"
 
     @property
     def message(self) -> str:
+        if self.refused:
+            return (f"Block {self.key!r} ({self.scope}, {self.path}) is not read: {self.refused}. It goes into no "
+                    "prompt; the other blocks are read as usual. Fix the file's frontmatter, or delete the file.")
         if self.alias:
             return (f"Block {self.key!r} ({self.scope}) is not read: {self.path} is a link to block {self.alias!r} in "
                     f"the same folder, so the same text would be in every prompt twice, under two names, and a "
@@ -109,6 +119,8 @@ class Skipped:
             data["links"] = self.links
         if self.alias:
             data["alias"] = self.alias
+        if self.refused:
+            data["refused"] = self.refused
         return data
 
 

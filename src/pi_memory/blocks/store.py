@@ -49,6 +49,7 @@ from pathlib import Path
 
 from pi_memory import safety
 from pi_memory.blocks.block import DEFAULT_LIMIT, MAX_LIMIT, Block, join_file, parse_block, split_file
+from pi_memory.blocks.budget import DEFAULT_BUDGET, Fitted, fit, over_budget_error
 from pi_memory.blocks.paths import (
     MAX_KEY_CHARS,
     LinkSwapped,
@@ -69,6 +70,7 @@ from pi_memory.curated.entries import holds_control
 from pi_memory.curated.files import StoreLockedError, atomic_write_text, locked, try_read_bytes
 from pi_memory.curated.messages import not_written
 from pi_memory.curated.results import preview
+from pi_memory.front_matter import FrontMatterRefused
 from pi_memory.storage import data_write_problem, write_failure
 
 PROJECT_FOLDER = Path(".pi") / "memory-blocks"
@@ -132,8 +134,10 @@ class BlockStore:
 
     def __init__(self, global_dir: Path | str, project_root: Path | str | None = None,
                  lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S, *, project_trusted: bool = False,
-                 lock_dir: Path | str | None = None, write_check: Callable[[], object] | None = None):
+                 lock_dir: Path | str | None = None, write_check: Callable[[], object] | None = None,
+                 budget: int = DEFAULT_BUDGET):
         self.global_dir = Path(global_dir)
+        self.budget = budget  # characters of all blocks together in one prompt (blocksCharBudget: budget.py)
         # () -> StorageProblem | None: why no write may happen now (the data folder open for reading only), asked
         # before a write takes its lock; set from the settings by from_settings
         self.write_check = write_check
@@ -151,7 +155,8 @@ class BlockStore:
         opened for reading only gets no write, also in its subfolders or a project's block folder."""
         data = Path(settings.data_dir)
         return cls(data / GLOBAL_FOLDER, project_root, settings.lock_timeout, project_trusted=project_trusted,
-                   lock_dir=data / LOCK_FOLDER, write_check=partial(data_write_problem, data))
+                   lock_dir=data / LOCK_FOLDER, write_check=partial(data_write_problem, data),
+                   budget=settings.blocks_char_budget)
 
     # ------------------------------------------------------------------ read
     def folders(self) -> list[tuple[str, Path]]:
@@ -197,7 +202,11 @@ class BlockStore:
                 raw = try_read_bytes(path)
                 if raw is None or isinstance(raw, OSError):
                     continue
-                block = parse_block(key, scope, path, raw.decode("utf-8", errors="replace"))
+                try:
+                    block = parse_block(key, scope, path, raw.decode("utf-8", errors="replace"))
+                except FrontMatterRefused as exc:  # YAML aliases, a frontmatter past its length: that file only
+                    skipped.append(Skipped(scope, path, path, folder, key=key, refused=str(exc)))
+                    continue
                 block.shadowed = key in keys
                 keys.add(key)
                 found.append(block)
@@ -210,6 +219,11 @@ class BlockStore:
     def blocks(self) -> list[Block]:
         """The blocks in effect (no hidden globals)."""
         return [b for b in self.all_blocks() if not b.shadowed]
+
+    def in_prompt(self, blocks: list[Block] | None = None) -> Fitted:
+        """Which of ``blocks`` (default: :meth:`blocks`) a prompt shows within :attr:`budget`, and which it
+        leaves out (:func:`pi_memory.blocks.budget.fit`)."""
+        return fit(self.blocks() if blocks is None else blocks, self.budget)
 
     def get(self, key: str) -> Block | None:
         return next((b for b in self.blocks() if b.key == key), None)
@@ -270,6 +284,8 @@ class BlockStore:
         if not isinstance(limit, int) or not 0 < limit <= MAX_LIMIT:
             return BlockResult(False, "invalid_limit", key, error=f"The limit must be a whole number from 1 to "
                                f"{MAX_LIMIT:,} characters, not {limit!r}.")
+        if limit > self.budget:
+            return BlockResult(False, "over_budget", key, error=over_budget_error(limit, self.budget))
         description = " ".join((description or "").split())
         if len(description) > MAX_DESCRIPTION:
             return BlockResult(False, "description_too_long", key, error=f"The description is "
@@ -394,6 +410,10 @@ class BlockStore:
         available = [b.key for b in self.blocks()]
         shown = _shown_key(key)
         away = next((s for s in self.skipped() if s.key == key), None)
+        if away is not None and away.refused:
+            return BlockResult(False, away.code, shown, available=available, error=(
+                f"Memory block {shown!r} is not available: {away.refused}, so the file is neither read nor "
+                "written. Nothing was changed. Tell the user; `pi-memory blocks list` shows them what to fix."))
         if away is not None and away.alias:
             return BlockResult(False, "link_outside", shown, available=available, error=(
                 f"Memory block {shown!r} is not available: its file is a link to block {away.alias!r}, the same "
@@ -429,7 +449,10 @@ class BlockStore:
                 f"{block.path} is not valid UTF-8 text (byte {exc.start}), so writing it back could damage it. "
                 "Nothing was changed. Ask the user to convert the file to UTF-8."))
         fm, _ = split_file(text)
-        fresh = parse_block(block.key, block.scope, block.path, text)
+        try:
+            fresh = parse_block(block.key, block.scope, block.path, text)
+        except FrontMatterRefused:  # edited so since it was read
+            return self._unknown(block.key)
         value, name = fresh.value, f"memory block {block.key!r}"
         if old_text is None:
             new_value = f"{value}\n{new_text.strip()}" if value else new_text.strip()

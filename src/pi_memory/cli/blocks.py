@@ -13,6 +13,7 @@ import typer
 
 from pi_memory import safety
 from pi_memory.blocks import DEFAULT_LIMIT
+from pi_memory.blocks.budget import person_warning
 from pi_memory.blocks.person import for_person
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, fail, open_mem, out, state
 from pi_memory.curated.entries import printable
@@ -26,18 +27,22 @@ app.add_typer(blocks_app, name="blocks")
 @blocks_app.command("list")
 def blocks_list(dir: DirOpt = None, json_: JsonOpt = False) -> None:
     """Every block with its usage and a preview (project blocks first; an untrusted project's are named, not
-    read; a block file that is a link leading out of its folder is named with a warning, not read). With no
+    read; a block file that is a link leading out of its folder, or whose frontmatter is refused, is named with a
+    warning, not read; blocks past the prompt's budget, blocksCharBudget, are marked and warned about). With no
     block file yet, the default blocks a session start creates (user, agent), marked as such:
     the blocks `preview-context` shows."""
     store = open_mem(dir).blocks()
     blocks, withheld, skipped = store.listed(), store.withheld(), store.skipped()
+    fitted = store.in_prompt(store.default_preview())
     if json_ or state.json:
         extra = {"untrustedProjectBlocks": [str(p) for p in withheld]} if withheld else {}
         if skipped:
             extra["skippedBlocks"] = [s.to_dict() for s in skipped]
+        if fitted.left_out:
+            extra["blocksLeftOut"] = {**fitted.to_dict(), "message": person_warning(fitted)}
         emit_json({"blocks": [b.to_dict() for b in blocks], **extra})
         return
-    for line in block_lines(blocks, withheld=withheld, skipped=skipped):
+    for line in block_lines(blocks, withheld=withheld, skipped=skipped, fitted=fitted):
         out.print(line, markup=False)
 
 
@@ -48,7 +53,7 @@ def blocks_show(key: str, dir: DirOpt = None, json_: JsonOpt = False) -> None:
     store = open_mem(dir).blocks()
     block = next((b for b in store.default_preview() if b.key == key), None)
     if block is None and (away := next((s for s in store.skipped() if s.key == key), None)) is not None:
-        raise fail(printable(away.message), 1, refusal="link_outside")
+        raise fail(printable(away.message), 1, refusal=away.code)
     if block is None:
         known = ", ".join(b.key for b in store.default_preview()) or "none"
         raise fail(f"There is no memory block {safety.redact(key)!r} (blocks: {known}). See `pi-memory blocks list`.", 1)

@@ -132,6 +132,15 @@ def atomic_write_text(path: Path, text: str, *, follow_links: bool = True) -> No
     _fsync_dir(target.parent)
 
 
+_TEMP_NAME = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether ``name`` is how :func:`atomic_write_text` names a temp file (``.<name>.<8 characters>.tmp``): half
+    a file, never anything to read, copy or export."""
+    return _TEMP_NAME.fullmatch(name) is not None
+
+
 def remove_stale_temps(target: Path, older_than: float = STALE_TMP_S) -> list[Path]:
     """Delete the temp files earlier atomic writes of ``target`` left beside it (``.<name>.<8 characters>.tmp``,
     as :func:`atomic_write_text` names them), regular files only, last changed over ``older_than`` seconds ago;

@@ -8,7 +8,7 @@ part                  refreshed  text
 ====================  =========  ==========================================================================
 ``memory``            session    snapshot mode: the frozen ``<memory-snapshot>`` (MEMORY.md, USER.md, the
                                  project's notes, recent lessons); policy mode: ``<memory-policy>``
-``blocks``            run        ``<memory-blocks>``
+``blocks``            run        ``<memory-blocks>`` (those within ``blocksCharBudget``, a note naming the rest)
 ``standing``          run        ``<standing-instructions>`` (every mode, unless switched off)
 ``recall``            prompt     semantic recall: the user-channel message (only with a ``prompt``)
 ====================  =========  ==========================================================================
@@ -30,6 +30,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from pi_memory.blocks import BlockStore
+from pi_memory.blocks.budget import model_note
 from pi_memory.curated import build_snapshot, snapshot_is_safe
 from pi_memory.prompt.render import blocks_text, policy_text, standing_text
 from pi_memory.standing import StandingStore
@@ -140,15 +141,18 @@ def run_parts(memory: Memory, preview: bool = True) -> list[Part]:
     """The parts rebuilt at every run: memory blocks, then standing instructions. ``preview`` shows the default
     blocks a session start would create when none exist (a live session shows only the files)."""
     store = blocks_store(memory)
-    blocks = store.default_preview() if preview else store.blocks()
+    fitted = store.in_prompt(store.default_preview() if preview else store.blocks())
+    blocks = fitted.shown
     note = f"{len(blocks)} block(s)"
     if blocks and all(b.default for b in blocks):
         note = f"{len(blocks)} default block(s) ({', '.join(b.key for b in blocks)}), no file yet: the next session start creates them"
     skipped = store.skipped() if preview else []
     if skipped:
-        note += (f"; {len(skipped)} block file(s) not read: a link leading out of its blocks folder (see "
-                 "pi-memory blocks list)")
-    parts = [Part("blocks", "system", "run", blocks_text(blocks), note)]
+        note += f"; {len(skipped)} block file(s) not read (see pi-memory blocks list)"
+    if fitted.left_out:
+        note += (f"; {len(fitted.left_out)} block(s) left out: over the budget of {store.budget:,} characters for "
+                 "memory blocks (see pi-memory blocks list)")
+    parts = [Part("blocks", "system", "run", blocks_text(blocks, model_note(fitted)), note)]
     if memory.settings.standing_enabled:
         rules = StandingStore.in_data_dir(memory.settings.data_dir).rules()
         parts.append(Part("standing", "system", "run", standing_text(rules), f"{len(rules)} rule(s)"))
@@ -163,11 +167,11 @@ def run_texts(memory: Memory, limit: int, length=len) -> tuple[str, list[str]]:
     (:func:`pi_memory.prompt.pieces.run_pieces`: for a host that keeps one injected text whole only up to a cap)."""
     from pi_memory.prompt.pieces import run_pieces
 
-    blocks = blocks_store(memory).blocks()
+    fitted = blocks_store(memory).in_prompt()
     standing = ""
     if memory.settings.standing_enabled:
         standing = standing_text(StandingStore.in_data_dir(memory.settings.data_dir).rules())
-    return run_pieces(blocks, standing, limit, length)
+    return run_pieces(fitted.shown, standing, limit, length, model_note(fitted))
 
 
 def build_context(memory: Memory, prompt: str | None = None, create_defaults: bool = False) -> SessionContext:

@@ -3,7 +3,9 @@ injected text whole only up to a cap (Claude Code: ``integrations.hooks.protocol
 one reaches the model as a short preview and a file path).
 
 The decision: the run parts are **split, not cut**. Nothing is dropped, since there is no tool that would give the
-model the rest of a block, and the user chose each block's limit. The pieces arrive in the order of the run parts
+model the rest of a block, and the user chose each block's limit. (Which blocks are in the run parts at all is the
+overall budget's decision, ``blocksCharBudget``, :mod:`pi_memory.blocks.budget`: the note naming those left out
+comes after the last block, in the last blocks piece.) The pieces arrive in the order of the run parts
 (the blocks in their order, then the standing instructions), each whole in a reminder of its own (the hooks send
 the first beside the snapshot when it fits, the rest with the first prompts: ``integrations.hooks.handlers``).
 Each piece is a complete fence of its own (``<memory-blocks>`` with the preamble, or ``<standing-instructions>``)
@@ -27,18 +29,19 @@ MIN_START = 1_000  # a block longer than a piece starts in the piece before when
 
 
 def run_pieces(blocks: list[Block], standing: str, limit: int,
-               length: Callable[[str], int] = len) -> tuple[str, list[str]]:
-    """``(the run text, its pieces)``: the run text is ``blocks_text(blocks)`` and ``standing`` joined by a blank
-    line (what a host without a cap gets), the pieces the same in texts of at most ``limit`` (measured by
-    ``length``): none when there is nothing, one unmarked piece (the run text) when it fits."""
-    joined = "\n\n".join(t for t in (blocks_text(blocks), standing) if t)
+               length: Callable[[str], int] = len, note: str = "") -> tuple[str, list[str]]:
+    """``(the run text, its pieces)``: the run text is ``blocks_text(blocks, note)`` and ``standing`` joined by a
+    blank line (what a host without a cap gets), the pieces the same in texts of at most ``limit`` (measured by
+    ``length``): none when there is nothing, one unmarked piece (the run text) when it fits. ``note``: the line
+    naming the blocks the budget left out, after the last block."""
+    joined = "\n\n".join(t for t in (blocks_text(blocks, note), standing) if t)
     if not joined:
         return "", []
     if length(joined) <= limit:
         return joined, [joined]
     marker_room = length(MARKER.format(i=999, n=999)) + 1
     room = limit - length(blocks_fence([""])) - marker_room  # for the sections of one piece
-    groups = _groups(blocks, room, length)
+    groups = _groups(blocks, room, length, note)
 
     def marked(n: int) -> list[str]:
         return [blocks_fence(group, MARKER.format(i=i, n=n)) for i, group in enumerate(groups, 1)]
@@ -74,7 +77,7 @@ class _Filler:
             self.used = 0
 
 
-def _groups(blocks: list[Block], room: int, length: Callable[[str], int]) -> list[list[str]]:
+def _groups(blocks: list[Block], room: int, length: Callable[[str], int], note: str = "") -> list[list[str]]:
     """The blocks' sections in groups (one group, one piece). A block that fits in a piece is never cut: it goes
     whole into the current group, or starts the next. A longer one starts in the current group when a good part
     of it is left (:data:`MIN_START`) and goes on in the next ones, cut at line ends, each later part headed
@@ -101,6 +104,10 @@ def _groups(blocks: list[Block], room: int, length: Callable[[str], int]) -> lis
                 candidate = line
             chunk = candidate
         fill.add(f"{heading}\n{chunk}")
+    if note:  # a few hundred characters: after the last block, in a piece of its own when that one is full
+        if length(note) > fill.left():
+            fill.next_group()
+        fill.add(note)
     return [group for group in fill.groups if group]
 
 

@@ -2,7 +2,8 @@
 
 * :func:`policy_text`: policy mode's ``<memory-policy>`` block (``full`` / ``compact`` / ``custom`` / ``none``).
 * :func:`standing_text`: ``<standing-instructions>``, the user's pinned rules, numbered, as direct instructions.
-* :func:`blocks_text`: ``<memory-blocks>``, each block with its description and ``chars/limit``.
+* :func:`blocks_text`: ``<memory-blocks>``, each block with its description and ``chars/limit``, and the note
+  naming the blocks the overall budget left out (``blocksCharBudget``, :mod:`pi_memory.blocks.budget`).
 
 Every rule and block value is scanned again here (a file can be edited by hand): a hostile one is replaced by a
 marker, secrets are redacted, and fence tags inside the text are neutralised and control characters escaped
@@ -102,8 +103,9 @@ def blocks_fence(sections: list[str], marker: str = "") -> str:
     return "<memory-blocks>\n" + first + BLOCKS_PREAMBLE + "\n\n" + "\n\n".join(sections) + "\n</memory-blocks>"
 
 
-def blocks_text(blocks: list[Block]) -> str:
-    """The fenced memory blocks (``""`` without blocks)."""
-    if not blocks:
+def blocks_text(blocks: list[Block], note: str = "") -> str:
+    """The fenced memory blocks (``""`` without blocks or ``note``); ``note``, the line saying which blocks the
+    budget left out (:func:`pi_memory.blocks.budget.model_note`), ends it."""
+    if not blocks and not note:
         return ""
-    return blocks_fence([f"{head}\n{value}" for _, head, value in block_sections(blocks)])
+    return blocks_fence([f"{head}\n{value}" for _, head, value in block_sections(blocks)] + ([note] if note else []))

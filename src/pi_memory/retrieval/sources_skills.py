@@ -157,10 +157,11 @@ def _store(conn: sqlite3.Connection, model: str, rows: Sequence[tuple[str, str, 
 def render_line(hit: Any) -> str:
     """The fenced line of a recalled skill: the blocked marker when any of its text trips the threat scanner,
     else ``- skill:<id>: "<name>: <description>" (a saved skill; its steps load with skill_manage {"action":
-    "view", "skill_id": "<id>"})`` (secrets redacted). Only the JSON-quoted text is free-form: the id is printed
+    "view", "skill_id": "<id>"})`` (secrets redacted, control characters shown as escapes). Only the JSON-quoted text is free-form: the id is printed
     as :func:`pi_memory.retrieval.engine.render_line` prints ids."""
     from pi_memory import safety
     from pi_memory.retrieval.engine import blocked_line, quote, safe_id
+    from pi_memory.terminal_text import printable
 
     label = safe_id(f"skill:{hit.id}")
     threats = safety.scan_threats(hit.source_text or hit.text)
@@ -170,5 +171,5 @@ def render_line(hit: Any) -> str:
     skill_id = skill_id if skill_id.startswith('"') else f'"{skill_id}"'  # a JSON string either way
     # our words say what the line is and which call loads it: a fact, not an order (the fence's notice tells the
     # model to follow no instruction inside it)
-    return (f"- {label}: {quote(safety.redact(hit.text))} (a saved skill; its steps load with {LOAD_TOOL} "
+    return (f"- {label}: {quote(printable(safety.redact(hit.text)))} (a saved skill; its steps load with {LOAD_TOOL} "
             f'{{"action": "view", "skill_id": {skill_id}}})')

@@ -8,7 +8,8 @@ is the same function there): a body within the body limit (:data:`~pi_memory.ski
 yes/no), a description within :data:`~pi_memory.skills.document.MAX_DESCRIPTION`, a frontmatter that ends within
 :data:`FRONTMATTER_BYTES`. A part past its limit is not scanned (a hand-edited 10 MB body took the scanners
 15 seconds on every page and every session start): the skill is refused for its size, not for what its text
-holds.
+holds. :func:`control_problems` adds a name, description or body holding a control character (a hand edit's
+``ESC[2J``, or an escaped ``\\e`` in the YAML): every host shows these parts as they are.
 
 A skill is written through the store only after every field was scanned, but a ``SKILL.md`` edited by hand (or
 made by another program) reaches no scanner on its way in. Whatever hands a skill's text on (to pi's prompt, to
@@ -20,17 +21,15 @@ file shows (another frontmatter key, text across the frontmatter's end).
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import yaml
-
-from pi_memory import safety
+from pi_memory import front_matter, safety
+from pi_memory.curated.files import is_temp_name
 from pi_memory.skills.document import MAX_BODY, MAX_DESCRIPTION
+from pi_memory.terminal_text import CONTROL, printable
 
 if TYPE_CHECKING:
     from pi_memory.skills.store import Skill
@@ -51,8 +50,9 @@ CODE_SUFFIXES = frozenset({
 MAX_FILE_BYTES = 1_000_000
 MAX_FILES = 200
 FRONTMATTER_BYTES = 65_536  # of a SKILL.md read for its frontmatter: a name and a 1,024-character description fit
-_BOUNDARY = re.compile(r"^-{3,}\s*$", re.MULTILINE)  # python-frontmatter's own delimiter
+_BOUNDARY = front_matter.BOUNDARY
 _SKIPPED = (".lock", ".pi-memory-export")
+CONTROL_INVALID = "holds a control character"
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,11 @@ class SkillProblem:
     unscanned: str = ""  # why the part could not be scanned (a file too large, too many files)
     invalid: str = ""  # what a host could not load in the part as it is (too long, not text)
     fix: str = ""  # what to do about ``invalid``
+
+    @property
+    def control(self) -> bool:
+        """Whether ``invalid`` is a control character (:func:`control_problems`)."""
+        return self.invalid.startswith(CONTROL_INVALID)
 
     @property
     def where(self) -> str:
@@ -97,21 +102,6 @@ def _scan(part: str, text: str) -> SkillProblem | None:
     return SkillProblem(part, threats, secrets) if threats or secrets else None
 
 
-def _kind(value: object) -> str:
-    """What a YAML value is, for a person: ``a list``, ``a mapping``, ``a number``..."""
-    if isinstance(value, bool):
-        return "true/false (YAML reads yes, no, on and off so)"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, _dt.date):
-        return "a date"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return "empty" if value is None else f"a {type(value).__name__}"
-
-
 def frontmatter_problems(text: str) -> list[SkillProblem]:
     """What a host could not load in the frontmatter at the start of ``text`` (a ``SKILL.md``, or at least its
     first :data:`FRONTMATTER_BYTES`; only those are read): one that does not end there, a ``name`` or ``description`` that is not text,
@@ -127,15 +117,15 @@ def frontmatter_problems(text: str) -> list[SkillProblem]:
                                              f"{FRONTMATTER_BYTES:,} bytes",
                              fix="keep the frontmatter to a name, a one-line description and a few short keys")]
     try:
-        meta = yaml.safe_load(parts[1])
-    except yaml.YAMLError:
+        meta = front_matter.load(parts[1])
+    except front_matter.FrontMatterError:
         return []  # the parser refuses it (an unreadable skill)
     if not isinstance(meta, dict):
         return []
     out = []
     for key in ("name", "description"):
         if not isinstance(meta.get(key), str):
-            out.append(SkillProblem(key, invalid=f"is {_kind(meta.get(key))} in the frontmatter, not text",
+            out.append(SkillProblem(key, invalid=f"is {front_matter.kind(meta.get(key))} in the frontmatter, not text",
                                     fix=f"write the {key} as one line of plain text (in quotes if YAML would read "
                                         f"it otherwise, e.g. {key}: 'yes')"))
     description = meta.get("description")
@@ -170,11 +160,31 @@ def form_problems(skill: Skill) -> list[SkillProblem]:
     return out
 
 
+def control_problems(skill: Skill) -> list[SkillProblem]:
+    """The parts of ``skill`` (name, description, body within its limit) holding a control character (``ESC``,
+    ``BEL``, a C1 ``CSI``; tab, newline and a CRLF line end excepted): only a hand edit puts one there (every
+    write through the store refuses them, :func:`pi_memory.skills.fields.control`), and a host showing the text
+    as it is lets an escape sequence clear or retitle a terminal, or hide text from the person reading it."""
+    if skill.doc is None:
+        return []
+    doc = skill.doc
+    out = []
+    for part, text in (("name", doc.name), ("description", doc.description), ("body", doc.body[:MAX_BODY])):
+        found = CONTROL.search(text.replace("\r\n", "\n"))
+        if found:
+            out.append(SkillProblem(part, invalid=f"{CONTROL_INVALID} ({printable(found.group())}: terminal "
+                                                  "escape codes or similar), which can hide or change text where a "
+                                                  "host shows it",
+                                    fix="remove the control characters (a hand edit put them there)"))
+    return out
+
+
 _ORDER = {part: n for n, part in enumerate(PARTS)}
 
 
 def problems(skill: Skill) -> list[SkillProblem]:
-    """Every part of ``skill`` a host could not load (:func:`form_problems`) or the scanners find something in
+    """Every part of ``skill`` a host could not load (:func:`form_problems`), holding a control character
+    (:func:`control_problems`) or the scanners find something in
     (empty: clean, or unreadable: an unreadable file hands nothing on). A part past its limit is not scanned;
     the whole file is scanned too, and reported as ``file`` only when no part gave a problem."""
     if skill.doc is None:
@@ -188,7 +198,7 @@ def problems(skill: Skill) -> list[SkillProblem]:
              "description": doc.description, "body": doc.body}
     found = [p for part, text in texts.items() if text is not None and part not in unscanned
              and (p := _scan(part, text)) is not None]
-    found = sorted(form + found, key=lambda p: _ORDER[p.part])
+    found = sorted(form + control_problems(skill) + found, key=lambda p: _ORDER[p.part])
     if not found:
         try:
             whole = skill.path.read_text(encoding="utf-8", errors="replace")
@@ -201,12 +211,14 @@ def problems(skill: Skill) -> list[SkillProblem]:
 
 def skill_files(folder: Path, skill_file: Path) -> list[Path]:
     """The files of ``folder`` that go with its skill, ``skill_file`` excepted: regular files only (no symbolic
-    link, none inside a linked folder), without lock files and our export marker, sorted."""
+    link, none inside a linked folder), without lock files, our export marker and the temp files of our atomic
+    writes (``.SKILL.md.<8 characters>.tmp``, left by a killed writer: half a file), sorted."""
     out = []
     for root, _dirs, files in os.walk(folder):  # links to folders are listed in dirs and not entered
         for name in files:
             path = Path(root) / name
-            if path != skill_file and not path.is_symlink() and not name.endswith(_SKIPPED):
+            if (path != skill_file and not path.is_symlink() and not name.endswith(_SKIPPED)
+                    and not is_temp_name(name)):
                 out.append(path)
     return sorted(out)
 

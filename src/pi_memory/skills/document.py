@@ -20,8 +20,11 @@
 
 * ``name`` is the slug (the folder's name), so pi, Claude Code and Codex, which expect the two to match, load
   the file as it is; a name given with other spelling is kept as ``display_name``.
-* The frontmatter is read and written with ``python-frontmatter`` (PyYAML's safe loader and dumper); keys we
-  do not know (``license``, ``allowed-tools``, ``metadata``...) are kept as they are on every rewrite.
+* The frontmatter is read by pi-memory's one safe loader (:mod:`pi_memory.front_matter`: YAML aliases and a
+  frontmatter past 131,072 characters make the file unreadable, said in words) and written with
+  ``python-frontmatter`` (PyYAML's safe dumper); a ``name`` or ``description`` that is a list or a mapping is
+  refused as not plain text. Keys we do not know (``license``, ``allowed-tools``, ``metadata``...) are kept as
+  they are on every rewrite.
 * Sections are the ``## `` headings of the body; the four known ones map to the structured fields
   ``when_to_use``, ``procedure``, ``pitfalls`` and ``verification``. Other headings are kept.
 """
@@ -37,7 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import frontmatter
-import yaml
+
+from pi_memory import front_matter
 
 SKILL_FILE = "SKILL.md"
 MAX_SLUG = 64
@@ -127,22 +131,29 @@ class SkillDoc:
 
 def parse(text: str) -> SkillDoc:
     """Read a ``SKILL.md``; raises :class:`SkillFormatError` naming what is wrong."""
-    if not text.lstrip("\ufeff").startswith("---"):
+    text = text.lstrip("\ufeff")
+    if not text.startswith("---"):
         raise SkillFormatError("it has no YAML frontmatter (the file must start with a '---' line)")
+    text = text.strip()
+    fm, content = front_matter.split(text)
     try:
-        post = frontmatter.loads(text.lstrip("\ufeff"))
-    except yaml.YAMLError as exc:
-        raise SkillFormatError(f"its frontmatter is not valid YAML ({exc})") from exc
-    meta = dict(post.metadata)
+        loaded = front_matter.load(fm) if fm is not None else None
+    except front_matter.FrontMatterError as exc:
+        raise SkillFormatError(str(exc)) from None
+    meta = dict(loaded) if isinstance(loaded, dict) else {}
+    content = content.strip() if fm is not None else text
+    for key in ("name", "description"):
+        if isinstance(meta.get(key), list | dict):  # a Python repr of it is no name (and may be huge)
+            raise SkillFormatError(f"{front_matter.not_plain_text(key, meta[key])}; write it as one line of text")
     name, description = _as_text(meta.get("name")).strip(), _as_text(meta.get("description")).strip()
     if not name or not description:
         raise SkillFormatError("its frontmatter needs both 'name' and 'description'")
     try:
         version = int(meta.get("version") or 1)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         version = 1
     extra = {k: v for k, v in meta.items() if k not in _CORE_KEYS}
-    return SkillDoc(name=name, description=description, body=post.content, version=version,
+    return SkillDoc(name=name, description=description, body=content, version=version,
                     created=_as_text(meta.get("created")), updated=_as_text(meta.get("updated")), extra=extra)
 
 

@@ -87,6 +87,7 @@ SKIP_CODES = {  # why a skill was skipped: its SKILL.md cannot be read, or the d
 LINK_SKIP = "a symbolic link inside a skill folder is not copied (what it points to was not scanned)"
 REFUSAL_CODES = {  # why a skill was refused: the first kind its problems show (:func:`refusal_code`)
     "malformed": "a host could not load it as it is (too long, or a name or description that is not plain text)",
+    "control": "control characters (terminal escape codes or similar) in its name, description or body",
     "unscannable": "files that cannot be scanned",
     "flagged": "a credential, or text that reads like an instruction to the model",
 }
@@ -94,8 +95,10 @@ REFUSAL_CODES = {  # why a skill was refused: the first kind its problems show (
 
 def refusal_code(found: list[checks.SkillProblem]) -> str:
     """The kind of reason ``found`` gives (a key of :data:`REFUSAL_CODES`)."""
-    if any(p.invalid for p in found):
+    if any(p.invalid and not p.control for p in found):
         return "malformed"
+    if any(p.control for p in found):
+        return "control"
     return "unscannable" if any(p.unscanned for p in found) else "flagged"
 
 

@@ -8,7 +8,9 @@ whole ``SKILL.md`` whose frontmatter is then read) is accepted too. ``scope`` is
 What a model sees of a skill is sanitised (:func:`_model_view`): each part of a skill (name, description, body,
 the error text of an unreadable file, the reply's own words) that matches the threat scanner (a hand-edited
 file) is shown as a blocked marker naming the part and this tool's action that deals with it (``delete`` /
-``update`` with the skill's id), and credentials are redacted.
+``update`` with the skill's id), credentials are redacted, and control characters (a hand-edited ``ESC[2J``, a
+window title ``ESC]0;...BEL``) and hidden format characters are shown as escapes (``\\x1b``), as blocks and
+curated entries show them (:func:`pi_memory.terminal_text.printable`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pi_memory import safety
 from pi_memory.skills import document as fmt
+from pi_memory.terminal_text import printable
 
 if TYPE_CHECKING:
     from pi_memory.skills import SkillStore
@@ -129,11 +132,11 @@ def _reply_marker(ids: list[str]) -> str:
 
 def _screen(text: str, marker) -> tuple[str, bool]:
     """``text`` as a model may see it: ``(marker(pattern ids), True)`` when it trips the threat scanner, else
-    ``(text with credentials redacted, False)``."""
+    ``(text with credentials redacted and control characters escaped, False)``."""
     threats = safety.scan_threats(text)
     if threats:
         return marker([f.id for f in threats]), True
-    return safety.redact(text), False
+    return printable(safety.redact(text)), False
 
 
 def _screen_summary(summary: dict) -> dict:
@@ -143,7 +146,7 @@ def _screen_summary(summary: dict) -> dict:
     if threats:  # the folder's name itself: the skill cannot even be named
         return {"scope": summary.get("scope"), "blocked": True,
                 "note": _unnamed_marker("a skill's folder name", [f.id for f in threats])}
-    out = {k: safety.redact(v) if isinstance(v, str) else v for k, v in summary.items()}
+    out = {k: printable(safety.redact(v)) if isinstance(v, str) else v for k, v in summary.items()}
     blocked = False
     for part in ("name", "description", "error"):
         if isinstance(out.get(part), str):
@@ -191,7 +194,7 @@ def _model_view(result: dict) -> dict:
     if blocked:
         return {**result, "content": text, "sections": {}, "blocked": True}
     return {**result, "content": text,
-            "sections": {k: safety.redact(v) for k, v in result.get("sections", {}).items()}}
+            "sections": {k: printable(safety.redact(v)) for k, v in result.get("sections", {}).items()}}
 
 
 def create_skill_tools(store: SkillStore) -> list[ToolSpec]:

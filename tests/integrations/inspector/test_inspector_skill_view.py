@@ -21,6 +21,8 @@ BODY_THREAT = ("Its body reads like an instruction to the model (ignore_instruct
                "the skill out and `pi-memory skills export` refuses it")
 BODY_PASSWORD = ("Its body holds a credential (password_in_prose): remove it or replace it with where the secret "
                  "lives")
+BODY_CONTROL = ("Its body holds a control character (\\x1b: terminal escape codes or similar), which can hide or "
+                "change text where a host shows it; pi leaves the skill out and `pi-memory skills export` refuses it")
 BODY_GITHUB = "Its body holds a credential (github_token): remove it or replace it with where the secret lives"
 
 
@@ -50,7 +52,7 @@ def view(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     (f"1. {HOSTILE}\n", f"1. {HOSTILE}", [BODY_THREAT]),
     (f"1. password: {PASSWORD}\n", "1. password: [REDACTED:password_in_prose]", [BODY_PASSWORD]),
     (f"1. {HOSTILE}\n2. use {GITHUB}\n", f"1. {HOSTILE}\n2. use [REDACTED:github_token]", [BODY_GITHUB, BODY_THREAT]),
-    ("1. <script>alert(1)</script> \x1b[2J\n", "1. &lt;script&gt;alert(1)&lt;/script&gt; \\x1b[2J", []),
+    ("1. <script>alert(1)</script> \x1b[2J\n", "1. &lt;script&gt;alert(1)&lt;/script&gt; \\x1b[2J", [BODY_CONTROL]),
     ("1. make ship\n", "1. make ship", []),
 ])
 def test_the_body_is_shown_redacted_with_a_note_per_finding(view, body, shown, notes) -> None:

@@ -56,19 +56,22 @@ def clean(text: str) -> str:
 
 
 def front_matter(raw: str) -> tuple[dict, str]:
-    """``(front matter, body)``; no or unreadable front matter gives ``({}, raw)``."""
+    """``(front matter, body)``; no front matter gives ``({}, raw)``, an unreadable one (not YAML, or refused by
+    the safe loader: aliases, too long, :mod:`pi_memory.front_matter`) ``({}, the body after it)``."""
     if not raw.startswith("---"):
         return {}, raw
     end = raw.find("\n---", 3)
     if end < 0:
         return {}, raw
-    import yaml
+    from pi_memory.front_matter import FrontMatterError, FrontMatterRefused, load
 
-    try:
-        meta = yaml.safe_load(raw[3:end]) or {}
-    except yaml.YAMLError:
-        return {}, raw
     body = raw[end + 4:].split("\n", 1)[1] if "\n" in raw[end + 4:] else ""
+    try:
+        meta = load(raw[3:end]) or {}
+    except FrontMatterRefused:
+        return {}, body
+    except FrontMatterError:
+        return {}, raw
     return (meta if isinstance(meta, dict) else {}), body
 
 
@@ -90,7 +93,8 @@ def plan_claude_code(folder: Path) -> list[Planned]:
         kind = meta.get("type")
         if not kind and isinstance(meta.get("metadata"), dict):
             kind = meta["metadata"].get("type")
-        description = str(meta.get("description") or "").strip()
+        description = meta.get("description")
+        description = "" if description is None or isinstance(description, list | dict) else str(description).strip()
         text = clean(body) or clean(description)
         if description and text and description.lower() not in text.lower():
             text = clean(f"{description}: {text}")

@@ -62,7 +62,8 @@ def _memory(memory, args: str, _data: dict) -> dict[str, Any]:
     if args.split()[:1] == ["status"]:
         return _status(memory, "", _data)
     blocks = memory.blocks()
-    listed = reports.block_lines(blocks.listed(), withheld=blocks.withheld(), skipped=blocks.skipped())
+    listed = reports.block_lines(blocks.listed(), withheld=blocks.withheld(), skipped=blocks.skipped(),
+                                 fitted=blocks.in_prompt(blocks.default_preview()))
     lines = ["Memory blocks", *listed, "", "Stores", *reports.store_lines(insights.store_usage(memory))]
     return _reply(lines)
 

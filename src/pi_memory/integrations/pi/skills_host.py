@@ -3,7 +3,8 @@
 ``{action: "paths"}`` -> ``{paths}``: skill folders for pi's ``resources_discover`` (global and the current
 project's; hostile or already-visible ones left out, :meth:`SkillStore.discoverable`), then the shipped ones
 (``learn-memory-tool``) unless the user has a skill of that name.
-``{action: "list"}`` -> ``{skills, project, folders}`` for the ``/memory-skills`` manager.
+``{action: "list"}`` -> ``{skills, project, folders}`` for the ``/memory-skills`` manager (shown as ``skills list``
+shows them: credentials redacted, control characters escaped, a description past 1,024 characters cut).
 ``{action: "move", ids, to}`` / ``{action: "delete", ids}`` -> ``{results: [{id, success, message|error}]}``,
 one per id (a batch with partial success: a conflicting skill stays where it is and is reported).
 ``{action: "nudge", toolNames}`` -> ``{text}``: the once-per-session question after a complex run, or null.
@@ -37,7 +38,10 @@ def handle(store: SkillStore, action: Any, params: dict[str, Any]) -> dict[str, 
     if action == "paths":
         return {"paths": [str(p) for p in store.discoverable() + store.builtin_discoverable()]}
     if action == "list":
-        return {"skills": [s.summary() for s in store.skills()], "project": store.project_name,
+        from pi_memory.shown_text import shown_value
+        from pi_memory.skills.document import MAX_DESCRIPTION
+
+        return {"skills": [shown_value(s.summary(), MAX_DESCRIPTION) for s in store.skills()], "project": store.project_name,
                 "folders": {k: str(v) for k, v in store.roots.items()}}
     if action == "move":
         to = params.get("to")
