@@ -51,3 +51,32 @@ def install_home(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     (tmp_path / "home").mkdir()
     return tmp_path / "home"
+
+
+@pytest.fixture
+def make_bridge(tmp_path, monkeypatch):
+    """A factory of in-process pi bridges: ``make_bridge(settings, cwd=None)`` gives a
+    :class:`~pi_memory.integrations.pi.bridge.Bridge` greeted in ``cwd`` (default ``tmp_path``), with pi's
+    ``settings.json`` holding ``{"pi-memory": settings}``, the data root ``tmp_path/mem`` and no session catch-up;
+    each is shut down after the test."""
+    import json
+
+    from pi_memory.integrations.pi.bridge import Bridge
+
+    made = []
+
+    def make(settings: dict, cwd: Path | None = None) -> Bridge:
+        agent = tmp_path / "agent"
+        agent.mkdir(exist_ok=True)
+        (agent / "settings.json").write_text(json.dumps({"pi-memory": settings}))
+        monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
+        monkeypatch.setenv("PI_MEMORY_DIR", str(tmp_path / "mem"))
+        monkeypatch.setenv("PI_MEMORY_CATCH_UP", "0")
+        bridge = Bridge()
+        bridge.hello(cwd=str(cwd or tmp_path))
+        made.append(bridge)
+        return bridge
+
+    yield make
+    for bridge in made:
+        bridge.shutdown(wait=1)

@@ -12,8 +12,6 @@ import sys
 
 import pytest
 
-from pi_memory.integrations.pi.bridge import Bridge
-
 SECRETS = [
     ("my password is hunter2hunter2", "hunter2hunter2", "Role and work: my password is [REDACTED:password_in_prose].",
      "password_in_prose"),
@@ -25,17 +23,8 @@ SECRETS = [
 
 
 @pytest.fixture
-def bridge(tmp_path, monkeypatch):
-    agent = tmp_path / "agent"
-    agent.mkdir()
-    (agent / "settings.json").write_text(json.dumps({"pi-memory": {"semantic": False}}))
-    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
-    monkeypatch.setenv("PI_MEMORY_DIR", str(tmp_path / "mem"))
-    monkeypatch.setenv("PI_MEMORY_CATCH_UP", "0")
-    b = Bridge()
-    b.hello(cwd=str(tmp_path))
-    yield b
-    b.shutdown(wait=1)
+def bridge(make_bridge):
+    return make_bridge({"semantic": False})
 
 
 def save(bridge, answers: dict) -> dict:

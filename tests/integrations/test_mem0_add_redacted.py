@@ -10,7 +10,6 @@ import pytest
 from typer.testing import CliRunner
 
 from pi_memory.cli.app import app
-from pi_memory.integrations.pi.bridge import Bridge
 
 CASES = [
     ("deploy key is ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789ab for the CI", "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789ab",
@@ -22,17 +21,8 @@ SAID = "Credentials were replaced by [REDACTED:…] and not stored ({}); keep wh
 
 
 @pytest.fixture
-def bridge(tmp_path, monkeypatch):
-    agent = tmp_path / "agent"
-    agent.mkdir()
-    (agent / "settings.json").write_text(json.dumps({"pi-memory": {}}))
-    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
-    monkeypatch.setenv("PI_MEMORY_DIR", str(tmp_path / "mem"))
-    monkeypatch.setenv("PI_MEMORY_CATCH_UP", "0")
-    b = Bridge()
-    b.hello(cwd=str(tmp_path))
-    yield b
-    b.shutdown(wait=1)
+def bridge(make_bridge):
+    return make_bridge({})
 
 
 def mem0(bridge, args: str) -> dict:

@@ -12,25 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from pi_memory.integrations.pi.bridge import Bridge
 from pi_memory.standing import parse_rules
 
 
 @pytest.fixture
-def bridge(tmp_path, monkeypatch):
-    agent = tmp_path / "agent"
-    agent.mkdir()
-    (agent / "settings.json").write_text(json.dumps({"pi-memory": {"semantic": False}}))
-    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
-    monkeypatch.setenv("PI_MEMORY_DIR", str(tmp_path / "mem"))
-    monkeypatch.setenv("PI_MEMORY_CATCH_UP", "0")
+def bridge(make_bridge, tmp_path):
     repo = tmp_path / "api"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    b = Bridge()
-    b.hello(cwd=str(repo))
-    yield b
-    b.shutdown(wait=1)
+    return make_bridge({"semantic": False}, cwd=repo)
 
 
 def cmd(bridge, name, args="", data=None):
