@@ -296,9 +296,8 @@ def _compound_words(term: str) -> tuple[str, ...]:
     A text naming some of them apart holds that share of the compound's unit, and the whole unit when it holds
     the last word (the name itself: ``TimeoutError``; the words before it are where it lives) and half of them
     ("a celery TimeoutError", "a requests ConnectionError")."""
-    if not any(not ch.isalnum() for ch in term):
-        return ()
-    return tuple(dict.fromkeys(keyword_terms(" ".join(compound_parts(term))))) if len(compound_parts(term)) > 1 else ()
+    parts = compound_parts(term)  # [] for a plain word, or fewer than two words
+    return tuple(dict.fromkeys(keyword_terms(" ".join(parts)))) if parts else ()
 
 
 def coverage_of(terms: Evidence | Sequence[str], text: str) -> float:

@@ -32,10 +32,11 @@ look-alike letters mapped) and report spans in the raw text. Every scan is linea
 
 from __future__ import annotations
 
+from ._redact_value import redact_value
 from ._text import Folded, fold
 from ._threat_patterns import INVISIBLE_UNICODE
 from ._threats_beacon import IMAGE_BEACON_IDS
-from .secrets import SECRET, SecretSpan, redact, redact_value, scan_secrets, secret_spans
+from .secrets import SECRET, SecretSpan, redact, scan_secrets, secret_spans
 from .shown import blocked, blocked_session_marker, for_model, ref_hash, with_ref
 from .threats import Finding, scan_threats
 from .unencodable import UNREADABLE, is_unreadable, replace_unencodable

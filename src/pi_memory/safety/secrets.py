@@ -138,7 +138,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from . import _secret_codes as _codes
 from . import _secret_layout as _layout
@@ -484,19 +484,3 @@ def redact(text: str) -> str:
     out.append(text[pos:])
     return "".join(out)
 
-
-MAX_DEPTH = 16
-
-
-def redact_value(value: Any, depth: int = 0) -> Any:
-    """``value`` with every string in it redacted (dict keys and values, list items), recursively; past
-    ``MAX_DEPTH`` levels a container is redacted as its ``str``."""
-    if isinstance(value, str):
-        return redact(value)
-    if depth >= MAX_DEPTH and isinstance(value, (dict, list, tuple)):
-        return redact(str(value))
-    if isinstance(value, dict):
-        return {(redact(k) if isinstance(k, str) else k): redact_value(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [redact_value(v, depth + 1) for v in value]
-    return value

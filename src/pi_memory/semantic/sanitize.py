@@ -30,7 +30,7 @@ from datetime import datetime
 from typing import Any
 
 from pi_memory import safety
-from pi_memory.safety.secrets import MAX_DEPTH, redact_value  # noqa: F401  (re-exported: their home is safety)
+from pi_memory.safety._redact_value import MAX_DEPTH, redact_value  # noqa: F401  (re-exported: their home is safety)
 from pi_memory.semantic.models import MemorySource, parse_iso, to_iso_keep_offset
 from pi_memory.terminal_text import holds_control, printable
 
