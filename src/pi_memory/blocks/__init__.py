@@ -12,6 +12,7 @@ Public API::
     store.update("user", "Prefers tabs", old_text=None) -> BlockResult   # the updateMemory tool
     store.create("decisions", "Architecture decisions", limit=4000, scope="project")
     store.ensure_defaults()                  # 'user' and 'agent' when no block exists
+    change_limit(store, "user", 4000) -> BlockResult   # a person changes a limit (blocks limit, /memory limit)
     shown_value(block)                       # what a model may see (blocked marker / secrets redacted /
                                              # control characters escaped)
     prompt_value(block)                      # shown_value of the part within the block's limit (what a
@@ -21,6 +22,7 @@ Public API::
 """
 
 from pi_memory.blocks.block import DEFAULT_LIMIT, MAX_LIMIT, Block, parse_block
+from pi_memory.blocks.limit import change_limit
 from pi_memory.blocks.paths import Skipped
 from pi_memory.blocks.shown import MAX_DESCRIPTION, prompt_value, shown_description, shown_value
 from pi_memory.blocks.store import (
@@ -32,4 +34,4 @@ from pi_memory.blocks.store import (
 )
 
 __all__ = ["DEFAULTS", "DEFAULT_LIMIT", "GLOBAL_FOLDER", "MAX_DESCRIPTION", "MAX_LIMIT", "PROJECT_FOLDER", "Block", "BlockResult", "BlockStore",
-           "Skipped", "parse_block", "prompt_value", "shown_description", "shown_value"]
+           "Skipped", "change_limit", "parse_block", "prompt_value", "shown_description", "shown_value"]

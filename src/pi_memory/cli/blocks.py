@@ -1,7 +1,7 @@
 """``pi-memory blocks ...``: memory blocks (``.pi/memory-blocks/`` of the project, ``<data root>/blocks/``).
 
-``blocks list`` (usage bars), ``blocks show KEY``, ``blocks create KEY [--description] [--limit] [--scope global|project]``;
-all take ``--json``. Exit codes: 0 done, 1 refused or not found, 2 usage error.
+``blocks list`` (usage bars), ``blocks show KEY``, ``blocks create KEY [--description] [--limit] [--scope global|project]``,
+``blocks limit KEY CHARS`` (a block's character limit: :func:`pi_memory.blocks.change_limit`); all take ``--json``. Exit codes: 0 done, 1 refused or not found, 2 usage error.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from pi_memory import safety
-from pi_memory.blocks import DEFAULT_LIMIT
+from pi_memory.blocks import DEFAULT_LIMIT, change_limit
 from pi_memory.blocks.budget import person_warning
 from pi_memory.blocks.person import for_person
 from pi_memory.cli.app import DirOpt, JsonOpt, app, emit_json, fail, open_mem, out, state
@@ -91,6 +91,24 @@ def blocks_create(
 ) -> None:
     """Create a block (the agent can only change existing ones)."""
     result = open_mem(dir).blocks().create(key, description, limit, scope=scope.value)
+    if not result.success:
+        raise fail(result.error or "refused", 1, refusal=result.code)
+    if json_ or state.json:
+        emit_json({**result.to_dict(), "file": str(result.block.path) if result.block else None})
+        return
+    out.print(result.message or "ok", markup=False)
+
+
+@blocks_app.command("limit")
+def blocks_limit(
+    key: str,
+    chars: Annotated[int, typer.Argument(help="The new limit: characters of the block's text.")],
+    dir: DirOpt = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Change a block's character limit. Refused below the text the block holds now (shorten it first), and for a
+    raise that brings the blocks' limits together past blocksCharBudget; the message says how to undo it."""
+    result = change_limit(open_mem(dir).blocks(), key, chars)
     if not result.success:
         raise fail(result.error or "refused", 1, refusal=result.code)
     if json_ or state.json:

@@ -9,6 +9,7 @@ pi command                name here                     CLI twin
 ========================  ============================  ========================================
 ``/memory``               ``memory``                    ``pi-memory blocks list`` + ``status``
 ``/memory status``        ``status``                    ``pi-memory status``
+``/memory limit K N``     ``memory``                    ``pi-memory blocks limit K N``
 ``/memory-insights``      ``insights``                  ``pi-memory insights``
 ``/memory-pin``           ``pin``                       ``pi-memory pin add|list|remove|clear``
 ``/memory-preview-...``   ``preview``                   ``pi-memory preview-context``
@@ -36,6 +37,8 @@ INTERVIEW = (
     ("avoid", "Anything the agent should avoid or always check first?", "Asked the agent to: {}."),
 )
 PIN_HELP = "Usage: /memory-pin TEXT | /memory-pin list | /memory-pin remove N [N ...] | /memory-pin clear"
+LIMIT_HELP = ("Usage: /memory limit KEY CHARS (a memory block's character limit, e.g. /memory limit user 4000; "
+              "/memory lists the blocks)")
 
 
 
@@ -61,11 +64,25 @@ def run(session: Any, name: str, args: str = "", data: dict | None = None) -> di
 def _memory(memory, args: str, _data: dict) -> dict[str, Any]:
     if args.split()[:1] == ["status"]:
         return _status(memory, "", _data)
+    if args.split()[:1] == ["limit"]:
+        return _limit(memory, _words(args)[1:])
     blocks = memory.blocks()
     listed = reports.block_lines(blocks.listed(), withheld=blocks.withheld(), skipped=blocks.skipped(),
                                  fitted=blocks.in_prompt(blocks.default_preview()))
     lines = ["Memory blocks", *listed, "", "Stores", *reports.store_lines(insights.store_usage(memory))]
     return _reply(lines)
+
+
+def _limit(memory, words: list[str]) -> dict[str, Any]:
+    """``/memory limit KEY CHARS``: :func:`pi_memory.blocks.change_limit`, as ``pi-memory blocks limit``."""
+    from pi_memory.blocks import change_limit
+
+    if len(words) != 2 or not words[1].isdigit():
+        return _reply([LIMIT_HELP], "warning")
+    result = change_limit(memory.blocks(), words[0], int(words[1]))
+    if not result.success:
+        return _reply([f"refused: {result.error}"], "warning", code=result.code)
+    return _reply([result.message or "ok"], code=result.code)
 
 
 def _status(memory, _args: str, _data: dict) -> dict[str, Any]:

@@ -18,7 +18,7 @@ const LONG_MS = 10 * 60_000; // indexing every transcript can take minutes
 const RECALL_MS = 60_000; // a preview with --prompt may load the embedder
 
 const COMMANDS: Array<{ name: string; id: string; description: string; timeoutMs?: number }> = [
-	{ name: "memory", id: "memory", description: "Memory blocks and store usage (`/memory status`: files and health)" },
+	{ name: "memory", id: "memory", description: "Memory blocks and store usage (`/memory status`: files and health; `/memory limit KEY CHARS`: a block's limit)" },
 	{ name: "memory-insights", id: "insights", description: "Everything stored: entries, blocks, pins, counts, recalls" },
 	{ name: "memory-pin", id: "pin", description: "Standing instructions: /memory-pin TEXT | list | remove N [N ...] | clear" },
 	{ name: "memory-preview-context", id: "preview", description: "What the next prompt gets from pi-memory, part by part", timeoutMs: RECALL_MS },
@@ -31,7 +31,7 @@ const COMMANDS: Array<{ name: string; id: string; description: string; timeoutMs
 
 /** Argument completions pi offers after `/name ` (the verbs of each command family). */
 const VERBS: Record<string, string[]> = {
-	memory: ["status"],
+	memory: ["status", "limit "],
 	"memory-pin": ["list", "add ", "remove ", "clear"],
 	mem0: ["status", "search ", "profile", "add ", "delete ", "dedup", "dedup --apply"],
 };
