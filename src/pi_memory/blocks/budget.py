@@ -11,7 +11,8 @@ session-start hook of Claude Code ran out of time and gave the session nothing. 
 not is left out whole (never cut: a block cut in the middle reads as the whole of it), and a later, smaller block
 may still fit. What was left out is said twice: :func:`model_note` inside the fenced blocks (the model reads it,
 and can still find their text with ``memory_search``), :func:`person_warning` for ``blocks list``, ``status``,
-``preview-context`` and pi's ``/memory``. A new block whose limit alone passes the budget is refused
+``preview-context`` and pi's ``/memory``; :func:`left_out_reason` beside each left-out block on the inspector's Stores
+page. A new block whose limit alone passes the budget is refused
 (:meth:`~pi_memory.blocks.BlockStore.create`): it could never be shown whole.
 """
 
@@ -89,6 +90,14 @@ def person_warning(fitted: Fitted) -> str:
             f"budget of {fitted.budget:,} characters for memory blocks (the {len(fitted.shown)} shown hold "
             f"{fitted.used:,}). Left out: {_named(fitted.left_out)}. Shorten or delete blocks, or raise "
             f"\"{SETTING}\" in the \"pi-memory\" settings (settings.json).")
+
+
+def left_out_reason(block: Block, fitted: Fitted) -> str:
+    """Why ``block``, one of ``fitted.left_out``, is not in the prompt, for a person (the inspector's Stores page)."""
+    return (f"Left out of every prompt: with its {prompt_chars(block):,} characters the memory blocks would pass "
+            f"their budget of {fitted.budget:,} characters (\"{SETTING}\"), and the {len(fitted.shown)} shown hold "
+            f"{fitted.used:,}. The model does not see it, though memory_search still finds its text. Shorten or "
+            f"delete blocks, or raise \"{SETTING}\" in the \"pi-memory\" settings (settings.json).")
 
 
 def over_budget_error(limit: int, budget: int) -> str:

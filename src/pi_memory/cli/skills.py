@@ -227,6 +227,8 @@ SKIP_TODO = {  # what a person does about a skipped skill, by its code (skills.e
     "unreadable": "fix each SKILL.md as said above (or delete the skill), then run this command again.",
     "yours": "rename or remove your own skill there to export ours.",
     "other_data_folder": "export from that data folder, or remove its copy, to export this one.",
+    "project_wins": "pi uses the project's too; delete the one you no longer need (`pi-memory skills delete "
+                    "ID`) to keep one skill of that name.",
     "link": "to have such a file go with its skill, put the file itself in the skill folder in place of the link, "
             "then run this command again.",
 }

@@ -7,7 +7,9 @@ Where they read skills (their documentation, checked 2026-12):
   folders; older Codex releases read ``$CODEX_HOME/skills``, i.e. ``~/.codex/skills``). pi reads
   ``~/.agents/skills`` too, which is why :meth:`SkillStore.discoverable` leaves out a skill exported there.
 
-Global skills go to the personal folder, the current project's skills to the repository's folder.
+Global skills go to the personal folder, the current project's skills to the repository's folder. A global skill
+whose slug the project has too (a pair made by hand, or before one name in two scopes was refused) is not exported
+(``skipped``, code ``project_wins``, an earlier export of it removed): the project's wins, as pi is handed it.
 
 An export is a **copy, scanned when it is made**, never a link. Both hosts put a skill's description into their
 own prompt and its body into the conversation, and nothing of ours stands between their folders and the model.
@@ -82,6 +84,7 @@ SKIP_CODES = {  # why a skill was skipped: its SKILL.md cannot be read, or the d
     "unreadable": "its SKILL.md cannot be read",
     "yours": "a skill of yours is already there",
     "other_data_folder": "another pi-memory data folder exported it there",
+    "project_wins": "a project skill has its name, and the project's is the one exported",
 }
 # why a file of an exported skill was left out of its copy (ExportItem.links): a link's target was never scanned
 LINK_SKIP = "a symbolic link inside a skill folder is not copied (what it points to was not scanned)"
@@ -260,6 +263,25 @@ def _failed(skill: Skill, dest: Path, reason: str, code: str) -> ExportItem:
     return ExportItem(skill.id, str(dest), "failed", reason, code)
 
 
+def _hidden(store: SkillStore, skill: Skill) -> str | None:
+    """The id of the project skill that takes global ``skill``'s place (one slug in both scopes, a pair made by
+    hand or before :meth:`~pi_memory.skills.places.SkillPlaces.other_scope` was refused), else ``None``. pi is
+    handed the project's (``discoverable``); a host given both copies would list two skills of one name and pick
+    one by its own rule, so only the project's is exported."""
+    return store.other_scope("global", skill.slug) if skill.scope == "global" else None
+
+
+def _not_exported(skill: Skill, dest: Path, roots: list[Path], winner: str, dry_run: bool) -> ExportItem:
+    """``skill`` loses to ``winner`` (:func:`_hidden`): skipped, and our earlier export of it removed."""
+    ours = _ours(dest, skill.id, roots) if dest.exists() or dest.is_symlink() else None
+    if ours and not dry_run:
+        _remove(dest)
+    removed = ("; its earlier export would be removed" if dry_run else "; its earlier export was removed") if ours \
+        else ""
+    return ExportItem(skill.id, str(dest), "skipped", f"the project skill {winner} has its name and is exported in "
+                      f"its place{removed}", "project_wins")
+
+
 def _export_one(skill: Skill, dest: Path, roots: list[Path], target: str, dry_run: bool) -> ExportItem:
     if skill.doc is None:
         return ExportItem(skill.id, str(dest), "skipped", f"unreadable: {skill.error}", "unreadable")
@@ -305,7 +327,11 @@ def export_skills(store: SkillStore, target: str, home: Path, scope: str | None 
     roots = _roots(store)
     items = _orphans(dests, store, roots, dry_run)
     for skill in store.skills(scope):
-        items.append(_export_one(skill, dests[skill.scope] / skill.slug, roots, target, dry_run))
+        dest = dests[skill.scope] / skill.slug
+        if (winner := _hidden(store, skill)) is not None:
+            items.append(_not_exported(skill, dest, roots, winner, dry_run))
+            continue
+        items.append(_export_one(skill, dest, roots, target, dry_run))
     return items
 
 
@@ -324,7 +350,11 @@ def refresh(store: SkillStore, home: Path, skill_id: str) -> list[ExportItem]:
         if dest is None:
             continue
         with contextlib.suppress(OSError):  # a host folder that cannot be written: the next export tries again
-            if _ours(dest / skill.slug, skill.id, roots):
+            if not _ours(dest / skill.slug, skill.id, roots):
+                continue
+            if (winner := _hidden(store, skill)) is not None:
+                items.append(_not_exported(skill, dest / skill.slug, roots, winner, False))
+            else:
                 items.append(_export_one(skill, dest / skill.slug, roots, target, False))
     return items
 

@@ -49,7 +49,7 @@ from pi_memory.skills.fields import no as _no
 from pi_memory.skills.fields import ok as _ok
 from pi_memory.skills.places import SkillPlaces
 from pi_memory.skills.similarity import find_clash
-from pi_memory.storage import data_write_problem, write_failure
+from pi_memory.storage import data_write_problem, refuse_read_only_folder, write_failure
 
 SCOPES = ("global", "project")
 _TRASH = Path(".trash") / "skills"
@@ -386,6 +386,7 @@ class SkillStore(SkillPlaces):
             target, n = trash, 1
             while target.exists():
                 target, n = trash.with_name(f"{trash.name}-{n}"), n + 1
+            _movable(skill.folder, target)
             make_private_folder(target.parent)  # .trash/skills: private, as the rest of the data root
             shutil.move(str(skill.folder), str(target))
             where.append(target)
@@ -422,6 +423,7 @@ class SkillStore(SkillPlaces):
             if dest.exists():
                 return _no("exists", fields.move_clash(skill.id, f"{to_scope}:{skill.slug}"), skill_id=skill.id,
                            existing=f"{to_scope}:{skill.slug}", existing_path=str(dest / fmt.SKILL_FILE))
+            _movable(skill.folder, dest)
             make_private_folder(dest.parent)
             try:
                 shutil.move(str(skill.folder), str(dest))
@@ -461,3 +463,12 @@ class SkillStore(SkillPlaces):
         if refusal:
             return refusal
         return _ok(f"Imported {scope}:{slug}.", skill=self._load(scope, dest).summary())
+
+
+def _movable(folder: Path, dest: Path) -> None:
+    """Raise :class:`~pi_memory.storage.ReadOnlyFolderError` when moving skill ``folder`` to ``dest`` would pass
+    a folder whose mode has no write bit: the one it leaves, the one it goes into (or the folder that one would be
+    made in), or the skill's own (its ``..`` entry changes). A user's ``chmod a-w`` binds root too, as every other
+    write of pi-memory; the operating system alone lets root through."""
+    for where in (folder.parent, dest.parent, folder):
+        refuse_read_only_folder(where)

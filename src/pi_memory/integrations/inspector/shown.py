@@ -93,14 +93,15 @@ def entries(texts: list[str], file: str) -> tuple[list[dict[str, Any]], str | No
     return [entry(t, file) for t in texts[:SHOWN_ENTRIES]], note
 
 
-def block(b) -> dict[str, Any]:
+def block(b, left_out: str | None = None) -> dict[str, Any]:
     """A memory block (:class:`pi_memory.blocks.store.Block`) for a page: value and description shown (cut, with
-    a note, past the larger of its limit and :data:`SHOWN_CHARS`), notes of the shown part."""
+    a note, past the larger of its limit and :data:`SHOWN_CHARS`), notes of the shown part; ``left_out``: why the
+    blocks' budget leaves it out of the prompt (:func:`pi_memory.blocks.budget.left_out_reason`), if it does."""
     value, shown_value_text, value_cut = cut(b.value, shown_limit(b), "its value", str(b.path))
     description, shown_description, cut_description = cut(b.description, MAX_DESCRIPTION,
                                                                  "its description", str(b.path))
     return {"key": b.key, "scope": b.scope, "usage": b.usage, "chars": b.chars, "limit": b.limit,
-            "shadowed": b.shadowed, "description": shown_description, "value": shown_value_text,
+            "shadowed": b.shadowed, "left_out": left_out, "description": shown_description, "value": shown_value_text,
             "problems": [shown(p, SHOWN_CHARS) for p in b.problems],
             "cut": [n for n in (value_cut, cut_description) if n],
             "notes": notes(value) + notes(description, "its description ")}

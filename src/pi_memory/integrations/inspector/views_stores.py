@@ -1,7 +1,8 @@
 """Stores view: the curated stores, memory blocks and standing instructions, each with its usage bar; add, edit
 and remove entries through :class:`pi_memory.curated.MemoryStore` and pins through
 :class:`pi_memory.standing.StandingStore`, refusals shown as the CLI shows them (``MemoryResult.for_person``).
-Every text is shown redacted, escaped and cut to a bound with the scanners' notes (:mod:`.shown`); the edit and
+A memory block the blocks' budget (``blocksCharBudget``) leaves out of the prompt is marked with why, under a
+warning naming them all (:mod:`pi_memory.blocks.budget`). Every text is shown redacted, escaped and cut to a bound with the scanners' notes (:mod:`.shown`); the edit and
 remove forms name an entry by its key (a hash of its text), which this handler looks up among the store's current
 entries (those past the first :data:`.shown.SHOWN_ENTRIES` too); an Unpin form names its standing rule the same way
 (a number would name another rule once one before it is removed elsewhere)."""
@@ -15,6 +16,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from pi_memory import shown_text
+from pi_memory.blocks.budget import left_out_reason, person_warning
 from pi_memory.curated.store import FAILURE_CATEGORIES
 from pi_memory.insights import store_usage
 from pi_memory.integrations.inspector import shown
@@ -41,9 +43,19 @@ def routes(memory, renderer) -> list[Route]:
         return renderer.fragment("_standing.html", pins=shown.pins(result or standing().list()), max_rules=MAX_RULES,
                                  max_chars=MAX_CHARS, enabled=memory.settings.standing_enabled)
 
+    def blocks() -> tuple[list[dict], dict]:
+        """The blocks in effect for the page, each left out of the prompt by the blocks' budget marked with why,
+        and the budget's figures (``warning``: what a person reads when some are left out)."""
+        store = memory.blocks()
+        listed = store.blocks()
+        fitted = store.in_prompt(listed)
+        left = {id(b) for b in fitted.left_out}
+        return ([shown.block(b, left_out_reason(b, fitted) if id(b) in left else None) for b in listed],
+                {"left_out": len(fitted.left_out), "warning": person_warning(fitted)})
+
     async def page(request: Request) -> Response:
-        return renderer.page(request, "stores.html", "stores", stores=stores(),
-                             blocks=[shown.block(b) for b in memory.blocks().blocks()],
+        listed, budget = blocks()
+        return renderer.page(request, "stores.html", "stores", stores=stores(), blocks=listed, budget=budget,
                              pins=shown.pins(standing().list()), max_rules=MAX_RULES, max_chars=MAX_CHARS,
                              enabled=memory.settings.standing_enabled, categories=FAILURE_CATEGORIES)
 
