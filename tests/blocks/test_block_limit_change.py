@@ -84,7 +84,19 @@ def test_an_invalid_or_unknown_limit_is_refused(tmp_path):
     store = BlockStore(tmp_path / "blocks")
     block_file(store.global_dir, "user", "x")
     assert [change_limit(store, "user", n).code for n in (0, -5, 100_001, True)] == ["invalid_limit"] * 4
-    assert change_limit(store, "nope", 10).code == "unknown_block"
+    unknown = change_limit(store, "nope", 10)
+    assert (unknown.code, unknown.error) == ("unknown_block", "There is no memory block 'nope' (blocks: user). Nothing "
+                                             "was changed. See `pi-memory blocks list`.")
+
+
+def test_a_default_block_with_no_file_yet_is_named_as_such(tmp_path):
+    store = BlockStore(tmp_path / "blocks")
+    result = change_limit(store, "agent", 3000)
+    assert (result.success, result.code, result.error) == (False, "unknown_block", (
+        "Block 'agent' has no file yet: the next session start creates it, with the default limit. Nothing was "
+        "changed. Change its limit after that, or create it now with `pi-memory blocks create agent --limit CHARS` (a session start then "
+        "makes no default block: create 'user' too if you want it)."))
+    assert not store.global_dir.exists()
 
 
 def test_the_change_waits_for_the_blocks_lock(tmp_path):

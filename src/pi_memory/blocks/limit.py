@@ -40,7 +40,7 @@ def change_limit(store: BlockStore, key: str, limit: object) -> BlockResult:
     """Set the limit of block ``key`` (the one in effect) to ``limit`` characters (module docstring)."""
     block = store.get(key) if isinstance(key, str) else None
     if block is None:
-        return store._unknown(key)
+        return _unknown(store, key)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= MAX_LIMIT:
         return BlockResult(False, "invalid_limit", key, block=block, error=f"The limit must be a whole number from "
                            f"1 to {MAX_LIMIT:,} characters, not {limit!r}. Nothing was changed.")
@@ -60,6 +60,26 @@ def change_limit(store: BlockStore, key: str, limit: object) -> BlockResult:
                                f"changed ({block.path}): {problem.message[0].lower()}{problem.message[1:]}")
         return BlockResult(False, "io_error", key, block=block, error=f"Could not read or write {block.path} "
                            f"({type(exc).__name__}: {exc}). Nothing was changed. Check that the file is writable.")
+
+
+def _unknown(store: BlockStore, key: object) -> BlockResult:
+    """The refusal for a key no block file in effect has, for a person: a default block no file holds yet is
+    named as such; a link or refused file keeps the store's words; otherwise the blocks there are."""
+    refused = store._unknown(key)
+    if refused.code != "unknown_block":
+        return refused
+    defaults = [b.key for b in store.default_preview() if b.default]
+    if key in defaults:
+        others = " and ".join(repr(k) for k in defaults if k != key)
+        refused.error = (f"Block {key!r} has no file yet: the next session start creates it, with the default "
+                         f"limit. Nothing was changed. Change its limit after that, or create it now with "
+                         f"`pi-memory blocks create {key} --limit CHARS` (a session start then makes no default "
+                         f"block: create {others} too if you want {'it' if ' and ' not in others else 'them'}).")
+    else:
+        known = ", ".join(refused.available) or "none"
+        refused.error = (f"There is no memory block {refused.block_key!r} (blocks: {known}). Nothing was changed. "
+                         "See `pi-memory blocks list`.")
+    return refused
 
 
 def _refusal(store: BlockStore, block: Block, limit: int) -> BlockResult | None:

@@ -101,7 +101,7 @@ def blocks_create(
 
 @blocks_app.command("limit")
 def blocks_limit(
-    key: str,
+    key: Annotated[str, typer.Argument(help="The block's key (`pi-memory blocks list` shows them).")],
     chars: Annotated[int, typer.Argument(help="The new limit: characters of the block's text.")],
     dir: DirOpt = None,
     json_: JsonOpt = False,
