@@ -300,3 +300,13 @@ def test_a_pair_of_one_name_made_before_hands_pi_the_project_one_only(store) -> 
     store.create("lint", "Lint it", "global", BODY)
     copy_to(store, "global:deploy-staging", "project")
     assert store.discoverable() == [store.folder("global", "lint"), store.folder("project", "deploy-staging")]
+
+
+@pytest.mark.parametrize("host", [None, "claude-code", "codex"])
+def test_recall_ranks_the_project_skill_of_a_pair_only(store, tmp_path, host) -> None:
+    from pi_memory.skills.export import recalled_for
+
+    store.create("deploy staging", "Deploy the app to staging", "global", BODY)
+    store.create("lint", "Lint it", "global", BODY)
+    copy_to(store, "global:deploy-staging", "project")
+    assert [s.id for s in recalled_for(store, host, tmp_path / "home")] == ["global:lint", "project:deploy-staging"]

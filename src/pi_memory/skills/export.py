@@ -378,7 +378,11 @@ def listed_by(store: SkillStore, target: str, home: Path, skills: list | None = 
 
 def recalled_for(store: SkillStore, host: str | None, home: Path) -> list:
     """The skills recall ranks for ``host`` (``None``: pi, the CLI): every skill of ``store`` except those the
-    host already lists by itself (:func:`listed_by`)."""
+    host already lists by itself (:func:`listed_by`) and a global skill whose slug the project has too (a pair
+    made by hand or before: the project's is the one pi is handed and the one exported, so recall names that one
+    only)."""
     skills = store.skills()
+    local = {s.slug for s in skills if s.scope == "project"}
+    skills = [s for s in skills if s.scope != "global" or s.slug not in local]
     listed = listed_by(store, host, home, skills) if host else set()
     return [s for s in skills if s.id not in listed]
