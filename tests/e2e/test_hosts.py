@@ -205,3 +205,34 @@ def test_codex_install_with_trust_round_trips(tmp_path):
         assert [(Path(c["path"]).name, c["action"]) for c in removed["changes"]] == [
             ("hooks.json", "removed"), ("config.toml", "updated")]
         assert config.read_text(encoding="utf-8") == original
+
+
+# Codex 0.171.0 keeps a hook's additionalContext whole only up to its handler's `additionalContextLimit` (2,500
+# tokens, about 10,000 bytes, when the key is absent): past it the model got a head and a tail of the text and
+# "Full hook output saved to: <tmp>/hook_outputs/…", the middle of the memory gone. Our handlers say 0 (no limit).
+SERVICES = ("kestrel", "plover", "heron", "osprey", "avocet", "dunlin", "gannet", "merlin", "shrike", "wryneck")
+
+
+def test_a_codex_snapshot_far_over_2500_tokens_reaches_the_model_whole(tmp_path):
+    hosts = make_host("codex", tmp_path)
+    host = next(hosts)
+    try:
+        sandbox = host.sandbox
+        settings = sandbox.home / ".pi" / "agent" / "settings.json"
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text(json.dumps({"pi-memory": {"memoryCharLimit": 20000}}), encoding="utf-8")
+        entries = [f"entry-{i:02d}-begins: the {SERVICES[i % 10]}-{i:02d} service listens on port {9000 + i}, is "
+                   f"deployed from the {SERVICES[(i + 3) % 10]} branch every {i % 7 + 1} days, keeps its logs for "
+                   f"{i + 10} days and pages the {SERVICES[(i + 5) % 10]} rota when it fails twice in an hour; "
+                   f"entry-{i:02d}-ends" for i in range(60)]
+        (sandbox.memory_dir / "MEMORY.md").write_text("\n§\n".join(entries) + "\n", encoding="utf-8")
+        assert sum(len(e) for e in entries) > 12_000
+        _, requests = host.run("what do you know about our services?")
+        snapshot = snapshot_in(requests[0])
+        assert snapshot is not None, json.dumps(requests[0])[:3000]
+        assert "entry-00-begins" in snapshot and "entry-59-ends" in snapshot  # the first and the last entry
+        assert [e for e in entries if e not in snapshot] == []  # and every one between them, whole
+        body = json.dumps(requests[0])
+        assert "Full hook output saved to" not in body and "truncated output" not in body
+    finally:
+        hosts.close()
