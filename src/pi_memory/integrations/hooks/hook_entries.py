@@ -62,7 +62,7 @@ def without_our_hooks(hooks: dict, host: str, keep: set[str] = frozenset()) -> t
     return out, removed
 
 
-def _ours_now(hooks: dict, host: str, host_event: str) -> dict:
+def ours_now(hooks: dict, host: str, host_event: str) -> dict:
     """Our handler under ``host_event`` as the file has it now (the first, when a hand edit left more), or ``{}``."""
     groups = hooks.get(host_event)
     for group in groups if isinstance(groups, list) else []:
@@ -85,7 +85,7 @@ def with_our_hooks(hooks: dict, host: str, script: str, events: dict[str, tuple[
     out, _ = without_our_hooks(hooks, host)
     for event, (host_event, timeout) in events.items():
         handler = {"type": "command", "command": hook_command(script, host, event, env), "timeout": timeout}
-        before = _ours_now(hooks, host, host_event)
+        before = ours_now(hooks, host, host_event)
         for key, value in ((settings or {}).get(event) or {}).items():
             handler[key] = before[key] if key in KEPT and _readable_limit(before.get(key)) else value
         groups = out.get(host_event)
