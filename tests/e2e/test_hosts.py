@@ -205,3 +205,91 @@ def test_codex_install_with_trust_round_trips(tmp_path):
         assert [(Path(c["path"]).name, c["action"]) for c in removed["changes"]] == [
             ("hooks.json", "removed"), ("config.toml", "updated")]
         assert config.read_text(encoding="utf-8") == original
+
+
+# Codex 0.171.0 keeps a hook's additionalContext whole only up to its handler's `additionalContextLimit` (2,500
+# tokens, about 10,000 bytes, when the key is absent): past it the model got a head and a tail of the text and
+# "Full hook output saved to: <tmp>/hook_outputs/…", the middle of the memory gone. Our handlers say 0 (no limit).
+SERVICES = ("kestrel", "plover", "heron", "osprey", "avocet", "dunlin", "gannet", "merlin", "shrike", "wryneck")
+
+
+def test_a_codex_snapshot_far_over_2500_tokens_reaches_the_model_whole(tmp_path):
+    hosts = make_host("codex", tmp_path)
+    host = next(hosts)
+    try:
+        sandbox = host.sandbox
+        settings = sandbox.home / ".pi" / "agent" / "settings.json"
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text(json.dumps({"pi-memory": {"memoryCharLimit": 20000}}), encoding="utf-8")
+        entries = [f"entry-{i:02d}-begins: the {SERVICES[i % 10]}-{i:02d} service listens on port {9000 + i}, is "
+                   f"deployed from the {SERVICES[(i + 3) % 10]} branch every {i % 7 + 1} days, keeps its logs for "
+                   f"{i + 10} days and pages the {SERVICES[(i + 5) % 10]} rota when it fails twice in an hour; "
+                   f"entry-{i:02d}-ends" for i in range(60)]
+        (sandbox.memory_dir / "MEMORY.md").write_text("\n§\n".join(entries) + "\n", encoding="utf-8")
+        assert sum(len(e) for e in entries) > 12_000
+        _, requests = host.run("what do you know about our services?")
+        snapshot = snapshot_in(requests[0])
+        assert snapshot is not None, json.dumps(requests[0])[:3000]
+        assert "entry-00-begins" in snapshot and "entry-59-ends" in snapshot  # the first and the last entry
+        assert [e for e in entries if e not in snapshot] == []  # and every one between them, whole
+        body = json.dumps(requests[0])
+        assert "Full hook output saved to" not in body and "truncated output" not in body
+    finally:
+        hosts.close()
+
+
+def service_entries(count: int) -> list[str]:
+    return [f"entry-{i:02d}-begins: the {SERVICES[i % 10]}-{i:02d} service listens on port {9000 + i}, is deployed "
+            f"from the {SERVICES[(i + 3) % 10]} branch every {i % 7 + 1} days, keeps its logs for {i + 10} days and "
+            f"pages the {SERVICES[(i + 5) % 10]} rota when it fails twice in an hour; entry-{i:02d}-ends"
+            for i in range(count)]
+
+
+def test_an_older_codex_install_previews_a_long_start_and_says_so_until_install_runs_again(tmp_path, monkeypatch):
+    from pi_memory.integrations.hooks.codex import list_hooks
+    from pi_memory.integrations.hooks.install import is_ours
+
+    hosts = make_host("codex", tmp_path)
+    host = next(hosts)
+    try:
+        sandbox = host.sandbox
+        settings = sandbox.home / ".pi" / "agent" / "settings.json"
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text(json.dumps({"pi-memory": {"memoryCharLimit": 20000}}), encoding="utf-8")
+        entries = service_entries(60)
+        (sandbox.memory_dir / "MEMORY.md").write_text("\n§\n".join(entries) + "\n", encoding="utf-8")
+        # what an earlier pi-memory left: its entries without the key, trusted by Codex as they are
+        hooks_json = sandbox.home / ".codex" / "hooks.json"
+        doc = json.loads(hooks_json.read_text(encoding="utf-8"))
+        for groups in doc["hooks"].values():
+            for group in groups:
+                for handler in group["hooks"]:
+                    handler.pop("additionalContextLimit", None)
+        hooks_json.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        monkeypatch.setenv("HOME", str(sandbox.home))
+        monkeypatch.delenv("CODEX_HOME", raising=False)
+        config = sandbox.home / ".codex" / "config.toml"
+        conf = tomlkit.parse(config.read_text(encoding="utf-8"))
+        listed = [h for h in list_hooks(str(sandbox.cli), sandbox.project) if is_ours(h.get("command"), "codex")]
+        assert len(listed) == 4 and all(h.get("additionalContextLimit") is None for h in listed)
+        for hook in listed:
+            conf["hooks"]["state"][hook["key"]]["trusted_hash"] = hook["currentHash"]
+        config.write_text(tomlkit.dumps(conf), encoding="utf-8")
+        old, requests = host.run("what do you know about our services?")
+        body = json.dumps(requests[0])
+        assert "entry-00-begins" in body and "Full hook output saved to" in body  # a head, a tail and a path
+        assert [e for e in entries if e not in body] != []  # the middle of MEMORY.md never reached the model
+        # the person is told in the start's systemMessage (Codex's TUI shows it under the hook; `codex exec` prints
+        # nothing of it) and in the hook log
+        assert "more than the 2,500 Codex keeps whole for pi-memory's hook" in sandbox.hook_log()
+        assert len(sandbox.install()["trusted"]) == 4  # the upgrade: the key added, its new hashes trusted
+        listed = [h for h in list_hooks(str(sandbox.cli), sandbox.project) if is_ours(h.get("command"), "codex")]
+        assert sorted((h["eventName"], h.get("additionalContextLimit"), h["trustStatus"]) for h in listed) == [
+            ("preCompact", None, "trusted"), ("sessionStart", 0, "trusted"), ("stop", None, "trusted"),
+            ("userPromptSubmit", 0, "trusted")]  # Codex's own view of what the install wrote
+        _, requests = host.run("and now?")
+        snapshot = snapshot_in(requests[0])
+        assert [e for e in entries if e not in snapshot] == []
+        assert "Full hook output saved to" not in json.dumps(requests[0])
+    finally:
+        hosts.close()

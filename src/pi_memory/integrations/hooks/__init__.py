@@ -87,7 +87,15 @@ def run_hook(host: str, event: str, raw: str, ceiling: float = CEILING_S) -> str
             said = (f"the context is {protocol.claude_length(context)} characters; Claude Code keeps "
                     f"{protocol.CLAUDE_CONTEXT_CAP} in the model's context and shows it the rest as a file")
         state.log(f"{host} {event}: {said}")
+    if host == "codex" and event == "session-start" and context:
+        from pi_memory.integrations.hooks.codex_budget import start_over_budget
+
+        said = start_over_budget(context)  # our entry in hooks.json without the 0 install writes, or a limit set by hand
+        if said:
+            message = f"{message}\n{said}" if message else said
+            state.log(f"codex session-start: {said.removeprefix('pi-memory: ')}")
     return protocol.answer(event, context, message)
+
 
 
 def fit_context(context: str) -> tuple[str, str]:

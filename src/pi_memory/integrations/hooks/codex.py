@@ -9,7 +9,10 @@
 * ``$CODEX_HOME/hooks.json``: SessionStart, UserPromptSubmit, PreCompact and Stop (Codex has no SessionEnd;
   its Stop ends every turn), each ``<absolute pi-memory> hook codex <event>``, after ``env PI_MEMORY_DIR=…``
   when a ``[mcp_servers.pi-memory]`` of the user's sets the data root in its ``env`` (:mod:`.hook_env`: Codex
-  runs a hook's command with ``$SHELL -lc`` and the environment Codex started with, not the server's ``env``).
+  runs a hook's command with ``$SHELL -lc`` and the environment Codex started with, not the server's ``env``);
+  SessionStart and UserPromptSubmit with ``"additionalContextLimit": 0`` (:data:`CONTEXT_LIMIT`), so what they
+  answer reaches the model whole instead of as a preview and a file path. An install over an older one adds it
+  (and trusts the handlers again: Codex's hash covers the key); a limit the person set on our handler stays.
 
 Codex skips hooks it has not been told to trust, without a word. The trust key and hash are Codex's own
 (``<hooks.json>:<event>:<group>:<handler>`` and a ``sha256:`` of the handler), so the installer asks Codex
@@ -46,6 +49,13 @@ TIMEOUT_S = 10
 LIST_TIMEOUT_S = 30.0
 # what Codex must pass on to the MCP server so it opens the same memory as the hooks (which get the full env)
 FORWARDED_ENV = ("PI_MEMORY_DIR", "PI_CODING_AGENT_DIR", "PI_MEMORY_STATE_DIR")
+# Codex keeps a hook's additionalContext in the model's context only up to its handler's `additionalContextLimit`
+# (tokens, about 4 bytes each; 2,500 when the key is absent): a longer one is saved under <tmp>/hook_outputs and the
+# model gets its head and tail and the file's path. 0 turns that off for the handler, so the snapshot, blocks and
+# standing instructions of a session start, and a prompt's recall, arrive whole. Only the two events whose answer
+# reaches the model get it: on PreCompact / Stop Codex warns that the key is ignored. A Codex that does not know the
+# key skips it, as it skips any key of a handler it does not know (only one at the top of hooks.json is refused).
+CONTEXT_LIMIT = {"session-start": {"additionalContextLimit": 0}, "prompt": {"additionalContextLimit": 0}}
 
 
 def codex_home() -> Path:
@@ -117,7 +127,7 @@ def install(script: str | None = None, codex_bin: str | None = None, cwd: Path |
     hooks = hooks_doc.get("hooks") if isinstance(hooks_doc.get("hooks"), dict) else {}
     hooks_pristine = common.without_our_hooks(hooks, HOST)[1] == 0
     events = {e: (EVENTS[e], TIMEOUT_S) for e in HOST_EVENTS[HOST]}
-    hooks_doc["hooks"] = common.with_our_hooks(hooks, HOST, script, events, env)
+    hooks_doc["hooks"] = common.with_our_hooks(hooks, HOST, script, events, env, CONTEXT_LIMIT)
     changes = [common.write_json(hooks_path, hooks_doc,
                                  [f"hooks {', '.join(EVENTS[e] for e in HOST_EVENTS[HOST])} run {script} hook codex …"
                                   + hook_env.described(env)])]

@@ -24,7 +24,8 @@ Rules every host installer follows:
 * a file the install created and that holds only our entries is removed by uninstall, without a backup (there
   is nothing of the user's in it);
 * our hook entries are recognised by their command as a shell reads it (``... pi-memory hook <host> <event>``,
-  whatever path the script had), so installing again replaces them and uninstalling removes exactly them;
+  whatever path the script had), so installing again replaces them and uninstalling removes exactly them
+  (:mod:`.hook_entries`, which also keeps a spill limit the person set on one of ours);
 * our entries go after the user's own, so hosts that key state by position (Codex's hook trust) keep the
   user's keys;
 * an MCP server entry named ``pi-memory`` that is the user's own (``uvx pi-memory mcp`` with an ``env`` of theirs)
@@ -44,7 +45,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -52,6 +52,12 @@ from pathlib import Path
 
 from pi_memory.curated.files import atomic_write_text, backup
 from pi_memory.integrations.hooks import state
+from pi_memory.integrations.hooks.hook_entries import (  # noqa: F401  (the installers call them through here)
+    hook_command,
+    is_ours,
+    with_our_hooks,
+    without_our_hooks,
+)
 
 MCP_NAME = "pi-memory"
 
@@ -95,24 +101,6 @@ def console_script() -> str:
         return str(Path(found).absolute())
     raise InstallError("the pi-memory console script was not found beside this Python or on PATH; install "
                        "pi-memory with pip (or scripts/bootstrap.sh) and run this command with that install")
-
-
-def hook_command(script: str, host: str, event: str, env: dict[str, str] | None = None) -> str:
-    """The command line of one hook: ``[env NAME=VALUE …] <script> hook <host> <event>`` (``env``: the variables
-    of the user's MCP server entry the hooks need too, :mod:`.hook_env`)."""
-    from pi_memory.integrations.hooks.hook_env import prefix
-
-    return f"{prefix(env or {})}{shlex.quote(script)} hook {host} {event}"
-
-
-def is_ours(command: object, host: str) -> bool:
-    """Whether ``command`` is one of our hook commands for ``host``: read as the shell reads it, so words inside a
-    quoted value (a data root named ``…/pi-memory hook codex notes``) are not the command."""
-    try:
-        words = shlex.split(command) if isinstance(command, str) else []
-    except ValueError:  # unbalanced quotes: not a command we wrote
-        return False
-    return any(Path(w).name == "pi-memory" and words[i + 1:i + 3] == ["hook", host] for i, w in enumerate(words))
 
 
 BOM = "\ufeff"
@@ -443,47 +431,6 @@ def uninstall_hooks_file(path: Path, host: str, manifest: dict) -> Change | None
 
 def dump_json(data: dict) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
-def without_our_hooks(hooks: dict, host: str, keep: set[str] = frozenset()) -> tuple[dict, int]:
-    """``hooks`` (an ``{"Event": [{"matcher"?, "hooks": [handler]}]}`` table) without our handlers; groups
-    left empty are dropped, and events left empty too, except those named in ``keep`` (the user had them).
-    Returns the new table and how many were removed."""
-    out: dict = {}
-    removed = 0
-    for event, groups in hooks.items():
-        if not isinstance(groups, list):
-            out[event] = groups
-            continue
-        kept_groups = []
-        for group in groups:
-            handlers = group.get("hooks") if isinstance(group, dict) else None
-            if not isinstance(handlers, list):
-                kept_groups.append(group)
-                continue
-            kept = [h for h in handlers if not (isinstance(h, dict) and is_ours(h.get("command"), host))]
-            removed += len(handlers) - len(kept)
-            if kept:
-                kept_groups.append({**group, "hooks": kept})
-            elif not handlers:
-                kept_groups.append(group)
-        if kept_groups or not groups or event in keep:
-            out[event] = kept_groups
-    return out, removed
-
-
-def with_our_hooks(hooks: dict, host: str, script: str, events: dict[str, tuple[str, int]],
-                   env: dict[str, str] | None = None) -> dict:
-    """``hooks`` with our handler for each ``{our event: (host event name, timeout s)}``, after the user's
-    (``env``: see :func:`hook_command`)."""
-    out, _ = without_our_hooks(hooks, host)
-    for event, (host_event, timeout) in events.items():
-        groups = out.get(host_event)
-        groups = list(groups) if isinstance(groups, list) else []
-        groups.append({"hooks": [{"type": "command", "command": hook_command(script, host, event, env),
-                                  "timeout": timeout}]})
-        out[host_event] = groups
-    return out
 
 
 def summarise(changes: list[Change]) -> str:

@@ -30,7 +30,8 @@ _ALIASES = {"user-prompt-submit": "prompt", "precompact": "pre-compact", "sessio
 EMPTY = "{}"
 # Claude Code keeps at most this many characters of one hook's additionalContext in the model's context: a longer
 # value is saved to a file and the model gets a short preview and the file's path instead (since v2.1.89;
-# anthropics/claude-code issues 51537, 64626). Codex spills past about 2,500 tokens the same way.
+# anthropics/claude-code issues 51537, 64626). Codex spills past its handler's `additionalContextLimit` the same
+# way (2,500 tokens when absent); our Codex handlers set it to 0, so Codex's answers are not fitted to a cap.
 CLAUDE_CONTEXT_CAP = 10_000
 # The longest piece of the run parts (memory blocks, standing instructions) one Claude Code prompt answer carries when
 # they do not fit in the session start (:mod:`pi_memory.prompt.pieces`): the rest of the cap (2,500 characters, about
