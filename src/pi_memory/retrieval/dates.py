@@ -232,10 +232,13 @@ class Window(tuple):
     (:func:`pi_memory.retrieval.engine.recall`)."""
 
     holds_today: bool
+    core: tuple[date, date]  # the days the phrase names, before the margin is added: what the prompt asks about
 
-    def __new__(cls, first: date, last: date, *, holds_today: bool = False) -> Window:
+    def __new__(cls, first: date, last: date, *, holds_today: bool = False,
+                core: tuple[date, date] | None = None) -> Window:
         window = super().__new__(cls, (first, last))
         window.holds_today = holds_today
+        window.core = core or (first, last)
         return window
 
 
@@ -280,7 +283,7 @@ def date_windows(prompt: str, as_of: str) -> tuple[list[Window], str]:
             continue
         lo = first - margin if first - date.min >= margin else date.min  # no overflow at the calendar's ends
         hi = today if last >= today else min(last + margin, today)
-        window = Window(lo, hi, holds_today=(first, last) in now)
+        window = Window(lo, hi, holds_today=(first, last) in now, core=(first, min(last, today)))
         if window not in windows:
             windows.append(window)
     if not windows:
@@ -354,6 +357,18 @@ def floor_windows(windows: list[Window], as_of: str, *, bare: bool) -> list[tupl
         elif w[0] < asked:
             out.append((w[0], min(w[1], asked - timedelta(days=1))))
     return out
+
+
+def asked_days(keys: list[str], days: dict[str, str], windows: list[Window]) -> list[str]:
+    """Of ``keys`` (each dated by ``days``, all inside ``windows``), those on the day a window's phrase names, in
+    the order given; the margin days' only when none is on such a day. "Two days ago" asks about one day: the day
+    on each side is in the window for a misremembered day or a time zone: its candidates stay (with evidence of
+    their own they pass the floor) but are not ranked up, nor let pass by their day alone, unless the day asked
+    has nothing. A window of several days ("this week", "in May") keeps its margin: where a week starts, or a
+    month ends in the user's time zone, is what the margin is for."""
+    asked = [w.core if w.core[0] == w.core[1] else tuple(w) for w in windows]
+    named = [key for key in keys if in_windows(days.get(key, ""), asked)]
+    return named or keys
 
 
 def in_windows(day: str, windows: list[tuple[date, date]]) -> bool:

@@ -346,7 +346,8 @@ def recall(
         _load_semantic(backend, scope, [x[2:] for x in keys if x not in items and x.startswith("s:")], items)
         days = source_vectors.turn_days(conn, {x: turn_rows[x][0] for x in keys if x in turn_rows})
         days.update({x: items[x].when or items[x].date for x in keys if x in items})
-        lists["dates"] = [x for x in keys if recall_dates.in_windows(days.get(x, ""), windows)]
+        lists["dates"] = recall_dates.asked_days([x for x in keys if recall_dates.in_windows(days.get(x, ""), windows)],
+                                                 days, windows)
         if session_job is not None and extra is not None:  # the window's own turns the pool lacks: one more list
             _dated_list(conn, query, windows, extra, moment, project, lists, turn_rows, cosines)
         fused = rrf_fuse(lists, weights=all_weights, k=k)
