@@ -164,10 +164,11 @@ class Evidence:
     cjk: tuple[tuple[str, ...], ...] = field(default=())
     unmatched: float = 0.0
     parts: tuple[tuple[int, tuple[str, ...]], ...] = ()  # (index in words, its words): compounds only
+    acronyms: frozenset[int] = frozenset()  # indexes in words of the prompt's acronyms: two units each, whole words
 
     @property
     def total(self) -> float:
-        return len(self.words) + CJK_WEIGHT * len(self.cjk) + self.unmatched
+        return len(self.words) + len(self.acronyms) + CJK_WEIGHT * len(self.cjk) + self.unmatched
 
     def __bool__(self) -> bool:
         return bool(self.words or self.cjk)
@@ -183,12 +184,16 @@ class Evidence:
         if self.words and not self.langs:  # an English prompt: its terms as written (no stems to compare)
             for i, term in enumerate(_english_patterns(self.words)):
                 if term.search(folded):
-                    found += 1
+                    found += 2 if i in self.acronyms else 1
                 else:
                     missed.append(i)
         elif self.words:
             text_stems: list[set[str]] | None = None
             for i, term in enumerate(self.words):
+                if i in self.acronyms:  # a whole word in any language ("CI" is not in "città")
+                    if _english_pattern(term).search(folded):
+                        found += 2
+                    continue
                 if term.casefold() in folded:
                     found += 1
                     continue
@@ -273,6 +278,25 @@ _ARITHMETIC = re.compile(
     r"разделить\s+на|плюс|минус)(?=\s+[-+]?\d)", re.IGNORECASE)
 
 
+# An acronym written in capitals among lower-case words names what the prompt is about: "how is our CI configured?"
+# had "configur" as its one term (CI is under MIN_TERM_CHARS), so a VPN memory saying "configured" held all of it
+# and was injected while the CI memory was not; "what does the VM run?" injected a turn that "runs pytest". An
+# acronym of 2-6 capitals or digits (a letter first; a plural "s" dropped) is a term and weighs two units, as a
+# date does (:func:`pi_memory.retrieval.engine.recall`), so a text without it holds at most a third of such a
+# prompt. Not in a prompt written in capitals (a shout has no acronyms to tell apart), and not the short words
+# people also write in capitals (our own list).
+_ACRONYM = re.compile(r"(?<![^\W_])([A-Z][A-Z0-9]{1,5})s?(?![^\W_])")
+_NOT_ACRONYMS_TEXT = "ok okay hi no so go up us it me my we he be do is in on to of at an as by if or am id tv pm"
+_NOT_ACRONYMS = frozenset(_NOT_ACRONYMS_TEXT.split())
+
+
+def _acronyms(text: str) -> list[str]:
+    letters = [c for c in text if c.isalpha()]
+    if sum(c.isupper() for c in letters) * 2 > len(letters):
+        return []
+    return list(dict.fromkeys(a.casefold() for a in _ACRONYM.findall(text) if a.casefold() not in _NOT_ACRONYMS))
+
+
 def evidence_terms(query: str) -> Evidence:
     """The :class:`Evidence` of ``query`` (module docstring)."""
     text = _ARITHMETIC.sub(" ", query or "")
@@ -285,9 +309,13 @@ def evidence_terms(query: str) -> Evidence:
     else:  # a prompt of stop words alone ("on the", "what is the") has no keyword evidence: anything holds "the"
         words = tuple(w for w in keyword_terms(rest) if w not in STOP_WORDS and w not in STOP["english"])
     words += tuple(w for w in korean_words(text) if w not in words)
+    acronyms = _acronyms(rest)
+    plurals = {a + "s" for a in acronyms}  # "PRs": the keyword term "prs" is the acronym's
+    words = tuple(w for w in words if w not in plurals) + tuple(a for a in acronyms if a not in words)
     stems = tuple(tuple(stem(w, lang) for lang in langs) for w in words)
     parts = tuple((i, found) for i, w in enumerate(words) if (found := _compound_words(w)))
-    return Evidence(words, langs, stems, _cjk_units(text), parts=parts)
+    return Evidence(words, langs, stems, _cjk_units(text), parts=parts,
+                    acronyms=frozenset(i for i, w in enumerate(words) if w in acronyms))
 
 
 def _compound_words(term: str) -> tuple[str, ...]:
