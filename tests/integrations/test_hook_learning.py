@@ -185,6 +185,8 @@ def test_the_review_runs_between_turns_and_the_next_turn_never_waits_for_it(root
     host.turn("Now the API.")  # its job runs while the review waits for the model
     jobs = wait_jobs(root, "S1", 3, 25)  # before: it waited for the review's job, then gave up after 30 s
     assert "learning" not in jobs[2]  # the fourth turn's job, done while the third's review is still held
+    assert "claude-code stop: session S1: a review of this session is still running; the turn is counted for the " \
+           "next one" in log_text(root)  # never two reviews of one session at once
     assert not (root / "data" / "MEMORY.md").exists()
     model.hold.set()
     jobs = wait_jobs(root, "S1", 4)

@@ -71,27 +71,34 @@ def run(job: dict) -> bool:
     transcript's review lock (:func:`pi_memory.learning.pending.lock`: never two reviews of one session at once)."""
     from filelock import FileLock, Timeout
 
+    from pi_memory.integrations.hooks.handlers import _log_to_hook_log
+    from pi_memory.session import AgentSession
+
     host, sid = str(job.get("host") or "host"), str(job.get("sessionId") or "")
+    event, transcript = job.get("event"), job.get("transcript")
+    started = time.monotonic()
+    _log_to_hook_log("pi_memory.index")  # a read-only data folder: the indexing and capture it skips
+    _log_to_hook_log("pi_memory.learning")  # a learning job that did not run (a dead model server) and why
+    session = AgentSession(job.get("cwd") or None, sid or None)
+    learning, later = session.learning, []
+    review, busy = None, False
+    if event in FLUSH_REASONS:  # before the session's lock: the next turn's job never waits behind a flush's wait
+        review, busy = _review_lock(session, event, transcript, host, sid)
     lock_path = state.session_file(host, sid).with_suffix(".lock")
     state.private_dir(lock_path.parent)
     try:
         lock = FileLock(str(lock_path), timeout=LOCK_WAIT_S)
         lock.acquire()
     except Timeout:
-        state.log(f"{host} {job.get('event')}: another job of session {sid} is still running; skipped")
+        state.log(f"{host} {event}: another job of session {sid} is still running; skipped")
+        if review is not None:
+            review.release()
+        session.shutdown(1.0)
         return False
-    started = time.monotonic()
-    from pi_memory.integrations.hooks.handlers import _log_to_hook_log
-
-    _log_to_hook_log("pi_memory.index")  # a read-only data folder: the indexing and capture it skips
-    _log_to_hook_log("pi_memory.learning")  # a learning job that did not run (a dead model server) and why
-    review = None
     try:
-        from pi_memory.session import AgentSession
-
-        session = AgentSession(job.get("cwd") or None, sid or None)
-        learning, event, transcript = session.learning, job.get("event"), job.get("transcript")
-        (review, busy), later = _review_lock(session, event, transcript, host, sid), []
+        if event == "stop":
+            review, busy = _review_lock(session, event, transcript, host, sid)
+        reports = len(learning.reports) if learning is not None else 0
         saved = state.read_json(state.session_file(host, sid)).get("learning") if sid else None
         if learning is not None and isinstance(saved, dict):
             restore_counters(learning, saved)
@@ -117,7 +124,6 @@ def run(job: dict) -> bool:
                 session.flush(FLUSH_REASONS[event], transcript)
         deadline = started + JOB_CEILING_S - 10
         session.worker.drain(max(1.0, deadline - time.monotonic()))
-        reports = len(learning.reports) if learning is not None else 0
         if learning is not None and sid:
             save_counters(host, sid, learning, COUNTERS if review is not None else
                           tuple(k for k in COUNTERS if k not in MARK))
@@ -129,14 +135,17 @@ def run(job: dict) -> bool:
     try:
         for work, label in later:  # the session is let go: the next turn's job runs meanwhile
             session.worker.submit(work, label)
+        if review is not None and not later:  # nothing of the session's left to review here
+            review.release()
+            review = None
         finished = session.shutdown(max(1.0, deadline - time.monotonic()))
-        if later and learning is not None and sid and review is not None:
+        if learning is not None and sid and review is not None:
             save_counters(host, sid, learning, MARK)
         refresh_context(job.get("cwd"))
         errors = session.worker.errors
         said = [f"{r['kind']} {r['outcome']}" + ("" if r["outcome"] in ("ok", "nothing") else f" ({r['message']})")
                 for r in (learning.reports[reports:] if learning is not None else [])]
-        state.log(f"{host} {job.get('event')}: session {sid}: {session.indexed_files} file(s) indexed, "
+        state.log(f"{host} {event}: session {sid}: {session.indexed_files} file(s) indexed, "
                   f"{len(session.captures)} capture(s), {time.monotonic() - started:.2f} s"
                   + (f"; learning: {'; '.join(said)}" if said else "")
                   + (f"; errors: {'; '.join(errors)}" if errors else "") + ("" if finished else "; cut short"))
