@@ -163,7 +163,12 @@ def _review_lock(session, event: str | None, transcript: str | None, host: str, 
 
     if session.learning is None or not transcript or event not in ("stop", *FLUSH_REASONS):
         return None, False
-    held = pending.take(session.memory.settings.data_dir, transcript, 0.0 if event == "stop" else FLUSH_LOCK_WAIT_S)
+    try:
+        held = pending.take(session.memory.settings.data_dir, transcript,
+                            0.0 if event == "stop" else FLUSH_LOCK_WAIT_S)
+    except OSError as exc:  # a data folder open for reading only: its learning jobs are skipped (and logged) anyway
+        state.log(f"{host} {event}: session {sid}: the review lock cannot be taken: {exc}")
+        return None, False
     if held is None:
         state.log(f"{host} {event}: session {sid}: a review of this session is still running; the turn is counted "
                   "for the next one")
