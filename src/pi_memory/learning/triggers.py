@@ -25,7 +25,10 @@ A long backlog (a session reviewed for the first time, reviews refused for a whi
 that each fit the job budget: one trigger runs at most :data:`BACKLOG_PARTS` review jobs one after the other, the
 mark moving over each part read, and what is left waits for the next review or flush; each job's message says
 which messages it read and what happens to the rest. A shutdown flush keeps its mark in the index while it runs
-(:mod:`.pending`), so what it could not review is reviewed by the next session of the project.
+(:mod:`.pending`), so what it could not review is reviewed by the next session of the project. Every other review
+or flush keeps its mark there while it runs too, holding the session file's lock: one killed before it finished
+(a host hook's job, ``kill -9``) is reviewed again by the session's next trigger (:meth:`SessionLearning.resume`)
+or the next session of the project (:meth:`SessionLearning.start`), from that mark.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ log = logging.getLogger(__name__)
 CORRECTION_EVERY_TURNS = 3
 MIN_USER_MESSAGES = 3
 BACKLOG_PARTS = 3  # review jobs one trigger runs over a long backlog, oldest part first
+LOCK_WAIT_S = 60.0  # a review or flush waits this long for another process's job of the same session file
 NEXT_PART = "are read by the next part of this review, at once"
 AFTER_REVIEW = "wait for the next review or flush"
 AFTER_SHUTDOWN = "are kept for the next session of this project, which reviews them (the mark is kept in the index)"
@@ -151,7 +155,26 @@ class SessionLearning:
         if self.model_named:
             self._submit(self._pending, "learning: flushes left by earlier sessions")
 
+    def resume(self, session_file: str | None) -> None:
+        """The next trigger of a session whose review or flush was killed before it finished (a host hook's job,
+        a new process each turn): queue a review from the mark that job left in the index (:mod:`.pending`), when
+        it left one and no review of this session is running."""
+        if self.model_named and session_file and not self.review_running:
+            self._submit(lambda: self._resume(session_file), "learning: a review that was stopped")
+
     # ------------------------------------------------------------- on the worker
+    def _resume(self, session_file: str) -> None:
+        learner = self._learner()
+        if learner is None or self.review_running:
+            return
+        from pi_memory.learning import pending
+
+        left = pending.get(learner.conn, session_file)
+        if left is None or left.reason == "shutdown":  # a shutdown's row: the next session start reviews it
+            return
+        self.review_running = True
+        self._review(session_file, "review", f"left unfinished by a {left.reason} that was stopped")
+
     def _keep(self, report: JobReport) -> JobReport:
         learner = self._learner()
         if learner is not None:  # on the worker: the budget as the last job left it (status reads it anywhere)
@@ -175,30 +198,52 @@ class SessionLearning:
             self._keep(refine_correction(learner, added, turns, session_id=self.session_id))
 
     def _review(self, session_file: str, kind: str, trigger: str, keep: bool = False) -> None:
-        """A review or flush of the session since the mark, oldest first in parts; ``keep`` (a shutdown flush):
-        the mark kept in the index while it runs and after, until the session is reviewed to its end."""
+        """A review or flush of the session since the mark, oldest first in parts, holding the file's lock
+        (:func:`pending.lock`; another process reviewing it: waited for :data:`LOCK_WAIT_S`, then skipped, the mark
+        left). Its mark is kept in the index while it runs (:mod:`.pending`), so a job killed before it finished
+        is picked up again; ``keep`` (a shutdown flush): also after it, until the session is reviewed to its end.
+        A row an earlier job of this file left (killed, or a shutdown flush's) moves the start to its mark."""
         try:
             learner = self._learner()
             if learner is None:
                 return
             from pi_memory.learning import pending
 
-            sid, turns, _ = _read(session_file)
-            start = self.reviewed if self.reviewed <= len(turns) else 0  # a shorter file: another one, from its start
-            carried = self._carried.get(session_file, 0)  # this file's mark as an earlier session's flush left it
-            start = carried if start < carried <= len(turns) else start
-            refused_from = self.refused_from if start == self.reviewed else -1
-            sid = self.session_id or sid
-            if keep:
-                pending.record(learner.conn, session_file, learner.project, sid, start, refused_from, trigger)
-            self.reviewed, self.refused_from, last = self._backlog(learner, turns, start, refused_from, kind,
-                                                                   trigger, sid, AFTER_SHUTDOWN if keep else
-                                                                   AFTER_REVIEW)
-            if keep:
-                self._kept(learner, session_file, sid, len(turns), self.reviewed, self.refused_from, trigger, last)
+            held = pending.take(self.data_dir, session_file, LOCK_WAIT_S)
+            if held is None:
+                log.warning("learning %s: another process is reviewing %s; the messages since the mark wait for the "
+                            "next review or flush", kind, session_file)
+                return
+            try:
+                self._locked_review(learner, session_file, kind, trigger, keep)
+            finally:
+                held.release()
         finally:
             if kind == "review":
                 self.review_running = False
+
+    def _locked_review(self, learner: Learner, session_file: str, kind: str, trigger: str, keep: bool) -> None:
+        from pi_memory.learning import pending
+
+        sid, turns, _ = _read(session_file)
+        start = self.reviewed if self.reviewed <= len(turns) else 0  # a shorter file: another one, from its start
+        carried = self._carried.get(session_file, 0)  # this file's mark as an earlier session's flush left it
+        start = carried if start < carried <= len(turns) else start
+        refused_from = self.refused_from if start == self.reviewed else -1
+        left = pending.get(learner.conn, session_file)  # a job of this file that did not finish, or a shutdown's
+        if left is not None and start < left.reviewed <= len(turns):
+            start, refused_from = left.reviewed, left.refused_from
+        keep = keep or (left is not None and left.reason == "shutdown")
+        sid = self.session_id or sid
+        pending.record(learner.conn, session_file, learner.project, sid, start, refused_from,
+                       trigger if keep or kind == "flush" else kind)
+        self.reviewed, self.refused_from, last = self._backlog(learner, turns, start, refused_from, kind,
+                                                               trigger, sid, AFTER_SHUTDOWN if keep else
+                                                               AFTER_REVIEW)
+        if keep:
+            self._kept(learner, session_file, sid, len(turns), self.reviewed, self.refused_from, trigger, last)
+        else:  # this session reads what is left itself, at its next review or flush
+            pending.clear(learner.conn, session_file)
 
     def _backlog(self, learner: Learner, turns: list[Turn], start: int, refused_from: int, kind: str, trigger: str,
                  sid: str | None, then: str) -> tuple[int, int, JobReport | None]:
@@ -233,29 +278,49 @@ class SessionLearning:
         self.pending_flushes = pending.count(learner.conn, learner.project)
 
     def _pending(self) -> None:
-        """Review the sessions of this project whose flush at their end did not finish (:mod:`.pending`)."""
+        """Review the sessions of this project a flush at their end, or a job killed before it finished, left
+        unreviewed (:mod:`.pending`); a row whose lock another process holds (its job is running) is left alone."""
         learner = self._learner()
         if learner is None:
             return
         from pi_memory.learning import pending
 
-        for left in pending.waiting(learner.conn, learner.project):
-            if not Path(left.session_file).is_file():
-                pending.clear(learner.conn, left.session_file)
-                log.warning("learning: %s is gone, so the messages its session's end left unreviewed (from message "
-                            "%d) cannot be reviewed", left.session_file, left.reviewed + 1)
-                continue
-            _sid, turns, _ = _read(left.session_file)
-            start = left.reviewed if left.reviewed <= len(turns) else 0
-            trigger = f"left by an earlier session's {left.reason} ({left.outcome or 'not finished'})"
-            reviewed, refused_from, last = self._backlog(learner, turns, start, left.refused_from, "flush", trigger,
-                                                         left.session_id, AFTER_SHUTDOWN)
-            self._carried[left.session_file] = reviewed
-            self._kept(learner, left.session_file, left.session_id, len(turns), reviewed, refused_from,
-                       left.reason, last)
-            if reviewed < len(turns):  # refused again (a budget, no answer): the next start tries again
+        done = 0
+        for left in pending.waiting(learner.conn, learner.project, pending.PICKUP_FILES * 4):
+            if done >= pending.PICKUP_FILES:
                 break
+            held = pending.take(self.data_dir, left.session_file)
+            if held is None:
+                continue
+            try:
+                done += 1
+                if not self._pick(learner, pending.get(learner.conn, left.session_file)):
+                    break
+            finally:
+                held.release()
         self.pending_flushes = pending.count(learner.conn, learner.project)
+
+    def _pick(self, learner: Learner, left) -> bool:
+        """Review what ``left`` (a row of :mod:`.pending`, read again under its lock) left; whether it was reviewed
+        to its end (else the next start tries again)."""
+        from pi_memory.learning import pending
+
+        if left is None:  # reviewed meanwhile
+            return True
+        if not Path(left.session_file).is_file():
+            pending.clear(learner.conn, left.session_file)
+            log.warning("learning: %s is gone, so the messages its session's end left unreviewed (from message "
+                        "%d) cannot be reviewed", left.session_file, left.reviewed + 1)
+            return True
+        _sid, turns, _ = _read(left.session_file)
+        start = left.reviewed if left.reviewed <= len(turns) else 0
+        trigger = f"left by an earlier session's {left.reason} ({left.outcome or 'not finished'})"
+        reviewed, refused_from, last = self._backlog(learner, turns, start, left.refused_from, "flush", trigger,
+                                                     left.session_id, AFTER_SHUTDOWN)
+        self._carried[left.session_file] = reviewed
+        self._kept(learner, left.session_file, left.session_id, len(turns), reviewed, refused_from,
+                   left.reason, last)
+        return reviewed >= len(turns)  # refused again (a budget, no answer): the next start tries again
 
     def _dream(self) -> None:
         from pi_memory.learning.dream import dream
