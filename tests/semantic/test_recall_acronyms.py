@@ -1,7 +1,8 @@
 """An acronym in a prompt ("how is our CI configured?") names what it asks about. It was under the keyword terms'
 three characters, so the prompt's evidence was "configur" alone: a tester saw a VPN memory saying "configured"
 injected and the CI memory left out; "what does the VM run?" and "is the QA env up?" brought turns that "run
-pytest" or set ENV. An acronym is now a term of two units, found as a whole word (:mod:`pi_memory.retrieval.lang`)."""
+pytest" or set ENV. An acronym is now a term of two units, found as a whole word (:mod:`pi_memory.retrieval.lang`); a hyphenated
+word is found however a text joins its parts."""
 
 from __future__ import annotations
 
@@ -55,3 +56,30 @@ def test_which_words_of_a_prompt_are_acronyms(prompt, words, acronyms):
 ])
 def test_an_acronym_weighs_two_units_and_is_found_as_a_whole_word(prompt, text, coverage):
     assert evidence_terms(prompt).coverage(text) == pytest.approx(coverage)
+
+
+# A hyphenated word is found however a text joins its parts (a tester: "was war mit dem Import-Job?" injected
+# nothing although the turn said "nightly import job"; `session-search Import-Job` found it)
+@pytest.mark.parametrize(("prompt", "text", "coverage"), [
+    ("was war mit dem Import-Job?", "the nightly import job failed at 02:10", 1.0),
+    ("the import-job failed", "the nightly import job failed", 1.0),
+    ("the import-job failed", "the nightly import-job failed", 1.0),
+    ("the import-job failed", "important jobs failed", 0.5),  # the parts must follow each other
+    ("e-mail setup", "email setup", 1.0),
+    ("Import-Job kaputt", "nightly import job broke", 0.5),
+])
+def test_a_hyphenated_word_is_found_spelt_with_a_space_or_joined(prompt, text, coverage):
+    assert evidence_terms(prompt).coverage(text) == pytest.approx(coverage)
+
+
+def test_a_german_prompt_with_a_hyphenated_word_recalls_the_turn_spelt_apart(conn, backend, embedder):
+    from semantic_helpers import insert_turns
+
+    from pi_memory.semantic import turn_vectors
+
+    insert_turns(conn, ALICE.project_id, [("imp", "2026-12-03T10:00:00.000Z",
+                                            "the nightly import job failed at 02:10, the importer now retries twice")])
+    turn_vectors.backfill(conn, embedder)
+    hits = recall(backend, "was war mit dem Import-Job?", scope=ALICE, include=("sessions",),
+                  conn=conn, as_of="2026-12-05T10:00:00.000Z")
+    assert [h.id for h in hits] == ["s1#imp"]

@@ -194,7 +194,7 @@ class Evidence:
                     if _english_pattern(term).search(folded):
                         found += 2
                     continue
-                if term.casefold() in folded:
+                if term.casefold() in folded or _HYPHENS.search(term) and _english_pattern(term).search(folded):
                     found += 1
                     continue
                 missed.append(i)
@@ -223,11 +223,20 @@ SHORT_TERM_CHARS = 4
 _INFLECTIONS = "s|es|e|ed|d|er|ers|ing|ings|y|ies|ied|ly"
 
 
+# A hyphenated word is found however a text joins its parts: "Import-Job" in "the nightly import job", "e-mail" in
+# "email", "self-care" in "self care" (a tester's German prompt "was war mit dem Import-Job?" injected nothing).
+_HYPHENS = re.compile(r"[-‐‑]+")
+
+
+def _literal(term: str) -> str:
+    return r"[\W_]*".join(re.escape(part) for part in _HYPHENS.split(term.casefold()))
+
+
 @lru_cache(maxsize=4096)
 def _english_pattern(term: str) -> re.Pattern[str]:
     if not term.isascii():  # a Korean word without its particle ("배포" in "배포는"), an accented name: a substring
-        return re.compile(re.escape(term.casefold()))
-    start = r"(?<![^\W_])" + re.escape(term.casefold())
+        return re.compile(_literal(term))
+    start = r"(?<![^\W_])" + _literal(term)
     if len(term) > SHORT_TERM_CHARS:
         return re.compile(start)
     double = re.escape(term[-1].casefold()) + "(?:ed|ing|er|ers|y)" if term[-1:].isalpha() else "(?!)"
