@@ -173,6 +173,7 @@ class PostgresBackend:
         check_no_nul(metadata, "metadata")
         check_no_nul(source, "source")
         metadata = clean_metadata(metadata, IDENTITY_KEYS)  # before the duplicate check: a control character is refused
+        kept_source = clean_source(source)  # as metadata
         observed_at = check_observed_at(observed_at)
         digest = text_hash(cleaned)
         with self._conn() as conn:
@@ -183,7 +184,7 @@ class PostgresBackend:
             now = now_iso()
             mem = SemanticMemory(text=cleaned, user_id=scope.user_id, project_id=scope.project_id,
                                  agent_id=scope.agent_id, created_at=now, updated_at=now,
-                                 observed_at=observed_at or now, source=clean_source(source),
+                                 observed_at=observed_at or now, source=kept_source,
                                  metadata=metadata, hash=digest)
             try:
                 with conn.transaction():
