@@ -13,7 +13,7 @@ import uuid
 
 from pi_memory.semantic.backends.postgres import PostgresBackend, open_pool
 from pi_memory.semantic.backends.rest_app import create_app
-from pi_memory.semantic.backends.rest_memo import USER_TTL_S
+from pi_memory.semantic.backends.rest_memo import USER_TTL_S, url_key
 from pi_memory.semantic.backends.rest_runner import ServerThread
 from pi_memory.semantic.backends.team_auth import TokenStore
 from pi_memory.semantic.models import Scope
@@ -49,6 +49,10 @@ def test_two_cli_commands_ask_whoami_once_and_keep_no_token(pg_url, embedder, tm
             semantic = {"backend": {"type": "self-hosted", "baseUrl": server.url, "apiKey": token}}
             (tmp_path / "agent" / "settings.json").write_text(json.dumps({"pi-memory": {"semantic": semantic}}),
                                                               encoding="utf-8")
+            # a prompt hook found this server down a moment ago: that is the hooks' to carry, not the CLI's
+            hook_down = {url_key(server.url): {"until": time.time() + 300, "kind": "timeout", "text": "no answer"}}
+            kept_at.parent.mkdir(parents=True, exist_ok=True)
+            kept_at.write_text(json.dumps({"users": {}, "down": hook_down}), encoding="utf-8")
             first, second = listed(), listed()
             assert first == second == ["The staging database is restored every Sunday night"]  # as alice, twice
             assert asked.count("/whoami") == 1
@@ -56,6 +60,7 @@ def test_two_cli_commands_ask_whoami_once_and_keep_no_token(pg_url, embedder, tm
             assert token not in kept and server.url not in kept and alice in kept
             held = json.loads(kept)
             assert [item["user"] for item in held["users"].values()] == [alice]
+            assert held["down"] == hook_down  # left as the hook wrote it
             for item in held["users"].values():  # the same expiry as the hooks': an answer this old is asked again
                 item["at"] = time.time() - USER_TTL_S - 1
             kept_at.write_text(json.dumps(held), encoding="utf-8")
