@@ -11,10 +11,11 @@ session, a CLI command one per command, the inspector one per view), so neither 
 
 Short-lived processes (the Claude Code / Codex hooks: one process per prompt) carry both across processes
 through :func:`snapshot` and :func:`restore`, which the caller writes to a file of its own (the hook state
-folder, readable by its owner only); one-shot CLI commands carry the users only, through the same file. What such a file holds is safe to keep on disk: URLs (with their
-credentials removed by :func:`~pi_memory.safety.urls.redact_url`, and only as digests), SHA-256 digests of
-tokens (what the team server itself stores, ``api_tokens.token_hash``: nothing that can be sent as a token),
-user names, and the error text a person would see. Never a token in clear.
+folder, readable by its owner only); one-shot CLI commands carry the users only, through the same file
+(:func:`before_first_lookup`). What such a file holds is safe to keep on disk: URLs (with their credentials
+removed by :func:`~pi_memory.safety.urls.redact_url`, and only as digests), SHA-256 digests of tokens (what
+the team server itself stores, ``api_tokens.token_hash``: nothing that can be sent as a token), user names, and
+the error text a person would see. Never a token in clear.
 """
 
 from __future__ import annotations
@@ -133,5 +134,5 @@ def forget() -> None:
         _first_lookup.clear()
 
 
-__all__ = ["KINDS", "USER_TTL_S", "before_first_lookup", "down", "forget", "keep_user", "known_user", "mark_down", "mark_up", "restore",
-           "snapshot", "token_key", "url_key"]
+__all__ = ["KINDS", "USER_TTL_S", "before_first_lookup", "down", "forget", "keep_user", "known_user", "mark_down",
+           "mark_up", "restore", "snapshot", "token_key", "url_key"]
