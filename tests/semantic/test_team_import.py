@@ -215,3 +215,15 @@ def test_an_import_refuses_a_row_whose_metadata_holds_a_control_character(store,
     report = import_rows(store, jsonl_rows(__import__("pathlib").Path(_write(tmp_path / "ctl.jsonl", rows))))
     assert (report.memories, dict(report.reasons)) == (1, {"its metadata holds a control character": 2})
     assert [m.metadata for m in store.get_all(scope=Scope(user_id=user))] == [{"note": "tab\tand\nnewline"}]
+
+
+def test_an_import_refuses_a_row_whose_source_holds_a_control_character(store, tmp_path):
+    """As an add refuses it (400), as metadata: a memory's source comes back in every result."""
+    user = "srcctl-" + uuid.uuid4().hex[:8]
+    rows = [_row(f"{user}-1", user, "The build cache lives in GCS", source={"session_id": "s\u001b[2J"}),
+            _row(f"{user}-2", user, "The linter is flake8", source={"kind": "cli", "entry_ids": ["a\u0085"]}),
+            _row(f"{user}-3", user, "The formatter is yapf", source={"session_id": "s-3", "kind": "import"})]
+    report = import_rows(store, jsonl_rows(__import__("pathlib").Path(_write(tmp_path / "src.jsonl", rows))))
+    assert (report.memories, dict(report.reasons)) == (1, {"its source holds a control character": 2})
+    assert [m.source.model_dump(exclude_none=True) for m in store.get_all(scope=Scope(user_id=user))] == [
+        {"session_id": "s-3", "entry_ids": [], "kind": "import"}]

@@ -208,3 +208,40 @@ def test_the_backend_refuses_a_control_character_in_metadata_before_anything_is_
         assert [m.text for m in backend.get_all(scope=scope) if "ARM runners" in m.text] == []
     finally:
         pool.close()
+
+
+@pytest.mark.parametrize(("source", "where", "char"), [
+    ({"session_id": "s1\u001b]0;owned\u0007"}, "source.session_id", "U+001B ESC"),
+    ({"kind": "api", "entry_ids": ["e1", "e\u009b2"]}, "source.entry_ids[1]", "U+009B"),
+    ({"tool\u0007": "x"}, "the key 'tool\\x07' of source", "U+0007"),
+])
+def test_a_control_character_in_the_source_is_a_400_naming_the_field(team, source, where, char):
+    """A gap of the last stop: metadata refused control characters, a memory's `source` (returned by every read as
+    metadata is) took them. It is refused the same way, nothing stored."""
+    text = "The deploy freeze starts on the 20th " + uuid.uuid4().hex[:6]
+    r = add(team, text, source=source)
+    assert (r.status_code, r.json()) == (400, {"error": f"invalid request body: {where} "
+                                                        + CONTROL_SAID.format(char=char)})
+    listed = call(team, "alice", "GET", f"/memories?user_id={team['alice']}&limit=1000").json()["results"]
+    assert [m for m in listed if m["memory"] == text] == []
+    stored = add(team, text, source={"session_id": "s-1", "kind": "api"})
+    assert stored.status_code == 200 and stored.json()["results"][0]["source"] == {
+        "session_id": "s-1", "entry_ids": [], "kind": "api"}
+    again = add(team, text, source=source)  # the same text already stored: still refused, not a quiet NOOP
+    assert again.status_code == 400
+
+
+def test_both_backends_refuse_a_control_character_in_the_source_before_anything_is_stored(team, pg_url, embedder,
+                                                                                        backend):
+    from pi_memory.semantic.models import Scope
+
+    pool = open_pool(pg_url, max_size=1)
+    try:
+        for store in (PostgresBackend(pool, embedder), backend):  # the team store, the embedded one
+            scope = Scope(user_id=team["alice"] + "-src")
+            with pytest.raises(ValueError) as refused:
+                store.add("Builds run on the RISC-V runners", scope=scope, source={"session_id": "a\u001b[2Jb"})
+            assert str(refused.value) == "source.session_id " + CONTROL_SAID.format(char="U+001B ESC")
+            assert [m.text for m in store.get_all(scope=scope) if "RISC-V" in m.text] == []
+    finally:
+        pool.close()

@@ -38,7 +38,13 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     _log_to_stderr(args)
     args = [a if os.path.lexists(a) else safety.replace_unencodable(a) for a in args]  # argv bytes not UTF-8
-    state.one_shot = command_word(args)[0] not in KEEPS_RUNNING  # ui / serve / mcp: a team server asked as a host
+    word = command_word(args)[0]
+    state.one_shot = word not in KEEPS_RUNNING  # ui / serve / mcp: a team server asked as a host
+    shares = state.one_shot and word != "hook"  # the hooks keep their own team-servers.json
+    if shares:  # whose a team server's token is, asked once for many commands (GET /whoami)
+        from pi_memory.cli import team_users
+
+        team_users.share()
     try:
         code = build_command(args)(args=args, prog_name="pi-memory", standalone_mode=False)
     except typer.Abort:
@@ -59,6 +65,10 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         sys.exit(_refuse(exc, "--json" in args))
     finally:
+        if shares:
+            from pi_memory.cli import team_users
+
+            team_users.keep()
         if state.notices is not None:
             state.notices.release()  # after a refusal (dropped) this prints nothing
     sys.exit(code if isinstance(code, int) else 0)

@@ -35,6 +35,13 @@ EfSearchOpt = Annotated[
                  "query (default: $PI_MEMORY_HNSW_EF_SEARCH, else 100); higher finds more of the true nearest "
                  "memories, slower.", show_default=False),
 ]
+REEMBED_EVERY_ENV = "PI_MEMORY_REEMBED_EVERY"
+ReembedEveryOpt = Annotated[
+    float | None,
+    typer.Option("--reembed-every", min=0.1, max=86400, help="Team store: seconds between the passes that embed "
+                 "memories queued without a vector of the server's model (by `serve import`, or redacted at a "
+                 "start; default: $PI_MEMORY_REEMBED_EVERY, else 30).", show_default=False),
+]
 TokenOpt = Annotated[
     str | None,
     typer.Option("--token", help="Bearer token clients must send (default: $PI_MEMORY_SERVER_TOKEN, else a new "
@@ -72,6 +79,7 @@ def serve(
     token_file: TokenFileOpt = None,
     database_url: DatabaseOpt = None,
     ef_search: EfSearchOpt = None,
+    reembed_every: ReembedEveryOpt = None,
     tls_cert: Annotated[Path | None, typer.Option("--tls-cert", help="Certificate file (PEM) for HTTPS.")] = None,
     tls_key: Annotated[Path | None, typer.Option("--tls-key", help="Private key file (PEM) for HTTPS.")] = None,
     insecure_http: Annotated[bool, typer.Option("--insecure-http", help="Allow plain HTTP beyond loopback "
@@ -108,6 +116,8 @@ def serve(
         except ValueError:
             raise fail(f"${EF_SEARCH_ENV} must be a whole number from 1 to 1000, not "
                        f"{os.environ[EF_SEARCH_ENV]!r}.", 2) from None
+    if reembed_every is None and os.environ.get(REEMBED_EVERY_ENV):
+        reembed_every = _seconds(os.environ[REEMBED_EVERY_ENV])
     if (tls_cert is None) != (tls_key is None):
         raise fail("HTTPS needs both --tls-cert and --tls-key.", 2)
     if token is not None and token_file is not None:
@@ -139,9 +149,20 @@ def serve(
         run_server(host=host, port=port, token=token, data_dir=Path(resolved.data_dir), capture=capture,
                    embedder=semantic.embedder, announce=say, report=report, database_url=database_url,
                    tls=(str(tls_cert), str(tls_key)) if tls_cert and tls_key else None, insecure_http=insecure_http,
-                   ef_search=ef_search, project_char_limit=resolved.project_char_limit)
+                   ef_search=ef_search, project_char_limit=resolved.project_char_limit, reembed_every=reembed_every)
     except ServeError as exc:
         raise fail(str(exc), 2) from exc
+
+
+def _seconds(text: str) -> float:
+    """``$PI_MEMORY_REEMBED_EVERY`` as seconds (the range of ``--reembed-every``), else exit 2 saying so."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.1 <= value <= 86400:
+        raise fail(f"${REEMBED_EVERY_ENV} must be a number of seconds from 0.1 to 86400, not {text!r}.", 2)
+    return value
 
 
 from pi_memory.cli import serve_team  # noqa: E402,F401  (serve migrate | token | audit | import | export)

@@ -304,6 +304,7 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
         """See :meth:`pi_memory.semantic.backend.SemanticBackend.add`."""
         cleaned = clean_text(text)
         metadata = _clean_metadata(metadata)  # before the duplicate check: a control character is refused
+        kept_source = clean_source(source)  # as metadata
         observed_at = check_observed_at(observed_at)
         digest = text_hash(cleaned)
         with self._lock:
@@ -315,7 +316,7 @@ class EmbeddedBackend(EmbeddedSearch, EmbeddedReembed):
         now = now_iso()
         mem = SemanticMemory(text=cleaned, user_id=scope.user_id, project_id=scope.project_id,
                              agent_id=scope.agent_id, created_at=now, updated_at=now,
-                             observed_at=observed_at or now, source=clean_source(source),
+                             observed_at=observed_at or now, source=kept_source,
                              metadata=metadata, hash=digest)
         with self._lock, transaction(self.conn):
             again = self._by_hash(scope, digest)  # a concurrent writer may have stored it meanwhile

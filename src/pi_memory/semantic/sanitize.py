@@ -13,6 +13,8 @@ Decisions
 * A metadata key or value (at any depth) holding a C0/C1 control character other than tab and newline is
   refused with ``ValueError`` naming the field (the REST server's 400), as a memory text holding one is:
   metadata comes back in every result and is shown on screens, where an escape sequence would act.
+* A memory's ``source`` (``session_id``, ``entry_ids``, ``kind`` and any extra field) is refused the same way,
+  for the same reason: every read returns it.
 * Identity keys (``user_id``, ``projectId``...) are dropped from metadata: scope comes only from the explicit
   id fields (mem0 #6655). Each caller passes its own key set.
 * ``observed_at`` must be an ISO-8601 date or date-time (``2026-03-14``, ``2026-03-14T09:00:00Z``, with an
@@ -44,10 +46,12 @@ def clean_metadata(metadata: dict[str, Any] | None, identity_keys: Iterable[str]
 
 
 def clean_source(source: dict[str, Any] | MemorySource | None) -> MemorySource:
-    """The :class:`MemorySource` to store, every string field (and extra field) redacted."""
+    """The :class:`MemorySource` to store, every string field (and extra field) redacted; a ``ValueError`` naming
+    the field (``source.session_id``) when a key or value holds a control character, refused as metadata is
+    (:func:`check_no_control`): a source comes back in every read too."""
     if isinstance(source, MemorySource):
         source = source.model_dump(exclude_none=True)
-    return MemorySource.model_validate(redact_value(dict(source or {})))
+    return MemorySource.model_validate(redact_value(check_no_control(dict(source or {}), "source")))
 
 
 def clean_reason(reason: str | None) -> str | None:

@@ -20,20 +20,27 @@ def path() -> Path:
     return state.state_dir() / "hooks" / "team-servers.json"
 
 
-def restore() -> dict:
-    """Give this process what earlier hook processes learnt; returns what the file held."""
+def restore(users_only: bool = False) -> dict:
+    """Give this process what earlier hook processes learnt; returns what the file held. ``users_only``: whose
+    the tokens are, not the servers found down (a one-shot CLI command: :mod:`pi_memory.cli.team_users`)."""
     from pi_memory.semantic.backends import rest_memo
 
     held = state.read_json(path())
-    rest_memo.restore(held)
+    rest_memo.restore({"users": held.get("users")} if users_only else held)
     return held
 
 
-def keep(held: dict) -> None:
-    """Write what this process knows now when it differs from what the file ``held`` (at most one write)."""
+def keep(held: dict, users_only: bool = False) -> None:
+    """Write what this process knows now when it differs from what the file ``held`` (at most one write).
+    ``users_only``: only the users are this process's to write; the servers found down stay as the file held
+    them (they end by themselves within their window)."""
     from pi_memory.semantic.backends import rest_memo
 
     now = rest_memo.snapshot()
+    if users_only:
+        if now["users"] == held.get("users", {}) or not now["users"]:
+            return
+        now = {"users": now["users"], "down": held.get("down", {})}
     if now != held and (now["users"] or now["down"] or held):
         try:
             state.write_json(path(), now)

@@ -173,6 +173,7 @@ class PostgresBackend:
         check_no_nul(metadata, "metadata")
         check_no_nul(source, "source")
         metadata = clean_metadata(metadata, IDENTITY_KEYS)  # before the duplicate check: a control character is refused
+        kept_source = clean_source(source)  # as metadata
         observed_at = check_observed_at(observed_at)
         digest = text_hash(cleaned)
         with self._conn() as conn:
@@ -183,7 +184,7 @@ class PostgresBackend:
             now = now_iso()
             mem = SemanticMemory(text=cleaned, user_id=scope.user_id, project_id=scope.project_id,
                                  agent_id=scope.agent_id, created_at=now, updated_at=now,
-                                 observed_at=observed_at or now, source=clean_source(source),
+                                 observed_at=observed_at or now, source=kept_source,
                                  metadata=metadata, hash=digest)
             try:
                 with conn.transaction():
@@ -247,22 +248,31 @@ class PostgresBackend:
         """Embed the memories queued in ``pi_memory_reembed`` (their text was redacted at a start, or an import
         copied them without a vector of this model: :mod:`.pg_sweep`, :mod:`.team_import`), at most ``limit``
         of them (oldest first; ``None``: all); returns how many got a vector. When embedding fails they stay
-        queued."""
-        with self._conn() as conn:
-            queued = conn.execute("SELECT q.memory_id, m.text FROM pi_memory_reembed q JOIN semantic_memories m ON "
-                                  "m.id = q.memory_id ORDER BY q.queued_at, q.memory_id LIMIT %s",
-                                  (limit,)).fetchall()
+        queued.
+
+        Each batch is claimed in its own transaction (``FOR UPDATE OF q SKIP LOCKED``) and stays claimed while it
+        is embedded, until its vectors are stored and its queue rows deleted in that transaction: another
+        ``serve`` process on the database skips the claimed rows and takes the next ones, so no row is embedded
+        twice. A failed embedding rolls the claim back (the rows wait for the next pass); a process that dies
+        mid-batch releases its claim with its connection."""
         done = 0
-        for start in range(0, len(queued), batch):
-            rows = queued[start:start + batch]
-            vecs = self._embed([text for _id, text in rows])
-            if vecs is None:
-                break
+        while limit is None or done < limit:
+            take = batch if limit is None else min(batch, limit - done)
             with self._conn() as conn, conn.transaction():
+                rows = conn.execute("SELECT q.memory_id, m.text FROM pi_memory_reembed q JOIN semantic_memories m "
+                                    "ON m.id = q.memory_id ORDER BY q.queued_at, q.memory_id LIMIT %s "
+                                    "FOR UPDATE OF q SKIP LOCKED", (take,)).fetchall()
+                if not rows:
+                    break
+                vecs = self._embed([text for _id, text in rows])
+                if vecs is None:
+                    break  # the transaction ends without a write: the claim is released
                 for (memory_id, _text), vec in zip(rows, vecs, strict=True):
                     self._store_vector(conn, memory_id, vec)
                 conn.execute("DELETE FROM pi_memory_reembed WHERE memory_id = ANY(%s)", ([r[0] for r in rows],))
             done += len(rows)
+            if len(rows) < take:
+                break
         return done
 
     def queued_count(self) -> int:

@@ -174,9 +174,9 @@ class RestService:
         messages = messages_of(body)
         try:
             metadata = clean_metadata(body.metadata)
+            source = clean_source(body.source).model_dump(exclude_none=True) if body.source else None
         except ValueError as exc:  # a control character in a key or value: the field is named
             raise ApiError(400, f"invalid request body: {exc}") from exc
-        source = clean_source(body.source).model_dump(exclude_none=True) if body.source else None
         try:
             body.observed_at = check_observed_at(body.observed_at)
         except ValueError as exc:

@@ -11,10 +11,11 @@ session, a CLI command one per command, the inspector one per view), so neither 
 
 Short-lived processes (the Claude Code / Codex hooks: one process per prompt) carry both across processes
 through :func:`snapshot` and :func:`restore`, which the caller writes to a file of its own (the hook state
-folder, readable by its owner only). What such a file holds is safe to keep on disk: URLs (with their
-credentials removed by :func:`~pi_memory.safety.urls.redact_url`, and only as digests), SHA-256 digests of
-tokens (what the team server itself stores, ``api_tokens.token_hash``: nothing that can be sent as a token),
-user names, and the error text a person would see. Never a token in clear.
+folder, readable by its owner only); one-shot CLI commands carry the users only, through the same file
+(:func:`before_first_lookup`). What such a file holds is safe to keep on disk: URLs (with their credentials
+removed by :func:`~pi_memory.safety.urls.redact_url`, and only as digests), SHA-256 digests of tokens (what
+the team server itself stores, ``api_tokens.token_hash``: nothing that can be sent as a token), user names, and
+the error text a person would see. Never a token in clear.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 USER_TTL_S = 600.0  # a token's user is asked again after this long (a revoked token fails its calls anyway)
 
 _lock = threading.Lock()
+_first_lookup: list[Any] = []  # run once before the first lookup of a token's user (before_first_lookup)
 _users: dict[str, tuple[float, str | None]] = {}  # token_key -> (time.time() when asked, the user or None)
 _down: dict[str, tuple[float, str, str]] = {}  # url_key -> (time.time() until, error kind, its text)
 
@@ -40,9 +42,22 @@ def url_key(base_url: str) -> str:
     return hashlib.sha256(f"pi-memory server\0{base_url}".encode()).hexdigest()
 
 
+def before_first_lookup(load: Any) -> None:
+    """Call ``load()`` once, just before this process first looks a token's user up (:func:`known_user`): a
+    one-shot command's composition root gives it what earlier processes kept (:func:`restore`) without reading
+    their file in commands that never reach a memory server."""
+    with _lock:
+        _first_lookup.append(load)
+
+
 def known_user(key: str) -> tuple[bool, str | None]:
     """``(known, user)`` for :func:`token_key` ``key``: ``known`` when an answer younger than :data:`USER_TTL_S`
     is kept."""
+    with _lock:
+        pending = list(_first_lookup)
+        _first_lookup.clear()
+    for load in pending:
+        load()
     with _lock:
         found = _users.get(key)
         if found is None or time.time() - found[0] >= USER_TTL_S:
@@ -116,7 +131,8 @@ def forget() -> None:
     with _lock:
         _users.clear()
         _down.clear()
+        _first_lookup.clear()
 
 
-__all__ = ["KINDS", "USER_TTL_S", "down", "forget", "keep_user", "known_user", "mark_down", "mark_up", "restore",
-           "snapshot", "token_key", "url_key"]
+__all__ = ["KINDS", "USER_TTL_S", "before_first_lookup", "down", "forget", "keep_user", "known_user", "mark_down",
+           "mark_up", "restore", "snapshot", "token_key", "url_key"]

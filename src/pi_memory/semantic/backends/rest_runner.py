@@ -246,14 +246,17 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None 
           embedder: dict[str, Any] | None = None, log_level: str = "warning",
           announce: Callable[[str], None] | None = None, report: ServeReport | None = None,
           database_url: str | None = None, tls: tuple[str, str] | None = None, insecure_http: bool = False,
-          ef_search: int | None = None, project_char_limit: int | None = None) -> None:
+          ef_search: int | None = None, project_char_limit: int | None = None,
+          reembed_every: float | None = None) -> None:
     """Serve semantic memory until SIGINT / SIGTERM, then return: the embedded store of ``data_dir`` (default:
     the configured data root), or with ``database_url`` the PostgreSQL team store (:mod:`.team_server`: per-user
     tokens from its ``api_tokens`` table, every write audited). ``report`` gets the :data:`ServeReport` events
     (default: sentences through ``announce``, default standard error). A generated token is always written
     through ``announce`` (never to ``report``). ``tls``: ``(certfile, keyfile)`` for HTTPS; a bind beyond
     loopback needs it or ``insecure_http``. ``ef_search`` (team store): HNSW candidates per vector query;
-    ``project_char_limit`` (team store): the character limit of the shared project stores.
+    ``project_char_limit`` (team store): the character limit of the shared project stores; ``reembed_every``
+    (team store): seconds between the passes embedding the queued memories (default
+    :data:`~.team_reembed.EVERY_S`).
 
     Raises :class:`ServeError` before listening when the host/token combination is unsafe, the address cannot be
     bound, or the memory cannot be opened."""
@@ -321,7 +324,7 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None 
     previous = {sig: signal.signal(sig, stopped) for sig in (signal.SIGINT, signal.SIGTERM)} if main else {}
     caught = None
     if team is not None:  # what an import queues while the server runs gets its vectors without a restart
-        team.start_reembed(report=lambda done, left: say(
+        team.start_reembed(every=reembed_every, report=lambda done, left: say(
             f"embedded {done} queued {'memory' if done == 1 else 'memories'} (imported or redacted without a "
             f"vector of this server's model); {left} still queued"))
     try:

@@ -319,7 +319,10 @@ def _clean(row: dict[str, Any]) -> _Clean | str:
         metadata = clean_metadata(row.get("metadata"), _DROP)
     except ValueError:  # a key or value holds a control character, as an add refuses it
         return "its metadata holds a control character"
-    source = clean_source(row.get("source")).model_dump(exclude_none=True)
+    try:
+        source = clean_source(row.get("source")).model_dump(exclude_none=True)
+    except ValueError:  # as an add refuses it
+        return "its source holds a control character"
     history, left_out = [], 0
     for h in row.get("history") or []:
         old, old_ok = _history_text(h.get("old_text"))

@@ -10,8 +10,9 @@ Bounds (decision): a pass embeds at most :data:`CAP` memories (oldest first), so
 model for a few seconds at most, beside the requests that need it for their queries. A pass that found a full
 cap is followed by the next one after :data:`BUSY_PAUSE_S` instead of :data:`EVERY_S`, so a large import is
 worked through steadily with pauses for the requests. When embedding fails (an embedding server that is down)
-the rows stay queued and the next pass tries again. Several servers on one database may embed the same row
-once each; the vector stored is the same, so nothing is lost but the time.
+the rows stay queued and the next pass tries again. Several servers on one database share the queue: a pass
+claims each batch it embeds (:meth:`~.postgres.PostgresBackend.embed_queued`: ``FOR UPDATE ... SKIP LOCKED`` in
+the batch's transaction), so another server's pass takes the next rows and no row is embedded twice.
 """
 
 from __future__ import annotations
