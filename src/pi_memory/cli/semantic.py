@@ -288,6 +288,42 @@ def delete(memory_id: str, reason: Annotated[str | None, typer.Option(
 
 @semantic_app.command()
 @_backend_errors
+def update(memory_id: str, text: str, reason: Annotated[str | None, typer.Option(
+               "--reason", help="Why it changed; kept in the memory's history (default: \"updated from the CLI\").")] = None,
+           dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
+    """Replace memory ID by TEXT, a fact that changed ("-" reads standard input): the old version is kept as
+    superseded (see history), and recall marks what still says it."""
+    from pi_memory.semantic.backend import MemoryChangedError, MemoryNotFoundError
+    from pi_memory.semantic.service import RefusedError
+
+    if text == "-":
+        text = text_arg(text)
+    if not text.strip():
+        raise fail(f"Nothing changed: the new text is empty. To remove the memory, run pi-memory semantic delete "
+                   f"{memory_id}.", 2, id=memory_id)
+    try:
+        mem = _service(dir, project).update(memory_id, text, reason=reason or "updated from the CLI")
+    except RefusedError as exc:
+        raise fail(str(exc), 1, id=memory_id) from exc
+    except MemoryChangedError as exc:
+        newer = f"; its newer version is {exc.superseded_by}" if exc.superseded_by else ""
+        raise fail(f"Nothing changed: memory {memory_id} is {exc.status} already{newer} (see pi-memory semantic "
+                   f"history {memory_id}).", 1, id=memory_id) from exc
+    except MemoryNotFoundError as exc:
+        raise fail(f"Nothing changed: no active memory {memory_id!r} in this scope (see `pi-memory semantic list`).",
+                   1, id=memory_id) from exc
+    except ValueError as exc:
+        raise fail(str(exc), 2, id=memory_id) from exc
+    if not _json({"event": "UPDATE" if mem.id != memory_id else "NOOP", "memory": mem.to_public(),
+                  "replaced": memory_id}, json_):
+        out.print(f"Replaced {memory_id} by {mem.id} (the old version is kept in its history)." if mem.id != memory_id
+                  else f"{memory_id} already says that: nothing changed.", markup=False)
+        if (said := redacted_line(text)) is not None:
+            out.print(said, markup=False)
+
+
+@semantic_app.command()
+@_backend_errors
 def history(memory_id: str, dir: DirOpt = None, project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """The changes of memory ID and of the memories it replaced or was replaced by, oldest first."""
     events = _service(dir, project, held_ok=True).history(memory_id)

@@ -11,11 +11,9 @@ Hosts (the pi bridge, the MCP server, the CLI, ``pi-memory serve``) call :func:`
   keeps working);
 * for people: :meth:`SemanticService.status`.
 
-Nothing here raises on a model or backend failure during recall or capture: the outcome/report carries the
-error and it is logged and counted: in ``stats`` (this process) and in the index's job outcomes
-(:mod:`pi_memory.semantic.outcomes`), which every process reads -- ``pi-memory semantic status`` shows what
-the pi bridge's worker did. Turns skipped because of the settings (autoCapture off, no model) are not
-counted there; turns skipped by capture's own rules are.
+Nothing here raises on a model or backend failure during recall or capture: the outcome or report carries the
+error, logged and counted in ``stats`` (this process) and the index's job outcomes (:mod:`.outcomes`, read by
+``pi-memory semantic status``); turns capture's own rules skip are counted, those the settings skip are not.
 """
 
 from __future__ import annotations
@@ -45,11 +43,7 @@ from pi_memory.retrieval.lang import evidence_terms
 from pi_memory.semantic import outcomes
 from pi_memory.semantic.backend import RECALL_SERVER_DOWN, BackendDownError, SemanticBackend
 from pi_memory.semantic.backends.build import build_backend  # re-exported: open_semantic's, and the hosts'
-from pi_memory.semantic.config import (
-    SemanticSettings,
-    host_recall_sources,
-    load_semantic_settings,
-)
+from pi_memory.semantic.config import SemanticSettings, host_recall_sources, load_semantic_settings
 from pi_memory.semantic.models import (
     CaptureReport,
     HistoryEvent,
@@ -293,19 +287,28 @@ class SemanticService:
     def add(self, text: str, *, source: dict[str, Any] | None = None) -> tuple[SemanticMemory, bool]:
         """Store ``text`` verbatim; ``(memory, created)`` -- ``created`` is False for a duplicate. Raises
         :class:`RefusedError` for text that trips the threat scanner, ``ValueError`` for empty text."""
-        from pi_memory.semantic.embedded import too_long
-
-        if isinstance(text, str) and (long := too_long(text)) is not None:  # before the scan and the embedding
-            raise ValueError(long)
-        text = safety.replace_unencodable(text)  # a lone surrogate cannot be embedded or stored: U+FFFD
-        threats = safety.scan_threats(text or "")
-        if threats:
-            raise RefusedError(refusal(threats[0].id))
+        text = self._checked(text)
         key = normalise_text(safety.redact(text or "").strip())
         before = {h.memory.id for h in self.backend.similar(text, scope=self.scope, top_k=3)
                   if normalise_text(h.memory.text) == key}
         mem = self.backend.add(text, scope=self.scope, source=source or {"kind": "api"})
         return mem, mem.id not in before
+
+    def update(self, memory_id: str, text: str, reason: str | None = None) -> SemanticMemory:
+        """Replace active memory ``memory_id`` by ``text`` (the old one superseded, history kept); raises as
+        :meth:`add`, and ``MemoryNotFoundError`` / ``MemoryChangedError`` for an id not active in this scope."""
+        return self.backend.update(memory_id, self._checked(text), scope=self.scope, reason=reason)
+
+    @staticmethod
+    def _checked(text: str) -> str:
+        from pi_memory.semantic.embedded import too_long
+
+        if isinstance(text, str) and (long := too_long(text)) is not None:  # before the scan and the embedding
+            raise ValueError(long)
+        text = safety.replace_unencodable(text)  # a lone surrogate cannot be embedded or stored: U+FFFD
+        if threats := safety.scan_threats(text or ""):
+            raise RefusedError(refusal(threats[0].id))
+        return text
 
     def list(self, limit: int = 100, include_superseded: bool = False) -> list[SemanticMemory]:
         return self.backend.get_all(scope=self.scope, limit=limit, include_superseded=include_superseded)

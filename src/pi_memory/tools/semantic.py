@@ -1,6 +1,7 @@
-"""The model-callable ``mem0_memory`` tool: search / add / get_all / delete over semantic memory.
+"""The model-callable ``mem0_memory`` tool: search / add / get_all / update / delete over semantic memory.
 
-Name and actions are the seed extension's, so prompts written for it keep working; the argument names are
+Name and actions are the seed extension's (``update`` is ours: a fact that changed, the old version superseded), so
+prompts written for it keep working; the argument names are
 ``action``, ``query``, ``text``, ``memoryId`` and ``topK`` (the seed's ``content`` and ``memory_id`` are
 accepted as aliases). Registered only when ``toolEnabled`` resolves to true (:func:`create_semantic_tools`).
 
@@ -39,6 +40,8 @@ DESCRIPTION = (
     "'search' (needs query): the memories most relevant to a question, best first; "
     "'add' (needs text): store one short, self-contained fact worth remembering in later sessions; "
     "'get_all': list the stored memories, newest first; "
+    "'update' (needs memoryId and text): replace a memory whose fact changed with the new fact (the old one is kept "
+    "in history, marked as replaced); "
     "'delete' (needs memoryId from a search or list result): remove a memory that is wrong or outdated "
     "(it is kept in history). Relevant memories are usually recalled automatically before you answer; search "
     "when you need more. Never store secrets."
@@ -48,21 +51,21 @@ DESCRIPTION = (
 class MemoryToolArgs(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    action: Literal["search", "add", "get_all", "delete"] = Field(description="What to do.")
+    action: Literal["search", "add", "get_all", "update", "delete"] = Field(description="What to do.")
     query: str | None = Field(default=None, description="search: what to look for, in plain words.")
     text: str | None = Field(default=None, validation_alias=AliasChoices("text", "content"),
-                             description="add: the fact to store, one short sentence.")
+                             description="add: the fact to store, one short sentence; update: the new fact.")
     memory_id: str | None = Field(default=None, alias="memoryId",
                                   validation_alias=AliasChoices("memoryId", "memory_id"),
-                                  description="delete: the id of the memory to remove.")
+                                  description="delete, update: the id of the memory to remove or replace.")
     top_k: int | None = Field(default=None, alias="topK", validation_alias=AliasChoices("topK", "top_k"),
                               gt=0, le=MAX_TOP_K, description="search: how many results (default from settings).")
 
     @model_validator(mode="after")
     def _needs(self) -> MemoryToolArgs:
-        need = {"search": ("query", self.query), "add": ("text", self.text), "delete": ("memoryId", self.memory_id)}
-        if self.action in need:
-            name, value = need[self.action]
+        need = {"search": [("query", self.query)], "add": [("text", self.text)],
+                "delete": [("memoryId", self.memory_id)], "update": [("memoryId", self.memory_id), ("text", self.text)]}
+        for name, value in need.get(self.action, []):
             if not (value or "").strip():
                 raise ValueError(f"action '{self.action}' needs a non-empty '{name}'")
         return self
@@ -131,6 +134,8 @@ def handle(service: SemanticService, a: MemoryToolArgs) -> dict[str, Any]:
             return {"success": True, "action": "add", "event": "ADD" if created else "NOOP", "id": mem.id,
                     "memory": sanitise(mem),
                     "message": "Stored." if created else "Already stored; nothing changed."}
+        if a.action == "update":
+            return _update(service, a)
         removed = service.delete(a.memory_id or "", reason="deleted by the agent (mem0_memory)")
         if removed:
             return {"success": True, "action": "delete", "id": a.memory_id, "message": "Deleted (kept in history)."}
@@ -146,6 +151,27 @@ def handle(service: SemanticService, a: MemoryToolArgs) -> dict[str, Any]:
         return {"success": False, "action": a.action, "code": "server_down", "error": SERVER_DOWN}
     except (BackendError, ValueError) as exc:
         return {"success": False, "action": a.action, "error": f"{exc}"}
+
+
+def _update(service: SemanticService, a: MemoryToolArgs) -> dict[str, Any]:
+    from pi_memory.semantic.backend import MemoryChangedError, MemoryNotFoundError
+
+    try:
+        mem = service.update(a.memory_id or "", a.text or "", reason="updated by the agent (mem0_memory)")
+    except MemoryChangedError as exc:
+        newer = f" Its newer version is {exc.superseded_by}: update that one if it is wrong too." \
+            if exc.superseded_by else ""
+        return {"success": False, "action": "update", "id": a.memory_id,
+                "error": f"Memory {a.memory_id!r} is {exc.status} already; nothing changed.{newer}"}
+    except MemoryNotFoundError:
+        return {"success": False, "action": "update", "id": a.memory_id,
+                "error": f"No active memory with id {a.memory_id!r} here; nothing changed. Use action 'search' or "
+                         "'get_all' to find the id of the memory to replace."}
+    if mem.id == a.memory_id:
+        return {"success": True, "action": "update", "event": "NOOP", "id": mem.id, "memory": sanitise(mem),
+                "message": "It already says that; nothing changed."}
+    return {"success": True, "action": "update", "event": "UPDATE", "id": mem.id, "replaced": a.memory_id,
+            "memory": sanitise(mem), "message": "Replaced; the old version is kept in history."}
 
 
 def create_semantic_tools(service: SemanticService, *, force: bool = False,
