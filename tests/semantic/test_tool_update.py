@@ -43,3 +43,23 @@ def test_update_refuses_an_unknown_id_a_hostile_text_and_missing_arguments(servi
 def test_update_needs_an_id_and_a_text(service, args):  # noqa: F811
     out = _tool(service).call(args)
     assert out.is_error and "Invalid arguments" in out.result["error"]
+
+
+def test_pi_mem0_update_command_says_what_it_did_in_a_persons_words(service):  # noqa: F811
+    from types import SimpleNamespace
+
+    from pi_memory.integrations.pi.mem0_command import mem0
+
+    memory = SimpleNamespace(semantic=lambda: service, semantic_status="")
+    old, _ = service.add(OLD)
+    r = mem0(memory, f"update {old.id} {NEW}")
+    [new] = service.list()
+    assert r == {"text": f"Replaced {old.id} by {new.id} (the old version is kept in its history).", "level": "info"}
+    assert new.text == NEW
+    assert mem0(memory, f"update {old.id} PostgreSQL 17") == {
+        "text": f"Nothing changed: {old.id} is superseded already; its newer version is {new.id}.", "level": "warning"}
+    assert mem0(memory, f"update {new.id} {NEW}")["text"] == f"{new.id} already says that: nothing changed."
+    assert mem0(memory, "update nope the text") == {
+        "text": "No active memory 'nope' in this scope (see /mem0 profile).", "level": "warning"}
+    assert mem0(memory, f"update {new.id}")["text"].startswith("Usage: /mem0 status | search QUERY | profile | add TEXT "
+                                                               "| update ID TEXT")

@@ -1,5 +1,5 @@
 """``/mem0`` (seed 004's command family) over the semantic service, as ``pi-memory semantic`` does:
-``status``, ``search QUERY``, ``profile`` (every active memory), ``add TEXT``, ``delete ID``,
+``status``, ``search QUERY``, ``profile`` (every active memory), ``add TEXT``, ``update ID TEXT``, ``delete ID``,
 ``dedup [--apply]``. Text for a person; stored values are printed as plain text."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 from pi_memory.reports import one_line, redacted_line
 
-HELP = "Usage: /mem0 status | search QUERY | profile | add TEXT | delete ID | dedup [--apply]"
+HELP = "Usage: /mem0 status | search QUERY | profile | add TEXT | update ID TEXT | delete ID | dedup [--apply]"
 
 
 def _reply(lines: list[str], level: str = "info") -> dict[str, Any]:
@@ -55,6 +55,8 @@ def _run(service: Any, verb: str, rest: str) -> dict[str, Any]:
             return _reply([f"Not stored: {exc}"], "warning")
         said = redacted_line(rest)  # stored redacted, as `pi-memory semantic add` says too
         return _reply([("Stored " if created else "Already stored as ") + mem.id, *([said] if said else [])])
+    if verb == "update":
+        return _update(service, rest)
     if verb == "delete":
         if not rest:
             return _reply([HELP], "warning")
@@ -73,3 +75,25 @@ def _run(service: Any, verb: str, rest: str) -> dict[str, Any]:
             lines.append(f"refused: {report.refused}")
         return _reply(lines, "warning" if report.refused or report.failures else "info")
     return _reply([f"Unknown /mem0 action {verb!r}.", HELP], "warning")
+
+
+def _update(service: Any, rest: str) -> dict[str, Any]:
+    from pi_memory.semantic.backend import MemoryChangedError, MemoryNotFoundError
+    from pi_memory.semantic.service import RefusedError
+
+    mid, _, text = rest.partition(" ")
+    if not mid or not text.strip():
+        return _reply([HELP], "warning")
+    try:
+        mem = service.update(mid, text.strip(), reason="updated with /mem0 update")
+    except MemoryChangedError as exc:
+        newer = f"; its newer version is {exc.superseded_by}" if exc.superseded_by else ""
+        return _reply([f"Nothing changed: {mid} is {exc.status} already{newer}."], "warning")
+    except MemoryNotFoundError:
+        return _reply([f"No active memory {mid!r} in this scope (see /mem0 profile)."], "warning")
+    except (RefusedError, ValueError) as exc:
+        return _reply([f"Not stored: {exc}"], "warning")
+    if mem.id == mid:
+        return _reply([f"{mid} already says that: nothing changed."])
+    said = redacted_line(text)
+    return _reply([f"Replaced {mid} by {mem.id} (the old version is kept in its history).", *([said] if said else [])])

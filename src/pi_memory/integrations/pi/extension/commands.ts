@@ -26,14 +26,14 @@ const COMMANDS: Array<{ name: string; id: string; description: string; timeoutMs
 	{ name: "memory-switch-project", id: "projects", description: "Project memory stores and their entry counts" },
 	{ name: "memory-index-sessions", id: "index_sessions", description: "Index every pi / Claude Code / Codex session for search", timeoutMs: LONG_MS },
 	{ name: "memory-sync-markdown", id: "sync_markdown", description: "Mirror the Markdown memory files into the search index" },
-	{ name: "mem0", id: "mem0", description: "Semantic memory: status | search Q | profile | add TEXT | delete ID | dedup [--apply]", timeoutMs: RECALL_MS },
+	{ name: "mem0", id: "mem0", description: "Semantic memory: status | search Q | profile | add TEXT | update ID TEXT | delete ID | dedup [--apply]", timeoutMs: RECALL_MS },
 ];
 
 /** Argument completions pi offers after `/name ` (the verbs of each command family). */
 const VERBS: Record<string, string[]> = {
 	memory: ["status", "limit "],
 	"memory-pin": ["list", "add ", "remove ", "clear"],
-	mem0: ["status", "search ", "profile", "add ", "delete ", "dedup", "dedup --apply"],
+	mem0: ["status", "search ", "profile", "add ", "update ", "delete ", "dedup", "dedup --apply"],
 };
 
 function completions(name: string): ((prefix: string) => any[] | null) | undefined {
