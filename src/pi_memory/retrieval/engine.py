@@ -138,6 +138,7 @@ class RecallHit:
     memory: SemanticMemory | None = None
     similarity: float | None = None
     coverage: float = 0.0
+    needed: float = MIN_KEYWORD_COVERAGE  # the coverage that alone is evidence (:func:`keywords_needed`)
     unscored: bool = False  # a remote service ranked it and sent no score details (Mem0's server, the platform)
     when: str = ""  # full timestamp (turn written, memory or entry created): compared with ``as_of``
     dated: bool = False  # its day alone lets it past the floor: inside a past window the prompt names (recall)
@@ -177,9 +178,18 @@ def keyword_coverage(terms: recall_lang.Evidence | Sequence[str], text: str) -> 
     return recall_lang.coverage_of(terms, text)
 
 
+def keywords_needed(terms: recall_lang.Evidence) -> float:
+    """The keyword coverage that alone is evidence for a prompt of ``terms``: :data:`MIN_KEYWORD_COVERAGE`, or all
+    of it for a prompt of two words and nothing else, where one word says nothing of what is asked ("how do I
+    configure vim?" injected turns saying "configured"); with the partial rule's cosine it still passes."""
+    if terms.total == 2 and len(terms.words) == 2:  # two plain words: no CJK, no date, no acronym, no compound
+        return 1.0
+    return MIN_KEYWORD_COVERAGE
+
+
 def has_evidence(hit: RecallHit, min_similarity: float) -> bool:
     """Whether ``hit`` may be injected: ``min_similarity <= 0`` (floor off), a cosine at or above the floor,
-    keyword coverage at or above :data:`MIN_KEYWORD_COVERAGE`, a day inside a date window the prompt names
+    keyword coverage at or above ``hit.needed`` (:func:`keywords_needed`), a day inside a date window the prompt names
     (``dated``: "what did we decide about caching last week?" keeps last week's turns holding a keyword or half the
     floor's cosine, :data:`DATED_SIMILARITY`, and those recording a decision; recall sets it only before the day
     asked on in a window in the past, and for a prompt asking only what went on whatever the turn holds), a session turn
@@ -187,7 +197,7 @@ def has_evidence(hit: RecallHit, min_similarity: float) -> bool:
     quarters of the floor's cosine together (:data:`PARTIAL_COVERAGE`), or a remote backend's hit that came with no score
     details at all (``unscored``: its service ranked it by meaning and there is nothing here to judge it by).
     A hit with details but no cosine (found by keyword only) needs the keyword coverage."""
-    if min_similarity <= 0 or hit.coverage >= MIN_KEYWORD_COVERAGE or hit.unscored or hit.dated or hit.near_evidence:
+    if min_similarity <= 0 or hit.coverage >= hit.needed or hit.unscored or hit.dated or hit.near_evidence:
         return True
     if hit.similarity is None:
         return False
@@ -203,12 +213,11 @@ def evidence_reasons(hit: RecallHit, min_similarity: float) -> list[str]:
         reasons.append("the similarity floor is off (recallMinSimilarity 0)")
     if hit.similarity is not None and hit.similarity >= min_similarity > 0:
         reasons.append(f"similarity {hit.similarity:.3f} is at or above the floor {min_similarity:g}")
-    if hit.coverage >= MIN_KEYWORD_COVERAGE:
-        reasons.append(f"{hit.coverage:.0%} of the prompt's keywords are in its text (at least "
-                       f"{MIN_KEYWORD_COVERAGE:.0%} needed)")
+    if hit.coverage >= hit.needed:
+        reasons.append(f"{hit.coverage:.0%} of the prompt's keywords are in its text (at least {hit.needed:.0%} needed)")
     partial = PARTIAL_SIMILARITY * min_similarity
     if (hit.similarity is not None and min_similarity > 0 and partial <= hit.similarity < min_similarity
-            and PARTIAL_COVERAGE <= hit.coverage < MIN_KEYWORD_COVERAGE):
+            and PARTIAL_COVERAGE <= hit.coverage < hit.needed):
         reasons.append(f"similarity {hit.similarity:.3f} and {hit.coverage:.0%} of the prompt's keywords together "
                        f"(at least {partial:.2f} and {PARTIAL_COVERAGE:.0%})")
     if hit.unscored:
@@ -360,7 +369,7 @@ def recall(
         # the date counts twice: "what did we decide in May?" has one other word, and December's "we decided" turns
         # held half the prompt with it (LoCoMo and recall_floor.py unchanged)
         terms = replace(rest_terms, unmatched=2 * max(0.0, terms.total - rest_terms.total))
-    floor = script_floor(words_query, min_similarity)
+    floor, needed = script_floor(words_query, min_similarity), keywords_needed(terms)
     # a day alone passes the floor inside a window the prompt asks about as past ("what did we decide about caching
     # last week?"), before the day asked on; a window holding today ("what's the weather like today?") says when
     # the user asks, not what about, so its candidates need evidence of their own unless the prompt asks only what
@@ -405,6 +414,7 @@ def recall(
             if in_past and decision and not hit.dated:
                 whole = loaded.get(str(f.key))
                 hit.dated = recall_dates.states_decision(whole[1] if whole else hit.source_text or hit.text)
+            hit.needed = needed
             judged.append((hit, has_evidence(hit, floor)))
         near.update(h.message_id for h, _ in judged if h.message_id and (h.similarity or 0.0) >= floor)
         lifted = context_evidence(conn, [h.message_id for h, ok in judged if not ok and h.message_id], near, moment)

@@ -167,8 +167,8 @@ class Evidence:
     acronyms: frozenset[int] = frozenset()  # indexes in words of the prompt's acronyms: two units each, whole words
 
     @property
-    def total(self) -> float:
-        return len(self.words) + len(self.acronyms) + CJK_WEIGHT * len(self.cjk) + self.unmatched
+    def total(self) -> float:  # an acronym and a compound name of code weigh two units (:data:`_ACRONYM`)
+        return len(self.words) + len(self.acronyms) + len(self.parts) + CJK_WEIGHT * len(self.cjk) + self.unmatched
 
     def __bool__(self) -> bool:
         return bool(self.words or self.cjk)
@@ -181,10 +181,11 @@ class Evidence:
         folded = (text or "").casefold()
         found = 0.0
         missed: list[int] = []
+        heavy = self.acronyms.union(i for i, _ in self.parts)
         if self.words and not self.langs:  # an English prompt: its terms as written (no stems to compare)
             for i, term in enumerate(_english_patterns(self.words)):
                 if term.search(folded):
-                    found += 2 if i in self.acronyms else 1
+                    found += 2 if i in heavy else 1
                 else:
                     missed.append(i)
         elif self.words:
@@ -195,21 +196,21 @@ class Evidence:
                         found += 2
                     continue
                 if term.casefold() in folded or _HYPHENS.search(term) and _english_pattern(term).search(folded):
-                    found += 1
+                    found += 2 if i in heavy else 1
                     continue
                 missed.append(i)
                 if text_stems is None:
                     tokens = set(_WORDS.findall(folded))
                     text_stems = [{stem(t, lang) for t in tokens} for lang in self.langs]
                 if any(self.stems[i][j] in text_stems[j] for j in range(len(self.langs))):
-                    found += 1
+                    found += 2 if i in heavy else 1
                     missed.pop()
         if missed and self.parts:  # a compound not found whole: the share of its words the text holds
             for i, words in self.parts:
                 if i in missed:
                     held = [bool(w.search(folded)) for w in _english_patterns(words)]
                     share = sum(held) / len(held)
-                    found += 1.0 if held[-1] and share >= 0.5 else share
+                    found += 2.0 if held[-1] and share >= 0.5 else 2 * share
         found += CJK_WEIGHT * sum(1 for grams in self.cjk if any(g in folded for g in grams))
         return found / total
 
@@ -292,7 +293,8 @@ _ARITHMETIC = re.compile(
 # and was injected while the CI memory was not; "what does the VM run?" injected a turn that "runs pytest". An
 # acronym of 2-6 capitals or digits (a letter first; a plural "s" dropped) is a term and weighs two units, as a
 # date does (:func:`pi_memory.retrieval.engine.recall`), so a text without it holds at most a third of such a
-# prompt. Not in a prompt written in capitals (a shout has no acronyms to tell apart), and not the short words
+# prompt. A compound name of code (``requests.exceptions.ConnectionError``) weighs two units as well: it too is
+# what the prompt is about, and "how do we handle <it>" must not come down to "handle". Not in a prompt written in capitals (a shout has no acronyms to tell apart), and not the short words
 # people also write in capitals (our own list).
 _ACRONYM = re.compile(r"(?<![^\W_])([A-Z][A-Z0-9]{1,5})s?(?![^\W_])")
 _NOT_ACRONYMS_TEXT = "ok okay hi no so go up us it me my we he be do is in on to of at an as by if or am id tv pm"

@@ -35,6 +35,7 @@ from pi_memory.retrieval.engine import (
     format_recall,
     has_evidence,
     keyword_coverage,
+    keywords_needed,
     recall,
     script_floor,
     skip_reason,
@@ -276,12 +277,11 @@ class SemanticService:
             return hits
         terms = evidence_terms(query)  # recall's evidence in every language, and its per-script floor
         floor_value = script_floor(query, self.settings.recall_min_similarity)
-        kept = []
+        needed, kept = keywords_needed(terms), []
         for hit in hits:
             judged = RecallHit.from_semantic(hit)
-            judged.coverage = keyword_coverage(terms, hit.memory.text)
-            if has_evidence(judged, floor_value):
-                kept.append(hit)
+            judged.coverage, judged.needed = keyword_coverage(terms, hit.memory.text), needed
+            kept += [hit] if has_evidence(judged, floor_value) else []
         return kept
 
     def add(self, text: str, *, source: dict[str, Any] | None = None) -> tuple[SemanticMemory, bool]:
