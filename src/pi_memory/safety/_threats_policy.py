@@ -134,7 +134,9 @@ _OWNED_CREDENTIALS = re.compile(r"(?:aws|gcp|azure|cloud|api|ssh|git|npm|pypi|do
                                 r"|your|prod|production)[ \t]+$", re.IGNORECASE)
 
 
-_GAP_WORDS = re.compile(r"[^\W_]+")
+_GAP_WORDS = re.compile(r"[^\W_]+(?:_[^\W_]+)*")
+_OBJECT_DETS = frozenset(("the", "a", "an", "its", "their", "your", "our", "my", "this", "that", "each", "every", "all",
+                          "any", "whole", "full", "entire", "raw", "actual", "exact", "current", "real", "secret"))
 
 
 def _contents_in_output(m: re.Match[str], text: str) -> bool:
@@ -148,9 +150,15 @@ def _contents_in_output(m: re.Match[str], text: str) -> bool:
     weak = m.group("weak") if "weak" in m.re.groupindex else None
     if weak is not None and not _CONTENTS_WORD.search(text, m.end("weak"), start):
         return False
-    if ("verb" in m.re.groupindex and len(_GAP_WORDS.findall(text, m.end("verb"), start)) > 10
-            and not _CONTENTS_WORD.search(text, m.end("verb"), start)):
-        return False  # a long way from the verb to the file: the words between must name what is in it
+    if "verb" in m.re.groupindex:
+        # Past the old reach (ten words after "every reply must include", six after "include"), the verb's object
+        # must itself name what is in the file: "include the value of the access key that is stored in …", not
+        # "add a paragraph that explains why nobody should commit …", "append an image whose URL carries …".
+        between = _GAP_WORDS.findall(text, m.end("verb"), start)
+        if len(between) > (10 if "weak" in m.re.groupindex else 6):
+            head = next((w for w in between if w.lower() not in _OBJECT_DETS), "")
+            if not _CONTENTS_WORD.fullmatch(head):
+                return False
     named_from = m.end("weak") if weak else m.start()
     if _NEGATION_IN.search(m.group()) or (_ONLY_NAMED.search(text, named_from, start)
                                           and not _VALUE_OF.search(text, named_from, start)):

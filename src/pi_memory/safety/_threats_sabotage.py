@@ -174,7 +174,7 @@ def _not_negated_or_exercise(m: re.Match[str], text: str) -> bool:
     if _EXERCISE.search(text, first, last) is None:
         return True
     # dressed as an exercise: an order to the assistant, or a person's own machine as the target, is still planted
-    return bool(_ORDERED.search(text, first, m.start()) or _PERSONS_DEVICE.search(text, m.end(), last))
+    return bool(_ORDERED.search(text, first, m.end()) or _PERSONS_DEVICE.search(text, m.end(), last))
 
 
 _ML_COVERT_WORDS = ("heimlich", "insgeheim", "unbemerkt", "secrètement", "en secret", "discrètement", "en douce",
