@@ -42,12 +42,12 @@ from ._text import fold
 # A run of 12 to 48 words (a phrase with list words of the prose around it), each taken whole (possessive: a
 # failed run is not split again); the words are the validator's to read.
 _SEP = r"(?>[ \t]*,[ \t]*|[ \t]*\r?\n[ \t]*|[ \t]+)(?:\d{1,2}[.):]?[ \t]+)?+"
-_WORD = r"[^\W\d_]{3,10}+"
+# The letters of the alphabetic lists once folded (accents dropped; Russian keeps some Cyrillic letters).
+_LETTERS = r"A-Za-z\u0400-\u04ff"
+_WORD = rf"[{_LETTERS}]{{3,10}}+"
 _RUN = rf"(?P<run>{_WORD}(?:{_SEP}{_WORD}){{11,47}}+)(?![\w-])"
 _LEAD = r"[ \t]*(?:[-*+][ \t]+)?(?:\d{1,2}[.):]?[ \t]+)?+"  # a bullet or a number before the first word
 _LABEL_WORDS = r"seed|mnemonic|recovery|wallet|backup|phrase|助记词|助記詞"
-# The letters of the alphabetic lists once folded (accents dropped; Russian keeps some Cyrillic letters).
-_LETTERS = r"A-Za-z\u0400-\u04ff"
 # CJK: a Han character, or a kana or Hangul word, a word.
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 SEED_ROWS = (  # (pattern, keywords, anchor, hint)
