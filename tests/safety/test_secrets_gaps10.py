@@ -91,6 +91,9 @@ def test_pass_as_a_label_and_one_letter_passwords_are_redacted(text, expected):
     "Save password: y",
     "``password: x``",
     "tests pass: toor",
+    # dots where a value would stand: these made redact() raise IndexError
+    "password: ..", "pw=.", "password: .", "pass=...", "user: bob password: ... (ask)",
+    "(``password: …\\\\n``)",  # dots and escapes in a docstring, no letter or digit
 ])
 def test_pass_as_a_verb_and_code_stay(text):
     _clean(text)

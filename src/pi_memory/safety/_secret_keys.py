@@ -269,6 +269,8 @@ def short_password(m: re.Match[str], text: str) -> tuple[int, int] | None:
     if group == "v":
         value = value.rstrip(".")
         end = start + len(value)
+        if not value:
+            return None  # "password: ..": dots, no value (this once raised IndexError)
     if "\\" in value or _in_marker(text, start):
         return None  # a backslash: an escape ("password: x\\n" in a docstring), read decoded elsewhere
     if len(value) == 1:
