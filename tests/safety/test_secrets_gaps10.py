@@ -93,6 +93,7 @@ def test_pass_as_a_label_and_one_letter_passwords_are_redacted(text, expected):
     "tests pass: toor",
     # dots where a value would stand: these made redact() raise IndexError
     "password: ..", "pw=.", "password: .", "pass=...", "user: bob password: ... (ask)",
+    "in its query string (``?password=…``), or",
     "(``password: …\\\\n``)",  # dots and escapes in a docstring, no letter or digit
 ])
 def test_pass_as_a_verb_and_code_stay(text):
