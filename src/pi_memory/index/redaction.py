@@ -60,7 +60,7 @@ from filelock import FileLock, Timeout
 from pi_memory.index import redaction_semantic, segments
 from pi_memory.safety import redact, secret_spans
 
-VERSION = 9
+VERSION = 10
 """The scanner's patterns the stored rows were redacted with: raised whenever the secret scanner learns a
 format (2: truncated private keys, Vault, Telegram, ``.pgpass``, Basic auth, Docker auths; 3: ``.netrc``,
 registry ``login -p``, password phrases in 11 languages, age and PuTTY keys; 4: password phrases with an arrow,
@@ -76,7 +76,11 @@ key material after a label naming a key, cookie, seed or salt (``encryption key:
 column of a Markdown table, and a 4-5 character password after ``pw:``/``pass=``; 9: a password in a table row with
 no header, a value under a heading (``## Password\nX``), a capitalised word under a label, hex key material after a
 label word the lists lacked, BIP39 seed phrases, ``pw is toor`` and 2-3 character passwords, words people choose as
-passwords (``Passwort ist geheim``), and a door code after an opening verb (``the door opens with 7731``). An index
+passwords (``Passwort ist geheim``), and a door code after an opening verb (``the door opens with 7731``); 10: a word
+password under a known account in a table row with no header (``| root | toor |``), ``pass: toor`` and one-letter
+passwords (``pass = x``), BIP39 seed phrases of the other lists, in capitals or mid-sentence with no label (while
+hex after "the widget key" and "Das Passwort ist geheim." are kept as they are, which a new version cannot undo in
+rows already redacted). An index
 whose finished state has an older version runs the text phases again
 (:func:`redact_pending_index`)."""
 BATCH = 2000

@@ -17,14 +17,18 @@ value must look like depends on the word before the label (joined by a space, ``
   routing, …: ``_DATA_WORDS``): never;
 * any other word ("the key is …", "seed: …"): only random base64 (24+ characters with upper case, lower case and
   3+ digits, entropy >= 3.8 bits/char); a hex digest there is a hash or an id, not a secret, except
-* hex of a key's length (32, 48 or 64 digits: 128, 192 or 256 bits) after a word of content that the lists lack
-  ("the disk key was 9f86…", "LUKS key: …"), when the line names no hash (sha, md5, digest, checksum, hash, commit,
-  fingerprint, etag, …: ``_HASH_WORDS``). A 40-digit value (a SHA-1, a commit) never counts there, nor after a
-  determiner alone ("the key is <sha256>").
+* hex of a key's length (32, 48 or 64 digits: 128, 192 or 256 bits) after a word naming what a key of its own
+  locks (disk, volume, LUKS, BitLocker, tenant, database, …: ``_HOLDER_WORDS``), or after any other word of content
+  the lists lack on a line that speaks of encryption (encrypt, decrypt, cipher, unlock, AES, …: ``_CRYPT_LINE``);
+  never on a line naming a hash (sha, md5, digest, checksum, hash, commit, fingerprint, etag, …: ``_HASH_WORDS``).
+  A 40-digit value (a SHA-1, a commit) never counts there, nor after a determiner alone ("the key is <sha256>"),
+  nor after a word that names no lock ("the widget key is <sha256>", "the fixture key is …").
 
 Never a UUID (an id), a path of words (``projects/p-1/locations/…/cryptoKeys/k``), a file name, a URL or a
 CONSTANT_NAME. ``Cookie: name=value`` keeps the cookie's name. Costs: "the key is <random base64>" in a note about a
-cache is replaced, and so is a 64-digit digest called "the <word> key" on a line that does not say it is a hash.
+cache is replaced, and so is a 64-digit digest called "the disk key" (or "the <word> key" on a line about
+encryption) on a line that does not say it is a hash; hex after "the <word> key" with a word the list lacks and no
+word of encryption on its line ("the escrow key was <hex>") is missed.
 
 Short passwords (``password_in_prose``, its short form)
 -------------------------------------------------------
@@ -38,11 +42,16 @@ not "password: same as ssh"). Also:
 
 * ``pw is toor``, ``the pwd was r00t``: 4-5 characters after ``pw``/``pwd``/``passwd``/``password`` and ``is``/``was``,
   ending the clause, and none of the words a sentence puts there (``fine``, ``safe``, ``long``, ``here``, …);
-* ``password: 42x``, ``pw=a1``, ``password: 123``: 2-3 characters after the same labels and ``:``/``=``, ending the
-  clause, that mix letters with digits or symbols, or three digits that are not all one digit.
+* ``password: 42x``, ``pw=a1``, ``password: 123``: 2-3 characters after the same labels or ``pass`` and ``:``/``=``,
+  ending the clause, that mix letters with digits or symbols, or three digits that are not all one digit;
+* ``pass = x``, ``password: q``: one letter after ``=`` or, but for ``pass``, ``:`` (not ``y``/``n``, an answer) after a label that is a word of its own
+  (``first_pass = x`` is code), ending the clause;
+* ``pass: toor``: ``pass`` with ``:`` and 4-5 characters (not "pass: 42x", a score) counts when nothing but list marks, a bracket, a comma, a pipe, a slash or a
+  user name given just before stands before it on its line (``user: root pass: toor``, ``(pass: toor)``): "tests
+  pass: 42 of 42", "mountain pass: Furka" have a word before it.
 
-Costs: "pass: toor", a one-character password, two or three letters alone ("password: abc") and two digits are
-missed; "password: 2x" in a note that ends there is replaced.
+Costs: two or three letters alone ("password: abc"), one digit and two digits are missed; "password: 2x" or
+"password = q" in a note that ends there is replaced.
 """
 
 from __future__ import annotations
@@ -91,6 +100,15 @@ _DETERMINERS = _words("the a an this that its my our your his her their which wh
 # A line naming a hash: hex on it is a digest, whatever the key word before it says.
 _HASH_WORDS = re.compile(r"(?<![^\W_])(?:sha-?\d*|sha3\w*|md5|blake\w*|digests?|checksums?|hash\w*|commits?|fingerprints?"
                          r"|etags?|integrity|sums?|crc\d*|rev(?:ision)?s?)(?![^\W_])", re.IGNORECASE)
+# What a key of its own locks: hex of a key's length after these is that key ("the disk key was 9f86…").
+_HOLDER_WORDS = _words("""
+    disk disks drive drives volume volumes luks bitlocker filevault veracrypt truecrypt dm-crypt dmcrypt tenant tenants
+    customer database db vault keystore keyring wrapping wrap wrapped data dek kek tde kms hsm archive backup device
+    partition ssd usb laptop phone firmware boot bootloader bios uefi tpm wallet
+""")
+# A line about encryption: hex of a key's length after any content word there is a key.
+_CRYPT_LINE = re.compile(r"(?<![^\W_])(?:(?:en|de)?crypt\w*|ciphers?|unlock\w*|unseal\w*|aes(?:-?\d+)?|xts|gcm|cbc"
+                         r"|luks\d?)(?![^\W_])", re.IGNORECASE)
 _KEY_HEX = re.compile(r"[0-9a-fA-F]{32}|[0-9a-fA-F]{48}|[0-9a-fA-F]{64}")
 _WORD_BEFORE = re.compile(r"([A-Za-z0-9]+)[ \t_-]+$")
 _UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
@@ -148,7 +166,10 @@ def key_hex(value: str, text: str, label_start: int, value_end: int) -> bool:
     before = word_before(text, label_start)
     if not before or before in _DETERMINERS or before.isdigit():
         return False
-    return _HASH_WORDS.search(_line_of(text, label_start, value_end)) is None
+    line = _line_of(text, label_start, value_end)
+    if _HASH_WORDS.search(line) is not None:
+        return False
+    return before in _HOLDER_WORDS or _CRYPT_LINE.search(line) is not None
 
 
 def key_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
@@ -167,7 +188,7 @@ def key_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
 # ---- short passwords ------------------------------------------------------------------------------------
 SHORT_TAIL = (
     r"(?:[\"']?[ \t]*(?P<sep>[:=])[ \t]*|[ \t]+(?P<sis>is|was)[ \t]+)"
-    r"(?:(?P<qc>[\"'`])(?P<q>[^\s\"'`]{2,5})(?P=qc)|(?P<v>(?!\*)[^\s\"'`,;&()\[\]{}<>]{2,6}))"
+    r"(?:(?P<qc>[\"'`])(?P<q>[^\s\"'`]{1,5})(?P=qc)|(?P<v>(?!\*)[^\s\"'`,;&()\[\]{}<>]{1,6}))"
     r"(?![^ \r\n\"'`,;&)\]}>])"  # not a tab: in a decoded reading it is an escape inside a longer value
 )
 _NOT_SHORT = _words("""
@@ -182,7 +203,12 @@ _NOT_AFTER_IS = _words("""
     fine safe easy hard long here there gone lost known used wrong right okay cool nice good open free full real fake
     sent set same weak also just only very too still what this that when case dead live less more much most
 """)
-_SHORT_LABELS = frozenset(("pw", "pwd", "passwd", "password"))
+_SHORT_LABELS = frozenset(("pw", "pwd", "passwd", "password", "pass"))
+# What may stand before "pass:" on its line for it to be a label: nothing (list or quote marks), a bracket, a comma,
+# a pipe or a slash, or a user name given just before ("user: root pass: toor"); "tests pass: 42 of 42", "mountain
+# pass: Furka" and "boarding pass: A12" have a word before it.
+_PASS_HEAD = re.compile(r"(?:^|[(\[,;|/]|(?<![^\W_])(?:user(?:name)?|login|u)[ \t]*[:=][ \t]*[^\s,;]{1,64})[ \t>*+-]*$",
+                        re.IGNORECASE)
 _CLAUSE_END = re.compile(r"[ \t]*(?:[.!?;,)\]}>\"'`\n]|$)")
 _HARD = re.compile(r"[^A-Za-z0-9\-_./:']")
 _GOES_ON = re.compile(r"[ \t]+[A-Za-z][\w-]*(?![\w-]*[=:])")
@@ -232,16 +258,27 @@ def short_password(m: re.Match[str], text: str) -> tuple[int, int] | None:
     key_start = m.start("key")
     if key_start > 0 and text[key_start - 1].isalnum() and not key.isupper():
         return None  # "1Password:", "bypass=": another word
-    if key.lower() == "pass" and m.group("sep") != "=":
-        return None  # "pass: 3 of 4 tests"
+    if key.lower() == "pass" and m.group("sep") != "=" and (
+            m.group("sep") != ":" or _PASS_HEAD.search(text[text.rfind("\n", 0, key_start) + 1:key_start]) is None):
+        return None  # "tests pass: 42 of 42", "the pass is valid"
+    if key.lower() == "pass" and m.group("sep") == ":" and not 4 <= len(m.group("q") or m.group("v")) <= 5:
+        return None  # "pass: 42x", "pass: x": a score or a grade; "pass: toor" is a password
     group = "q" if m.group("q") is not None else "v"
     start, end = m.span(group)
     value = text[start:end]
     if group == "v":
         value = value.rstrip(".")
         end = start + len(value)
+        if not value:
+            return None  # "password: ..": dots, no value (this once raised IndexError)
     if "\\" in value or _in_marker(text, start):
         return None  # a backslash: an escape ("password: x\\n" in a docstring), read decoded elsewhere
+    if len(value) == 1:
+        # one letter ("pass = x"), the label a word of its own (not "first_pass = x" in code, not "``password: x``"
+        # quoting an example), not an answer (y/n)
+        alone = key_start == 0 or not (text[key_start - 1].isalnum() or text[key_start - 1] in "_.`\"'")
+        return (start, end) if (alone and m.group("sep") is not None and value.isalpha() and value.lower() not in "yn"
+                                and _CLAUSE_END.match(text, end)) else None
     if m.group("sis") is not None or len(value) < 4:
         return _short_or_said(key.lower(), value, m.group("sis") is not None, text, start, end)
     if len(value) > 5:

@@ -41,19 +41,36 @@ show that it lists logins. A cell counts when
   пароли, …), or the block's first row does as a header with no separator ("| host | user | pass |"), and the cell
   also looks random: "Staging logins\n| web-1 | jsmith | Fq83!zLw0p |".
 
-An ordinary table ("| user | string | required |", "| admin | read-write |", "| root | /root | 0700 |") gives
-nothing. Costs: a password that is a word ("| admin | sunflower |") in a row with no header is missed, and so is a
-random one under an account name that is not a known one with no credential word above the table.
+* it is the row's last cell, comes right after a known account name, and is a word or words joined by hyphens
+  (``| admin | sunflower |``, ``| root | toor |``, ``| deploy | correct-horse |``) in a table with no separator
+  row above it (a header would name the column), none of them a word a table of accounts puts there (a role, a
+  permission, a team, a shell, a state, an environment: ``_ROW_WORDS``; prose words and -ed, -ly, -ing, …
+  endings), 4 to 40 letters, not the account name again.
+
+An ordinary table ("| user | string | required |", "| admin | read-write |", "| root | /root | 0700 |", "| staging |
+eu-west-1 |", "| alice | backend |") gives nothing. Costs: a random password under an account name that is not a
+known one with no credential word above the table is missed, and so is a word password under a header that does
+not name it; a word under a known account in a headerless table that the role list lacks ("| admin | sunflower |"
+meaning a team) is replaced.
 """
 
 from __future__ import annotations
 
 import re
 
-from ._secret_keys import KEY_TAIL, SHORT_TAIL, key_material, label_named, password_like, short_password
+from ._secret_keys import (
+    _NOT_SHORT,
+    KEY_TAIL,
+    SHORT_TAIL,
+    _words,
+    key_material,
+    label_named,
+    password_like,
+    short_password,
+)
 from ._secret_keys import key_value as same_line_key
 from ._secret_phrases import _EMAIL, _IDENTIFIER, _TERM, _VERSION, _random_looking
-from ._secret_values import _in_marker
+from ._secret_values import _COMMON_WORDS, _NOT_A_PASSWORD, _PROSE_SUFFIX, _PROSE_WORDS, _in_marker
 from ._text import fold
 
 
@@ -269,6 +286,55 @@ def _credentials_above(text: str, line_start: int) -> bool:
     return top is not None and _HEADER_NAMES_PASSWORD.search(top) is not None
 
 
+# What a table of accounts puts after an account name that is no password: roles, permissions, teams, shells,
+# states, environments, branches.
+_ROW_WORDS = _words("""
+    read write readonly readwrite rw ro full access admin administrator owner owners member members maintainer developer
+    developers reporter guest guests viewer viewers editor editors contributor author reader writer user users group
+    groups staff wheel sudo sudoers root superuser operator operators manager lead none all any enabled disabled active
+    inactive locked unlocked yes no true false required optional default allowed denied allow deny grant granted
+    revoked pending approved expired valid invalid internal external public private shared backend frontend fullstack
+    ops devops sre platform infra infrastructure security support sales billing finance marketing design product
+    engineering qa data analytics team primary secondary replica master leader follower local remote global
+    production staging development test testing prod dev stage shell bash zsh sh fish nologin interactive service
+    system daemon human bot robot machine scheduled manual auto automatic only limited restricted unrestricted
+    superadmin sysadmin disabled suspended deleted archived main trunk release develop everyone nobody self other
+    home login logins password passwords key keys token tokens ssh sftp ftp web api cli ui console portal dashboard
+    database db server servers host hosts node nodes cluster region zone east west north south central
+""")
+
+
+def _block_has_header(text: str, line_start: int) -> bool:
+    """Whether a separator row (``|---|``) stands in the table block above the line starting at ``line_start``."""
+    pos = line_start
+    for _ in range(_MAX_ROWS):
+        if pos == 0:
+            return False
+        above = text.rfind("\n", 0, pos - 1) + 1
+        line = text[above:pos - 1]
+        if "|" not in line:
+            return False
+        if re.fullmatch(r"[ \t|:-]*-{3,}[ \t|:-]*\r?", line):
+            return True
+        pos = above
+    return False
+
+
+def _word_password(value: str, user: str) -> bool:
+    """A password of words after a known account name (module docstring): "sunflower", "toor", "correct-horse"."""
+    low = value.lower()
+    parts = low.split("-")
+    if not 4 <= len(value) <= 40 or low == user or not all(p.isalpha() and p.isascii() for p in parts):
+        return False
+    if not (value.islower() or (value[0].isupper() and value[1:].islower())):
+        return False
+    if any(len(p) < 2 or p in _ROW_WORDS or p in _NOT_SHORT for p in parts):
+        return False
+    prose = [p in _PROSE_WORDS or p in _NOT_A_PASSWORD or (p not in _COMMON_WORDS and _PROSE_SUFFIX.search(p) is not None)
+             for p in parts]
+    return not any(prose) if len(parts) == 1 else not all(prose)  # "correct-horse": one word of prose is a phrase
+
+
 def row_password(m: re.Match[str], text: str) -> list[tuple[int, int]] | None:
     """The password cells of a table row with no header naming them (module docstring)."""
     line_start = text.rfind("\n", 0, m.start() + 1) + 1
@@ -281,9 +347,14 @@ def row_password(m: re.Match[str], text: str) -> list[tuple[int, int]] | None:
         if high - low >= 2 and text[low] == text[high - 1] and text[low] in "`\"'":
             low, high = low + 1, high - 1
         value = text[low:high]
-        if not value or any(c.isspace() for c in value) or _in_marker(text, low) or not _not_a_word(value):
+        if not value or any(c.isspace() for c in value) or _in_marker(text, low):
             continue
         user = text[cells[i - 1][0]:cells[i - 1][1]].strip("`*_ ").lower() if i else ""
+        if not _not_a_word(value):
+            if (i == len(cells) - 1 and user in _ACCOUNTS and _word_password(value, user)
+                    and not _block_has_header(text, line_start)):
+                spans.append((low, high))
+            continue
         if user in _ACCOUNTS or (_EMAIL.fullmatch(user) and _random_looking(value)):
             spans.append((low, high))
             continue

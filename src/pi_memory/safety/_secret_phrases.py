@@ -66,6 +66,7 @@ from ._secret_values import (
     _TRAILING,
     _in_marker,
     _placeholder,
+    no_value,
     technical,
 )
 from ._secret_words import SCRIPT_CHARS, counted_length, plain_password, trim_wide
@@ -171,7 +172,7 @@ def _credential_like(value: str, *, weak: bool, after_sep: bool) -> bool:
     """Whether ``value`` looks like a credential rather than a word, a reference or a placeholder (module
     docstring)."""
     low = value.lower()
-    if len(value) < (8 if weak else 6) or _placeholder(value) or set(value) <= set("*x•."):
+    if len(value) < (8 if weak else 6) or _placeholder(value) or set(value) <= set("*x•.") or no_value(value):
         return False
     if low in _NOT_A_PASSWORD or low in _PROSE_WORDS or low in _SECRET_STORES or technical(value):
         return False

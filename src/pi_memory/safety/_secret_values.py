@@ -94,6 +94,15 @@ def technical(value: str) -> bool:
     return _TECHNICAL.fullmatch(value.strip(".,;:!?()[]")) is not None
 
 
+_ESCAPES = re.compile(r"\\+[nrt]?")
+
+
+def no_value(value: str) -> bool:
+    """Whether ``value`` holds no letter or digit once backslash escapes are taken out: "...\\\\n" (an ellipsis
+    and an escaped line break in a docstring) is no password."""
+    return not any(c.isalnum() for c in _ESCAPES.sub("", value))
+
+
 def _in_marker(text: str, start: int) -> bool:
     """Whether a value starting at ``start`` is the id inside a ``[REDACTED:<id>]`` marker ("password to
     [REDACTED:x]" reads as "password to [REDACTED" + ":" + value): a redacted text must stay as it is."""
@@ -120,6 +129,8 @@ def _password_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
         return None
     if value.lower() in _NOT_A_PASSWORD or set(value) <= set("*x•.") or _CODE_REF.match(value) or technical(value):
         return None
+    if no_value(value):
+        return None  # an ellipsis and an escape in a docstring: no password
     plain_word = value.isalpha() and value.islower()
     # "the password is managed by IT" is prose; "the db password is correcthorsebatterystaple" is not.
     if key.lower() == "pass" and "=" not in (m.group("sep") or ""):

@@ -20,11 +20,14 @@ took a value mixing letters with digits or symbols. Now a value of letters alone
 
 A word of ``_secret_values._COMMON_WORDS`` (words people choose as passwords: geheim, sesam, secreto, butterfly, …)
 counts although prose puts it there, in English too ("the password is butterfly"): "Passwort ist geheim" is
-replaced, "Das Passwort ist geheim und wird nicht weitergegeben" is not (the clause goes on).
+replaced, "Das Passwort ist geheim und wird nicht weitergegeben" is not (the clause goes on), and neither is a word
+"geheim" ("secret") after a German label with its article or possessive: "Das Passwort ist geheim.", "Mein
+WLAN-Passwort ist geheim" are sentences about a password ("la contraseña es secreto" is not: the adjective would be
+"secreta").
 
 Costs: a password that is another such word ("contraseña es segura", "пароль — новый") or that ends like one
-("dorado") is missed, and so is one the sentence goes on after ("Passwort ist sommerwiese und …"); "Das Passwort ist
-geheim." said of a password is replaced.
+("dorado") is missed, and so is one the sentence goes on after ("Passwort ist sommerwiese und …") and "Das Passwort
+ist geheim." said of a password whose value is "geheim".
 
 A passphrase (``passphrase_value``)
 -----------------------------------
@@ -120,6 +123,14 @@ def counted_length(value: str) -> bool:
     return _COUNTED.search(value) is not None
 
 
+# A word of ``_COMMON_WORDS`` that also says "secret", and the start of a sentence that says it of a password: an
+# article or a possessive right before the label ("Das Passwort ist", "mein WLAN-Passwort ist").
+_SAYS_SECRET = frozenset(("geheim",))
+_SENTENCE_HEAD = re.compile(
+    r"(?<![^\W_])(?:das|dein|mein|unser|euer|ihr|sein|dieses|jedes)[ \t]+[\w-]{0,30}?(?:passwort|kennwort)"
+    r"[ \t]+ist[ \t]+$", re.IGNORECASE)
+
+
 def plain_password(value: str, text: str, end: int, *, closed: bool = False) -> bool:
     """Whether ``value`` (letters only, folded), ending at ``end`` of ``text``, reads as a password after a label
     in a definite form (module docstring). ``closed``: the caller saw the clause end after it (a Persian copula)."""
@@ -130,8 +141,10 @@ def plain_password(value: str, text: str, end: int, *, closed: bool = False) -> 
                 and (_LINE_GOES_ON.match(text, end) is not None or text.startswith(_CJK_ENDINGS, end)))
     if not value.isalpha() or not (closed or _CLAUSE_ENDS.match(text, end) is not None):
         return False
-    if low in _COMMON_WORDS:
-        return True  # "Passwort ist geheim": a word people choose, whatever prose puts there
+    if low in _COMMON_WORDS:  # "Passwort ist geheim": a word people choose, whatever prose puts there, but
+        # "Das Passwort ist geheim.": a sentence saying the password is secret
+        start = end - len(value)
+        return low not in _SAYS_SECRET or _SENTENCE_HEAD.search(text, max(0, start - 80), start) is None
     if len(value) < 6:
         return False
     if low in _PROSE or low in _NOT_A_PASSWORD or _PROSE_SUFFIX.search(low) is not None:

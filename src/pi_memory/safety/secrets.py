@@ -69,10 +69,12 @@ password_in_prose        ``password: x``, ``Password for Test WebUI: x``, ``pw =
                          ``password is: x``, ``pass=x``, ``passphrase x`` (6+ chars; not "forgot my password",
                          "password policy", "password: required"); a passphrase of 3-8 words ("password is correct
                          horse battery staple", rule in ``_secret_words``); a 4-5 character value after ``pw:``,
-                         ``pass=``, 4-5 after ``pw is``, 2-3 mixed after ``password:`` (``pw: toor``, ``pw is toor``,
-                         ``password: 42x``; ``_secret_keys``), a value alone on the line after its label or heading
+                         ``pass=``, ``pass:`` as a label, 4-5 after ``pw is``, 2-3 mixed after ``password:``, one
+                         letter (``pw: toor``, ``pass: toor``, ``pw is toor``, ``password: 42x``, ``pass = x``;
+                         ``_secret_keys``), a value alone on the line after its label or heading
                          (``Password:\nX``, ``## Password\nX``), a cell under a password column of a Markdown table,
-                         and a password cell of a table row with no header (``| db | admin | X |``; ``_secret_layout``)
+                         and a password cell of a table row with no header (``| db | admin | X |``, ``| root | toor
+                         |``; ``_secret_layout``)
 secret_assignment        ``api_key/secret/token/… = <16+ chars, letters and digits, entropy ≥ 3 bits/char>``,
                          also written ``the API token is <value>`` / ``the secret is: <value>``, and with only a
                          space when the value is 32+ hex or random base64 (``use token 3f9a…``; ``_secret_pairs``);
@@ -92,7 +94,8 @@ payment_card             13-19 digits with a card network's prefix passing the L
 pin_code                 a PIN, PUK, passcode, door/gate/alarm code or safe combination: ``PIN: 4821``, ``my bank PIN
                          is 4821``, ``the door code is 7731``, ``safe combination: 12-34-56`` (4-8 digits after a label
                          that names a secret code; not a board's ``pin 13``; rule in ``_secret_codes``)
-seed_phrase              a BIP39 wallet seed: 12-24 words of its list with a valid checksum or after a seed label
+seed_phrase              a BIP39 wallet seed: 12-24 words of one of its lists (any language the ``mnemonic`` package
+                         ships, any case, mid-sentence too) with a valid checksum or after a seed label
                          (``seed phrase: legal winner thank …``; rule in ``_secret_seeds``; last row)
 =======================  =============================================================================
 
@@ -124,8 +127,9 @@ Decisions
   such an ending ("password is lightning") or one a sentence goes on after ("is letmein and …") is missed.
 * ``url_credentials`` needs a password part (``postgres://user@host`` has none) of 4+ characters. ``bearer_token``
   ignores CONSTANT_NAME placeholders (``Bearer YOUR_ACCESS_TOKEN``) and low-entropy values.
-* ``pass`` alone (``pass=x``) counts only with ``=``: "pass: ..." and "the pass is ..." are too often prose (a
-  mountain pass). ``passphrase x`` without ``:``/``=``/``is`` needs 8+ characters with a digit or symbol.
+* ``pass`` alone (``pass=x``) counts with ``=``, and with ``:`` only as a label (nothing but list marks, a bracket,
+  a comma, a pipe, a slash or a user name before it on its line): "tests pass: 42", "mountain pass: Furka" and "the
+  pass is ..." are prose. ``passphrase x`` without ``:``/``=``/``is`` needs 8+ characters with a digit or symbol.
 * ``twilio_key`` needs ``SK`` in capitals and exactly 32 hex digits as a whole word; ``aws_secret_access_key`` in
   prose needs its context word, so random 40-char base64 strings elsewhere and git hashes are not reported.
 """
