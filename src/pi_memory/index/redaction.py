@@ -60,7 +60,7 @@ from filelock import FileLock, Timeout
 from pi_memory.index import redaction_semantic, segments
 from pi_memory.safety import redact, secret_spans
 
-VERSION = 10
+VERSION = 11
 """The scanner's patterns the stored rows were redacted with: raised whenever the secret scanner learns a
 format (2: truncated private keys, Vault, Telegram, ``.pgpass``, Basic auth, Docker auths; 3: ``.netrc``,
 registry ``login -p``, password phrases in 11 languages, age and PuTTY keys; 4: password phrases with an arrow,
@@ -80,8 +80,10 @@ passwords (``Passwort ist geheim``), and a door code after an opening verb (``th
 password under a known account in a table row with no header (``| root | toor |``), ``pass: toor`` and one-letter
 passwords (``pass = x``), BIP39 seed phrases of the other lists, in capitals or mid-sentence with no label (while
 hex after "the widget key" and "Das Passwort ist geheim." are kept as they are, which a new version cannot undo in
-rows already redacted). An index
-whose finished state has an older version runs the text phases again
+rows already redacted); 11: a qualifier between a label and its verb for words-and-digits passwords in every
+language (``la contraseña del wifi es Gato-Azul-77``) and for token, key and secret labels (``the api token for
+sentry is 4f9c…``), ``creds for X are user / Cat-Blue-80``, ``login user:pass on X`` and a quoted passphrase after
+"passphrase" (``use passphrase 'purple monkey dishwasher 42'``). An index whose finished state has an older version runs the text phases again
 (:func:`redact_pending_index`)."""
 BATCH = 2000
 CONTEXT_CHARS = 120

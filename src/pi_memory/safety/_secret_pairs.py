@@ -15,7 +15,8 @@ name stays readable. The password part must look like one:
   ("login: admin:8080", a time "12:30:45") are not;
 * not a placeholder or a default (``admin/admin``, ``user:password``, ``<user>:<pass>``), a path or URL part (it
   holds no ``/``), a file name (``config/db2.yml``), a version, a hash or protocol name, a hyphenated term
-  (``SSO/OIDC-2``) or a short capital code (``SAML/OIDC2``);
+  (``SSO/OIDC-2``; words and digits such as ``Cat-Blue-80`` are a passphrase) or a short capital code
+  (``SAML/OIDC2``);
 * the user part holds a letter (``10:45:12`` is a time).
 
 Cost: a numeric PIN after a login word (``login: admin / 123456``) is not caught, nor a pair written with spaces
@@ -39,7 +40,15 @@ from __future__ import annotations
 
 import re
 
-from ._secret_values import _NOT_A_PASSWORD, _TRAILING, _entropy, _in_marker, _placeholder, technical
+from ._secret_values import (
+    _NOT_A_PASSWORD,
+    _TRAILING,
+    _WORD_PASS,
+    _entropy,
+    _in_marker,
+    _placeholder,
+    technical,
+)
 from ._text import fold
 
 
@@ -85,7 +94,8 @@ def pair_password(m: re.Match[str], text: str) -> tuple[int, int] | None:
     value = stripped
     if len(value) < 5 or "/" in value or _placeholder(value) or value.lower() in _NOT_A_PASSWORD:
         return None
-    if technical(value) or _VERSION.fullmatch(value) or _FILE_NAME.search(value) or _TERM.fullmatch(value):
+    if technical(value) or _VERSION.fullmatch(value) or _FILE_NAME.search(value) or (
+            _TERM.fullmatch(value) and not _WORD_PASS.fullmatch(value)):  # "Cat-Blue-80" is no term here
         return None
     if _in_marker(text, start) or not any(c.isalpha() for c in value):
         return None

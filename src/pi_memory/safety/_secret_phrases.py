@@ -68,6 +68,7 @@ from ._secret_values import (
     _placeholder,
     no_value,
     technical,
+    word_passphrase,
 )
 from ._secret_words import SCRIPT_CHARS, counted_length, plain_password, trim_wide
 from ._text import fold
@@ -223,7 +224,7 @@ def _loose_form(m: re.Match[str], label: str) -> bool | None:
             return None
         return True
     if m.group("cqual") is not None:
-        return None if label in _WEAK_LABELS else True
+        return None if label in _WEAK_LABELS and label != "clave" else True
     return m.group("arrow") is not None or (m.group("is") is not None and _ADVERB.search(m.group("is")) is not None)
 
 
@@ -276,8 +277,9 @@ def phrase_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
     if not _credential_like(value, weak=weak, after_sep=after_sep) and not (
             plain and plain_password(value, text, end, closed=persian)):
         return None
-    if loose and not persian and not _random_looking(value):
-        return None
+    if loose and not persian and not _random_looking(value) and not (
+            m.group("cqual") is not None and word_passphrase(value, text, end)):
+        return None  # "la contraseña del wifi es Gato-Azul-77" ends the clause: words and digits, not a term
     if m.group("qbare") is not None and not (_HARD_SYMBOL.search(value) or len(value) >= 12):
         return None  # "password for user Bob2024" names a user; "пароль от сервера Zima2026!Moskva" gives one
     if m.group("bare") is not None and _ARABIC.search(m.group("bare")) and not _FA_COPULA.match(text, end):

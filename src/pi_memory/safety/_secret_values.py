@@ -73,6 +73,18 @@ _CODE_REF = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*[(\[]|[A-Za-z_]\w*(?:\.[
 _CLAUSE_ENDS = re.compile(r"[ \t]*(?:[.!?;,)\n]|$)")
 
 
+# Words of 3+ letters and 2+ digits joined by hyphens ("Gato-Azul-77"): a passphrase after a qualifier and a copula
+# or in a login pair (``_secret_qualified`` says why), a term ("CVE-2023-27350") elsewhere.
+_WORD = r"[A-Za-z]?[a-z]{2,}"
+_WORD_PASS = re.compile(rf"(?:{_WORD}-){{2,}}\d{{2,}}|\d{{2,}}(?:-{_WORD}){{2,}}")
+
+
+def word_passphrase(value: str, text: str, end: int) -> bool:
+    """Whether ``value`` (ending at ``end`` in ``text``) is words and digits joined by hyphens that end the
+    clause."""
+    return _WORD_PASS.fullmatch(value) is not None and _CLAUSE_ENDS.match(text, end) is not None
+
+
 # What a note about passwords names in the value's place that is no secret (a tester's cases: "password:
 # bcrypt12", "Passwort: sha256", "contraseña: utf8mb4", "Passwort ist 12Zeichen lang", "secret: ConfigMap2"): a
 # hash or cipher, an encoding, a protocol or platform, a length, a Kubernetes kind; a date or time.
@@ -109,6 +121,21 @@ def _in_marker(text: str, start: int) -> bool:
     return text.endswith("[REDACTED:", max(0, start - 10), start)
 
 
+_QUOTE_OPENERS = frozenset({"for", "of", "to", "in", "on", "at", "from", "with", "is", "was", "the", "a", "an"})
+
+
+def _quoted_passphrase(value: str) -> bool:
+    """Whether a quoted value right after "passphrase" ("use passphrase 'purple monkey dishwasher 42'") gives one:
+    2+ words and 10+ characters, three words or a digit among them, not a phrase of prose that quotes a prompt
+    ("passphrase 'for key id_rsa'") or a state ("passphrase 'required'")."""
+    words = value.split()
+    if len(words) < 2 or len(value) < 10 or words[0].lower() in _QUOTE_OPENERS or "/" in value:
+        return False
+    if any(w.lower() in _NOT_A_PASSWORD for w in words):
+        return False
+    return len(words) >= 3 or any(c.isdigit() for c in value)
+
+
 def _password_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
     key_start = m.start("key")
     key = m.group("key")
@@ -136,7 +163,8 @@ def _password_value(m: re.Match[str], text: str) -> tuple[int, int] | None:
     if key.lower() == "pass" and "=" not in (m.group("sep") or ""):
         return None  # "mountain pass: Stelvio", "the pass is valid": only "pass=" counts (module docstring)
     if m.group("bare") is not None and (
-        quoted or len(value) < 8 or value.startswith("-") or not any(not c.isalpha() for c in value)
+        not _quoted_passphrase(value) if quoted
+        else len(value) < 8 or value.startswith("-") or not any(not c.isalpha() for c in value)
     ):
         return None  # "passphrase protected", "passphrase --stdin": a bare value must not read as a word
     # "password is letmein" / "password: swordfish": a plain lower-case word right after "is" is a password when

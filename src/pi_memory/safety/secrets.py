@@ -146,6 +146,7 @@ from typing import NamedTuple
 
 from . import _secret_codes as _codes
 from . import _secret_layout as _layout
+from . import _secret_qualified as _qual
 from ._escapes import merge_spans, still_missing, view_spans, views
 from ._keywords import keyword_hits
 from ._secret_formats import (
@@ -346,12 +347,16 @@ PATTERNS: tuple[_SecretPattern, ...] = (
         "key", "secret", "token", flags=_I, validate=_assignment_value, anchor=12),  # "refresh_token"
     _sp("secret_assignment", BARE_TOKEN_PATTERN, *BARE_TOKEN_KEYWORDS, flags=_I, validate=bare_token,
         anchor=BARE_TOKEN_ANCHOR),  # "use token 3f9a…": no separator, a long random value (``_secret_pairs``)
+    _sp("secret_assignment", _qual.QUALIFIED_TOKEN_PATTERN, *_qual.QUALIFIED_TOKEN_KEYWORDS, flags=_I,
+        validate=_qual.qualified_token, anchor=_qual.QUALIFIED_TOKEN_ANCHOR),  # "token for sentry is 3f9a…"
     _sp("aws_secret_access_key", r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
         "aws", "secret", "amazon", validate=_aws_prose, near=(80, 40)),  # the check: a word within 80
     _sp("payment_card",  # groups of 4 (Amex 4-6-5) with one space or dash, or one run of 13-19 digits
         r"\d(?<![\w.-]\d)(?:\d{3}(?:([ -])\d{4}){2,3}(?:\1\d{1,3})?|\d{3}([ -])\d{6}\2\d{5}|\d{12,18})(?![\w-]|\.\d)",
         *"0123456789", validate=_card_number, hint=r"\d\d\d\d[ -]?\d\d\d\d"),  # 8 digits, one gap at most
     _sp("credential_pair", PAIR_PATTERN, *PAIR_KEYWORDS, flags=_I, validate=pair_password, anchor=PAIR_ANCHOR),
+    _sp("credential_pair", _qual.LOGIN_PATTERN, *_qual.LOGIN_KEYWORDS, flags=_I, validate=_qual.login_password,
+        anchor=_qual.LOGIN_ANCHOR),  # "login admin:X on grafana" (``_secret_qualified``)
     # last: it only adds what the rows above leave (their ids stay as they were)
     _sp("password_phrase", PHRASE_PATTERN, *PHRASE_KEYWORDS, flags=_I, validate=phrase_value, anchor=0),
     # after it: "密码：123456" stays a password_phrase; a PIN, a PUK, a door code is what the rows above leave
