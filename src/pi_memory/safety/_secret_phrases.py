@@ -40,9 +40,13 @@ A qualifier may also stand before a copula (``Das Passwort für den SMTP-Server 
 servidor es X``, ``a senha do servidor é X``) or before a bare value that ends the line or clause (``пароль от
 сервера X``); both are looser forms, and the bare one also needs a symbol that does not join words or 12+
 characters: "password for user Bob2024 expired" names a user, "пароль от сервера Zima2026!Moskva" gives a password.
+After a qualifier and a copula, words and digits joined by hyphens that end the clause count too (``la contraseña
+del wifi es Gato-Azul-77``, ``пароль от wifi — Kot-Sin-77``; ``_secret_values.word_passphrase``), and "clave"
+takes this form ("la clave del wifi es ..."; its value still needs 8+ characters).
 Costs: a random-looking token right after the word is taken for a password even when prose names it ("the
-password P@ssw0rd is in every breach list"); a hyphenated passphrase (``Fake-Registry-Pass-42``), a PIN, or a
-short value without a symbol after a qualifier ("пароль от почты Qwerty123") is missed in these forms.
+password P@ssw0rd is in every breach list"); a hyphenated passphrase (``Fake-Registry-Pass-42``) after an arrow,
+"now" or a space, a PIN, or a short value without a symbol after a qualifier ("пароль от почты Qwerty123") is
+missed in these forms.
 
 Arabic-script qualifiers follow the label (``رمز عبور سرور`` "the server's password", ``كلمة المرور الجديدة``
 "the new password"): one to three such words may stand before the ``:``/``=`` or the copula ``هي``. Persian puts

@@ -66,7 +66,7 @@ xml_secret               an XML element ``<password>``/``<dbPassword>``/``<secre
                          to its closing tag, or ``<add key="ApiKey" value="…"/>`` / ``<property name="password"
                          value="…"/>`` (rules in ``_secret_formats``)
 password_in_prose        ``password: x``, ``Password for Test WebUI: x``, ``pw = "x"``, ``the password is x``,
-                         ``password is: x``, ``pass=x``, ``passphrase x`` (6+ chars; not "forgot my password",
+                         ``password is: x``, ``pass=x``, ``passphrase x`` or ``'x y z'`` (6+ chars; not "forgot my password",
                          "password policy", "password: required"); a passphrase of 3-8 words ("password is correct
                          horse battery staple", rule in ``_secret_words``); a 4-5 character value after ``pw:``,
                          ``pass=``, ``pass:`` as a label, 4-5 after ``pw is``, 2-3 mixed after ``password:``, one
@@ -76,8 +76,9 @@ password_in_prose        ``password: x``, ``Password for Test WebUI: x``, ``pw =
                          and a password cell of a table row with no header (``| db | admin | X |``, ``| root | toor
                          |``; ``_secret_layout``)
 secret_assignment        ``api_key/secret/token/… = <16+ chars, letters and digits, entropy ≥ 3 bits/char>``,
-                         also written ``the API token is <value>`` / ``the secret is: <value>``, and with only a
-                         space when the value is 32+ hex or random base64 (``use token 3f9a…``; ``_secret_pairs``);
+                         also written ``the API token is <value>`` / ``the secret is: <value>`` / ``the api token for
+                         sentry is <value>`` (``_secret_qualified``), and with only a space when the value is 32+ hex
+                         or random base64 (``use token 3f9a…``; ``_secret_pairs``);
                          key material after a label naming a key, cookie, seed or salt (``encryption key: 4Gx7…==``,
                          ``session cookie is …``; ``_secret_keys``), on the line after such a label or under such a
                          table column (``_secret_layout``)
@@ -86,9 +87,11 @@ password_phrase          a password/secret label in 11 languages (``Passwort ist
                          credential, or a plain word in a definite form (``Passwort ist sommerwiese``,
                          ``пароль: подсолнух``, ``密码是向日葵``; ``_secret_words``); also ``password -> X``,
                          ``password is now X``, ``пароль X`` and the Persian ``رمز عبور سرور X است`` when X looks
-                         random (rule and reasons in ``_secret_phrases``); only what the rows above miss
+                         random (rule and reasons in ``_secret_phrases``), ``contraseña del wifi es Gato-Azul-77``;
+                         only what the rows above miss
 credential_pair          the password of a login pair: ``login: admin / hunter2``, ``creds are admin:Sup3rS3cret!``,
-                         ``Zugangsdaten: admin / Geheim123`` (the user name stays; rule in ``_secret_pairs``)
+                         ``Zugangsdaten: admin / Geheim123`` (the user name stays; rule in ``_secret_pairs``),
+                         ``login admin:X on grafana`` (``_secret_qualified``)
 payment_card             13-19 digits with a card network's prefix passing the Luhn check, grouped
                          (``4111 1111 1111 1111``) or with a card word nearby (``visa 4111111111111111``)
 pin_code                 a PIN, PUK, passcode, door/gate/alarm code or safe combination: ``PIN: 4821``, ``my bank PIN
