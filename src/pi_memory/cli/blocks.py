@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import enum
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -91,6 +91,11 @@ def blocks_create(
 ) -> None:
     """Create a block (the agent can only change existing ones)."""
     result = open_mem(dir).blocks().create(key, description, limit, scope=scope.value)
+    _answer(result, json_)
+
+
+def _answer(result: Any, json_: bool) -> None:
+    """A block write's outcome: its message, its refusal (exit 1), or its JSON with the block's file."""
     if not result.success:
         raise fail(result.error or "refused", 1, refusal=result.code)
     if json_ or state.json:
@@ -109,9 +114,4 @@ def blocks_limit(
     """Change a block's character limit. Refused below the text the block holds now (shorten it first), and for a
     raise that brings the blocks' limits together past blocksCharBudget; the message says how to undo it."""
     result = change_limit(open_mem(dir).blocks(), key, chars)
-    if not result.success:
-        raise fail(result.error or "refused", 1, refusal=result.code)
-    if json_ or state.json:
-        emit_json({**result.to_dict(), "file": str(result.block.path) if result.block else None})
-        return
-    out.print(result.message or "ok", markup=False)
+    _answer(result, json_)
