@@ -52,6 +52,12 @@ def highlighted(snippet: str) -> Text:
     return text
 
 
+# How a session hit was found, in a person's words beside it (its ``match``): a turn nearest by meaning holds none
+# of the query's words, and a person must tell it from one that does.
+FOUND_BY = {"all": "(by keyword)", "text": "(by keyword)", "any": "(by some of the words)",
+            "context": "(by the turns around it)", "meaning": "(by meaning only)"}
+
+
 def _print_hits(result: dict) -> None:
     hits = result.get("results", [])
     if not hits:
@@ -60,7 +66,9 @@ def _print_hits(result: dict) -> None:
     for hit in hits:
         if result.get("kind") == "session":
             where = f"{hit.get('timestamp', '?')}  {hit['role']}  {hit.get('project') or hit.get('cwd') or ''}"
-            out.print(f"[bold]{hit['rank']}.[/bold] [dim]{where}[/dim]")
+            found = FOUND_BY.get(hit.get("match") or "", "")
+            out.print(f"[bold]{hit['rank']}.[/bold] [dim]{escape(printable(where))}[/dim]"
+                      + (f"  {escape(found)}" if found else ""))
             out.print(f"   {hit['file']}:{hit['line']}", markup=False, style="dim")
         elif hit.get("target") == "block":
             where = escape(printable(f"block {hit.get('block')} ({hit.get('scope')}, {hit.get('file')})"))

@@ -138,6 +138,7 @@ def session_search(
     snippet_chars: int = 300,
     as_of: str | date | datetime | None = None,
     embedder: Any = None,
+    min_similarity: float = 0.40,
 ) -> SearchResult:
     """Search past session messages. Never raises for the query text; invalid filters raise
     :class:`SearchInputError` with the accepted values. ``as_of``: the moment the question is asked (default
@@ -147,7 +148,12 @@ def session_search(
     a role, ``since`` or ``until`` filter is ranked as recall ranks session turns (:mod:`.turns_in_context`):
     the keyword matches and the turns around them, each read with its window of neighbours, fused with the
     turns nearest by meaning (their turn vectors, :mod:`pi_memory.semantic.turn_vectors`). A turn found through
-    its neighbours has ``match: "context"``, one found by its vector alone ``match: "meaning"``. Otherwise
+    its neighbours (or holding a query word below the keyword list's cut) has ``match: "context"``, one found by
+    its vector alone ``match: "meaning"``, and such a turn is kept only when its own cosine meets
+    ``min_similarity`` (recall's evidence floor, setting ``recallMinSimilarity`` passed by the composition root,
+    default :data:`pi_memory.retrieval.floors.DEFAULT_MIN_SIMILARITY`;
+    raised per script of the query: :func:`pi_memory.retrieval.floors.script_floor`; ``0``: no floor). The
+    result's note counts the hits found by meaning alone. Otherwise
     (no embedder, operators, filters) the matches are ranked by BM25 alone, strictly: every hit holds the
     terms, which is what a search for a literal (an address, an error code) wants. With an embedder and none of
     those filters the query is read as a question (:func:`pi_memory.index.plan_query` ``question=True``:
@@ -163,7 +169,7 @@ def session_search(
     ranked, eng = _run(conn, MESSAGES, query, where, params, max(limit, CONTEXT_CANDIDATES) if in_context else limit,
                        question=in_context)
     if in_context and not ranked.plan.operators and not any(t.phrase for t in ranked.plan.terms):
-        ranked = _in_context(conn, query or "", ranked, eng, project, as_of, embedder)
+        ranked = _in_context(conn, query or "", ranked, eng, project, as_of, embedder, min_similarity)
     top = ranked.ids[:limit]
     hits: list[SessionHit] = []
     if top:
@@ -199,9 +205,24 @@ def session_search(
     result = SearchResult(
         kind="session", query=query or "", strategy=ranked.strategy, expression=describe(ranked.plan),
         count=len(hits), results=hits,
-        note=_cap_note(ranked) if hits else _session_empty_note(conn, ranked.plan, since, until, as_of, project),
+        note=_hits_note(ranked, hits) if hits else _session_empty_note(conn, ranked.plan, since, until, as_of,
+                                                                          project),
     )
     return cap_output(result)
+
+
+def _hits_note(ranked: Ranked, hits: list[SessionHit]) -> str | None:
+    """The note of a session search that found something: :func:`_cap_note`, and how many hits were found by
+    meaning alone (``match: "meaning"``), so a reader tells them from the hits holding the query's words."""
+    meaning, total = sum(h.match == "meaning" for h in hits), len(hits)
+    said = None
+    if total == 1 and meaning:
+        said = "This hit was found by meaning alone (match: meaning): no word of the query is in it or around it."
+    elif meaning:
+        said = (f"{'All' if meaning == total else meaning} of these {total} hits "
+                f"{'was' if meaning == 1 else 'were'} found by meaning alone (match: meaning): no word of the query "
+                f"is in {'it' if meaning == 1 else 'them'} or around {'it' if meaning == 1 else 'them'}.")
+    return " ".join(n for n in (_cap_note(ranked), said) if n) or None
 
 
 def _session_empty_note(conn: sqlite3.Connection, plan: QueryPlan, since: Any, until: Any, as_of: Any,
@@ -252,9 +273,13 @@ def _turn_vectors_readable(conn: sqlite3.Connection) -> bool:
 
 
 def _in_context(conn: sqlite3.Connection, query: str, ranked: Ranked, eng: Engine | None,
-                project: str | Path | None, as_of: str | date | datetime | None, embedder: Any) -> Ranked:
+                project: str | Path | None, as_of: str | date | datetime | None, embedder: Any,
+                min_similarity: float) -> Ranked:
     """``ranked`` re-ordered as recall orders session turns (:func:`session_search`); matches and scores of the
-    turns it brings in are added."""
+    turns it brings in are added. A turn holding no query word, in it or around it (``match: "meaning"``), is
+    kept only when its own cosine meets ``min_similarity`` raised for the query's scripts
+    (:func:`pi_memory.retrieval.floors.script_floor`, recall's floor): the nearest turns of a query nothing is
+    about ("zzzqqq xylophone") are no hits."""
     from pi_memory.retrieval import turns_in_context, vector_lists
 
     until = _as_of(as_of)
@@ -266,15 +291,29 @@ def _in_context(conn: sqlite3.Connection, query: str, ranked: Ranked, eng: Engin
     if embedder is not None and query.strip():
         projects = None if project is None or not str(project).strip() else project_ids(conn, project)
         qvec, vector = vector_lists.nearest_turns(conn, embedder, query, projects, CONTEXT_CANDIDATES, until)
+    worded: set[int] = set()  # vector-found turns holding a query word in them or around them (score_more)
+    more = getattr(hits, "score_more", None)
+
+    def score_more(*args: Any) -> Any:
+        found = more(*args)
+        worded.update(m for m, s in found.items() if s > 0)
+        return found
+
     order = turns_in_context.rank(conn, query, keyword, vector, qvec, str(getattr(embedder, "model_name", "")) or None,
                                   until=until, project=projects[0] if projects is not None and len(projects) == 1 else None,
-                                  score_more=getattr(hits, "score_more", None))
+                                  score_more=score_more if more is not None else None)
     if not order:
         return ranked
-    found_by_vector = {m for m, _ in vector}
-    match = {r.id: ranked.match.get(r.id) or ("meaning" if r.id in found_by_vector and r.id not in dict(keyword)
-                                               else "context") for r in order}
-    return replace(ranked, ids=[r.id for r in order], scores={r.id: r.score for r in order}, match=match)
+    listed = dict(keyword)
+    match = {r.id: ranked.match.get(r.id) or ("context" if r.id in listed or r.id in worded else "meaning")
+             for r in order}
+    # a turn found by meaning alone is kept only when its own cosine meets recall's floor (raised per script)
+    from pi_memory.retrieval.floors import script_floor  # (its stemmers load only for a search with vectors)
+
+    floor = script_floor(query, min_similarity)
+    order = [r for r in order if match[r.id] != "meaning" or (r.cosine is not None and r.cosine >= floor)]
+    return replace(ranked, ids=[r.id for r in order], scores={r.id: r.score for r in order},
+                   match={r.id: match[r.id] for r in order})
 
 
 def session_ranking(
