@@ -24,8 +24,10 @@ TURNS = [("user", "the wifi password for the office is on the fridge"),
          ("user", "we moved the database to Postgres 16 last week"),
          ("assistant", "I updated the README with the new install steps")]
 NO_MATCHES = "No matches. Try fewer or shorter terms, or a different spelling."
-NONSENSE = ["zzzqqq xylophone", "*", "what is the capital of France", "NOT", '"unterminated',
-            "AKIAIOSFODNN7EXAMPLE"]
+NO_WORD = ("The query has no word to search for (only quotes, operators or punctuation). Add a word to search "
+           "for.")
+NONSENSE = [("zzzqqq xylophone", NO_MATCHES), ("*", NO_WORD), ("what is the capital of France", NO_MATCHES),
+            ("NOT", NO_MATCHES), ('"unterminated', NO_MATCHES), ("AKIAIOSFODNN7EXAMPLE", NO_MATCHES)]
 
 
 @pytest.fixture
@@ -41,20 +43,27 @@ def found(result) -> list[tuple[str, str]]:
     return [(h.entry_id, h.match) for h in result.results]
 
 
-@pytest.mark.parametrize("query", NONSENSE)
-def test_a_query_nothing_is_about_finds_nothing_by_meaning(turns, embedder, query):
+@pytest.mark.parametrize(("query", "note"), NONSENSE)
+def test_a_query_nothing_is_about_finds_nothing_by_meaning(turns, embedder, query, note):
     result = session_search(turns, query, embedder=embedder)
-    assert (result.count, result.note) == (0, NO_MATCHES)
+    assert (result.count, result.note) == (0, note)
     # the floor is what left them out: without it the nearest turns come back, each by meaning alone
     off = session_search(turns, query, embedder=embedder, min_similarity=0.0)
     assert off.count > 0 and {h.match for h in off.results} == {"meaning"}
 
 
 def test_a_turn_near_enough_by_meaning_is_kept_and_said_to_be(turns, embedder):
+    """e0 (the wifi password) meets the floor; e1 and e2 are kept as recall keeps them: next to it in the session
+    (``context.context_evidence``); the other three are left out."""
     result = session_search(turns, "wireless network credentials", embedder=embedder)
-    assert found(result) == [("e0", "meaning")]
-    assert result.note == ("This hit was found by meaning alone (match: meaning): no word of the query is in it or "
-                           "around it.")
+    assert found(result) == [("e0", "meaning"), ("e1", "meaning"), ("e2", "meaning")]
+    assert result.note == ("All of these 3 hits were found by meaning alone (match: meaning): no word of the query "
+                           "is in them or around them.")
+    [one] = session_search(turns, "wireless network credentials", embedder=embedder, limit=1).results
+    assert (one.entry_id, one.match) == ("e0", "meaning")
+    assert session_search(turns, "wireless network credentials", embedder=embedder, limit=1).note == (
+        "This hit was found by meaning alone (match: meaning): no word of the query is in it or around it.")
+    assert session_search(turns, "wireless network credentials", embedder=embedder, min_similarity=0.0).count == 6
 
 
 def test_keyword_hits_keep_their_context_and_lose_the_unrelated_turns(turns, embedder):
@@ -62,9 +71,9 @@ def test_keyword_hits_keep_their_context_and_lose_the_unrelated_turns(turns, emb
     assert found(result) == [("e4", "all"), ("e5", "context"), ("e3", "context"), ("e2", "context")]
     assert result.note is None
     off = session_search(turns, "Postgres database", embedder=embedder, min_similarity=0.0)
-    assert found(off)[4:] == [("e1", "meaning")]
-    assert off.note == ("1 of these 5 hits was found by meaning alone (match: meaning): no word of the query is in "
-                        "it or around it.")
+    assert found(off)[4:] == [("e1", "meaning"), ("e0", "meaning")]
+    assert off.note == ("2 of these 6 hits were found by meaning alone (match: meaning): no word of the query is in "
+                        "them or around them.")
 
 
 def test_a_query_in_another_language_keeps_its_keyword_hit_and_its_context_only(turns, embedder):

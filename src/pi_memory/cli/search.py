@@ -24,8 +24,28 @@ from pi_memory.curated.entries import printable
 from pi_memory.reports import index_pass_text
 
 
+def _choices(name: str, arguments: dict) -> None:
+    """Refuse (exit 2, in a person's words) an option value the tool does not take, before anything is opened:
+    the tool's own refusal is written for a model ("Invalid arguments for session_search: role: Input should
+    be ... call the tool again"). The allowed values are the tool's (its arguments' ``Literal`` types)."""
+    from typing import Literal, get_args, get_origin
+
+    from pi_memory.tools.search import MemorySearchArgs, SessionSearchArgs
+
+    model = SessionSearchArgs if name == "session_search" else MemorySearchArgs
+    for option, value in arguments.items():
+        field = model.model_fields.get(option)
+        if value is None or field is None:
+            continue
+        allowed = [v for a in get_args(field.annotation) if get_origin(a) is Literal for v in get_args(a)]
+        if allowed and value not in allowed:
+            listed = ", ".join(allowed[:-1]) + f" or {allowed[-1]}"
+            raise fail(f"--{option} {value} is not one of the values it takes: {listed}. Nothing was searched.", 2)
+
+
 def _tool(name: str, dir_: Path | None, arguments: dict, as_json: bool) -> None:
-    memory = open_mem(dir_)
+    _choices(name, arguments)
+    memory = open_mem(dir_, reads=True)
     as_json = as_json or state.json  # a program reads it as a tool result: the model's copy (blocked markers)
     # the host's own search tools (same sources: index, turn vectors, memory blocks), the index variant of
     # session_search whatever the settings say: its hits are what this command prints

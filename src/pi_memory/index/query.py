@@ -295,6 +295,9 @@ def plan_query(query: str | None, operators: bool = True, words: bool = False, q
             elif word == "NOT":
                 negate = True
             continue
+        if not quoted and not any(ch.isalnum() for ch in word):  # punctuation alone ("-", "'", "*") is no word:
+            negate = False  # as a term it matched every text holding that character (a LIKE '%-%' fallback)
+            continue
         if quoted:
             groups[-1].append(Term(word, phrase=True, negated=negate, words=words))
         elif negate:

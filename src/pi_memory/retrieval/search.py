@@ -278,8 +278,9 @@ def _in_context(conn: sqlite3.Connection, query: str, ranked: Ranked, eng: Engin
     """``ranked`` re-ordered as recall orders session turns (:func:`session_search`); matches and scores of the
     turns it brings in are added. A turn holding no query word, in it or around it (``match: "meaning"``), is
     kept only when its own cosine meets ``min_similarity`` raised for the query's scripts
-    (:func:`pi_memory.retrieval.floors.script_floor`, recall's floor): the nearest turns of a query nothing is
-    about ("zzzqqq xylophone") are no hits."""
+    (:func:`pi_memory.retrieval.floors.script_floor`, recall's floor), or a turn next to it in its session does
+    (:func:`pi_memory.retrieval.context.context_evidence`, as recall reads the floor): the nearest turns of a query
+    nothing is about ("zzzqqq xylophone") are no hits."""
     from pi_memory.retrieval import turns_in_context, vector_lists
 
     until = _as_of(as_of)
@@ -311,7 +312,12 @@ def _in_context(conn: sqlite3.Connection, query: str, ranked: Ranked, eng: Engin
     from pi_memory.retrieval.floors import script_floor  # (its stemmers load only for a search with vectors)
 
     floor = script_floor(query, min_similarity)
-    order = [r for r in order if match[r.id] != "meaning" or (r.cosine is not None and r.cosine >= floor)]
+    meets = {r.id for r in order if r.cosine is not None and r.cosine >= floor}
+    # and as recall reads it in context: a turn next to one that meets it in its session passes too
+    # (context.context_evidence: the answer after a question that means what the query means)
+    lifted = context.context_evidence(conn, [r.id for r in order if match[r.id] == "meaning" and r.id not in meets],
+                                      meets, until) if floor > 0 else set()
+    order = [r for r in order if match[r.id] != "meaning" or r.id in meets or r.id in lifted or floor <= 0]
     return replace(ranked, ids=[r.id for r in order], scores={r.id: r.score for r in order},
                    match={r.id: match[r.id] for r in order})
 
@@ -412,7 +418,7 @@ def _empty_note(plan: QueryPlan) -> str:
     if plan.empty and plan.query.strip():
         if plan.excludes:
             return "The query only excludes terms (NOT ...), so nothing can match it. Add a term to search for."
-        return "The query has no word to search for (only quotes or operators). Add a word to search for."
+        return "The query has no word to search for (only quotes, operators or punctuation). Add a word to search for."
     if plan.empty:
         return "The query is empty; nothing to search for."
     return "No matches. Try fewer or shorter terms, or a different spelling."
