@@ -106,13 +106,21 @@ MISSING = ("error: The data folder {d} (--dir) does not exist, so there is nothi
 @pytest.mark.parametrize("argv", [["semantic", "recall", "db port"], ["semantic", "search", "db"],
                                   ["semantic", "list"], ["semantic", "status"], ["semantic", "history", "x"],
                                   ["session-search", "x"], ["memory-search", "x"], ["status"], ["read", "memory"],
-                                  ["blocks", "list"], ["insights"], ["projects"]])
+                                  ["insights"], ["projects"]])
 def test_a_read_command_refuses_a_missing_dir_and_creates_nothing(env, argv):
     missing = env["tmp"] / "nonexistent" / "x"
     code, out, err = run(*argv, "--dir", str(missing))
     assert (code, out) == (2, "")
     assert " ".join(err.split()) == MISSING.format(d=missing)
     assert not (env["tmp"] / "nonexistent").exists()
+
+
+def test_blocks_list_previews_the_default_blocks_of_a_new_folder(env):
+    """`blocks list` shows the blocks a session start creates in a folder with no block file yet (a new data
+    folder too: test_cli_pin_blocks), and creates nothing."""
+    new = env["tmp"] / "new" / "x"
+    assert run("blocks", "list", "--dir", str(new))[0] == 0
+    assert not (env["tmp"] / "new").exists()
 
 
 def test_a_write_command_still_creates_its_data_folder(env):

@@ -31,7 +31,7 @@ def blocks_list(dir: DirOpt = None, json_: JsonOpt = False) -> None:
     warning, not read; blocks past the prompt's budget, blocksCharBudget, are marked and warned about). With no
     block file yet, the default blocks a session start creates (user, agent), marked as such:
     the blocks `preview-context` shows."""
-    store = open_mem(dir, reads=True).blocks()
+    store = open_mem(dir).blocks()
     blocks, withheld, skipped = store.listed(), store.withheld(), store.skipped()
     fitted = store.in_prompt(store.default_preview())
     if json_ or state.json:
@@ -50,7 +50,7 @@ def blocks_list(dir: DirOpt = None, json_: JsonOpt = False) -> None:
 def blocks_show(key: str, dir: DirOpt = None, json_: JsonOpt = False) -> None:
     """One block's description, usage and text (credentials redacted; a block far past its limit, edited by
     hand, up to the larger of its limit and 20,000 characters, with a note)."""
-    store = open_mem(dir, reads=True).blocks()
+    store = open_mem(dir).blocks()
     block = next((b for b in store.default_preview() if b.key == key), None)
     if block is None and (away := next((s for s in store.skipped() if s.key == key), None)) is not None:
         raise fail(printable(away.message), 1, refusal=away.code)
