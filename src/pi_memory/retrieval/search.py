@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -47,6 +46,8 @@ from pi_memory.index.snippets import make_snippet
 from pi_memory.retrieval import bm25 as engine
 from pi_memory.retrieval import context
 from pi_memory.retrieval.bm25 import MEMORIES, MESSAGES, Corpus, Engine, Ranked
+from pi_memory.retrieval.search_in_context import hits_note
+from pi_memory.retrieval.search_in_context import in_context as rank_in_context
 from pi_memory.safety import redact, replace_unencodable
 
 __all__ = [
@@ -169,7 +170,8 @@ def session_search(
     ranked, eng = _run(conn, MESSAGES, query, where, params, max(limit, CONTEXT_CANDIDATES) if in_context else limit,
                        question=in_context)
     if in_context and not ranked.plan.operators and not any(t.phrase for t in ranked.plan.terms):
-        ranked = _in_context(conn, query or "", ranked, eng, project, as_of, embedder, min_similarity)
+        ranked = rank_in_context(conn, query or "", ranked, eng, project, _as_of(as_of), embedder, min_similarity,
+                                 CONTEXT_CANDIDATES)
     top = ranked.ids[:limit]
     hits: list[SessionHit] = []
     if top:
@@ -205,24 +207,10 @@ def session_search(
     result = SearchResult(
         kind="session", query=query or "", strategy=ranked.strategy, expression=describe(ranked.plan),
         count=len(hits), results=hits,
-        note=_hits_note(ranked, hits) if hits else _session_empty_note(conn, ranked.plan, since, until, as_of,
-                                                                          project),
+        note=hits_note(_cap_note(ranked), hits) if hits else _session_empty_note(conn, ranked.plan, since, until,
+                                                                                  as_of, project),
     )
     return cap_output(result)
-
-
-def _hits_note(ranked: Ranked, hits: list[SessionHit]) -> str | None:
-    """The note of a session search that found something: :func:`_cap_note`, and how many hits were found by
-    meaning alone (``match: "meaning"``), so a reader tells them from the hits holding the query's words."""
-    meaning, total = sum(h.match == "meaning" for h in hits), len(hits)
-    said = None
-    if total == 1 and meaning:
-        said = "This hit was found by meaning alone (match: meaning): no word of the query is in it or around it."
-    elif meaning:
-        said = (f"{'All' if meaning == total else meaning} of these {total} hits "
-                f"{'was' if meaning == 1 else 'were'} found by meaning alone (match: meaning): no word of the query "
-                f"is in {'it' if meaning == 1 else 'them'} or around {'it' if meaning == 1 else 'them'}.")
-    return " ".join(n for n in (_cap_note(ranked), said) if n) or None
 
 
 def _session_empty_note(conn: sqlite3.Connection, plan: QueryPlan, since: Any, until: Any, as_of: Any,
@@ -270,56 +258,6 @@ def _turn_vectors_readable(conn: sqlite3.Connection) -> bool:
     except sqlite3.OperationalError:
         return False
     return True
-
-
-def _in_context(conn: sqlite3.Connection, query: str, ranked: Ranked, eng: Engine | None,
-                project: str | Path | None, as_of: str | date | datetime | None, embedder: Any,
-                min_similarity: float) -> Ranked:
-    """``ranked`` re-ordered as recall orders session turns (:func:`session_search`); matches and scores of the
-    turns it brings in are added. A turn holding no query word, in it or around it (``match: "meaning"``), is
-    kept only when its own cosine meets ``min_similarity`` raised for the query's scripts
-    (:func:`pi_memory.retrieval.floors.script_floor`, recall's floor), or a turn next to it in its session does
-    (:func:`pi_memory.retrieval.context.context_evidence`, as recall reads the floor): the nearest turns of a query
-    nothing is about ("zzzqqq xylophone") are no hits."""
-    from pi_memory.retrieval import turns_in_context, vector_lists
-
-    until = _as_of(as_of)
-    matches = [(mid, ranked.scores.get(mid, 0.0)) for mid in ranked.ids[:CONTEXT_CANDIDATES]]
-    hits = [] if eng is None or not matches else context.rank(conn, eng, ranked.terms or ranked.plan.terms, matches,
-                                                              CONTEXT_CANDIDATES, until=until)
-    keyword = [(h.id, h.score) for h in hits]
-    qvec, vector, projects = None, [], None
-    if embedder is not None and query.strip():
-        projects = None if project is None or not str(project).strip() else project_ids(conn, project)
-        qvec, vector = vector_lists.nearest_turns(conn, embedder, query, projects, CONTEXT_CANDIDATES, until)
-    worded: set[int] = set()  # vector-found turns holding a query word in them or around them (score_more)
-    more = getattr(hits, "score_more", None)
-
-    def score_more(*args: Any) -> Any:
-        found = more(*args)
-        worded.update(m for m, s in found.items() if s > 0)
-        return found
-
-    order = turns_in_context.rank(conn, query, keyword, vector, qvec, str(getattr(embedder, "model_name", "")) or None,
-                                  until=until, project=projects[0] if projects is not None and len(projects) == 1 else None,
-                                  score_more=score_more if more is not None else None)
-    if not order:
-        return ranked
-    listed = dict(keyword)
-    match = {r.id: ranked.match.get(r.id) or ("context" if r.id in listed or r.id in worded else "meaning")
-             for r in order}
-    # a turn found by meaning alone is kept only when its own cosine meets recall's floor (raised per script)
-    from pi_memory.retrieval.floors import script_floor  # (its stemmers load only for a search with vectors)
-
-    floor = script_floor(query, min_similarity)
-    meets = {r.id for r in order if r.cosine is not None and r.cosine >= floor}
-    # and as recall reads it in context: a turn next to one that meets it in its session passes too
-    # (context.context_evidence: the answer after a question that means what the query means)
-    lifted = context.context_evidence(conn, [r.id for r in order if match[r.id] == "meaning" and r.id not in meets],
-                                      meets, until) if floor > 0 else set()
-    order = [r for r in order if match[r.id] != "meaning" or r.id in meets or r.id in lifted or floor <= 0]
-    return replace(ranked, ids=[r.id for r in order], scores={r.id: r.score for r in order},
-                   match={r.id: match[r.id] for r in order})
 
 
 def session_ranking(
