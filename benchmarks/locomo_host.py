@@ -94,7 +94,8 @@ def product_searchers(conn: sqlite3.Connection, embedder, pids: dict[str, str], 
       hooks inject before a run;
     * ``host_no_floor``: the same ranking without the floor;
     * ``session_search``: the model's ``session_search`` tool (:func:`pi_memory.retrieval.session_search` with
-      the semantic embedder, as ``runtime`` passes it), the question as its query, within the conversation.
+      the semantic embedder and the ``recallMinSimilarity`` default, as ``runtime`` passes them; a turn found by
+      meaning alone below that floor is left out), the question as its query, within the conversation.
     """
     from pi_memory.retrieval import DEFAULT_MIN_SIMILARITY, recall, session_search
     from pi_memory.semantic import turn_vectors
@@ -117,7 +118,7 @@ def product_searchers(conn: sqlite3.Connection, embedder, pids: dict[str, str], 
 
     def tool(sample: str, question: str, k: int) -> list[str]:
         r = session_search(conn, question, limit=min(k, 50), project=pids[sample], snippet_chars=40,
-                           as_of=(as_of or {}).get(sample), embedder=embedder)
+                           as_of=(as_of or {}).get(sample), embedder=embedder, min_similarity=DEFAULT_MIN_SIMILARITY)
         return [h.entry_id for h in r.results]
 
     return {"host": host(DEFAULT_MIN_SIMILARITY), "host_no_floor": host(0.0), "session_search": tool}

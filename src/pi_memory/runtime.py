@@ -211,6 +211,14 @@ class Memory(LearningWiring):
             raise sqlite3.OperationalError("database is locked (semantic memory was not opened)")
         return getattr(getattr(service, "backend", None), "embedder", None) if service is not None else None
 
+    def search_floor(self) -> float:
+        """The cosine a turn ``session_search`` finds by meaning alone needs: recall's floor, semantic memory's
+        ``recallMinSimilarity`` (asked once :meth:`search_embedder` gave an embedder, so semantic memory is open)."""
+        from pi_memory.retrieval.floors import DEFAULT_MIN_SIMILARITY
+
+        service = self.semantic()
+        return service.settings.recall_min_similarity if service is not None else DEFAULT_MIN_SIMILARITY
+
     def blocks(self):
         """The memory blocks of this project and the global folder (:class:`pi_memory.blocks.BlockStore`). The
         project folder is the git root's ``.pi/memory-blocks/`` (the cwd's when there is no repository, or when
@@ -283,7 +291,7 @@ class Memory(LearningWiring):
             self.index, current, self.repair_index,
             session_variant=session_variant or self.settings.session_search_variant,
             session_roots=self.session_roots, for_model=for_model, entry_name=self.store.shown_name,
-            embedder=self.search_embedder, blocks=lambda: self.blocks().blocks())
+            embedder=self.search_embedder, blocks=lambda: self.blocks().blocks(), min_similarity=self.search_floor)
 
     def _semantic_description(self):
         """An object with the semantic settings only (what :func:`create_semantic_tools` reads to decide), or

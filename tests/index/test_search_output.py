@@ -57,9 +57,9 @@ def test_a_or_highlights_the_word_a_only(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("query", "note"), [
-    ('"', "The query has no word to search for (only quotes or operators). Add a word to search for."),
-    ('""', "The query has no word to search for (only quotes or operators). Add a word to search for."),
-    ('" "', "The query has no word to search for (only quotes or operators). Add a word to search for."),
+    ('"', "The query has no word to search for (only quotes, operators or punctuation). Add a word to search for."),
+    ('""', "The query has no word to search for (only quotes, operators or punctuation). Add a word to search for."),
+    ('" "', "The query has no word to search for (only quotes, operators or punctuation). Add a word to search for."),
     ("NOT docker", "The query only excludes terms (NOT ...), so nothing can match it. Add a term to search for."),
 ])
 def test_a_query_without_words_gets_a_note_that_fits(tmp_path: Path, query: str, note: str) -> None:

@@ -43,7 +43,7 @@ def test_fts_form_spaces_cjk_only():
         ("wrong-book", '"wrong-book"', '"wrong-book"', False),  # the phrase "wrong book": never a prefix
         ("love's", '"love"', '"love"*', False),  # a possessive 's is dropped (the token "s" is everywhere)
         ("100%", '"100%"', '"100%"', False),  # ends in punctuation: no prefix
-        ("%", '"%"', '"%"', True),  # no letter or digit: a LIKE filter
+        ("%%", '"%%"', '"%%"', True),  # no letter or digit: a LIKE filter
     ],
 )
 def test_word_terms(text, fts, loose, short):
@@ -52,6 +52,14 @@ def test_word_terms(text, fts, loose, short):
     plan = plan_query(text, words=True)
     broadened = plan.loose[0].terms[0] if plan.loose else plan.clauses[0].terms[0]  # no loose plan: same as strict
     assert broadened.fts() == loose
+
+
+def test_one_punctuation_mark_is_no_word_to_search_for():
+    """Fresh-eyes report: ``memory-search "-"`` matched every memory holding a dash (LIKE '%-%')."""
+    for mark in ("-", "'", "*", "%"):
+        assert plan_query(mark, words=True).empty and plan_query(f"deploy {mark}", words=True).terms == [
+            Term("deploy", words=True)]
+    assert Term("%", words=True).short  # a Term of it is still a LIKE filter (a quoted "%" searches for it)
 
 
 def test_phrases_are_exact_and_trigram_terms_unchanged():

@@ -82,7 +82,8 @@ def test_turn_is_recalled_by_meaning_without_a_shared_keyword(sessions, backend,
 def test_session_search_with_an_embedder_ranks_turns_as_recall_does(sessions, embedder):
     conn = sessions
     tv.embed_turns(conn, embedder)
-    found = session_search(conn, SQL_QUESTION, project=ALICE.project_id, embedder=embedder)
+    # (min_similarity=0, as recall's test above: the ranking; the floor's own tests: test_session_search_floor.py)
+    found = session_search(conn, SQL_QUESTION, project=ALICE.project_id, embedder=embedder, min_similarity=0.0)
     assert [(h.entry_id, h.match) for h in found.results] == [("e0", "meaning"), ("e2", "meaning"), ("e1", "meaning")]
     assert not any("MySQL" in h.snippet for h in found.results)  # another project's turn, nearest by meaning
     assert session_search(conn, SQL_QUESTION, project=ALICE.project_id).count == 0  # no embedder: strict words

@@ -233,7 +233,20 @@ def fail(message: str, code: int, **fields: object) -> typer.Exit:
     return typer.Exit(code)
 
 
-def settings(dir_: Path | None = None) -> Settings:
+def require_dir(dir_: Path | None) -> None:
+    """Refuse (exit 2, the folder and what to do) a ``--dir`` folder that does not exist, before anything is
+    opened: for commands that only read, whose open would create it (and an empty index) for a mistyped path and
+    answer as if nothing were stored. Commands that write create it, as a new data root."""
+    given = dir_ or state.dir
+    if given is not None and not Path(given).expanduser().exists():
+        raise fail(f"The data folder {given} (--dir) does not exist, so there is nothing to read; nothing was "
+                   "created. Check the path, or leave --dir out to use the default data folder.", 2)
+
+
+def settings(dir_: Path | None = None, reads: bool = False) -> Settings:
+    """The settings for ``dir_`` (``reads``: a command that only reads, :func:`require_dir`)."""
+    if reads:
+        require_dir(dir_)
     try:
         resolved = load_settings(override_dir=dir_ or state.dir)
     except SettingsError as exc:
@@ -250,9 +263,12 @@ def _warn(resolved: Settings) -> None:
         log.warning("%s", warning)
 
 
-def open_mem(dir_: Path | None = None, load: bool = True) -> Memory:
+def open_mem(dir_: Path | None = None, load: bool = True, reads: bool = False) -> Memory:
     """The assembled system for this command (curated stores mirrored into the index on write); ``load=False``:
-    no store read yet (``mcp`` reads them as its server starts)."""
+    no store read yet (``mcp`` reads them as its server starts). ``reads``: a command that only reads refuses a
+    ``--dir`` that does not exist (:func:`require_dir`)."""
+    if reads:
+        require_dir(dir_)
     try:
         memory = open_memory(override_dir=dir_ or state.dir, load=load, one_shot=state.one_shot)
     except SettingsError as exc:
@@ -345,7 +361,7 @@ def text_arg(text: str) -> str:
 @app.command()
 def read(target: Target, dir: DirOpt = None, json_: JsonOpt = False) -> None:
     """Show the entries of a store (raw, as on disk)."""
-    finish(open_mem(dir, load=False).store.read(target.value), json_)  # read once (a team store: one request)
+    finish(open_mem(dir, load=False, reads=True).store.read(target.value), json_)  # read once (a team store: one request)
 
 
 @app.command()
@@ -418,7 +434,7 @@ def status(
     from pi_memory.insights import status_data
     from pi_memory.reports import status_lines
 
-    memory = open_mem(dir, load=False)
+    memory = open_mem(dir, load=False, reads=True)
     data = status_data(memory, check=check)  # each store read once, there
     if (over := _claude_snapshot_over(memory)) is not None:
         from pi_memory.integrations.hooks import snapshot_over_cap

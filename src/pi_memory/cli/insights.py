@@ -15,7 +15,7 @@ from pi_memory.reports import insights_lines, projects_lines
 @app.command()
 def insights(dir: DirOpt = None, json_: JsonOpt = False) -> None:
     """Everything stored: each store's entries, memory blocks, standing rules, index counts, top recalls."""
-    memory = open_mem(dir)
+    memory = open_mem(dir, reads=True)
     data = collect(memory)
     if json_ or state.json:
         emit_json(data)
@@ -27,7 +27,7 @@ def insights(dir: DirOpt = None, json_: JsonOpt = False) -> None:
 @app.command("projects")
 def projects_cmd(dir: DirOpt = None, json_: JsonOpt = False) -> None:
     """Every project memory store with its entry count (the current project marked)."""
-    found = projects(open_mem(dir))
+    found = projects(open_mem(dir, reads=True))
     if json_ or state.json:
         emit_json({"projects": found})
         return

@@ -24,8 +24,28 @@ from pi_memory.curated.entries import printable
 from pi_memory.reports import index_pass_text
 
 
+def _choices(name: str, arguments: dict) -> None:
+    """Refuse (exit 2, in a person's words) an option value the tool does not take, before anything is opened:
+    the tool's own refusal is written for a model ("Invalid arguments for session_search: role: Input should
+    be ... call the tool again"). The allowed values are the tool's (its arguments' ``Literal`` types)."""
+    from typing import Literal, get_args, get_origin
+
+    from pi_memory.tools.search import MemorySearchArgs, SessionSearchArgs
+
+    model = SessionSearchArgs if name == "session_search" else MemorySearchArgs
+    for option, value in arguments.items():
+        field = model.model_fields.get(option)
+        if value is None or field is None:
+            continue
+        allowed = [v for a in get_args(field.annotation) if get_origin(a) is Literal for v in get_args(a)]
+        if allowed and value not in allowed:
+            listed = ", ".join(allowed[:-1]) + f" or {allowed[-1]}"
+            raise fail(f"--{option} {value} is not one of the values it takes: {listed}. Nothing was searched.", 2)
+
+
 def _tool(name: str, dir_: Path | None, arguments: dict, as_json: bool) -> None:
-    memory = open_mem(dir_)
+    _choices(name, arguments)
+    memory = open_mem(dir_, reads=True)
     as_json = as_json or state.json  # a program reads it as a tool result: the model's copy (blocked markers)
     # the host's own search tools (same sources: index, turn vectors, memory blocks), the index variant of
     # session_search whatever the settings say: its hits are what this command prints
@@ -52,6 +72,12 @@ def highlighted(snippet: str) -> Text:
     return text
 
 
+# How a session hit was found, in a person's words beside it (its ``match``): a turn nearest by meaning holds none
+# of the query's words, and a person must tell it from one that does.
+FOUND_BY = {"all": "(by keyword)", "text": "(by keyword)", "any": "(by some of the words)",
+            "context": "(by the turns around it)", "meaning": "(by meaning only)"}
+
+
 def _print_hits(result: dict) -> None:
     hits = result.get("results", [])
     if not hits:
@@ -60,7 +86,9 @@ def _print_hits(result: dict) -> None:
     for hit in hits:
         if result.get("kind") == "session":
             where = f"{hit.get('timestamp', '?')}  {hit['role']}  {hit.get('project') or hit.get('cwd') or ''}"
-            out.print(f"[bold]{hit['rank']}.[/bold] [dim]{where}[/dim]")
+            found = FOUND_BY.get(hit.get("match") or "", "")
+            out.print(f"[bold]{hit['rank']}.[/bold] [dim]{escape(printable(where))}[/dim]"
+                      + (f"  {escape(found)}" if found else ""))
             out.print(f"   {hit['file']}:{hit['line']}", markup=False, style="dim")
         elif hit.get("target") == "block":
             where = escape(printable(f"block {hit.get('block')} ({hit.get('scope')}, {hit.get('file')})"))

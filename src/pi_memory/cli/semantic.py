@@ -44,7 +44,8 @@ def _service(dir_: Path | None, project: Path | None, *, model: bool = False, ho
     ``check`` (``None``: ``PRAGMA quick_check`` of an index up to 32 MiB, which reads every page). ``held_ok``
     (a command that only reads): when another process holds the index while semantic memory's tables must be
     set up, wait at most ``runtime.SEMANTIC_WAIT_S``, say so in one line and read what is there
-    (:mod:`pi_memory.cli.semantic_held`), instead of the connection's 10 s and a refusal."""
+    (:mod:`pi_memory.cli.semantic_held`), instead of the connection's 10 s and a refusal; and a ``--dir`` that does
+    not exist is refused (:func:`pi_memory.cli.app.require_dir`), not created."""
     from pi_memory.embed import EmbeddingError
     from pi_memory.semantic.backend import BackendError
     from pi_memory.semantic.config import SemanticSettingsError, load_semantic_settings
@@ -56,7 +57,7 @@ def _service(dir_: Path | None, project: Path | None, *, model: bool = False, ho
         raise fail(f"--project {project} {what}; memories are kept per project folder, so a mistyped path would "
                    "start a new, empty scope. Pass an existing folder of the project (or leave --project out to "
                    "use the current folder).", 2)
-    resolved = settings(dir_)
+    resolved = settings(dir_, reads=held_ok)  # a command that only reads refuses a --dir that does not exist
     try:
         sem = load_semantic_settings(cwd)
         kwargs: dict[str, Any] = {} if model else {"model": None}
@@ -164,6 +165,11 @@ def search(query: str,
 
     Like recall, only memories related to QUERY are shown: a similarity of at least recallMinSimilarity, or
     at least half of the query's keywords in the text. --no-floor shows the ranked list as it is."""
+    if not query.strip():  # not "no memory is related enough": nothing was asked (session-search's words)
+        note = "The query is empty; nothing to search for."
+        if not _json({"query": query, "count": 0, "results": [], "note": note}, json_):
+            out.print(note, markup=False)
+        return
     service = _service(dir, project, held_ok=True)
     hits = service.search(query, top_k=top_k, floor=not no_floor)
     floor = None if no_floor else service.settings.recall_min_similarity
@@ -194,12 +200,15 @@ def recall(prompt: str,
     """Show the block automatic recall would inject before the agent answers PROMPT.
 
     The same checks as the real recall run first: a trivial prompt (empty, a /command, ok/thanks/yes...) is
-    skipped, and only memories that pass the similarity floor (recallMinSimilarity) are shown."""
+    skipped, and only memories that pass the similarity floor (recallMinSimilarity) are shown. PROMPT "-" reads
+    it from standard input."""
     if host not in ("pi", "claude-code", "codex"):
         raise fail(f"--host {host} is not a host with recall; use pi, claude-code or codex.", 2)
     if as_of is not None and not as_of.strip():  # an unset variable in a script, most likely: not "now" in silence
         raise fail("--as-of is empty. Give the moment the prompt is asked at (2026-11-20, 2026-11-20T14:00Z, an age "
                    "such as 2d, or now), or leave the option out for now.", 2)
+    if prompt == "-":  # standard input, as `semantic add -` reads it (without the line end `echo` adds)
+        prompt = text_arg(prompt).rstrip("\r\n")
     service = _service(dir, project, host=None if host == "pi" else host, held_ok=True)
     try:
         preview = service.recall_preview(prompt, source, as_of=as_of)

@@ -295,6 +295,9 @@ def plan_query(query: str | None, operators: bool = True, words: bool = False, q
             elif word == "NOT":
                 negate = True
             continue
+        if not quoted and len(word) == 1 and not word.isalnum():  # one punctuation mark ("-", "'", "*") is no
+            negate = False  # word: as a term it matched every text holding it (LIKE '%-%'); "::" or "->" still do
+            continue
         if quoted:
             groups[-1].append(Term(word, phrase=True, negated=negate, words=words))
         elif negate:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -47,6 +46,8 @@ from pi_memory.index.snippets import make_snippet
 from pi_memory.retrieval import bm25 as engine
 from pi_memory.retrieval import context
 from pi_memory.retrieval.bm25 import MEMORIES, MESSAGES, Corpus, Engine, Ranked
+from pi_memory.retrieval.search_in_context import hits_note
+from pi_memory.retrieval.search_in_context import in_context as rank_in_context
 from pi_memory.safety import redact, replace_unencodable
 
 __all__ = [
@@ -138,6 +139,7 @@ def session_search(
     snippet_chars: int = 300,
     as_of: str | date | datetime | None = None,
     embedder: Any = None,
+    min_similarity: float = 0.40,
 ) -> SearchResult:
     """Search past session messages. Never raises for the query text; invalid filters raise
     :class:`SearchInputError` with the accepted values. ``as_of``: the moment the question is asked (default
@@ -147,7 +149,12 @@ def session_search(
     a role, ``since`` or ``until`` filter is ranked as recall ranks session turns (:mod:`.turns_in_context`):
     the keyword matches and the turns around them, each read with its window of neighbours, fused with the
     turns nearest by meaning (their turn vectors, :mod:`pi_memory.semantic.turn_vectors`). A turn found through
-    its neighbours has ``match: "context"``, one found by its vector alone ``match: "meaning"``. Otherwise
+    its neighbours (or holding a query word below the keyword list's cut) has ``match: "context"``, one found by
+    its vector alone ``match: "meaning"``, and such a turn is kept only when its own cosine meets
+    ``min_similarity`` (recall's evidence floor, setting ``recallMinSimilarity`` passed by the composition root,
+    default :data:`pi_memory.retrieval.floors.DEFAULT_MIN_SIMILARITY`;
+    raised per script of the query: :func:`pi_memory.retrieval.floors.script_floor`; ``0``: no floor). The
+    result's note counts the hits found by meaning alone. Otherwise
     (no embedder, operators, filters) the matches are ranked by BM25 alone, strictly: every hit holds the
     terms, which is what a search for a literal (an address, an error code) wants. With an embedder and none of
     those filters the query is read as a question (:func:`pi_memory.index.plan_query` ``question=True``:
@@ -163,7 +170,8 @@ def session_search(
     ranked, eng = _run(conn, MESSAGES, query, where, params, max(limit, CONTEXT_CANDIDATES) if in_context else limit,
                        question=in_context)
     if in_context and not ranked.plan.operators and not any(t.phrase for t in ranked.plan.terms):
-        ranked = _in_context(conn, query or "", ranked, eng, project, as_of, embedder)
+        ranked = rank_in_context(conn, query or "", ranked, eng, project, _as_of(as_of), embedder, min_similarity,
+                                 CONTEXT_CANDIDATES)
     top = ranked.ids[:limit]
     hits: list[SessionHit] = []
     if top:
@@ -199,7 +207,8 @@ def session_search(
     result = SearchResult(
         kind="session", query=query or "", strategy=ranked.strategy, expression=describe(ranked.plan),
         count=len(hits), results=hits,
-        note=_cap_note(ranked) if hits else _session_empty_note(conn, ranked.plan, since, until, as_of, project),
+        note=hits_note(_cap_note(ranked), hits) if hits else _session_empty_note(conn, ranked.plan, since, until,
+                                                                                  as_of, project),
     )
     return cap_output(result)
 
@@ -249,32 +258,6 @@ def _turn_vectors_readable(conn: sqlite3.Connection) -> bool:
     except sqlite3.OperationalError:
         return False
     return True
-
-
-def _in_context(conn: sqlite3.Connection, query: str, ranked: Ranked, eng: Engine | None,
-                project: str | Path | None, as_of: str | date | datetime | None, embedder: Any) -> Ranked:
-    """``ranked`` re-ordered as recall orders session turns (:func:`session_search`); matches and scores of the
-    turns it brings in are added."""
-    from pi_memory.retrieval import turns_in_context, vector_lists
-
-    until = _as_of(as_of)
-    matches = [(mid, ranked.scores.get(mid, 0.0)) for mid in ranked.ids[:CONTEXT_CANDIDATES]]
-    hits = [] if eng is None or not matches else context.rank(conn, eng, ranked.terms or ranked.plan.terms, matches,
-                                                              CONTEXT_CANDIDATES, until=until)
-    keyword = [(h.id, h.score) for h in hits]
-    qvec, vector, projects = None, [], None
-    if embedder is not None and query.strip():
-        projects = None if project is None or not str(project).strip() else project_ids(conn, project)
-        qvec, vector = vector_lists.nearest_turns(conn, embedder, query, projects, CONTEXT_CANDIDATES, until)
-    order = turns_in_context.rank(conn, query, keyword, vector, qvec, str(getattr(embedder, "model_name", "")) or None,
-                                  until=until, project=projects[0] if projects is not None and len(projects) == 1 else None,
-                                  score_more=getattr(hits, "score_more", None))
-    if not order:
-        return ranked
-    found_by_vector = {m for m, _ in vector}
-    match = {r.id: ranked.match.get(r.id) or ("meaning" if r.id in found_by_vector and r.id not in dict(keyword)
-                                               else "context") for r in order}
-    return replace(ranked, ids=[r.id for r in order], scores={r.id: r.score for r in order}, match=match)
 
 
 def session_ranking(
@@ -373,7 +356,7 @@ def _empty_note(plan: QueryPlan) -> str:
     if plan.empty and plan.query.strip():
         if plan.excludes:
             return "The query only excludes terms (NOT ...), so nothing can match it. Add a term to search for."
-        return "The query has no word to search for (only quotes or operators). Add a word to search for."
+        return "The query has no word to search for (only quotes, operators or punctuation). Add a word to search for."
     if plan.empty:
         return "The query is empty; nothing to search for."
     return "No matches. Try fewer or shorter terms, or a different spelling."

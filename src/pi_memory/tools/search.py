@@ -160,6 +160,7 @@ def create_search_tools(
     entry_name: EntryName | None = None,
     embedder: Callable[[], object] | None = None,
     blocks: Callable[[], object] | None = None,
+    min_similarity: Callable[[], float] | None = None,
 ) -> list[ToolSpec]:
     """``session_search`` and ``memory_search`` over the index opened by ``conn_factory`` (called lazily).
 
@@ -173,7 +174,9 @@ def create_search_tools(
     (:mod:`pi_memory.index.anchors`); it never opens the index.
 
     ``embedder``: called on each plain-words ``session_search``; the embedder it returns (or ``None``) lets the
-    search fuse the turns nearest by meaning (:func:`pi_memory.retrieval.session_search`).
+    search fuse the turns nearest by meaning (:func:`pi_memory.retrieval.session_search`). ``min_similarity``:
+    called with it, the cosine a turn found by meaning alone needs (the settings' ``recallMinSimilarity``, recall's
+    floor); without it the engine's default.
 
     ``blocks``: called on each ``memory_search``; the memory blocks it returns are searched beside the stored
     memories (:mod:`pi_memory.retrieval.sources_blocks`).
@@ -225,9 +228,10 @@ def create_search_tools(
 
     def sessions(a: SessionSearchArgs) -> dict:
         found, skipped = _embedder_of(embedder, for_model)
+        floor = {"min_similarity": min_similarity()} if found is not None and min_similarity is not None else {}
         return run(lambda: session_search(
             conn_factory(), a.query, limit=a.limit or 10, project=project_of(a.project), role=a.role,
-            since=a.since, until=a.until, embedder=found,
+            since=a.since, until=a.until, embedder=found, **floor,
         ), skipped)
 
     def memories(a: MemorySearchArgs) -> dict:
