@@ -126,13 +126,16 @@ def settings(env, block: dict) -> None:
     path.write_text(json.dumps({"pi-memory": block}), encoding="utf-8")
 
 
-def test_the_prompt_hook_starts_loading_the_bundled_model_only_when_its_recall_will_embed_with_it(env):
+def test_the_prompt_hook_starts_loading_the_bundled_model_only_when_its_recall_will_embed_with_it(env, monkeypatch):
     """The model loads on a thread of its own while the hook imports the recall stack (the two ran one after
     the other: about 0.25 s of the wait); a prompt recall skips, recall off, another embedding provider or a
     session's recall already done start nothing."""
     from pi_memory.integrations.hooks import preload
 
     proj = env / "proj"
+    monkeypatch.setattr(os, "getloadavg", lambda: (os.cpu_count() + 0.5, 0.0, 0.0))  # no core free: no preload
+    assert preload.start(proj, "which port does the staging database use?", False) is None
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     assert preload.start(proj, "ok", False) is None
     assert preload.start(proj, "/compact", False) is None
     for block, config in (({"autoRecall": False}, None), ({"semantic": False}, None),
@@ -168,7 +171,8 @@ def test_a_real_question_loads_the_bundled_model_on_the_preload_thread_and_opens
     service = open_semantic(cwd=env / "proj")
     service.add("The staging database listens on port 6543")
     service.close()
-    opened = ("import threading\nimport pi_memory.embed.local_onnx as lo\nopened, _open = [], lo.OnnxMiniLM._open\n"
+    opened = ("import os, threading\nos.getloadavg = lambda: (0.0, 0.0, 0.0)  # a core free, whatever the tests' load\n"
+              "import pi_memory.embed.local_onnx as lo\nopened, _open = [], lo.OnnxMiniLM._open\n"
               "lo.OnnxMiniLM._open = lambda self: opened.append(threading.current_thread().name) or _open(self)\n")
     code = opened + PROBE.replace("heavy = [m for m in json.loads(sys.argv[4]) if m in sys.modules]",
                                   "heavy = [m for m in ('pi_memory.learning.triggers',) if m in sys.modules] + opened")
