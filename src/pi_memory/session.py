@@ -138,10 +138,12 @@ class AgentSession:
     ``memory``: the assembled system to use (a host that resolved ``--dir`` itself passes it); default
     :func:`pi_memory.runtime.open_memory` for ``cwd`` and ``host`` (``"claude-code"`` / ``"codex"`` from their
     hooks: recall's default sources depend on it), whose first read of a team project store is a start's
-    (:data:`pi_memory.curated.team_client.START_WAIT_S`, not its ``timeoutSeconds``)."""
+    (:data:`pi_memory.curated.team_client.START_WAIT_S`, not its ``timeoutSeconds``). ``learn=False``: a process
+    that only recalls (the prompt hook) opens no learning triggers (no chat model is built for them):
+    :attr:`learning` is ``None``, as when learning is off."""
 
     def __init__(self, cwd: Path | str | None = None, session_id: str | None = None, memory: Memory | None = None,
-                 host: str | None = None):
+                 host: str | None = None, learn: bool = True):
         self.cwd = Path(cwd) if cwd else Path.cwd()
         self.session_id = session_id
         self.memory: Memory = memory if memory is not None else open_memory(self.cwd, host=host,
@@ -160,7 +162,7 @@ class AgentSession:
         self.embed_error: str | None = None  # the latest embedding failure (logged once as a warning)
         self._embed_warned = False
         self._stop = threading.Event()  # set when shutdown gave up waiting: embedding passes stop between batches
-        self.learning = self._open_learning()
+        self.learning = self._open_learning() if learn else None
 
     # ------------------------------------------------------------- lifecycle
     def start(self, catch_up: bool = True, every: float | None = None, dream: bool = True) -> None:

@@ -118,3 +118,67 @@ def test_a_real_question_loads_neither_the_learning_jobs_nor_httpx(env):
     assert done.returncode == 0, done.stderr
     answer, loaded = done.stdout.rstrip("\n").rsplit("\n", 1)
     assert "6543" in context_of(answer.strip()) and json.loads(loaded) == []
+
+
+def settings(env, block: dict) -> None:
+    path = env / "home" / ".pi" / "agent" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"pi-memory": block}), encoding="utf-8")
+
+
+def test_the_prompt_hook_starts_loading_the_bundled_model_only_when_its_recall_will_embed_with_it(env, monkeypatch):
+    """The model loads on a thread of its own while the hook imports the recall stack (the two ran one after
+    the other: about 0.25 s of the wait); a prompt recall skips, recall off, another embedding provider or a
+    session's recall already done start nothing."""
+    from pi_memory.integrations.hooks import preload
+
+    proj = env / "proj"
+    monkeypatch.setattr(os, "getloadavg", lambda: (os.cpu_count() + 0.5, 0.0, 0.0))  # no core free: no preload
+    assert preload.start(proj, "which port does the staging database use?", False) is None
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert preload.start(proj, "ok", False) is None
+    assert preload.start(proj, "/compact", False) is None
+    for block, config in (({"autoRecall": False}, None), ({"semantic": False}, None),
+                          ({"embedder": {"provider": "openai-compatible"}}, None),
+                          ({"embedder": {"provider": "onnx"}}, {"provider": "onnx"}), ({}, {})):
+        settings(env, block)
+        assert preload._bundled_config(proj, False) == config
+    settings(env, {"recallFrequency": "session"})
+    assert preload._bundled_config(proj, True) is None and preload._bundled_config(proj, False) == {}
+    thread = preload.start(proj, "which port does the staging database use?", False)
+    thread.join(60)
+    from pi_memory.embed import default_embedder
+
+    assert default_embedder().loaded
+
+
+def test_the_settings_parse_imports_neither_numpy_nor_the_recall_engine_nor_the_scanner():
+    """What the prompt hook reads before it can start the model's load: the settings modules only (through
+    ``retrieval.engine`` they imported numpy, the scanner and the date parsers: most of the recall path)."""
+    code = ("import sys, json; import pi_memory.semantic.config; "
+            "print(json.dumps([m for m in ('numpy', 'pi_memory.retrieval.engine', 'pi_memory.safety', "
+            "'pi_memory.retrieval.dates', 'pi_memory.retrieval.lang') if m in sys.modules]))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert json.loads(done.stdout) == []
+
+
+def test_a_real_question_loads_the_bundled_model_on_the_preload_thread_and_opens_no_learning_triggers(env):
+    """The prompt hook embeds with the model the preload thread loaded (one per process), and opens no learning
+    triggers (they built a chat model to say whether one is set; the stop hook's job runs them)."""
+    from pi_memory.semantic import open_semantic
+
+    start(env, "s1")
+    service = open_semantic(cwd=env / "proj")
+    service.add("The staging database listens on port 6543")
+    service.close()
+    opened = ("import os, threading\nos.getloadavg = lambda: (0.0, 0.0, 0.0)  # a core free, whatever the tests' load\n"
+              "import pi_memory.embed.local_onnx as lo\nopened, _open = [], lo.OnnxMiniLM._open\n"
+              "lo.OnnxMiniLM._open = lambda self: opened.append(threading.current_thread().name) or _open(self)\n")
+    code = opened + PROBE.replace("heavy = [m for m in json.loads(sys.argv[4]) if m in sys.modules]",
+                                  "heavy = [m for m in ('pi_memory.learning.triggers',) if m in sys.modules] + opened")
+    payload = {"session_id": "s1", "cwd": str(env / "proj"), "prompt": "which port does the staging database use?"}
+    done = subprocess.run([sys.executable, "-c", code, "claude-code", "prompt", json.dumps(payload), "[]"],
+                          capture_output=True, text=True, env=roomy(), timeout=60)
+    assert done.returncode == 0, done.stderr
+    answer, loaded = done.stdout.rstrip("\n").rsplit("\n", 1)
+    assert "6543" in context_of(answer.strip()) and json.loads(loaded) == ["pi-memory-embedder"]

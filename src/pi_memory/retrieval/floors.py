@@ -14,8 +14,6 @@ English memory sharing half the prompt's terms.
 
 from __future__ import annotations
 
-from pi_memory.retrieval import lang as recall_lang
-
 # The cosine (bundled all-MiniLM-L6-v2 int8) a memory needs to be recalled without keyword evidence. Chosen from
 # ``benchmarks/recall_floor.py`` (30 memories, 40 related prompts written to share few words with their memory,
 # 40 unrelated coding prompts): unrelated prompts' best matches reach 0.397 (p95 0.365, median 0.182); related
@@ -51,6 +49,8 @@ def script_floor(query: str, min_similarity: float) -> float:
     off); every candidate needs it (module docstring)."""
     if min_similarity <= 0:
         return min_similarity
+    from pi_memory.retrieval import lang as recall_lang  # here: the settings import this module's floor only
+
     floor = min_similarity
     for script, share in recall_lang.script_shares(query).items():
         if share < MIXED_SCRIPT_SHARE:

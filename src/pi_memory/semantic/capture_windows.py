@@ -26,8 +26,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pi_memory.retrieval.engine import estimate_tokens
-
 WINDOW_CHARS = 24_000
 MIN_WINDOW_CHARS = 2_000
 CONTEXT_CHARS = 600
@@ -93,6 +91,8 @@ def plan(user: str, assistant: str, *, prompt_tokens: int, max_input_tokens: int
         parts += [(head, "assistant", p) for p in split_text(assistant, size)] if assistant else []
         texts = [(f"{ctx}{side} (part {i} of {len(parts)}): {piece}", len(piece))
                  for i, (ctx, side, piece) in enumerate(parts, 1)]
+    from pi_memory.retrieval.fenced import estimate_tokens  # here: the settings read only the default
+
     out = Plan(total_chars=total)
     used = 0
     for i, (text, chars) in enumerate(texts):

@@ -46,7 +46,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, field_validator
 
 from pi_memory import config as core_config
-from pi_memory.retrieval.engine import DEFAULT_MIN_SIMILARITY
+from pi_memory.retrieval.floors import DEFAULT_MIN_SIMILARITY
 from pi_memory.semantic.capture_windows import DEFAULT_MAX_INPUT_TOKENS
 
 MemoryMode = Literal["hybrid", "active", "passive"]

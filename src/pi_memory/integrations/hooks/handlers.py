@@ -162,6 +162,9 @@ def on_prompt(host: str, payload: dict, vector_deadline: float | None = None) ->
         if sid and saved.get("lastPrompt"):  # "ok", "/compact": nothing to capture (and no scanner loaded here)
             state.update_session(host, sid, lastPrompt=None)
         return _next_run(host, sid, _run_of(cached), saved, CLAUDE_CONTEXT_CAP)
+    from pi_memory.integrations.hooks import preload
+
+    preload.start(Path(cwd), prompt, bool(saved.get("recallMarker")))  # the model loads beside the imports below
     if sid:  # the user half of the turn, for the capture at stop: never a credential on disk
         from pi_memory.safety import redact
 
@@ -179,7 +182,7 @@ def on_prompt(host: str, payload: dict, vector_deadline: float | None = None) ->
     memory = open_memory(Path(cwd), load=False, host=host)
     if vector_deadline is not None:  # semantic memory set up on a held index must leave the hook time to answer
         memory.semantic_wait = min(memory.semantic_wait, max(0.0, vector_deadline - time.monotonic()))
-    session = AgentSession(cwd, sid or None, memory=memory)
+    session = AgentSession(cwd, sid or None, memory=memory, learn=False)  # learning runs in the stop hook's job
     learnt = team_servers.restore()  # a team server's token user, or that it was found down, by earlier hooks
     _bound_team_wait(memory, vector_deadline)
     outcome = session.recall(prompt, {RECALL_MARKER_KEY: saved.get("recallMarker")}, vector_deadline)
