@@ -293,9 +293,10 @@ _ARITHMETIC = re.compile(
 # and was injected while the CI memory was not; "what does the VM run?" injected a turn that "runs pytest". An
 # acronym of 2-6 capitals or digits (a letter first; a plural "s" dropped) is a term and weighs two units, as a
 # date does (:func:`pi_memory.retrieval.engine.recall`), so a text without it holds at most a third of such a
-# prompt. A compound name of code (``requests.exceptions.ConnectionError``) weighs two units as well: it too is
-# what the prompt is about, and "how do we handle <it>" must not come down to "handle". Not in a prompt written in capitals (a shout has no acronyms to tell apart), and not the short words
-# people also write in capitals (our own list).
+# prompt. Not in a prompt written in capitals (a shout has no acronyms to tell apart), and not the short words
+# people also write in capitals (our own list). A compound name of code (``requests.exceptions.ConnectionError``)
+# weighs two units as well: it too is what the prompt is about, and "how do we handle <it>" must not come down
+# to "handle".
 _ACRONYM = re.compile(r"(?<![^\W_])([A-Z][A-Z0-9]{1,5})s?(?![^\W_])")
 _NOT_ACRONYMS_TEXT = "ok okay hi no so go up us it me my we he be do is in on to of at an as by if or am id tv pm"
 _NOT_ACRONYMS = frozenset(_NOT_ACRONYMS_TEXT.split())
