@@ -37,6 +37,7 @@ def test_a_prompt_naming_an_acronym_recalls_what_holds_it_not_what_holds_its_ver
     ("HOW IS OUR CI CONFIGURED", ("configur",), set()),  # a shout has no acronyms to tell apart
     ("is it OK to deploy to the US region at 5 PM?", ("deploy", "region"), set()),  # words also written in capitals
     ("how do I configure vim?", ("configure", "vim"), set()),
+    ("is ticket OPS-4821 blocked", ("ticket", "ops-4821", "block"), set()),  # part of a ticket id, not an acronym
 ])
 def test_which_words_of_a_prompt_are_acronyms(prompt, words, acronyms):
     evidence = evidence_terms(prompt)

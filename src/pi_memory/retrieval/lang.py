@@ -297,7 +297,7 @@ _ARITHMETIC = re.compile(
 # people also write in capitals (our own list). A compound name of code (``requests.exceptions.ConnectionError``)
 # weighs two units as well: it too is what the prompt is about, and "how do we handle <it>" must not come down
 # to "handle".
-_ACRONYM = re.compile(r"(?<![^\W_])([A-Z][A-Z0-9]{1,5})s?(?![^\W_])")
+_ACRONYM = re.compile(r"(?<![\w./:\\-])([A-Z][A-Z0-9]{1,5})s?(?![\w]|[-./:\\]\w)")  # not a part of OPS-4821, S3://
 _NOT_ACRONYMS_TEXT = "ok okay hi no so go up us it me my we he be do is in on to of at an as by if or am id tv pm"
 _NOT_ACRONYMS = frozenset(_NOT_ACRONYMS_TEXT.split())
 
