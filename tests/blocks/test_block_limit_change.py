@@ -147,3 +147,13 @@ def test_cli_blocks_limit(tmp_path, monkeypatch):
     assert (r.exit_code, data["success"], data["refusal"]) == (1, False, "invalid_limit")
     data = json.loads(run("blocks", "show", "decisions", "--json").stdout)
     assert data["limit"] == 3000
+
+
+def test_an_unknown_key_in_a_new_folder_names_the_default_blocks(tmp_path):
+    # a tester's screen: "There is no memory block 'human' (blocks: none)" while `blocks list` showed user and agent
+    from pi_memory.blocks import BlockStore, change_limit
+
+    refused = change_limit(BlockStore(tmp_path / "data"), "human", 1500)
+    assert (refused.code, refused.error) == ("unknown_block", "There is no memory block 'human' (blocks: none yet; a "
+                                             "session start makes user and agent). Nothing was changed. See "
+                                             "`pi-memory blocks list`.")

@@ -76,7 +76,8 @@ def _unknown(store: BlockStore, key: object) -> BlockResult:
                          f"`pi-memory blocks create {key} --limit CHARS` (a session start then makes no default "
                          f"block: create {others} too if you want {'it' if ' and ' not in others else 'them'}).")
     else:
-        known = ", ".join(refused.available) or "none"
+        known = ", ".join(refused.available) or ("none yet; a session start makes " + " and ".join(defaults)
+                                                 if defaults else "none")
         refused.error = (f"There is no memory block {refused.block_key!r} (blocks: {known}). Nothing was changed. "
                          "See `pi-memory blocks list`.")
     return refused
